@@ -1,0 +1,3 @@
+"""allpairs: exact all-pairs set-similarity join, with MinHash+LSH beside it."""
+
+__version__ = "0.1.0"

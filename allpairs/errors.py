@@ -1,0 +1,25 @@
+"""Exceptions raised by the allpairs library.
+
+The CLI turns an :class:`AllPairsError` into one line on stderr: a
+:class:`UsageError` exits with status 2, any other with status 1.
+"""
+
+
+class AllPairsError(Exception):
+    """Base class: a problem with the input that the user can fix."""
+
+    exit_code = 1
+
+
+class UsageError(AllPairsError, ValueError):
+    """An option or argument is out of range or inconsistent (exit status 2)."""
+
+    exit_code = 2
+
+
+class InputError(AllPairsError):
+    """The data cannot be read or parsed: missing path, malformed line (exit status 1)."""
+
+
+class EmptyCorpusError(InputError):
+    """No document with at least one shingle was left to join."""
