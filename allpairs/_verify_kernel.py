@@ -1,0 +1,46 @@
+"""Compiled kernel of verification: overlap by merge, with early exit.
+
+Kernel assumes clean input: tokens strictly increasing within each set, the
+threshold as integers ``p/q`` with ``0 < p <= q``.
+"""
+import numpy as np
+
+from ._numba import kernel
+
+
+@kernel
+def verify(indptr, tokens, x, y, counted, last_i, last_j, p, q):
+    """Exact overlap of each candidate (x[k], y[k]), or -1 where J < p/q.
+
+    The merge resumes after positions ``last_i[k]`` in x and ``last_j[k]`` in y,
+    where ``counted[k]`` common tokens were already found (0, -1, -1 for a fresh
+    pair). It stops as soon as the tokens left cannot reach the required overlap
+    ``⌈p(|x|+|y|)/(p+q)⌉`` (Xiao et al. 2008, Alg. 2 "Verify"; Mann et al. 2016
+    show this cheap merge beats costlier filters).
+    """
+    n = x.shape[0]
+    out = np.empty(n, np.int32)
+    for k in range(n):
+        xs = indptr[x[k]]
+        xe = indptr[x[k] + 1]
+        ys = indptr[y[k]]
+        ye = indptr[y[k] + 1]
+        alpha = -((-p * ((xe - xs) + (ye - ys))) // (p + q))
+        o = counted[k]
+        i = xs + last_i[k] + 1
+        j = ys + last_j[k] + 1
+        while i < xe and j < ye:
+            if o + min(xe - i, ye - j) < alpha:
+                break
+            a = tokens[i]
+            b = tokens[j]
+            if a == b:
+                o += 1
+                i += 1
+                j += 1
+            elif a < b:
+                i += 1
+            else:
+                j += 1
+        out[k] = o if o >= alpha else -1
+    return out

@@ -1,0 +1,31 @@
+"""Slow, obviously correct oracles that every fast path is compared with.
+
+Python sets and :class:`fractions.Fraction` only; nothing here shares code with
+the package beyond the meaning of its inputs.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from itertools import combinations
+
+
+def jaccard(a: set, b: set) -> Fraction:
+    """|a ∩ b| / |a ∪ b|; 0 for two empty sets (they are never a pair)."""
+    union = len(a | b)
+    return Fraction(len(a & b), union) if union else Fraction(0)
+
+
+def all_pairs(sets, threshold) -> list[tuple[int, int, int, int, int]]:
+    """Every (i, j, overlap, |s_i|, |s_j|) with i < j and J(s_i, s_j) >= threshold, sorted.
+
+    ``threshold`` is anything :class:`fractions.Fraction` accepts (a float goes
+    through its decimal repr, so 0.7 means 7/10).
+    """
+    t = Fraction(repr(threshold)) if isinstance(threshold, float) else Fraction(threshold)
+    sets = [set(s) for s in sets]
+    out = []
+    for i, j in combinations(range(len(sets)), 2):
+        a, b = sets[i], sets[j]
+        if a and b and jaccard(a, b) >= t:
+            out.append((i, j, len(a & b), len(a), len(b)))
+    return out
