@@ -1,0 +1,4 @@
+"""``python -m allpairs`` runs the command line."""
+from .cli import main
+
+main()

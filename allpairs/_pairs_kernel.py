@@ -1,0 +1,172 @@
+"""Compiled kernels of the output stage: expanding duplicate groups, formatting lines.
+
+Kernels assume clean input: group members ascending, every pair of distinct
+sets listed once in the adjacency of each of its two sets.
+"""
+import numpy as np
+
+from ._numba import kernel
+
+
+@kernel
+def partner_bound(doc_set, group_indptr, adj_ptr, adj_set):
+    """Upper bound on each document's partners: its group and every neighbour group."""
+    n = doc_set.shape[0]
+    out = np.zeros(n, np.int64)
+    for d in range(n):
+        s = doc_set[d]
+        if s < 0:
+            continue
+        c = group_indptr[s + 1] - group_indptr[s] - 1
+        for k in range(adj_ptr[s], adj_ptr[s + 1]):
+            b = adj_set[k]
+            c += group_indptr[b + 1] - group_indptr[b]
+        out[d] = c
+    return out
+
+
+@kernel
+def _first_after(arr, lo, hi, d):
+    """First index in arr[lo:hi] (ascending) whose value exceeds d."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if arr[mid] <= d:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@kernel
+def expand(lo, hi, capacity, doc_set, doc_size, group_indptr, group_docs, adj_ptr, adj_set, adj_ov):
+    """Document pairs (left, right, overlap) for left in [lo, hi), sorted by (left, right).
+
+    A document pairs with the later members of its own group (overlap = its
+    size) and with the later members of every group adjacent to its set.
+    """
+    out_l = np.empty(capacity, np.int32)
+    out_r = np.empty(capacity, np.int32)
+    out_o = np.empty(capacity, np.int32)
+    keys = np.empty(capacity, np.int64)
+    n = 0
+    for d in range(lo, hi):
+        s = doc_set[d]
+        if s < 0:
+            continue
+        start = n
+        g0 = group_indptr[s]
+        g1 = group_indptr[s + 1]
+        for k in range(_first_after(group_docs, g0, g1, d), g1):
+            keys[n] = (np.int64(group_docs[k]) << 32) | np.int64(doc_size[d])
+            n += 1
+        for a in range(adj_ptr[s], adj_ptr[s + 1]):
+            b = adj_set[a]
+            h0 = group_indptr[b]
+            h1 = group_indptr[b + 1]
+            for k in range(_first_after(group_docs, h0, h1, d), h1):
+                keys[n] = (np.int64(group_docs[k]) << 32) | np.int64(adj_ov[a])
+                n += 1
+        keys[start:n] = np.sort(keys[start:n])
+        for k in range(start, n):
+            out_l[k] = d
+            out_r[k] = keys[k] >> 32
+            out_o[k] = keys[k] & 0xFFFFFFFF
+    return out_l[:n], out_r[:n], out_o[:n]
+
+
+# Opcodes of a line template: each step is (op, arg).
+OP_LITERAL, OP_LEFT, OP_RIGHT, OP_SIMILARITY, OP_OVERLAP, OP_LEFT_SIZE, OP_RIGHT_SIZE = range(7)
+
+
+@kernel
+def _digits(v):
+    n = 1
+    while v >= 10:
+        v //= 10
+        n += 1
+    return n
+
+
+@kernel
+def _put_int(buf, pos, v):
+    n = _digits(v)
+    for k in range(n - 1, -1, -1):
+        buf[pos + k] = 48 + v % 10
+        v //= 10
+    return pos + n
+
+
+@kernel
+def format_lines(template, lit_ptr, lit_bytes, field_ptr, field_bytes, n_docs, decimals,
+                 left, right, overlap, doc_size):
+    """Render each pair as one line of bytes by the template.
+
+    Fields: field f of document d is ``field_bytes[field_ptr[f*n_docs + d]:field_ptr[f*n_docs + d + 1]]``.
+    The similarity is ``overlap / union`` truncated (not rounded) to ``decimals``
+    places, in integer arithmetic: it never shows more than the true value, and
+    shows 1 only for identical sets.
+    """
+    n_pairs = left.shape[0]
+    steps = template.shape[0] // 2
+    scale = np.int64(1)
+    for _ in range(decimals):
+        scale *= 10
+    # Pass 1: exact length.
+    total = 0
+    for k in range(n_pairs):
+        a = left[k]
+        b = right[k]
+        for s in range(steps):
+            op = template[2 * s]
+            arg = template[2 * s + 1]
+            if op == 0:
+                total += lit_ptr[arg + 1] - lit_ptr[arg]
+            elif op == 1:
+                total += field_ptr[arg * n_docs + a + 1] - field_ptr[arg * n_docs + a]
+            elif op == 2:
+                total += field_ptr[arg * n_docs + b + 1] - field_ptr[arg * n_docs + b]
+            elif op == 3:
+                total += 2 + decimals if decimals > 0 else 1
+            elif op == 4:
+                total += _digits(overlap[k])
+            elif op == 5:
+                total += _digits(doc_size[a])
+            else:
+                total += _digits(doc_size[b])
+    buf = np.empty(total, np.uint8)
+    pos = 0
+    for k in range(n_pairs):
+        a = left[k]
+        b = right[k]
+        for s in range(steps):
+            op = template[2 * s]
+            arg = template[2 * s + 1]
+            if op == 0:
+                for t in range(lit_ptr[arg], lit_ptr[arg + 1]):
+                    buf[pos] = lit_bytes[t]
+                    pos += 1
+            elif op == 1 or op == 2:
+                d = a if op == 1 else b
+                for t in range(field_ptr[arg * n_docs + d], field_ptr[arg * n_docs + d + 1]):
+                    buf[pos] = field_bytes[t]
+                    pos += 1
+            elif op == 3:
+                o = np.int64(overlap[k])
+                union = np.int64(doc_size[a]) + np.int64(doc_size[b]) - o
+                whole = o // union
+                frac = ((o - whole * union) * scale) // union
+                buf[pos] = 48 + whole
+                pos += 1
+                if decimals > 0:
+                    buf[pos] = 46  # '.'
+                    for t in range(decimals - 1, -1, -1):
+                        buf[pos + 1 + t] = 48 + frac % 10
+                        frac //= 10
+                    pos += 1 + decimals
+            elif op == 4:
+                pos = _put_int(buf, pos, overlap[k])
+            elif op == 5:
+                pos = _put_int(buf, pos, doc_size[a])
+            else:
+                pos = _put_int(buf, pos, doc_size[b])
+    return buf

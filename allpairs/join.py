@@ -1,0 +1,207 @@
+"""Orchestration: corpus → shingles → global order → candidates → verify → pairs, with timings.
+
+:func:`join` is the library's one entry point for a join; the CLI calls it and
+nothing else does any of the work.
+"""
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from .corpus import Corpus
+from .errors import EmptyCorpusError, UsageError
+from .exact import prefix_join
+from .exact.prefix import resolve_jobs
+from .measures import Threshold
+from .order import OrderedSets, order_sets
+from .pairs import Pairs
+from .shingles import ShingleSpec, hash_sets, shingle_texts
+
+#: progress(stage, done, total): called now and then during long stages.
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class Stats:
+    """What a join read, dropped, compared and found, and what each stage cost."""
+
+    documents: int = 0
+    joined: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    shingles: int = 0
+    distinct_shingles: int = 0
+    distinct_sets: int = 0
+    candidates: int = 0
+    set_pairs: int = 0
+    pairs: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+    peak_memory: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def skipped_by_reason(self) -> Counter:
+        return Counter(why.split(" (")[0] for _, why in self.skipped)
+
+    def as_dict(self) -> dict:
+        return {
+            "documents": self.documents, "joined": self.joined, "skipped": len(self.skipped),
+            "skipped_by_reason": dict(self.skipped_by_reason),
+            "shingles": self.shingles, "distinct_shingles": self.distinct_shingles,
+            "distinct_sets": self.distinct_sets, "candidates": self.candidates,
+            "set_pairs": self.set_pairs, "pairs": self.pairs,
+            "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
+            "peak_memory_bytes": self.peak_memory, "notes": list(self.notes),
+        }
+
+
+@dataclass
+class JoinResult:
+    """Pairs with J >= threshold, the documents' ids, and the statistics of the run."""
+
+    pairs: Pairs
+    ids: list[str]
+    threshold: Threshold
+    shingle: str
+    method: str
+    stats: Stats
+    shown: list[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+
+def peak_memory() -> int:
+    """Peak resident memory of this process so far, in bytes."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss if sys.platform == "darwin" else rss * 1024
+
+
+@contextmanager
+def _timed(stats: Stats, stage: str):
+    t0 = time.perf_counter()
+    yield
+    stats.seconds[stage] = stats.seconds.get(stage, 0.0) + time.perf_counter() - t0
+
+
+def as_corpus(data: Corpus | Sequence[str] | Sequence[Iterable]) -> Corpus:
+    """A Corpus from a Corpus, a list of texts, or a list of token collections (ids = positions)."""
+    if isinstance(data, Corpus):
+        return data
+    if isinstance(data, (str, bytes)):
+        raise UsageError("give a list of documents, not one string; read a path with allpairs.read_directory")
+    data = list(data)
+    ids = [str(k) for k in range(len(data))]
+    if all(isinstance(d, str) for d in data):
+        return Corpus(ids=ids, texts=data, kind="texts")
+    if any(isinstance(d, str) for d in data):
+        raise UsageError("mixed input: give either texts (str) or token sets, not both")
+    return Corpus(ids=ids, sets=[[str(t) for t in d] for d in data], kind="sets")
+
+
+def default_shingle(corpus: Corpus) -> ShingleSpec | None:
+    """The documented default: tokens as given for sets, ``char:3`` for line records,
+    ``code:5`` for a tree of source files only, ``word:5`` otherwise."""
+    if corpus.sets is not None:
+        return None
+    if corpus.kind == "lines":
+        return ShingleSpec("char", 3)
+    if corpus.kind == "directory" and corpus.languages and all(corpus.languages):
+        return ShingleSpec("code", 5)
+    return ShingleSpec("word", 5)
+
+
+def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize: bool,
+                   min_shingles: int, stats: Stats, progress: Progress | None) -> tuple[OrderedSets, str]:
+    """Stages 1–3: shingle every document, drop the near-empty, rank and group (shared by join and compare)."""
+    stats.documents = len(corpus) + len(corpus.skipped)
+    stats.skipped = list(corpus.skipped)
+    if corpus.seconds:
+        stats.seconds["read"] = corpus.seconds
+    if len(corpus) == 0:
+        raise EmptyCorpusError("the corpus is empty: no document was read"
+                               + (f" ({len(corpus.skipped)} files skipped)" if corpus.skipped else ""))
+    if isinstance(shingle, str):
+        shingle = ShingleSpec.parse(shingle)
+    with _timed(stats, "shingle"):
+        if corpus.sets is not None:
+            if shingle is not None:
+                raise UsageError("pre-tokenised sets are joined on their tokens; drop --shingle")
+            indptr, keys = hash_sets(corpus.sets)
+            label = "tokens"
+        else:
+            if shingle is None:
+                shingle = default_shingle(corpus)
+            done = [0]
+
+            def tick(k: int) -> None:
+                done[0] += k
+                if progress:
+                    progress("shingle", done[0], len(corpus))
+
+            indptr, keys = shingle_texts(corpus.texts, shingle, normalize=normalize,
+                                         languages=corpus.languages, progress=tick)
+            label = str(shingle)
+    with _timed(stats, "order"):
+        sets = order_sets(indptr, keys, min_size=max(1, min_shingles))
+    stats.shingles = int(sets.doc_size.sum())
+    stats.distinct_shingles = sets.num_tokens
+    stats.distinct_sets = sets.num_sets
+    stats.joined = int((sets.doc_set >= 0).sum())
+    dropped = np.flatnonzero(sets.doc_set < 0)
+    for d in dropped.tolist():
+        size = int(sets.doc_size[d])
+        why = "no shingle" if size == 0 else f"fewer than {min_shingles} shingles ({size})"
+        stats.skipped.append((corpus.ids[d], why))
+    if sets.num_sets == 0:
+        raise EmptyCorpusError(f"no document has {max(1, min_shingles)} or more {label} shingles "
+                               f"({len(corpus)} read); try shorter shingles, e.g. --shingle char:3")
+    return sets, label
+
+
+def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | str | Threshold, *,
+         shingle: ShingleSpec | str | None = None, normalize: bool = True, min_shingles: int = 1,
+         jobs: int | None = None, progress: Progress | None = None) -> JoinResult:
+    """Every pair of documents whose shingle sets have Jaccard similarity >= threshold, exactly.
+
+    Parameters
+    ----------
+    data : Corpus, list of str, or list of token collections
+        A corpus from :mod:`allpairs.corpus`, texts to shingle, or sets of
+        tokens (str or int) to join as they are. Ids are positions for lists.
+    threshold : float, str or Fraction in (0, 1]
+        Pairs with J >= threshold are returned; read exactly (0.7 is 7/10).
+    shingle : "word:N", "char:N", "code:N", optional
+        How texts become sets; see :func:`default_shingle` for the default.
+    normalize : bool
+        NFKC, case folding and whitespace collapsing for word and char shingles.
+    min_shingles : int
+        Documents with fewer distinct shingles are skipped (and counted).
+    jobs : int, optional
+        Threads; default all cores. The result does not depend on it.
+    progress : callable(stage, done, total), optional
+    """
+    t = Threshold.parse(threshold)
+    jobs = resolve_jobs(jobs)
+    if min_shingles < 0:
+        raise UsageError(f"min_shingles {min_shingles} is negative; give 0 or more")
+    corpus = as_corpus(data)
+    stats = Stats()
+    sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
+                                 stats=stats, progress=progress)
+    with _timed(stats, "join"):
+        found = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=jobs,
+                            progress=(lambda d, n: progress("join", d, n)) if progress else None)
+        pairs = Pairs(sets, found.left, found.right, found.overlap)
+    stats.candidates = found.candidates
+    stats.set_pairs = pairs.num_set_pairs
+    stats.pairs = len(pairs)
+    stats.peak_memory = peak_memory()
+    return JoinResult(pairs=pairs, ids=corpus.ids, threshold=t, shingle=label, method="exact",
+                      stats=stats, shown=corpus.shown)

@@ -1,0 +1,243 @@
+"""Stage 6: the result, document pairs, streamed in order and written as TSV, CSV or JSON Lines.
+
+Both paths (exact and LSH) end in the same :class:`Pairs`: pairs of distinct
+sets with their overlap, and the groups of documents behind each distinct set.
+Document pairs are produced from them in chunks, sorted by (left, right) with
+``left < right`` in input order, so memory stays bounded by the number of
+distinct-set pairs however many duplicates expand them.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+import tempfile
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import BinaryIO, Iterator, NamedTuple, Sequence
+
+import numpy as np
+
+from . import _pairs_kernel as _k
+from .errors import InputError, UsageError
+from .order import OrderedSets
+
+FORMATS = ("tsv", "csv", "jsonl")
+
+#: Decimal places of the printed similarity (truncated, never rounded up).
+DECIMALS = 6
+
+
+class Pair(NamedTuple):
+    """One result: documents ``left < right`` (input positions), overlap and both set sizes."""
+
+    left: int
+    right: int
+    overlap: int
+    left_size: int
+    right_size: int
+
+    @property
+    def similarity(self) -> Fraction:
+        """Exact Jaccard similarity."""
+        return Fraction(self.overlap, self.left_size + self.right_size - self.overlap)
+
+
+@dataclass
+class PairChunk:
+    """A run of consecutive results as int32 arrays of equal length."""
+
+    left: np.ndarray
+    right: np.ndarray
+    overlap: np.ndarray
+    left_size: np.ndarray
+    right_size: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.left)
+
+
+class Pairs:
+    """All document pairs with J >= t, sorted by (left, right); iterate for :class:`Pair` tuples.
+
+    Parameters
+    ----------
+    sets : OrderedSets
+        The distinct sets and the documents behind them.
+    left, right, overlap : int32 arrays
+        Pairs of distinct sets (each pair once, either orientation) and their overlap.
+    """
+
+    def __init__(self, sets: OrderedSets, left: np.ndarray, right: np.ndarray, overlap: np.ndarray):
+        self.sets = sets
+        self.set_left = np.asarray(left, np.int32)
+        self.set_right = np.asarray(right, np.int32)
+        self.set_overlap = np.asarray(overlap, np.int32)
+        m = sets.num_sets
+        a = np.concatenate([self.set_left, self.set_right])
+        b = np.concatenate([self.set_right, self.set_left])
+        o = np.concatenate([self.set_overlap, self.set_overlap])
+        order = np.lexsort((b, a))
+        self._adj_set = b[order].astype(np.int32)
+        self._adj_ov = o[order].astype(np.int32)
+        self._adj_ptr = np.zeros(m + 1, np.int64)
+        np.cumsum(np.bincount(a, minlength=m), out=self._adj_ptr[1:])
+        group = np.diff(sets.group_indptr)
+        self._count = int((group * (group - 1) // 2).sum()
+                          + (group[self.set_left].astype(np.int64) * group[self.set_right]).sum())
+
+    def __len__(self) -> int:
+        return self._count
+
+    @property
+    def num_set_pairs(self) -> int:
+        """Pairs of distinct sets (before identical documents expand them)."""
+        return len(self.set_left)
+
+    def chunks(self, max_pairs: int = 1 << 20) -> Iterator[PairChunk]:
+        """The pairs in order, about ``max_pairs`` at a time (one document's partners are never split)."""
+        s = self.sets
+        bound = _k.partner_bound(s.doc_set, s.group_indptr, self._adj_ptr, self._adj_set)
+        cum = np.concatenate([[0], np.cumsum(bound)])
+        lo = 0
+        n = s.num_docs
+        while lo < n:
+            hi = int(np.searchsorted(cum, cum[lo] + max_pairs, side="right")) - 1
+            hi = min(max(hi, lo + 1), n)
+            cap = int(cum[hi] - cum[lo])
+            if cap:
+                left, right, ov = _k.expand(lo, hi, cap, s.doc_set, s.doc_size, s.group_indptr,
+                                            s.group_docs, self._adj_ptr, self._adj_set, self._adj_ov)
+                if len(left):
+                    yield PairChunk(left, right, ov, s.doc_size[left], s.doc_size[right])
+            lo = hi
+
+    def __iter__(self) -> Iterator[Pair]:
+        for c in self.chunks():
+            yield from map(Pair._make, zip(c.left.tolist(), c.right.tolist(), c.overlap.tolist(),
+                                           c.left_size.tolist(), c.right_size.tolist()))
+
+    def to_list(self) -> list[Pair]:
+        return list(self)
+
+
+# --- writing -------------------------------------------------------------
+
+def _tsv_field(value: str) -> str:
+    return (value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r"))
+
+
+def _csv_field(value: str) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="").writerow([value])
+    return buf.getvalue()
+
+
+def _json_field(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _encode_fields(columns: Sequence[Sequence[str]], escape) -> tuple[np.ndarray, np.ndarray]:
+    """Escape and UTF-8-encode every field; field f of doc d sits at index f*n + d."""
+    encoded = [escape(str(v)).encode("utf-8") for col in columns for v in col]
+    ptr = np.zeros(len(encoded) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=ptr[1:])
+    return ptr, np.frombuffer(b"".join(encoded), np.uint8)
+
+
+class PairWriter:
+    """Renders chunks of pairs as lines of one format.
+
+    ``ids`` names each document; ``texts``, when given (line records), is
+    printed after the similarity in TSV, and as extra columns/keys otherwise.
+    """
+
+    def __init__(self, ids: Sequence[str], fmt: str = "tsv", texts: Sequence[str] | None = None,
+                 decimals: int = DECIMALS):
+        if fmt not in FORMATS:
+            raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        self.n_docs = len(ids)
+        self.decimals = decimals
+        columns = [ids] if texts is None else [ids, texts]
+        escape = {"tsv": _tsv_field, "csv": _csv_field, "jsonl": _json_field}[fmt]
+        self.field_ptr, self.field_bytes = _encode_fields(columns, escape)
+        has_text = texts is not None
+        L, R, S = _k.OP_LEFT, _k.OP_RIGHT, _k.OP_SIMILARITY
+        O, LS, RS = _k.OP_OVERLAP, _k.OP_LEFT_SIZE, _k.OP_RIGHT_SIZE
+        if fmt == "tsv":
+            steps = [(L, 0), "\t", (R, 0), "\t", (S, 0)]
+            if has_text:
+                steps += ["\t", (L, 1), "\t", (R, 1)]
+            self.header = ""
+        elif fmt == "csv":
+            steps = [(L, 0), ",", (R, 0), ",", (S, 0), ",", (O, 0), ",", (LS, 0), ",", (RS, 0)]
+            if has_text:
+                steps += [",", (L, 1), ",", (R, 1)]
+            self.header = "left,right,similarity,overlap,left_size,right_size" + (
+                ",left_text,right_text" if has_text else "") + "\n"
+        else:
+            steps = ['{"left": ', (L, 0), ', "right": ', (R, 0), ', "similarity": ', (S, 0),
+                     ', "overlap": ', (O, 0), ', "left_size": ', (LS, 0), ', "right_size": ', (RS, 0)]
+            if has_text:
+                steps += [', "left_text": ', (L, 1), ', "right_text": ', (R, 1)]
+            steps += ["}"]
+            self.header = ""
+        steps.append("\n")
+        literals: list[bytes] = []
+        template: list[int] = []
+        for st in steps:
+            if isinstance(st, str):
+                template += [_k.OP_LITERAL, len(literals)]
+                literals.append(st.encode())
+            else:
+                template += list(st)
+        self.template = np.array(template, np.int64)
+        self.lit_ptr = np.concatenate([[0], np.cumsum([len(b) for b in literals])]).astype(np.int64)
+        self.lit_bytes = np.frombuffer(b"".join(literals), np.uint8)
+
+    def render(self, chunk: PairChunk, doc_size: np.ndarray) -> bytes:
+        buf = _k.format_lines(self.template, self.lit_ptr, self.lit_bytes, self.field_ptr, self.field_bytes,
+                              self.n_docs, self.decimals, chunk.left, chunk.right, chunk.overlap, doc_size)
+        return buf.tobytes()
+
+    def write(self, pairs: Pairs, out: BinaryIO) -> int:
+        """Write every pair to the binary stream ``out``; return the number written."""
+        if self.header:
+            out.write(self.header.encode())
+        n = 0
+        for chunk in pairs.chunks():
+            out.write(self.render(chunk, pairs.sets.doc_size))
+            n += len(chunk)
+        return n
+
+
+@contextmanager
+def open_output(path: str | os.PathLike | None):
+    """A binary stream for the results: stdout for None or '-', else a temporary file
+    beside ``path`` renamed into place only when the block succeeds, and removed on
+    any error or interrupt, so no half-written output file is ever left behind."""
+    if path is None or str(path) == "-":
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"output {path} is a directory; give a file name")
+    if not target.parent.exists():
+        raise InputError(f"output {path}: directory {target.parent} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    except OSError as e:
+        raise InputError(f"output {path}: cannot write ({e.strerror})") from None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            yield out
+        os.replace(tmp, target)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
