@@ -1,12 +1,16 @@
 """(4b) The approximate path: MinHash signatures, LSH banding, the S-curve.
 
-``signatures`` turns a CSR corpus of 64-bit keys into a (sets × K) matrix;
-nothing here imports the exact join.
+``signatures`` turns a CSR corpus of 64-bit keys into a (sets × K) matrix,
+``candidates`` bands it into candidate pairs; nothing here imports the exact join.
 """
+from .bands import Candidates, candidates, check_banding
 from .minhash import (empty_rows, empty_signatures, estimate, estimate_pairs, permutation_params,
                       signature_dtype, signatures)
 
 __all__ = [
+    "Candidates",
+    "candidates",
+    "check_banding",
     "empty_rows",
     "empty_signatures",
     "estimate",
