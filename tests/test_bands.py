@@ -1,0 +1,139 @@
+"""Banding: the dict oracle, oversized buckets, empty rows, and the S-curve observed on planted pairs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive_lsh
+from allpairs.errors import UsageError
+from allpairs.lsh import candidates, empty_rows, probability, signatures
+from allpairs.lsh import _kernel
+
+
+@st.composite
+def banded(draw):
+    """A small signature matrix with few distinct values (so buckets form), a banding and an empty mask."""
+    rows = draw(st.integers(1, 4))
+    bands = draw(st.integers(1, 4))
+    K = bands * rows + draw(st.integers(0, 2))
+    n = draw(st.integers(0, 25))
+    values = draw(st.integers(1, 3))
+    dtype = draw(st.sampled_from([np.uint8, np.uint16, np.uint32, np.uint64]))
+    flat = draw(st.lists(st.integers(0, values - 1), min_size=n * K, max_size=n * K))
+    sig = np.array(flat, dtype=dtype).reshape(n, K)
+    empty = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    return sig, bands, rows, empty
+
+
+def as_pairs(c):
+    return list(zip(c.left.tolist(), c.right.tolist()))
+
+
+@settings(max_examples=150, deadline=None)
+@given(banded(), st.sampled_from([None, 2, 3, 5]), st.integers(1, 3))
+def test_candidates_equal_the_dict_oracle(case, max_bucket, jobs):
+    sig, bands, rows, empty = case
+    c = candidates(sig, bands, rows, max_bucket=max_bucket, empty=empty, jobs=jobs)
+    pairs, oversized, skipped, largest = naive_lsh.candidates(sig, bands, rows, max_bucket, empty)
+    assert as_pairs(c) == pairs
+    assert c.oversized == oversized
+    assert c.skipped_pairs == skipped
+    assert c.largest_bucket.tolist() == largest
+    assert c.left.dtype == np.int32 and c.right.dtype == np.int32
+    assert c.empty == int(empty.sum())
+    assert len(c) == len(pairs)
+
+
+def test_a_band_key_collision_does_not_merge_buckets():
+    # Force every row onto the same 64-bit key: the value check must still split them by band.
+    sig = np.array([[1, 2], [3, 4], [1, 2], [3, 4], [5, 6], [1, 2]], dtype=np.uint32)
+    rows = np.arange(6, dtype=np.int32)
+    bounds = _kernel.bucket_bounds(np.zeros(6, np.uint64), rows, sig, 0, 2)
+    buckets = sorted(sorted(rows[bounds[t]:bounds[t + 1]].tolist()) for t in range(len(bounds) - 1))
+    assert buckets == [[0, 2, 5], [1, 3], [4]]
+
+
+def test_empty_sets_never_become_candidates():
+    sets = [[], [], [], [1, 2, 3], [1, 2, 3], []]
+    indptr = np.concatenate(([0], np.cumsum([len(s) for s in sets])))
+    sig = signatures(indptr, np.array([k for s in sets for k in s], np.uint64), 12, bits=16)
+    for empty in (None, empty_rows(indptr)):  # detected from the sentinel, or given
+        c = candidates(sig, 4, 3, empty=empty)
+        assert as_pairs(c) == [(3, 4)]
+        assert c.empty == 4
+
+
+def test_an_oversized_bucket_is_reported_not_expanded():
+    # 30 identical rows (boilerplate) and one pair of near twins.
+    sig = np.zeros((32, 6), np.uint32)
+    sig[30] = [1, 2, 3, 4, 5, 6]
+    sig[31] = [1, 2, 3, 9, 9, 9]
+    c = candidates(sig, 2, 3, max_bucket=10)
+    assert as_pairs(c) == [(30, 31)]
+    assert c.oversized == [(0, 30), (1, 30)]
+    assert c.skipped_pairs == 2 * 30 * 29 // 2
+    assert c.largest_bucket.tolist() == [30, 30]
+    unbounded = candidates(sig, 2, 3)
+    assert len(unbounded) == 30 * 29 // 2 + 1 and unbounded.oversized == []
+
+
+def test_no_rows_and_all_empty_rows_give_no_candidates():
+    assert len(candidates(np.zeros((0, 4), np.uint32), 2, 2)) == 0
+    c = candidates(np.full((5, 4), 0xFFFFFFFF, np.uint32), 2, 2)
+    assert len(c) == 0 and c.empty == 5 and c.largest_bucket.tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("bands, rows, kwargs, message", [
+    (16, 4, {}, "bands × rows = 16 × 4 = 64 exceeds num_perm 48; lower one of them or raise --num-perm"),
+    (0, 3, {}, "bands must be at least 1, got 0"),
+    (4, -1, {}, "rows must be at least 1, got -1"),
+    (4, 3, dict(max_bucket=1), "max_bucket must be at least 2"),
+    (4, 3, dict(jobs=0), "jobs must be at least 1, got 0"),
+])
+def test_bad_banding_raises_usage_errors_with_the_numbers(bands, rows, kwargs, message):
+    with pytest.raises(UsageError) as info:
+        candidates(np.zeros((3, 48), np.uint32), bands, rows, **kwargs)
+    assert message in str(info.value)
+
+
+# Seeded statistical test: the observed candidate rate of planted pairs follows the S-curve.
+SCURVE_SEED = 48_000_001
+SCURVE_PAIRS = 300          # pairs per planted similarity
+SCURVE_UNION = 100          # |A ∪ B| of every pair
+SCURVE_K = 48
+SCURVE_Z = 4.0              # allowed standard errors
+SCURVE_TENTHS = (3, 4, 5, 6, 7, 8, 9)
+
+
+@pytest.fixture(scope="module")
+def planted_signatures():
+    rng = np.random.default_rng(SCURVE_SEED)
+    sets = []
+    for tenths in SCURVE_TENTHS:
+        common = tenths * SCURVE_UNION // 10
+        only_a = (SCURVE_UNION - common) // 2
+        for _ in range(SCURVE_PAIRS):
+            k = rng.integers(0, 2**64, SCURVE_UNION, dtype=np.uint64)
+            assert np.unique(k).size == SCURVE_UNION  # J = common / union exactly
+            sets += [k[: only_a + common], k[only_a:]]
+    indptr = np.concatenate(([0], np.cumsum([len(s) for s in sets])))
+    return signatures(indptr, np.concatenate(sets), SCURVE_K, seed=SCURVE_SEED)
+
+
+@pytest.mark.parametrize("bands, rows", [(16, 3), (12, 4)])
+def test_candidate_rate_per_similarity_follows_the_s_curve(planted_signatures, bands, rows):
+    c = candidates(planted_signatures, bands, rows)
+    found = set(as_pairs(c))
+    for g, tenths in enumerate(SCURVE_TENTHS):
+        first = 2 * SCURVE_PAIRS * g
+        hits = sum((first + 2 * p, first + 2 * p + 1) in found for p in range(SCURVE_PAIRS))
+        s = tenths / 10
+        p = probability(s, bands, rows)
+        # Binomial standard error, floored at one pair in SCURVE_PAIRS where P(s) is within a hair of 1.
+        se = np.sqrt(max(p * (1 - p), 1 / SCURVE_PAIRS) / SCURVE_PAIRS)
+        rate = hits / SCURVE_PAIRS
+        assert abs(rate - p) <= SCURVE_Z * se, (
+            f"{bands} × {rows}, J = {s}: {hits}/{SCURVE_PAIRS} = {rate:.3f} candidates, P(s) = {p:.3f}, "
+            f"more than {SCURVE_Z} standard errors ({se:.3f}) apart (K = {SCURVE_K}, seed {SCURVE_SEED})")
