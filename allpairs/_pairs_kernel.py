@@ -9,6 +9,30 @@ from ._numba import kernel
 
 
 @kernel
+def adjacency(m, left, right, overlap):
+    """Both directions of every pair of distinct sets as CSR over ``m`` sets (counting sort)."""
+    ptr = np.zeros(m + 1, np.int64)
+    for k in range(left.shape[0]):
+        ptr[left[k] + 1] += 1
+        ptr[right[k] + 1] += 1
+    for s in range(m):
+        ptr[s + 1] += ptr[s]
+    fill = ptr[:-1].copy()
+    nb = np.empty(ptr[m], np.int32)
+    ov = np.empty(ptr[m], np.int32)
+    for k in range(left.shape[0]):
+        a = left[k]
+        b = right[k]
+        nb[fill[a]] = b
+        ov[fill[a]] = overlap[k]
+        fill[a] += 1
+        nb[fill[b]] = a
+        ov[fill[b]] = overlap[k]
+        fill[b] += 1
+    return ptr, nb, ov
+
+
+@kernel
 def partner_bound(doc_set, group_indptr, adj_ptr, adj_set):
     """Upper bound on each document's partners: its group and every neighbour group."""
     n = doc_set.shape[0]

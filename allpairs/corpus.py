@@ -147,7 +147,7 @@ def read_directory(path: str | os.PathLike, *, include: Sequence[str] = (), excl
     """
     root = Path(path)
     if not root.exists():
-        raise InputError(f"{path}: no such file or directory")
+        raise UsageError(f"{path}: no such file or directory")
     if not root.is_dir():
         raise UsageError(f"{path} is a file, not a directory; read it with --lines, --sets or --jsonl")
     from .shingles import language_for_path
@@ -194,7 +194,7 @@ def _open_lines(path: str | os.PathLike, encoding: str) -> tuple[str, list[str]]
         name = str(path)
         p = Path(path)
         if not p.exists():
-            raise InputError(f"{path}: no such file or directory")
+            raise UsageError(f"{path}: no such file or directory")
         if p.is_dir():
             raise UsageError(f"{path} is a directory; give a file, or drop --lines/--sets/--jsonl to read the tree")
         try:

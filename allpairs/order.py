@@ -90,11 +90,21 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     n_docs = len(indptr) - 1
     doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), np.diff(indptr))
 
-    # Local token ids, then one (document, token) entry per distinct pair.
-    unique_keys, local = np.unique(keys, return_inverse=True)
+    # Local token ids (by sorting: faster here than np.unique's hash table),
+    # then one (document, token) entry per distinct pair.
+    perm = np.argsort(keys)
+    sorted_keys = keys[perm]
+    is_new = np.ones(len(keys), bool)
+    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=is_new[1:])
+    unique_keys = sorted_keys[is_new]
     if len(unique_keys) >= 2**31:
         raise OverflowError("more than 2**31 distinct shingles")
-    entry = np.unique((doc_of << 32) | local.astype(np.int64).ravel())
+    local = np.empty(len(keys), np.int64)
+    local[perm] = np.cumsum(is_new) - 1
+    entry = np.sort((doc_of << 32) | local)
+    keep = np.ones(len(entry), bool)
+    np.not_equal(entry[1:], entry[:-1], out=keep[1:])
+    entry = entry[keep]
     entry_doc = entry >> 32
     entry_tok = entry & 0xFFFFFFFF
 

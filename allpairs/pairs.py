@@ -77,15 +77,8 @@ class Pairs:
         self.set_left = np.asarray(left, np.int32)
         self.set_right = np.asarray(right, np.int32)
         self.set_overlap = np.asarray(overlap, np.int32)
-        m = sets.num_sets
-        a = np.concatenate([self.set_left, self.set_right])
-        b = np.concatenate([self.set_right, self.set_left])
-        o = np.concatenate([self.set_overlap, self.set_overlap])
-        order = np.lexsort((b, a))
-        self._adj_set = b[order].astype(np.int32)
-        self._adj_ov = o[order].astype(np.int32)
-        self._adj_ptr = np.zeros(m + 1, np.int64)
-        np.cumsum(np.bincount(a, minlength=m), out=self._adj_ptr[1:])
+        self._adj_ptr, self._adj_set, self._adj_ov = _k.adjacency(
+            sets.num_sets, self.set_left, self.set_right, self.set_overlap)
         group = np.diff(sets.group_indptr)
         self._count = int((group * (group - 1) // 2).sum()
                           + (group[self.set_left].astype(np.int64) * group[self.set_right]).sum())

@@ -69,10 +69,10 @@ def test_unreadable_file_is_skipped(tree, monkeypatch):
     assert dict(read_directory(tree).skipped)["a/one.txt"] == "unreadable (Permission denied)"
 
 
-def test_missing_path_is_an_input_error(tmp_path):
-    with pytest.raises(InputError, match="no such file"):
+def test_missing_path_is_a_usage_error(tmp_path):
+    with pytest.raises(UsageError, match="no such file"):
         read_directory(tmp_path / "nope")
-    with pytest.raises(InputError, match="no such file"):
+    with pytest.raises(UsageError, match="no such file"):
         read_lines(tmp_path / "nope.txt")
 
 

@@ -1,0 +1,186 @@
+"""The command line: every option, every bad input, exit codes, stdout carrying only data."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from allpairs.cli import app
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "datasets" / "tiny" / "corpus"
+GOLDEN = REPO / "datasets" / "tiny" / "golden-word1-t0.5.tsv"
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(app, [str(a) for a in args], input=input, prog_name="allpairs")
+
+
+def test_every_command_has_help_and_is_in_the_readme():
+    readme = (REPO / "README.md").read_text()
+    for command in app.registered_commands:
+        name = command.name or command.callback.__name__
+        r = run(name, "--help")
+        assert r.exit_code == 0, r.output
+        assert "Usage" in r.stdout
+        assert f"allpairs {name}" in readme, f"README does not document 'allpairs {name}'"
+
+
+def test_tiny_corpus_matches_golden_output():
+    r = run("join", "-t", "0.5", "-s", "word:1", TINY)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == GOLDEN.read_text()
+
+
+def test_tiny_corpus_pair_counts_per_threshold_as_worked_out_by_hand():
+    # datasets/tiny/EXPECTED.md, "Pairs per threshold".
+    for t, expected in [("1.0", 3), ("0.8", 3), ("0.7", 6), ("0.5", 10), ("0.2", 14), ("0.05", 15)]:
+        r = run("join", "-t", t, "-s", "word:1", "--count", "-q", TINY)
+        assert r.exit_code == 0, r.stderr
+        assert r.stdout == f"{expected}\n", t
+
+
+def test_stdout_is_data_only_and_quiet_silences_stderr():
+    r = run("join", "-t", "0.5", "-s", "word:1", TINY)
+    assert all(len(line.split("\t")) == 3 for line in r.stdout.splitlines())
+    assert "skipped 2 documents" in r.stderr and "pixel.png (binary)" in r.stderr
+    assert "10 pairs" in r.stderr and "peak memory" in r.stderr
+    q = run("join", "-t", "0.5", "-s", "word:1", "--quiet", TINY)
+    assert q.stderr == "" and q.stdout == r.stdout
+
+
+def test_csv_and_jsonl_carry_overlap_and_sizes():
+    c = run("join", "-t", "0.7", "-s", "word:1", "-f", "csv", "-q", TINY)
+    lines = c.stdout.splitlines()
+    assert lines[0] == "left,right,similarity,overlap,left_size,right_size"
+    assert "fox-copy.txt,fox-jumped.txt,0.777777,7,8,8" in lines
+    j = run("join", "-t", "0.7", "-s", "word:1", "-f", "jsonl", "-q", TINY)
+    rows = [json.loads(line) for line in j.stdout.splitlines()]
+    assert len(rows) == 6
+    assert rows[0] == {"left": "fox-copy.txt", "right": "fox-jumped.txt", "similarity": 0.777777,
+                       "overlap": 7, "left_size": 8, "right_size": 8}
+
+
+def test_include_exclude_min_bytes_min_shingles():
+    r = run("join", "-t", "0.5", "-s", "word:1", "-q", "--include", "fox*", "--exclude", "*short*", TINY)
+    assert "fox-short" not in r.stdout and r.stdout.count("\n") == 6
+    r = run("join", "-t", "0.5", "-s", "word:1", "-q", "--min-bytes", "40", TINY)
+    assert "fox-short" not in r.stdout
+    r = run("join", "-t", "0.5", "-s", "word:1", "--min-shingles", "5", TINY)
+    assert "fox-short" not in r.stdout and "fewer than 5 shingles (4)" in r.stderr
+
+
+def test_lines_print_the_text_and_ids_are_line_numbers(tmp_path):
+    f = tmp_path / "pw.txt"
+    f.write_text("password1\npassword12\nqwerty\nPassword1\n")
+    r = run("join", "--lines", "-t", "0.6", "-q", f)
+    assert r.exit_code == 0, r.stderr
+    # char:3: password1 has 7 trigrams, password12 one more (d12): J = 7/8.
+    # With case folding "password1" and "Password1" are the same set.
+    assert r.stdout.splitlines()[0] == "1\t2\t0.875000\tpassword1\tpassword12"
+    assert "1\t4\t1.000000\tpassword1\tPassword1" in r.stdout.splitlines()
+    raw = run("join", "--lines", "-t", "0.6", "-q", "--no-normalize", f)
+    assert "1\t4\t" not in raw.stdout
+
+
+def test_sets_from_stdin(tmp_path):
+    r = run("join", "--sets", "-t", "0.5", "-q", "-", input="1 2 3\n1 2 3 4\n\n9\n")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == "1\t2\t0.750000\n"
+
+
+def test_jsonl_input(tmp_path):
+    f = tmp_path / "d.jsonl"
+    f.write_text('{"id": "a", "text": "one two three four"}\n{"id": "b", "text": "one two three four five"}\n')
+    r = run("join", "--jsonl", "-t", "0.5", "-s", "word:1", "-q", f)
+    assert r.stdout == "a\tb\t0.800000\n"
+
+
+def test_output_file_is_written_whole(tmp_path):
+    out = tmp_path / "pairs.tsv"
+    r = run("join", "-t", "0.5", "-s", "word:1", "-q", "-o", out, TINY)
+    assert r.exit_code == 0 and r.stdout == ""
+    assert out.read_text() == GOLDEN.read_text()
+    assert list(tmp_path.iterdir()) == [out]
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["join", "-t", "0.5", "/no/such/dir"], 2, "/no/such/dir: no such file or directory"),
+    (["join", "-t", "0", str(TINY)], 2, "outside (0, 1]"),
+    (["join", "-t", "1.01", str(TINY)], 2, "outside (0, 1]"),
+    (["join", "-t", "half", str(TINY)], 2, "is not a number"),
+    (["join", "-t", "0.5", "-s", "bogus:3", str(TINY)], 2, "bogus"),
+    (["join", "-t", "0.5", "-s", "word:0", str(TINY)], 2, "shingle size must be at least 1"),
+    (["join", "-t", "0.5", "--lines", "--sets", str(TINY)], 2, "choose one of"),
+    (["join", "-t", "0.5", "--sets", str(TINY)], 2, "is a directory"),
+    (["join", "-t", "0.5", str(TINY / "cat.txt")], 2, "is a file, not a directory"),
+    (["join", "-t", "0.5", "-j", "-1", str(TINY)], 2, "--jobs -1"),
+    (["join", "-t", "0.5", "-f", "xml", str(TINY)], 2, "xml"),
+    (["join", str(TINY)], 2, "--threshold"),
+])
+def test_usage_errors_exit_2_with_one_line(args, code, message):
+    r = run(*args)
+    assert r.exit_code == code, (r.stdout, r.stderr)
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_data_errors_exit_1(tmp_path):
+    (tmp_path / "empty").mkdir()
+    r = run("join", "-t", "0.5", tmp_path / "empty")
+    assert r.exit_code == 1 and "corpus is empty" in r.stderr
+    f = tmp_path / "bad.jsonl"
+    f.write_text('{"id": 1, "text": "a"}\nnot json\n')
+    r = run("join", "--jsonl", "-t", "0.5", f)
+    assert r.exit_code == 1 and "bad.jsonl:2: not valid JSON" in r.stderr
+    g = tmp_path / "latin.txt"
+    g.write_bytes(b"ok\ncaf\xe9\n")
+    r = run("join", "--lines", "-t", "0.5", g)
+    assert r.exit_code == 1 and "latin.txt:2: not valid utf-8" in r.stderr
+    h = tmp_path / "short.txt"
+    h.write_text("a\nb\n")
+    r = run("join", "--lines", "-t", "0.5", h)
+    assert r.exit_code == 1 and "no document has 1 or more char:3 shingles" in r.stderr
+
+
+def test_failed_run_leaves_no_output_file(tmp_path):
+    out = tmp_path / "pairs.tsv"
+    (tmp_path / "empty").mkdir()
+    r = run("join", "-t", "0.5", "-o", out, tmp_path / "empty")
+    assert r.exit_code == 1
+    assert list(tmp_path.iterdir()) == [tmp_path / "empty"]
+
+
+def test_output_is_identical_across_runs_and_job_counts(tmp_path):
+    f = tmp_path / "sets.dat"
+    import random
+    rng = random.Random(7)
+    rows = [" ".join(str(rng.randint(0, 40)) for _ in range(rng.randint(0, 12))) for _ in range(400)]
+    rows += rows[:50]
+    f.write_text("\n".join(rows) + "\n")
+    outs = {run("join", "--sets", "-t", "0.4", "-q", "-j", j, f).stdout for j in (1, 2, 3, 1)}
+    assert len(outs) == 1 and len(next(iter(outs))) > 1000
+
+
+def test_ctrl_c_exits_130_and_leaves_no_partial_file(tmp_path):
+    # A corpus large enough that the join is still running when SIGINT arrives.
+    f = tmp_path / "sets.dat"
+    f.write_text("\n".join(" ".join(str(k + i) for k in range(30)) for i in range(30000)) + "\n")
+    out = tmp_path / "out.tsv"
+    proc = subprocess.Popen([sys.executable, "-m", "allpairs", "join", "--sets", "-t", "0.1", "-q", "-o", str(out), str(f)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(p.name.startswith(".out.tsv") for p in tmp_path.iterdir()):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sets.dat"]
