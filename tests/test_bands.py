@@ -55,6 +55,19 @@ def test_a_band_key_collision_does_not_merge_buckets():
     assert buckets == [[0, 2, 5], [1, 3], [4]]
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 2**64 - 1), st.integers(0, 3), st.integers(2**64 - 4, 2**64 - 1)),
+                max_size=200))
+def test_sort_by_key_sorts_and_carries_ids(values):
+    # Few distinct values and keys crowding one end exercise the per-bin insertion sort.
+    keys = np.array(values, dtype=np.uint64)
+    ids = np.arange(keys.size, dtype=np.int32)
+    sorted_keys, sorted_ids = _kernel.sort_by_key(keys, ids)
+    assert sorted_keys.tolist() == sorted(values)
+    assert sorted(sorted_ids.tolist()) == ids.tolist()
+    assert (keys[sorted_ids] == sorted_keys).all()
+
+
 def test_empty_sets_never_become_candidates():
     sets = [[], [], [], [1, 2, 3], [1, 2, 3], []]
     indptr = np.concatenate(([0], np.cumsum([len(s) for s in sets])))

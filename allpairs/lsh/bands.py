@@ -136,12 +136,9 @@ def candidates(sig, bands: int, rows: int, *, max_bucket: int | None = None, emp
     limit = np.int64(n if max_bucket is None else max_bucket)
 
     def band(j: int):
-        # Sort the rows by band key; runs of equal keys are the buckets.
+        # Sort the rows by band key; runs of equal keys, checked value by value, are the buckets.
         with np.errstate(over="ignore"):  # wraparound is meant; matters only with NUMBA_DISABLE_JIT
-            keys = _kernel.band_keys(sig, ids, j * rows, rows)
-        order = np.argsort(keys)
-        members = ids[order]
-        bounds = _kernel.bucket_bounds(keys[order], members, sig, j * rows, rows)
+            members, bounds = _kernel.band_buckets(sig, ids, j * rows, rows)
         sizes = np.diff(bounds)
         big = sizes[sizes > limit]
         pairs = _kernel.bucket_pairs(members, bounds, limit)
