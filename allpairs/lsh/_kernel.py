@@ -7,9 +7,7 @@ arithmetic without primes", STACS 1996 (multiply-add-shift);
 Steele, Lea, Flood, "Fast splittable pseudorandom number generators", 2014
 (the splitmix64 finaliser).
 
-Kernels assume clean input: CSR with ``indptr`` int64 non-decreasing from 0 to
-``len(keys)``, ``keys`` uint64, row ids int32 in range, ``1 <= r`` and
-``col0 + r <= sig.shape[1]``.
+Kernels assume clean input: valid CSR (int64 offsets, uint64 keys), int32 row ids in range, bands inside ``sig``.
 """
 import numpy as np
 
@@ -46,7 +44,7 @@ def splitmix64_stream(seed, count):
 
 @kernel
 def minhash(indptr, keys, a, b, mask, empty_value, out):
-    """Fill ``out[i - lo]`` with the MinHash signature of set ``i`` for each ``i`` in ``indptr``'s rows.
+    """Fill row ``i`` of ``out`` with the MinHash signature of the ``i``-th set of ``indptr``.
 
     ``indptr`` may be a slice of the full CSR (absolute offsets into ``keys``),
     so that threads fill contiguous row blocks of one output. Each key is mixed
