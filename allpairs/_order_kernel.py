@@ -101,3 +101,81 @@ def gather_csr(indptr, tokens, rows):
             out[o] = tokens[t]
             o += 1
     return out_ptr, out
+
+
+@kernel
+def distinct_per_doc(indptr, keys):
+    """Local token ids by an open-addressing hash table, one entry per distinct (document, key).
+
+    Returns the distinct keys in first-seen order (uint64), their document
+    frequencies (int64), and each document's distinct local ids as CSR
+    (doc_ptr int64, doc_tok int32), in first-seen order within the document.
+    """
+    n_docs = indptr.shape[0] - 1
+    n = keys.shape[0]
+    cap = 16
+    while cap < 2 * n:
+        cap *= 2
+    mask = np.uint64(cap - 1)
+    # Key and id side by side (id + 1, 0 = free): one cache line per probe.
+    slots = np.zeros(2 * cap, np.uint64)
+    uniq = np.empty(n, np.uint64)
+    df = np.zeros(n, np.int64)
+    last_doc = np.empty(n, np.int64)
+    doc_ptr = np.zeros(n_docs + 1, np.int64)
+    doc_tok = np.empty(n, np.int32)
+    n_uniq = 0
+    n_entry = 0
+    for d in range(n_docs):
+        for t in range(indptr[d], indptr[d + 1]):
+            k = keys[t]
+            h = ((k * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & mask
+            while slots[2 * h + 1] != 0 and slots[2 * h] != k:
+                h = (h + np.uint64(1)) & mask
+            if slots[2 * h + 1] == 0:
+                slots[2 * h] = k
+                slots[2 * h + 1] = n_uniq + 1
+                uniq[n_uniq] = k
+                last_doc[n_uniq] = -1
+                n_uniq += 1
+            i = np.int64(slots[2 * h + 1]) - 1
+            if last_doc[i] != d:
+                last_doc[i] = d
+                df[i] += 1
+                doc_tok[n_entry] = i
+                n_entry += 1
+        doc_ptr[d + 1] = n_entry
+    return uniq[:n_uniq], df[:n_uniq], doc_ptr, doc_tok[:n_entry]
+
+
+@kernel
+def stable_order_by_count(by_key, df):
+    """``by_key`` (a permutation) stably re-sorted by ascending ``df`` (counting sort)."""
+    n = by_key.shape[0]
+    top = 0
+    for i in range(n):
+        if df[i] > top:
+            top = df[i]
+    start = np.zeros(top + 2, np.int64)
+    for i in range(n):
+        start[df[i] + 1] += 1
+    for c in range(top + 1):
+        start[c + 1] += start[c]
+    out = np.empty(n, np.int64)
+    for i in by_key:
+        out[start[df[i]]] = i
+        start[df[i]] += 1
+    return out
+
+
+@kernel
+def relabel_and_sort(doc_ptr, doc_tok, rank_of):
+    """Each document's local ids replaced by their ranks, sorted increasingly within the document."""
+    out = np.empty(doc_tok.shape[0], np.int32)
+    for d in range(doc_ptr.shape[0] - 1):
+        a = doc_ptr[d]
+        b = doc_ptr[d + 1]
+        for t in range(a, b):
+            out[t] = rank_of[doc_tok[t]]
+        out[a:b] = np.sort(out[a:b])
+    return out

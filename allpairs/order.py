@@ -1,7 +1,8 @@
 """Stage 3: one global token order, rare to frequent; identical sets collapsed.
 
 Every shingle key becomes a rank: rank 0 is the key in the fewest documents,
-ties broken by the key value (stable across machines, since keys are). Each set
+ties broken by first occurrence in the input (so the order, like everything
+else, depends only on the input). Each set
 becomes its ranks in increasing order, so a set's first tokens are its rarest:
 the prefix filter then touches short posting lists (Bayardo et al. 2007, §4).
 
@@ -16,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._order_kernel import argsort_sets, gather_csr, group_starts
+from ._order_kernel import (argsort_sets, distinct_per_doc, gather_csr, group_starts, relabel_and_sort,
+                            stable_order_by_count)
 
 
 @dataclass
@@ -88,36 +90,18 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
     n_docs = len(indptr) - 1
-    doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), np.diff(indptr))
-
-    # Local token ids (by sorting: faster here than np.unique's hash table),
-    # then one (document, token) entry per distinct pair.
-    perm = np.argsort(keys)
-    sorted_keys = keys[perm]
-    is_new = np.ones(len(keys), bool)
-    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=is_new[1:])
-    unique_keys = sorted_keys[is_new]
+    # One entry per distinct (document, shingle), with document frequencies.
+    unique_keys, df, doc_ptr, local = distinct_per_doc(indptr, keys)
     if len(unique_keys) >= 2**31:
         raise OverflowError("more than 2**31 distinct shingles")
-    local = np.empty(len(keys), np.int64)
-    local[perm] = np.cumsum(is_new) - 1
-    entry = np.sort((doc_of << 32) | local)
-    keep = np.ones(len(entry), bool)
-    np.not_equal(entry[1:], entry[:-1], out=keep[1:])
-    entry = entry[keep]
-    entry_doc = entry >> 32
-    entry_tok = entry & 0xFFFFFFFF
 
-    # Global order: document frequency ascending, ties by key value.
-    df = np.bincount(entry_tok, minlength=len(unique_keys))
-    by_rank = np.lexsort((unique_keys, df))
-    rank_of = np.empty(len(unique_keys), np.int64)
-    rank_of[by_rank] = np.arange(len(unique_keys))
-    doc_tokens = np.sort((entry_doc << 32) | rank_of[entry_tok]) & 0xFFFFFFFF
-    doc_tokens = doc_tokens.astype(np.int32)
-    doc_size = np.bincount(entry_doc, minlength=n_docs).astype(np.int64)
-    doc_ptr = np.zeros(n_docs + 1, np.int64)
-    np.cumsum(doc_size, out=doc_ptr[1:])
+    # Global order: document frequency ascending, ties by first occurrence
+    # (deterministic: documents and shingles come in input order).
+    by_rank = stable_order_by_count(np.arange(len(unique_keys)), df)
+    rank_of = np.empty(len(unique_keys), np.int32)
+    rank_of[by_rank] = np.arange(len(unique_keys), dtype=np.int32)
+    doc_tokens = relabel_and_sort(doc_ptr, local, rank_of)
+    doc_size = np.diff(doc_ptr)
 
     # Distinct sets, by size then lexicographically; empty documents are left out.
     order = argsort_sets(doc_ptr, doc_tokens)
