@@ -81,7 +81,8 @@ def _mib(n: int) -> str:
 
 def _summary(res: JoinResult, write_seconds: float | None) -> None:
     s = res.stats
-    err.print(f"allpairs: {s.documents:,} documents, {len(s.skipped):,} skipped, {s.joined:,} joined; "
+    dropped = f" ({s.dropped:,} more dropped by --min-bytes/--min-shingles)" if s.dropped else ""
+    err.print(f"allpairs: {s.documents:,} documents, {len(s.skipped):,} skipped, {s.joined:,} joined{dropped}; "
               f"{res.shingle} shingles: {s.shingles:,} ({s.distinct_shingles:,} distinct); "
               f"{s.distinct_sets:,} distinct sets")
     err.print(f"allpairs: {res.method} join at t = {res.threshold}: {s.candidates:,} candidates, "

@@ -46,6 +46,8 @@ class Corpus:
         "directory", "lines", "sets", "jsonl" or "texts".
     seconds : float
         Time spent reading.
+    dropped : int
+        Files left out because they are smaller than the minimum size.
     """
 
     ids: list[str]
@@ -56,6 +58,7 @@ class Corpus:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     kind: str = "texts"
     seconds: float = 0.0
+    dropped: int = 0
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -142,8 +145,9 @@ def read_directory(path: str | os.PathLike, *, include: Sequence[str] = (), excl
 
     Files are chosen by glob patterns (``include``: any must match when given;
     ``exclude``: none may match; see :func:`matches`), then smaller than
-    ``min_bytes``, binary (a NUL byte in the first 8 KiB), not UTF-8, or
-    unreadable files are skipped with a reason. Symbolic links are not followed.
+    ``min_bytes`` are dropped (counted), and binary (a NUL byte in the first
+    8 KiB), not UTF-8, or unreadable files are skipped with a reason. Symbolic
+    links are not followed.
     """
     root = Path(path)
     if not root.exists():
@@ -154,6 +158,7 @@ def read_directory(path: str | os.PathLike, *, include: Sequence[str] = (), excl
 
     skipped: list[tuple[str, str]] = []
     ids, texts, langs = [], [], []
+    dropped = 0
     for rel, p in _walk(root, lambda r, why: skipped.append((r, why))):
         if include and not matches(rel, include):
             continue
@@ -164,7 +169,7 @@ def read_directory(path: str | os.PathLike, *, include: Sequence[str] = (), excl
             if not stat.S_ISREG(st.st_mode):
                 continue
             if st.st_size < min_bytes:
-                skipped.append((rel, f"smaller than {min_bytes} bytes"))
+                dropped += 1
                 continue
             data = p.read_bytes()
         except OSError as e:
@@ -181,7 +186,7 @@ def read_directory(path: str | os.PathLike, *, include: Sequence[str] = (), excl
         ids.append(rel)
         texts.append(text)
         langs.append(language_for_path(rel))
-    return Corpus(ids=ids, texts=texts, languages=langs, skipped=skipped, kind="directory")
+    return Corpus(ids=ids, texts=texts, languages=langs, skipped=skipped, kind="directory", dropped=dropped)
 
 
 # --- line-oriented files --------------------------------------------------

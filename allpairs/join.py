@@ -34,6 +34,7 @@ class Stats:
 
     documents: int = 0
     joined: int = 0
+    dropped: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
     shingles: int = 0
     distinct_shingles: int = 0
@@ -51,7 +52,8 @@ class Stats:
 
     def as_dict(self) -> dict:
         return {
-            "documents": self.documents, "joined": self.joined, "skipped": len(self.skipped),
+            "documents": self.documents, "joined": self.joined, "dropped": self.dropped,
+            "skipped": len(self.skipped),
             "skipped_by_reason": dict(self.skipped_by_reason),
             "shingles": self.shingles, "distinct_shingles": self.distinct_shingles,
             "distinct_sets": self.distinct_sets, "candidates": self.candidates,
@@ -122,6 +124,7 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     """Stages 1–3: shingle every document, drop the near-empty, rank and group (shared by join and compare)."""
     stats.documents = len(corpus) + len(corpus.skipped)
     stats.skipped = list(corpus.skipped)
+    stats.dropped = corpus.dropped
     if corpus.seconds:
         stats.seconds["read"] = corpus.seconds
     if len(corpus) == 0:
@@ -156,9 +159,10 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     stats.joined = int((sets.doc_set >= 0).sum())
     dropped = np.flatnonzero(sets.doc_set < 0)
     for d in dropped.tolist():
-        size = int(sets.doc_size[d])
-        why = "no shingle" if size == 0 else f"fewer than {min_shingles} shingles ({size})"
-        stats.skipped.append((corpus.ids[d], why))
+        if sets.doc_size[d] == 0:
+            stats.skipped.append((corpus.ids[d], "no shingle"))
+        else:
+            stats.dropped += 1
     if sets.num_sets == 0:
         raise EmptyCorpusError(f"no document has {max(1, min_shingles)} or more {label} shingles "
                                f"({len(corpus)} read); try shorter shingles, e.g. --shingle char:3")
@@ -182,7 +186,7 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
     normalize : bool
         NFKC, case folding and whitespace collapsing for word and char shingles.
     min_shingles : int
-        Documents with fewer distinct shingles are skipped (and counted).
+        Documents with fewer distinct shingles are dropped (and counted).
     jobs : int, optional
         Threads; default all cores. The result does not depend on it.
     progress : callable(stage, done, total), optional
