@@ -1,0 +1,510 @@
+"""Program tokenizers for ``code:N`` shingles: Go, the C family, Python.
+
+Two forms of each tokenizer live here:
+
+* :func:`tokenize` is the plain-Python reference: text in, list of token
+  strings out.  For Go it is a character-by-character scanner written after
+  the rules of Go's own ``go/scanner`` package; for the C family and Python
+  it applies :func:`token_pattern` and drops comments.
+* :func:`token_pattern` and :func:`token_class` are the vectorised form that
+  :func:`allpairs.shingles.shingle_texts` uses: one compiled regular
+  expression whose ``findall`` yields every token of a text in one C-level
+  pass, and a class per *distinct* token that tells a compiled kernel what to
+  do with it (keep it, drop it, or treat it as a line end for Go's automatic
+  semicolons).
+
+What each language yields (comments are always dropped):
+
+Go
+    Exactly the tokens of ``go/scanner`` in its default mode: identifiers and
+    keywords; operators with multi-character ones as one token (``:=``,
+    ``<<=``, ``&^=``, ``...``, ``<-``); literals verbatim (integers with
+    ``0x``/``0o``/``0b`` prefixes and ``_`` separators, floats including hex
+    floats and exponents, imaginary ``i``, runes and interpreted strings with
+    their escapes, raw strings in backquotes across lines, with carriage
+    returns removed as Go does); and the automatic semicolons of the Go
+    specification, spelled ``;`` like an explicit one.  A semicolon is
+    inserted at a line end or at the end of the file when the line's last
+    token is an identifier, a literal, one of ``break continue fallthrough
+    return`` or one of ``++ -- ) ] }``; a ``/* */`` comment that spans lines
+    counts as a line end.  Characters that start no Go token (``@``, ``#``,
+    ``?``, ``$``, a stray backslash) are skipped, where ``go/scanner`` reports
+    an error.
+C family (C, C++, Java, JavaScript, TypeScript, Rust, C#, Swift, Kotlin, ...)
+    Identifiers (``$`` allowed), numbers with any suffix (``10ULL``,
+    ``1.5f``, ``1_000u32``, ``10n``), string and character literals with
+    their usual prefixes (``L u U u8 b``), Rust raw strings ``r#"..."#`` (up
+    to three ``#``), C++ raw strings ``R"(...)"`` without a delimiter, C#
+    verbatim strings ``@"..."``, JavaScript template literals, Rust
+    lifetimes ``'a`` as one token, and operators by longest match.  ``//``
+    and ``/* */`` comments are dropped.  Regular-expression literals of
+    JavaScript are not recognised (they come out as operators and words).
+Python
+    Identifiers, numbers (``0x``, ``0o``, ``0b``, ``_``, exponents, ``j``),
+    strings with every prefix (``r b u f t`` and their pairs) single- or
+    triple-quoted, operators by longest match (``**=``, ``//=``, ``->``,
+    ``:=``, ``...``).  ``#`` comments are dropped; no NEWLINE, INDENT or
+    DEDENT tokens are produced, and f-strings that nest the same quote
+    (Python 3.12) are not split correctly.
+
+Unknown languages (``None``) use the C-family tokenizer.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sys
+
+from allpairs.errors import UsageError
+
+#: The tokenizer names accepted by :func:`tokenize`; ``None`` means "c".
+LANGUAGES = ("go", "c", "python")
+
+# Token classes, one per distinct token, read by the compiled kernel.
+#: An ordinary token; after it a line end inserts nothing.
+PLAIN = 0
+#: A Go token after which a line end (or the end of the file) inserts ``;``.
+SEMI_AFTER = 1
+#: A Go line end: a newline, or a ``/* */`` comment that spans lines.
+LINE_END = 2
+#: Not a token: comments, and the empty string that ``findall`` yields for them.
+DROP = 3
+
+_GO_KEYWORDS = frozenset(
+    "break case chan const continue default defer else fallthrough for func go goto if "
+    "import interface map package range return select struct switch type var".split()
+)
+#: The keywords after which Go inserts a semicolon at a line end.
+_GO_SEMI_KEYWORDS = frozenset(("break", "continue", "fallthrough", "return"))
+_GO_SEMI_OPERATORS = frozenset(("++", "--", ")", "]", "}"))
+_GO_OPERATORS = (
+    "<<= >>= &^= ... && || <- ++ -- == != <= >= := += -= *= /= %= &= |= ^= << >> &^ "
+    "+ - * / % & | ^ < > = ! ~ ( ) [ ] { } , ; . :"
+).split()
+_C_OPERATORS = (
+    ">>>= <<= >>= ... === !== **= >>> <=> ..= &&= ||= ??= "
+    "-> ++ -- << >> <= >= == != && || += -= *= /= %= &= |= ^= :: => ** ?? .. ## "
+    "+ - * / % & | ^ ~ ! < > = ? : ; , . ( ) [ ] { } # @ \\ '"
+).split()
+_PY_OPERATORS = (
+    "**= //= >>= <<= ... -> := ** // << >> <= >= == != += -= *= /= %= &= |= ^= @= "
+    "+ - * / % @ & | ^ ~ < > ( ) [ ] { } , : ; . = !"
+).split()
+
+
+def _alternation(operators: list[str]) -> str:
+    """A regex that matches the longest of ``operators`` (alternatives are tried in order)."""
+    ordered = sorted(operators, key=len, reverse=True)
+    return "|".join(re.escape(op) for op in ordered)
+
+
+@functools.lru_cache(maxsize=1)
+def _not_go_letters() -> str:
+    """Characters that Python's ``\\w`` accepts but Go's identifiers do not.
+
+    ``\\w`` is ``str.isalnum()`` plus ``_``; Go letters are ``str.isalpha()``
+    (Unicode category L) plus ``_`` and Go digits ``str.isdecimal()`` (Nd).
+    The difference is numeric characters such as ``²`` or ``Ⅻ``; they are
+    returned as a regex character-class body (a few dozen ranges).
+    """
+    ranges: list[list[int]] = []
+    for cp in range(sys.maxunicode + 1):
+        ch = chr(cp)
+        if ch.isalnum() and not (ch.isalpha() or ch.isdecimal()):
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1][1] = cp
+            else:
+                ranges.append([cp, cp])
+    return "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
+
+
+def _identifier(excluded: str = "", extra: str = "") -> str:
+    """An identifier: a letter or ``_`` (or ``extra``), then letters, digits, ``_``.
+
+    Letters and digits are those of Python's ``\\w`` less the ``excluded``
+    class body.  ASCII runs are matched by a tight ASCII class and only the
+    rare non-ASCII character pays for the Unicode class; with the layout
+    below this makes findall about 2.5 times as fast on real source.
+    """
+    ascii_cont = f"[A-Za-z0-9_{extra}]*+"
+    return (
+        rf"(?:[A-Za-z_{extra}]|[^\x00-\x7f\W\d{excluded}]){ascii_cont}"
+        rf"(?:[^\x00-\x7f\W{excluded}]{ascii_cont})*+"
+    )
+
+
+# The regexes below share one layout, chosen for the speed of findall:
+#   leading blanks, consumed with the next match (so that blank positions are
+#   not each tried as a failing match start) | comments outside the group
+#   (findall yields "" for them) | ( the frequent branches first: identifiers,
+#   numbers; then literals; operators last, longest first ).
+# Branch order matters only where two branches can start at the same
+# character: comments before "/", numbers before ".", literals with a letter
+# prefix before identifiers (the first identifier branch refuses to be
+# followed by a quote; an unrestricted one comes after the literals).
+
+
+def _go_regex() -> str:
+    digits, hexdigits = "[0-9_]*+", "[0-9a-fA-F_]*+"
+    number = (
+        rf"(?:0[xX]{hexdigits}(?:\.{hexdigits})?"
+        rf"|0[oObB]{digits}(?:\.{digits})?"
+        rf"|[0-9]{digits}(?:\.{digits})?"
+        rf"|\.[0-9]{digits})"
+        rf"(?:[eEpP][+-]?{digits})?i?"
+    )
+    return (
+        r"[ \t\r]*+(?://[^\n]*+|("
+        + _identifier(_not_go_letters())
+        # A newline with the blank lines after it: one line end.
+        + r"|\n[ \t\r\n]*+"
+        + rf"|{number}"
+        + r"|/\*[\s\S]*?(?:\*/|\Z)"  # block comment: a line end if it spans lines
+        r"|`[^`]*+`?"  # raw string, may span lines
+        # Interpreted strings and runes end at their quote or before a newline;
+        # a backslash consumes the next character unless it is a newline, which
+        # gives the same extent as go/scanner's escape handling.
+        r'|"(?:[^"\\\n]|\\[^\n]?)*+"?'
+        r"|'(?:[^'\\\n]|\\[^\n]?)*+'?"
+        + rf"|{_alternation(_GO_OPERATORS)}))"
+    )
+
+
+def _c_regex() -> str:
+    prefix = r"(?:u8|[LuUb])?"
+    escape = r"\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|u\{[0-9a-fA-F]*\}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[^\n])"
+    rust_raw = "|".join(rf'b?r{"#" * k}"[\s\S]*?"{"#" * k}' for k in (3, 2, 1))
+    number = (
+        r"(?:0[xX](?:[0-9a-fA-F_]|'(?=[0-9a-fA-F]))*+(?:\.[0-9a-fA-F_]*+)?(?:[pP][+-]?[0-9_]*+)?"
+        r"|(?:[0-9](?:[0-9_]|'(?=[0-9]))*+(?:\.(?!\.)[0-9_]*+)?|\.[0-9][0-9_]*+)(?:[eE][+-]?[0-9_]*+)?"
+        r")\w*+"
+    )
+    ident = _identifier(extra="$")
+    return (
+        r"[ \t\r\n\f\v]*+(?://[^\n]*+|/\*[\s\S]*?(?:\*/|\Z)|("
+        rf"{ident}(?![\"'#])"
+        rf"|{number}"
+        r'|"(?:[^"\\\n]|\\[\s\S])*+"?'
+        rf"|'(?:[^'\\\n]|{escape})'"
+        r"|'[^\W\d]\w*+(?!')"  # Rust lifetime or label
+        rf"|{rust_raw}"
+        r'|b?r"[^"]*+"'
+        r'|(?:u8|[LuU])?R"\([\s\S]*?\)"'
+        r'|@"(?:[^"]|"")*+"'
+        rf'|{prefix}"(?:[^"\\\n]|\\[\s\S])*+"?'
+        rf"|{prefix}'(?:[^'\\\n]|{escape})'"
+        r"|`(?:[^`\\]|\\[\s\S])*+`?"
+        rf"|{ident}"
+        rf"|{_alternation(_C_OPERATORS)}))"
+    )
+
+
+def _python_regex() -> str:
+    prefix = r"(?:[rRbBfFtT]{1,2}|[uU])?"
+    ident = _identifier()
+    return (
+        r"[ \t\r\n\f]*+(?:#[^\n]*+|("
+        rf"{ident}(?![\"'])"
+        r"|(?:0[xX][0-9a-fA-F_]*+|0[oObB][0-9_]*+"
+        r"|(?:[0-9][0-9_]*+(?:\.[0-9_]*+)?|\.[0-9][0-9_]*+)(?:[eE][+-]?[0-9_]*+)?)[jJ]?"
+        rf"|{prefix}'''(?:[^'\\]|\\[\s\S]|'(?!''))*+(?:'''|\Z)"
+        rf'|{prefix}"""(?:[^"\\]|\\[\s\S]|"(?!""))*+(?:"""|\Z)'
+        rf"|{prefix}'(?:[^'\\\n]|\\[\s\S])*+'?"
+        rf'|{prefix}"(?:[^"\\\n]|\\[\s\S])*+"?'
+        rf"|{ident}"
+        rf"|{_alternation(_PY_OPERATORS)}))"
+    )
+
+
+def _check_language(language: str | None) -> str:
+    if language is None:
+        return "c"
+    if language not in LANGUAGES:
+        raise UsageError(
+            f"unknown program language {language!r}; use one of {', '.join(LANGUAGES)} "
+            "(or None for the C-family tokenizer)"
+        )
+    return language
+
+
+@functools.lru_cache(maxsize=None)
+def token_pattern(language: str | None) -> re.Pattern[str]:
+    """The compiled tokenizer of ``language`` for :meth:`re.Pattern.findall`.
+
+    ``pattern.findall(text)`` returns every token of ``text`` in order, with
+    comments among them: a dropped comment comes out as ``""`` (line
+    comments) or as its text (block comments, which Go needs to tell whether
+    they span lines), and for Go each newline comes out as ``"\\n"``.
+    :func:`token_class` says which of them are tokens.
+    """
+    language = _check_language(language)
+    source = {"go": _go_regex, "c": _c_regex, "python": _python_regex}[language]()
+    return re.compile(source)
+
+
+def token_class(token: str, language: str | None) -> int:
+    """The class of one string that ``token_pattern(language).findall`` returned.
+
+    One of :data:`PLAIN`, :data:`SEMI_AFTER` (Go only: a line end after it
+    inserts ``;``), :data:`LINE_END` (Go only) and :data:`DROP`.
+    """
+    language = _check_language(language)
+    if not token:
+        return DROP
+    if language != "go":
+        # Block comments are matched outside the group for C and Python.
+        return PLAIN
+    first = token[0]
+    if first == "\n":
+        return LINE_END
+    if token.startswith("/*"):
+        return LINE_END if "\n" in token else DROP
+    if first == "_" or first.isalpha():
+        if token in _GO_KEYWORDS and token not in _GO_SEMI_KEYWORDS:
+            return PLAIN
+        return SEMI_AFTER
+    if "0" <= first <= "9" or first in "\"'`" or (first == "." and len(token) > 1 and token != "..."):
+        return SEMI_AFTER
+    if token in _GO_SEMI_OPERATORS:
+        return SEMI_AFTER
+    return PLAIN
+
+
+def token_spelling(token: str, language: str | None) -> str:
+    """The spelling a token is hashed by: Go drops carriage returns from raw strings."""
+    if language == "go" and token.startswith("`") and "\r" in token:
+        return token.replace("\r", "")
+    return token
+
+
+def tokenize(text: str, language: str | None) -> list[str]:
+    """The program tokens of ``text``, comments dropped (plain-Python reference).
+
+    Parameters
+    ----------
+    text : str
+        Source code.
+    language : {"go", "c", "python"} or None
+        The tokenizer; ``None`` means "c" (the C family).
+
+    Returns
+    -------
+    list of str
+        The tokens in order.  For Go the automatic semicolons are included
+        and spelled ``";"``; see the module docstring for what each language
+        yields.
+
+    Raises
+    ------
+    UsageError
+        If ``language`` is not one of :data:`LANGUAGES` or None.
+    """
+    language = _check_language(language)
+    if language == "go":
+        return _scan_go(text)[0]
+    return [tok for tok in token_pattern(language).findall(text) if tok]
+
+
+_PATH_LANGUAGES = {".go": "go", ".py": "python", ".pyi": "python", ".pyw": "python"}
+_PATH_LANGUAGES.update(
+    (ext, "c")
+    for ext in (
+        ".c .h .cc .cpp .cxx .c++ .hh .hpp .hxx .h++ .inl .ino .m .mm .java .js .mjs .cjs .jsx "
+        ".ts .mts .cts .tsx .rs .cs .swift .kt .kts .scala .sc .groovy .gradle .dart .zig .d "
+        ".proto .cu .cuh .glsl .hlsl .sol"
+    ).split()
+)
+
+
+def language_for_path(path: str) -> str | None:
+    """The tokenizer for a file name, from its extension (case-insensitive).
+
+    ``"go"`` for ``*.go``; ``"python"`` for ``*.py``, ``*.pyi``, ``*.pyw``;
+    ``"c"`` for the C family (``.c .h .cc .cpp .hpp .java .js .ts .rs .cs
+    .swift .kt .scala`` and kin); ``None`` for anything else.
+    """
+    return _PATH_LANGUAGES.get(os.path.splitext(path)[1].lower())
+
+
+# --- The Go reference scanner -------------------------------------------------
+# It follows go/scanner (Go 1.19-1.27) step by step, so that the regex path can
+# be checked against it on random texts without a Go toolchain.
+
+_HEX = "0123456789abcdefABCDEF"
+
+
+def _go_letter(ch: str) -> bool:
+    return ch == "_" or ch.isalpha()
+
+
+def _digit_value(ch: str) -> int:
+    if "0" <= ch <= "9":
+        return ord(ch) - ord("0")
+    if "a" <= ch.lower() <= "f" and ch.isascii():
+        return ord(ch.lower()) - ord("a") + 10
+    return 16
+
+
+def _go_escape_end(src: str, j: int, quote: str) -> int:
+    """End of the escape whose backslash ends at ``j`` (go/scanner's scanEscape)."""
+    ch = src[j] if j < len(src) else ""
+    if ch and (ch in "abfnrtv\\" or ch == quote):
+        return j + 1
+    if ch and ch in "01234567":
+        count, base = 3, 8
+    elif ch == "x":
+        j, count, base = j + 1, 2, 16
+    elif ch == "u":
+        j, count, base = j + 1, 4, 16
+    elif ch == "U":
+        j, count, base = j + 1, 8, 16
+    else:
+        return j  # unknown escape: the character is read again as content
+    while count > 0:
+        if j >= len(src) or _digit_value(src[j]) >= base:
+            return j
+        j += 1
+        count -= 1
+    return j
+
+
+def _go_quoted_end(src: str, i: int, quote: str) -> int:
+    """End of the string or rune literal opening at ``i`` (scanString, scanRune)."""
+    j = i + 1
+    while True:
+        if j >= len(src) or src[j] == "\n":
+            return j  # not terminated
+        ch = src[j]
+        j += 1
+        if ch == quote:
+            return j
+        if ch == "\\":
+            j = _go_escape_end(src, j, quote)
+
+
+def _go_digits_end(src: str, j: int, base: int) -> int:
+    allowed = "0123456789_" if base <= 10 else _HEX + "_"
+    while j < len(src) and src[j] in allowed:
+        j += 1
+    return j
+
+
+def _go_number_end(src: str, i: int) -> int:
+    """End of the number literal starting at ``i`` (scanNumber)."""
+    n, j, base = len(src), i, 10
+    if src[j] != ".":
+        if src[j] == "0":
+            j += 1
+            nxt = src[j] if j < n else ""
+            if nxt and nxt in "xX":
+                j, base = j + 1, 16
+            elif nxt and nxt in "oObB":
+                j, base = j + 1, (8 if nxt in "oO" else 2)
+            else:
+                base = 8
+        j = _go_digits_end(src, j, base)
+    if j < n and src[j] == ".":
+        j = _go_digits_end(src, j + 1, base)
+    if j < n and src[j] in "eEpP":
+        j += 1
+        if j < n and src[j] in "+-":
+            j += 1
+        j = _go_digits_end(src, j, 10)
+    if j < n and src[j] == "i":
+        j += 1
+    return j
+
+
+def _go_comment_end(src: str, i: int) -> int:
+    if src[i + 1] == "/":
+        end = src.find("\n", i)
+        return len(src) if end < 0 else end
+    end = src.find("*/", i + 2)
+    return len(src) if end < 0 else end + 2
+
+
+def _go_line_end_follows(src: str, i: int) -> bool:
+    """Whether the comments starting at ``i`` reach a line end (findLineEnd)."""
+    n = len(src)
+    while i + 1 < n and src[i] == "/" and src[i + 1] in "/*":
+        if src[i + 1] == "/":
+            return True  # a line comment always ends the line
+        k = i + 2
+        while k < n:
+            if src[k] == "\n":
+                return True
+            if src[k] == "*" and k + 1 < n and src[k + 1] == "/":
+                k += 2
+                break
+            k += 1
+        while k < n and src[k] in " \t\r":
+            k += 1
+        if k >= n or src[k] == "\n":
+            return True
+        i = k
+    return False
+
+
+def _scan_go(src: str) -> tuple[list[str], int]:
+    """Go tokens of ``src`` and the number of characters go/scanner would call illegal."""
+    out: list[str] = []
+    illegal = 0
+    n = len(src)
+    i = 1 if src.startswith("\ufeff") else 0
+    semi = False  # go/scanner's insertSemi: a line end now ends a statement
+    while True:
+        while i < n and (src[i] in " \t\r" or (src[i] == "\n" and not semi)):
+            i += 1
+        if i >= n:
+            if semi:
+                out.append(";")
+            return out, illegal
+        ch = src[i]
+        nxt = src[i + 1] if i + 1 < n else ""
+        if _go_letter(ch):
+            j = i + 1
+            while j < n and (_go_letter(src[j]) or src[j].isdecimal()):
+                j += 1
+            word = src[i:j]
+            out.append(word)
+            semi = word not in _GO_KEYWORDS or word in _GO_SEMI_KEYWORDS
+            i = j
+        elif "0" <= ch <= "9" or (ch == "." and nxt and "0" <= nxt <= "9"):
+            j = _go_number_end(src, i)
+            out.append(src[i:j])
+            semi, i = True, j
+        elif ch == "\n":  # reached only when semi is set
+            out.append(";")
+            semi, i = False, i + 1
+        elif ch in "\"'":
+            j = _go_quoted_end(src, i, ch)
+            out.append(src[i:j])
+            semi, i = True, j
+        elif ch == "`":
+            j = src.find("`", i + 1)
+            j = n if j < 0 else j + 1
+            out.append(src[i:j].replace("\r", ""))
+            semi, i = True, j
+        elif ch == "/" and nxt and nxt in "/*":
+            if semi and _go_line_end_follows(src, i):
+                # The comment stands for the line end; it is skipped next round.
+                out.append(";")
+                semi = False
+            else:
+                i = _go_comment_end(src, i)
+                semi = False
+        else:
+            for size in (3, 2, 1):
+                op = src[i : i + size]
+                if len(op) == size and op in _GO_OPERATOR_SET:
+                    out.append(op)
+                    semi = op in _GO_SEMI_OPERATORS
+                    i += size
+                    break
+            else:
+                illegal += 1
+                i += 1  # an illegal character leaves semi as it was
+
+
+_GO_OPERATOR_SET = frozenset(_GO_OPERATORS)
