@@ -1,0 +1,478 @@
+"""Stage (2): documents to shingle keys.
+
+A shingle is ``n`` consecutive tokens of a document: words (``word:N``),
+characters (``char:N``) or program tokens (``code:N``, see
+:mod:`allpairs.codetokens`).  Each shingle becomes one 64-bit key, and each
+key is the same in every process, on every machine and in every version of
+allpairs (Python's ``hash()`` is never used).  The keys of a corpus travel as
+CSR: ``indptr`` (int64, ``n_docs + 1``) and ``keys`` (uint64), the keys of
+document ``i`` being ``keys[indptr[i]:indptr[i + 1]]``, with duplicates and
+in text order; the next stage deduplicates and sorts them.
+
+Keys
+----
+* Token key: ``token_key(s)`` is BLAKE2b of the UTF-8 bytes of ``s`` with an
+  8-byte digest, read as a little-endian unsigned integer.
+* Character key: ``mix(cp + 0x9E3779B97F4A7C15)`` for code point ``cp``,
+  where ``mix`` is the splitmix64 finaliser (see
+  :mod:`allpairs._shingle_kernel`); all arithmetic modulo 2**64.
+* Shingle key of tokens with keys ``k_1 .. k_n``: ``h_0 = token_key(str(spec))``
+  (the seed, e.g. ``token_key("word:3")``, so that ``word:1`` of "a" differs
+  from ``char:1`` and ``code:1`` of "a", and n-grams of different n differ),
+  ``h_i = mix(h_{i-1} * 0x9E3779B97F4A7C15 + k_i)``, key ``h_n``.
+
+Normalisation (``normalize=True``, word and char only): Unicode NFKC, then
+``str.casefold()``, then every run of whitespace becomes one space and the
+ends are stripped.  ``normalize=False`` leaves the text alone.  Program text
+(``code``) is never normalised.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import itertools
+import multiprocessing
+import os
+import re
+import sys
+import unicodedata
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from allpairs import _shingle_kernel as _k
+from allpairs import codetokens
+from allpairs.codetokens import language_for_path
+from allpairs.errors import UsageError
+
+__all__ = [
+    "ShingleSpec",
+    "hash_sets",
+    "language_for_path",
+    "normalize_text",
+    "shingle_texts",
+    "token_key",
+    "token_keys",
+]
+
+#: The shingle kinds that :class:`ShingleSpec` accepts.
+KINDS = ("word", "char", "code")
+
+_WORD = re.compile(r"\w+")
+_WHITESPACE = re.compile(r"\s+")
+# Documents are processed in batches of at most this many documents or characters,
+# which bounds the memory of the intermediate arrays and paces the progress calls.
+_BATCH_DOCS = 256
+_BATCH_CHARS = 1 << 22
+
+
+@dataclass(frozen=True)
+class ShingleSpec:
+    """What a shingle is: ``kind`` ("word", "char" or "code") and size ``n >= 1``.
+
+    ``str(spec)`` gives back the form :meth:`parse` reads, e.g. ``"word:3"``.
+    """
+
+    kind: str
+    n: int
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise UsageError(
+                f"unknown shingle kind {self.kind!r}; use word:N, char:N or code:N"
+            )
+        if isinstance(self.n, bool) or not isinstance(self.n, (int, np.integer)):
+            raise UsageError(f"shingle size must be an integer, got {self.n!r}; use e.g. {self.kind}:3")
+        if self.n < 1:
+            raise UsageError(f"shingle size must be at least 1, got {self.n}; use e.g. {self.kind}:3")
+        object.__setattr__(self, "n", int(self.n))
+
+    @classmethod
+    def parse(cls, text: str) -> ShingleSpec:
+        """Read ``"word:3"``, ``"char:5"`` or ``"code:5"``.
+
+        Raises
+        ------
+        UsageError
+            If the kind is unknown, the size is missing, not an integer or < 1.
+        """
+        kind, sep, size = str(text).strip().partition(":")
+        kind = kind.strip().lower()
+        if kind not in KINDS:
+            raise UsageError(
+                f"unknown shingle kind {kind!r} in {text!r}; use word:N, char:N or code:N"
+            )
+        size = size.strip()
+        digits = size[1:] if size[:1] in "+-" else size
+        if not sep or not (digits.isascii() and digits.isdecimal()):
+            raise UsageError(
+                f"shingle spec {text!r} needs an integer size after the colon; use e.g. {kind}:3"
+            )
+        return cls(kind, int(size))
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.n}"
+
+
+def token_key(token: str) -> int:
+    """Stable 64-bit key of one token.
+
+    BLAKE2b of the UTF-8 bytes of ``token`` (lone surrogates passed through)
+    with ``digest_size=8``, read little-endian, as a Python int in
+    ``[0, 2**64)``.
+    """
+    digest = hashlib.blake2b(token.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+def _keys_of(tokens: Iterable[str]) -> np.ndarray:
+    """:func:`token_key` of each token as uint64, without a Python int per token."""
+    blob = b"".join(
+        hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        for t in tokens
+    )
+    return np.frombuffer(blob, dtype="<u8").astype(np.uint64)
+
+
+class _Vocabulary:
+    """Token string -> dense int32 id, each distinct token hashed once."""
+
+    def __init__(self) -> None:
+        self.index: defaultdict[str, int] = defaultdict()
+        # A missing token gets the next id, so that map() does the lookup in C.
+        self.index.default_factory = self.index.__len__
+        self.strings: list[str] = []
+
+    def ids(self, tokens: Iterable[str]) -> np.ndarray:
+        return np.fromiter(map(self.index.__getitem__, tokens), dtype=np.int32)
+
+    def new_strings(self) -> list[str]:
+        """The tokens added since the last call, in id order."""
+        start = len(self.strings)
+        if len(self.index) > start:
+            self.strings.extend(itertools.islice(self.index, start, None))
+            return self.strings[start:]
+        return []
+
+
+def token_keys(tokens: Iterable[str]) -> np.ndarray:
+    """:func:`token_key` of each token, as a uint64 array (each distinct token hashed once)."""
+    vocab = _Vocabulary()
+    ids = vocab.ids(tokens)
+    return _keys_of(vocab.new_strings())[ids]
+
+
+def normalize_text(text: str) -> str:
+    """NFKC, then ``str.casefold()``, then whitespace runs to one space, stripped."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _WHITESPACE.sub(" ", folded).strip()
+
+
+def _seed(spec: ShingleSpec) -> np.uint64:
+    return np.uint64(token_key(str(spec)))
+
+
+def _indptr(counts: Sequence[int] | np.ndarray) -> np.ndarray:
+    indptr = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    return indptr
+
+
+def _batches(texts: Sequence[str]) -> Iterable[range]:
+    """Consecutive ranges of documents, each at most _BATCH_DOCS docs or about _BATCH_CHARS chars."""
+    start, chars = 0, 0
+    for i, text in enumerate(texts):
+        chars += len(text)
+        if i + 1 - start >= _BATCH_DOCS or chars >= _BATCH_CHARS:
+            yield range(start, i + 1)
+            start, chars = i + 1, 0
+    if start < len(texts):
+        yield range(start, len(texts))
+
+
+class _CodeTokens:
+    """The vocabulary of one language with the class and key of each token."""
+
+    def __init__(self, language: str) -> None:
+        self.language = language
+        self.pattern = codetokens.token_pattern(language)
+        self.vocab = _Vocabulary()
+        self.vocab.index[";"]  # id 0: the spelling of Go's automatic semicolon
+        self.classes = np.zeros(0, dtype=np.int8)
+        self.keys = np.zeros(0, dtype=np.uint64)
+
+    def shingles(self, docs: list[str], n: int, seed: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+        counts = [0] * len(docs)
+        parts = []
+        for i, doc in enumerate(docs):
+            ids = self.vocab.ids(self.pattern.findall(doc))
+            counts[i] = len(ids)
+            parts.append(ids)
+        self._grow()
+        ids = np.concatenate(parts) if parts else np.zeros(0, np.int32)
+        indptr, stream = _k.code_stream(
+            _indptr(counts), ids, self.classes, np.int32(0), self.language == "go"
+        )
+        return _k.ngram_keys(indptr, self.keys[stream], np.int64(n), seed)
+
+    def _grow(self) -> None:
+        """Classify and hash the tokens that are new since the last batch."""
+        new = self.vocab.new_strings()
+        if not new:
+            return
+        lang = self.language
+        classes = np.fromiter((codetokens.token_class(t, lang) for t in new), np.int8, len(new))
+        # Comments and line ends are never hashed: their key is never read.
+        kept = classes < codetokens.LINE_END
+        keys = np.zeros(len(new), dtype=np.uint64)
+        keys[kept] = _keys_of(
+            codetokens.token_spelling(t, lang) for t, keep in zip(new, kept) if keep
+        )
+        self.classes = np.concatenate([self.classes, classes])
+        self.keys = np.concatenate([self.keys, keys])
+
+
+def _check_languages(languages, n_docs: int) -> list[str | None]:
+    if languages is None:
+        return [None] * n_docs
+    languages = list(languages)
+    if len(languages) != n_docs:
+        raise UsageError(
+            f"languages has {len(languages)} entries for {n_docs} texts; give one per text (None for C-like)"
+        )
+    for lang in set(languages):
+        if lang is not None and lang not in codetokens.LANGUAGES:
+            raise UsageError(
+                f"unknown program language {lang!r}; use one of "
+                f"{', '.join(codetokens.LANGUAGES)} or None (C-like)"
+            )
+    return languages
+
+
+def shingle_texts(
+    texts: Sequence[str],
+    spec: ShingleSpec | str,
+    *,
+    normalize: bool = True,
+    languages: Sequence[str | None] | None = None,
+    progress: Callable[[int], None] | None = None,
+    workers: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Shingle keys of each text.
+
+    Parameters
+    ----------
+    texts : sequence of str, length n_docs
+        The documents.
+    spec : ShingleSpec or str
+        ``word:N`` (n-grams of words, a word being a run of Unicode word
+        characters ``\\w+``), ``char:N`` (n-grams of characters, i.e. code
+        points) or ``code:N`` (n-grams of program tokens, see
+        :mod:`allpairs.codetokens`).
+    normalize : bool, default True
+        For word and char: NFKC, casefold, whitespace runs collapsed to one
+        space and stripped before tokenizing (see :func:`normalize_text`).
+        Ignored for code.
+    languages : sequence of {"go", "c", "python", None}, length n_docs, optional
+        For code: the tokenizer of each text (:func:`language_for_path` gives
+        it from a file name); None or absent means the C-family tokenizer.
+    progress : callable(int), optional
+        Called now and then with the number of texts done since the last
+        call; the calls add up to n_docs.
+    workers : int, optional
+        Processes to shingle with.  By default a pool of one process per
+        available CPU is used on Linux when the texts hold at least
+        ``PARALLEL_MIN_CHARS`` characters, else the work is done in this
+        process.  The result does not depend on it: each text's keys are a
+        function of that text alone.
+
+    Returns
+    -------
+    indptr : ndarray of int64, shape (n_docs + 1,)
+    keys : ndarray of uint64, shape (indptr[-1],)
+        The shingle keys of text i are ``keys[indptr[i]:indptr[i + 1]]``, in
+        text order, duplicates kept.  A text with fewer than n tokens has no
+        shingle.  Keys are defined in the module docstring.
+
+    Raises
+    ------
+    UsageError
+        For an unknown spec or language, ``languages`` of the wrong length, or
+        ``workers`` < 1.
+    """
+    if not isinstance(spec, ShingleSpec):
+        spec = ShingleSpec.parse(spec)
+    texts = texts if isinstance(texts, Sequence) else list(texts)
+    langs = _check_languages(languages, len(texts)) if spec.kind == "code" else None
+    pool_size = _pool_size(workers, texts)
+    if pool_size > 1:
+        counts, keys = _shingle_in_pool(texts, langs, spec, normalize, progress, pool_size)
+    else:
+        counts, keys = _shingle_serial(texts, langs, spec, normalize, progress)
+    return _indptr(counts), keys
+
+
+#: Below this many characters of text, shingle_texts does not start worker
+#: processes by default (starting them costs about a tenth of a second).
+PARALLEL_MIN_CHARS = 1 << 23
+
+
+def _pool_size(workers: int | None, texts: Sequence[str]) -> int:
+    if workers is not None:
+        if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+            raise UsageError(f"workers must be an integer >= 1, got {workers!r}; use 1 for no pool")
+        return min(int(workers), max(len(texts), 1))
+    # By default only where fork is the safe, cheap way to start workers, and
+    # never from inside a worker of some other pool.
+    if not sys.platform.startswith("linux") or multiprocessing.current_process().daemon:
+        return 1
+    cpus = len(os.sched_getaffinity(0))
+    if cpus < 2 or sum(map(len, texts)) < PARALLEL_MIN_CHARS:
+        return 1
+    return min(cpus, 8)
+
+
+def _chunks(texts: Sequence[str], size: int) -> list[range]:
+    """Consecutive ranges of texts of about ``size`` characters each."""
+    chunks, start, chars = [], 0, 0
+    for i, text in enumerate(texts):
+        chars += len(text)
+        if chars >= size:
+            chunks.append(range(start, i + 1))
+            start, chars = i + 1, 0
+    if start < len(texts):
+        chunks.append(range(start, len(texts)))
+    return chunks
+
+
+def _shingle_in_pool(texts, langs, spec, normalize, progress, pool_size):
+    """shingle_texts over chunks of texts in worker processes, results in input order."""
+    total = sum(map(len, texts))
+    # About four chunks per worker balance skewed file sizes without much overhead.
+    chunks = _chunks(texts, max(total // (4 * pool_size), 1))
+    method = "fork" if sys.platform.startswith("linux") else None
+    context = multiprocessing.get_context(method)
+    jobs = [
+        ([texts[i] for i in chunk], None if langs is None else [langs[i] for i in chunk])
+        for chunk in chunks
+    ]
+    counts_parts, keys_parts = [], []
+    with concurrent.futures.ProcessPoolExecutor(pool_size, mp_context=context) as pool:
+        results = pool.map(
+            _shingle_serial,
+            (job[0] for job in jobs),
+            (job[1] for job in jobs),
+            itertools.repeat(spec),
+            itertools.repeat(normalize),
+        )
+        for chunk, (counts, keys) in zip(chunks, results):
+            counts_parts.append(counts)
+            keys_parts.append(keys)
+            if progress is not None:
+                progress(len(chunk))
+    return np.concatenate(counts_parts), np.concatenate(keys_parts)
+
+
+def _shingle_serial(texts, langs, spec, normalize, progress=None):
+    """Shingle counts (int64, one per text) and keys of ``texts``, in this process."""
+    counts_parts: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+    keys_parts: list[np.ndarray] = [np.zeros(0, dtype=np.uint64)]
+    words = _WordTokens()
+    code_vocabs: dict[str | None, _CodeTokens] = {}
+
+    # uint64 arithmetic wraps by design; errstate only matters when
+    # NUMBA_DISABLE_JIT=1 runs the kernels on numpy scalars, which warn.
+    with np.errstate(over="ignore"):
+        for batch in _batches(texts):
+            counts, keys = _shingle_batch(
+                [texts[i] for i in batch], None if langs is None else [langs[i] for i in batch],
+                spec, normalize, words, code_vocabs,
+            )
+            counts_parts.append(counts)
+            keys_parts.append(keys)
+            if progress is not None:
+                progress(len(batch))
+    return np.concatenate(counts_parts), np.concatenate(keys_parts)
+
+
+class _WordTokens:
+    """The word vocabulary of one call with the key of each word."""
+
+    def __init__(self) -> None:
+        self.vocab = _Vocabulary()
+        self.keys = np.zeros(0, dtype=np.uint64)
+
+    def shingles(self, docs: list[str], n: int, seed: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+        parts = [self.vocab.ids(_WORD.findall(doc)) for doc in docs]
+        new = self.vocab.new_strings()
+        if new:
+            self.keys = np.concatenate([self.keys, _keys_of(new)])
+        ids = np.concatenate(parts)
+        return _k.ngram_keys(_indptr([len(p) for p in parts]), self.keys[ids], np.int64(n), seed)
+
+
+def _shingle_batch(docs, langs, spec, normalize, words, code_vocabs):
+    """Shingle counts and keys of one batch of documents."""
+    seed, n = _seed(spec), spec.n
+    if spec.kind != "code" and normalize:
+        docs = [normalize_text(doc) for doc in docs]
+    if spec.kind == "char":
+        # Code points of the whole batch in one call, no Python work per character.
+        points = np.frombuffer("".join(docs).encode("utf-32-le", "surrogatepass"), dtype="<u4")
+        return _k.ngram_keys(
+            _indptr([len(doc) for doc in docs]), _k.char_keys(points), np.int64(n), seed
+        )
+    if spec.kind == "word":
+        return words.shingles(docs, n, seed)
+    return _code_batch(docs, langs, code_vocabs, n, seed)
+
+
+def _code_batch(docs, langs, vocabs, n, seed) -> tuple[np.ndarray, np.ndarray]:
+    """code:N shingles of one batch, each document with its own language's tokenizer."""
+    groups: dict[str | None, list[int]] = {}
+    for i, lang in enumerate(langs):
+        groups.setdefault("c" if lang is None else lang, []).append(i)
+    results = {}
+    for lang, members in groups.items():
+        if lang not in vocabs:
+            vocabs[lang] = _CodeTokens(lang)
+        results[lang] = vocabs[lang].shingles([docs[i] for i in members], n, seed)
+    if len(groups) == 1:
+        return results[next(iter(groups))]
+    # Several languages in the batch: put the documents back in input order.
+    counts = np.zeros(len(docs), dtype=np.int64)
+    rows: list[np.ndarray | None] = [None] * len(docs)
+    for lang, members in groups.items():
+        lang_counts, lang_keys = results[lang]
+        offsets = _indptr(lang_counts)
+        for j, i in enumerate(members):
+            counts[i] = lang_counts[j]
+            rows[i] = lang_keys[offsets[j] : offsets[j + 1]]
+    return counts, np.concatenate(rows)
+
+
+def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Keys of pre-tokenised sets (the ``--sets`` input, e.g. Kosarak).
+
+    The key of a token is ``token_key(str(token))``, so the integer 5 and the
+    string "5" have the same key.
+
+    Returns
+    -------
+    indptr : ndarray of int64, shape (n_sets + 1,)
+    keys : ndarray of uint64
+        Keys of set i at ``keys[indptr[i]:indptr[i + 1]]``, in input order,
+        duplicates kept.
+    """
+    vocab = _Vocabulary()
+    counts = []
+    parts = []
+    for tokens in sets:
+        ids = vocab.ids(map(str, tokens))
+        counts.append(len(ids))
+        parts.append(ids)
+    keys = _keys_of(vocab.new_strings())
+    ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+    return _indptr(counts), keys[ids]
