@@ -1,0 +1,296 @@
+"""Stage (2), documents to shingle keys: compared with a pure-Python oracle,
+pinned by golden values, and calibrated on the Go tree (REFERENCE.md §1)."""
+from __future__ import annotations
+
+import hashlib
+import re
+import tarfile
+import unicodedata
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from allpairs import shingles
+from allpairs.codetokens import tokenize
+from allpairs.errors import UsageError
+from allpairs.shingles import (
+    ShingleSpec,
+    hash_sets,
+    normalize_text,
+    shingle_texts,
+    token_key,
+    token_keys,
+)
+from conftest import shared_datasets_dir
+
+MASK = 0xFFFFFFFFFFFFFFFF
+GOLDEN = 0x9E3779B97F4A7C15
+
+
+# --- The oracle: the documented definition, in Python ints ------------------------
+
+def mix(z: int) -> int:
+    """splitmix64 finaliser."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+def naive_keys(text: str, spec: ShingleSpec, normalize: bool = True, language=None) -> list[int]:
+    if spec.kind == "code":
+        keys = [token_key(t) for t in tokenize(text, language)]
+    else:
+        if normalize:
+            text = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+        if spec.kind == "word":
+            keys = [token_key(w) for w in re.findall(r"\w+", text)]
+        else:
+            keys = [mix((ord(c) + GOLDEN) & MASK) for c in text]
+    out = []
+    for i in range(len(keys) - spec.n + 1):
+        h = token_key(str(spec))
+        for k in keys[i : i + spec.n]:
+            h = mix((h * GOLDEN + k) & MASK)
+        out.append(h)
+    return out
+
+
+def rows(indptr: np.ndarray, keys: np.ndarray) -> list[list[int]]:
+    assert indptr.dtype == np.int64 and keys.dtype == np.uint64
+    assert indptr[0] == 0 and indptr[-1] == len(keys) and np.all(np.diff(indptr) >= 0)
+    return [keys[indptr[i] : indptr[i + 1]].tolist() for i in range(len(indptr) - 1)]
+
+
+# --- Property: the fast path is the oracle ----------------------------------------
+
+CODE_ALPHABET = list("abxyz_019 .,;:=+-*/<>!&|^%(){}[]\"'`#\\@$\t\n\r") + ["é", "ﬁ", "٣"]
+TEXT_ALPHABET = st.characters(blacklist_categories=("Cs",))
+specs = st.builds(ShingleSpec, st.sampled_from(["word", "char", "code"]), st.integers(1, 5))
+texts = st.one_of(
+    st.text(TEXT_ALPHABET, max_size=40),
+    st.text(st.sampled_from(CODE_ALPHABET), max_size=60),
+    st.lists(st.sampled_from(["Hello", "WORLD", "ﬁne", "Straße", "  ", "\u00a0", "\n", "x", "ｘ", "1"]),
+             max_size=12).map(" ".join),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(texts, max_size=6),
+    specs,
+    st.booleans(),
+    st.lists(st.sampled_from(["go", "c", "python", None]), min_size=6, max_size=6),
+)
+def test_shingle_texts_agrees_with_the_python_oracle(docs, spec, normalize, langs):
+    langs = langs[: len(docs)]
+    indptr, keys = shingle_texts(docs, spec, normalize=normalize, languages=langs)
+    assert rows(indptr, keys) == [naive_keys(d, spec, normalize, lang) for d, lang in zip(docs, langs)]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.integers(-5, 50), st.text(max_size=4)), max_size=8), max_size=8))
+def test_hash_sets_agrees_with_token_key_of_str(sets):
+    indptr, keys = hash_sets(sets)
+    assert rows(indptr, keys) == [[token_key(str(t)) for t in s] for s in sets]
+
+
+# --- Golden values: keys must never change ------------------------------------------
+
+def test_token_key_is_blake2b_64_little_endian():
+    assert token_key("") == 13020603013274838756
+    assert token_key("a") == 3405396810240292928
+    assert token_key("func") == 14612254674737559156
+    assert token_key(";") == 11281650376556704155
+    assert token_key("héllo") == 14677004421776497939
+    digest = hashlib.blake2b("héllo".encode(), digest_size=8).digest()
+    assert token_key("héllo") == int.from_bytes(digest, "little")
+
+
+def test_golden_shingle_keys():
+    assert shingle_texts(["The quick brown fox"], "word:2")[1].tolist() == [
+        10000561650608479931, 7245780562151200043, 8635576968859487627]
+    assert shingle_texts(["abcd"], "char:3")[1].tolist() == [4380063825621284834, 4205593733306544194]
+    # x := 1 ; (the last one an automatic semicolon)
+    assert shingle_texts(["x := 1\n"], "code:2", languages=["go"])[1].tolist() == [
+        9811100611419713312, 12233684480716488189, 3622437672685251022]
+    assert hash_sets([[1, 2], ["2"]])[1].tolist() == [
+        8518482412311870710, 7813587015057732635, 7813587015057732635]
+
+
+def test_same_token_differs_by_kind_and_by_n():
+    keys = [shingle_texts(["a"], spec)[1].tolist() for spec in ("word:1", "char:1", "code:1")]
+    assert keys == [[18104935928545425142], [4208529045779120907], [610522861576455364]]
+    assert shingle_texts(["a a"], "word:1")[1][0] != shingle_texts(["a a"], "word:2")[1][0]
+
+
+# --- Shapes, edge cases --------------------------------------------------------------
+
+def test_texts_shorter_than_n_have_no_shingle():
+    indptr, keys = shingle_texts(["a b", "", "a b c", "x"], "word:3")
+    assert indptr.tolist() == [0, 0, 0, 1, 1] and len(keys) == 1
+    # Go "x" is two tokens: x and the semicolon at the end of the file.
+    assert shingle_texts(["x", "// only a comment\n"], "code:2", languages=["go", "go"])[0].tolist() == [0, 1, 1]
+    assert shingle_texts(["ab"], "char:3")[0].tolist() == [0, 0]
+
+
+def test_empty_corpus_gives_empty_csr():
+    for spec in ("word:3", "char:3", "code:5"):
+        indptr, keys = shingle_texts([], spec)
+        assert indptr.tolist() == [0] and indptr.dtype == np.int64
+        assert keys.shape == (0,) and keys.dtype == np.uint64
+    indptr, keys = hash_sets([])
+    assert indptr.tolist() == [0] and keys.dtype == np.uint64
+
+
+def test_duplicates_are_kept_in_text_order():
+    _, keys = shingle_texts(["to be or not to be"], "word:2")
+    assert keys[0] == keys[4] and len(keys) == 5
+
+
+def test_normalisation_nfkc_casefold_whitespace():
+    assert normalize_text("  Straße\u00a0\tＡＢ\n\nﬁx ") == "strasse ab fix"
+    a = shingle_texts(["Hello   WORLD"], "char:3")[1]
+    b = shingle_texts(["hello world"], "char:3")[1]
+    assert a.tolist() == b.tolist()
+    assert shingle_texts(["Hello   WORLD"], "char:3", normalize=False)[1].tolist() != b.tolist()
+    assert shingle_texts(["Hello"], "word:1", normalize=False)[1].tolist() != shingle_texts(["hello"], "word:1")[1].tolist()
+
+
+def test_code_is_never_normalised():
+    a = shingle_texts(["X := Y\n"], "code:1", languages=["go"])[1]
+    b = shingle_texts(["x := y\n"], "code:1", languages=["go"])[1]
+    assert a[0] != b[0]
+
+
+def test_lone_surrogate_is_a_character_not_an_error():
+    _, keys = shingle_texts(["a\ud800b"], "char:1", normalize=False)
+    assert keys.tolist() == naive_keys("a\ud800b", ShingleSpec("char", 1), normalize=False)
+    char_key = mix(0xD800 + GOLDEN)
+    assert keys[1] == mix((token_key("char:1") * GOLDEN + char_key) & MASK)
+
+
+def test_mixed_languages_keep_document_order():
+    docs = ["x := 1\n", "def f(): pass", "int x = 1;", "y++\n", "z = 2  # c"]
+    langs = ["go", "python", None, "go", "python"]
+    together = rows(*shingle_texts(docs, "code:2", languages=langs))
+    alone = [rows(*shingle_texts([d], "code:2", languages=[lang]))[0] for d, lang in zip(docs, langs)]
+    assert together == alone
+
+
+def test_batches_do_not_change_the_result(monkeypatch):
+    docs = [f"doc {i} " + "word " * (i % 7) + "x := y\n" * (i % 3) for i in range(40)]
+    langs = ["go", "c", "python", None] * 10
+    expected = {spec: shingle_texts(docs, spec, languages=langs) for spec in ("word:2", "char:4", "code:3")}
+    monkeypatch.setattr(shingles, "_BATCH_DOCS", 3)
+    monkeypatch.setattr(shingles, "_BATCH_CHARS", 20)
+    for spec, (indptr, keys) in expected.items():
+        got_indptr, got_keys = shingle_texts(docs, spec, languages=langs)
+        assert np.array_equal(got_indptr, indptr) and np.array_equal(got_keys, keys)
+
+
+def test_progress_adds_up_to_the_number_of_texts(monkeypatch):
+    monkeypatch.setattr(shingles, "_BATCH_DOCS", 4)
+    calls = []
+    shingle_texts(["a b c"] * 10, "word:2", progress=calls.append)
+    assert sum(calls) == 10 and len(calls) == 3
+
+
+def test_worker_pool_gives_byte_identical_result(monkeypatch):
+    docs = [f"func f{i}() {{\n\treturn {i} + x\n}}\n" * (1 + i % 5) for i in range(30)]
+    langs = ["go"] * 30
+    serial = shingle_texts(docs, "code:3", languages=langs, workers=1)
+    calls = []
+    pooled = shingle_texts(docs, "code:3", languages=langs, workers=2, progress=calls.append)
+    assert sum(calls) == 30
+    assert serial[0].tobytes() == pooled[0].tobytes() and serial[1].tobytes() == pooled[1].tobytes()
+    # The default: a pool once the corpus is large enough (here: any size).
+    monkeypatch.setattr(shingles, "PARALLEL_MIN_CHARS", 1)
+    default = shingle_texts(docs, "code:3", languages=langs)
+    assert serial[1].tobytes() == default[1].tobytes()
+
+
+def test_token_keys_hash_each_distinct_token_once_and_keep_order():
+    tokens = ["b", "a", "b", "", "a"]
+    assert token_keys(tokens).tolist() == [token_key(t) for t in tokens]
+    assert token_keys(iter(tokens)).dtype == np.uint64
+    assert token_keys([]).shape == (0,)
+
+
+def test_hash_sets_treats_int_and_str_alike_and_keeps_empty_sets():
+    indptr, keys = hash_sets([[5, 7], [], ["5"], iter([7])])
+    assert indptr.tolist() == [0, 2, 2, 3, 4]
+    assert keys[0] == keys[2] == token_key("5") and keys[1] == keys[3]
+
+
+# --- Bad options ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, message", [
+    ("word:0", "at least 1, got 0"),
+    ("char:-3", "at least 1, got -3"),
+    ("bogus:3", "unknown shingle kind 'bogus'.*word:N, char:N or code:N"),
+    ("word", "needs an integer size.*word:3"),
+    ("code:five", "needs an integer size.*code:3"),
+    ("word:2.5", "needs an integer size"),
+])
+def test_bad_spec_is_a_usage_error_with_value_and_fix(text, message):
+    with pytest.raises(UsageError, match=message):
+        ShingleSpec.parse(text)
+
+
+def test_spec_round_trips_and_validates_direct_construction():
+    for text in ("word:3", "char:1", "code:5"):
+        assert str(ShingleSpec.parse(text)) == text
+    assert ShingleSpec.parse(" Code:5 ") == ShingleSpec("code", 5)
+    with pytest.raises(UsageError, match="unknown shingle kind"):
+        ShingleSpec("line", 2)
+    with pytest.raises(UsageError, match="integer"):
+        ShingleSpec("word", True)
+
+
+def test_bad_languages_and_workers_are_usage_errors():
+    with pytest.raises(UsageError, match="2 entries for 3 texts"):
+        shingle_texts(["a", "b", "c"], "code:1", languages=["go", "go"])
+    with pytest.raises(UsageError, match="'fortran'"):
+        shingle_texts(["a"], "code:1", languages=["fortran"])
+    with pytest.raises(UsageError, match="workers must be an integer >= 1, got 0"):
+        shingle_texts(["a"], "word:1", workers=0)
+
+
+# --- Calibration on the Go tree (REFERENCE.md §1) ------------------------------------
+
+GO_ARCHIVE = "go1.27.3-src-nontest.tar.xz"
+CALIBRATION_FILES = ["bytes/reader.go", "strings/reader.go", "cmd/gofmt/internal.go", "go/format/internal.go"]
+
+
+@pytest.fixture(scope="module")
+def go_calibration_texts(tmp_path_factory) -> dict[str, str]:
+    """The four calibration files, read out of the shared archive (only those)."""
+    folder = shared_datasets_dir()
+    archive = folder / GO_ARCHIVE if folder else None
+    if archive is None or not archive.is_file():
+        reason = f"{GO_ARCHIVE} not found (looked in {folder or '../shared/datasets'}; set ALLPAIRS_DATASETS)"
+        print(reason)
+        pytest.skip(reason)
+    out = tmp_path_factory.mktemp("go-src")
+    wanted = set(CALIBRATION_FILES)
+    with tarfile.open(archive, "r:xz") as tar:
+        for member in tar:
+            name = member.name.removeprefix("./")
+            if name in wanted and member.isfile():
+                (out / name).parent.mkdir(parents=True, exist_ok=True)
+                (out / name).write_bytes(tar.extractfile(member).read())
+                wanted.discard(name)
+                if not wanted:
+                    break
+    assert not wanted, f"missing from {archive}: {sorted(wanted)}"
+    return {name: (out / name).read_text(encoding="utf-8") for name in CALIBRATION_FILES}
+
+
+def test_go_tree_calibration_distinct_code5_shingles(go_calibration_texts):
+    docs = [go_calibration_texts[name] for name in CALIBRATION_FILES]
+    indptr, keys = shingle_texts(docs, "code:5", languages=["go"] * 4)
+    bytes_r, strings_r, gofmt, go_format = (set(row) for row in rows(indptr, keys))
+    assert (len(bytes_r), len(strings_r), len(bytes_r & strings_r)) == (580, 559, 464)
+    assert (len(gofmt & go_format), len(gofmt | go_format)) == (580, 584)
