@@ -9,8 +9,11 @@ from ._numba import kernel
 
 
 @kernel
-def adjacency(m, left, right, overlap):
-    """Both directions of every pair of distinct sets as CSR over ``m`` sets (counting sort)."""
+def adjacency(m, left, right):
+    """Both directions of every pair of distinct sets as CSR over ``m`` sets (counting sort).
+
+    Returns (ptr, neighbour, pair index), the pair index pointing into left/right.
+    """
     ptr = np.zeros(m + 1, np.int64)
     for k in range(left.shape[0]):
         ptr[left[k] + 1] += 1
@@ -19,17 +22,17 @@ def adjacency(m, left, right, overlap):
         ptr[s + 1] += ptr[s]
     fill = ptr[:-1].copy()
     nb = np.empty(ptr[m], np.int32)
-    ov = np.empty(ptr[m], np.int32)
+    idx = np.empty(ptr[m], np.int32)
     for k in range(left.shape[0]):
         a = left[k]
         b = right[k]
         nb[fill[a]] = b
-        ov[fill[a]] = overlap[k]
+        idx[fill[a]] = k
         fill[a] += 1
         nb[fill[b]] = a
-        ov[fill[b]] = overlap[k]
+        idx[fill[b]] = k
         fill[b] += 1
-    return ptr, nb, ov
+    return ptr, nb, idx
 
 
 @kernel
@@ -62,11 +65,12 @@ def _first_after(arr, lo, hi, d):
 
 
 @kernel
-def expand(lo, hi, capacity, doc_set, doc_size, group_indptr, group_docs, adj_ptr, adj_set, adj_ov):
-    """Document pairs (left, right, overlap) for left in [lo, hi), sorted by (left, right).
+def expand(lo, hi, capacity, doc_set, group_indptr, group_docs, adj_ptr, adj_set, adj_pair):
+    """Document pairs (left, right, set pair) for left in [lo, hi), sorted by (left, right).
 
-    A document pairs with the later members of its own group (overlap = its
-    size) and with the later members of every group adjacent to its set.
+    A document pairs with the later members of its own group (set pair -1:
+    identical sets) and with the later members of every group adjacent to its
+    set (the index of that pair of distinct sets).
     """
     out_l = np.empty(capacity, np.int32)
     out_r = np.empty(capacity, np.int32)
@@ -81,20 +85,20 @@ def expand(lo, hi, capacity, doc_set, doc_size, group_indptr, group_docs, adj_pt
         g0 = group_indptr[s]
         g1 = group_indptr[s + 1]
         for k in range(_first_after(group_docs, g0, g1, d), g1):
-            keys[n] = (np.int64(group_docs[k]) << 32) | np.int64(doc_size[d])
+            keys[n] = (np.int64(group_docs[k]) << 32) | np.int64(0xFFFFFFFF)
             n += 1
         for a in range(adj_ptr[s], adj_ptr[s + 1]):
             b = adj_set[a]
             h0 = group_indptr[b]
             h1 = group_indptr[b + 1]
             for k in range(_first_after(group_docs, h0, h1, d), h1):
-                keys[n] = (np.int64(group_docs[k]) << 32) | np.int64(adj_ov[a])
+                keys[n] = (np.int64(group_docs[k]) << 32) | np.int64(adj_pair[a])
                 n += 1
         keys[start:n] = np.sort(keys[start:n])
         for k in range(start, n):
             out_l[k] = d
             out_r[k] = keys[k] >> 32
-            out_o[k] = keys[k] & 0xFFFFFFFF
+            out_o[k] = np.int32(np.uint32(keys[k] & 0xFFFFFFFF))
     return out_l[:n], out_r[:n], out_o[:n]
 
 
@@ -122,13 +126,13 @@ def _put_int(buf, pos, v):
 
 @kernel
 def format_lines(template, lit_ptr, lit_bytes, field_ptr, field_bytes, n_docs, decimals,
-                 left, right, overlap, doc_size):
+                 left, right, overlap, doc_size, num, den):
     """Render each pair as one line of bytes by the template.
 
     Fields: field f of document d is ``field_bytes[field_ptr[f*n_docs + d]:field_ptr[f*n_docs + d + 1]]``.
-    The similarity is ``overlap / union`` truncated (not rounded) to ``decimals``
-    places, in integer arithmetic: it never shows more than the true value, and
-    shows 1 only for identical sets.
+    The similarity is ``num / den`` (overlap / union, or a scaled estimate)
+    truncated (not rounded) to ``decimals`` places in integer arithmetic: it
+    never shows more than the true value, and shows 1 only for identical sets.
     """
     n_pairs = left.shape[0]
     steps = template.shape[0] // 2
@@ -175,8 +179,8 @@ def format_lines(template, lit_ptr, lit_bytes, field_ptr, field_bytes, n_docs, d
                     buf[pos] = field_bytes[t]
                     pos += 1
             elif op == 3:
-                o = np.int64(overlap[k])
-                union = np.int64(doc_size[a]) + np.int64(doc_size[b]) - o
+                o = num[k]
+                union = den[k]
                 whole = o // union
                 frac = ((o - whole * union) * scale) // union
                 buf[pos] = 48 + whole

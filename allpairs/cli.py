@@ -7,6 +7,7 @@ status 1 (data) or 2 (usage); Ctrl-C exits 130 and leaves no partial file.
 """
 from __future__ import annotations
 
+import sys
 import time
 from enum import Enum
 from pathlib import Path
@@ -170,6 +171,24 @@ def join_command(
         _fail(e)
 
 
+def _interrupted(e: BaseException | None) -> bool:
+    """True if Ctrl-C is behind this exception (numba wraps an interrupt that lands in a
+    compiled call in SystemError)."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
+
+
 def main() -> None:
-    """Entry point of the console script: exit 0, 1 (data error), 2 (usage error) or 130 (Ctrl-C, from typer)."""
-    app(prog_name="allpairs")
+    """Entry point of the console script: exit 0, 1 (data error), 2 (usage error) or 130 (Ctrl-C)."""
+    try:
+        app(prog_name="allpairs")
+    except (SystemError, KeyboardInterrupt) as e:
+        if not _interrupted(e):
+            raise
+        err.print("allpairs: interrupted")
+        sys.exit(130)

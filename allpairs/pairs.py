@@ -49,13 +49,14 @@ class Pair(NamedTuple):
 
 @dataclass
 class PairChunk:
-    """A run of consecutive results as int32 arrays of equal length."""
+    """A run of consecutive results as arrays of equal length (int32; estimate float64 or None)."""
 
     left: np.ndarray
     right: np.ndarray
     overlap: np.ndarray
     left_size: np.ndarray
     right_size: np.ndarray
+    estimate: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.left)
@@ -69,22 +70,32 @@ class Pairs:
     sets : OrderedSets
         The distinct sets and the documents behind them.
     left, right, overlap : int32 arrays
-        Pairs of distinct sets (each pair once, either orientation) and their overlap.
+        Pairs of distinct sets (each pair once, either orientation) and their
+        exact overlap (-1 where unknown: pairs kept on a MinHash estimate).
+    estimate : float64 array, optional
+        The MinHash estimate of each pair of distinct sets, when the pairs were
+        kept on it rather than verified (``verify="estimate"``).
     """
 
-    def __init__(self, sets: OrderedSets, left: np.ndarray, right: np.ndarray, overlap: np.ndarray):
+    def __init__(self, sets: OrderedSets, left: np.ndarray, right: np.ndarray, overlap: np.ndarray,
+                 estimate: np.ndarray | None = None):
         self.sets = sets
         self.set_left = np.asarray(left, np.int32)
         self.set_right = np.asarray(right, np.int32)
         self.set_overlap = np.asarray(overlap, np.int32)
-        self._adj_ptr, self._adj_set, self._adj_ov = _k.adjacency(
-            sets.num_sets, self.set_left, self.set_right, self.set_overlap)
+        self.set_estimate = None if estimate is None else np.asarray(estimate, np.float64)
+        self._adj_ptr, self._adj_set, self._adj_pair = _k.adjacency(sets.num_sets, self.set_left, self.set_right)
         group = np.diff(sets.group_indptr)
         self._count = int((group * (group - 1) // 2).sum()
                           + (group[self.set_left].astype(np.int64) * group[self.set_right]).sum())
 
     def __len__(self) -> int:
         return self._count
+
+    @property
+    def estimated(self) -> bool:
+        """True when the pairs were kept on a MinHash estimate, not verified."""
+        return self.set_estimate is not None
 
     @property
     def num_set_pairs(self) -> int:
@@ -103,10 +114,18 @@ class Pairs:
             hi = min(max(hi, lo + 1), n)
             cap = int(cum[hi] - cum[lo])
             if cap:
-                left, right, ov = _k.expand(lo, hi, cap, s.doc_set, s.doc_size, s.group_indptr,
-                                            s.group_docs, self._adj_ptr, self._adj_set, self._adj_ov)
+                left, right, idx = _k.expand(lo, hi, cap, s.doc_set, s.group_indptr, s.group_docs,
+                                             self._adj_ptr, self._adj_set, self._adj_pair)
                 if len(left):
-                    yield PairChunk(left, right, ov, s.doc_size[left], s.doc_size[right])
+                    other = idx >= 0
+                    size = s.doc_size[left]
+                    overlap = size.copy()  # identical sets: overlap = size
+                    overlap[other] = self.set_overlap[idx[other]]
+                    est = None
+                    if self.set_estimate is not None:
+                        est = np.ones(len(left))
+                        est[other] = self.set_estimate[idx[other]]
+                    yield PairChunk(left, right, overlap, size, s.doc_size[right], est)
             lo = hi
 
     def __iter__(self) -> Iterator[Pair]:
@@ -116,6 +135,14 @@ class Pairs:
 
     def to_list(self) -> list[Pair]:
         return list(self)
+
+    def similarities(self) -> Iterator[np.ndarray]:
+        """Per chunk, the similarity printed for each pair: exact J, or the estimate when estimated."""
+        for c in self.chunks():
+            if c.estimate is not None:
+                yield c.estimate
+            else:
+                yield c.overlap / (c.left_size.astype(np.int64) + c.right_size - c.overlap)
 
 
 # --- writing -------------------------------------------------------------
@@ -150,7 +177,7 @@ class PairWriter:
     """
 
     def __init__(self, ids: Sequence[str], fmt: str = "tsv", texts: Sequence[str] | None = None,
-                 decimals: int = DECIMALS):
+                 decimals: int = DECIMALS, estimated: bool = False):
         if fmt not in FORMATS:
             raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
         self.n_docs = len(ids)
@@ -161,7 +188,28 @@ class PairWriter:
         has_text = texts is not None
         L, R, S = _k.OP_LEFT, _k.OP_RIGHT, _k.OP_SIMILARITY
         O, LS, RS = _k.OP_OVERLAP, _k.OP_LEFT_SIZE, _k.OP_RIGHT_SIZE
-        if fmt == "tsv":
+        self.estimated = estimated
+        if estimated:
+            # Kept on a MinHash estimate: say so in every line; no overlap is known.
+            if fmt == "tsv":
+                steps = [(L, 0), "\t", (R, 0), "\t~", (S, 0)]
+                self.header = ""
+            elif fmt == "csv":
+                steps = [(L, 0), ",", (R, 0), ",", (S, 0), ",", (LS, 0), ",", (RS, 0)]
+                self.header = "left,right,estimate,left_size,right_size\n"
+            else:
+                steps = ['{"left": ', (L, 0), ', "right": ', (R, 0), ', "estimate": ', (S, 0),
+                         ', "left_size": ', (LS, 0), ', "right_size": ', (RS, 0), "}"]
+                self.header = ""
+            if has_text:
+                sep = "\t" if fmt == "tsv" else ","
+                if fmt == "jsonl":
+                    steps[-1:] = [', "left_text": ', (L, 1), ', "right_text": ', (R, 1), "}"]
+                else:
+                    steps += [sep, (L, 1), sep, (R, 1)]
+                    if fmt == "csv":
+                        self.header = self.header[:-1] + ",left_text,right_text\n"
+        elif fmt == "tsv":
             steps = [(L, 0), "\t", (R, 0), "\t", (S, 0)]
             if has_text:
                 steps += ["\t", (L, 1), "\t", (R, 1)]
@@ -193,8 +241,16 @@ class PairWriter:
         self.lit_bytes = np.frombuffer(b"".join(literals), np.uint8)
 
     def render(self, chunk: PairChunk, doc_size: np.ndarray) -> bytes:
+        if self.estimated:
+            scale = 10 ** self.decimals
+            num = np.floor(chunk.estimate * scale).astype(np.int64)
+            den = np.full(len(chunk), scale, np.int64)
+        else:
+            num = chunk.overlap.astype(np.int64)
+            den = chunk.left_size.astype(np.int64) + chunk.right_size - num
         buf = _k.format_lines(self.template, self.lit_ptr, self.lit_bytes, self.field_ptr, self.field_bytes,
-                              self.n_docs, self.decimals, chunk.left, chunk.right, chunk.overlap, doc_size)
+                              self.n_docs, self.decimals, chunk.left, chunk.right, chunk.overlap, doc_size,
+                              num, den)
         return buf.tobytes()
 
     def write(self, pairs: Pairs, out: BinaryIO) -> int:

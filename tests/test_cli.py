@@ -172,16 +172,20 @@ def test_output_is_identical_across_runs_and_job_counts(tmp_path):
 
 
 def test_ctrl_c_exits_130_and_leaves_no_partial_file(tmp_path):
-    # A corpus large enough that the join is still running when SIGINT arrives.
+    # 8000 identical sets expand to 32 M pairs: the output is still being
+    # written when SIGINT arrives.
     f = tmp_path / "sets.dat"
-    f.write_text("\n".join(" ".join(str(k + i) for k in range(30)) for i in range(30000)) + "\n")
+    f.write_text("1 2 3\n" * 8000)
     out = tmp_path / "out.tsv"
-    proc = subprocess.Popen([sys.executable, "-m", "allpairs", "join", "--sets", "-t", "0.1", "-q", "-o", str(out), str(f)],
+    proc = subprocess.Popen([sys.executable, "-m", "allpairs", "join", "--sets", "-t", "0.5", "-q", "-o", str(out), str(f)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not any(p.name.startswith(".out.tsv") for p in tmp_path.iterdir()):
-        time.sleep(0.05)
+    part = []
+    while time.monotonic() < deadline and not part:
+        part = [p for p in tmp_path.iterdir() if p.name.startswith(".out.tsv") and p.stat().st_size > 0]
+        time.sleep(0.02)
+    assert part, "the output was never started"
     proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=60)
-    assert proc.returncode == 130
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr.decode()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sets.dat"]
