@@ -249,26 +249,36 @@ def token_class(token: str, language: str | None) -> int:
     One of :data:`PLAIN`, :data:`SEMI_AFTER` (Go only: a line end after it
     inserts ``;``), :data:`LINE_END` (Go only) and :data:`DROP`.
     """
+    return token_classes([token], language)[0]
+
+
+def token_classes(tokens: list[str], language: str | None) -> list[int]:
+    """:func:`token_class` of each of ``tokens`` (one call per batch of new tokens)."""
     language = _check_language(language)
-    if not token:
-        return DROP
     if language != "go":
-        # Block comments are matched outside the group for C and Python.
-        return PLAIN
+        # Comments are matched outside the group for C and Python: they are "".
+        return [PLAIN if token else DROP for token in tokens]
+    fixed = _GO_FIXED_CLASSES
+    return [fixed[t] if t in fixed else _go_open_class(t) for t in tokens]
+
+
+def _go_open_class(token: str) -> int:
+    """Class of a Go token that is no operator and no keyword."""
+    if not token:
+        return DROP  # a line comment
     first = token[0]
     if first == "\n":
         return LINE_END
-    if token.startswith("/*"):
+    if first == "/":  # "/" and "/=" are operators: this is a block comment
         return LINE_END if "\n" in token else DROP
-    if first == "_" or first.isalpha():
-        if token in _GO_KEYWORDS and token not in _GO_SEMI_KEYWORDS:
-            return PLAIN
-        return SEMI_AFTER
-    if "0" <= first <= "9" or first in "\"'`" or (first == "." and len(token) > 1 and token != "..."):
-        return SEMI_AFTER
-    if token in _GO_SEMI_OPERATORS:
-        return SEMI_AFTER
-    return PLAIN
+    return SEMI_AFTER  # identifier, number, string, rune
+
+
+#: Classes of the Go tokens with a fixed spelling: operators and keywords.
+_GO_FIXED_CLASSES = {
+    **{op: SEMI_AFTER if op in _GO_SEMI_OPERATORS else PLAIN for op in _GO_OPERATORS},
+    **{kw: SEMI_AFTER if kw in _GO_SEMI_KEYWORDS else PLAIN for kw in _GO_KEYWORDS},
+}
 
 
 def token_spelling(token: str, language: str | None) -> str:

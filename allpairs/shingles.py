@@ -129,10 +129,8 @@ def token_key(token: str) -> int:
 
 def _keys_of(tokens: Iterable[str]) -> np.ndarray:
     """:func:`token_key` of each token as uint64, without a Python int per token."""
-    blob = b"".join(
-        hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-        for t in tokens
-    )
+    blake2b = hashlib.blake2b
+    blob = b"".join([blake2b(t.encode("utf-8", "surrogatepass"), digest_size=8).digest() for t in tokens])
     return np.frombuffer(blob, dtype="<u8").astype(np.uint64)
 
 
@@ -223,14 +221,15 @@ class _CodeTokens:
         if not new:
             return
         lang = self.language
-        classes = np.fromiter((codetokens.token_class(t, lang) for t in new), np.int8, len(new))
+        classes = codetokens.token_classes(new, lang)
         # Comments and line ends are never hashed: their key is never read.
-        kept = classes < codetokens.LINE_END
+        line_end = codetokens.LINE_END
+        kept = [c < line_end for c in classes]
         keys = np.zeros(len(new), dtype=np.uint64)
-        keys[kept] = _keys_of(
-            codetokens.token_spelling(t, lang) for t, keep in zip(new, kept) if keep
+        keys[np.array(kept, dtype=bool)] = _keys_of(
+            [codetokens.token_spelling(t, lang) for t, keep in zip(new, kept) if keep]
         )
-        self.classes = np.concatenate([self.classes, classes])
+        self.classes = np.concatenate([self.classes, np.array(classes, dtype=np.int8)])
         self.keys = np.concatenate([self.keys, keys])
 
 
@@ -347,31 +346,49 @@ def _chunks(texts: Sequence[str], size: int) -> list[range]:
     return chunks
 
 
+#: Corpora being shingled in a pool, by call: forked workers inherit them, so
+#: that only index ranges, not the texts, travel to the workers.
+_FORKED_INPUTS: dict[int, tuple[Sequence[str], list | None]] = {}
+
+
+def _shingle_inherited(call: int, chunk: range, spec: ShingleSpec, normalize: bool):
+    """Worker side of the fork pool: shingle ``chunk`` of the inherited corpus ``call``."""
+    texts, langs = _FORKED_INPUTS[call]
+    return _shingle_serial(
+        [texts[i] for i in chunk], None if langs is None else [langs[i] for i in chunk],
+        spec, normalize,
+    )
+
+
 def _shingle_in_pool(texts, langs, spec, normalize, progress, pool_size):
     """shingle_texts over chunks of texts in worker processes, results in input order."""
     total = sum(map(len, texts))
     # About four chunks per worker balance skewed file sizes without much overhead.
     chunks = _chunks(texts, max(total // (4 * pool_size), 1))
-    method = "fork" if sys.platform.startswith("linux") else None
-    context = multiprocessing.get_context(method)
-    jobs = [
-        ([texts[i] for i in chunk], None if langs is None else [langs[i] for i in chunk])
-        for chunk in chunks
-    ]
+    fork = sys.platform.startswith("linux")
+    context = multiprocessing.get_context("fork" if fork else None)
+    call = id(texts)
     counts_parts, keys_parts = [], []
-    with concurrent.futures.ProcessPoolExecutor(pool_size, mp_context=context) as pool:
-        results = pool.map(
-            _shingle_serial,
-            (job[0] for job in jobs),
-            (job[1] for job in jobs),
-            itertools.repeat(spec),
-            itertools.repeat(normalize),
-        )
-        for chunk, (counts, keys) in zip(chunks, results):
-            counts_parts.append(counts)
-            keys_parts.append(keys)
-            if progress is not None:
-                progress(len(chunk))
+    try:
+        if fork:
+            _FORKED_INPUTS[call] = (texts, langs)
+            jobs = [(_shingle_inherited, call, chunk, spec, normalize) for chunk in chunks]
+        else:
+            jobs = [
+                (_shingle_serial, [texts[i] for i in chunk],
+                 None if langs is None else [langs[i] for i in chunk], spec, normalize)
+                for chunk in chunks
+            ]
+        with concurrent.futures.ProcessPoolExecutor(pool_size, mp_context=context) as pool:
+            futures = [pool.submit(*job) for job in jobs]
+            for chunk, future in zip(chunks, futures):
+                counts, keys = future.result()
+                counts_parts.append(counts)
+                keys_parts.append(keys)
+                if progress is not None:
+                    progress(len(chunk))
+    finally:
+        _FORKED_INPUTS.pop(call, None)
     return np.concatenate(counts_parts), np.concatenate(keys_parts)
 
 
