@@ -6,7 +6,7 @@ Two forms of each tokenizer live here:
   strings out.  For Go it is a character-by-character scanner written after
   the rules of Go's own ``go/scanner`` package; for the C family and Python
   it applies :func:`token_pattern` and drops comments.
-* :func:`token_pattern` and :func:`token_class` are the vectorised form that
+* :func:`token_pattern` and :func:`token_classes` are the vectorised form that
   :func:`allpairs.shingles.shingle_texts` uses: one compiled regular
   expression whose ``findall`` yields every token of a text in one C-level
   pass, and a class per *distinct* token that tells a compiled kernel what to
