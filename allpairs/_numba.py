@@ -1,11 +1,27 @@
-"""The one place where numba options are set for every compiled kernel.
+"""The one place where numba options and thread counts are set for every compiled kernel.
 
 ``NUMBA_DISABLE_JIT=1`` turns every kernel back into plain Python (slow, but
 coverage and debuggers see it).
 """
+import os
+
 import numba
+
+from .errors import UsageError
 
 #: Every kernel is compiled once and cached on disk (so the CLI does not
 #: recompile on each run) and releases the GIL (so that threads run kernels
 #: side by side).
 kernel = numba.njit(cache=True, nogil=True, boundscheck=False)
+
+
+def resolve_jobs(jobs: int | None) -> int:
+    """Threads for the kernels: ``None`` or 0 means every core this process may use."""
+    if jobs is None or jobs == 0:
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # not on Linux
+            return max(1, os.cpu_count() or 1)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
+        raise UsageError(f"jobs must be 0 (every core) or a positive whole number, got {jobs!r}")
+    return jobs

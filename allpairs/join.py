@@ -18,10 +18,13 @@ import numpy as np
 from .corpus import Corpus
 from .errors import EmptyCorpusError, UsageError
 from .exact import prefix_join
-from .exact.prefix import resolve_jobs
+from ._numba import resolve_jobs
+from .lsh import candidates as lsh_candidates
+from .lsh import check_banding, choose_params, estimate_pairs, probability, signatures
 from .measures import Threshold
 from .order import OrderedSets, order_sets
 from .pairs import Pairs
+from .verify import verify_candidates
 from .shingles import ShingleSpec, hash_sets, shingle_texts
 
 #: progress(stage, done, total): called now and then during long stages.
@@ -63,6 +66,42 @@ class Stats:
         }
 
 
+METHODS = ("exact", "lsh")
+VERIFY = ("exact", "estimate")
+
+#: Similarities at which the summary shows the S-curve's prediction.
+SHOWN_SIMILARITIES = (0.3, 0.5, 0.7, 0.8, 0.9)
+
+
+@dataclass
+class LSHInfo:
+    """How the LSH path was set up and what its banding did."""
+
+    num_perm: int
+    bands: int
+    rows: int
+    seed: int
+    bits: int | None
+    auto: bool
+    recall: float
+    max_bucket: int | None
+    oversized: list[tuple[int, int]] = field(default_factory=list)
+    skipped_pairs: int = 0
+    largest_bucket: int = 0
+    signature_bytes: int = 0
+
+    def predicted(self, s):
+        """P(s) = 1 - (1 - s^r)^b for this banding."""
+        return probability(s, self.bands, self.rows)
+
+    def describe(self) -> str:
+        how = f"chosen for P(t) >= {self.recall}" if self.auto else "given"
+        bits = f", {self.bits}-bit values" if self.bits else ""
+        curve = ", ".join(f"P({s:g}) = {float(self.predicted(s)):.3f}" for s in SHOWN_SIMILARITIES)
+        return (f"LSH {self.bands} bands × {self.rows} rows ({how}) of num_perm {self.num_perm}, seed {self.seed}"
+                f"{bits}; {curve}")
+
+
 @dataclass
 class JoinResult:
     """Pairs with J >= threshold, the documents' ids, and the statistics of the run."""
@@ -74,6 +113,7 @@ class JoinResult:
     method: str
     stats: Stats
     shown: list[str] | None = None
+    lsh: LSHInfo | None = None
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -169,10 +209,71 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     return sets, label
 
 
+def lsh_settings(threshold: Threshold, *, num_perm: int, bands: int | None, rows: int | None, recall: float,
+                 seed: int, bits: int | None, max_bucket: int | None) -> LSHInfo:
+    """Check the LSH options and pick (bands, rows) from the threshold when not both given."""
+    if isinstance(num_perm, bool) or not isinstance(num_perm, int) or num_perm < 1:
+        raise UsageError(f"num_perm must be a whole number of at least 1, got {num_perm!r}")
+    if (bands is None) != (rows is None):
+        given, missing = ("bands", "rows") if rows is None else ("rows", "bands")
+        raise UsageError(f"--{given} needs --{missing} too; give both, or neither to choose them from the threshold")
+    if seed < 0 or seed >= 2**64:
+        raise UsageError(f"seed {seed} is outside 0 .. 2**64 - 1")
+    if bits is not None and not 1 <= bits <= 32:
+        raise UsageError(f"bits {bits} is outside 1..32; 16 keeps 2 bytes a value (b-bit MinHash)")
+    if max_bucket is not None and max_bucket < 2:
+        raise UsageError(f"max bucket {max_bucket} is below 2 (a bucket of 2 sets is one pair); leave it out for no limit")
+    auto = bands is None
+    if auto:
+        bands, rows = choose_params(float(threshold.fraction), num_perm, recall=recall)
+    check_banding(bands, rows, num_perm)
+    return LSHInfo(num_perm=num_perm, bands=bands, rows=rows, seed=seed, bits=bits, auto=auto, recall=recall,
+                   max_bucket=max_bucket)
+
+
+def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jobs: int, stats: Stats) -> Pairs:
+    """Stages 4b and 5 of the LSH path: signatures, bands, then exact verification (or the estimate)."""
+    indptr, keys = sets.set_keys()
+    with _timed(stats, "signatures"):
+        sig = signatures(indptr, keys, info.num_perm, seed=info.seed, bits=info.bits, jobs=jobs)
+    info.signature_bytes = int(sig.nbytes)
+    with _timed(stats, "bands"):
+        cand = lsh_candidates(sig, info.bands, info.rows, max_bucket=info.max_bucket,
+                              empty=np.zeros(sets.num_sets, bool), jobs=jobs)
+    info.oversized = cand.oversized
+    info.skipped_pairs = int(cand.skipped_pairs)
+    info.largest_bucket = int(cand.largest_bucket.max()) if len(cand.largest_bucket) else 0
+    stats.candidates = len(cand)
+    with _timed(stats, "verify"):
+        if verify == "exact":
+            left, right, overlap = verify_candidates(sets.indptr, sets.tokens, cand.left, cand.right, t)
+            pairs = Pairs(sets, left, right, overlap)
+        else:
+            est = estimate_pairs(sig, cand.left, cand.right, bits=info.bits)
+            keep = est >= float(t.fraction)
+            pairs = Pairs(sets, cand.left[keep], cand.right[keep], np.full(int(keep.sum()), -1, np.int32),
+                          estimate=est[keep])
+    if info.oversized:
+        sizes = sorted((size for _, size in info.oversized), reverse=True)
+        stats.notes.append(
+            f"warning: {len(sizes):,} LSH buckets larger than --max-bucket {info.max_bucket:,} were not expanded "
+            f"(largest {sizes[0]:,} sets; {info.skipped_pairs:,} candidate pairs left out): boilerplate or "
+            "near-empty documents; drop them with --min-shingles or raise --max-bucket")
+    return pairs
+
+
 def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | str | Threshold, *,
-         shingle: ShingleSpec | str | None = None, normalize: bool = True, min_shingles: int = 1,
-         jobs: int | None = None, progress: Progress | None = None) -> JoinResult:
-    """Every pair of documents whose shingle sets have Jaccard similarity >= threshold, exactly.
+         method: str = "exact", shingle: ShingleSpec | str | None = None, normalize: bool = True,
+         min_shingles: int = 1, jobs: int | None = None, num_perm: int = 128, bands: int | None = None,
+         rows: int | None = None, recall: float = 0.99, seed: int = 1, bits: int | None = None,
+         max_bucket: int | None = None, verify: str = "exact", progress: Progress | None = None) -> JoinResult:
+    """Every pair of documents whose shingle sets have Jaccard similarity >= threshold.
+
+    With ``method="exact"`` (the default) the answer is exact: a prefix-filter
+    join. With ``method="lsh"`` candidates come from MinHash signatures and LSH
+    banding and are verified exactly, so every pair printed is a true pair, but
+    a pair of similarity s is found only with probability
+    ``P(s) = 1 - (1 - s^rows)^bands``.
 
     Parameters
     ----------
@@ -181,6 +282,7 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
         tokens (str or int) to join as they are. Ids are positions for lists.
     threshold : float, str or Fraction in (0, 1]
         Pairs with J >= threshold are returned; read exactly (0.7 is 7/10).
+    method : "exact" or "lsh"
     shingle : "word:N", "char:N", "code:N", optional
         How texts become sets; see :func:`default_shingle` for the default.
     normalize : bool
@@ -189,23 +291,46 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
         Documents with fewer distinct shingles are dropped (and counted).
     jobs : int, optional
         Threads; default all cores. The result does not depend on it.
+    num_perm, bands, rows, recall, seed, bits, max_bucket :
+        LSH only: K MinHash values per set; ``bands`` × ``rows`` (both, or
+        neither to take the recall-first choice of
+        :func:`allpairs.lsh.choose_params` for P(threshold) >= ``recall``); the
+        hash family's seed; keep ``bits`` low bits of each value (b-bit
+        MinHash); buckets of more than ``max_bucket`` sets are not expanded.
+    verify : "exact" or "estimate"
+        LSH only: verify candidates exactly (default), or keep those whose
+        MinHash estimate is >= threshold (the output then says "estimate").
     progress : callable(stage, done, total), optional
     """
     t = Threshold.parse(threshold)
     jobs = resolve_jobs(jobs)
+    if method not in METHODS:
+        raise UsageError(f"unknown method {method!r}; choose exact or lsh")
+    if verify not in VERIFY:
+        raise UsageError(f"unknown verification {verify!r}; choose exact or estimate")
     if min_shingles < 0:
         raise UsageError(f"min_shingles {min_shingles} is negative; give 0 or more")
+    info = None
+    if method == "lsh":
+        info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
+                            max_bucket=max_bucket)
+    elif verify != "exact":
+        raise UsageError("--verify estimate goes with --method lsh")
     corpus = as_corpus(data)
     stats = Stats()
     sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
                                  stats=stats, progress=progress)
-    with _timed(stats, "join"):
-        found = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=jobs,
-                            progress=(lambda d, n: progress("join", d, n)) if progress else None)
-        pairs = Pairs(sets, found.left, found.right, found.overlap)
-    stats.candidates = found.candidates
+    if info is None:
+        with _timed(stats, "join"):
+            found = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=jobs,
+                                progress=(lambda d, n: progress("join", d, n)) if progress else None)
+            pairs = Pairs(sets, found.left, found.right, found.overlap)
+        stats.candidates = found.candidates
+    else:
+        stats.notes.append(info.describe())
+        pairs = lsh_pairs(sets, t, info, verify=verify, jobs=jobs, stats=stats)
     stats.set_pairs = pairs.num_set_pairs
     stats.pairs = len(pairs)
     stats.peak_memory = peak_memory()
-    return JoinResult(pairs=pairs, ids=corpus.ids, threshold=t, shingle=label, method="exact",
-                      stats=stats, shown=corpus.shown)
+    return JoinResult(pairs=pairs, ids=corpus.ids, threshold=t, shingle=label, method=method,
+                      stats=stats, shown=corpus.shown, lsh=info)

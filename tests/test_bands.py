@@ -103,7 +103,7 @@ def test_no_rows_and_all_empty_rows_give_no_candidates():
     (0, 3, {}, "bands must be at least 1, got 0"),
     (4, -1, {}, "rows must be at least 1, got -1"),
     (4, 3, dict(max_bucket=1), "max_bucket must be at least 2"),
-    (4, 3, dict(jobs=0), "jobs must be at least 1, got 0"),
+    (4, 3, dict(jobs=-1), "jobs must be 0 (every core) or a positive whole number, got -1"),
 ])
 def test_bad_banding_raises_usage_errors_with_the_numbers(bands, rows, kwargs, message):
     with pytest.raises(UsageError) as info:

@@ -132,7 +132,7 @@ def test_no_sets_give_an_empty_matrix():
     (dict(num_perm=-3), ["num_perm", "-3"]),
     (dict(num_perm=4, bits=0), ["bits", "1 and 32", "0"]),
     (dict(num_perm=4, bits=33), ["bits", "33"]),
-    (dict(num_perm=4, jobs=0), ["jobs", "0"]),
+    (dict(num_perm=4, jobs=-2), ["jobs", "-2"]),
     (dict(num_perm=4, seed=-1), ["seed", "-1"]),
     (dict(num_perm=2.5), ["num_perm", "2.5"]),
 ])

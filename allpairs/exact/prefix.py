@@ -9,13 +9,13 @@ the number of threads.
 """
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
+from .._numba import resolve_jobs
 from ..measures import Threshold
 from ..verify import verify_candidates
 from ._kernel import build_index, first_of_size, probe, probe_cost
@@ -29,16 +29,6 @@ class SetPairs:
     right: np.ndarray
     overlap: np.ndarray
     candidates: int
-
-
-def resolve_jobs(jobs: int | None) -> int:
-    """Number of threads: ``None`` or 0 means every core this process may use."""
-    if not jobs:
-        try:
-            return max(1, len(os.sched_getaffinity(0)))
-        except AttributeError:  # not on Linux
-            return max(1, os.cpu_count() or 1)
-    return jobs
 
 
 def _cut(cost: np.ndarray, n_tasks: int) -> np.ndarray:

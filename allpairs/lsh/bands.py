@@ -22,7 +22,8 @@ import numpy as np
 
 from ..errors import UsageError
 from . import _kernel
-from .minhash import _check_positive, _resolve_jobs, empty_signatures
+from .._numba import resolve_jobs
+from .minhash import _check_positive, empty_signatures
 
 __all__ = ["Candidates", "candidates", "check_banding"]
 
@@ -126,7 +127,7 @@ def candidates(sig, bands: int, rows: int, *, max_bucket: int | None = None, emp
         if isinstance(max_bucket, bool) or not isinstance(max_bucket, Integral) or max_bucket < 2:
             raise UsageError(f"max_bucket must be at least 2 (a bucket of 2 rows is one pair), got {max_bucket!r}; "
                              "leave --max-bucket out for no limit")
-    jobs = _resolve_jobs(jobs)
+    jobs = resolve_jobs(jobs)
     if n > np.iinfo(np.int32).max:
         raise ValueError(f"{n} rows exceed int32 row ids")
     empty = empty_signatures(sig) if empty is None else np.asarray(empty, dtype=bool)

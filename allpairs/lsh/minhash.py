@@ -36,12 +36,12 @@ together and estimates give them J = 0.
 """
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral
 
 import numpy as np
 
+from .._numba import resolve_jobs
 from ..errors import UsageError
 from . import _kernel
 
@@ -54,17 +54,6 @@ __all__ = [
     "estimate",
     "estimate_pairs",
 ]
-
-
-def _resolve_jobs(jobs: int | None) -> int:
-    """``None``: every CPU this process may use; otherwise a positive thread count."""
-    if jobs is None:
-        try:
-            return max(1, len(os.sched_getaffinity(0)))
-        except AttributeError:  # not on Linux
-            return max(1, os.cpu_count() or 1)
-    _check_positive("jobs", jobs)
-    return int(jobs)
 
 
 def _check_positive(name: str, value, *, flag: str | None = None) -> None:
@@ -172,7 +161,7 @@ def signatures(indptr, keys, num_perm: int, *, seed: int = 1, bits: int | None =
     """
     _check_bits(bits)
     a, b = permutation_params(num_perm, seed)
-    jobs = _resolve_jobs(jobs)
+    jobs = resolve_jobs(jobs)
     indptr, keys = _check_csr(indptr, keys)
     dtype = signature_dtype(bits)
     mask = np.uint32(0xFFFFFFFF if bits is None else (1 << bits) - 1)
