@@ -13,10 +13,11 @@ from .errors import AllPairsError, EmptyCorpusError, InputError, UsageError
 from .join import JoinResult, join
 from .measures import Threshold
 from .pairs import Pair, PairWriter, Pairs
+from .report import Comparison, compare
 from .shingles import ShingleSpec
 
 __all__ = [
-    "AllPairsError", "Corpus", "EmptyCorpusError", "InputError", "JoinResult", "Pair", "PairWriter", "Pairs",
-    "ShingleSpec", "Threshold", "UsageError", "__version__", "join", "read_corpus", "read_directory",
+    "AllPairsError", "Comparison", "Corpus", "EmptyCorpusError", "InputError", "JoinResult", "Pair", "PairWriter", "Pairs",
+    "ShingleSpec", "Threshold", "UsageError", "__version__", "compare", "join", "read_corpus", "read_directory",
     "read_jsonl", "read_lines", "read_sets",
 ]

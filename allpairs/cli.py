@@ -7,6 +7,7 @@ status 1 (data) or 2 (usage); Ctrl-C exits 130 and leaves no partial file.
 """
 from __future__ import annotations
 
+import json
 import sys
 import time
 from enum import Enum
@@ -20,8 +21,9 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from . import __version__
 from .corpus import read_corpus
 from .errors import AllPairsError
-from .join import JoinResult, join as run_join
+from .join import JoinResult, Stats, join as run_join
 from .pairs import PairWriter, open_output
+from .report import compare as run_compare, render_table
 
 app = typer.Typer(
     add_completion=False,
@@ -37,6 +39,16 @@ class Format(str, Enum):
     tsv = "tsv"
     csv = "csv"
     jsonl = "jsonl"
+
+
+class Method(str, Enum):
+    exact = "exact"
+    lsh = "lsh"
+
+
+class Verify(str, Enum):
+    exact = "exact"
+    estimate = "estimate"
 
 
 def _version(value: bool) -> None:
@@ -97,11 +109,11 @@ def _summary(res: JoinResult, write_seconds: float | None) -> None:
               + f"; peak memory {_mib(s.peak_memory)}")
 
 
-def _warn_skipped(res: JoinResult, shown: int = 5) -> None:
-    skipped = res.stats.skipped
+def _warn_skipped(stats: Stats, shown: int = 5) -> None:
+    skipped = stats.skipped
     if not skipped:
         return
-    reasons = ", ".join(f"{why}: {n:,}" for why, n in res.stats.skipped_by_reason.most_common())
+    reasons = ", ".join(f"{why}: {n:,}" for why, n in stats.skipped_by_reason.most_common())
     examples = ", ".join(f"{i} ({why})" for i, why in skipped[:shown])
     more = f", and {len(skipped) - shown:,} more" if len(skipped) > shown else ""
     err.print(f"allpairs: warning: skipped {len(skipped):,} documents ({reasons}): {examples}{more}")
@@ -112,27 +124,59 @@ def _fail(e: AllPairsError) -> None:
     raise typer.Exit(e.exit_code)
 
 
+# Options shared by join and compare (one definition, so help and defaults agree).
+PATH = typer.Argument(..., help="A directory (every file a document), or a file with --lines/--sets/--jsonl ('-' for stdin).")
+THRESHOLD = typer.Option(..., "--threshold", "-t", help="Jaccard threshold in (0, 1]: pairs with J >= t. Read exactly (0.7 is 7/10).")
+LINES = typer.Option(False, "--lines", help="Each line of PATH is a record (id = line number; the line is printed too).")
+SETS = typer.Option(False, "--sets", help="Each line of PATH is a set of whitespace-separated tokens (id = line number).")
+JSONL = typer.Option(False, "--jsonl", help="PATH is JSON Lines with an id and a text field.")
+SHINGLE = typer.Option(None, "--shingle", "-s", help="word:N, char:N or code:N. Default: code:5 for a tree of source files, word:5 for other files and JSON Lines, char:3 for --lines.")
+NO_NORMALIZE = typer.Option(False, "--no-normalize", help="Keep text as is (default: NFKC, case folding, whitespace collapsed) for word and char shingles.")
+INCLUDE = typer.Option([], "--include", help="Only files matching this glob (repeatable), e.g. '*.go'.")
+EXCLUDE = typer.Option([], "--exclude", help="Leave out files matching this glob (repeatable), e.g. '*_test.go' or 'testdata/**'.")
+MIN_BYTES = typer.Option(0, "--min-bytes", help="Drop files smaller than this many bytes.")
+MIN_SHINGLES = typer.Option(1, "--min-shingles", help="Drop documents with fewer distinct shingles.")
+ENCODING = typer.Option("utf-8", "--encoding", help="Encoding of --lines/--sets/--jsonl input.")
+ID_FIELD = typer.Option("id", "--id-field", help="JSON Lines: the field holding the document id.")
+TEXT_FIELD = typer.Option("text", "--text-field", help="JSON Lines: the field holding the text.")
+JOBS = typer.Option(0, "--jobs", "-j", help="Threads (0 = all cores). The output is the same for any value.")
+QUIET = typer.Option(False, "--quiet", "-q", help="No progress bar, warnings or summary on stderr.")
+NUM_PERM = typer.Option(128, "--num-perm", "-k", help="LSH: MinHash values per document (K).")
+BANDS = typer.Option(None, "--bands", "-b", help="LSH: number of bands b (with --rows). Default: chosen from the threshold and --recall.")
+ROWS = typer.Option(None, "--rows", "-r", help="LSH: rows per band r (with --bands).")
+RECALL = typer.Option(0.99, "--recall", help="LSH: when choosing b and r, the probability of finding a pair exactly at the threshold.")
+SEED = typer.Option(1, "--seed", help="LSH: seed of the MinHash hash family; same seed, same signatures on any machine.")
+BITS = typer.Option(None, "--bits", help="LSH: keep only the w low bits of each MinHash value (b-bit MinHash, 1..32); estimates are corrected for chance collisions.")
+MAX_BUCKET = typer.Option(None, "--max-bucket", help="LSH: do not expand buckets of more distinct sets than this (reported on stderr). Default: no limit.")
+
+
+def _read(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field):
+    kinds = [k for k, on in (("lines", lines), ("sets", sets), ("jsonl", jsonl)) if on]
+    if len(kinds) > 1:
+        raise typer.BadParameter(f"choose one of --lines, --sets, --jsonl (got {', '.join('--' + k for k in kinds)})")
+    return read_corpus(path, kinds[0] if kinds else "directory", include=include, exclude=exclude,
+                       min_bytes=min_bytes, encoding=encoding, id_field=id_field, text_field=text_field)
+
+
+def _check_jobs(jobs: int) -> None:
+    if jobs < 0:
+        raise typer.BadParameter(f"--jobs {jobs} is negative; give 0 (all cores) or more")
+
+
 @app.command("join")
 def join_command(
-    path: str = typer.Argument(..., help="A directory (every file a document), or a file with --lines/--sets/--jsonl ('-' for stdin)."),
-    threshold: str = typer.Option(..., "--threshold", "-t", help="Jaccard threshold in (0, 1]: pairs with J >= t are printed. Read exactly (0.7 is 7/10)."),
-    lines: bool = typer.Option(False, "--lines", help="Each line of PATH is a record (id = line number; the line is printed too)."),
-    sets: bool = typer.Option(False, "--sets", help="Each line of PATH is a set of whitespace-separated tokens (id = line number)."),
-    jsonl: bool = typer.Option(False, "--jsonl", help="PATH is JSON Lines with an id and a text field."),
-    shingle: Optional[str] = typer.Option(None, "--shingle", "-s", help="word:N, char:N or code:N. Default: code:5 for a tree of source files, word:5 for other files and JSON Lines, char:3 for --lines."),
-    no_normalize: bool = typer.Option(False, "--no-normalize", help="Keep text as is (default: NFKC, case folding, whitespace collapsed) for word and char shingles."),
-    include: List[str] = typer.Option([], "--include", help="Only files matching this glob (repeatable), e.g. '*.go'."),
-    exclude: List[str] = typer.Option([], "--exclude", help="Leave out files matching this glob (repeatable), e.g. '*_test.go' or 'testdata/**'."),
-    min_bytes: int = typer.Option(0, "--min-bytes", help="Skip files smaller than this many bytes."),
-    min_shingles: int = typer.Option(1, "--min-shingles", help="Skip documents with fewer distinct shingles."),
-    encoding: str = typer.Option("utf-8", "--encoding", help="Encoding of --lines/--sets/--jsonl input."),
-    id_field: str = typer.Option("id", "--id-field", help="JSON Lines: the field holding the document id."),
-    text_field: str = typer.Option("text", "--text-field", help="JSON Lines: the field holding the text."),
+    path: str = PATH, threshold: str = THRESHOLD, lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
+    shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, include: List[str] = INCLUDE,
+    exclude: List[str] = EXCLUDE, min_bytes: int = MIN_BYTES, min_shingles: int = MIN_SHINGLES,
+    encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
+    method: Method = typer.Option(Method.exact, "--method", "-m", help="exact: prefix-filter join, every pair. lsh: MinHash + LSH candidates, verified; finds a pair of similarity s with probability P(s)."),
+    num_perm: int = NUM_PERM, bands: Optional[int] = BANDS, rows: Optional[int] = ROWS, recall: float = RECALL,
+    seed: int = SEED, bits: Optional[int] = BITS, max_bucket: Optional[int] = MAX_BUCKET,
+    verify: Verify = typer.Option(Verify.exact, "--verify", help="LSH: exact (default) checks every candidate; estimate keeps the MinHash estimate, marked '~' in TSV and named 'estimate' in CSV/JSON."),
     fmt: Format = typer.Option(Format.tsv, "--format", "-f", help="tsv: left, right, similarity. csv and jsonl add overlap and both set sizes."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write pairs to FILE (atomically) instead of stdout."),
     count: bool = typer.Option(False, "--count", help="Print only the number of pairs."),
-    jobs: int = typer.Option(0, "--jobs", "-j", help="Threads (0 = all cores). The output is the same for any value."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, warnings or summary on stderr."),
+    jobs: int = JOBS, quiet: bool = QUIET,
 ) -> None:
     """Print every pair of documents whose shingle sets have Jaccard similarity >= THRESHOLD.
 
@@ -140,33 +184,76 @@ def join_command(
     or line order); left comes before right. The similarity is truncated to 6
     decimals.
     """
-    kinds = [k for k, on in (("lines", lines), ("sets", sets), ("jsonl", jsonl)) if on]
-    if len(kinds) > 1:
-        raise typer.BadParameter(f"choose one of --lines, --sets, --jsonl (got {', '.join('--' + k for k in kinds)})")
-    if jobs < 0:
-        raise typer.BadParameter(f"--jobs {jobs} is negative; give 0 (all cores) or more")
+    _check_jobs(jobs)
     bar = _Bar(not quiet)
     try:
         try:
-            corpus = read_corpus(path, kinds[0] if kinds else "directory", include=include, exclude=exclude,
-                                 min_bytes=min_bytes, encoding=encoding, id_field=id_field, text_field=text_field)
-            res = run_join(corpus, threshold, shingle=shingle, normalize=not no_normalize,
-                           min_shingles=min_shingles, jobs=jobs or None, progress=bar)
+            corpus = _read(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
+            res = run_join(corpus, threshold, method=method.value, shingle=shingle, normalize=not no_normalize,
+                           min_shingles=min_shingles, jobs=jobs or None, num_perm=num_perm, bands=bands,
+                           rows=rows, recall=recall, seed=seed, bits=bits, max_bucket=max_bucket,
+                           verify=verify.value, progress=bar)
         finally:
             bar.close()
         if not quiet:
-            _warn_skipped(res)
+            _warn_skipped(res.stats)
         write_seconds = None
         if count:
             typer.echo(len(res.pairs))
         else:
             t0 = time.perf_counter()
-            writer = PairWriter(res.ids, fmt.value, texts=res.shown)
+            writer = PairWriter(res.ids, fmt.value, texts=res.shown, estimated=res.pairs.estimated)
             with open_output(output) as out:
                 writer.write(res.pairs, out)
             write_seconds = time.perf_counter() - t0
         if not quiet:
             _summary(res, write_seconds)
+    except AllPairsError as e:
+        _fail(e)
+
+
+@app.command("compare")
+def compare_command(
+    path: str = PATH, threshold: str = THRESHOLD, lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
+    shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, include: List[str] = INCLUDE,
+    exclude: List[str] = EXCLUDE, min_bytes: int = MIN_BYTES, min_shingles: int = MIN_SHINGLES,
+    encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
+    num_perm: int = NUM_PERM, bands: Optional[int] = BANDS, rows: Optional[int] = ROWS, recall: float = RECALL,
+    seed: int = SEED, bits: Optional[int] = BITS, max_bucket: Optional[int] = MAX_BUCKET,
+    json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON instead of a table."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Draw the S-curve with the observed recall per band to FILE (.png or .svg), and the LSH candidates as chords on a circle to FILE-chords.png/.svg."),
+    jobs: int = JOBS, quiet: bool = QUIET,
+) -> None:
+    """Run the exact join and the LSH join on the same shingle sets and compare recall and cost.
+
+    Prints all pairs, pairs with J >= THRESHOLD, LSH candidates and their share
+    of all pairs, pairs LSH found, recall overall and per similarity band beside
+    the S-curve's prediction, and the time and peak memory of each stage.
+    """
+    _check_jobs(jobs)
+    bar = _Bar(not quiet)
+    try:
+        try:
+            corpus = _read(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
+            c = run_compare(corpus, threshold, shingle=shingle, normalize=not no_normalize,
+                            min_shingles=min_shingles, jobs=jobs or None, num_perm=num_perm, bands=bands,
+                            rows=rows, recall=recall, seed=seed, bits=bits, max_bucket=max_bucket, progress=bar)
+        finally:
+            bar.close()
+        if not quiet:
+            _warn_skipped(c.stats)
+            for note in c.stats.notes:
+                err.print(f"allpairs: {note}")
+        if json_out:
+            typer.echo(json.dumps(c.as_dict(), indent=2))
+        else:
+            typer.echo(render_table(c), nl=False)
+        if plot is not None:
+            from .plot import plot_comparison
+
+            for written in plot_comparison(c, plot):
+                if not quiet:
+                    err.print(f"allpairs: wrote {written}")
     except AllPairsError as e:
         _fail(e)
 

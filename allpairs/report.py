@@ -1,0 +1,256 @@
+"""Stage 7: exact and LSH side by side on the same shingle sets — recall and cost.
+
+Both paths start from one :class:`~allpairs.order.OrderedSets` and end in the
+same :class:`~allpairs.pairs.Pairs` type, so the comparison is set algebra:
+the LSH path's verified pairs are a subset of the exact pairs, recall is the
+share of exact pairs it found, and per similarity band the observed recall is
+set beside the S-curve's prediction, the mean of ``P(s) = 1 - (1 - s^r)^b``
+over the true similarities of the exact pairs in that band.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .corpus import Corpus
+from .exact import prefix_join
+from .join import (LSHInfo, Progress, Stats, _timed, as_corpus, lsh_pairs, lsh_settings, peak_memory,
+                   shingle_corpus)
+from ._numba import resolve_jobs
+from .measures import Threshold
+from .order import OrderedSets
+from .pairs import Pairs
+from .verify import verify_candidates
+
+
+@dataclass
+class Band:
+    """Pairs with true similarity in [lo, hi) (hi = 1 includes identical sets)."""
+
+    lo: float
+    hi: float
+    exact: int
+    found: int
+    predicted: float
+
+    @property
+    def recall(self) -> float:
+        return self.found / self.exact if self.exact else float("nan")
+
+
+@dataclass
+class Comparison:
+    """Exact join and LSH join of the same sets at the same threshold.
+
+    Counts are of document pairs (identical documents included) unless named
+    ``set_``: candidates are pairs of distinct sets, which is what each path
+    had to verify.
+    """
+
+    threshold: Threshold
+    shingle: str
+    lsh: LSHInfo
+    documents: int
+    all_pairs: int
+    exact_pairs: int
+    exact_candidates: int
+    lsh_candidates: int
+    lsh_pairs: int
+    bands: list[Band]
+    seconds: dict[str, dict[str, float]]
+    memory: dict[str, int]
+    stats: Stats
+    # For pictures: set-level LSH candidates with their true similarity, and
+    # the documents they stand for.
+    candidate_left_doc: np.ndarray = field(repr=False, default=None)
+    candidate_right_doc: np.ndarray = field(repr=False, default=None)
+    candidate_similarity: np.ndarray = field(repr=False, default=None)
+    candidate_verified: np.ndarray = field(repr=False, default=None)
+    ids: list[str] = field(repr=False, default_factory=list)
+
+    @property
+    def recall(self) -> float:
+        return self.lsh_pairs / self.exact_pairs if self.exact_pairs else float("nan")
+
+    @property
+    def predicted_recall(self) -> float:
+        """Expected recall from the S-curve over all exact pairs."""
+        filled = [b for b in self.bands if b.exact]
+        total = sum(b.exact for b in filled)
+        return sum(b.predicted * b.exact for b in filled) / total if total else float("nan")
+
+    def as_dict(self) -> dict:
+        """Plain data for ``--json``."""
+        def num(x):
+            return None if isinstance(x, float) and math.isnan(x) else x
+        return {
+            "threshold": str(self.threshold), "shingle": self.shingle,
+            "lsh": {"num_perm": self.lsh.num_perm, "bands": self.lsh.bands, "rows": self.lsh.rows,
+                    "seed": self.lsh.seed, "bits": self.lsh.bits, "auto": self.lsh.auto,
+                    "max_bucket": self.lsh.max_bucket, "oversized_buckets": len(self.lsh.oversized),
+                    "largest_bucket": self.lsh.largest_bucket, "signature_bytes": self.lsh.signature_bytes},
+            "documents": self.documents, "all_pairs": self.all_pairs,
+            "exact": {"pairs": self.exact_pairs, "candidates": self.exact_candidates},
+            "lsh_result": {"candidates": self.lsh_candidates,
+                           "candidate_share": num(self.lsh_candidates / self.all_pairs if self.all_pairs else float("nan")),
+                           "pairs": self.lsh_pairs, "recall": num(self.recall),
+                           "predicted_recall": num(self.predicted_recall)},
+            "bands": [{"lo": b.lo, "hi": b.hi, "exact": b.exact, "found": b.found, "recall": num(b.recall),
+                       "predicted": num(b.predicted)} for b in self.bands],
+            "seconds": {k: {s: round(v, 4) for s, v in d.items()} for k, d in self.seconds.items()},
+            "peak_memory_bytes": self.memory,
+        }
+
+
+def _band_edges(t: Fraction) -> list[Fraction]:
+    """t, then every tenth above it, then 1."""
+    edges = [t]
+    k = math.floor(t * 10) + 1
+    while Fraction(k, 10) < 1:
+        edges.append(Fraction(k, 10))
+        k += 1
+    edges.append(Fraction(1))
+    return edges
+
+
+def _set_pair_keys(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    a = np.minimum(left, right).astype(np.int64)
+    b = np.maximum(left, right).astype(np.int64)
+    return (a << 32) | b
+
+
+def recall_by_band(sets: OrderedSets, exact: Pairs, lsh: Pairs, t: Threshold, info: LSHInfo) -> list[Band]:
+    """Exact pairs and LSH-found pairs per similarity band, with the S-curve's prediction.
+
+    Pairs are weighted by the documents behind each distinct set; identical
+    documents (J = 1) fall in the last band and are always found.
+    """
+    group = np.diff(sets.group_indptr).astype(np.int64)
+    size = np.diff(sets.indptr)
+    ov = exact.set_overlap.astype(np.int64)
+    union = size[exact.set_left] + size[exact.set_right] - ov
+    weight = group[exact.set_left] * group[exact.set_right]
+    found = np.isin(_set_pair_keys(exact.set_left, exact.set_right), _set_pair_keys(lsh.set_left, lsh.set_right))
+    sim = ov / union
+    p = np.asarray(info.predicted(sim), dtype=np.float64)
+    identical = int((group * (group - 1) // 2).sum())
+    edges = _band_edges(t.fraction)
+    bands = []
+    for k in range(len(edges) - 1):
+        lo, hi = edges[k], edges[k + 1]
+        last = k == len(edges) - 2
+        # Exact integer tests of lo <= ov/union < hi (<= 1 in the last band).
+        inside = ov * lo.denominator >= lo.numerator * union
+        if not last:
+            inside &= ov * hi.denominator < hi.numerator * union
+        w = weight[inside]
+        n = int(w.sum()) + (identical if last else 0)
+        f = int(w[found[inside]].sum()) + (identical if last else 0)
+        pred_sum = float((p[inside] * w).sum()) + (identical if last else 0)
+        bands.append(Band(float(lo), float(hi), n, f, pred_sum / n if n else float("nan")))
+    return bands
+
+
+def compare(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | str | Threshold, *,
+            shingle=None, normalize: bool = True, min_shingles: int = 1, jobs: int | None = None,
+            num_perm: int = 128, bands: int | None = None, rows: int | None = None, recall: float = 0.99,
+            seed: int = 1, bits: int | None = None, max_bucket: int | None = None,
+            progress: Progress | None = None) -> Comparison:
+    """Run the exact join and the LSH join on the same shingle sets and compare them.
+
+    Parameters are those of :func:`allpairs.join`. Returns a :class:`Comparison`.
+    """
+    t = Threshold.parse(threshold)
+    jobs = resolve_jobs(jobs)
+    info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
+                        max_bucket=max_bucket)
+    corpus = as_corpus(data)
+    stats = Stats()
+    memory: dict[str, int] = {}
+    sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
+                                 stats=stats, progress=progress)
+    memory["shared"] = peak_memory()
+    shared = dict(stats.seconds)
+
+    exact_stats = Stats()
+    with _timed(exact_stats, "join"):
+        found = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=jobs,
+                            progress=(lambda d, n: progress("join", d, n)) if progress else None)
+        exact = Pairs(sets, found.left, found.right, found.overlap)
+    memory["exact"] = peak_memory()
+
+    lsh_stats = Stats()
+    approx, cand = lsh_pairs(sets, t, info, verify="exact", jobs=jobs, stats=lsh_stats)
+    memory["lsh"] = peak_memory()
+    stats.notes.extend(lsh_stats.notes)
+
+    # True similarity of every LSH candidate (threshold 0 accepts all: a full merge).
+    t0 = time.perf_counter()
+    cand_left, cand_right = cand.left, cand.right
+    _, _, cand_overlap = verify_candidates(sets.indptr, sets.tokens, cand_left, cand_right, Threshold(0, 1))
+    size = np.diff(sets.indptr)
+    cand_sim = cand_overlap / (size[cand_left] + size[cand_right] - cand_overlap)
+    first_doc = sets.group_docs[sets.group_indptr[:-1]]
+    extra = time.perf_counter() - t0
+
+    joined = int((sets.doc_set >= 0).sum())
+    comparison = Comparison(
+        threshold=t, shingle=label, lsh=info, documents=joined, all_pairs=joined * (joined - 1) // 2,
+        exact_pairs=len(exact), exact_candidates=found.candidates, lsh_candidates=lsh_stats.candidates,
+        lsh_pairs=len(approx), bands=recall_by_band(sets, exact, approx, t, info),
+        seconds={"shared": shared, "exact": dict(exact_stats.seconds), "lsh": dict(lsh_stats.seconds)},
+        memory=memory, stats=stats,
+        candidate_left_doc=first_doc[cand_left], candidate_right_doc=first_doc[cand_right],
+        candidate_similarity=cand_sim, candidate_verified=cand_sim >= float(t.fraction) - 1e-12,
+        ids=corpus.ids,
+    )
+    comparison.seconds["report"] = {"candidate similarity": extra}
+    return comparison
+
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.0f} MiB"
+
+
+def _ratio(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x:.4f}"
+
+
+def render_table(c: Comparison) -> str:
+    """The comparison as an aligned plain-text table (what ``allpairs compare`` prints)."""
+    lsh = c.lsh
+    share = c.lsh_candidates / c.all_pairs if c.all_pairs else float("nan")
+    exact_share = c.exact_candidates / c.all_pairs if c.all_pairs else float("nan")
+    label = f"LSH {lsh.bands} × {lsh.rows} (K = {lsh.num_perm}{f', {lsh.bits} bits' if lsh.bits else ''})"
+    rows = [
+        ("", "exact", label),
+        ("candidates (distinct sets)", f"{c.exact_candidates:,} ({exact_share:.4%})", f"{c.lsh_candidates:,} ({share:.4%})"),
+        (f"pairs with J >= {c.threshold}", f"{c.exact_pairs:,}", f"{c.lsh_pairs:,}"),
+        ("recall", "1 (exact)", f"{_ratio(c.recall)} (S-curve predicts {_ratio(c.predicted_recall)})"),
+        ("time (s)", ", ".join(f"{k} {v:.3f}" for k, v in c.seconds["exact"].items()),
+         ", ".join(f"{k} {v:.3f}" for k, v in c.seconds["lsh"].items())),
+        ("peak memory after", _mib(c.memory["exact"]), _mib(c.memory["lsh"])
+         + f" (signatures {_mib(lsh.signature_bytes)})"),
+    ]
+    w0 = max(len(r[0]) for r in rows)
+    w1 = max(len(r[1]) for r in rows)
+    out = [f"allpairs compare at t = {c.threshold}: {c.shingle} shingles, {c.documents:,} documents, "
+           f"{c.all_pairs:,} pairs in all; shared stages "
+           + ", ".join(f"{k} {v:.3f}s" for k, v in c.seconds["shared"].items())
+           + f" (peak memory {_mib(c.memory['shared'])})", ""]
+    out += [f"{a:<{w0}}  {b:<{w1}}  {d}".rstrip() for a, b, d in rows]
+    out += ["", "recall by true similarity (document pairs), observed vs predicted by P(s) = 1 - (1 - s^r)^b",
+            f"{'similarity':<12}  {'pairs':>10}  {'found':>10}  {'recall':>8}  {'predicted':>9}"]
+    for b in c.bands:
+        span = f"[{b.lo:.2f}, {b.hi:.2f}{']' if b.hi == 1 else ')'}"
+        out.append(f"{span:<12}  {b.exact:>10,}  {b.found:>10,}  {_ratio(b.recall):>8}  {_ratio(b.predicted):>9}")
+    if lsh.oversized:
+        out += ["", f"{len(lsh.oversized):,} buckets larger than --max-bucket {lsh.max_bucket:,} were not expanded "
+                    f"({lsh.skipped_pairs:,} candidate pairs left out; largest {lsh.largest_bucket:,} sets)"]
+    return "\n".join(out) + "\n"

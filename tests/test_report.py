@@ -1,0 +1,87 @@
+"""Exact and LSH on the same sets: LSH pairs are exact pairs, and the report adds up."""
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import allpairs
+from allpairs.report import compare, render_table
+
+from naive import all_pairs
+from strategies import corpus_and_threshold
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpus_and_threshold(max_docs=30), st.sampled_from([(4, 2), (8, 1), (2, 8), (16, 3)]))
+def test_lsh_pairs_are_a_subset_of_exact_pairs(case, banding):
+    sets, t = case
+    if not any(sets):
+        return
+    b, r = banding
+    exact = [tuple(p) for p in allpairs.join(sets, t).pairs]
+    lsh = [tuple(p) for p in allpairs.join(sets, t, method="lsh", num_perm=b * r, bands=b, rows=r).pairs]
+    assert set(lsh) <= set(exact)
+    assert exact == all_pairs(sets, t)
+    # Identical non-empty sets share every bucket: LSH never misses them.
+    assert {p for p in exact if p[2] == p[3] == p[4]} <= set(lsh)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpus_and_threshold(max_docs=30))
+def test_comparison_adds_up(case):
+    sets, t = case
+    if sum(1 for s in sets if s) < 2:
+        return
+    c = compare(sets, t, num_perm=16, bands=8, rows=2)
+    assert c.exact_pairs == len(all_pairs(sets, t))
+    assert sum(b.exact for b in c.bands) == c.exact_pairs
+    assert sum(b.found for b in c.bands) == c.lsh_pairs <= c.exact_pairs
+    assert all(0 <= b.found <= b.exact for b in c.bands)
+    assert c.documents == sum(1 for s in sets if s)
+    assert c.all_pairs == c.documents * (c.documents - 1) // 2
+    json.dumps(c.as_dict())  # serialisable (NaN turned into null)
+    assert "recall by true similarity" in render_table(c)
+
+
+def test_bands_are_cut_exactly_at_tenths():
+    # J = 7/10 exactly belongs to [0.7, 0.8), not below it.
+    sets = [list(range(8)), list(range(1, 10))]
+    c = compare(sets, 0.5, num_perm=8, bands=8, rows=1)
+    by_lo = {round(b.lo, 2): b.exact for b in c.bands}
+    assert by_lo[0.7] == 1 and by_lo[0.6] == 0
+
+
+def test_estimate_mode_marks_estimates(tmp_path):
+    sets = [list(range(20)), list(range(20)) + [99], list(range(100, 130))]
+    res = allpairs.join(sets, 0.5, method="lsh", verify="estimate", num_perm=64)
+    assert res.pairs.estimated
+    w = allpairs.PairWriter(res.ids, "tsv", estimated=True)
+    out = tmp_path / "o.tsv"
+    with open(out, "wb") as f:
+        w.write(res.pairs, f)
+    left, right, sim = out.read_text().split("\t")
+    assert (left, right) == ("0", "1") and sim.startswith("~0.")
+
+
+def test_lsh_settings_errors_name_the_numbers():
+    with pytest.raises(allpairs.UsageError, match=r"16 × 4 = 64 exceeds num_perm 48"):
+        allpairs.join([[1, 2]], 0.5, method="lsh", num_perm=48, bands=16, rows=4)
+    with pytest.raises(allpairs.UsageError, match="bits 0 is outside 1..32"):
+        allpairs.join([[1, 2]], 0.5, method="lsh", bits=0)
+    with pytest.raises(allpairs.UsageError, match="--bands needs --rows"):
+        allpairs.join([[1, 2]], 0.5, method="lsh", bands=4)
+    with pytest.raises(allpairs.UsageError, match="num_perm must be"):
+        allpairs.join([[1, 2]], 0.5, method="lsh", num_perm=0)
+    with pytest.raises(allpairs.UsageError, match="goes with --method lsh"):
+        allpairs.join([[1, 2]], 0.5, verify="estimate")
+
+
+def test_oversized_buckets_are_bounded_and_reported():
+    # 300 near-empty documents that all share their only token: one huge bucket.
+    sets = [["boiler"] for _ in range(300)] + [[str(i), "boiler"] for i in range(300)]
+    res = allpairs.join(sets, 0.5, method="lsh", num_perm=8, bands=8, rows=1, max_bucket=50)
+    assert any("larger than --max-bucket 50" in n for n in res.stats.notes)
+    # Identical documents are one distinct set: buckets count distinct sets.
+    assert res.lsh.oversized and res.lsh.largest_bucket > 50
