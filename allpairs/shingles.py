@@ -486,12 +486,8 @@ def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarr
         duplicates kept.
     """
     vocab = _Vocabulary()
-    counts = []
-    parts = []
-    for tokens in sets:
-        ids = vocab.ids(map(str, tokens))
-        counts.append(len(ids))
-        parts.append(ids)
+    sets = [s if isinstance(s, (list, tuple)) else list(s) for s in sets]
+    # One pass over all tokens (one np.fromiter, not one per set).
+    ids = vocab.ids(map(str, itertools.chain.from_iterable(sets)))
     keys = _keys_of(vocab.new_strings())
-    ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
-    return _indptr(counts), keys[ids]
+    return _indptr(list(map(len, sets))), keys[ids]
