@@ -21,7 +21,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from . import __version__
 from .corpus import read_corpus
 from .errors import AllPairsError
-from .join import JoinResult, Stats, join as run_join
+from .join import JoinResult, Stats, join as run_join, peak_memory
 from .pairs import PairWriter, open_output
 from .report import compare as run_compare, render_table
 
@@ -106,7 +106,7 @@ def _summary(res: JoinResult, write_seconds: float | None) -> None:
     if write_seconds is not None:
         times["write"] = write_seconds
     err.print("allpairs: time " + ", ".join(f"{k} {v:.2f}s" for k, v in times.items())
-              + f"; peak memory {_mib(s.peak_memory)}")
+              + f"; peak memory {_mib(max(s.peak_memory, peak_memory()))}")
 
 
 def _warn_skipped(stats: Stats, shown: int = 5) -> None:

@@ -283,6 +283,10 @@ def open_output(path: str | os.PathLike | None):
     except OSError as e:
         raise InputError(f"output {path}: cannot write ({e.strerror})") from None
     try:
+        # mkstemp makes the file private (0600); give it the mode open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as out:
             yield out
         os.replace(tmp, target)

@@ -111,6 +111,9 @@ def test_output_file_is_written_whole(tmp_path):
     assert r.exit_code == 0 and r.stdout == ""
     assert out.read_text() == GOLDEN.read_text()
     assert list(tmp_path.iterdir()) == [out]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 @pytest.mark.parametrize("args, code, message", [
