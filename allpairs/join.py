@@ -231,8 +231,11 @@ def lsh_settings(threshold: Threshold, *, num_perm: int, bands: int | None, rows
                    max_bucket=max_bucket)
 
 
-def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jobs: int, stats: Stats) -> Pairs:
-    """Stages 4b and 5 of the LSH path: signatures, bands, then exact verification (or the estimate)."""
+def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jobs: int, stats: Stats):
+    """Stages 4b and 5 of the LSH path: signatures, bands, then exact verification (or the estimate).
+
+    Returns the pairs and the LSH candidates (pairs of distinct sets) they came from.
+    """
     indptr, keys = sets.set_keys()
     with _timed(stats, "signatures"):
         sig = signatures(indptr, keys, info.num_perm, seed=info.seed, bits=info.bits, jobs=jobs)
@@ -259,7 +262,7 @@ def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jo
             f"warning: {len(sizes):,} LSH buckets larger than --max-bucket {info.max_bucket:,} were not expanded "
             f"(largest {sizes[0]:,} sets; {info.skipped_pairs:,} candidate pairs left out): boilerplate or "
             "near-empty documents; drop them with --min-shingles or raise --max-bucket")
-    return pairs
+    return pairs, cand
 
 
 def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | str | Threshold, *,
@@ -328,7 +331,7 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
         stats.candidates = found.candidates
     else:
         stats.notes.append(info.describe())
-        pairs = lsh_pairs(sets, t, info, verify=verify, jobs=jobs, stats=stats)
+        pairs, _ = lsh_pairs(sets, t, info, verify=verify, jobs=jobs, stats=stats)
     stats.set_pairs = pairs.num_set_pairs
     stats.pairs = len(pairs)
     stats.peak_memory = peak_memory()
