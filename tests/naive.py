@@ -29,3 +29,12 @@ def all_pairs(sets, threshold) -> list[tuple[int, int, int, int, int]]:
         if a and b and jaccard(a, b) >= t:
             out.append((i, j, len(a & b), len(a), len(b)))
     return out
+
+
+def char_shingles(text: str, n: int) -> set[str]:
+    """Character n-grams after the documented normalisation (NFKC, casefold, whitespace runs to one space)."""
+    import re
+    import unicodedata
+
+    text = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).casefold()).strip()
+    return {text[i:i + n] for i in range(len(text) - n + 1)}
