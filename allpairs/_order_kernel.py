@@ -114,7 +114,7 @@ def distinct_per_doc(indptr, keys):
     n_docs = indptr.shape[0] - 1
     n = keys.shape[0]
     cap = 16
-    while cap < 2 * n:
+    while cap < n + n // 4:  # load factor at most 0.8, less as keys repeat
         cap *= 2
     mask = np.uint64(cap - 1)
     # Key and id side by side (id + 1, 0 = free): one cache line per probe.
