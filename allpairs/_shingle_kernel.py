@@ -6,12 +6,7 @@ wraps modulo 2**64.
 
 Mixing (the definition that :mod:`allpairs.shingles` documents):
 
-* ``mix(z)`` is the finaliser of splitmix64 (Steele, Lea, Flood, "Fast
-  splittable pseudorandom number generators", OOPSLA 2014)::
-
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-      z =  z ^ (z >> 31)
+* ``mix(z)`` is the finaliser of splitmix64, :func:`allpairs._mix.mix64`;
 
 * the key of a character is ``mix(code_point + GOLDEN)``, i.e. the first
   output of splitmix64 seeded with the code point;
@@ -20,28 +15,14 @@ Mixing (the definition that :mod:`allpairs.shingles` documents):
 """
 import numpy as np
 
+from allpairs._mix import GOLDEN
+from allpairs._mix import mix64 as _mix
 from allpairs._numba import kernel
-
-#: 2**64 / golden ratio, odd: splitmix64's increment, here also the multiplier.
-GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_S30 = np.uint64(30)
-_S27 = np.uint64(27)
-_S31 = np.uint64(31)
 
 # Token classes, as in allpairs.codetokens (PLAIN, SEMI_AFTER, LINE_END, DROP).
 _PLAIN = 0
 _SEMI_AFTER = 1
 _LINE_END = 2
-
-
-@kernel
-def _mix(z):
-    """splitmix64 finaliser of one uint64."""
-    z = (z ^ (z >> _S30)) * _M1
-    z = (z ^ (z >> _S27)) * _M2
-    return z ^ (z >> _S31)
 
 
 @kernel

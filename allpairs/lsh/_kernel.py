@@ -11,24 +11,12 @@ Kernels assume clean input: valid CSR (int64 offsets, uint64 keys), int32 row id
 """
 import numpy as np
 
+from .._mix import GOLDEN as _GOLDEN
+from .._mix import mix64
 from .._numba import kernel
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_S30 = np.uint64(30)
-_S27 = np.uint64(27)
-_S31 = np.uint64(31)
 _S32 = np.uint64(32)
 _U64_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-
-@kernel
-def mix64(z):
-    """The splitmix64 finaliser: a bijection of uint64 with full avalanche."""
-    z = (z ^ (z >> _S30)) * _M1
-    z = (z ^ (z >> _S27)) * _M2
-    return z ^ (z >> _S31)
 
 
 @kernel
