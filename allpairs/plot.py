@@ -1,0 +1,405 @@
+"""Pictures of a :class:`~allpairs.report.Comparison`: the S-curve and the candidates as chords.
+
+:func:`plot_comparison` draws both (``allpairs compare --plot FILE``):
+
+- :func:`plot_scurve`: the LSH S-curve ``P(s) = 1 - (1 - s^r)^b`` (Leskovec,
+  Rajaraman, Ullman, *Mining of Massive Datasets*, ch. 3.4.2) with the observed
+  recall of every similarity band as a point, so one sees whether the banding
+  found what the curve promised;
+- :func:`plot_chords`: the documents on a circle in input order and one chord
+  per LSH candidate, coloured by true similarity, so one sees where in the tree
+  the candidates lie and how many of them were worth checking.
+
+matplotlib is imported inside the functions (``import allpairs`` stays fast and
+needs no matplotlib) and used through :class:`matplotlib.figure.Figure`
+objects drawn by the Agg and SVG renderers, never through pyplot, so drawing
+changes no global state of the caller's matplotlib. Files are written to a
+temporary file beside the target and renamed into place: a failure leaves no
+half-written picture.
+"""
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from contextlib import suppress
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InputError, UsageError
+
+__all__ = ["FORMATS", "MAX_CHORDS", "chords_path", "plot_chords", "plot_comparison", "plot_scurve"]
+
+#: File suffixes the pictures can be written as, and matplotlib's name of each format.
+FORMATS = {".png": "png", ".svg": "svg"}
+
+#: At most this many chords are drawn (the most similar candidates); the subtitle counts the rest.
+MAX_CHORDS = 20_000
+
+#: Directory arcs are drawn around the circle only for at most this many runs of one top-level directory.
+MAX_GROUPS = 60
+
+_DPI = 150
+_INSTALL = "drawing needs matplotlib: pip install 'allpairs-join[plot]'"
+
+
+def _format(path: str | os.PathLike) -> str:
+    """matplotlib's format name for the suffix of ``path``, or a UsageError naming the choices."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        shown = f"suffix '{suffix}'" if suffix else "no suffix"
+        raise UsageError(f"cannot draw {os.fspath(path)}: {shown}; give a file name ending in "
+                         + " or ".join(FORMATS))
+    return FORMATS[suffix]
+
+
+def chords_path(path: str | os.PathLike) -> Path:
+    """Where :func:`plot_comparison` puts the chord picture: ``-chords`` before the suffix."""
+    p = Path(path)
+    return p.with_name(f"{p.stem}-chords{p.suffix}")
+
+
+def _figure_class():
+    """matplotlib's Figure, imported on first use."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise UsageError(_INSTALL) from None
+    return Figure
+
+
+def _check_target(path: Path) -> None:
+    if path.is_dir():
+        raise UsageError(f"cannot draw to {path}: it is a directory; give a file name ending in .png or .svg")
+    if not path.parent.exists():
+        raise InputError(f"cannot draw to {path}: directory {path.parent} does not exist")
+
+
+def _write(figures: list[tuple[object, Path, str]]) -> list[Path]:
+    """Render every figure into a temporary file beside its target, then rename them all into place.
+
+    A rendering failure (or Ctrl-C) removes every temporary file, so either all
+    pictures are written or none is touched.
+    """
+    for _, path, _ in figures:
+        _check_target(path)
+    temps: list[str] = []
+    try:
+        for fig, path, fmt in figures:
+            try:
+                fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+            except OSError as e:
+                raise InputError(f"cannot draw to {path}: {e.strerror}") from None
+            temps.append(tmp)
+            # SVG without a date stamp: the same comparison gives the same file.
+            meta = {"Date": None} if fmt == "svg" else {}
+            with os.fdopen(fd, "wb") as out:
+                fig.savefig(out, format=fmt, dpi=_DPI, metadata=meta)
+            os.chmod(tmp, _file_mode())  # mkstemp makes it private; a picture is for sharing
+        for (_, path, _), tmp in zip(figures, temps):
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp in temps:
+            with suppress(OSError):
+                os.unlink(tmp)
+        raise
+    return [path for _, path, _ in figures]
+
+
+def _file_mode() -> int:
+    """The mode a newly created file gets under the process umask (0o644 under umask 022)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _share(part: int, whole: int) -> str:
+    if not whole:
+        return "n/a"
+    pct = 100 * part / whole
+    return f"{pct:.2g}%" if pct < 1 else f"{pct:.1f}%"
+
+
+def _pct(x: float) -> str:
+    return "n/a" if x is None or math.isnan(x) else f"{100 * x:.1f}%"
+
+
+def _scurve_figure(c):
+    Figure = _figure_class()
+    from matplotlib.transforms import blended_transform_factory
+
+    info = c.lsh
+    b, r = info.bands, info.rows
+    t = float(c.threshold.fraction)
+    fig = Figure(figsize=(8, 5.4), layout="constrained")
+    ax = fig.add_subplot()
+
+    # The curve, and where it rises: the threshold asked for and the banding's knee.
+    s = np.linspace(0.0, 1.0, 501)
+    ax.plot(s, info.predicted(s), color="C0", lw=2, zorder=2,
+            label=f"S-curve $P(s) = 1 - (1 - s^{{{r}}})^{{{b}}}$")
+    ax.axvline(t, color="0.25", ls="--", lw=1, zorder=1, label=f"threshold t = {t:g}, P(t) = {info.predicted(t):.3f}")
+    knee = (1.0 / b) ** (1.0 / r)
+    ax.plot([knee], [info.predicted(knee)], marker="D", ms=7, color="C1", ls="none", zorder=4,
+            label=f"knee $(1/b)^{{1/r}}$ = {knee:.3f}")
+
+    # Per band: the observed recall with ±1 binomial standard error, and the S-curve's own
+    # prediction for the pairs in that band (mean P(s) over them) as a bar across the band.
+    trans = blended_transform_factory(ax.transData, ax.transAxes)
+    shown_pred = shown_obs = False
+    for k, band in enumerate(c.bands):
+        if k % 2 == 0:
+            ax.axvspan(band.lo, band.hi, color="0.94", lw=0, zorder=0)
+        if not band.exact:
+            ax.text((band.lo + band.hi) / 2, 0.025, "0 pairs", transform=trans, ha="center", fontsize=7,
+                    color="0.45")
+            continue
+        mid = (band.lo + band.hi) / 2
+        p = band.found / band.exact
+        se = math.sqrt(p * (1 - p) / band.exact)
+        ax.hlines(band.predicted, band.lo, band.hi, color="C0", lw=1, ls=":", zorder=3,
+                  label=None if shown_pred else "S-curve's mean P(s) over the band's pairs")
+        ax.errorbar([mid], [p], yerr=[se], fmt="o", color="C3", ms=6, capsize=4, elinewidth=1.2, zorder=5,
+                    label=None if shown_obs else "observed recall per band (±1 s.e.)")
+        shown_pred = shown_obs = True
+        ax.text(mid, 0.025, f"{band.found:,}/{band.exact:,}", transform=trans, ha="center", fontsize=7,
+                color="0.2")
+    if c.bands:
+        ax.text(c.bands[0].lo, 0.075, " found/pairs per band", transform=trans, ha="left", fontsize=7,
+                color="0.45")
+
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.02, 1.06)
+    ax.set_xlabel("Jaccard similarity s of a pair")
+    ax.set_ylabel("probability of becoming a candidate / recall")
+    ax.grid(True, color="0.85", lw=0.6, zorder=0)
+    ax.set_axisbelow(True)
+    ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
+    seed = f", seed {info.seed}" + (f", {info.bits}-bit values" if info.bits else "")
+    ax.set_title(
+        f"LSH {b} bands × {r} rows, K = {info.num_perm}{seed}; {c.shingle} shingles, t = {t:g}\n"
+        f"{c.exact_pairs:,} pairs with J ≥ {t:g}, {c.lsh_pairs:,} found: recall {_pct(c.recall)} "
+        f"(S-curve predicts {_pct(c.predicted_recall)})\n{c.lsh_candidates:,} candidates "
+        f"({_share(c.lsh_candidates, c.all_pairs)} of the {c.all_pairs:,} pairs of {c.documents:,} documents)",
+        fontsize=9.5)
+    return fig
+
+
+def plot_scurve(comparison, path: str | os.PathLike) -> Path:
+    """Draw the S-curve of the comparison's banding with the observed recall per band.
+
+    The curve ``P(s) = 1 - (1 - s^r)^b`` over s in [0, 1]; the threshold as a
+    dashed vertical line; the knee ``(1/b)^(1/r)`` as a diamond. For every
+    similarity band of ``comparison.bands`` (t–0.6, 0.6–0.7, …): the observed
+    recall as a point at the band's midpoint with an error bar of ±1 binomial
+    standard error ``sqrt(p(1 - p)/n)`` (p the observed recall, n the band's
+    pairs), the S-curve's mean P(s) over the band's pairs as a dotted bar
+    across the band (the fair thing to compare the point with: the curve
+    changes within a band), and ``found/pairs`` written under the band. The
+    title gives b × r, K, the seed and the totals.
+
+    Parameters
+    ----------
+    comparison : allpairs.report.Comparison
+    path : str or PathLike
+        Ends in ``.png`` or ``.svg``, which chooses the format.
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    UsageError
+        Another suffix, ``path`` a directory, or matplotlib not installed.
+    InputError
+        The directory of ``path`` does not exist or cannot be written.
+    """
+    fmt = _format(path)
+    return _write([(_scurve_figure(comparison), Path(path), fmt)])[0]
+
+
+def _top_groups(ids: list[str]) -> list[tuple[str, int, int]]:
+    """Runs of consecutive ids with the same first path component: (name, start, stop)."""
+    runs: list[tuple[str, int, int]] = []
+    for i, name in enumerate(ids):
+        head = name.split("/", 1)[0] if "/" in name else ""
+        if runs and runs[-1][0] == head:
+            runs[-1] = (head, runs[-1][1], i + 1)
+        else:
+            runs.append((head, i, i + 1))
+    return runs
+
+
+def _chords_figure(c, max_chords: int):
+    Figure = _figure_class()
+    import matplotlib
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import ListedColormap, Normalize
+
+    ids = list(c.ids)
+    left = np.asarray(c.candidate_left_doc, dtype=np.int64)
+    right = np.asarray(c.candidate_right_doc, dtype=np.int64)
+    sim = np.asarray(c.candidate_similarity, dtype=np.float64)
+    verified = np.asarray(c.candidate_verified, dtype=bool)
+    n = max(len(ids), int(left.max()) + 1 if len(left) else 0, int(right.max()) + 1 if len(right) else 0, 1)
+    t = float(c.threshold.fraction)
+
+    # Documents clockwise from the top, in input order (for a directory: path order).
+    angle = np.pi / 2 - 2 * np.pi * np.arange(n) / n
+    xy = np.column_stack([np.cos(angle), np.sin(angle)])
+
+    # Keep the most similar candidates, then draw from least to most similar so the best lie on top.
+    total = len(sim)
+    order = np.argsort(-sim, kind="stable")[:max_chords]
+    order = order[np.argsort(sim[order], kind="stable")]
+    left_out = total - len(order)
+
+    runs = _top_groups(ids)
+    arcs = 2 <= len(runs) <= MAX_GROUPS and all(name for name, _, _ in runs)
+    reach = 1.45 if arcs else 1.06  # room for directory labels around the circle
+
+    fig = Figure(figsize=(9.2, 8.6), layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_aspect("equal")
+    ax.set_axis_off()
+    lo = math.floor(10 * min(float(sim.min()) if total else t, t)) / 10
+    norm = Normalize(vmin=lo, vmax=1.0)
+    # viridis reversed and cut short of its palest yellow, which vanishes on white.
+    cmap = ListedColormap(matplotlib.colormaps["viridis_r"](np.linspace(0.12, 1.0, 256)))
+
+    # A chord is a quadratic Bézier curve whose control point lies between the chord's midpoint and
+    # the centre: far-apart documents are joined nearly straight, neighbours by a shallow loop.
+    u = np.linspace(0.0, 1.0, 24)[None, :, None]
+    styles = ((~verified[order], 0.6, 0.6, 2, f"J < {t:g}: candidate rejected by verification"),
+              (verified[order], 1.4, 0.9, 3, f"J ≥ {t:g}: a pair found"))
+    for mask, width, alpha, z, label in styles:
+        pick = order[mask]
+        if not len(pick):
+            continue
+        a, b = xy[left[pick]][:, None, :], xy[right[pick]][:, None, :]
+        ctrl = 0.35 * (a + b) / 2
+        curves = (1 - u) ** 2 * a + 2 * (1 - u) * u * ctrl + u ** 2 * b
+        colours = cmap(norm(sim[pick]))
+        colours[:, 3] = alpha
+        lines = LineCollection(curves, colors=colours, linewidths=width, zorder=z, capstyle="round",
+                               label=f"{label} ({len(pick):,})")
+        lines.set_rasterized(len(pick) > 2000)  # an SVG of thousands of curves is slow to open
+        ax.add_collection(lines)
+
+    ring = np.linspace(0.0, 2 * np.pi, 361)
+    ax.plot(np.cos(ring), np.sin(ring), color="0.85", lw=0.6, zorder=1)
+    dot = 9 if n <= 200 else 4 if n <= 1000 else 1.5
+    ax.scatter(xy[:, 0], xy[:, 1], s=dot, color="0.25", lw=0, zorder=4)
+
+    # Top-level directories as arcs outside the circle, named when the arc is long enough to read.
+    if arcs:
+        step = 2 * np.pi / n
+        for k, (name, start, stop) in enumerate(runs):
+            a0 = np.pi / 2 - step * (start - 0.5) - step * 0.15
+            a1 = np.pi / 2 - step * (stop - 0.5) + step * 0.15
+            arc = np.linspace(a0, a1, max(2, int(64 * (stop - start) / n) + 2))
+            ax.plot(1.05 * np.cos(arc), 1.05 * np.sin(arc), color="0.35" if k % 2 else "0.65", lw=3,
+                    solid_capstyle="butt", zorder=4)
+            if (stop - start) / n >= 0.012 or len(runs) <= 12:
+                mid = (a0 + a1) / 2
+                deg = math.degrees(mid) % 360
+                flip = 90 < deg < 270  # left half: turn the text so it reads from the circle outwards
+                ax.text(1.09 * math.cos(mid), 1.09 * math.sin(mid), f"{name}/ ({stop - start})",
+                        rotation=deg - 180 if flip else deg, rotation_mode="anchor",
+                        ha="right" if flip else "left", va="center", fontsize=7, color="0.3")
+    ax.set_xlim(-reach, reach)
+    ax.set_ylim(-reach, reach)
+    if total:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8, frameon=False)
+
+    bar = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, shrink=0.6, pad=0.01, aspect=30)
+    bar.set_label("true Jaccard similarity of the candidate pair")
+    bar.ax.axhline(t, color="black", lw=1.5)
+    bar.ax.text(-0.25, t, "t", transform=bar.ax.get_yaxis_transform(), ha="right", va="center", fontsize=9)
+
+    info = c.lsh
+    n_verified = int(verified.sum())
+    drawn = ("no candidate to draw" if not total else f"all {total:,} drawn" if not left_out
+             else f"the {len(order):,} most similar drawn, {left_out:,} less similar left out")
+    ax.set_title(
+        f"LSH candidates as chords: {info.bands} bands × {info.rows} rows, K = {info.num_perm}, "
+        f"{c.shingle}, t = {t:g}\n"
+        f"{n:,} documents clockwise from the top in input order; {total:,} candidate pairs of distinct sets, "
+        f"{n_verified:,} with J ≥ {t:g} (thick)\n{drawn}",
+        fontsize=9.5)
+    return fig
+
+
+def plot_chords(comparison, path: str | os.PathLike, *, max_chords: int = MAX_CHORDS) -> Path:
+    """Draw the documents on a circle and a chord for each LSH candidate, coloured by true similarity.
+
+    Documents sit clockwise from the top in input order (for a directory,
+    sorted relative paths, so each directory is one arc). Every candidate pair
+    of distinct sets (``candidate_left_doc`` ↔ ``candidate_right_doc``: the
+    first document of each set) is a curved chord coloured by its true Jaccard
+    similarity (colour bar beside, the threshold marked on it); candidates
+    with ``J >= t`` are drawn thicker and on top, the others thin and
+    translucent. Only the ``max_chords`` most similar candidates are drawn and
+    the subtitle says how many were left out. When the ids are paths falling
+    into at most :data:`MAX_GROUPS` runs of one top-level directory, each run
+    is marked by an arc outside the circle, labelled with its name and size
+    when long enough to read.
+
+    Parameters
+    ----------
+    comparison : allpairs.report.Comparison
+    path : str or PathLike
+        Ends in ``.png`` or ``.svg``, which chooses the format.
+    max_chords : int, default :data:`MAX_CHORDS`
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    UsageError, InputError
+        As :func:`plot_scurve`.
+    """
+    fmt = _format(path)
+    if isinstance(max_chords, bool) or not isinstance(max_chords, int) or max_chords < 0:
+        raise UsageError(f"max_chords must be a whole number of 0 or more, got {max_chords!r}")
+    return _write([(_chords_figure(comparison, max_chords), Path(path), fmt)])[0]
+
+
+def plot_comparison(comparison, path: str | os.PathLike) -> list[Path]:
+    """Draw both pictures of a comparison: the S-curve to ``path``, the chords beside it.
+
+    The S-curve (:func:`plot_scurve`) goes to ``path`` itself and the chord
+    picture (:func:`plot_chords`) to ``path`` with ``-chords`` before the
+    suffix, in the same format: ``out.png`` gives ``out.png`` and
+    ``out-chords.png``. Both are rendered before either is renamed into
+    place, so a failure leaves neither.
+
+    Parameters
+    ----------
+    comparison : allpairs.report.Comparison
+    path : str or PathLike
+        Ends in ``.png`` or ``.svg``.
+
+    Returns
+    -------
+    list of Path
+        ``[path, chords path]``, the files written.
+
+    Raises
+    ------
+    UsageError
+        Another suffix, ``path`` a directory, or matplotlib not installed.
+    InputError
+        The directory of ``path`` does not exist or cannot be written.
+    """
+    fmt = _format(path)
+    target = Path(path)
+    return _write([(_scurve_figure(comparison), target, fmt),
+                   (_chords_figure(comparison, MAX_CHORDS), chords_path(target), fmt)])

@@ -1,0 +1,157 @@
+"""The two pictures of ``allpairs compare --plot``: files written whole, in the asked format, or not at all."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+import datasets.synthetic  # noqa: E402
+from allpairs.errors import InputError, UsageError  # noqa: E402
+from allpairs.plot import (MAX_CHORDS, _chords_figure, chords_path, plot_chords, plot_comparison,  # noqa: E402
+                           plot_scurve)
+from allpairs.report import compare  # noqa: E402
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def comparison():
+    docs = datasets.synthetic.documents(n=300, seed=0)
+    return compare(docs, 0.5, shingle="word:3", num_perm=48, bands=12, rows=4, seed=1, jobs=1)
+
+
+def is_png(path) -> bool:
+    data = path.read_bytes()
+    return len(data) > len(PNG_SIGNATURE) and data.startswith(PNG_SIGNATURE)
+
+
+def is_svg(path) -> bool:
+    return ET.parse(path).getroot().tag.endswith("svg")
+
+
+def test_the_fixture_has_both_kinds_of_candidate(comparison):
+    # The chord picture draws verified and rejected candidates differently: both must occur.
+    assert comparison.candidate_verified.any() and not comparison.candidate_verified.all()
+    assert any(band.exact for band in comparison.bands)
+
+
+def test_png_writes_the_scurve_and_the_chords_beside_it(comparison, tmp_path):
+    written = plot_comparison(comparison, tmp_path / "out.png")
+    assert written == [tmp_path / "out.png", tmp_path / "out-chords.png"]
+    assert all(is_png(p) for p in written)
+    assert sorted(os.listdir(tmp_path)) == ["out-chords.png", "out.png"]
+
+
+def test_svg_pictures_parse_as_xml(comparison, tmp_path):
+    written = plot_comparison(comparison, str(tmp_path / "out.SVG"))
+    assert [p.name for p in written] == ["out.SVG", "out-chords.SVG"]
+    assert all(is_svg(p) for p in written)
+
+
+def test_each_picture_alone_writes_only_its_file(comparison, tmp_path):
+    assert plot_scurve(comparison, tmp_path / "curve.svg") == tmp_path / "curve.svg"
+    assert plot_chords(comparison, tmp_path / "chords.png") == tmp_path / "chords.png"
+    assert is_svg(tmp_path / "curve.svg") and is_png(tmp_path / "chords.png")
+    assert sorted(os.listdir(tmp_path)) == ["chords.png", "curve.svg"]
+
+
+def test_pictures_are_readable_by_others_like_any_new_file(comparison, tmp_path):
+    mask = os.umask(0o022)
+    try:
+        plot_scurve(comparison, tmp_path / "curve.png")
+    finally:
+        os.umask(mask)
+    assert (tmp_path / "curve.png").stat().st_mode & 0o777 == 0o644
+
+
+def test_chords_path_puts_chords_before_the_suffix(tmp_path):
+    assert chords_path("out.png").name == "out-chords.png"
+    assert chords_path(tmp_path / "a.b" / "run.1.svg") == tmp_path / "a.b" / "run.1-chords.svg"
+
+
+@pytest.mark.parametrize("name, named", [("out.jpg", "'.jpg'"), ("out", "no suffix"), ("out.png.gz", "'.gz'")])
+def test_an_unknown_suffix_is_a_usage_error_naming_it_and_the_choices(comparison, tmp_path, name, named):
+    for draw in (plot_comparison, plot_scurve, plot_chords):
+        with pytest.raises(UsageError) as e:
+            draw(comparison, tmp_path / name)
+        assert named in str(e.value) and ".png or .svg" in str(e.value)
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_missing_directory_is_an_input_error(comparison, tmp_path):
+    with pytest.raises(InputError, match="does not exist"):
+        plot_comparison(comparison, tmp_path / "no" / "out.png")
+
+
+def test_a_directory_as_target_is_a_usage_error(comparison, tmp_path):
+    (tmp_path / "d.png").mkdir()
+    with pytest.raises(UsageError, match="directory"):
+        plot_scurve(comparison, tmp_path / "d.png")
+
+
+def test_a_failure_while_drawing_leaves_nothing_and_keeps_old_files(comparison, tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+
+    (tmp_path / "out.png").write_bytes(b"old picture")
+    real = Figure.savefig
+    calls = []
+
+    def second_fails(self, fname, *args, **kwargs):
+        calls.append(fname)
+        if len(calls) == 2:  # the chords, after the S-curve was rendered
+            fname.write(b"half a picture")
+            raise RuntimeError("disk full")
+        return real(self, fname, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", second_fails)
+    with pytest.raises(RuntimeError, match="disk full"):
+        plot_comparison(comparison, tmp_path / "out.png")
+    assert os.listdir(tmp_path) == ["out.png"]
+    assert (tmp_path / "out.png").read_bytes() == b"old picture"
+
+
+def test_without_matplotlib_the_error_says_how_to_install_it(comparison, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # import now raises ImportError
+    with pytest.raises(UsageError, match=r"pip install 'allpairs-join\[plot\]'"):
+        plot_comparison(comparison, tmp_path / "out.png")
+    assert os.listdir(tmp_path) == []
+
+
+def test_importing_the_library_loads_neither_matplotlib_nor_the_cli_toolkit():
+    code = ("import sys, allpairs, allpairs.plot, allpairs.report; "
+            "print(sorted(m for m in ('matplotlib', 'typer', 'rich') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_chords_are_capped_most_similar_first_and_the_title_says_how_many_were_left(comparison):
+    total = len(comparison.candidate_similarity)
+    fig = _chords_figure(comparison, 10)
+    title = fig.axes[0].get_title()
+    assert f"the 10 most similar drawn, {total - 10:,} less similar left out" in title
+    drawn = [c for c in fig.axes[0].collections if c.__class__.__name__ == "LineCollection"]
+    assert sum(len(c.get_segments()) for c in drawn) == 10
+    assert f"all {total:,} drawn" in _chords_figure(comparison, MAX_CHORDS).axes[0].get_title()
+
+
+def test_a_comparison_without_any_pair_or_candidate_still_draws(tmp_path):
+    empty = compare(["alpha beta gamma", "delta epsilon zeta", "eta theta iota"], 0.5, shingle="word:1",
+                    num_perm=16, bands=4, rows=4, jobs=1)
+    assert empty.exact_pairs == 0 and len(empty.candidate_similarity) == 0
+    written = plot_comparison(empty, tmp_path / "empty.png")
+    assert all(is_png(p) for p in written)
+
+
+def test_directories_of_path_ids_are_marked_on_the_circle(comparison):
+    # Ids as a directory reader gives them: three top-level directories, in path order.
+    dirs = ["alpha", "beta", "gamma"]
+    comparison_with_paths = type(comparison)(**{**comparison.__dict__,
+                                                "ids": [f"{dirs[i * 3 // len(comparison.ids)]}/f{i}.txt"
+                                                        for i in range(len(comparison.ids))]})
+    labels = [t.get_text() for t in _chords_figure(comparison_with_paths, MAX_CHORDS).axes[0].texts]
+    assert labels == ["alpha/ (100)", "beta/ (100)", "gamma/ (100)"]
