@@ -161,7 +161,7 @@ def _scurve_figure(c):
         ax.hlines(band.predicted, band.lo, band.hi, color="C0", lw=1, ls=":", zorder=3,
                   label=None if shown_pred else "S-curve's mean P(s) over the band's pairs")
         ax.errorbar([mid], [p], yerr=[se], fmt="o", color="C3", ms=6, capsize=4, elinewidth=1.2, zorder=5,
-                    label=None if shown_obs else "observed recall per band (±1 s.e.)")
+                    label=None if shown_obs else "observed recall per band (±1 binomial s.e.)")
         shown_pred = shown_obs = True
         ax.text(mid, 0.025, f"{band.found:,}/{band.exact:,}", transform=trans, ha="center", fontsize=7,
                 color="0.2")
@@ -175,13 +175,19 @@ def _scurve_figure(c):
     ax.set_ylabel("probability of becoming a candidate / recall")
     ax.grid(True, color="0.85", lw=0.6, zorder=0)
     ax.set_axisbelow(True)
-    ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
+    # Upper left is empty below the curve's rise; for a low threshold the band points are there,
+    # and the lower right (above the band counts) is empty instead.
+    if t >= 0.45:
+        ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
+    else:
+        ax.legend(loc="lower right", bbox_to_anchor=(1.0, 0.1), fontsize=8, framealpha=0.9)
     seed = f", seed {info.seed}" + (f", {info.bits}-bit values" if info.bits else "")
     ax.set_title(
         f"LSH {b} bands × {r} rows, K = {info.num_perm}{seed}; {c.shingle} shingles, t = {t:g}\n"
         f"{c.exact_pairs:,} pairs with J ≥ {t:g}, {c.lsh_pairs:,} found: recall {_pct(c.recall)} "
-        f"(S-curve predicts {_pct(c.predicted_recall)})\n{c.lsh_candidates:,} candidates "
-        f"({_share(c.lsh_candidates, c.all_pairs)} of the {c.all_pairs:,} pairs of {c.documents:,} documents)",
+        f"(S-curve predicts {_pct(c.predicted_recall)})\n{c.lsh_candidates:,} candidate pairs of distinct sets "
+        f"verified ({_share(c.lsh_candidates, c.all_pairs)} of the {c.all_pairs:,} pairs of {c.documents:,} "
+        "documents)",
         fontsize=9.5)
     return fig
 
@@ -194,7 +200,8 @@ def plot_scurve(comparison, path: str | os.PathLike) -> Path:
     similarity band of ``comparison.bands`` (t–0.6, 0.6–0.7, …): the observed
     recall as a point at the band's midpoint with an error bar of ±1 binomial
     standard error ``sqrt(p(1 - p)/n)`` (p the observed recall, n the band's
-    pairs), the S-curve's mean P(s) over the band's pairs as a dotted bar
+    pairs; it takes pairs as independent, and near-copies of one document
+    collide together, so across seeds the points scatter wider), the S-curve's mean P(s) over the band's pairs as a dotted bar
     across the band (the fair thing to compare the point with: the curve
     changes within a band), and ``found/pairs`` written under the band. The
     title gives b × r, K, the seed and the totals.
