@@ -29,7 +29,8 @@ import numpy as np
 
 from .errors import InputError, UsageError
 
-__all__ = ["FORMATS", "MAX_CHORDS", "chords_path", "plot_chords", "plot_comparison", "plot_scurve"]
+__all__ = ["FORMATS", "MAX_CHORDS", "check_plot_path", "chords_path", "plot_chords", "plot_comparison",
+           "plot_scurve"]
 
 #: File suffixes the pictures can be written as, and matplotlib's name of each format.
 FORMATS = {".png": "png", ".svg": "svg"}
@@ -58,6 +59,19 @@ def chords_path(path: str | os.PathLike) -> Path:
     """Where :func:`plot_comparison` puts the chord picture: ``-chords`` before the suffix."""
     p = Path(path)
     return p.with_name(f"{p.stem}-chords{p.suffix}")
+
+
+def check_plot_path(path: str | os.PathLike) -> None:
+    """Raise now what :func:`plot_comparison` would raise about ``path`` after the work is done.
+
+    For a caller (such as ``allpairs compare --plot``) that wants a bad file
+    name refused before a long comparison rather than after it: an unknown
+    suffix or a directory is a :class:`UsageError`, a missing parent
+    directory an :class:`InputError`. matplotlib is not needed for the check.
+    """
+    _format(path)
+    _check_target(Path(path))
+    _check_target(chords_path(path))
 
 
 def _figure_class():

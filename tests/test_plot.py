@@ -8,13 +8,14 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-pytest.importorskip("matplotlib")
+import datasets.synthetic
+from allpairs.errors import InputError, UsageError
+from allpairs.plot import (MAX_CHORDS, _chords_figure, check_plot_path, chords_path, plot_chords,
+                           plot_comparison, plot_scurve)
+from allpairs.report import compare
 
-import datasets.synthetic  # noqa: E402
-from allpairs.errors import InputError, UsageError  # noqa: E402
-from allpairs.plot import (MAX_CHORDS, _chords_figure, chords_path, plot_chords, plot_comparison,  # noqa: E402
-                           plot_scurve)
-from allpairs.report import compare  # noqa: E402
+# matplotlib is in the test extra: without it these tests fail rather than skip, except
+# test_without_matplotlib_the_error_says_how_to_install_it, which needs none.
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -81,6 +82,17 @@ def test_an_unknown_suffix_is_a_usage_error_naming_it_and_the_choices(comparison
             draw(comparison, tmp_path / name)
         assert named in str(e.value) and ".png or .svg" in str(e.value)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_bad_target_is_refused_before_any_drawing(tmp_path):
+    check_plot_path(tmp_path / "out.svg")
+    with pytest.raises(UsageError, match="'.pdf'"):
+        check_plot_path(tmp_path / "out.pdf")
+    with pytest.raises(InputError, match="does not exist"):
+        check_plot_path(tmp_path / "no" / "out.png")
+    (tmp_path / "out-chords.png").mkdir()
+    with pytest.raises(UsageError, match="directory"):
+        check_plot_path(tmp_path / "out.png")
 
 
 def test_a_missing_directory_is_an_input_error(comparison, tmp_path):
