@@ -233,6 +233,10 @@ def compare_command(
     _check_jobs(jobs)
     bar = _Bar(not quiet)
     try:
+        if plot is not None:
+            from .plot import check_plot_path
+
+            check_plot_path(plot)  # refuse a bad file name before the work, not after
         try:
             corpus = _read(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
             c = run_compare(corpus, threshold, shingle=shingle, normalize=not no_normalize,
