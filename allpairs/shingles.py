@@ -435,7 +435,11 @@ class _WordTokens:
 def _shingle_batch(docs, langs, spec, normalize, words, code_vocabs):
     """Shingle counts and keys of one batch of documents."""
     seed, n = _seed(spec), spec.n
-    if spec.kind != "code" and normalize:
+    if spec.kind == "word" and normalize:
+        # Whitespace is never part of a word (\w+), so collapsing it changes no
+        # word shingle: skip that step (a third of the time on 20k documents).
+        docs = [unicodedata.normalize("NFKC", doc).casefold() for doc in docs]
+    elif spec.kind == "char" and normalize:
         docs = [normalize_text(doc) for doc in docs]
     if spec.kind == "char":
         # Code points of the whole batch in one call, no Python work per character.
