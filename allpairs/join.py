@@ -69,6 +69,9 @@ class Stats:
 METHODS = ("exact", "lsh")
 VERIFY = ("exact", "estimate")
 
+#: Without --max-bucket, a bucket this large is worth a warning.
+LARGE_BUCKET = 1000
+
 #: Similarities at which the summary shows the S-curve's prediction.
 SHOWN_SIMILARITIES = (0.3, 0.5, 0.7, 0.8, 0.9)
 
@@ -256,6 +259,11 @@ def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jo
             keep = est >= float(t.fraction)
             pairs = Pairs(sets, cand.left[keep], cand.right[keep], np.full(int(keep.sum()), -1, np.int32),
                           estimate=est[keep])
+    if info.max_bucket is None and info.largest_bucket > LARGE_BUCKET:
+        n = info.largest_bucket
+        stats.notes.append(
+            f"warning: an LSH bucket holds {n:,} distinct sets, {n * (n - 1) // 2:,} candidate pairs on its own: "
+            "boilerplate or near-empty documents; bound it with --max-bucket or drop them with --min-shingles")
     if info.oversized:
         sizes = sorted((size for _, size in info.oversized), reverse=True)
         stats.notes.append(
