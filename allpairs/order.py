@@ -64,11 +64,6 @@ class OrderedSets:
     def num_tokens(self) -> int:
         return len(self.keys)
 
-    @property
-    def sizes(self) -> np.ndarray:
-        """Size of each distinct set, int64 (m,)."""
-        return np.diff(self.indptr)
-
     def set_keys(self) -> tuple[np.ndarray, np.ndarray]:
         """The distinct sets as CSR of their shingle keys (uint64), for MinHash."""
         return self.indptr, self.keys[self.tokens]

@@ -136,14 +136,6 @@ class Pairs:
     def to_list(self) -> list[Pair]:
         return list(self)
 
-    def similarities(self) -> Iterator[np.ndarray]:
-        """Per chunk, the similarity printed for each pair: exact J, or the estimate when estimated."""
-        for c in self.chunks():
-            if c.estimate is not None:
-                yield c.estimate
-            else:
-                yield c.overlap / (c.left_size.astype(np.int64) + c.right_size - c.overlap)
-
 
 # --- writing -------------------------------------------------------------
 
