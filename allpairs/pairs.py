@@ -144,9 +144,11 @@ def _tsv_field(value: str) -> str:
 
 
 def _csv_field(value: str) -> str:
+    # The writer quotes fields holding its line terminator, so keep "\r\n"
+    # (quoting any CR or LF) and take it off again.
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="").writerow([value])
-    return buf.getvalue()
+    csv.writer(buf, lineterminator="\r\n").writerow([value])
+    return buf.getvalue()[:-2]
 
 
 def _json_field(value: str) -> str:

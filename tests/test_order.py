@@ -1,0 +1,45 @@
+"""The global order: ranks rare to frequent, sets sorted by (size, tokens), identical sets grouped."""
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from allpairs.order import order_sets
+
+from strategies import corpora
+
+
+def csr(sets):
+    indptr = np.zeros(len(sets) + 1, np.int64)
+    indptr[1:] = np.cumsum([len(s) for s in sets])
+    return indptr, np.array([t for s in sets for t in s], np.uint64)
+
+
+@settings(max_examples=200, deadline=None)
+@given(corpora(max_docs=30), st.integers(1, 3))
+def test_order_invariants(sets, min_size):
+    o = order_sets(*csr(sets), min_size=min_size)
+    distinct = [set(s) for s in sets]
+    # Every rank's key, document frequency non-decreasing along ranks.
+    df = [sum(int(k) in d for d in distinct) for k in o.keys.tolist()]
+    assert df == sorted(df)
+    # Each distinct set: strictly increasing ranks that map back to its keys.
+    rows = [o.tokens[o.indptr[i]:o.indptr[i + 1]].tolist() for i in range(o.num_sets)]
+    assert all(r == sorted(set(r)) for r in rows)
+    assert [(len(r), r) for r in rows] == sorted((len(r), r) for r in rows)
+    assert len({tuple(r) for r in rows}) == len(rows)
+    for i, r in enumerate(rows):
+        members = o.group_docs[o.group_indptr[i]:o.group_indptr[i + 1]].tolist()
+        assert members == sorted(members) and members
+        for d in members:
+            assert {int(o.keys[t]) for t in r} == distinct[d]
+            assert o.doc_set[d] == i and o.doc_size[d] == len(r)
+    # Documents below min_size (and empty ones) belong to no set.
+    for d, s in enumerate(distinct):
+        assert (o.doc_set[d] >= 0) == (len(s) >= min_size)
+        assert o.doc_size[d] == len(s)
+
+
+def test_ties_in_frequency_go_by_first_occurrence():
+    o = order_sets(*csr([[30, 10], [20, 10]]))
+    # 10 is in two documents, the others in one: 30 and 20 first, in input order.
+    assert o.keys.tolist() == [30, 20, 10]
