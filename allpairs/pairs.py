@@ -152,12 +152,20 @@ def _csv_field(value: str) -> str:
 
 
 def _json_field(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a file name that is not UTF-8: escape it, stay valid UTF-8
+        return json.dumps(value)
     return json.dumps(value, ensure_ascii=False)
 
 
 def _encode_fields(columns: Sequence[Sequence[str]], escape) -> tuple[np.ndarray, np.ndarray]:
-    """Escape and UTF-8-encode every field; field f of doc d sits at index f*n + d."""
-    encoded = [escape(str(v)).encode("utf-8") for col in columns for v in col]
+    """Escape and UTF-8-encode every field; field f of doc d sits at index f*n + d.
+
+    A file name that is not UTF-8 reaches us with surrogate escapes; its
+    original bytes are written back (surrogateescape), as ls and find do.
+    """
+    encoded = [escape(str(v)).encode("utf-8", "surrogateescape") for col in columns for v in col]
     ptr = np.zeros(len(encoded) + 1, np.int64)
     np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=ptr[1:])
     return ptr, np.frombuffer(b"".join(encoded), np.uint8)

@@ -192,3 +192,16 @@ def test_ctrl_c_exits_130_and_leaves_no_partial_file(tmp_path):
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr.decode()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sets.dat"]
+
+
+def test_file_names_that_are_not_utf8_are_written_back_as_they_are(tmp_path):
+    root = os.fsencode(tmp_path)
+    for name in (b"caf\xe9.txt", b"b.txt"):
+        with open(os.path.join(root, name), "w") as f:
+            f.write("hello world again\n")
+    out = tmp_path / "o.tsv"
+    r = run("join", "-t", "0.5", "-s", "word:1", "-q", "-o", out, tmp_path)
+    assert r.exit_code == 0, r.stderr
+    assert out.read_bytes() == b"b.txt\tcaf\xe9.txt\t1.000000\n"
+    j = run("join", "-t", "0.5", "-s", "word:1", "-q", "-f", "jsonl", "--include", "*.txt", tmp_path)
+    assert json.loads(j.stdout)["right"] == "caf\udce9.txt"
