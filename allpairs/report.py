@@ -194,7 +194,10 @@ def compare(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float 
     cand_left, cand_right = cand.left, cand.right
     _, _, cand_overlap = verify_candidates(sets.indptr, sets.tokens, cand_left, cand_right, Threshold(0, 1))
     size = np.diff(sets.indptr)
-    cand_sim = cand_overlap / (size[cand_left] + size[cand_right] - cand_overlap)
+    both = size[cand_left] + size[cand_right]
+    cand_sim = cand_overlap / (both - cand_overlap)
+    # J >= t on integers, as everywhere: overlap·(p+q) >= p·(|x|+|y|).
+    cand_verified = cand_overlap.astype(np.int64) * (t.p + t.q) >= t.p * both
     first_doc = sets.group_docs[sets.group_indptr[:-1]]
     extra = time.perf_counter() - t0
 
@@ -206,7 +209,7 @@ def compare(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float 
         seconds={"shared": shared, "exact": dict(exact_stats.seconds), "lsh": dict(lsh_stats.seconds)},
         memory=memory, stats=stats,
         candidate_left_doc=first_doc[cand_left], candidate_right_doc=first_doc[cand_right],
-        candidate_similarity=cand_sim, candidate_verified=cand_sim >= float(t.fraction) - 1e-12,
+        candidate_similarity=cand_sim, candidate_verified=cand_verified,
         ids=corpus.ids,
     )
     comparison.seconds["report"] = {"candidate similarity": extra}

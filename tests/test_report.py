@@ -85,3 +85,11 @@ def test_oversized_buckets_are_bounded_and_reported():
     assert any("larger than --max-bucket 50" in n for n in res.stats.notes)
     # Identical documents are one distinct set: buckets count distinct sets.
     assert res.lsh.oversized and res.lsh.largest_bucket > 50
+
+
+def test_candidates_at_exactly_the_threshold_count_as_verified():
+    # J = 7/10 exactly, where 7/10 as a float sits above 0.7 and the float ratio below it.
+    sets = [list(range(8)), list(range(1, 10))]
+    c = compare(sets, "0.7", num_perm=8, bands=8, rows=1)
+    assert c.candidate_verified.tolist() == [True]
+    assert c.lsh_pairs == c.exact_pairs == 1
