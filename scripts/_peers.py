@@ -48,3 +48,19 @@ def setsimilaritysearch_pairs(sets: list[list], threshold: float) -> np.ndarray:
         return np.empty(0, dtype=np.int64)
     x, y, _ = zip(*found)
     return pair_keys(x, y, len(sets))
+
+
+def log(*args) -> None:
+    """Progress and problems go to stderr, so the tables on stdout stay clean."""
+    print(*args, file=sys.stderr, flush=True)
+
+
+def exit_status(problems: list[str]) -> int:
+    """0 when every check held; else list the problems on stderr and return 1."""
+    if not problems:
+        return 0
+    log("")
+    log(f"{len(problems)} PROBLEM(S):")
+    for p in problems:
+        log("  " + p)
+    return 1

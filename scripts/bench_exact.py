@@ -47,7 +47,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 
-from _peers import ensure_installed, pair_keys, setsimilaritysearch_pairs  # noqa: E402
+from _peers import ensure_installed, exit_status, log, pair_keys, setsimilaritysearch_pairs  # noqa: E402
 from datasets import kosarak, synthetic  # noqa: E402
 
 PEER = "SetSimilaritySearch"
@@ -58,10 +58,6 @@ QUICK_ZIPF = 5000
 
 #: Pairs whose overlap and sizes are recomputed with Python sets, per run.
 CHECK_SAMPLE = 2000
-
-
-def log(*args) -> None:
-    print(*args, file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -311,13 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     if cli_lines:
         print()
         print("\n".join(cli_lines))
-    if problems:
-        log("")
-        log(f"{len(problems)} PROBLEM(S):")
-        for p in problems:
-            log("  " + p)
-        return 1
-    return 0
+    return exit_status(problems)
 
 
 if __name__ == "__main__":

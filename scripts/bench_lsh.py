@@ -99,7 +99,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 
-from _peers import ensure_installed, pair_keys  # noqa: E402
+from _peers import ensure_installed, exit_status, log, pair_keys  # noqa: E402
 
 THRESHOLD = 0.5
 NUM_PERM = 128
@@ -113,10 +113,6 @@ PEER_PACKAGES = {"datasketch": ("datasketch", "datasketch"), "rensa": ("rensa", 
                  "rensa-bulk": ("rensa", "rensa")}
 
 _WORD = re.compile(r"\w+")
-
-
-def log(*args) -> None:
-    print(*args, file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------- memory
@@ -594,13 +590,7 @@ def main(argv=None) -> int:
     if args.json:
         slim = {k: {kk: vv for kk, vv in v.items() if kk != "pairs"} for k, v in reports.items()}
         Path(args.json).write_text(json.dumps(slim, indent=1))
-    if problems:
-        log("")
-        log(f"{len(problems)} PROBLEM(S):")
-        for p in problems:
-            log("  " + p)
-        return 1
-    return 0
+    return exit_status(problems)
 
 
 if __name__ == "__main__":
