@@ -168,11 +168,12 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     stats.documents = len(corpus) + len(corpus.skipped)
     stats.skipped = list(corpus.skipped)
     stats.dropped = corpus.dropped
+    if corpus.left_out_note():
+        stats.notes.append(corpus.left_out_note())
     if corpus.seconds:
         stats.seconds["read"] = corpus.seconds
     if len(corpus) == 0:
-        raise EmptyCorpusError("the corpus is empty: no document was read"
-                               + (f" ({len(corpus.skipped)} files skipped)" if corpus.skipped else ""))
+        raise EmptyCorpusError(corpus.empty_message())
     if isinstance(shingle, str):
         shingle = ShingleSpec.parse(shingle)
     with _timed(stats, "shingle"):
