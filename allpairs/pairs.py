@@ -266,6 +266,25 @@ class PairWriter:
         return n
 
 
+def check_output_path(path: str | os.PathLike) -> None:
+    """Raise now what :func:`open_output` would raise about ``path`` after the work is done.
+
+    A directory is a :class:`UsageError`; a missing parent directory or one
+    where no file can be created an :class:`InputError`. Nothing is left behind.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"output {path} is a directory; give a file name")
+    if not target.parent.exists():
+        raise InputError(f"output {path}: directory {target.parent} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    except OSError as e:
+        raise InputError(f"output {path}: cannot write ({e.strerror})") from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
 @contextmanager
 def open_output(path: str | os.PathLike | None):
     """A binary stream for the results: stdout for None or '-', else a temporary file

@@ -21,6 +21,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode=None,
     help="Exact all-pairs set-similarity join (Jaccard of shingle sets), with MinHash+LSH beside it.",
 )

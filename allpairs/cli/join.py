@@ -10,11 +10,12 @@ import typer
 
 from ..errors import AllPairsError
 from ..join import join as run_join
-from ..pairs import PairWriter, open_output
+from ..pairs import PairWriter, check_output_path, open_output
 from ._app import Bar, app, fail, summary, warn_skipped
-from ._options import (BANDS, BITS, ENCODING, EXCLUDE, ID_FIELD, INCLUDE, JOBS, JSONL, LINES, MAX_BUCKET, MIN_BYTES,
-                       MIN_SHINGLES, NO_NORMALIZE, NUM_PERM, PATH, QUIET, RECALL, ROWS, SEED, SETS, SHINGLE,
-                       TEXT_FIELD, THRESHOLD, Format, check_jobs, read_input)
+from ._options import (BANDS, BITS, ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, JOBS, JSONL, LSH, MAX_BUCKET,
+                       MIN_BYTES, MIN_SHINGLES, NO_IGNORE, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET, RECALL,
+                       ROWS, SEED, SETS, SHINGLE, TEXT_FIELD, THRESHOLD, Format, PanelCommand, check_jobs,
+                       lines_option, read_input, refuse, refuse_unused_input_options, refuse_unused_lsh_options)
 
 
 class Method(str, Enum):
@@ -27,20 +28,35 @@ class Verify(str, Enum):
     estimate = "estimate"
 
 
-@app.command("join")
+METHOD = typer.Option(Method.exact, "--method", "-m",
+                      help="exact: prefix-filter join, every pair. lsh: MinHash + LSH candidates, verified; finds "
+                           "a pair of similarity s with probability P(s).")
+
+
+@app.command("join", cls=PanelCommand, short_help="Print every pair of documents with Jaccard similarity >= t.")
 def join_command(
-    path: str = PATH, threshold: str = THRESHOLD, lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
-    shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, include: List[str] = INCLUDE,
-    exclude: List[str] = EXCLUDE, min_bytes: int = MIN_BYTES, min_shingles: int = MIN_SHINGLES,
-    encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
-    method: Method = typer.Option(Method.exact, "--method", "-m", help="exact: prefix-filter join, every pair. lsh: MinHash + LSH candidates, verified; finds a pair of similarity s with probability P(s)."),
+    ctx: typer.Context,
+    paths: List[str] = PATHS, threshold: str = THRESHOLD,
+    method: Method = METHOD,
+    lines: bool = lines_option("; the line is printed after the similarity"), sets: bool = SETS,
+    jsonl: bool = JSONL, include: List[str] = INCLUDE, exclude: List[str] = EXCLUDE, hidden: bool = HIDDEN,
+    no_ignore: bool = NO_IGNORE, min_bytes: int = MIN_BYTES, encoding: str = ENCODING, id_field: str = ID_FIELD,
+    text_field: str = TEXT_FIELD,
+    shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, min_shingles: int = MIN_SHINGLES,
+    fmt: Format = typer.Option(Format.tsv, "--format", "-f", rich_help_panel=OUTPUT,
+                               help="tsv: left, right, similarity. csv and jsonl add overlap and both set sizes."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT,
+                                          show_default=False,
+                                          help="Write pairs to FILE (atomically) instead of stdout."),
+    count: bool = typer.Option(False, "--count", rich_help_panel=OUTPUT,
+                               help="Print only the number of pairs (no --output or --format)."),
+    quiet: bool = QUIET,
     num_perm: int = NUM_PERM, bands: Optional[int] = BANDS, rows: Optional[int] = ROWS, recall: float = RECALL,
     seed: int = SEED, bits: Optional[int] = BITS, max_bucket: Optional[int] = MAX_BUCKET,
-    verify: Verify = typer.Option(Verify.exact, "--verify", help="LSH: exact (default) checks every candidate; estimate keeps the MinHash estimate, marked '~' in TSV and named 'estimate' in CSV/JSON."),
-    fmt: Format = typer.Option(Format.tsv, "--format", "-f", help="tsv: left, right, similarity. csv and jsonl add overlap and both set sizes."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write pairs to FILE (atomically) instead of stdout."),
-    count: bool = typer.Option(False, "--count", help="Print only the number of pairs."),
-    jobs: int = JOBS, quiet: bool = QUIET,
+    verify: Verify = typer.Option(Verify.exact, "--verify", rich_help_panel=LSH,
+                                  help="exact checks every candidate; estimate keeps the MinHash estimate, marked "
+                                       "'~' in TSV and named 'estimate' in CSV/JSON."),
+    jobs: int = JOBS,
 ) -> None:
     """Print every pair of documents whose shingle sets have Jaccard similarity >= THRESHOLD.
 
@@ -51,8 +67,15 @@ def join_command(
     check_jobs(jobs)
     bar = Bar(not quiet)
     try:
+        refuse_unused_input_options(ctx, lines, sets, jsonl)
+        refuse_unused_lsh_options(ctx, method is Method.lsh, bands, rows)
+        if count:
+            refuse(ctx, ("output", "fmt"), "with --count, which prints only the number of pairs")
+        if output is not None:
+            check_output_path(output)  # refuse a bad file name before the work, not after
         try:
-            corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
+            corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field,
+                                text_field, hidden, no_ignore)
             res = run_join(corpus, threshold, method=method.value, shingle=shingle, normalize=not no_normalize,
                            min_shingles=min_shingles, jobs=jobs or None, num_perm=num_perm, bands=bands,
                            rows=rows, recall=recall, seed=seed, bits=bits, max_bucket=max_bucket,
