@@ -309,3 +309,10 @@ def test_help_groups_options_in_panels_with_meaningful_metavars():
     assert "printed" not in c.stdout and "--count" not in c.stdout
     top = run("--help")
     assert "..." not in top.stdout.split("Commands:")[1]
+
+
+def test_compare_plot_writes_both_pictures(tmp_path):
+    r = run("compare", "-t", "0.5", "-s", "word:1", "-b", "4", "-r", "2", "--plot", tmp_path / "c.png", TINY)
+    assert r.exit_code == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c-chords.png", "c.png"]
+    assert "6 joined" in r.stdout and f"wrote {tmp_path / 'c-chords.png'}" in r.stderr

@@ -48,7 +48,7 @@ def compare_command(
         refuse_unused_input_options(ctx, lines, sets, jsonl)
         refuse_unused_lsh_options(ctx, True, bands, rows)
         if plot is not None:
-            from .plot import check_plot_path
+            from ..plot import check_plot_path
 
             check_plot_path(plot)  # refuse a bad file name before the work, not after
         try:
@@ -68,7 +68,7 @@ def compare_command(
         else:
             typer.echo(render_table(c), nl=False)
         if plot is not None:
-            from .plot import plot_comparison
+            from ..plot import plot_comparison
 
             for written in plot_comparison(c, plot):
                 if not quiet:
