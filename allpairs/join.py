@@ -48,6 +48,7 @@ class Stats:
     seconds: dict[str, float] = field(default_factory=dict)
     peak_memory: int = 0
     notes: list[str] = field(default_factory=list)
+    input_kind: str = "texts"  # the corpus's kind: "lines" and "sets" ids are line numbers
 
     @property
     def skipped_by_reason(self) -> Counter:
@@ -168,6 +169,7 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     stats.documents = len(corpus) + len(corpus.skipped)
     stats.skipped = list(corpus.skipped)
     stats.dropped = corpus.dropped
+    stats.input_kind = corpus.kind
     if corpus.left_out_note():
         stats.notes.append(corpus.left_out_note())
     if corpus.seconds:

@@ -316,3 +316,16 @@ def test_compare_plot_writes_both_pictures(tmp_path):
     assert r.exit_code == 0, r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c-chords.png", "c.png"]
     assert "6 joined" in r.stdout and f"wrote {tmp_path / 'c-chords.png'}" in r.stderr
+
+
+def test_counts_of_one_are_singular_sets_say_tokens_and_line_records_say_line(tmp_path):
+    f = tmp_path / "s.dat"
+    f.write_text("a b c\na b c d\n\n")
+    r = run("join", "--sets", "-t", "0.7", f)
+    assert "skipped 1 document (no shingle: 1): line 3 (no shingle)" in r.stderr, r.stderr
+    assert "; tokens: 7 (4 distinct); 2 distinct sets" in r.stderr
+    assert "1 candidate, 1 pair (1 between distinct sets)" in r.stderr
+    g = tmp_path / "l.txt"
+    g.write_text("abcd\nab\n")
+    r = run("join", "--lines", "-t", "0.5", g)
+    assert "line 2 (no shingle)" in r.stderr and "1 distinct set\n" in r.stderr, r.stderr
