@@ -8,6 +8,7 @@ distinct-set pairs however many duplicates expand them.
 """
 from __future__ import annotations
 
+import bisect
 import csv
 import io
 import json
@@ -33,7 +34,12 @@ DECIMALS = 6
 
 
 class Pair(NamedTuple):
-    """One result: documents ``left < right`` (input positions), overlap and both set sizes."""
+    """One result: documents ``left < right`` by position, overlap and both set sizes.
+
+    ``left`` and ``right`` are positions in the input (ints); the ids are
+    ``res.ids[pair.left]`` and ``res.ids[pair.right]`` (for a list given
+    without ``ids=``, the positions themselves).
+    """
 
     left: int
     right: int
@@ -43,8 +49,16 @@ class Pair(NamedTuple):
 
     @property
     def similarity(self) -> Fraction:
-        """Exact Jaccard similarity."""
+        """Exact Jaccard similarity ``overlap / (left_size + right_size - overlap)`` as a
+        :class:`fractions.Fraction` (``float(p.similarity)`` for a float; json needs one)."""
         return Fraction(self.overlap, self.left_size + self.right_size - self.overlap)
+
+    def to_dict(self, ids: Sequence | None = None) -> dict:
+        """Plain data that :func:`json.dumps` takes: the similarity as a float, the documents
+        as ids when ``ids`` (e.g. ``res.ids``) is given, else as positions."""
+        left, right = (self.left, self.right) if ids is None else (ids[self.left], ids[self.right])
+        return {"left": left, "right": right, "similarity": float(self.similarity), "overlap": self.overlap,
+                "left_size": self.left_size, "right_size": self.right_size}
 
 
 @dataclass
@@ -65,6 +79,10 @@ class PairChunk:
 class Pairs:
     """All document pairs with J >= t, sorted by (left, right); iterate for :class:`Pair` tuples.
 
+    ``pairs[i]`` and ``pairs[a:b]`` index them; :meth:`chunks` gives them as
+    arrays, a bounded number at a time, for results too large for a list;
+    :meth:`to_pandas` and :meth:`to_arrow` as a table.
+
     Parameters
     ----------
     sets : OrderedSets
@@ -77,6 +95,9 @@ class Pairs:
         kept on it rather than verified (``verify="estimate"``).
     """
 
+    #: Pairs per chunk behind ``pairs[i]``.
+    CHUNK = 1 << 16
+
     def __init__(self, sets: OrderedSets, left: np.ndarray, right: np.ndarray, overlap: np.ndarray,
                  estimate: np.ndarray | None = None):
         self.sets = sets
@@ -88,6 +109,8 @@ class Pairs:
         group = np.diff(sets.group_indptr)
         self._count = int((group * (group - 1) // 2).sum()
                           + (group[self.set_left].astype(np.int64) * group[self.set_right]).sum())
+        self._index: list[tuple[int, int, int, int]] | None = None  # chunk starts, for pairs[i]
+        self._cached: tuple[int, PairChunk | None] | None = None  # the chunk pairs[i] expanded last
 
     def __len__(self) -> int:
         return self._count
@@ -102,8 +125,8 @@ class Pairs:
         """Pairs of distinct sets (before identical documents expand them)."""
         return len(self.set_left)
 
-    def chunks(self, max_pairs: int = 1 << 20) -> Iterator[PairChunk]:
-        """The pairs in order, about ``max_pairs`` at a time (one document's partners are never split)."""
+    def _ranges(self, max_pairs: int) -> Iterator[tuple[int, int, int]]:
+        """Runs of left documents [lo, hi) with at most about ``max_pairs`` pairs, and a bound on their pairs."""
         s = self.sets
         bound = _k.partner_bound(s.doc_set, s.group_indptr, self._adj_ptr, self._adj_set)
         cum = np.concatenate([[0], np.cumsum(bound)])
@@ -112,29 +135,108 @@ class Pairs:
         while lo < n:
             hi = int(np.searchsorted(cum, cum[lo] + max_pairs, side="right")) - 1
             hi = min(max(hi, lo + 1), n)
-            cap = int(cum[hi] - cum[lo])
-            if cap:
-                left, right, idx = _k.expand(lo, hi, cap, s.doc_set, s.group_indptr, s.group_docs,
-                                             self._adj_ptr, self._adj_set, self._adj_pair)
-                if len(left):
-                    other = idx >= 0
-                    size = s.doc_size[left]
-                    overlap = size.copy()  # identical sets: overlap = size
-                    overlap[other] = self.set_overlap[idx[other]]
-                    est = None
-                    if self.set_estimate is not None:
-                        est = np.ones(len(left))
-                        est[other] = self.set_estimate[idx[other]]
-                    yield PairChunk(left, right, overlap, size, s.doc_size[right], est)
+            yield lo, hi, int(cum[hi] - cum[lo])
             lo = hi
+
+    def _expand(self, lo: int, hi: int, cap: int) -> PairChunk | None:
+        """The pairs whose left document is in [lo, hi), in order; None if there is none."""
+        if not cap:
+            return None
+        s = self.sets
+        left, right, idx = _k.expand(lo, hi, cap, s.doc_set, s.group_indptr, s.group_docs,
+                                     self._adj_ptr, self._adj_set, self._adj_pair)
+        if not len(left):
+            return None
+        other = idx >= 0
+        size = s.doc_size[left]
+        overlap = size.copy()  # identical sets: overlap = size
+        overlap[other] = self.set_overlap[idx[other]]
+        est = None
+        if self.set_estimate is not None:
+            est = np.ones(len(left))
+            est[other] = self.set_estimate[idx[other]]
+        return PairChunk(left, right, overlap, size, s.doc_size[right], est)
+
+    def chunks(self, max_pairs: int = 1 << 20) -> Iterator[PairChunk]:
+        """The pairs in order as arrays, about ``max_pairs`` at a time (one document's partners are
+        never split): the way through a result too large for a list of :class:`Pair`."""
+        for lo, hi, cap in self._ranges(max_pairs):
+            chunk = self._expand(lo, hi, cap)
+            if chunk is not None:
+                yield chunk
 
     def __iter__(self) -> Iterator[Pair]:
         for c in self.chunks():
-            yield from map(Pair._make, zip(c.left.tolist(), c.right.tolist(), c.overlap.tolist(),
-                                           c.left_size.tolist(), c.right_size.tolist()))
+            yield from _pairs_of(c, 0, len(c))
+
+    def __getitem__(self, key: int | slice) -> Pair | list[Pair]:
+        """``pairs[i]`` is the i-th :class:`Pair` in order (negative counts from the end);
+        ``pairs[a:b]`` a list of them. Only the chunk holding a pair is expanded."""
+        if isinstance(key, slice):
+            return [self[i] for i in range(*key.indices(len(self)))]
+        if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer)):
+            raise TypeError(f"pairs are indexed by int or slice, not {type(key).__name__}")
+        n = len(self)
+        i = int(key) + n if key < 0 else int(key)
+        if not 0 <= i < n:
+            raise IndexError(f"pair index {key} out of range for {n:,} pairs")
+        if self._index is None:  # where each chunk starts: one pass that keeps only counts
+            self._index = []
+            start = 0
+            for lo, hi, cap in self._ranges(self.CHUNK):
+                chunk = self._expand(lo, hi, cap)
+                if chunk is not None:
+                    self._index.append((start, lo, hi, cap))
+                    start += len(chunk)
+        k = bisect.bisect_right([e[0] for e in self._index], i) - 1
+        start, lo, hi, cap = self._index[k]
+        if self._cached is None or self._cached[0] != k:
+            self._cached = (k, self._expand(lo, hi, cap))
+        return next(_pairs_of(self._cached[1], i - start, i - start + 1))
 
     def to_list(self) -> list[Pair]:
         return list(self)
+
+    def _columns(self, ids: Sequence | None) -> dict[str, np.ndarray | list]:
+        chunks = list(self.chunks())
+        def cat(name: str, dtype) -> np.ndarray:
+            return np.concatenate([getattr(c, name) for c in chunks]) if chunks else np.zeros(0, dtype)
+        left, right = cat("left", np.int32), cat("right", np.int32)
+        overlap, ls, rs = cat("overlap", np.int32), cat("left_size", np.int32), cat("right_size", np.int32)
+        cols: dict[str, np.ndarray | list] = {}
+        cols["left"] = left if ids is None else [ids[i] for i in left.tolist()]
+        cols["right"] = right if ids is None else [ids[i] for i in right.tolist()]
+        if self.estimated:
+            cols["estimate"] = cat("estimate", np.float64)
+        else:
+            cols["similarity"] = overlap / np.maximum(ls.astype(np.int64) + rs - overlap, 1)
+            cols["overlap"] = overlap
+        cols["left_size"], cols["right_size"] = ls, rs
+        return cols
+
+    def to_pandas(self, ids: Sequence | None = None):
+        """The pairs as a pandas DataFrame (left, right, similarity as float, overlap, left_size,
+        right_size; ``estimate`` instead of similarity and overlap for estimated pairs), the documents
+        named by ``ids`` when given, else by position. Needs pandas."""
+        try:
+            import pandas
+        except ImportError:
+            raise UsageError("to_pandas needs pandas: pip install pandas") from None
+        return pandas.DataFrame(self._columns(ids))
+
+    def to_arrow(self, ids: Sequence | None = None):
+        """The pairs as a pyarrow Table, with the columns of :meth:`to_pandas`. Needs pyarrow."""
+        try:
+            import pyarrow
+        except ImportError:
+            raise UsageError("to_arrow needs pyarrow: pip install pyarrow") from None
+        return pyarrow.table(self._columns(ids))
+
+
+def _pairs_of(c: PairChunk, a: int, b: int) -> Iterator[Pair]:
+    """The pairs at rows [a, b) of a chunk, as :class:`Pair` tuples of Python ints."""
+    return map(Pair._make, zip(c.left[a:b].tolist(), c.right[a:b].tolist(), c.overlap[a:b].tolist(),
+                               c.left_size[a:b].tolist(), c.right_size[a:b].tolist()))
 
 
 # --- writing -------------------------------------------------------------

@@ -260,7 +260,7 @@ def plot_scurve(comparison, path: str | os.PathLike) -> Path:
 def _top_groups(ids: list[str]) -> list[tuple[str, int, int]]:
     """Runs of consecutive ids with the same first path component: (name, start, stop)."""
     runs: list[tuple[str, int, int]] = []
-    for i, name in enumerate(ids):
+    for i, name in enumerate(map(str, ids)):
         head = name.split("/", 1)[0] if "/" in name else ""
         if runs and runs[-1][0] == head:
             runs[-1] = (head, runs[-1][1], i + 1)
@@ -298,7 +298,7 @@ def _similarity_bar(fig, ax, norm, cmap, t: float) -> None:
 
 def _label(c, doc: int, width: int = 22) -> str:
     """A document's name in a picture: its line's text (for --lines) or its id, shortened, with ×k for copies."""
-    text = c.labels[doc] if c.labels is not None else c.ids[doc]
+    text = str(c.labels[doc] if c.labels is not None else c.ids[doc])
     text = text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
     text = text if len(text) <= width else text[:width - 1] + "…"
     k = int(c.copies[doc]) if c.copies is not None else 1

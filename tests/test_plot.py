@@ -208,7 +208,7 @@ def test_unreadable_circles_become_labelled_clusters_of_true_pairs(comparison, t
     title = fig.axes[0].get_title()
     assert "largest clusters of pairs with J ≥ 0.5" in title and "would be unreadable" in title
     labels = {t.get_text() for t in fig.axes[0].texts}
-    assert labels & set(comparison.ids), "documents are labelled"
+    assert labels & set(map(str, comparison.ids)), "documents are labelled"
     assert any("missed" in t for t in legend_texts(fig))
     plot_chords(comparison, tmp_path / "c.png")
     assert is_png(tmp_path / "c.png")
