@@ -239,6 +239,25 @@ def _pairs_of(c: PairChunk, a: int, b: int) -> Iterator[Pair]:
                                c.left_size[a:b].tolist(), c.right_size[a:b].tolist()))
 
 
+def check_output_path(path: str | os.PathLike) -> None:
+    """Raise now what :func:`open_output` would raise about ``path`` after the work is done.
+
+    A directory is a :class:`UsageError`; a missing parent directory, or one
+    where no file can be created, an :class:`InputError`. Nothing is left behind.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"output {path} is a directory; give a file name")
+    if not target.parent.exists():
+        raise InputError(f"output {path}: directory {target.parent} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    except OSError as e:
+        raise InputError(f"output {path}: cannot write ({e.strerror})") from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
 # --- writing -------------------------------------------------------------
 
 def _tsv_field(value: str) -> str:
@@ -368,30 +387,6 @@ class PairWriter:
         return n
 
 
-def check_output_path(path: str | os.PathLike) -> None:
-    """Raise now what :func:`open_output` would raise about ``path`` after the work is done.
-
-    A directory is a :class:`UsageError`; a missing parent directory or one
-    where no file can be created an :class:`InputError`. Nothing is left behind.
-    """
-    fd, tmp = _temp_beside(path)
-    os.close(fd)
-    os.unlink(tmp)
-
-
-def _temp_beside(path: str | os.PathLike) -> tuple[int, str]:
-    """A new temporary file in the directory of ``path``, or the error that says why there can be none."""
-    target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"output {path} is a directory; give a file name")
-    if not target.parent.exists():
-        raise InputError(f"output {path}: directory {target.parent} does not exist")
-    try:
-        return tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    except OSError as e:
-        raise InputError(f"output {path}: cannot write ({e.strerror})") from None
-
-
 @contextmanager
 def open_output(path: str | os.PathLike | None):
     """A binary stream for the results: stdout for None or '-', else a temporary file
@@ -402,7 +397,14 @@ def open_output(path: str | os.PathLike | None):
         sys.stdout.buffer.flush()
         return
     target = Path(path)
-    fd, tmp = _temp_beside(path)
+    if target.is_dir():
+        raise UsageError(f"output {path} is a directory; give a file name")
+    if not target.parent.exists():
+        raise InputError(f"output {path}: directory {target.parent} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    except OSError as e:
+        raise InputError(f"output {path}: cannot write ({e.strerror})") from None
     try:
         # mkstemp makes the file private (0600); give it the mode open() would.
         umask = os.umask(0)
