@@ -231,6 +231,7 @@ def test_a_bad_output_path_is_refused_before_the_corpus_is_read(tmp_path, monkey
     (["--max-bucket", "10"], "--max-bucket does nothing in exact mode"),
     (["--num-perm", "128"], "--num-perm does nothing in exact mode"),  # the default, but given
     (["--seed", "1"], "--seed does nothing in exact mode"),
+    (["--verify", "exact"], "--verify does nothing in exact mode"),
     (["--count", "-o", "x.tsv"], "--output does nothing with --count"),
     (["--count", "-f", "csv"], "--format does nothing with --count"),
     (["-m", "lsh", "-b", "4", "-r", "2", "--recall", "0.9"], "--recall does nothing when --bands and --rows"),

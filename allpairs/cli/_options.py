@@ -131,8 +131,8 @@ def given(ctx: typer.Context, *names: str) -> list[str]:
     ``--seed 1`` in exact mode is refused although 1 is the default seed.
     """
     flags = {p.name: next((o for o in p.opts if o.startswith("--")), p.opts[0]) for p in ctx.command.params}
-    return [flags[n] for n in names
-            if getattr(ctx.get_parameter_source(n), "name", "DEFAULT") not in ("DEFAULT", "DEFAULT_MAP")]
+    return [flags[n] for n in names if n in flags
+            and getattr(ctx.get_parameter_source(n), "name", "DEFAULT") not in ("DEFAULT", "DEFAULT_MAP")]
 
 
 def refuse(ctx: typer.Context, names: tuple[str, ...], why: str) -> None:
@@ -154,7 +154,7 @@ def refuse_unused_input_options(ctx: typer.Context, lines: bool, sets: bool, jso
 def refuse_unused_lsh_options(ctx: typer.Context, method_lsh: bool, bands, rows) -> None:
     """LSH options in exact mode, and --recall when --bands and --rows are given."""
     if not method_lsh:
-        refuse(ctx, ("num_perm", "bands", "rows", "recall", "seed", "bits", "max_bucket"),
+        refuse(ctx, ("num_perm", "bands", "rows", "recall", "seed", "bits", "max_bucket", "verify"),
                "in exact mode; add --method lsh, or drop them")
     elif bands is not None and rows is not None:
         refuse(ctx, ("recall",), "when --bands and --rows are given (it chooses them)")
