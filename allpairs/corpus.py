@@ -33,8 +33,9 @@ class Corpus:
 
     Attributes
     ----------
-    ids : list of str
-        One id per document, in output order (relative paths, line numbers or JSON ids).
+    ids : list
+        One id per document, in output order: relative paths, line numbers or
+        JSON ids (str), or for Python input dict keys or list positions.
     texts : list of str or None
         The documents' texts, when they are to be shingled.
     sets : list of list of str or None
@@ -46,7 +47,8 @@ class Corpus:
     skipped : list of (id, reason)
         Documents left out, with the reason.
     kind : str
-        "directory", "lines", "sets", "jsonl" or "texts".
+        "directory", "lines", "sets", "jsonl", or for Python lists and dicts
+        "texts" or "tokens".
     seconds : float
         Time spent reading.
     dropped : int

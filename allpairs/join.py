@@ -205,8 +205,9 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     stats.skipped = list(corpus.skipped)
     stats.dropped = corpus.dropped
     stats.input_kind = corpus.kind
-    if corpus.left_out_note():
-        stats.notes.append(corpus.left_out_note())
+    left_out = corpus.left_out_note()
+    if left_out:
+        stats.notes.append(left_out)
     if corpus.seconds:
         stats.seconds["read"] = corpus.seconds
     if len(corpus) == 0:

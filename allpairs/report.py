@@ -16,12 +16,11 @@ rose above that while it ran; where that is not available it is not reported.
 from __future__ import annotations
 
 import math
-import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -233,11 +232,11 @@ def own_peak_memory(out: dict, key: str):
         out[key] = None if peak is None else max(0, peak - start)
 
 
-def compare(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | str | Threshold, *,
+def compare(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold: float | str | Threshold, *,
             shingle=None, normalize: bool = True, min_shingles: int = 1, jobs: int | None = None,
             num_perm: int = 128, bands: int | None = None, rows: int | None = None, recall: float = 0.99,
             seed: int = 1, bits: int | None = None, max_bucket: int | None = None,
-            progress: Progress | None = None) -> Comparison:
+            progress: Progress | None = None, ids: Sequence | None = None) -> Comparison:
     """Run the exact join and the LSH join on the same shingle sets and compare them.
 
     Parameters are those of :func:`allpairs.join`. Returns a :class:`Comparison`.
@@ -246,7 +245,7 @@ def compare(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float 
     jobs = resolve_jobs(jobs)
     info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
                         max_bucket=max_bucket)
-    corpus = as_corpus(data)
+    corpus = as_corpus(data, ids)
     stats = Stats()
     memory: dict[str, int | None] = {}
     sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
