@@ -227,17 +227,21 @@ class _Ignore:
         return self.spec.check_file(self.prefix + rel[self.strip:] + ("/" if is_dir else "")).include
 
 
-def _ignore_file(directory: Path, strip: int, prefix: str) -> list[_Ignore]:
+def _ignore_file(directory: Path, strip: int, prefix: str, named: tuple[str, ...] = ()) -> list[_Ignore]:
+    """The rules of ``directory``'s ignore files; patterns that would ignore one of the ``named``
+    directories (those between it and a directory the user gave, given one included) are dropped:
+    a directory named on the command line is read, as ripgrep reads it."""
     import pathspec
 
     out = []
     for name in IGNORE_FILES:
         try:
             lines = (directory / name).read_text(encoding="utf-8", errors="surrogateescape").splitlines()
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            continue
         except OSError:
-            continue  # an unreadable ignore file ignores nothing, as in git
+            continue  # absent or unreadable: it ignores nothing, as in git
+        if named:
+            lines = [line for line in lines
+                     if not any(pathspec.GitIgnoreSpec.from_lines([line]).check_file(d).include for d in named)]
         out.append(_Ignore(pathspec.GitIgnoreSpec.from_lines(lines), strip, prefix))
     return out
 
@@ -254,7 +258,9 @@ def _parent_ignores(root: Path) -> list[_Ignore]:
         return []
     out = []
     for d in reversed(chain[1:top + 1]):  # outermost first: a deeper file wins
-        out += _ignore_file(d, 0, here.relative_to(d).as_posix() + "/")
+        below = here.relative_to(d).parts
+        named = tuple("/".join(below[:k]) + "/" for k in range(1, len(below) + 1))
+        out += _ignore_file(d, 0, "/".join(below) + "/", named)
     return out
 
 
@@ -387,6 +393,7 @@ def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, inc
             try:
                 st = f.stat()
                 if not stat.S_ISREG(st.st_mode):
+                    skipped.append((rel, "not a regular file"))
                     continue
                 if read_from.setdefault((st.st_dev, st.st_ino), k) != k:
                     left_out[NAMED_TWICE] += 1

@@ -258,3 +258,9 @@ def test_the_empty_corpus_message_counts_files_and_what_each_filter_left_out(rep
     with pytest.raises(EmptyCorpusError, match="1 smaller than --min-bytes; .*skipped 1 binary"):
         join(read_directory(repo / "src", min_bytes=10**8, include=["*.py", "*.bin"]).__class__(
             ids=[], texts=[], kind="directory", found=1, dropped=1, skipped=[("x.bin", "binary")]), 0.5)
+
+
+def test_a_directory_named_is_read_even_where_a_parent_ignore_file_ignores_it(repo):
+    (repo / "build" / "x.log").write_text("log")
+    assert read_directory(repo / "build").ids == ["out.txt"]  # build/ is ignored above it; *.log still applies
+    assert read_directory(repo).left_out["ignored folder"] == 1
