@@ -279,14 +279,13 @@ def _walk(root: Path, *, hidden: bool, ignore: bool, left_out: Counter, on_error
     out = []
     while stack:
         d, rel, rules = stack.pop()
-        if ignore:
-            strip = len(rel) + 1 if rel else 0
-            rules = rules + _ignore_file(d, strip, "")
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except OSError as e:
             on_error(rel or ".", f"unreadable directory ({e.strerror})")
             continue
+        if ignore and any(e.name in IGNORE_FILES for e in entries):
+            rules = rules + _ignore_file(d, len(rel) + 1 if rel else 0, "")
         for e in entries:
             r = f"{rel}/{e.name}" if rel else e.name
             try:
