@@ -299,7 +299,7 @@ def test_help_groups_options_in_panels_with_meaningful_metavars():
     r = run("join", "-h")
     assert r.exit_code == 0
     assert "Usage: allpairs join [OPTIONS] PATH..." in r.stdout
-    for panel in ("Input options:", "Shingle options:", "Output options:", "LSH (with --method lsh) options:",
+    for panel in ("Input options:", "Shingle options:", "Output options:", "LSH options:",
                   "Performance options:"):
         assert panel in r.stdout
     for shown in ("-t, --threshold FLOAT", "--include GLOB", "--min-bytes N", "-o, --output FILE"):

@@ -29,8 +29,9 @@ def compare_command(
                                   help="Print the comparison as JSON instead of a table."),
     plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", rich_help_panel=OUTPUT, show_default=False,
                                         help="Draw the S-curve with the observed recall per similarity bin to FILE "
-                                             "(.png or .svg), and the LSH candidates and missed pairs as chords on "
-                                             "a circle to FILE-chords.png/.svg."),
+                                             "(.png or .svg), and to FILE-chords.png/.svg the LSH candidates and "
+                                             "the pairs LSH missed as chords on a circle (or, where a circle "
+                                             "cannot be read, the largest clusters of pairs, labelled)."),
     quiet: bool = QUIET,
     num_perm: int = NUM_PERM, bands: Optional[int] = BANDS, rows: Optional[int] = ROWS, recall: float = RECALL,
     seed: int = SEED, bits: Optional[int] = BITS, max_bucket: Optional[int] = MAX_BUCKET,
@@ -38,9 +39,10 @@ def compare_command(
 ) -> None:
     """Run the exact join and the LSH join on the same shingle sets and compare recall and cost.
 
-    Prints all pairs, pairs with J >= THRESHOLD, LSH candidates and their share
-    of all pairs, pairs LSH found, recall overall and per similarity bin beside
-    the S-curve's prediction, and the time and peak memory of each stage.
+    Prints the documents read and joined, all pairs, pairs with J >= THRESHOLD
+    and how many LSH missed, the candidates each method verified and their
+    share of the pairs of distinct sets, recall overall and per similarity bin
+    beside the S-curve's prediction, and each method's time and own peak memory.
     """
     check_jobs(jobs)
     bar = Bar(not quiet)
