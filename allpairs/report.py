@@ -217,7 +217,9 @@ def own_peak_memory(out: dict, key: str):
     The kernel's high-water mark is reset to the current resident size first
     (``echo 5 > /proc/self/clear_refs``, Linux 4.0+); elsewhere, or if the
     reset is refused, ``out[key]`` is None rather than a process-wide figure
-    that would charge one method with another's memory.
+    that would charge one method with another's memory. The reset is
+    process-wide: a peak read from getrusage afterwards no longer includes
+    what came before it (``compare`` reads the shared stages' peak first).
     """
     start = _status("VmRSS")
     try:
