@@ -245,17 +245,22 @@ def check_output_path(path: str | os.PathLike) -> None:
     A directory is a :class:`UsageError`; a missing parent directory, or one
     where no file can be created, an :class:`InputError`. Nothing is left behind.
     """
+    fd, tmp = _temp_beside(path)
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def _temp_beside(path: str | os.PathLike) -> tuple[int, str]:
+    """A new temporary file in the directory of ``path``, or the error that says why there can be none."""
     target = Path(path)
     if target.is_dir():
         raise UsageError(f"output {path} is a directory; give a file name")
     if not target.parent.exists():
         raise InputError(f"output {path}: directory {target.parent} does not exist")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+        return tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     except OSError as e:
         raise InputError(f"output {path}: cannot write ({e.strerror})") from None
-    os.close(fd)
-    os.unlink(tmp)
 
 
 # --- writing -------------------------------------------------------------
@@ -397,14 +402,7 @@ def open_output(path: str | os.PathLike | None):
         sys.stdout.buffer.flush()
         return
     target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"output {path} is a directory; give a file name")
-    if not target.parent.exists():
-        raise InputError(f"output {path}: directory {target.parent} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    except OSError as e:
-        raise InputError(f"output {path}: cannot write ({e.strerror})") from None
+    fd, tmp = _temp_beside(path)
     try:
         # mkstemp makes the file private (0600); give it the mode open() would.
         umask = os.umask(0)
