@@ -53,6 +53,8 @@ __all__ = [
     "empty_signatures",
     "estimate",
     "estimate_pairs",
+    "agreement_needed",
+    "signature_sets",
 ]
 
 
@@ -285,3 +287,34 @@ def estimate_pairs(sig, left, right, *, bits: int | None = None, empty=None) -> 
     est = _correct(_kernel.count_equal(sig, left, right) / K, bits)
     est[empty[left] | empty[right]] = 0.0
     return est
+
+
+def agreement_needed(num_perm: int, threshold: float, *, bits: int | None = None) -> int:
+    """Fewest agreeing positions out of ``num_perm`` whose estimate is at least ``threshold``.
+
+    Computed with the very arithmetic of :func:`estimate_pairs` (agreements / K,
+    then the b-bit correction), which is non-decreasing in the agreements: a
+    pair's estimate is ``>= threshold`` exactly when its rows agree in at least
+    this many positions. At least 1, at most ``num_perm`` for a threshold in (0, 1].
+    """
+    _check_positive("num_perm", num_perm)
+    _check_bits(bits)
+    est = _correct(np.arange(num_perm + 1) / num_perm, bits)
+    hits = np.flatnonzero(est >= threshold)
+    if not hits.size:
+        raise ValueError(f"no agreement reaches an estimate of {threshold}")
+    return max(1, int(hits[0]))
+
+
+def signature_sets(sig, rows) -> tuple[np.ndarray, np.ndarray]:
+    """Signature rows as sets of ``position << 32 | value`` keys, in CSR (int64 offsets, uint64 keys).
+
+    Each row becomes a set of exactly K keys, and two rows share one key per
+    position where they agree, so an exact set join of these sets finds the
+    pairs by their number of agreements (their MinHash estimate).
+    """
+    sig = np.asarray(sig)
+    rows = np.asarray(rows, dtype=np.int64)
+    K = sig.shape[1]
+    keys = (np.arange(K, dtype=np.uint64) << np.uint64(32)) | sig[rows].astype(np.uint64)
+    return np.arange(0, (rows.size + 1) * K, K, dtype=np.int64), keys.ravel()
