@@ -20,8 +20,8 @@ from .errors import EmptyCorpusError, UsageError
 from .exact import prefix_join, prefix_join_rows
 from ._numba import resolve_jobs
 from .lsh import candidates as lsh_candidates
-from .lsh import (MAX_EXPAND, agreement_needed, check_banding, choose_params, estimate_pairs, probability,
-                  share_joined_bucket, signature_sets, signatures)
+from .lsh import (MAX_EXPAND, agreement_needed, check_banding, check_num_perm, choose_params, estimate_pairs,
+                  probability, share_joined_bucket, signature_sets, signatures)
 from .measures import Threshold
 from .order import OrderedSets, order_sets
 from .pairs import Pairs
@@ -220,8 +220,7 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
 def lsh_settings(threshold: Threshold, *, num_perm: int, bands: int | None, rows: int | None, recall: float,
                  seed: int, bits: int | None, max_bucket: int | None, max_expand: int | None = MAX_EXPAND) -> LSHInfo:
     """Check the LSH options and pick (bands, rows) from the threshold when not both given."""
-    if isinstance(num_perm, bool) or not isinstance(num_perm, int) or num_perm < 1:
-        raise UsageError(f"num_perm must be a whole number of at least 1, got {num_perm!r}")
+    check_num_perm(num_perm)
     if (bands is None) != (rows is None):
         given, missing = ("bands", "rows") if rows is None else ("rows", "bands")
         raise UsageError(f"--{given} needs --{missing} too; give both, or neither to choose them from the threshold")

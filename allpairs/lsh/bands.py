@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import UsageError
 from . import _kernel
 from .._numba import resolve_jobs
-from .minhash import _check_positive, empty_signatures
+from .minhash import MAX_NUM_PERM, _check_positive, empty_signatures
 
 __all__ = ["MAX_EXPAND", "Candidates", "candidates", "check_banding", "share_joined_bucket"]
 
@@ -116,8 +116,9 @@ def check_banding(bands: int, rows: int, num_perm: int) -> None:
     _check_positive("bands", bands)
     _check_positive("rows", rows)
     if bands * rows > num_perm:
-        raise UsageError(f"bands × rows = {bands} × {rows} = {bands * rows} exceeds num_perm {num_perm}; "
-                         f"lower one of them or raise --num-perm")
+        fix = (f"lower one of them or raise --num-perm (at most {MAX_NUM_PERM:,})" if bands * rows <= MAX_NUM_PERM
+               else f"lower one of them: num_perm is at most {MAX_NUM_PERM:,}")
+        raise UsageError(f"bands × rows = {bands} × {rows} = {bands * rows} exceeds num_perm {num_perm}; {fix}")
 
 
 def _check_limit(name: str, value, least: int, why: str, fix: str) -> None:

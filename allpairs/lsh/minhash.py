@@ -46,6 +46,8 @@ from ..errors import UsageError
 from . import _kernel
 
 __all__ = [
+    "MAX_NUM_PERM",
+    "check_num_perm",
     "signatures",
     "permutation_params",
     "signature_dtype",
@@ -63,6 +65,19 @@ def _check_positive(name: str, value, *, flag: str | None = None) -> None:
         raise UsageError(f"{name} must be a whole number, got {value!r}")
     if value < 1:
         raise UsageError(f"{name} must be at least 1, got {value}; use --{flag or name.replace('_', '-')} 1 or more")
+
+
+#: Most MinHash values per set: 16 KiB of signature per set; enough for the recall-first
+#: banding at thresholds down to about 0.0012 (K = 4096 bands of one row catch s = t with P >= 0.99).
+MAX_NUM_PERM = 4096
+
+
+def check_num_perm(num_perm) -> None:
+    """Raise :class:`UsageError` unless ``1 <= num_perm <= MAX_NUM_PERM``."""
+    _check_positive("num_perm", num_perm)
+    if num_perm > MAX_NUM_PERM:
+        raise UsageError(f"num_perm {num_perm:,} is above the limit of {MAX_NUM_PERM:,} values per set; "
+                         f"use --num-perm {MAX_NUM_PERM} or less")
 
 
 def _check_bits(bits: int | None) -> None:
@@ -88,7 +103,7 @@ def permutation_params(num_perm: int, seed: int = 1) -> tuple[np.ndarray, np.nda
     ``a_k, b_k = stream[2k], stream[2k + 1]``; so the first K permutations of a
     seed do not depend on how many more are asked for.
     """
-    _check_positive("num_perm", num_perm)
+    check_num_perm(num_perm)
     if isinstance(seed, bool) or not isinstance(seed, Integral) or not 0 <= seed < 2**64:
         raise UsageError(f"seed must be a whole number in 0..2**64-1, got {seed!r}")
     with np.errstate(over="ignore"):  # wraparound is meant; matters only with NUMBA_DISABLE_JIT
