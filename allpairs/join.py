@@ -323,11 +323,10 @@ def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jo
     else:
         pairs = Pairs(sets, left, right, np.full(len(left), -1, np.int32), estimate=value)
     if info.joined:
-        sizes = sorted((size for _, size in info.joined), reverse=True)
         stats.notes.append(
-            f"{len(sizes):,} LSH buckets of more than {info.max_expand:,} distinct sets (largest {sizes[0]:,}) were "
-            f"joined exactly instead of expanded: {info.joined_sets:,} sets, {info.joined_pairs:,} candidate pairs "
-            "not expanded; same result")
+            f"{len(info.joined):,} LSH buckets of more than {info.max_expand:,} distinct sets (largest "
+            f"{max(size for _, size in info.joined):,}) were joined exactly instead of expanded: "
+            f"{info.joined_sets:,} sets, {info.joined_pairs:,} candidate pairs not expanded; same result")
     if info.max_bucket is None and info.max_expand is None and info.largest_bucket > LARGE_BUCKET:
         n = info.largest_bucket
         stats.notes.append(

@@ -153,6 +153,16 @@ def test_absurd_arguments_are_refused_at_once_with_one_line_and_the_bound(args, 
     assert r.stdout == ""
 
 
+def test_lsh_says_on_stderr_how_many_buckets_were_joined_instead_of_expanded(tmp_path):
+    f = tmp_path / "two-token.txt"
+    f.write_text("".join(f"a {i}\n" for i in range(1000)) + "x y z\nx y z w\n")
+    r = run("join", "--sets", "-m", "lsh", "-t", "0.5", f)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == "1001\t1002\t0.750000\n"
+    assert re.search(r"allpairs: [0-9,]+ LSH buckets of more than 64 distinct sets \(largest [0-9,]+\) were joined "
+                     r"exactly instead of expanded", r.stderr), r.stderr
+
+
 def test_data_errors_exit_1(tmp_path):
     (tmp_path / "empty").mkdir()
     r = run("join", "-t", "0.5", tmp_path / "empty")

@@ -55,7 +55,7 @@ class Candidates:
     max_expand : int or None
         Buckets of more rows (up to ``max_bucket``) were marked to be joined
         exactly instead of expanded (None: every bucket was expanded).
-    joined : ndarray of bool, shape (bands, n)
+    joined : ndarray of bool, shape (bands, n), or (bands, 0) if no bucket is marked
         ``joined[j, i]``: row ``i`` sits in a marked bucket of band ``j``.
     joined_band, joined_size : ndarray of int32 / int64, shape (u,)
         Band and size of every marked bucket, sorted.
@@ -182,7 +182,6 @@ def candidates(sig, bands: int, rows: int, *, max_bucket: int | None = None, max
     ids = np.flatnonzero(~empty).astype(np.int32)
     limit = n if max_bucket is None else int(max_bucket)
     expand = limit if max_expand is None else min(limit, int(max_expand))
-    joined = np.zeros((bands, n), dtype=bool)
 
     def band(j: int):
         # Sort the rows by band key; runs of equal keys, checked value by value, are the buckets.
@@ -192,12 +191,13 @@ def candidates(sig, bands: int, rows: int, *, max_bucket: int | None = None, max
         big = sizes[sizes > limit]
         # Too large to expand, small enough to keep: mark the rows, for the caller's exact join.
         mid = sizes[(sizes > expand) & (sizes <= limit)]
+        marked = members[:0]
         if mid.size:
             per_row = np.repeat(sizes, sizes)
-            joined[j, members[(per_row > expand) & (per_row <= limit)]] = True
+            marked = members[(per_row > expand) & (per_row <= limit)]
         pairs = _kernel.bucket_pairs(members, bounds, np.int64(expand))
         return (pairs, np.sort(big), int((big * (big - 1) // 2).sum()), int(sizes.max(initial=0)),
-                np.sort(mid), int((mid * (mid - 1) // 2).sum()))
+                np.sort(mid), int((mid * (mid - 1) // 2).sum()), marked)
 
     if jobs == 1 or bands == 1:
         results = [band(j) for j in range(bands)]
@@ -205,6 +205,10 @@ def candidates(sig, bands: int, rows: int, *, max_bucket: int | None = None, max
         with ThreadPoolExecutor(max_workers=min(jobs, bands)) as pool:
             results = list(pool.map(band, range(bands)))
 
+    # Rows of the marked buckets, per band (all False, and no memory to speak of, when there are none).
+    joined = np.zeros((bands, n if any(r[6].size for r in results) else 0), dtype=bool)
+    for j, r in enumerate(results):
+        joined[j, r[6]] = True
     # A pair found in several bands is one candidate: sort the codes, keep each once.
     band_pairs = sum(r[0].shape[0] for r in results)
     codes = np.unique(np.concatenate([r[0] for r in results])) if band_pairs else np.empty(0, np.uint64)
@@ -255,6 +259,8 @@ def share_joined_bucket(sig, cand: Candidates, left, right) -> np.ndarray:
     right = np.ascontiguousarray(right, dtype=np.int32)
     if left.shape != right.shape or left.ndim != 1:
         raise ValueError(f"left and right must be 1-D of equal length, got {left.shape} and {right.shape}")
+    if not cand.joined.shape[1]:
+        return np.zeros(left.shape, bool)
     if sig.shape[0] != cand.joined.shape[1]:
         raise ValueError(f"signatures of {sig.shape[0]} rows, banding of {cand.joined.shape[1]}")
     return _kernel.share_marked_band(sig, cand.joined, cand.rows, left, right)
