@@ -231,7 +231,8 @@ def lsh_settings(threshold: Threshold, *, num_perm: int, bands: int | None, rows
     if max_bucket is not None and max_bucket < 2:
         raise UsageError(f"max bucket {max_bucket} is below 2 (a bucket of 2 sets is one pair); leave it out for no limit")
     if max_expand is not None and max_expand < 1:
-        raise UsageError(f"max expand {max_expand} is below 1 (1 joins every bucket exactly); None expands every bucket")
+        raise UsageError(f"max expand {max_expand} is below 1 (1 joins every bucket exactly); "
+                         "None expands every bucket")
     auto = bands is None
     if auto:
         bands, rows = choose_params(float(threshold.fraction), num_perm, recall=recall)
@@ -241,12 +242,18 @@ def lsh_settings(threshold: Threshold, *, num_perm: int, bands: int | None, rows
 
 
 def _union(*parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Pairs (left < right, int32) and their overlaps from several sources, each pair once, sorted."""
+    """Pairs (left < right, int32) and their values (overlaps or estimates) from several parts, each once, sorted."""
     left = np.concatenate([p[0] for p in parts]).astype(np.int64)
     right = np.concatenate([p[1] for p in parts]).astype(np.int64)
-    overlap = np.concatenate([p[2] for p in parts])
-    codes, first = np.unique((left << 32) | right, return_index=True)
-    return (codes >> 32).astype(np.int32), (codes & 0xFFFFFFFF).astype(np.int32), overlap[first]
+    value = np.concatenate([p[2] for p in parts])
+    # A pair in several parts has the same value in each: keep any one (argsort, not np.unique: faster in numpy 2.4).
+    codes = (left << 32) | right
+    order = np.argsort(codes)
+    codes = codes[order]
+    first = np.ones(codes.size, bool)
+    first[1:] = codes[1:] != codes[:-1]
+    codes = codes[first]
+    return (codes >> 32).astype(np.int32), (codes & 0xFFFFFFFF).astype(np.int32), value[order[first]]
 
 
 def _estimate_join(sig: np.ndarray, rows: np.ndarray, t: Threshold, bits: int | None, jobs: int):
