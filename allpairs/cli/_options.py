@@ -9,7 +9,7 @@ from .._numba import MAX_JOBS
 from ..corpus import Corpus, read_corpus
 from ..errors import UsageError
 from ..lsh import MAX_EXPAND, MAX_NUM_PERM
-from ..measures import MAX_DENOMINATOR, MAX_THRESHOLD_CHARS
+from ..measures import MAX_DENOMINATOR, MAX_THRESHOLD_CHARS, MAX_THRESHOLD_EXPONENT
 from ._app import fail
 
 
@@ -20,7 +20,7 @@ class Format(str, Enum):
 
 
 PATH = typer.Argument(..., help="A directory (every file a document), or a file with --lines/--sets/--jsonl ('-' for stdin).")
-THRESHOLD = typer.Option(..., "--threshold", "-t", help=f"Jaccard threshold in (0, 1]: pairs with J >= t. Read exactly (0.7 is 7/10): a decimal with at most 9 decimal places (0.7, 7e-1) or a fraction p/q with q <= {MAX_DENOMINATOR:,} (2/3); at most {MAX_THRESHOLD_CHARS} characters.")
+THRESHOLD = typer.Option(..., "--threshold", "-t", help=f"Jaccard threshold in (0, 1]: pairs with J >= t. Read exactly (0.7 is 7/10): a decimal with at most 9 decimal places (0.7, 7e-1) or a fraction p/q with q <= {MAX_DENOMINATOR:,} (2/3); at most {MAX_THRESHOLD_CHARS} characters, exponent within ±{MAX_THRESHOLD_EXPONENT}.")
 LINES = typer.Option(False, "--lines", help="Each line of PATH is a record (id = line number; the line is printed too).")
 SETS = typer.Option(False, "--sets", help="Each line of PATH is a set of whitespace-separated tokens (id = line number).")
 JSONL = typer.Option(False, "--jsonl", help="PATH is JSON Lines with an id and a text field.")
