@@ -7,8 +7,12 @@ from enum import Enum
 import typer
 from typer.core import TyperCommand
 
+from .._numba import MAX_JOBS
 from ..corpus import Corpus, read_corpus
 from ..errors import UsageError
+from ..lsh import MAX_EXPAND, MAX_NUM_PERM
+from ..measures import MAX_DENOMINATOR, MAX_THRESHOLD_CHARS, MAX_THRESHOLD_EXPONENT
+from ._app import fail
 
 
 class Format(str, Enum):
@@ -51,7 +55,10 @@ PATHS = typer.Argument(..., metavar="PATH...", show_default=False,
                        help="Directories (every file below is a document) and files, read as one corpus; "
                             "or one file with --lines/--sets/--jsonl ('-' for stdin).")
 THRESHOLD = typer.Option(..., "--threshold", "-t", metavar="FLOAT",
-                         help="Jaccard threshold in (0, 1]: pairs with J >= t. Read exactly (0.7 is 7/10).")
+                         help=f"Jaccard threshold in (0, 1]: pairs with J >= t. Read exactly (0.7 is 7/10): a "
+                              f"decimal with at most 9 decimal places (0.7, 7e-1) or a fraction p/q with q <= "
+                              f"{MAX_DENOMINATOR:,} (2/3); at most {MAX_THRESHOLD_CHARS} characters, exponent within "
+                              f"±{MAX_THRESHOLD_EXPONENT}.")
 SETS = typer.Option(False, "--sets", rich_help_panel=INPUT,
                     help="Each line of PATH is a set of whitespace-separated tokens (id = line number).")
 JSONL = typer.Option(False, "--jsonl", rich_help_panel=INPUT, help="PATH is JSON Lines with an id and a text field.")
@@ -80,15 +87,16 @@ ID_FIELD = typer.Option("id", "--id-field", metavar="NAME", rich_help_panel=INPU
 TEXT_FIELD = typer.Option("text", "--text-field", metavar="NAME", rich_help_panel=INPUT,
                           help="JSON Lines: the field holding the text.")
 JOBS = typer.Option(0, "--jobs", "-j", metavar="N", rich_help_panel=PERFORMANCE,
-                    help="Threads (0 = all cores). The output is the same for any value.")
+                    help=f"Threads (0 = one per core; at most {MAX_JOBS}). The output is the same for any value.")
 QUIET = typer.Option(False, "--quiet", "-q", rich_help_panel=OUTPUT,
                      help="No progress bar, warnings or summary on stderr.")
 NUM_PERM = typer.Option(128, "--num-perm", "-k", metavar="K", rich_help_panel=LSH,
-                        help="MinHash values per document.")
+                        help=f"MinHash values per document, 1 to {MAX_NUM_PERM}.")
 BANDS = typer.Option(None, "--bands", "-b", metavar="B", rich_help_panel=LSH, show_default=False,
-                     help="Number of bands (with --rows). Default: chosen from the threshold and --recall.")
+                     help="Number of bands (with --rows; B × R <= K). Default: chosen from the threshold and "
+                          "--recall.")
 ROWS = typer.Option(None, "--rows", "-r", metavar="R", rich_help_panel=LSH, show_default=False,
-                    help="Rows per band (with --bands).")
+                    help="Rows per band (with --bands; B × R <= K).")
 RECALL = typer.Option(0.99, "--recall", metavar="FLOAT", rich_help_panel=LSH,
                       help="When choosing --bands and --rows, the probability of finding a pair exactly at the "
                            "threshold.")
@@ -98,8 +106,9 @@ BITS = typer.Option(None, "--bits", metavar="W", rich_help_panel=LSH, show_defau
                     help="Keep only the W low bits of each MinHash value (b-bit MinHash, 1..32); estimates are "
                          "corrected for chance collisions.")
 MAX_BUCKET = typer.Option(None, "--max-bucket", metavar="N", rich_help_panel=LSH, show_default=False,
-                          help="Do not expand buckets of more than N distinct sets (reported on stderr). "
-                               "Default: no limit.")
+                          help=f"Skip buckets of more than N distinct sets (reported on stderr). Default: no "
+                               f"limit; buckets of more than {MAX_EXPAND} are joined exactly instead of expanded "
+                               "pair by pair, with the same result.")
 
 
 def lines_option(shown: str) -> typer.models.OptionInfo:
@@ -120,8 +129,10 @@ def read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding,
 
 
 def check_jobs(jobs: int) -> None:
-    if jobs < 0:
-        raise typer.BadParameter(f"--jobs {jobs} is negative; give 0 (all cores) or more")
+    """Refuse a thread count outside 0..MAX_JOBS before any input is read (one line, exit 2)."""
+    if not 0 <= jobs <= MAX_JOBS:
+        fail(UsageError(f"--jobs {jobs:,} is outside 0 to {MAX_JOBS}; give 0 (one thread per core) "
+                        f"or 1 to {MAX_JOBS} threads"))
 
 
 def given(ctx: typer.Context, *names: str) -> list[str]:
