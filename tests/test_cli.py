@@ -356,3 +356,10 @@ def test_counts_of_one_are_singular_sets_say_tokens_and_line_records_say_line(tm
     g.write_text("abcd\nab\n")
     r = run("join", "--lines", "-t", "0.5", g)
     assert "line 2 (no shingle)" in r.stderr and "1 distinct set\n" in r.stderr, r.stderr
+
+
+def test_a_threshold_above_one_is_not_explained_by_t_equals_0():
+    r = run("join", "-t", "1.5", TINY)
+    assert r.exit_code == 2 and "outside (0, 1]" in r.stderr and "no similarity is above 1" in r.stderr
+    assert "t = 0" not in r.stderr
+    assert "t = 0 would pair every two documents" in run("join", "-t", "0", TINY).stderr
