@@ -1,0 +1,250 @@
+"""Compiled kernels of the search index: token lookup, the prefix index, probing and verification.
+
+Bayardo, Ma, Srikant, "Scaling up all pairs similarity search", WWW 2007
+(prefix filter, size bound, posting lists sorted by size); Xiao, Wang, Lin, Yu,
+"Efficient similarity joins for near duplicate detection", WWW 2008 (positional
+bound); Mann, Augsten, Bouros, PVLDB 2016 (bounds of each measure, merge
+verification with early exit).
+
+Kernels assume clean input: set tokens strictly increasing ranks (int32; ranks
+of tokens added after the build are negative), postings of each list sorted by
+(set size, set), the threshold as integers ``p/q`` with ``0 <= p <= q`` and a
+measure code of :mod:`allpairs.index._bounds`.
+"""
+import numpy as np
+
+from .._numba import kernel
+from ._bounds import index_min_overlap, probe_min_overlap, required_overlap, size_range
+
+
+@kernel
+def slot_of(rank, v0):
+    """Posting-list slot of a rank: ranks >= 0 as they are, added tokens (-1, -2, ...) after the ``v0`` built ones."""
+    return rank if rank >= 0 else v0 - 1 - rank
+
+
+@kernel
+def lookup(keys_sorted, ranks_sorted, key):
+    """Rank of ``key`` in the sorted lookup arrays, or -2**31 when absent."""
+    lo = 0
+    hi = keys_sorted.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys_sorted[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < keys_sorted.shape[0] and keys_sorted[lo] == key:
+        return ranks_sorted[lo]
+    return np.int32(-2147483648)
+
+
+@kernel
+def to_ranks(indptr, keys, keys_sorted, ranks_sorted, extra_sorted, extra_ranks):
+    """Each document's distinct keys as sorted ranks, and how many of its distinct keys are unknown.
+
+    Keys are looked up in two sorted tables (the built vocabulary and the tokens
+    added since it was last rebuilt). Returns (indptr int64, ranks int32,
+    unseen int32 per document).
+    """
+    n = indptr.shape[0] - 1
+    out_ptr = np.zeros(n + 1, np.int64)
+    out = np.empty(keys.shape[0], np.int32)
+    unseen = np.zeros(n, np.int32)
+    absent = np.int32(-2147483648)
+    w = 0
+    for d in range(n):
+        a = indptr[d]
+        b = indptr[d + 1]
+        order = np.argsort(keys[a:b], kind="mergesort")
+        start = w
+        prev_set = False
+        prev = np.uint64(0)
+        for k in range(b - a):
+            key = keys[a + order[k]]
+            if prev_set and key == prev:
+                continue
+            prev = key
+            prev_set = True
+            r = lookup(keys_sorted, ranks_sorted, key)
+            if r == absent and extra_sorted.shape[0] > 0:
+                r = lookup(extra_sorted, extra_ranks, key)
+            if r == absent:
+                unseen[d] += 1
+            else:
+                out[w] = r
+                w += 1
+        out[start:w] = np.sort(out[start:w])
+        out_ptr[d + 1] = w
+    return out_ptr, out[:w].copy(), unseen
+
+
+@kernel
+def build_postings(indptr, tokens, n_slots, v0, code, p, q):
+    """Inverted index of every set's indexing prefix, each list sorted by (set size, set).
+
+    The indexing prefix of a set y is ``|y| - m + 1`` tokens, ``m`` the least
+    overlap any partner can need at threshold p/q (so any query at p/q or above
+    shares a token of its probing prefix with it). Returns CSR over slots:
+    ``list_ptr`` (int64, n_slots + 1), per posting the set and the token's
+    position in it (int32).
+    """
+    m = indptr.shape[0] - 1
+    sizes = np.empty(m, np.int64)
+    for s in range(m):
+        sizes[s] = indptr[s + 1] - indptr[s]
+    by_size = np.argsort(sizes, kind="mergesort")
+    counts = np.zeros(n_slots + 1, np.int64)
+    for s in range(m):
+        size = sizes[s]
+        plen = size - index_min_overlap(code, p, q, size) + 1
+        for k in range(max(plen, 0)):
+            counts[slot_of(tokens[indptr[s] + k], v0) + 1] += 1
+    list_ptr = np.cumsum(counts)
+    fill = list_ptr[:-1].copy()
+    post_set = np.empty(list_ptr[-1], np.int32)
+    post_pos = np.empty(list_ptr[-1], np.int32)
+    for r in range(m):
+        s = by_size[r]
+        size = sizes[s]
+        plen = size - index_min_overlap(code, p, q, size) + 1
+        for k in range(max(plen, 0)):
+            w = slot_of(tokens[indptr[s] + k], v0)
+            post_set[fill[w]] = s
+            post_pos[fill[w]] = k
+            fill[w] += 1
+    return list_ptr, post_set, post_pos
+
+
+@kernel
+def _grow(a, n):
+    b = np.empty(max(2 * a.shape[0], n), a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@kernel
+def _merge(q_tokens, qi, qe, s_tokens, j, ye, o, alpha):
+    """Continue counting common tokens of q_tokens[qi:qe] and s_tokens[j:ye] from ``o``; stop once ``alpha`` is out of reach."""
+    while qi < qe and j < ye:
+        if o + min(qe - qi, ye - j) < alpha:
+            break
+        a = q_tokens[qi]
+        b = s_tokens[j]
+        if a == b:
+            o += 1
+            qi += 1
+            j += 1
+        elif a < b:
+            qi += 1
+        else:
+            j += 1
+    return o
+
+
+@kernel
+def query(q_indptr, q_tokens, q_unseen, q_limit, code, p, q,
+          s_indptr, s_tokens, list_ptr, post_set, post_pos, v0,
+          x_ptr, x_set, count, last_i, last_j, touched):
+    """Every indexed set reaching threshold p/q with each query, and the exact overlap.
+
+    A query is its ``q_unseen[k]`` unknown tokens (rarer than every indexed one,
+    so first in the order; they match nothing but count in its size) followed by
+    its known ranks ``q_tokens[q_indptr[k]:q_indptr[k+1]]``. Its probing prefix
+    scans the posting lists from the first set the size bound allows (binary
+    search) to the last; a candidate is dropped once the positional bound
+    ``A + 1 + min(|x| - i - 1, |y| - j - 1)`` falls below the required overlap,
+    and survivors are verified by a merge resuming after their last prefix match.
+    ``x_set[x_ptr[k]:x_ptr[k+1]]`` are further candidates (sets added since the
+    postings were built), verified from the start. Only sets below
+    ``q_limit[k]`` are answered (a self-join asks each set for the earlier ones).
+    ``count`` (zeros), ``last_i``, ``last_j``, ``touched`` are scratch arrays of
+    at least one entry per set; ``count`` is left all zeros again.
+
+    Returns (query, set, overlap), int32.
+    """
+    n_q = q_indptr.shape[0] - 1
+    n_slots = list_ptr.shape[0] - 1
+    cap = 256
+    out_q = np.empty(cap, np.int32)
+    out_s = np.empty(cap, np.int32)
+    out_o = np.empty(cap, np.int32)
+    n_out = 0
+    for k in range(n_q):
+        xs = q_indptr[k]
+        xe = q_indptr[k + 1]
+        u = q_unseen[k]
+        size_x = (xe - xs) + u
+        limit = q_limit[k]
+        n_touched = 0
+        if size_x > 0:
+            plen = size_x - probe_min_overlap(code, p, q, size_x) + 1
+            lo, hi = size_range(code, p, q, size_x)
+            for i in range(u, plen):
+                w = slot_of(q_tokens[xs + i - u], v0)
+                if w >= n_slots:
+                    continue
+                # Size bound: skip the sets smaller than the bound allows by binary search.
+                a = list_ptr[w]
+                b = list_ptr[w + 1]
+                while a < b:
+                    mid = (a + b) >> 1
+                    y = post_set[mid]
+                    if s_indptr[y + 1] - s_indptr[y] < lo:
+                        a = mid + 1
+                    else:
+                        b = mid
+                for e in range(a, list_ptr[w + 1]):
+                    y = post_set[e]
+                    size_y = s_indptr[y + 1] - s_indptr[y]
+                    if size_y > hi:
+                        break
+                    if y >= limit:
+                        continue
+                    c = count[y]
+                    if c < 0:
+                        continue
+                    if c == 0:
+                        touched[n_touched] = y
+                        n_touched += 1
+                    alpha = required_overlap(code, p, q, size_x, size_y)
+                    j = post_pos[e]
+                    if c + 1 + min(size_x - i - 1, size_y - j - 1) >= alpha:
+                        count[y] = c + 1
+                        last_i[y] = i
+                        last_j[y] = j
+                    else:
+                        count[y] = -1
+            n_extra = x_ptr[k + 1] - x_ptr[k]
+            need = n_out + n_touched + n_extra
+            if need > out_q.shape[0]:
+                out_q = _grow(out_q, need)
+                out_s = _grow(out_s, need)
+                out_o = _grow(out_o, need)
+            for t in range(n_touched):
+                y = touched[t]
+                c = count[y]
+                if c > 0:
+                    size_y = s_indptr[y + 1] - s_indptr[y]
+                    alpha = required_overlap(code, p, q, size_x, size_y)
+                    o = _merge(q_tokens, xs + last_i[y] - u + 1, xe, s_tokens,
+                               s_indptr[y] + last_j[y] + 1, s_indptr[y + 1], c, alpha)
+                    if o >= alpha:
+                        out_q[n_out] = k
+                        out_s[n_out] = y
+                        out_o[n_out] = o
+                        n_out += 1
+                count[y] = 0
+            for e in range(x_ptr[k], x_ptr[k + 1]):
+                y = x_set[e]
+                size_y = s_indptr[y + 1] - s_indptr[y]
+                if y >= limit or size_y < lo or size_y > hi:
+                    continue
+                alpha = required_overlap(code, p, q, size_x, size_y)
+                o = _merge(q_tokens, xs, xe, s_tokens, s_indptr[y], s_indptr[y + 1], 0, alpha)
+                if o >= alpha:
+                    out_q[n_out] = k
+                    out_s[n_out] = y
+                    out_o[n_out] = o
+                    n_out += 1
+    return out_q[:n_out], out_s[:n_out], out_o[:n_out]
