@@ -46,3 +46,11 @@ def size_range(code, p, q, size_x):
     if p == 0:
         return 1, _BIG
     return max(1, _ceil_div(p * size_x, q)), (q * size_x) // p
+
+
+@kernel
+def more_similar(code, size_x, o1, size_1, o2, size_2):
+    """Sign of sim(x, y1) - sim(x, y2) from overlaps and sizes, on integers. Jaccard: cross-multiplied unions."""
+    a = o1 * (size_x + size_2 - o2)
+    b = o2 * (size_x + size_1 - o1)
+    return (a > b) - (a < b)

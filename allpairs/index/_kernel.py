@@ -14,7 +14,7 @@ measure code of :mod:`allpairs.index._bounds`.
 import numpy as np
 
 from .._numba import kernel
-from ._bounds import index_min_overlap, probe_min_overlap, required_overlap, size_range
+from ._bounds import index_min_overlap, more_similar, probe_min_overlap, required_overlap, size_range
 
 
 @kernel
@@ -143,108 +143,187 @@ def _merge(q_tokens, qi, qe, s_tokens, j, ye, o, alpha):
 
 
 @kernel
+def _probe(xt, u, limit, active, code, p, q, s_indptr, s_tokens, list_ptr, post_set, post_pos, v0,
+           count, last_i, last_j, touched, res_s, res_o):
+    """Indexed sets reaching p/q with one query; writes them and their overlaps to res_s, res_o; returns how many.
+
+    The query is ``u`` unknown tokens (rarer than every indexed one, so first in
+    the order; they match nothing but count in its size) followed by its known
+    ranks ``xt``. Its probing prefix scans the posting lists from the first set
+    the size bound allows (binary search) to the last; a candidate is dropped
+    once the positional bound ``A + 1 + min(|x| - i - 1, |y| - j - 1)`` falls
+    below the required overlap, and survivors are verified by a merge resuming
+    after their last prefix match. Only sets below ``limit`` and, if ``active``
+    is not empty, with ``active[y]`` set are answered. ``count`` must be zeros
+    and is left so.
+    """
+    size_x = xt.shape[0] + u
+    if size_x == 0:
+        return 0
+    n_slots = list_ptr.shape[0] - 1
+    check_active = active.shape[0] > 0
+    plen = size_x - probe_min_overlap(code, p, q, size_x) + 1
+    lo, hi = size_range(code, p, q, size_x)
+    n_touched = 0
+    for i in range(u, plen):
+        w = slot_of(xt[i - u], v0)
+        if w >= n_slots:
+            continue
+        # Size bound: skip the sets smaller than the bound allows by binary search.
+        a = list_ptr[w]
+        b = list_ptr[w + 1]
+        while a < b:
+            mid = (a + b) >> 1
+            y = post_set[mid]
+            if s_indptr[y + 1] - s_indptr[y] < lo:
+                a = mid + 1
+            else:
+                b = mid
+        for e in range(a, list_ptr[w + 1]):
+            y = post_set[e]
+            size_y = s_indptr[y + 1] - s_indptr[y]
+            if size_y > hi:
+                break
+            if y >= limit or (check_active and not active[y]):
+                continue
+            c = count[y]
+            if c < 0:
+                continue
+            if c == 0:
+                touched[n_touched] = y
+                n_touched += 1
+            alpha = required_overlap(code, p, q, size_x, size_y)
+            j = post_pos[e]
+            if c + 1 + min(size_x - i - 1, size_y - j - 1) >= alpha:
+                count[y] = c + 1
+                last_i[y] = i
+                last_j[y] = j
+            else:
+                count[y] = -1
+    n = 0
+    for t in range(n_touched):
+        y = touched[t]
+        c = count[y]
+        if c > 0:
+            size_y = s_indptr[y + 1] - s_indptr[y]
+            alpha = required_overlap(code, p, q, size_x, size_y)
+            o = _merge(xt, last_i[y] - u + 1, xt.shape[0], s_tokens,
+                       s_indptr[y] + last_j[y] + 1, s_indptr[y + 1], c, alpha)
+            if o >= alpha:
+                res_s[n] = y
+                res_o[n] = o
+                n += 1
+        count[y] = 0
+    return n
+
+
+@kernel
 def query(q_indptr, q_tokens, q_unseen, q_limit, code, p, q,
           s_indptr, s_tokens, list_ptr, post_set, post_pos, v0,
-          x_ptr, x_set, count, last_i, last_j, touched):
+          x_ptr, x_set, count, last_i, last_j, touched, res_s, res_o):
     """Every indexed set reaching threshold p/q with each query, and the exact overlap.
 
-    A query is its ``q_unseen[k]`` unknown tokens (rarer than every indexed one,
-    so first in the order; they match nothing but count in its size) followed by
-    its known ranks ``q_tokens[q_indptr[k]:q_indptr[k+1]]``. Its probing prefix
-    scans the posting lists from the first set the size bound allows (binary
-    search) to the last; a candidate is dropped once the positional bound
-    ``A + 1 + min(|x| - i - 1, |y| - j - 1)`` falls below the required overlap,
-    and survivors are verified by a merge resuming after their last prefix match.
-    ``x_set[x_ptr[k]:x_ptr[k+1]]`` are further candidates (sets added since the
-    postings were built), verified from the start. Only sets below
-    ``q_limit[k]`` are answered (a self-join asks each set for the earlier ones).
-    ``count`` (zeros), ``last_i``, ``last_j``, ``touched`` are scratch arrays of
-    at least one entry per set; ``count`` is left all zeros again.
+    Query k is ``q_unseen[k]`` unknown tokens and the known ranks
+    ``q_tokens[q_indptr[k]:q_indptr[k+1]]``, probed as in :func:`_probe`,
+    answering only sets below ``q_limit[k]`` (a self-join asks each set for the
+    earlier ones). ``x_set[x_ptr[k]:x_ptr[k+1]]`` are further candidates (sets
+    added since the postings were built), verified by a merge from the start.
+    The scratch arrays hold at least one entry per set; ``count`` is zeros.
 
     Returns (query, set, overlap), int32.
     """
     n_q = q_indptr.shape[0] - 1
-    n_slots = list_ptr.shape[0] - 1
+    no_filter = np.zeros(0, np.bool_)
     cap = 256
     out_q = np.empty(cap, np.int32)
     out_s = np.empty(cap, np.int32)
     out_o = np.empty(cap, np.int32)
     n_out = 0
     for k in range(n_q):
-        xs = q_indptr[k]
-        xe = q_indptr[k + 1]
+        xt = q_tokens[q_indptr[k]:q_indptr[k + 1]]
         u = q_unseen[k]
-        size_x = (xe - xs) + u
         limit = q_limit[k]
-        n_touched = 0
-        if size_x > 0:
-            plen = size_x - probe_min_overlap(code, p, q, size_x) + 1
-            lo, hi = size_range(code, p, q, size_x)
-            for i in range(u, plen):
-                w = slot_of(q_tokens[xs + i - u], v0)
-                if w >= n_slots:
-                    continue
-                # Size bound: skip the sets smaller than the bound allows by binary search.
-                a = list_ptr[w]
-                b = list_ptr[w + 1]
-                while a < b:
-                    mid = (a + b) >> 1
-                    y = post_set[mid]
-                    if s_indptr[y + 1] - s_indptr[y] < lo:
-                        a = mid + 1
-                    else:
-                        b = mid
-                for e in range(a, list_ptr[w + 1]):
-                    y = post_set[e]
-                    size_y = s_indptr[y + 1] - s_indptr[y]
-                    if size_y > hi:
-                        break
-                    if y >= limit:
-                        continue
-                    c = count[y]
-                    if c < 0:
-                        continue
-                    if c == 0:
-                        touched[n_touched] = y
-                        n_touched += 1
-                    alpha = required_overlap(code, p, q, size_x, size_y)
-                    j = post_pos[e]
-                    if c + 1 + min(size_x - i - 1, size_y - j - 1) >= alpha:
-                        count[y] = c + 1
-                        last_i[y] = i
-                        last_j[y] = j
-                    else:
-                        count[y] = -1
-            n_extra = x_ptr[k + 1] - x_ptr[k]
-            need = n_out + n_touched + n_extra
-            if need > out_q.shape[0]:
-                out_q = _grow(out_q, need)
-                out_s = _grow(out_s, need)
-                out_o = _grow(out_o, need)
-            for t in range(n_touched):
-                y = touched[t]
-                c = count[y]
-                if c > 0:
-                    size_y = s_indptr[y + 1] - s_indptr[y]
-                    alpha = required_overlap(code, p, q, size_x, size_y)
-                    o = _merge(q_tokens, xs + last_i[y] - u + 1, xe, s_tokens,
-                               s_indptr[y] + last_j[y] + 1, s_indptr[y + 1], c, alpha)
-                    if o >= alpha:
-                        out_q[n_out] = k
-                        out_s[n_out] = y
-                        out_o[n_out] = o
-                        n_out += 1
-                count[y] = 0
-            for e in range(x_ptr[k], x_ptr[k + 1]):
-                y = x_set[e]
-                size_y = s_indptr[y + 1] - s_indptr[y]
-                if y >= limit or size_y < lo or size_y > hi:
-                    continue
-                alpha = required_overlap(code, p, q, size_x, size_y)
-                o = _merge(q_tokens, xs, xe, s_tokens, s_indptr[y], s_indptr[y + 1], 0, alpha)
-                if o >= alpha:
-                    out_q[n_out] = k
-                    out_s[n_out] = y
-                    out_o[n_out] = o
-                    n_out += 1
+        n = _probe(xt, u, limit, no_filter, code, p, q, s_indptr, s_tokens, list_ptr, post_set, post_pos, v0,
+                   count, last_i, last_j, touched, res_s, res_o)
+        need = n_out + n + x_ptr[k + 1] - x_ptr[k]
+        if need > out_q.shape[0]:
+            out_q = _grow(out_q, need)
+            out_s = _grow(out_s, need)
+            out_o = _grow(out_o, need)
+        for t in range(n):
+            out_q[n_out] = k
+            out_s[n_out] = res_s[t]
+            out_o[n_out] = res_o[t]
+            n_out += 1
+        size_x = xt.shape[0] + u
+        if size_x == 0:
+            continue
+        lo, hi = size_range(code, p, q, size_x)
+        for e in range(x_ptr[k], x_ptr[k + 1]):
+            y = x_set[e]
+            size_y = s_indptr[y + 1] - s_indptr[y]
+            if y >= limit or size_y < lo or size_y > hi:
+                continue
+            alpha = required_overlap(code, p, q, size_x, size_y)
+            o = _merge(xt, 0, xt.shape[0], s_tokens, s_indptr[y], s_indptr[y + 1], 0, alpha)
+            if o >= alpha:
+                out_q[n_out] = k
+                out_s[n_out] = y
+                out_o[n_out] = o
+                n_out += 1
     return out_q[:n_out], out_s[:n_out], out_o[:n_out]
+
+
+@kernel
+def dedup(indptr, tokens, doc_set, code, p, q, list_ptr, post_set, post_pos, v0,
+          count, last_i, last_j, touched, res_s, res_o):
+    """Online near-duplicate removal over documents in input order.
+
+    ``doc_set[d]`` is document d's set (-1: none); the postings index every
+    set, but a set answers probes only once a document holding it is kept
+    (it is "added" then). A document is removed if its set is kept already, or
+    if a probe (as in :func:`_probe`) finds kept sets; it is charged to the most
+    similar one, the earliest kept among equals. Otherwise it is kept and its
+    set becomes visible.
+
+    Returns (kept document of each set or -1, int64), and for every removed
+    document in order (document, kept document, overlap), int32.
+    """
+    m = indptr.shape[0] - 1
+    kept_doc = np.full(m, -1, np.int64)
+    active = np.zeros(m, np.bool_)
+    n_docs = doc_set.shape[0]
+    out_d = np.empty(n_docs, np.int32)
+    out_k = np.empty(n_docs, np.int32)
+    out_o = np.empty(n_docs, np.int32)
+    n_out = 0
+    for d in range(n_docs):
+        s = doc_set[d]
+        if s < 0:
+            continue
+        size = indptr[s + 1] - indptr[s]
+        if active[s]:
+            out_d[n_out] = d
+            out_k[n_out] = kept_doc[s]
+            out_o[n_out] = size
+            n_out += 1
+            continue
+        xt = tokens[indptr[s]:indptr[s + 1]]
+        n = _probe(xt, 0, m, active, code, p, q, indptr, tokens, list_ptr, post_set, post_pos, v0,
+                   count, last_i, last_j, touched, res_s, res_o)
+        if n == 0:
+            active[s] = True
+            kept_doc[s] = d
+            continue
+        best = 0
+        for t in range(1, n):
+            y = res_s[t]
+            b = res_s[best]
+            c = more_similar(code, size, res_o[t], indptr[y + 1] - indptr[y], res_o[best], indptr[b + 1] - indptr[b])
+            if c > 0 or (c == 0 and kept_doc[y] < kept_doc[b]):
+                best = t
+        out_d[n_out] = d
+        out_k[n_out] = kept_doc[res_s[best]]
+        out_o[n_out] = res_o[best]
+        n_out += 1
+    return kept_doc, out_d[:n_out], out_k[:n_out], out_o[:n_out]

@@ -185,6 +185,11 @@ class Matches:
         return self.index.ids[d]
 
 
+def scratch(m: int) -> tuple[np.ndarray, ...]:
+    """The probe's scratch arrays for ``m`` sets: count (zeros), last_i, last_j, touched, res_s, res_o."""
+    return (np.zeros(m, np.int32),) + tuple(np.empty(m, np.int32) for _ in range(5))
+
+
 @dataclass
 class Ranked:
     """Documents as sorted ranks: CSR (indptr int64, tokens int32), unseen tokens per document (int32)."""
@@ -431,7 +436,7 @@ class SearchIndex:
         arrays = self._scratch[worker]
         if not arrays or len(arrays[0]) < m:
             m = max(m, 2 * len(arrays[0])) if arrays else m
-            arrays = (np.zeros(m, np.int32), np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, np.int32))
+            arrays = scratch(m)
             self._scratch[worker] = arrays
         return arrays
 
