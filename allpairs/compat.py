@@ -43,7 +43,6 @@ import numpy as np
 
 from ._numba import resolve_jobs
 from .errors import UsageError
-from .index._bounds import CODES
 from .index.search import TOKENS, Ranked, Rule, SearchIndex as _Index
 from .order import order_sets
 
@@ -65,8 +64,6 @@ def _check(sets, func: str, threshold, *, symmetric: bool = False) -> Rule:
         raise UsageError("Similarity threshold must be in the range [0, 1].")
     if symmetric and func not in _SYMMETRIC:
         raise UsageError(f"The similarity function must be symmetric ({', '.join(_SYMMETRIC)})")
-    if func not in CODES:
-        raise UsageError(f"similarity function {func} is not available in this allpairs yet; use jaccard")
     scale = 1 << _GUARD_BITS
     p = max(0, math.floor(Fraction(float(threshold)) * scale) - 1)
     return Rule(func, p, scale)

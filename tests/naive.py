@@ -112,23 +112,13 @@ def char_shingles(text: str, n: int) -> set[str]:
     return {text[i:i + n] for i in range(len(text) - n + 1)}
 
 
-def search(indexed, queries, threshold) -> list[tuple[int, int, int, int, int]]:
-    """Every (query, indexed, overlap, |query|, |indexed|) with J >= threshold, sorted; empty sets match nothing."""
-    t = Fraction(repr(threshold)) if isinstance(threshold, float) else Fraction(threshold)
-    indexed = [set(s) for s in indexed]
-    out = []
-    for k, q in enumerate(set(s) for s in queries):
-        for d, s in enumerate(indexed):
-            if q and s and jaccard(q, s) >= t:
-                out.append((k, d, len(q & s), len(q), len(s)))
-    return out
-
-
-def dedup(sets, threshold) -> list[tuple[int, int | None]]:
-    """Online near-duplicate removal: (document, kept document it duplicates or None if kept) for each
-    non-empty set in order; a document is kept unless a kept one reaches J >= threshold with it, and is
-    charged to the most similar kept document, the earliest among equals."""
-    t = Fraction(repr(threshold)) if isinstance(threshold, float) else Fraction(threshold)
+def dedup(sets, threshold, measure: str = "jaccard") -> list[tuple[int, int | None]]:
+    """Online near-duplicate removal: (document, kept document it duplicates, or None if kept) for each
+    non-empty set in order. A document is kept unless a kept one reaches the threshold with it (the
+    document on the left: containment asks how much of it a kept one holds); it is charged to the most
+    similar kept document, the earliest among equals."""
+    value = {"jaccard": jaccard, "cosine": cosine_squared, "dice": dice, "containment": containment,
+             "containment_min": containment_min, "overlap": overlap}[measure]
     sets = [set(s) for s in sets]
     kept: list[int] = []
     out = []
@@ -137,9 +127,8 @@ def dedup(sets, threshold) -> list[tuple[int, int | None]]:
             continue
         best = None
         for k in kept:
-            j = jaccard(s, sets[k])
-            if j >= t and (best is None or j > best[0]):
-                best = (j, k)
+            if meets(measure, s, sets[k], threshold) and (best is None or value(s, sets[k]) > best[0]):
+                best = (value(s, sets[k]), k)
         out.append((d, None if best is None else best[1]))
         if best is None:
             kept.append(d)

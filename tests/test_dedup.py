@@ -3,21 +3,24 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import naive
 from allpairs import EmptyCorpusError
 from allpairs.index import dedup
+from allpairs.measures import JOIN_MEASURES
 from strategies import corpus_and_threshold
 
 
 @settings(max_examples=80, deadline=None)
-@given(corpus_and_threshold())
-def test_dedup_matches_the_oracle(case):
+@given(corpus_and_threshold(), st.sampled_from(JOIN_MEASURES))
+def test_dedup_matches_the_oracle(case, measure):
     sets, t = case
-    expected = naive.dedup(sets, t)
+    t = t.numerator % 4 + 1 if measure == "overlap" else t
+    expected = naive.dedup(sets, t, measure)
     if not expected:
         return
-    res = dedup(sets, t)
+    res = dedup(sets, t, measure=measure)
     assert res.kept.tolist() == [d for d, k in expected if k is None]
     removed = [(d, k) for d, k in expected if k is not None]
     assert list(zip(res.removed.tolist(), res.duplicate_of.tolist())) == removed

@@ -12,6 +12,7 @@ import naive
 from allpairs import Corpus, EmptyCorpusError, UsageError
 from allpairs.index import IndexFileError, SearchIndex, search
 from allpairs.index.store import FORMAT, MAGIC
+from allpairs.measures import JOIN_MEASURES
 from allpairs.shingles import hash_sets
 from strategies import corpus_and_threshold, corpora
 
@@ -29,29 +30,39 @@ def split(sets, cut):
     return indexed, queries
 
 
-@settings(max_examples=60, deadline=None)
-@given(corpus_and_threshold(), st.integers(0, 30), st.sampled_from([Fraction(1, 10), Fraction(1, 2), None]))
-def test_queries_match_the_oracle(case, cut, lower):
+MEASURES = st.sampled_from(JOIN_MEASURES)
+
+
+def for_measure(measure, t):
+    """The threshold for a measure: overlap counts tokens (1..4), the others take t as it is."""
+    return t.numerator % 4 + 1 if measure == "overlap" else t
+
+
+@settings(max_examples=80, deadline=None)
+@given(corpus_and_threshold(), st.integers(0, 30), st.sampled_from([Fraction(1, 10), Fraction(1, 2), None]), MEASURES)
+def test_queries_match_the_oracle(case, cut, lower, measure):
     sets, t = case
+    t = for_measure(measure, t)
     indexed, queries = split(sets, cut)
-    t0 = t if lower is None else min(t, lower)
+    t0 = t if lower is None else min(t, lower if measure != "overlap" else 1)
     if not any(indexed):
         with pytest.raises(EmptyCorpusError):
-            SearchIndex.build(indexed, t0)
+            SearchIndex.build(indexed, t0, measure=measure)
         return
-    index = SearchIndex.build(indexed, t0)
-    assert answers(index, queries, t) == naive.search(indexed, queries, t)
+    index = SearchIndex.build(indexed, t0, measure=measure)
+    assert answers(index, queries, t) == naive.rs_pairs(queries, indexed, t, measure)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(corpus_and_threshold(), st.integers(1, 8), st.lists(st.integers(1, 6), max_size=8),
-       st.sampled_from([1, 10**9]))
-def test_growing_index_matches_the_oracle(case, first, chunks, min_delta):
+       st.sampled_from([1, 10**9]), MEASURES)
+def test_growing_index_matches_the_oracle(case, first, chunks, min_delta, measure):
     sets, t = case
+    t = for_measure(measure, t)
     sets = [[1]] + sets  # at least one non-empty set to build from
     search.MIN_DELTA, saved = min_delta, search.MIN_DELTA  # merge at every add, or never
     try:
-        index = SearchIndex.build(sets[:first], t)
+        index = SearchIndex.build(sets[:first], t, measure=measure)
         pos = first
         for size in chunks + [len(sets)]:
             part = range(pos, min(pos + size, len(sets)))
@@ -62,7 +73,7 @@ def test_growing_index_matches_the_oracle(case, first, chunks, min_delta):
     kept = [d for d, s in enumerate(sets) if s]
     assert sorted(int(index.ids[d]) for d in range(len(index))) == kept
     queries = [list(s) for s in sets] + [[1000, 0], [1000]]
-    assert answers(index, queries, t) == naive.search(sets, queries, t)
+    assert answers(index, queries, t) == naive.rs_pairs(queries, sets, t, measure)
 
 
 def test_added_tokens_are_found_and_ranked_rarer_than_built_ones():
@@ -109,7 +120,7 @@ def test_save_and_load_round_trip(tmp_path_factory, sets):
     index.save(path)
     loaded = SearchIndex.load(path)
     queries = [list(s) for s in sets] + [[7, 1000]]
-    assert answers(loaded, queries) == answers(index, queries) == naive.search(sets, queries, Fraction(3, 10))
+    assert answers(loaded, queries) == answers(index, queries) == naive.rs_pairs(queries, sets, Fraction(3, 10))
     assert [loaded.ids[d] for d in range(len(loaded))] == [index.ids[d] for d in range(len(index))]
     loaded.add([[0, 1, 2000]])  # a loaded (memory-mapped) index still grows
     assert answers(loaded, [[0, 1, 2000]], 1) == [(0, len(loaded) - 1, 3, 3, 3)]  # its id is its position

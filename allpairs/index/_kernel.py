@@ -8,13 +8,40 @@ verification with early exit).
 
 Kernels assume clean input: set tokens strictly increasing ranks (int32; ranks
 of tokens added after the build are negative), postings of each list sorted by
-(set size, set), the threshold as integers ``p/q`` with ``0 <= p <= q`` and a
-measure code of :mod:`allpairs.index._bounds`.
+(set size, set), a measure code of :mod:`allpairs._measures_kernel` and its
+threshold ``p/q`` with ``0 <= p`` (``p = 0``: one common token is enough), and
+per set or query the prefix length and partner-size window that
+:mod:`allpairs.measures` gives for it.
 """
 import numpy as np
 
+from .._measures_kernel import (CONTAINMENT, CONTAINMENT_MIN, COSINE, DICE, JACCARD, products_ge,
+                                required_overlap as _alpha)
 from .._numba import kernel
-from ._bounds import index_min_overlap, more_similar, probe_min_overlap, required_overlap, size_range
+
+
+@kernel
+def required_overlap(code, p, q, size_x, size_y):
+    """The table's α, but at least one common token (so ``p = 0`` means "share a token")."""
+    return max(1, _alpha(code, p, q, size_x, size_y))
+
+
+@kernel
+def more_similar(code, size_x, o1, size_1, o2, size_2):
+    """Sign of sim(x, y1) - sim(x, y2) from overlaps and sizes, decided on integers."""
+    if code == JACCARD:
+        a, b = o1 * (size_x + size_2 - o2), o2 * (size_x + size_1 - o1)
+    elif code == COSINE:  # o1/√(x·y1) vs o2/√(x·y2): o1²·y2 vs o2²·y1, in 128 bits
+        ge = products_ge(o1 * o1, size_2, o2 * o2, size_1)
+        le = products_ge(o2 * o2, size_1, o1 * o1, size_2)
+        return (1 if ge else 0) - (1 if le else 0)
+    elif code == DICE:
+        a, b = o1 * (size_x + size_2), o2 * (size_x + size_1)
+    elif code == CONTAINMENT_MIN:
+        a, b = o1 * max(size_x, size_2), o2 * max(size_x, size_1)
+    else:  # containment (same left set) and overlap: the overlaps themselves
+        a, b = o1, o2
+    return (1 if a > b else 0) - (1 if a < b else 0)
 
 
 @kernel
@@ -80,14 +107,14 @@ def to_ranks(indptr, keys, keys_sorted, ranks_sorted, extra_sorted, extra_ranks)
 
 
 @kernel
-def build_postings(indptr, tokens, n_slots, v0, code, p, q):
-    """Inverted index of every set's indexing prefix, each list sorted by (set size, set).
+def build_postings(indptr, tokens, plen, n_slots, v0):
+    """Inverted index of the first ``plen[s]`` tokens of every set s, each list sorted by (set size, set).
 
-    The indexing prefix of a set y is ``|y| - m + 1`` tokens, ``m`` the least
-    overlap any partner can need at threshold p/q (so any query at p/q or above
-    shares a token of its probing prefix with it). Returns CSR over slots:
-    ``list_ptr`` (int64, n_slots + 1), per posting the set and the token's
-    position in it (int32).
+    ``plen`` is the indexing prefix: ``|y| - m + 1`` tokens, ``m`` the least
+    overlap any query can need with y, so that any query reaching the threshold
+    shares a token of its probing prefix with it (Chaudhuri et al. 2006).
+    Returns CSR over slots: ``list_ptr`` (int64, n_slots + 1), per posting the
+    set and the token's position in it (int32).
     """
     m = indptr.shape[0] - 1
     sizes = np.empty(m, np.int64)
@@ -96,9 +123,7 @@ def build_postings(indptr, tokens, n_slots, v0, code, p, q):
     by_size = np.argsort(sizes, kind="mergesort")
     counts = np.zeros(n_slots + 1, np.int64)
     for s in range(m):
-        size = sizes[s]
-        plen = size - index_min_overlap(code, p, q, size) + 1
-        for k in range(max(plen, 0)):
+        for k in range(plen[s]):
             counts[slot_of(tokens[indptr[s] + k], v0) + 1] += 1
     list_ptr = np.cumsum(counts)
     fill = list_ptr[:-1].copy()
@@ -106,9 +131,7 @@ def build_postings(indptr, tokens, n_slots, v0, code, p, q):
     post_pos = np.empty(list_ptr[-1], np.int32)
     for r in range(m):
         s = by_size[r]
-        size = sizes[s]
-        plen = size - index_min_overlap(code, p, q, size) + 1
-        for k in range(max(plen, 0)):
+        for k in range(plen[s]):
             w = slot_of(tokens[indptr[s] + k], v0)
             post_set[fill[w]] = s
             post_pos[fill[w]] = k
@@ -143,14 +166,15 @@ def _merge(q_tokens, qi, qe, s_tokens, j, ye, o, alpha):
 
 
 @kernel
-def _probe(xt, u, limit, active, code, p, q, s_indptr, s_tokens, list_ptr, post_set, post_pos, v0,
+def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, list_ptr, post_set, post_pos, v0,
            count, last_i, last_j, touched, res_s, res_o):
     """Indexed sets reaching p/q with one query; writes them and their overlaps to res_s, res_o; returns how many.
 
     The query is ``u`` unknown tokens (rarer than every indexed one, so first in
     the order; they match nothing but count in its size) followed by its known
-    ranks ``xt``. Its probing prefix scans the posting lists from the first set
-    the size bound allows (binary search) to the last; a candidate is dropped
+    ranks ``xt``. Its probing prefix (``plen`` tokens) scans the posting lists
+    from the first set of size ``lo`` (binary search) to the last of size
+    ``hi``; a candidate is dropped
     once the positional bound ``A + 1 + min(|x| - i - 1, |y| - j - 1)`` falls
     below the required overlap, and survivors are verified by a merge resuming
     after their last prefix match. Only sets below ``limit`` and, if ``active``
@@ -162,8 +186,6 @@ def _probe(xt, u, limit, active, code, p, q, s_indptr, s_tokens, list_ptr, post_
         return 0
     n_slots = list_ptr.shape[0] - 1
     check_active = active.shape[0] > 0
-    plen = size_x - probe_min_overlap(code, p, q, size_x) + 1
-    lo, hi = size_range(code, p, q, size_x)
     n_touched = 0
     for i in range(u, plen):
         w = slot_of(xt[i - u], v0)
@@ -218,13 +240,14 @@ def _probe(xt, u, limit, active, code, p, q, s_indptr, s_tokens, list_ptr, post_
 
 
 @kernel
-def query(q_indptr, q_tokens, q_unseen, q_limit, code, p, q,
+def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
           s_indptr, s_tokens, list_ptr, post_set, post_pos, v0,
           x_ptr, x_set, count, last_i, last_j, touched, res_s, res_o):
     """Every indexed set reaching threshold p/q with each query, and the exact overlap.
 
     Query k is ``q_unseen[k]`` unknown tokens and the known ranks
-    ``q_tokens[q_indptr[k]:q_indptr[k+1]]``, probed as in :func:`_probe`,
+    ``q_tokens[q_indptr[k]:q_indptr[k+1]]``, probed as in :func:`_probe` with
+    prefix ``q_plen[k]`` and partner sizes ``q_lo[k] .. q_hi[k]``,
     answering only sets below ``q_limit[k]`` (a self-join asks each set for the
     earlier ones). ``x_set[x_ptr[k]:x_ptr[k+1]]`` are further candidates (sets
     added since the postings were built), verified by a merge from the start.
@@ -243,7 +266,9 @@ def query(q_indptr, q_tokens, q_unseen, q_limit, code, p, q,
         xt = q_tokens[q_indptr[k]:q_indptr[k + 1]]
         u = q_unseen[k]
         limit = q_limit[k]
-        n = _probe(xt, u, limit, no_filter, code, p, q, s_indptr, s_tokens, list_ptr, post_set, post_pos, v0,
+        lo = q_lo[k]
+        hi = q_hi[k]
+        n = _probe(xt, u, q_plen[k], lo, hi, limit, no_filter, code, p, q, s_indptr, s_tokens, list_ptr, post_set, post_pos, v0,
                    count, last_i, last_j, touched, res_s, res_o)
         need = n_out + n + x_ptr[k + 1] - x_ptr[k]
         if need > out_q.shape[0]:
@@ -258,7 +283,6 @@ def query(q_indptr, q_tokens, q_unseen, q_limit, code, p, q,
         size_x = xt.shape[0] + u
         if size_x == 0:
             continue
-        lo, hi = size_range(code, p, q, size_x)
         for e in range(x_ptr[k], x_ptr[k + 1]):
             y = x_set[e]
             size_y = s_indptr[y + 1] - s_indptr[y]
@@ -275,24 +299,26 @@ def query(q_indptr, q_tokens, q_unseen, q_limit, code, p, q,
 
 
 @kernel
-def dedup(indptr, tokens, doc_set, code, p, q, list_ptr, post_set, post_pos, v0,
+def dedup(indptr, tokens, doc_set, s_plen, s_lo, s_hi, code, p, q, list_ptr, post_set, post_pos, v0,
           count, last_i, last_j, touched, res_s, res_o):
     """Online near-duplicate removal over documents in input order.
 
-    ``doc_set[d]`` is document d's set (-1: none); the postings index every
+    ``doc_set[d]`` is document d's set (-1: none), probed with prefix
+    ``s_plen[s]`` and partner sizes ``s_lo[s] .. s_hi[s]``; the postings index every
     set, but a set answers probes only once a document holding it is kept
     (it is "added" then). A document is removed if its set is kept already, or
     if a probe (as in :func:`_probe`) finds kept sets; it is charged to the most
     similar one, the earliest kept among equals. Otherwise it is kept and its
     set becomes visible.
 
-    Returns (kept document of each set or -1, int64), and for every removed
+    Returns whether each document is kept (bool), and for every removed
     document in order (document, kept document, overlap), int32.
     """
     m = indptr.shape[0] - 1
     kept_doc = np.full(m, -1, np.int64)
     active = np.zeros(m, np.bool_)
     n_docs = doc_set.shape[0]
+    kept = np.zeros(n_docs, np.bool_)
     out_d = np.empty(n_docs, np.int32)
     out_k = np.empty(n_docs, np.int32)
     out_o = np.empty(n_docs, np.int32)
@@ -303,17 +329,22 @@ def dedup(indptr, tokens, doc_set, code, p, q, list_ptr, post_set, post_pos, v0,
             continue
         size = indptr[s + 1] - indptr[s]
         if active[s]:
-            out_d[n_out] = d
-            out_k[n_out] = kept_doc[s]
-            out_o[n_out] = size
-            n_out += 1
+            # An identical set is kept: a duplicate, unless even identical sets miss (overlap k > size).
+            if required_overlap(code, p, q, size, size) <= size:
+                out_d[n_out] = d
+                out_k[n_out] = kept_doc[s]
+                out_o[n_out] = size
+                n_out += 1
+            else:
+                kept[d] = True
             continue
         xt = tokens[indptr[s]:indptr[s + 1]]
-        n = _probe(xt, 0, m, active, code, p, q, indptr, tokens, list_ptr, post_set, post_pos, v0,
+        n = _probe(xt, 0, s_plen[s], s_lo[s], s_hi[s], m, active, code, p, q, indptr, tokens, list_ptr, post_set, post_pos, v0,
                    count, last_i, last_j, touched, res_s, res_o)
         if n == 0:
             active[s] = True
             kept_doc[s] = d
+            kept[d] = True
             continue
         best = 0
         for t in range(1, n):
@@ -326,4 +357,4 @@ def dedup(indptr, tokens, doc_set, code, p, q, list_ptr, post_set, post_pos, v0,
         out_k[n_out] = kept_doc[res_s[best]]
         out_o[n_out] = res_o[best]
         n_out += 1
-    return kept_doc, out_d[:n_out], out_k[:n_out], out_o[:n_out]
+    return kept, out_d[:n_out], out_k[:n_out], out_o[:n_out]

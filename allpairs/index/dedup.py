@@ -75,12 +75,13 @@ def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, measu
     sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
                                  stats=stats, progress=progress)
     with _timed(stats, "dedup"):
-        r = rule
-        postings = build_postings(sets.indptr, sets.tokens, sets.num_tokens, sets.num_tokens, r.code, r.p, r.q)
-        kept_doc, removed, duplicate_of, overlap = dedup_kernel(
-            sets.indptr, sets.tokens, sets.doc_set, r.code, r.p, r.q, *postings, sets.num_tokens,
-            *scratch(max(sets.num_sets, 1)))
-    kept = np.sort(kept_doc[kept_doc >= 0]).astype(np.int32)
+        sizes = np.diff(sets.indptr)
+        postings = build_postings(sets.indptr, sets.tokens, rule.index_prefix(sizes), sets.num_tokens,
+                                  sets.num_tokens)
+        kept, removed, duplicate_of, overlap = dedup_kernel(
+            sets.indptr, sets.tokens, sets.doc_set, *rule.probe(sizes), rule.code, rule.p, rule.q, *postings,
+            sets.num_tokens, *scratch(max(sets.num_sets, 1)))
+    kept = np.flatnonzero(kept).astype(np.int32)
     sizes = np.diff(sets.indptr)
     stats.pairs = len(removed)
     stats.distinct_sets = sets.num_sets

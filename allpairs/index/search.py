@@ -33,10 +33,9 @@ from .._numba import resolve_jobs
 from ..corpus import Corpus
 from ..errors import UsageError
 from ..join import Stats, as_corpus, shingle_corpus
-from ..measures import Threshold
+from ..measures import JOIN_MEASURES, MEASURES, Measure, Threshold, get_measure, parse_threshold
 from ..shingles import ShingleSpec, hash_sets, shingle_texts
 from . import _kernel as _k
-from ._bounds import CODES, index_min_overlap, probe_min_overlap, size_range
 from .store import IndexFileError, read_index, write_index
 
 #: The label of an index over pre-tokenised sets (tokens taken as given).
@@ -51,17 +50,35 @@ MIN_DELTA = 1 << 14
 PARALLEL_QUERIES = 2048
 
 
+#: No upper bound on a partner's size.
+UNBOUNDED = 2**62
+
+
 @dataclass(frozen=True)
 class Rule:
-    """A measure and a threshold ``p/q`` (``p = 0``: at least one common token)."""
+    """A measure of :data:`allpairs.measures.MEASURES` and its threshold ``p/q``.
+
+    ``p = 0`` (only in :mod:`allpairs.compat`) asks for one common token.
+    Every bound comes from the measure's row of the table; a query is the
+    measure's left side (containment: the share of the query found in the
+    indexed set).
+    """
 
     measure: str
     p: int
     q: int
 
     @property
+    def row(self) -> Measure:
+        return MEASURES[self.measure]
+
+    @property
     def code(self) -> int:
-        return CODES[self.measure]
+        return self.row.code
+
+    @property
+    def threshold(self) -> Threshold:
+        return Threshold(self.p, self.q)
 
     @property
     def fraction(self) -> Fraction:
@@ -69,18 +86,40 @@ class Rule:
 
     @classmethod
     def parse(cls, measure: str, threshold) -> "Rule":
-        if measure not in CODES:
-            raise UsageError(f"unknown measure {measure!r}; choose one of {', '.join(CODES)}")
-        t = Threshold.parse(threshold)
-        return cls(measure, t.p, t.q)
+        row = get_measure(measure, JOIN_MEASURES)
+        t = parse_threshold(threshold, row)
+        return cls(row.name, t.p, t.q)
 
     def __str__(self) -> str:
-        return f"{self.measure} >= {Threshold(self.p, self.q) if self.p else 0}"
+        return f"{self.measure} >= {self.threshold}"
 
-    def similarity(self, overlap: int, size_x: int, size_y: int) -> Fraction:
+    def similarity(self, overlap: int, size_x: int, size_y: int):
         """The exact similarity of a query of ``size_x`` tokens and an indexed set of ``size_y``."""
-        union = size_x + size_y - overlap
-        return Fraction(overlap, union) if union else Fraction(0)
+        return self.row.similarity(overlap, size_x, size_y)
+
+    def _per_size(self, sizes, one) -> tuple[np.ndarray, ...]:
+        sizes = np.asarray(sizes, np.int64)
+        uniq, inverse = np.unique(sizes, return_inverse=True)
+        width = len(np.atleast_1d(one(0)))
+        table = np.array([one(x) for x in uniq.tolist()], np.int64).reshape(len(uniq), width)
+        return tuple(table[inverse.reshape(-1), c] for c in range(table.shape[1]))
+
+    def probe(self, sizes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Probing prefix and partner-size window (lo, hi) of queries of these sizes (int64 arrays)."""
+        row, t = self.row, self.threshold
+
+        def one(x):
+            if self.p == 0 or x == 0:
+                return x, 1, UNBOUNDED
+            lo, hi = row.partner_sizes(t, x, "left")
+            return row.probe_prefix(t, x, "left"), lo, UNBOUNDED if hi is None else hi
+
+        return self._per_size(sizes, one)
+
+    def index_prefix(self, sizes) -> np.ndarray:
+        """Indexing prefix of indexed sets of these sizes: ``|y|`` minus the least α any query can need, plus 1."""
+        row, t = self.row, self.threshold
+        return self._per_size(sizes, lambda y: y if self.p == 0 or y == 0 else row.probe_prefix(t, y, "right"))[0]
 
 
 class _Column:
@@ -325,9 +364,9 @@ class SearchIndex:
             self.lookup_keys, self.lookup_ranks = keys[order], ranks[order]
             self.extra_keys = np.zeros(0, np.uint64)
             self.extra_ranks = np.zeros(0, np.int32)
-        r = self.rule
+        indptr = self.indptr.array
         self.list_ptr, self.post_set, self.post_pos = _k.build_postings(
-            self.indptr.array, self.tokens.array, self.num_tokens, self.v0, r.code, r.p, r.q)
+            indptr, self.tokens.array, self.rule.index_prefix(np.diff(indptr)), self.num_tokens, self.v0)
         self.compiled_sets = self.num_sets
         self.delta = SortedList()
 
@@ -362,9 +401,9 @@ class SearchIndex:
     def _rule_at(self, threshold) -> Rule:
         if threshold is None:
             return self.rule
-        t = Threshold.parse(threshold)
+        t = parse_threshold(threshold, self.rule.row)
         if t.fraction < self.rule.fraction:
-            raise UsageError(f"threshold {t} is below the index's {Threshold(self.rule.p, self.rule.q)}, the lowest "
+            raise UsageError(f"threshold {t} is below the index's {self.rule.threshold}, the lowest "
                              "it answers exactly; query at that or above, or build the index at a lower threshold")
         return Rule(self.rule.measure, t.p, t.q)
 
@@ -412,14 +451,13 @@ class SearchIndex:
         if not self.delta:
             return x_ptr, np.zeros(0, np.int32)
         out: list[int] = []
-        code, p, q = rule.code, rule.p, rule.q
         sizes = ranked.sizes
+        plens, los, his = rule.probe(sizes[lo_q:hi_q])
         for k in range(lo_q, hi_q):
             size_x = int(sizes[k])
             if size_x:
                 u = int(ranked.unseen[k])
-                plen = size_x - probe_min_overlap(code, p, q, size_x) + 1
-                lo, hi = size_range(code, p, q, size_x)
+                plen, lo, hi = int(plens[k - lo_q]), int(los[k - lo_q]), int(his[k - lo_q])
                 found = set()
                 for w in ranked.tokens[ranked.indptr[k]:ranked.indptr[k] + max(plen - u, 0)].tolist():
                     slot = w if w >= 0 else self.v0 - 1 - w
@@ -452,8 +490,9 @@ class SearchIndex:
             a, b = int(cuts[w]), int(cuts[w + 1])
             x_ptr, x_set = self._delta_candidates(ranked, rule, a, b)
             ptr = ranked.indptr[a:b + 1]
-            q, s, o = _k.query(ptr - ptr[0], ranked.tokens[ptr[0]:ptr[-1]], ranked.unseen[a:b], limit[a:b],
-                               rule.code, rule.p, rule.q, self.indptr.array, self.tokens.array, self.list_ptr,
+            plen, lo, hi = rule.probe(ranked.sizes[a:b])
+            q, s, o = _k.query(ptr - ptr[0], ranked.tokens[ptr[0]:ptr[-1]], ranked.unseen[a:b], plen, lo, hi,
+                               limit[a:b], rule.code, rule.p, rule.q, self.indptr.array, self.tokens.array, self.list_ptr,
                                self.post_set, self.post_pos, self.v0, x_ptr, x_set, *self._scratch_for(w))
             return q + a, s, o
 
@@ -531,11 +570,10 @@ class SearchIndex:
         self.set_docs.extend(first_doc + np.arange(len(which), dtype=np.int32))
         self.set_doc_ptr.extend(self.set_doc_ptr.array[-1] + 1 + np.arange(len(which), dtype=np.int64))
         self.ids.extend(ids)
-        r = self.rule
         new_postings = []
-        for k, (a, size) in enumerate(zip(starts.tolist(), sizes.tolist())):
-            plen = size - index_min_overlap(r.code, r.p, r.q, size) + 1
-            for j, w in enumerate(tokens[a:a + max(plen, 0)].tolist()):
+        plens = self.rule.index_prefix(sizes).tolist()
+        for k, (a, size, plen) in enumerate(zip(starts.tolist(), sizes.tolist(), plens)):
+            for j, w in enumerate(tokens[a:a + plen].tolist()):
                 new_postings.append((w if w >= 0 else self.v0 - 1 - w, size, first_set + k, j))
         self.delta.update(new_postings)
         if len(self.delta) >= max(MIN_DELTA, len(self.post_set) // DELTA_SHARE):
@@ -563,7 +601,7 @@ class SearchIndex:
         """Open an index file written by :meth:`save` (memory-mapped; refused if of another version or damaged)."""
         meta, a = read_index(path, check=check)
         try:
-            if meta["measure"] not in CODES:
+            if meta["measure"] not in MEASURES:
                 raise IndexFileError(f"index {path} uses the measure {meta['measure']!r}, unknown to this allpairs")
             rule = Rule(meta["measure"], int(meta["p"]), int(meta["q"]))
             return cls(rule=rule, label=meta["label"], normalize=bool(meta["normalize"]),
