@@ -32,10 +32,11 @@ from sortedcontainers import SortedList
 from .._numba import resolve_jobs
 from ..corpus import Corpus
 from ..errors import UsageError
-from ..join import Stats, as_corpus, shingle_corpus
+from ..join import Stats, _timed, as_corpus, shingle_corpus
 from ..measures import JOIN_MEASURES, MEASURES, Measure, Threshold, get_measure, parse_threshold
 from ..shingles import ShingleSpec, hash_sets, shingle_texts
 from . import _kernel as _k
+from .output import write_rows
 from .store import IndexFileError, read_index, write_index
 
 #: The label of an index over pre-tokenised sets (tokens taken as given).
@@ -220,8 +221,13 @@ class Matches:
         """Exact similarity of each match."""
         return [self.rule.similarity(m.overlap, m.query_size, m.indexed_size) for m in self]
 
-    def indexed_id(self, d: int) -> str:
-        return self.index.ids[d]
+    def write(self, out, fmt: str = "tsv") -> int:
+        """Write one line per match to the binary stream ``out``: query id, indexed id, similarity
+        (CSV and JSON Lines add the overlap and both sizes); return the number written."""
+        ids = self.index.ids
+        return write_rows(out, fmt, ("query", "indexed"), [self.query_ids[q] for q in self.query.tolist()],
+                          [ids[d] for d in self.indexed.tolist()], self.rule.row, self.overlap.tolist(),
+                          self.query_size.tolist(), self.indexed_size.tolist())
 
 
 def scratch(m: int) -> tuple[np.ndarray, ...]:
@@ -337,9 +343,10 @@ class SearchIndex:
         kept = sets.doc_set >= 0
         position = np.cumsum(kept) - 1  # corpus position -> position among indexed documents
         ids = [corpus.ids[d] for d in np.flatnonzero(kept).tolist()]
-        index = cls.empty(rule, keys=sets.keys, label=label, normalize=normalize, min_shingles=min_shingles,
-                          indptr=sets.indptr, tokens=sets.tokens, set_doc_ptr=sets.group_indptr,
-                          set_docs=position[sets.group_docs].astype(np.int32), ids=ids)
+        with _timed(stats, "index"):
+            index = cls.empty(rule, keys=sets.keys, label=label, normalize=normalize, min_shingles=min_shingles,
+                              indptr=sets.indptr, tokens=sets.tokens, set_doc_ptr=sets.group_indptr,
+                              set_docs=position[sets.group_docs].astype(np.int32), ids=ids)
         return index
 
     @classmethod
