@@ -21,6 +21,7 @@ linear time and every probe still crops by size.
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
@@ -98,29 +99,35 @@ class Rule:
         """The exact similarity of a query of ``size_x`` tokens and an indexed set of ``size_y``."""
         return self.row.similarity(overlap, size_x, size_y)
 
-    def _per_size(self, sizes, one) -> tuple[np.ndarray, ...]:
-        sizes = np.asarray(sizes, np.int64)
-        uniq, inverse = np.unique(sizes, return_inverse=True)
-        width = len(np.atleast_1d(one(0)))
-        table = np.array([one(x) for x in uniq.tolist()], np.int64).reshape(len(uniq), width)
-        return tuple(table[inverse.reshape(-1), c] for c in range(table.shape[1]))
-
     def probe(self, sizes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Probing prefix and partner-size window (lo, hi) of queries of these sizes (int64 arrays)."""
-        row, t = self.row, self.threshold
-
-        def one(x):
-            if self.p == 0 or x == 0:
-                return x, 1, UNBOUNDED
-            lo, hi = row.partner_sizes(t, x, "left")
-            return row.probe_prefix(t, x, "left"), lo, UNBOUNDED if hi is None else hi
-
-        return self._per_size(sizes, one)
+        return _per_size(self, sizes, 0)
 
     def index_prefix(self, sizes) -> np.ndarray:
         """Indexing prefix of indexed sets of these sizes: ``|y|`` minus the least α any query can need, plus 1."""
-        row, t = self.row, self.threshold
-        return self._per_size(sizes, lambda y: y if self.p == 0 or y == 0 else row.probe_prefix(t, y, "right"))[0]
+        return _per_size(self, sizes, 1)[0]
+
+
+@lru_cache(maxsize=1 << 16)
+def _bounds(rule: Rule, size: int, indexed: int) -> tuple[int, ...]:
+    """(probing prefix, lo, hi) of a query of ``size`` tokens, or (indexing prefix,) of an indexed set."""
+    row, t = rule.row, rule.threshold
+    if indexed:
+        return (size if rule.p == 0 or size == 0 else row.probe_prefix(t, size, "right"),)
+    if rule.p == 0 or size == 0:
+        return size, 1, UNBOUNDED
+    lo, hi = row.partner_sizes(t, size, "left")
+    return row.probe_prefix(t, size, "left"), lo, UNBOUNDED if hi is None else hi
+
+
+def _per_size(rule: Rule, sizes, indexed: int) -> tuple[np.ndarray, ...]:
+    """:func:`_bounds` of each size, as int64 arrays (computed once per distinct size)."""
+    sizes = np.asarray(sizes, np.int64)
+    if len(sizes) == 1:  # one query: no need to group sizes
+        return tuple(np.array([v], np.int64) for v in _bounds(rule, int(sizes[0]), indexed))
+    uniq, inverse = np.unique(sizes, return_inverse=True)
+    table = np.array([_bounds(rule, x, indexed) for x in uniq.tolist()], np.int64).reshape(len(uniq), 3 - 2 * indexed)
+    return tuple(table[inverse.reshape(-1), c] for c in range(table.shape[1]))
 
 
 class _Column:
@@ -441,16 +448,23 @@ class SearchIndex:
     def _matches(self, ranked: Ranked, q, s, o, query_ids, rule) -> Matches:
         """Expand matching sets to their documents, sorted by (query, indexed document)."""
         ptr = self.set_doc_ptr.array
-        counts = ptr[s + 1] - ptr[s]
-        rep = np.repeat(np.arange(len(s)), counts)
-        starts = np.repeat(ptr[s] - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
-        docs = self.set_docs.array[starts + np.arange(len(rep))] if len(rep) else np.zeros(0, np.int32)
-        qq = q[rep]
-        order = np.lexsort((docs, qq))
-        sizes = np.diff(self.indptr.array)
-        return Matches(query=qq[order].astype(np.int32), indexed=docs[order].astype(np.int32),
-                       overlap=o[rep][order].astype(np.int32), query_size=ranked.sizes[qq[order]].astype(np.int32),
-                       indexed_size=sizes[s[rep][order]].astype(np.int32), query_ids=query_ids, index=self, rule=rule)
+        starts = ptr[s]
+        counts = ptr[s + 1] - starts
+        if int(counts.sum()) == len(s):  # one document per set, the usual case
+            docs = self.set_docs.array[starts]
+        else:
+            rep = np.repeat(np.arange(len(s)), counts)
+            first = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+            docs = self.set_docs.array[first + np.arange(len(rep))]
+            q, s, o = q[rep], s[rep], o[rep]
+        if len(q) > 1:
+            order = np.lexsort((docs, q))
+            q, s, o, docs = q[order], s[order], o[order], docs[order]
+        indptr = self.indptr.array
+        return Matches(query=q.astype(np.int32), indexed=docs.astype(np.int32), overlap=o.astype(np.int32),
+                       query_size=ranked.sizes[q].astype(np.int32),
+                       indexed_size=(indptr[s + 1] - indptr[s]).astype(np.int32), query_ids=query_ids, index=self,
+                       rule=rule)
 
     def _delta_candidates(self, ranked: Ranked, rule: Rule, lo_q: int, hi_q: int) -> tuple[np.ndarray, np.ndarray]:
         """Sets added since the last merge that share a probing-prefix token with each query, within the size bound."""
@@ -491,7 +505,7 @@ class SearchIndex:
         if limit is None:
             limit = np.full(n, self.num_sets, np.int32)
         tasks = 1 if n < PARALLEL_QUERIES or jobs <= 1 else min(jobs, n // (PARALLEL_QUERIES // 2))
-        cuts = np.linspace(0, n, tasks + 1).astype(np.int64)
+        cuts = np.array([0, n]) if tasks == 1 else np.linspace(0, n, tasks + 1).astype(np.int64)
 
         def run(w: int):
             a, b = int(cuts[w]), int(cuts[w + 1])
@@ -503,11 +517,11 @@ class SearchIndex:
                                self.post_set, self.post_pos, self.v0, x_ptr, x_set, *self._scratch_for(w))
             return q + a, s, o
 
-        for w in range(tasks):
-            self._scratch_for(w)
         if tasks == 1:
             parts = [run(0)]
         else:
+            for w in range(tasks):
+                self._scratch_for(w)
             with ThreadPoolExecutor(max_workers=tasks) as pool:
                 parts = list(pool.map(run, range(tasks)))
         return tuple(np.concatenate([pt[i] for pt in parts]) for i in range(3))
