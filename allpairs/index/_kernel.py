@@ -18,6 +18,8 @@ import numpy as np
 from .._measures_kernel import (CONTAINMENT, CONTAINMENT_MIN, COSINE, DICE, JACCARD, products_ge,
                                 required_overlap as _alpha)
 from .._numba import kernel
+from .._verify_kernel import merge
+from ..exact._kernel import _grow
 
 
 @kernel
@@ -140,34 +142,8 @@ def build_postings(indptr, tokens, plen, n_slots, v0):
 
 
 @kernel
-def _grow(a, n):
-    b = np.empty(max(2 * a.shape[0], n), a.dtype)
-    b[: a.shape[0]] = a
-    return b
-
-
-@kernel
-def _merge(q_tokens, qi, qe, s_tokens, j, ye, o, alpha):
-    """Continue counting common tokens of q_tokens[qi:qe] and s_tokens[j:ye] from ``o``; stop once ``alpha`` is out of reach."""
-    while qi < qe and j < ye:
-        if o + min(qe - qi, ye - j) < alpha:
-            break
-        a = q_tokens[qi]
-        b = s_tokens[j]
-        if a == b:
-            o += 1
-            qi += 1
-            j += 1
-        elif a < b:
-            qi += 1
-        else:
-            j += 1
-    return o
-
-
-@kernel
 def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, list_ptr, post_set, post_pos, v0,
-           count, last_i, last_j, touched, res_s, res_o):
+           scratch):
     """Indexed sets reaching p/q with one query; writes them and their overlaps to res_s, res_o; returns how many.
 
     The query is ``u`` unknown tokens (rarer than every indexed one, so first in
@@ -178,9 +154,17 @@ def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, l
     once the positional bound ``A + 1 + min(|x| - i - 1, |y| - j - 1)`` falls
     below the required overlap, and survivors are verified by a merge resuming
     after their last prefix match. Only sets below ``limit`` and, if ``active``
-    is not empty, with ``active[y]`` set are answered. ``count`` must be zeros
-    and is left so.
+    is not empty, with ``active[y]`` set are answered. ``scratch`` (int32, 6
+    rows of at least one entry per set: count, which must be zeros and is left
+    so, last_i, last_j, touched, and the answer's sets and overlaps) is reused
+    across calls so that a query costs nothing per indexed set.
     """
+    count = scratch[0]
+    last_i = scratch[1]
+    last_j = scratch[2]
+    touched = scratch[3]
+    res_s = scratch[4]
+    res_o = scratch[5]
     size_x = xt.shape[0] + u
     if size_x == 0:
         return 0
@@ -229,7 +213,7 @@ def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, l
         if c > 0:
             size_y = s_indptr[y + 1] - s_indptr[y]
             alpha = required_overlap(code, p, q, size_x, size_y)
-            o = _merge(xt, last_i[y] - u + 1, xt.shape[0], s_tokens,
+            o = merge(xt, last_i[y] - u + 1, xt.shape[0], s_tokens,
                        s_indptr[y] + last_j[y] + 1, s_indptr[y + 1], c, alpha)
             if o >= alpha:
                 res_s[n] = y
@@ -242,7 +226,7 @@ def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, l
 @kernel
 def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
           s_indptr, s_tokens, list_ptr, post_set, post_pos, v0,
-          x_ptr, x_set, count, last_i, last_j, touched, res_s, res_o):
+          x_ptr, x_set, scratch):
     """Every indexed set reaching threshold p/q with each query, and the exact overlap.
 
     Query k is ``q_unseen[k]`` unknown tokens and the known ranks
@@ -251,7 +235,7 @@ def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
     answering only sets below ``q_limit[k]`` (a self-join asks each set for the
     earlier ones). ``x_set[x_ptr[k]:x_ptr[k+1]]`` are further candidates (sets
     added since the postings were built), verified by a merge from the start.
-    The scratch arrays hold at least one entry per set; ``count`` is zeros.
+    ``scratch`` as for :func:`_probe`.
 
     Returns (query, set, overlap), int32.
     """
@@ -268,8 +252,8 @@ def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
         limit = q_limit[k]
         lo = q_lo[k]
         hi = q_hi[k]
-        n = _probe(xt, u, q_plen[k], lo, hi, limit, no_filter, code, p, q, s_indptr, s_tokens, list_ptr, post_set, post_pos, v0,
-                   count, last_i, last_j, touched, res_s, res_o)
+        n = _probe(xt, u, q_plen[k], lo, hi, limit, no_filter, code, p, q, s_indptr, s_tokens, list_ptr, post_set,
+                   post_pos, v0, scratch)
         need = n_out + n + x_ptr[k + 1] - x_ptr[k]
         if need > out_q.shape[0]:
             out_q = _grow(out_q, need)
@@ -277,8 +261,8 @@ def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
             out_o = _grow(out_o, need)
         for t in range(n):
             out_q[n_out] = k
-            out_s[n_out] = res_s[t]
-            out_o[n_out] = res_o[t]
+            out_s[n_out] = scratch[4, t]
+            out_o[n_out] = scratch[5, t]
             n_out += 1
         size_x = xt.shape[0] + u
         if size_x == 0:
@@ -289,7 +273,7 @@ def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
             if y >= limit or size_y < lo or size_y > hi:
                 continue
             alpha = required_overlap(code, p, q, size_x, size_y)
-            o = _merge(xt, 0, xt.shape[0], s_tokens, s_indptr[y], s_indptr[y + 1], 0, alpha)
+            o = merge(xt, 0, xt.shape[0], s_tokens, s_indptr[y], s_indptr[y + 1], 0, alpha)
             if o >= alpha:
                 out_q[n_out] = k
                 out_s[n_out] = y
@@ -299,8 +283,7 @@ def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
 
 
 @kernel
-def dedup(indptr, tokens, doc_set, s_plen, s_lo, s_hi, code, p, q, list_ptr, post_set, post_pos, v0,
-          count, last_i, last_j, touched, res_s, res_o):
+def dedup(indptr, tokens, doc_set, s_plen, s_lo, s_hi, code, p, q, list_ptr, post_set, post_pos, v0, scratch):
     """Online near-duplicate removal over documents in input order.
 
     ``doc_set[d]`` is document d's set (-1: none), probed with prefix
@@ -339,8 +322,10 @@ def dedup(indptr, tokens, doc_set, s_plen, s_lo, s_hi, code, p, q, list_ptr, pos
                 kept[d] = True
             continue
         xt = tokens[indptr[s]:indptr[s + 1]]
-        n = _probe(xt, 0, s_plen[s], s_lo[s], s_hi[s], m, active, code, p, q, indptr, tokens, list_ptr, post_set, post_pos, v0,
-                   count, last_i, last_j, touched, res_s, res_o)
+        n = _probe(xt, 0, s_plen[s], s_lo[s], s_hi[s], m, active, code, p, q, indptr, tokens, list_ptr, post_set,
+                   post_pos, v0, scratch)
+        res_s = scratch[4]
+        res_o = scratch[5]
         if n == 0:
             active[s] = True
             kept_doc[s] = d

@@ -80,7 +80,7 @@ def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, measu
                                   sets.num_tokens)
         kept, removed, duplicate_of, overlap = dedup_kernel(
             sets.indptr, sets.tokens, sets.doc_set, *rule.probe(sizes), rule.code, rule.p, rule.q, *postings,
-            sets.num_tokens, *scratch(max(sets.num_sets, 1)))
+            sets.num_tokens, scratch(max(sets.num_sets, 1)))
     kept = np.flatnonzero(kept).astype(np.int32)
     sizes = np.diff(sets.indptr)
     stats.pairs = len(removed)

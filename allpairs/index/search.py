@@ -237,9 +237,9 @@ class Matches:
                           self.query_size.tolist(), self.indexed_size.tolist())
 
 
-def scratch(m: int) -> tuple[np.ndarray, ...]:
-    """The probe's scratch arrays for ``m`` sets: count (zeros), last_i, last_j, touched, res_s, res_o."""
-    return (np.zeros(m, np.int32),) + tuple(np.empty(m, np.int32) for _ in range(5))
+def scratch(m: int) -> np.ndarray:
+    """The probe's scratch rows for ``m`` sets: count (zeros), last_i, last_j, touched, res_s, res_o."""
+    return np.zeros((6, m), np.int32)
 
 
 @dataclass
@@ -250,9 +250,8 @@ class Ranked:
     tokens: np.ndarray
     unseen: np.ndarray
 
-    @property
-    def sizes(self) -> np.ndarray:
-        return np.diff(self.indptr) + self.unseen
+    def __post_init__(self) -> None:
+        self.sizes = np.diff(self.indptr) + self.unseen  # a query's unseen tokens count in its size
 
 
 class SearchIndex:
@@ -461,8 +460,8 @@ class SearchIndex:
             order = np.lexsort((docs, q))
             q, s, o, docs = q[order], s[order], o[order], docs[order]
         indptr = self.indptr.array
-        return Matches(query=q.astype(np.int32), indexed=docs.astype(np.int32), overlap=o.astype(np.int32),
-                       query_size=ranked.sizes[q].astype(np.int32),
+        return Matches(query=q.astype(np.int32, copy=False), indexed=docs.astype(np.int32, copy=False),
+                       overlap=o.astype(np.int32, copy=False), query_size=ranked.sizes[q].astype(np.int32),
                        indexed_size=(indptr[s + 1] - indptr[s]).astype(np.int32), query_ids=query_ids, index=self,
                        rule=rule)
 
@@ -488,16 +487,13 @@ class SearchIndex:
             x_ptr[k - lo_q + 1] = len(out)
         return x_ptr, np.asarray(out, np.int32)
 
-    def _scratch_for(self, worker: int) -> tuple[np.ndarray, ...]:
+    def _scratch_for(self, worker: int) -> np.ndarray:
         m = max(self.num_sets, 1)
         while len(self._scratch) <= worker:
-            self._scratch.append(())
-        arrays = self._scratch[worker]
-        if not arrays or len(arrays[0]) < m:
-            m = max(m, 2 * len(arrays[0])) if arrays else m
-            arrays = scratch(m)
-            self._scratch[worker] = arrays
-        return arrays
+            self._scratch.append(scratch(m))
+        if self._scratch[worker].shape[1] < m:
+            self._scratch[worker] = scratch(max(m, 2 * self._scratch[worker].shape[1]))
+        return self._scratch[worker]
 
     def _query_ranked(self, ranked: Ranked, rule: Rule, *, jobs: int = 1, limit: np.ndarray | None = None):
         """(query, set, overlap) of every match of ranked queries; ``limit[k]``: answer only sets below it."""
@@ -505,26 +501,31 @@ class SearchIndex:
         if limit is None:
             limit = np.full(n, self.num_sets, np.int32)
         tasks = 1 if n < PARALLEL_QUERIES or jobs <= 1 else min(jobs, n // (PARALLEL_QUERIES // 2))
-        cuts = np.array([0, n]) if tasks == 1 else np.linspace(0, n, tasks + 1).astype(np.int64)
-
-        def run(w: int):
-            a, b = int(cuts[w]), int(cuts[w + 1])
-            x_ptr, x_set = self._delta_candidates(ranked, rule, a, b)
-            ptr = ranked.indptr[a:b + 1]
-            plen, lo, hi = rule.probe(ranked.sizes[a:b])
-            q, s, o = _k.query(ptr - ptr[0], ranked.tokens[ptr[0]:ptr[-1]], ranked.unseen[a:b], plen, lo, hi,
-                               limit[a:b], rule.code, rule.p, rule.q, self.indptr.array, self.tokens.array, self.list_ptr,
-                               self.post_set, self.post_pos, self.v0, x_ptr, x_set, *self._scratch_for(w))
-            return q + a, s, o
-
         if tasks == 1:
-            parts = [run(0)]
-        else:
-            for w in range(tasks):
-                self._scratch_for(w)
-            with ThreadPoolExecutor(max_workers=tasks) as pool:
-                parts = list(pool.map(run, range(tasks)))
+            return self._query_part(ranked, rule, limit, 0, n, 0)
+        cuts = np.linspace(0, n, tasks + 1).astype(np.int64)
+        for w in range(tasks):
+            self._scratch_for(w)
+        with ThreadPoolExecutor(max_workers=tasks) as pool:
+            parts = list(pool.map(lambda w: self._query_part(ranked, rule, limit, int(cuts[w]), int(cuts[w + 1]), w),
+                                  range(tasks)))
         return tuple(np.concatenate([pt[i] for pt in parts]) for i in range(3))
+
+    def _query_part(self, ranked: Ranked, rule: Rule, limit: np.ndarray, a: int, b: int, worker: int):
+        """The matches of queries a..b-1 (numbered from 0 for the whole batch), on the worker's scratch rows."""
+        x_ptr, x_set = self._delta_candidates(ranked, rule, a, b)
+        if a == 0 and b == len(ranked.unseen):
+            ptr, tokens, unseen, sizes, lim = ranked.indptr, ranked.tokens, ranked.unseen, ranked.sizes, limit
+        else:
+            ptr = ranked.indptr[a:b + 1]
+            tokens = ranked.tokens[ptr[0]:ptr[-1]]
+            ptr = ptr - ptr[0]
+            unseen, sizes, lim = ranked.unseen[a:b], ranked.sizes[a:b], limit[a:b]
+        plen, lo, hi = rule.probe(sizes)
+        q, s, o = _k.query(ptr, tokens, unseen, plen, lo, hi, lim, rule.code, rule.p, rule.q, self.indptr.array,
+                           self.tokens.array, self.list_ptr, self.post_set, self.post_pos, self.v0, x_ptr, x_set,
+                           self._scratch_for(worker))
+        return (q + a if a else q), s, o
 
     # ---- growth ------------------------------------------------------------
 
