@@ -327,9 +327,11 @@ class SearchIndex:
         data : Corpus, list of str, or list of token collections
             As for :func:`allpairs.join`; ids are positions for lists.
         threshold : float, str or Fraction in (0, 1]
-            The lowest threshold the index answers; read exactly.
+            The lowest threshold the index answers; read exactly (for
+            ``overlap``, a whole number of common tokens).
         measure : str
-            The similarity measure (``jaccard``).
+            ``jaccard``, ``cosine``, ``dice``, ``containment`` (the share of
+            the query found in an indexed set) or ``overlap``.
         shingle, normalize, min_shingles
             How texts become sets, as for :func:`allpairs.join`; saved with
             the index and applied to every query and every added document.
