@@ -85,3 +85,22 @@ def accept(code, p, q, o, x, y):
     if x <= 0 or y <= 0:
         return False
     return o >= required_overlap(code, p, q, x, y)
+
+
+@kernel
+def cosine_truncated(o, x, y, scale):
+    """``⌊scale · o[k] / √(x[k]·y[k])⌋`` for each k, exactly (int64; o <= min(x, y), scale <= 10**9)."""
+    n = o.shape[0]
+    out = np.empty(n, np.int64)
+    for k in range(n):
+        a = o[k] * scale
+        v = np.int64(np.floor(a / np.sqrt(np.float64(x[k]) * np.float64(y[k]))))
+        if v < 0:
+            v = np.int64(0)
+        # The largest v with (v·x)(v·y) <= (o·scale)².
+        while v > 0 and not products_ge(a, a, v * x[k], v * y[k]):
+            v -= 1
+        while products_ge(a, a, (v + 1) * x[k], (v + 1) * y[k]):
+            v += 1
+        out[k] = v
+    return out

@@ -1,22 +1,23 @@
-"""Compiled kernel of verification: overlap by merge, with early exit.
+"""Compiled kernel of verification: overlap by merge, with early exit, for every measure.
 
-Kernel assumes clean input: tokens strictly increasing within each set, the
-threshold as integers ``p/q`` with ``0 < p <= q``.
+Kernel assumes clean input: tokens strictly increasing within each set, a
+measure code and threshold ``p/q`` as :mod:`allpairs._measures_kernel` takes them.
 """
 import numpy as np
 
+from ._measures_kernel import required_overlap
 from ._numba import kernel
 
 
 @kernel
-def verify(indptr, tokens, x, y, counted, last_i, last_j, p, q):
-    """Exact overlap of each candidate (x[k], y[k]), or -1 where J < p/q.
+def verify(indptr, tokens, x, y, counted, last_i, last_j, code, p, q):
+    """Exact overlap of each candidate (x[k], y[k]), or -1 where it stays below α(|x|, |y|).
 
     The merge resumes after positions ``last_i[k]`` in x and ``last_j[k]`` in y,
     where ``counted[k]`` common tokens were already found (0, -1, -1 for a fresh
     pair). It stops as soon as the tokens left cannot reach the required overlap
-    ``⌈p(|x|+|y|)/(p+q)⌉`` (Xiao et al. 2008, Alg. 2 "Verify"; Mann et al. 2016
-    show this cheap merge beats costlier filters).
+    α (Xiao et al. 2008, Alg. 2 "Verify"; Mann et al. 2016 show this cheap merge
+    beats costlier filters).
     """
     n = x.shape[0]
     out = np.empty(n, np.int32)
@@ -25,7 +26,7 @@ def verify(indptr, tokens, x, y, counted, last_i, last_j, p, q):
         xe = indptr[x[k] + 1]
         ys = indptr[y[k]]
         ye = indptr[y[k] + 1]
-        alpha = -((-p * ((xe - xs) + (ye - ys))) // (p + q))
+        alpha = required_overlap(code, p, q, xe - xs, ye - ys)
         o = merge(tokens, xs + last_i[k] + 1, xe, tokens, ys + last_j[k] + 1, ye, counted[k], alpha)
         out[k] = o if o >= alpha else -1
     return out
