@@ -185,3 +185,9 @@ def test_scratch_arrays_are_left_clean_for_the_next_query():
     first = answers(index, sets)
     assert answers(index, sets) == first
     assert not np.any(index._scratch[0][0])
+
+
+def test_index_of_other_shingle_keys_is_refused(saved, monkeypatch):
+    monkeypatch.setattr(search, "KEY_VERSION", search.KEY_VERSION + 1)
+    with pytest.raises(IndexFileError, match="shingle keys of version"):
+        SearchIndex.load(saved)

@@ -35,10 +35,14 @@ from ..corpus import Corpus
 from ..errors import UsageError
 from ..join import Stats, _timed, as_corpus, shingle_corpus
 from ..measures import JOIN_MEASURES, MEASURES, Measure, Threshold, get_measure, parse_threshold
+from .. import shingles
 from ..shingles import ShingleSpec, hash_sets, shingle_texts
 from . import _kernel as _k
 from .output import write_rows
 from .store import IndexFileError, read_index, write_index
+
+#: The version of the shingle keys (allpairs.shingles): an index of other keys is refused, not misread.
+KEY_VERSION = getattr(shingles, "KEY_VERSION", 1)
 
 #: The label of an index over pre-tokenised sets (tokens taken as given).
 TOKENS = "tokens"
@@ -610,7 +614,8 @@ class SearchIndex:
         if self.delta or len(self.extra_keys):
             self._compact()
         meta = {"measure": self.rule.measure, "p": self.rule.p, "q": self.rule.q, "label": self.label,
-                "normalize": self.normalize, "min_shingles": self.min_shingles, "v0": self.v0}
+                "normalize": self.normalize, "min_shingles": self.min_shingles, "v0": self.v0,
+                "key_version": KEY_VERSION}
         arrays = {
             "slot_keys": self.slot_keys.array, "lookup_keys": self.lookup_keys, "lookup_ranks": self.lookup_ranks,
             "indptr": self.indptr.array, "tokens": self.tokens.array,
@@ -625,6 +630,9 @@ class SearchIndex:
         """Open an index file written by :meth:`save` (memory-mapped; refused if of another version or damaged)."""
         meta, a = read_index(path, check=check)
         try:
+            if meta["key_version"] != KEY_VERSION:
+                raise IndexFileError(f"index {path} holds shingle keys of version {meta['key_version']}, this "
+                                     f"allpairs makes version {KEY_VERSION}; build it again with this version")
             if meta["measure"] not in MEASURES:
                 raise IndexFileError(f"index {path} uses the measure {meta['measure']!r}, unknown to this allpairs")
             rule = Rule(meta["measure"], int(meta["p"]), int(meta["q"]))
