@@ -19,7 +19,7 @@ from .._measures_kernel import (CONTAINMENT, CONTAINMENT_MIN, COSINE, DICE, JACC
                                 required_overlap as _alpha)
 from .._numba import kernel
 from .._verify_kernel import merge
-from ..exact._kernel import _grow
+from ..exact._kernel import _grow, count_match
 
 
 @kernel
@@ -190,22 +190,11 @@ def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, l
             size_y = s_indptr[y + 1] - s_indptr[y]
             if size_y > hi:
                 break
-            if y >= limit or (check_active and not active[y]):
+            if y >= limit or (check_active and not active[y]) or count[y] < 0:
                 continue
-            c = count[y]
-            if c < 0:
-                continue
-            if c == 0:
-                touched[n_touched] = y
-                n_touched += 1
             alpha = required_overlap(code, p, q, size_x, size_y)
-            j = post_pos[e]
-            if c + 1 + min(size_x - i - 1, size_y - j - 1) >= alpha:
-                count[y] = c + 1
-                last_i[y] = i
-                last_j[y] = j
-            else:
-                count[y] = -1
+            n_touched = count_match(y, i, post_pos[e], size_x, size_y, alpha, count, last_i, last_j, touched,
+                                    n_touched)
     n = 0
     for t in range(n_touched):
         y = touched[t]
