@@ -53,7 +53,7 @@ def build_command(
             warn_skipped(s)
             err.print(f"allpairs: {s.documents:,} documents, {len(s.skipped):,} skipped, {ix.num_docs:,} indexed; "
                       f"{ix.label} shingles: {s.distinct_shingles:,} distinct; {ix.num_sets:,} distinct sets")
-            err.print(f"allpairs: index for {ix.rule}: {len(ix.post_set):,} postings; wrote {run.path} "
+            err.print(f"allpairs: index for {ix.rule}: {len(ix.post):,} postings; wrote {run.path} "
                       f"({run.size:,} bytes)")
             err.print(f"allpairs: time {_times(s)}; peak memory {mib(s.peak_memory)}")
     except AllPairsError as e:

@@ -115,8 +115,9 @@ def build_postings(indptr, tokens, plen, n_slots, v0):
     ``plen`` is the indexing prefix: ``|y| - m + 1`` tokens, ``m`` the least
     overlap any query can need with y, so that any query reaching the threshold
     shares a token of its probing prefix with it (Chaudhuri et al. 2006).
-    Returns CSR over slots: ``list_ptr`` (int64, n_slots + 1), per posting the
-    set and the token's position in it (int32).
+    Returns CSR over slots: ``list_ptr`` (int64, n_slots + 1) and one row per
+    posting, ``post`` (int32, (P, 3)): the set, the token's position in it, and
+    the set's size, side by side so that a scan reads one cache line per posting.
     """
     m = indptr.shape[0] - 1
     sizes = np.empty(m, np.int64)
@@ -129,21 +130,20 @@ def build_postings(indptr, tokens, plen, n_slots, v0):
             counts[slot_of(tokens[indptr[s] + k], v0) + 1] += 1
     list_ptr = np.cumsum(counts)
     fill = list_ptr[:-1].copy()
-    post_set = np.empty(list_ptr[-1], np.int32)
-    post_pos = np.empty(list_ptr[-1], np.int32)
+    post = np.empty((list_ptr[-1], 3), np.int32)
     for r in range(m):
         s = by_size[r]
         for k in range(plen[s]):
             w = slot_of(tokens[indptr[s] + k], v0)
-            post_set[fill[w]] = s
-            post_pos[fill[w]] = k
+            post[fill[w], 0] = s
+            post[fill[w], 1] = k
+            post[fill[w], 2] = sizes[s]
             fill[w] += 1
-    return list_ptr, post_set, post_pos
+    return list_ptr, post
 
 
 @kernel
-def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, list_ptr, post_set, post_pos, v0,
-           scratch):
+def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, list_ptr, post, v0, scratch):
     """Indexed sets reaching p/q with one query; writes them and their overlaps to res_s, res_o; returns how many.
 
     The query is ``u`` unknown tokens (rarer than every indexed one, so first in
@@ -180,20 +180,19 @@ def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, l
         b = list_ptr[w + 1]
         while a < b:
             mid = (a + b) >> 1
-            y = post_set[mid]
-            if s_indptr[y + 1] - s_indptr[y] < lo:
+            if post[mid, 2] < lo:
                 a = mid + 1
             else:
                 b = mid
         for e in range(a, list_ptr[w + 1]):
-            y = post_set[e]
-            size_y = s_indptr[y + 1] - s_indptr[y]
+            size_y = post[e, 2]
             if size_y > hi:
                 break
+            y = post[e, 0]
             if y >= limit or (check_active and not active[y]) or count[y] < 0:
                 continue
             alpha = required_overlap(code, p, q, size_x, size_y)
-            n_touched = count_match(y, i, post_pos[e], size_x, size_y, alpha, count, last_i, last_j, touched,
+            n_touched = count_match(y, i, post[e, 1], size_x, size_y, alpha, count, last_i, last_j, touched,
                                     n_touched)
     n = 0
     for t in range(n_touched):
@@ -214,8 +213,7 @@ def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, l
 
 @kernel
 def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
-          s_indptr, s_tokens, list_ptr, post_set, post_pos, v0,
-          x_ptr, x_set, scratch):
+          s_indptr, s_tokens, list_ptr, post, v0, x_ptr, x_set, scratch):
     """Every indexed set reaching threshold p/q with each query, and the exact overlap.
 
     Query k is ``q_unseen[k]`` unknown tokens and the known ranks
@@ -241,8 +239,8 @@ def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
         limit = q_limit[k]
         lo = q_lo[k]
         hi = q_hi[k]
-        n = _probe(xt, u, q_plen[k], lo, hi, limit, no_filter, code, p, q, s_indptr, s_tokens, list_ptr, post_set,
-                   post_pos, v0, scratch)
+        n = _probe(xt, u, q_plen[k], lo, hi, limit, no_filter, code, p, q, s_indptr, s_tokens, list_ptr, post, v0,
+                   scratch)
         need = n_out + n + x_ptr[k + 1] - x_ptr[k]
         if need > out_q.shape[0]:
             out_q = _grow(out_q, need)
@@ -272,7 +270,7 @@ def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
 
 
 @kernel
-def dedup(indptr, tokens, doc_set, s_plen, s_lo, s_hi, code, p, q, list_ptr, post_set, post_pos, v0, scratch):
+def dedup(indptr, tokens, doc_set, s_plen, s_lo, s_hi, code, p, q, list_ptr, post, v0, scratch):
     """Online near-duplicate removal over documents in input order.
 
     ``doc_set[d]`` is document d's set (-1: none), probed with prefix
@@ -311,8 +309,8 @@ def dedup(indptr, tokens, doc_set, s_plen, s_lo, s_hi, code, p, q, list_ptr, pos
                 kept[d] = True
             continue
         xt = tokens[indptr[s]:indptr[s + 1]]
-        n = _probe(xt, 0, s_plen[s], s_lo[s], s_hi[s], m, active, code, p, q, indptr, tokens, list_ptr, post_set,
-                   post_pos, v0, scratch)
+        n = _probe(xt, 0, s_plen[s], s_lo[s], s_hi[s], m, active, code, p, q, indptr, tokens, list_ptr, post, v0,
+                   scratch)
         res_s = scratch[4]
         res_o = scratch[5]
         if n == 0:

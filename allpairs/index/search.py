@@ -269,7 +269,7 @@ class SearchIndex:
     def __init__(self, *, rule: Rule, label: str, normalize: bool, min_shingles: int, v0: int,
                  slot_keys: np.ndarray, lookup_keys: np.ndarray, lookup_ranks: np.ndarray,
                  indptr: np.ndarray, tokens: np.ndarray, set_doc_ptr: np.ndarray, set_docs: np.ndarray,
-                 ids: _Ids, postings: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None):
+                 ids: _Ids, postings: tuple[np.ndarray, np.ndarray] | None = None):
         self.rule = rule
         self.label = label
         self.normalize = normalize
@@ -290,7 +290,7 @@ class SearchIndex:
         if postings is None:
             self._compact()
         else:
-            self.list_ptr, self.post_set, self.post_pos = postings
+            self.list_ptr, self.post = postings
             self.compiled_sets = self.num_sets
 
     # ---- sizes -------------------------------------------------------------
@@ -384,7 +384,7 @@ class SearchIndex:
             self.extra_keys = np.zeros(0, np.uint64)
             self.extra_ranks = np.zeros(0, np.int32)
         indptr = self.indptr.array
-        self.list_ptr, self.post_set, self.post_pos = _k.build_postings(
+        self.list_ptr, self.post = _k.build_postings(
             indptr, self.tokens.array, self.rule.index_prefix(np.diff(indptr)), self.num_tokens, self.v0)
         self.compiled_sets = self.num_sets
         self.delta = SortedList()
@@ -529,7 +529,7 @@ class SearchIndex:
             unseen, sizes, lim = ranked.unseen[a:b], ranked.sizes[a:b], limit[a:b]
         plen, lo, hi = rule.probe(sizes)
         q, s, o = _k.query(ptr, tokens, unseen, plen, lo, hi, lim, rule.code, rule.p, rule.q, self.indptr.array,
-                           self.tokens.array, self.list_ptr, self.post_set, self.post_pos, self.v0, x_ptr, x_set,
+                           self.tokens.array, self.list_ptr, self.post, self.v0, x_ptr, x_set,
                            self._scratch_for(worker))
         return (q + a if a else q), s, o
 
@@ -604,7 +604,7 @@ class SearchIndex:
             for j, w in enumerate(tokens[a:a + plen].tolist()):
                 new_postings.append((w if w >= 0 else self.v0 - 1 - w, size, first_set + k, j))
         self.delta.update(new_postings)
-        if len(self.delta) >= max(MIN_DELTA, len(self.post_set) // DELTA_SHARE):
+        if len(self.delta) >= max(MIN_DELTA, len(self.post) // DELTA_SHARE):
             self._compact()
 
     # ---- files -------------------------------------------------------------
@@ -621,7 +621,7 @@ class SearchIndex:
             "indptr": self.indptr.array, "tokens": self.tokens.array,
             "set_doc_ptr": self.set_doc_ptr.array, "set_docs": self.set_docs.array,
             "id_ptr": self.ids.ptr.array, "id_bytes": self.ids.blob.array,
-            "list_ptr": self.list_ptr, "post_set": self.post_set, "post_pos": self.post_pos,
+            "list_ptr": self.list_ptr, "post": self.post,
         }
         return write_index(path, meta, arrays)
 
@@ -641,6 +641,6 @@ class SearchIndex:
                        slot_keys=a["slot_keys"], lookup_keys=a["lookup_keys"], lookup_ranks=a["lookup_ranks"],
                        indptr=a["indptr"], tokens=a["tokens"], set_doc_ptr=a["set_doc_ptr"], set_docs=a["set_docs"],
                        ids=_Ids(a["id_ptr"], a["id_bytes"]),
-                       postings=(a["list_ptr"], a["post_set"], a["post_pos"]))
+                       postings=(a["list_ptr"], a["post"]))
         except KeyError as e:
             raise IndexFileError(f"index {path} is damaged (no {e.args[0]!r}); build it again") from None
