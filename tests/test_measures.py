@@ -2,6 +2,7 @@
 import math
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -191,3 +192,17 @@ def test_unknown_measure_is_a_usage_error():
     with pytest.raises(UsageError, match="unknown measure 'tanimoto'"):
         get_measure("tanimoto")
     assert get_measure("dice").name == "dice"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 2**31 - 1), st.integers(1, 2**31 - 1), st.integers(0, 2**31 - 1),
+       st.sampled_from([1, 10**6, 10**9]))
+def test_printed_cosine_is_truncated_exactly(x, y, o, scale):
+    import decimal
+
+    o = min(o, x, y)
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        want = int((decimal.Decimal(o * scale) / decimal.Decimal(x * y).sqrt()).to_integral_value(decimal.ROUND_FLOOR))
+    got = mk.cosine_truncated(np.array([o], np.int64), np.array([x], np.int64), np.array([y], np.int64), scale)
+    assert int(got[0]) == want == MEASURES["cosine"].truncated(o, x, y, len(str(scale)) - 1)
