@@ -92,34 +92,32 @@ class Threshold:
         as_float = float(self.fraction)
         return repr(as_float) if Fraction(repr(as_float)) == self.fraction else f"{self.p}/{self.q}"
 
-    # Integer bounds. The kernels repeat these formulas on int64 scalars; the
-    # tests check kernel and Python against each other.
+    # Jaccard's integer bounds, kept for callers of the first version; the
+    # table below (MEASURES["jaccard"]) computes them.
 
     def required_overlap(self, size_x: int, size_y: int) -> int:
         """Smallest overlap with ``J >= t``: ``⌈p(|x|+|y|)/(p+q)⌉``."""
-        return _ceil_div(self.p * (size_x + size_y), self.p + self.q)
+        return MEASURES["jaccard"].required_overlap(self, size_x, size_y)
 
     def min_size(self, size: int) -> int:
         """Smallest partner size allowed by the size bound: ``⌈t·|x|⌉``."""
-        return _ceil_div(self.p * size, self.q)
+        return MEASURES["jaccard"].partner_sizes(self, size)[0]
 
     def max_size(self, size: int) -> int:
         """Largest partner size allowed by the size bound: ``⌊|x|/t⌋``."""
-        return (self.q * size) // self.p
+        return MEASURES["jaccard"].partner_sizes(self, size)[1]
 
     def probe_prefix(self, size: int) -> int:
         """Length of the probing prefix: ``|x| - ⌈t·|x|⌉ + 1`` (0 for an empty set)."""
-        return size - self.min_size(size) + 1 if size else 0
+        return MEASURES["jaccard"].probe_prefix(self, size)
 
     def index_prefix(self, size: int) -> int:
         """Length of the indexing prefix: ``|y| - ⌈2t/(1+t)·|y|⌉ + 1`` (0 for an empty set)."""
-        return size - _ceil_div(2 * self.p * size, self.p + self.q) + 1 if size else 0
+        return MEASURES["jaccard"].index_prefix(self, size)
 
     def accepts(self, overlap: int, size_x: int, size_y: int) -> bool:
         """``J >= t`` decided on integers: ``overlap·(p+q) >= p·(|x|+|y|)``; two empty sets are never a pair."""
-        if size_x == 0 or size_y == 0:
-            return False
-        return overlap * (self.p + self.q) >= self.p * (size_x + size_y)
+        return MEASURES["jaccard"].accept(self, overlap, size_x, size_y)
 
 
 def jaccard(overlap: int, size_x: int, size_y: int) -> Fraction:
@@ -401,7 +399,23 @@ class Overlap(Measure):
     _min_alpha_larger = _min_alpha
 
 
-class ContainmentMin(Measure):
+class _OverOneSize(Measure):
+    """|x ∩ y| divided by one of the two sizes, ``_size(x, y)``: the rows below differ only in which."""
+
+    _size = staticmethod(max)
+
+    def similarity(self, overlap, size_x, size_y):
+        m = self._size(size_x, size_y)
+        return Fraction(overlap, m) if m else Fraction(0)
+
+    def accept(self, t, overlap, size_x, size_y):
+        return size_x > 0 and size_y > 0 and t.q * overlap >= t.p * self._size(size_x, size_y)
+
+    def required_overlap(self, t, size_x, size_y):
+        return _ceil_div(t.p * self._size(size_x, size_y), t.q)
+
+
+class ContainmentMin(_OverOneSize):
     """|x ∩ y| / max(|x|, |y|): the smaller of the two containments (symmetric).
 
     This is SetSimilaritySearch 1.0's ``containment_min`` (its ``utils.py``
@@ -412,16 +426,7 @@ class ContainmentMin(Measure):
     """
 
     name, code, formula = "containment_min", 5, "|x∩y| / max(|x|,|y|)"
-
-    def similarity(self, overlap, size_x, size_y):
-        m = max(size_x, size_y)
-        return Fraction(overlap, m) if m else Fraction(0)
-
-    def accept(self, t, overlap, size_x, size_y):
-        return size_x > 0 and size_y > 0 and t.q * overlap >= t.p * max(size_x, size_y)
-
-    def required_overlap(self, t, size_x, size_y):
-        return _ceil_div(t.p * max(size_x, size_y), t.q)
+    _size = staticmethod(max)
 
     def partner_sizes(self, t, size, side="left"):
         return _ceil_div(t.p * size, t.q), (t.q * size) // t.p
@@ -432,7 +437,7 @@ class ContainmentMin(Measure):
     _min_alpha_larger = _min_alpha
 
 
-class ContainmentEither(Measure):
+class ContainmentEither(_OverOneSize):
     """|x ∩ y| / min(|x|, |y|): the larger of the two containments (symmetric).
 
     Reaches t iff at least one direction of containment does, so a self-join
@@ -445,16 +450,7 @@ class ContainmentEither(Measure):
     """
 
     name, code, formula = "containment_either", 6, "|x∩y| / min(|x|,|y|)"
-
-    def similarity(self, overlap, size_x, size_y):
-        m = min(size_x, size_y)
-        return Fraction(overlap, m) if m else Fraction(0)
-
-    def accept(self, t, overlap, size_x, size_y):
-        return size_x > 0 and size_y > 0 and t.q * overlap >= t.p * min(size_x, size_y)
-
-    def required_overlap(self, t, size_x, size_y):
-        return _ceil_div(t.p * min(size_x, size_y), t.q)
+    _size = staticmethod(min)
 
     def partner_sizes(self, t, size, side="left"):
         return 1, None
