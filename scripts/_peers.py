@@ -77,18 +77,20 @@ def setsimilaritysearch_pairs(sets: list[list], threshold: float, measure: str =
 
 
 def _child(fn, args, path: str) -> None:
-    start = time.perf_counter()
+    start = time.process_time()
     keys = fn(*args)
     np.save(path + ".keys.npy", keys)
     with open(path + ".seconds", "w") as f:
-        f.write(repr(time.perf_counter() - start))
+        f.write(repr(time.process_time() - start))
 
 
 def run_with_timeout(fn, args: tuple, timeout: float | None) -> tuple[np.ndarray | None, float | None, str]:
     """``fn(*args)`` in a forked process (it inherits the data, nothing is copied), stopped after ``timeout`` s.
 
-    Returns (keys, seconds measured inside the child, "ok"), or (None, None,
-    "timeout") when it ran out of time, or (None, None, "failed ...").
+    Returns (keys, CPU seconds of the child, "ok"), or (None, None, "timeout")
+    when it ran out of (wall) time, or (None, None, "failed ..."). The peers are
+    single-threaded, so on a quiet machine CPU time is their wall time; on a
+    shared one it leaves out the time others took.
     """
     ctx = multiprocessing.get_context("fork")
     with tempfile.TemporaryDirectory(prefix="allpairs-peer-") as tmp:

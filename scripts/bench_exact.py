@@ -28,8 +28,10 @@ Times: ``allpairs`` is the ``allpairs.join`` call (pairs found, in arrays),
 the fastest of ``--repeat`` runs, after one untimed warm-up call that loads
 the compiled kernels (the machine may be shared, and one run slowed by
 others); ``collect`` is reading all pairs out of the result into arrays;
-``peer`` is one run of ``all_pairs`` to exhaustion (it yields its pairs as
-it finds them). The ratio is peer / allpairs.
+``peer`` is the CPU time of one run of the peer to exhaustion (single-threaded,
+so its wall time on a quiet machine; on a shared one, wall time would count
+the others' load), stopped after ``--peer-timeout`` seconds of wall time. The
+ratio is peer / allpairs.
 
 Standard output carries only the table; progress goes to standard error.
 Exit status: 0 when every comparison agreed, 1 on any mismatch (or failure),

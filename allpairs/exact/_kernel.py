@@ -104,8 +104,6 @@ def probe(indptr, tokens, list_ptr, post_set, post_pos, probe_len, win_lo, win_h
         start_set = win_lo[x]
         stop_set = win_hi[x]
         n_touched = 0
-        alpha_size = -1  # α of the last partner size seen (lists run in increasing size)
-        alpha = 0
         for i in range(probe_len[x]):
             for cy in range(n_classes):
                 if not compat[cx, cy]:
@@ -131,9 +129,7 @@ def probe(indptr, tokens, list_ptr, post_set, post_pos, probe_len, win_lo, win_h
                         touched[n_touched] = y
                         n_touched += 1
                     size_y = indptr[y + 1] - indptr[y]
-                    if size_y != alpha_size:
-                        alpha_size = size_y
-                        alpha = required_overlap(code, p, q, size_x, size_y)
+                    alpha = required_overlap(code, p, q, size_x, size_y)
                     j = post_pos[k]
                     rest = min(size_x - i - 1, size_y - j - 1)
                     if c + 1 + rest >= alpha:
