@@ -13,6 +13,7 @@ JACCARD, COSINE, DICE, CONTAINMENT, OVERLAP, CONTAINMENT_MIN, CONTAINMENT_EITHER
 
 _LOW = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
+_SMALL = 2**31
 
 
 @kernel
@@ -42,6 +43,8 @@ def _mul128(a, b):
 @kernel
 def products_ge(a, b, c, d):
     """``a·b >= c·d`` for non-negative int64 operands, exactly."""
+    if a < _SMALL and b < _SMALL and c < _SMALL and d < _SMALL:  # both products fit in int64
+        return a * b >= c * d
     h1, l1 = _mul128(a, b)
     h2, l2 = _mul128(c, d)
     return h1 > h2 or (h1 == h2 and l1 >= l2)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -33,6 +34,47 @@ from .errors import UsageError
 #: Largest denominator accepted, so that ``p * (|x| + |y|)`` fits in int64 for
 #: sets of up to 2**31 tokens.
 MAX_DENOMINATOR = 10**9
+
+
+#: The threshold forms accepted, for messages and help.
+THRESHOLD_FORMS = (f"give a decimal with at most {len(str(MAX_DENOMINATOR)) - 1} decimal places (0.7, .5, 7e-1) "
+                   f"or a fraction p/q with q at most {MAX_DENOMINATOR:,} (2/3)")
+
+#: Longest threshold text read, and largest exponent magnitude in it: ``1e-999999999``
+#: would otherwise make Python compute 10**999999999.
+MAX_THRESHOLD_CHARS = 40
+MAX_THRESHOLD_EXPONENT = 40
+
+_EXPONENT = re.compile(r"[eE]([+-]?[0-9_]+)$")
+
+
+def _check_threshold_text(text: str) -> str:
+    """``text`` stripped, if short enough and its exponent small enough to read cheaply; else UsageError."""
+    text = text.strip()
+    if len(text) > MAX_THRESHOLD_CHARS:
+        raise UsageError(f"threshold {text[:20]!r}... has {len(text):,} characters, more than the "
+                         f"{MAX_THRESHOLD_CHARS} read; {THRESHOLD_FORMS}")
+    m = _EXPONENT.search(text)
+    if m and abs(int(m.group(1))) > MAX_THRESHOLD_EXPONENT:
+        raise UsageError(f"threshold {text!r} has an exponent beyond ±{MAX_THRESHOLD_EXPONENT}; {THRESHOLD_FORMS}")
+    return text
+
+
+def _decimal(frac: Fraction) -> str:
+    """A fraction whose denominator divides 10**9, written as a decimal without trailing zeros."""
+    places = len(str(MAX_DENOMINATOR)) - 1
+    whole, rest = divmod(frac.numerator * 10**places // frac.denominator, 10**places)
+    return f"{whole}.{rest:0{places}d}".rstrip("0").rstrip(".") if rest else str(whole)
+
+
+def _nearest_accepted(frac: Fraction) -> str:
+    """Advice for a threshold with too fine a denominator: accepted values next to it."""
+    step = Fraction(1, MAX_DENOMINATOR)
+    rounded = max(step, min(Fraction(1), Fraction(round(frac / step)) * step))
+    close = frac.limit_denominator(MAX_DENOMINATOR)
+    if 0 < close <= 1 and close != rounded and close.denominator < 1000:
+        return f"e.g. {_decimal(rounded)} or {close}"
+    return f"e.g. {_decimal(rounded)}"
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -51,15 +93,18 @@ class Threshold:
         """Read a threshold exactly: ``"0.7"`` and ``0.7`` both mean 7/10.
 
         A float is read through its shortest decimal repr, which is what the
-        user typed; a string through :class:`fractions.Fraction` (``"2/3"`` works).
+        user typed; a string through :class:`fractions.Fraction` (``"2/3"`` works),
+        after :func:`_check_threshold_text` has bounded its length and exponent.
         """
         if isinstance(value, Threshold):
             return value
+        if isinstance(value, str):
+            value = _check_threshold_text(value)
         try:
             if isinstance(value, bool):
                 raise TypeError
             if isinstance(value, str):
-                frac = Fraction(value.strip())
+                frac = Fraction(value)
             elif isinstance(value, float):
                 frac = Fraction(repr(value))
             elif isinstance(value, (numbers.Rational, Fraction)):
@@ -69,18 +114,15 @@ class Threshold:
             else:
                 raise TypeError
         except (ValueError, TypeError, ZeroDivisionError, OverflowError):
-            raise UsageError(
-                f"threshold {value!r} is not a number; give a Jaccard threshold in (0, 1], e.g. 0.5"
-            ) from None
+            raise UsageError(f"threshold {value!r} is not a number; {THRESHOLD_FORMS}") from None
         if not 0 < frac <= 1:
             raise UsageError(
                 f"threshold {value} is outside (0, 1]; give a Jaccard threshold such as 0.5 "
                 "(t = 0 would pair every two documents)"
             )
         if frac.denominator > MAX_DENOMINATOR:
-            raise UsageError(
-                f"threshold {value} has more than 9 decimal digits; round it, e.g. to {float(frac):.6f}"
-            )
+            raise UsageError(f"threshold {value} has too many decimal places: {THRESHOLD_FORMS}; "
+                             f"{_nearest_accepted(frac)}")
         return cls(frac.numerator, frac.denominator)
 
     @property
@@ -92,34 +134,32 @@ class Threshold:
         as_float = float(self.fraction)
         return repr(as_float) if Fraction(repr(as_float)) == self.fraction else f"{self.p}/{self.q}"
 
-    # Integer bounds. The kernels repeat these formulas on int64 scalars; the
-    # tests check kernel and Python against each other.
+    # Jaccard's integer bounds, kept for callers of the first version; the
+    # table below (MEASURES["jaccard"]) computes them.
 
     def required_overlap(self, size_x: int, size_y: int) -> int:
         """Smallest overlap with ``J >= t``: ``⌈p(|x|+|y|)/(p+q)⌉``."""
-        return _ceil_div(self.p * (size_x + size_y), self.p + self.q)
+        return MEASURES["jaccard"].required_overlap(self, size_x, size_y)
 
     def min_size(self, size: int) -> int:
         """Smallest partner size allowed by the size bound: ``⌈t·|x|⌉``."""
-        return _ceil_div(self.p * size, self.q)
+        return MEASURES["jaccard"].partner_sizes(self, size)[0]
 
     def max_size(self, size: int) -> int:
         """Largest partner size allowed by the size bound: ``⌊|x|/t⌋``."""
-        return (self.q * size) // self.p
+        return MEASURES["jaccard"].partner_sizes(self, size)[1]
 
     def probe_prefix(self, size: int) -> int:
         """Length of the probing prefix: ``|x| - ⌈t·|x|⌉ + 1`` (0 for an empty set)."""
-        return size - self.min_size(size) + 1 if size else 0
+        return MEASURES["jaccard"].probe_prefix(self, size)
 
     def index_prefix(self, size: int) -> int:
         """Length of the indexing prefix: ``|y| - ⌈2t/(1+t)·|y|⌉ + 1`` (0 for an empty set)."""
-        return size - _ceil_div(2 * self.p * size, self.p + self.q) + 1 if size else 0
+        return MEASURES["jaccard"].index_prefix(self, size)
 
     def accepts(self, overlap: int, size_x: int, size_y: int) -> bool:
         """``J >= t`` decided on integers: ``overlap·(p+q) >= p·(|x|+|y|)``; two empty sets are never a pair."""
-        if size_x == 0 or size_y == 0:
-            return False
-        return overlap * (self.p + self.q) >= self.p * (size_x + size_y)
+        return MEASURES["jaccard"].accept(self, overlap, size_x, size_y)
 
 
 def jaccard(overlap: int, size_x: int, size_y: int) -> Fraction:
@@ -401,7 +441,23 @@ class Overlap(Measure):
     _min_alpha_larger = _min_alpha
 
 
-class ContainmentMin(Measure):
+class _OverOneSize(Measure):
+    """|x ∩ y| divided by one of the two sizes, ``_size(x, y)``: the rows below differ only in which."""
+
+    _size = staticmethod(max)
+
+    def similarity(self, overlap, size_x, size_y):
+        m = self._size(size_x, size_y)
+        return Fraction(overlap, m) if m else Fraction(0)
+
+    def accept(self, t, overlap, size_x, size_y):
+        return size_x > 0 and size_y > 0 and t.q * overlap >= t.p * self._size(size_x, size_y)
+
+    def required_overlap(self, t, size_x, size_y):
+        return _ceil_div(t.p * self._size(size_x, size_y), t.q)
+
+
+class ContainmentMin(_OverOneSize):
     """|x ∩ y| / max(|x|, |y|): the smaller of the two containments (symmetric).
 
     This is SetSimilaritySearch 1.0's ``containment_min`` (its ``utils.py``
@@ -412,16 +468,7 @@ class ContainmentMin(Measure):
     """
 
     name, code, formula = "containment_min", 5, "|x∩y| / max(|x|,|y|)"
-
-    def similarity(self, overlap, size_x, size_y):
-        m = max(size_x, size_y)
-        return Fraction(overlap, m) if m else Fraction(0)
-
-    def accept(self, t, overlap, size_x, size_y):
-        return size_x > 0 and size_y > 0 and t.q * overlap >= t.p * max(size_x, size_y)
-
-    def required_overlap(self, t, size_x, size_y):
-        return _ceil_div(t.p * max(size_x, size_y), t.q)
+    _size = staticmethod(max)
 
     def partner_sizes(self, t, size, side="left"):
         return _ceil_div(t.p * size, t.q), (t.q * size) // t.p
@@ -432,7 +479,7 @@ class ContainmentMin(Measure):
     _min_alpha_larger = _min_alpha
 
 
-class ContainmentEither(Measure):
+class ContainmentEither(_OverOneSize):
     """|x ∩ y| / min(|x|, |y|): the larger of the two containments (symmetric).
 
     Reaches t iff at least one direction of containment does, so a self-join
@@ -445,16 +492,7 @@ class ContainmentEither(Measure):
     """
 
     name, code, formula = "containment_either", 6, "|x∩y| / min(|x|,|y|)"
-
-    def similarity(self, overlap, size_x, size_y):
-        m = min(size_x, size_y)
-        return Fraction(overlap, m) if m else Fraction(0)
-
-    def accept(self, t, overlap, size_x, size_y):
-        return size_x > 0 and size_y > 0 and t.q * overlap >= t.p * min(size_x, size_y)
-
-    def required_overlap(self, t, size_x, size_y):
-        return _ceil_div(t.p * min(size_x, size_y), t.q)
+    _size = staticmethod(min)
 
     def partner_sizes(self, t, size, side="left"):
         return 1, None
