@@ -25,6 +25,8 @@ import numpy as np
 
 from . import _pairs_kernel as _k
 from .errors import InputError, UsageError
+from ._measures_kernel import cosine_truncated
+from .measures import MEASURES, Measure, get_measure
 from .order import OrderedSets
 
 FORMATS = ("tsv", "csv", "jsonl")
@@ -34,11 +36,12 @@ DECIMALS = 6
 
 
 class Pair(NamedTuple):
-    """One result: documents ``left < right`` by position, overlap and both set sizes.
+    """One result: two documents by position (ints), their overlap and both set sizes.
 
-    ``left`` and ``right`` are positions in the input (ints); the ids are
-    ``res.ids[pair.left]`` and ``res.ids[pair.right]`` (for a list given
-    without ``ids=``, the positions themselves).
+    ``left < right`` in a self-join; (contained, container) for containment;
+    in an R–S join ``left`` numbers the first corpus and ``right`` the other.
+    The ids are ``res.ids[pair.left]`` and ``res.ids[pair.right]`` (for a list
+    given without ``ids=``, the positions themselves).
     """
 
     left: int
@@ -49,15 +52,18 @@ class Pair(NamedTuple):
 
     @property
     def similarity(self) -> Fraction:
-        """Exact Jaccard similarity ``overlap / (left_size + right_size - overlap)`` as a
-        :class:`fractions.Fraction` (``float(p.similarity)`` for a float; json needs one)."""
+        """Exact Jaccard similarity as a :class:`fractions.Fraction` (``float(p.similarity)`` for a float;
+        other measures: ``res.similarity(p)`` or ``MEASURES[name].similarity(overlap, left_size, right_size)``)."""
         return Fraction(self.overlap, self.left_size + self.right_size - self.overlap)
 
-    def to_dict(self, ids: Sequence | None = None) -> dict:
-        """Plain data that :func:`json.dumps` takes: the similarity as a float, the documents
-        as ids when ``ids`` (e.g. ``res.ids``) is given, else as positions."""
+    def to_dict(self, ids: Sequence | None = None, measure: Measure | str | None = None) -> dict:
+        """Plain data that :func:`json.dumps` takes: the similarity (under ``measure``, default
+        Jaccard) as a float, the documents as ids when ``ids`` (e.g. ``res.ids``) is given, else
+        as positions."""
         left, right = (self.left, self.right) if ids is None else (ids[self.left], ids[self.right])
-        return {"left": left, "right": right, "similarity": float(self.similarity), "overlap": self.overlap,
+        sim = self.similarity if measure is None else get_measure(measure).similarity(
+            self.overlap, self.left_size, self.right_size)
+        return {"left": left, "right": right, "similarity": float(sim), "overlap": self.overlap,
                 "left_size": self.left_size, "right_size": self.right_size}
 
 
@@ -77,7 +83,7 @@ class PairChunk:
 
 
 class Pairs:
-    """All document pairs with J >= t, sorted by (left, right); iterate for :class:`Pair` tuples.
+    """All document pairs that reach the threshold, sorted by (left, right); iterate for :class:`Pair` tuples.
 
     ``pairs[i]`` and ``pairs[a:b]`` index them; :meth:`chunks` gives them as
     arrays, a bounded number at a time, for results too large for a list;
@@ -93,24 +99,61 @@ class Pairs:
     estimate : float64 array, optional
         The MinHash estimate of each pair of distinct sets, when the pairs were
         kept on it rather than verified (``verify="estimate"``).
+    directions : uint8 array, optional
+        For an asymmetric measure (containment): bit 1 where ``left``'s
+        documents are contained in ``right``'s, bit 2 for the reverse. Each
+        ordered pair of distinct documents is then a result in the directions
+        that hold (identical sets: both), printed as (contained, container).
+    n_left : int, optional
+        For an R–S join: documents ``0 .. n_left - 1`` are the left side, the
+        rest the right side; only (left side, right side) pairs are results,
+        and iteration numbers right documents from 0 within their side.
+    group_ok : bool array (m,), optional
+        Whether two documents with the same set are a pair (not, for overlap
+        k, when the set has fewer than k tokens); default: always.
     """
 
     #: Pairs per chunk behind ``pairs[i]``.
     CHUNK = 1 << 16
 
     def __init__(self, sets: OrderedSets, left: np.ndarray, right: np.ndarray, overlap: np.ndarray,
-                 estimate: np.ndarray | None = None):
+                 estimate: np.ndarray | None = None, *, directions: np.ndarray | None = None,
+                 n_left: int | None = None, group_ok: np.ndarray | None = None):
         self.sets = sets
         self.set_left = np.asarray(left, np.int32)
         self.set_right = np.asarray(right, np.int32)
         self.set_overlap = np.asarray(overlap, np.int32)
         self.set_estimate = None if estimate is None else np.asarray(estimate, np.float64)
-        self._adj_ptr, self._adj_set, self._adj_pair = _k.adjacency(sets.num_sets, self.set_left, self.set_right)
-        group = np.diff(sets.group_indptr)
-        self._count = int((group * (group - 1) // 2).sum()
-                          + (group[self.set_left].astype(np.int64) * group[self.set_right]).sum())
+        self.directed = directions is not None
+        self.n_left = n_left
+        self.mode = _k.CROSS if n_left is not None else (_k.ORDERED if self.directed else _k.UNORDERED)
+        self.set_directions = (np.full(len(self.set_left), 3, np.uint8) if directions is None
+                               else np.asarray(directions, np.uint8))
+        self.group_ok = np.ones(sets.num_sets, np.bool_) if group_ok is None else np.asarray(group_ok, np.bool_)
+        self._adj_ptr, self._adj_set, self._adj_pair, self._adj_ok = _k.adjacency(
+            sets.num_sets, self.set_left, self.set_right, self.set_directions)
+        self._count = self._count_pairs()
         self._index: list[tuple[int, int, int, int]] | None = None  # chunk starts, for pairs[i]
         self._cached: tuple[int, PairChunk | None] | None = None  # the chunk pairs[i] expanded last
+
+    def _count_pairs(self) -> int:
+        """How many document pairs the distinct-set pairs expand to, in closed form."""
+        s = self.sets
+        group = np.diff(s.group_indptr).astype(np.int64)
+        fwd = (self.set_directions & 1) > 0
+        back = (self.set_directions & 2) > 0
+        lg, rg = group[self.set_left], group[self.set_right]
+        if self.mode == _k.UNORDERED:
+            return int((self.group_ok * group * (group - 1) // 2).sum() + (lg * rg).sum())
+        if self.mode == _k.ORDERED:
+            return int((self.group_ok * group * (group - 1)).sum() + (lg * rg * fwd).sum() + (lg * rg * back).sum())
+        # CROSS: left-side members of one set with right-side members of the other.
+        on_left = s.doc_set[: self.n_left]
+        ls = np.bincount(on_left[on_left >= 0], minlength=s.num_sets).astype(np.int64)
+        rs = group - ls
+        return int((self.group_ok * ls * rs).sum()
+                   + (ls[self.set_left] * rs[self.set_right] * fwd).sum()
+                   + (ls[self.set_right] * rs[self.set_left] * back).sum())
 
     def __len__(self) -> int:
         return self._count
@@ -144,7 +187,8 @@ class Pairs:
             return None
         s = self.sets
         left, right, idx = _k.expand(lo, hi, cap, s.doc_set, s.group_indptr, s.group_docs,
-                                     self._adj_ptr, self._adj_set, self._adj_pair)
+                                     self._adj_ptr, self._adj_set, self._adj_pair, self._adj_ok,
+                                     self.group_ok, self.mode, self.n_left or 0)
         if not len(left):
             return None
         other = idx >= 0
@@ -159,15 +203,17 @@ class Pairs:
 
     def chunks(self, max_pairs: int = 1 << 20) -> Iterator[PairChunk]:
         """The pairs in order as arrays, about ``max_pairs`` at a time (one document's partners are
-        never split): the way through a result too large for a list of :class:`Pair`."""
+        never split): the way through a result too large for a list of :class:`Pair`. Documents are
+        numbered across both sides of an R–S join here (``right - n_left`` numbers the right side)."""
         for lo, hi, cap in self._ranges(max_pairs):
             chunk = self._expand(lo, hi, cap)
             if chunk is not None:
                 yield chunk
 
     def __iter__(self) -> Iterator[Pair]:
+        offset = self.n_left or 0  # an R–S join numbers right documents within their side
         for c in self.chunks():
-            yield from _pairs_of(c, 0, len(c))
+            yield from _pairs_of(c, 0, len(c), offset)
 
     def __getitem__(self, key: int | slice) -> Pair | list[Pair]:
         """``pairs[i]`` is the i-th :class:`Pair` in order (negative counts from the end);
@@ -192,50 +238,57 @@ class Pairs:
         start, lo, hi, cap = self._index[k]
         if self._cached is None or self._cached[0] != k:
             self._cached = (k, self._expand(lo, hi, cap))
-        return next(_pairs_of(self._cached[1], i - start, i - start + 1))
+        return next(_pairs_of(self._cached[1], i - start, i - start + 1, self.n_left or 0))
 
     def to_list(self) -> list[Pair]:
         return list(self)
 
-    def _columns(self, ids: Sequence | None) -> dict[str, np.ndarray | list]:
+    def _columns(self, ids: Sequence | None, measure: Measure | str | None) -> dict[str, np.ndarray | list]:
         chunks = list(self.chunks())
+
         def cat(name: str, dtype) -> np.ndarray:
             return np.concatenate([getattr(c, name) for c in chunks]) if chunks else np.zeros(0, dtype)
+
         left, right = cat("left", np.int32), cat("right", np.int32)
         overlap, ls, rs = cat("overlap", np.int32), cat("left_size", np.int32), cat("right_size", np.int32)
         cols: dict[str, np.ndarray | list] = {}
         cols["left"] = left if ids is None else [ids[i] for i in left.tolist()]
-        cols["right"] = right if ids is None else [ids[i] for i in right.tolist()]
+        cols["right"] = right - (self.n_left or 0) if ids is None else [ids[i] for i in right.tolist()]
+        m = get_measure(measure) if measure is not None else MEASURES["jaccard"]
         if self.estimated:
             cols["estimate"] = cat("estimate", np.float64)
         else:
-            cols["similarity"] = overlap / np.maximum(ls.astype(np.int64) + rs - overlap, 1)
+            if m.name == "jaccard":
+                cols["similarity"] = overlap / np.maximum(ls.astype(np.int64) + rs - overlap, 1)
+            else:
+                cols["similarity"] = np.array([float(m.similarity(o, a, b)) for o, a, b in
+                                               zip(overlap.tolist(), ls.tolist(), rs.tolist())], np.float64)
             cols["overlap"] = overlap
         cols["left_size"], cols["right_size"] = ls, rs
         return cols
 
-    def to_pandas(self, ids: Sequence | None = None):
-        """The pairs as a pandas DataFrame (left, right, similarity as float, overlap, left_size,
-        right_size; ``estimate`` instead of similarity and overlap for estimated pairs), the documents
-        named by ``ids`` when given, else by position. Needs pandas."""
+    def to_pandas(self, ids: Sequence | None = None, measure: Measure | str | None = None):
+        """The pairs as a pandas DataFrame (left, right, similarity as a float under ``measure``, default
+        Jaccard, overlap, left_size, right_size; ``estimate`` instead of similarity and overlap for
+        estimated pairs), the documents named by ``ids`` when given, else by position. Needs pandas."""
         try:
             import pandas
         except ImportError:
             raise UsageError("to_pandas needs pandas: pip install pandas") from None
-        return pandas.DataFrame(self._columns(ids))
+        return pandas.DataFrame(self._columns(ids, measure))
 
-    def to_arrow(self, ids: Sequence | None = None):
+    def to_arrow(self, ids: Sequence | None = None, measure: Measure | str | None = None):
         """The pairs as a pyarrow Table, with the columns of :meth:`to_pandas`. Needs pyarrow."""
         try:
             import pyarrow
         except ImportError:
             raise UsageError("to_arrow needs pyarrow: pip install pyarrow") from None
-        return pyarrow.table(self._columns(ids))
+        return pyarrow.table(self._columns(ids, measure))
 
 
-def _pairs_of(c: PairChunk, a: int, b: int) -> Iterator[Pair]:
-    """The pairs at rows [a, b) of a chunk, as :class:`Pair` tuples of Python ints."""
-    return map(Pair._make, zip(c.left[a:b].tolist(), c.right[a:b].tolist(), c.overlap[a:b].tolist(),
+def _pairs_of(c: PairChunk, a: int, b: int, offset: int = 0) -> Iterator[Pair]:
+    """The pairs at rows [a, b) of a chunk as :class:`Pair` tuples of Python ints (right minus ``offset``)."""
+    return map(Pair._make, zip(c.left[a:b].tolist(), (c.right[a:b] - offset).tolist(), c.overlap[a:b].tolist(),
                                c.left_size[a:b].tolist(), c.right_size[a:b].tolist()))
 
 
@@ -264,6 +317,32 @@ def _temp_beside(path: str | os.PathLike) -> tuple[int, str]:
 
 
 # --- writing -------------------------------------------------------------
+
+def similarity_fraction(measure: Measure, overlap, left_size, right_size, decimals: int = DECIMALS):
+    """Each pair's similarity as int64 ``num / den`` for the writer, which truncates it to ``decimals``.
+
+    Rational measures give their exact fraction; cosine, irrational, gives
+    ``⌊cos · 10**decimals⌋ / 10**decimals``, decided on integers.
+    """
+    o = np.asarray(overlap, np.int64)
+    x = np.asarray(left_size, np.int64)
+    y = np.asarray(right_size, np.int64)
+    name = measure.name
+    if name == "jaccard":
+        return o, x + y - o
+    if name == "dice":
+        return 2 * o, x + y
+    if name == "containment":
+        return o, x
+    if name == "containment_min":
+        return o, np.maximum(x, y)
+    if name == "containment_either":
+        return o, np.minimum(x, y)
+    if name == "overlap":
+        return o, np.ones_like(o)
+    scale = 10**decimals
+    return cosine_truncated(o, x, y, scale), np.full(len(o), scale, np.int64)
+
 
 def _tsv_field(value: str) -> str:
     return (value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r"))
@@ -305,11 +384,13 @@ class PairWriter:
     """
 
     def __init__(self, ids: Sequence[str], fmt: str = "tsv", texts: Sequence[str] | None = None,
-                 decimals: int = DECIMALS, estimated: bool = False):
+                 decimals: int = DECIMALS, estimated: bool = False, measure: Measure | str = "jaccard"):
         if fmt not in FORMATS:
             raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
         self.n_docs = len(ids)
-        self.decimals = decimals
+        self.measure = get_measure(measure, tuple(MEASURES))
+        # An overlap is a count: printed whole.
+        self.decimals = 0 if self.measure.integer_threshold else decimals
         columns = [ids] if texts is None else [ids, texts]
         escape = {"tsv": _tsv_field, "csv": _csv_field, "jsonl": _json_field}[fmt]
         self.field_ptr, self.field_bytes = _encode_fields(columns, escape)
@@ -374,8 +455,8 @@ class PairWriter:
             num = np.floor(chunk.estimate * scale).astype(np.int64)
             den = np.full(len(chunk), scale, np.int64)
         else:
-            num = chunk.overlap.astype(np.int64)
-            den = chunk.left_size.astype(np.int64) + chunk.right_size - num
+            num, den = similarity_fraction(self.measure, chunk.overlap, chunk.left_size, chunk.right_size,
+                                           self.decimals)
         buf = _k.format_lines(self.template, self.lit_ptr, self.lit_bytes, self.field_ptr, self.field_bytes,
                               self.n_docs, self.decimals, chunk.left, chunk.right, chunk.overlap, doc_size,
                               num, den)

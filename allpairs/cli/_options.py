@@ -117,6 +117,12 @@ def lines_option(shown: str) -> typer.models.OptionInfo:
                         help=f"Each line of PATH is a record (id = line number){shown}.")
 
 
+#: For commands that read one path (index, dedup), and --lines for any command.
+PATH = typer.Argument(..., metavar="PATH", show_default=False,
+                      help="A directory (every file a document), or a file with --lines/--sets/--jsonl ('-' for stdin).")
+LINES = lines_option("")
+
+
 def read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field,
                hidden=False, no_ignore=False) -> Corpus:
     """The corpus named by the shared input options (at most one of --lines, --sets, --jsonl)."""
