@@ -4,20 +4,26 @@ Arrays and scalars only; documents travel as CSR (``indptr`` int64 of length
 ``n_docs + 1`` over a flat array).  All hashing is uint64 arithmetic that
 wraps modulo 2**64.
 
-Mixing (the definition that :mod:`allpairs.shingles` documents):
+Text arrives as UTF-8 bytes (a uint8 array; lone surrogates passed through
+as their 3-byte form) with int64 byte offsets per document, and tokens are
+hashed where they lie, with no Python object per token.
 
-* ``mix(z)`` is the finaliser of splitmix64, :func:`allpairs._mix.mix64`;
+Keys (the definition that :mod:`allpairs.shingles` documents, key version 2):
 
-* the key of a character is ``mix(code_point + GOLDEN)``, i.e. the first
-  output of splitmix64 seeded with the code point;
+* the key of a token (a word, a character, a ``--sets`` token) is XXH64 with
+  seed 0 of its UTF-8 bytes, :func:`allpairs._hash_kernel.xxh64`;
 * the key of an n-gram with token keys ``k_1 .. k_n`` under a seed ``s``
-  is ``h_n`` where ``h_0 = s`` and ``h_i = mix(h_{i-1} * GOLDEN + k_i)``.
+  is ``h_n`` where ``h_0 = s`` and ``h_i = mix(h_{i-1} * GOLDEN + k_i)``,
+  ``mix`` being the splitmix64 finaliser :func:`allpairs._mix.mix64`.
 """
 import numpy as np
 
+from allpairs._hash_kernel import xxh64
 from allpairs._mix import GOLDEN
 from allpairs._mix import mix64 as _mix
 from allpairs._numba import kernel
+
+_SEED0 = np.uint64(0)
 
 # Token classes, as in allpairs.codetokens (PLAIN, SEMI_AFTER, LINE_END, DROP).
 _PLAIN = 0
@@ -26,12 +32,127 @@ _LINE_END = 2
 
 
 @kernel
-def char_keys(code_points):
-    """Key of each character: ``mix(code_point + GOLDEN)``; uint32 in, uint64 out."""
-    out = np.empty(code_points.shape[0], np.uint64)
-    for i in range(code_points.shape[0]):
-        out[i] = _mix(np.uint64(code_points[i]) + GOLDEN)
-    return out
+def _utf8_at(buf, p):
+    """Code point and length in bytes of the UTF-8 sequence at ``buf[p]`` (assumed well formed)."""
+    b0 = np.int64(buf[p])
+    if b0 < 0x80:
+        return b0, 1
+    if b0 < 0xE0:
+        return ((b0 & 0x1F) << 6) | (np.int64(buf[p + 1]) & 0x3F), 2
+    if b0 < 0xF0:
+        return ((b0 & 0x0F) << 12) | ((np.int64(buf[p + 1]) & 0x3F) << 6) | (np.int64(buf[p + 2]) & 0x3F), 3
+    return (((b0 & 0x07) << 18) | ((np.int64(buf[p + 1]) & 0x3F) << 12)
+            | ((np.int64(buf[p + 2]) & 0x3F) << 6) | (np.int64(buf[p + 3]) & 0x3F)), 4
+
+
+@kernel
+def _is_space(cp):
+    """``chr(cp).isspace()``, the separators of ``str.split()``."""
+    if cp < 0x80:
+        return (9 <= cp <= 13) or (28 <= cp <= 32)
+    return (cp == 0x85 or cp == 0xA0 or cp == 0x1680 or (0x2000 <= cp <= 0x200A) or cp == 0x2028
+            or cp == 0x2029 or cp == 0x202F or cp == 0x205F or cp == 0x3000)
+
+
+@kernel
+def char_keys(buf, doc_ptr, ascii_keys):
+    """Key of every character of every document: XXH64 of its UTF-8 bytes.
+
+    ``buf`` is UTF-8, document d at ``buf[doc_ptr[d]:doc_ptr[d + 1]]``;
+    ``ascii_keys[c]`` is the key of ASCII character c (precomputed).
+    Returns ``(indptr, keys)``: int64 characters per document as CSR offsets, uint64 keys.
+    """
+    n_docs = doc_ptr.shape[0] - 1
+    out = np.empty(doc_ptr[n_docs] - doc_ptr[0], np.uint64)
+    indptr = np.zeros(n_docs + 1, np.int64)
+    k = 0
+    for d in range(n_docs):
+        p = doc_ptr[d]
+        end = doc_ptr[d + 1]
+        while p < end:
+            b0 = buf[p]
+            if b0 < 0x80:
+                out[k] = ascii_keys[b0]
+                p += 1
+            else:
+                cp, size = _utf8_at(buf, p)
+                out[k] = xxh64(buf, p, p + size, _SEED0)
+                p += size
+            k += 1
+        indptr[d + 1] = k
+    return indptr, out[:k].copy()
+
+
+@kernel
+def word_keys(buf, doc_ptr, is_word):
+    """Key of every word (maximal run of code points c with ``is_word[c]``) of every document.
+
+    ``buf`` is UTF-8, document d at ``buf[doc_ptr[d]:doc_ptr[d + 1]]``;
+    ``is_word`` (bool, 0x110000) is Python's ``\\w`` for each code point.
+    Returns ``(indptr, keys)``: CSR offsets (int64) of the words per document and their uint64 keys.
+    """
+    n_docs = doc_ptr.shape[0] - 1
+    out = np.empty((doc_ptr[n_docs] - doc_ptr[0]) // 2 + n_docs + 1, np.uint64)
+    indptr = np.zeros(n_docs + 1, np.int64)
+    k = 0
+    for d in range(n_docs):
+        p = doc_ptr[d]
+        end = doc_ptr[d + 1]
+        start = -1  # start of the word being read, -1 outside a word
+        while p < end:
+            cp, size = _utf8_at(buf, p)
+            if is_word[cp]:
+                if start < 0:
+                    start = p
+            elif start >= 0:
+                out[k] = xxh64(buf, start, p, _SEED0)
+                k += 1
+                start = -1
+            p += size
+        if start >= 0:
+            out[k] = xxh64(buf, start, end, _SEED0)
+            k += 1
+        indptr[d + 1] = k
+    return indptr, out[:k].copy()
+
+
+@kernel
+def split_keys(buf, line_ptr):
+    """Key of every whitespace-separated token of every line (``str.split()``'s tokens).
+
+    ``buf`` is UTF-8, line i at ``buf[line_ptr[i]:line_ptr[i + 1]]`` (its line end is whitespace).
+    Returns ``(indptr, keys)``: CSR offsets (int64) of the tokens per line and their uint64 keys.
+    """
+    n = line_ptr.shape[0] - 1
+    # Tokens are separated by at least one byte: at most (bytes + 1) / 2 + 1 per line.
+    out = np.empty((line_ptr[n] - line_ptr[0]) // 2 + n + 1, np.uint64)
+    indptr = np.zeros(n + 1, np.int64)
+    k = 0
+    for i in range(n):
+        p = line_ptr[i]
+        end = line_ptr[i + 1]
+        start = -1
+        while p < end:
+            b0 = buf[p]
+            if b0 < 0x80:
+                space = (9 <= b0 <= 13) or (28 <= b0 <= 32)
+                size = 1
+            else:
+                cp, size = _utf8_at(buf, p)
+                space = _is_space(cp)
+            if not space:
+                if start < 0:
+                    start = p
+            elif start >= 0:
+                out[k] = xxh64(buf, start, p, _SEED0)
+                k += 1
+                start = -1
+            p += size
+        if start >= 0:
+            out[k] = xxh64(buf, start, end, _SEED0)
+            k += 1
+        indptr[i + 1] = k
+    return indptr, out[:k].copy()
 
 
 @kernel
