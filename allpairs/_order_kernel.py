@@ -104,24 +104,49 @@ def gather_csr(indptr, tokens, rows):
 
 
 @kernel
+def _grow_table(slots, cap):
+    """The open-addressing table ``slots`` (key, id + 1 pairs) rehashed into twice the capacity."""
+    new_cap = 2 * cap
+    mask = np.uint64(new_cap - 1)
+    out = np.zeros(2 * new_cap, np.uint64)
+    for s in range(cap):
+        if slots[2 * s + 1] != 0:
+            k = slots[2 * s]
+            h = ((k * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & mask
+            while out[2 * h + 1] != 0:
+                h = (h + np.uint64(1)) & mask
+            out[2 * h] = k
+            out[2 * h + 1] = slots[2 * s + 1]
+    return out, new_cap
+
+
+@kernel
+def _grown(a, size):
+    """``a`` copied into an array of ``size`` elements (the rest uninitialised)."""
+    out = np.empty(size, a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@kernel
 def distinct_per_doc(indptr, keys):
     """Local token ids by an open-addressing hash table, one entry per distinct (document, key).
 
     Returns the distinct keys in first-seen order (uint64), their document
     frequencies (int64), and each document's distinct local ids as CSR
     (doc_ptr int64, doc_tok int32), in first-seen order within the document.
+    The table and the per-key arrays grow with the number of distinct keys,
+    not with the number of keys (a Zipf corpus repeats a few keys a lot).
     """
     n_docs = indptr.shape[0] - 1
     n = keys.shape[0]
-    cap = 16
-    while cap < n + n // 4:  # load factor at most 0.8, less as keys repeat
-        cap *= 2
-    mask = np.uint64(cap - 1)
+    cap = 1024
     # Key and id side by side (id + 1, 0 = free): one cache line per probe.
     slots = np.zeros(2 * cap, np.uint64)
-    uniq = np.empty(n, np.uint64)
-    df = np.zeros(n, np.int64)
-    last_doc = np.empty(n, np.int64)
+    room = 1024
+    uniq = np.empty(room, np.uint64)
+    df = np.empty(room, np.int64)
+    last_doc = np.empty(room, np.int64)
     doc_ptr = np.zeros(n_docs + 1, np.int64)
     doc_tok = np.empty(n, np.int32)
     n_uniq = 0
@@ -129,23 +154,35 @@ def distinct_per_doc(indptr, keys):
     for d in range(n_docs):
         for t in range(indptr[d], indptr[d + 1]):
             k = keys[t]
+            mask = np.uint64(cap - 1)
             h = ((k * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & mask
             while slots[2 * h + 1] != 0 and slots[2 * h] != k:
                 h = (h + np.uint64(1)) & mask
             if slots[2 * h + 1] == 0:
                 slots[2 * h] = k
                 slots[2 * h + 1] = n_uniq + 1
+                if n_uniq == room:
+                    room *= 2
+                    uniq = _grown(uniq, room)
+                    df = _grown(df, room)
+                    last_doc = _grown(last_doc, room)
                 uniq[n_uniq] = k
+                df[n_uniq] = 0
                 last_doc[n_uniq] = -1
                 n_uniq += 1
-            i = np.int64(slots[2 * h + 1]) - 1
+                i = n_uniq - 1
+                # Load factor at most 1/2: probes stay short.
+                if 2 * n_uniq > cap:
+                    slots, cap = _grow_table(slots, cap)
+            else:
+                i = np.int64(slots[2 * h + 1]) - 1
             if last_doc[i] != d:
                 last_doc[i] = d
                 df[i] += 1
                 doc_tok[n_entry] = i
                 n_entry += 1
         doc_ptr[d + 1] = n_entry
-    return uniq[:n_uniq], df[:n_uniq], doc_ptr, doc_tok[:n_entry]
+    return uniq[:n_uniq].copy(), df[:n_uniq].copy(), doc_ptr, doc_tok[:n_entry].copy()
 
 
 @kernel

@@ -8,7 +8,7 @@ string per line (or per token); :class:`TextLines` and :class:`TokenSets`
 give lines and token lists back on demand, and the shingle kernels read the
 buffer directly.
 
-Rules: a line ends at ``"\\n"``; one ``"\\r"`` before it is dropped; a last
+Rules: a line ends at ``"\\n"``; one ``"\\r"`` at its end is dropped; a last
 line without ``"\\n"`` counts; a UTF-8 byte-order mark at the start of the
 file is dropped; a NUL byte is an error (a binary file), and so is a line
 longer than :data:`MAX_LINE_BYTES` bytes of UTF-8, so that ``/dev/zero`` or a
@@ -59,8 +59,8 @@ class LineFile:
         data = self.data
         if b > a and data[b - 1] == 10:
             b -= 1
-            if b > a and data[b - 1] == 13:
-                b -= 1
+        if b > a and data[b - 1] == 13:
+            b -= 1
         return bytes(data[a:b])
 
     def line(self, i: int) -> str:
