@@ -104,48 +104,65 @@ def gather_csr(indptr, tokens, rows):
 
 
 @kernel
-def _grow_table(slots, cap):
-    """The open-addressing table ``slots`` (key, id + 1 pairs) rehashed into twice the capacity."""
-    new_cap = 2 * cap
-    mask = np.uint64(new_cap - 1)
-    out = np.zeros(2 * new_cap, np.uint64)
-    for s in range(cap):
-        if slots[2 * s + 1] != 0:
-            k = slots[2 * s]
-            h = ((k * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & mask
-            while out[2 * h + 1] != 0:
-                h = (h + np.uint64(1)) & mask
-            out[2 * h] = k
-            out[2 * h + 1] = slots[2 * s + 1]
-    return out, new_cap
+def _slot(k, mask):
+    """Home slot of key ``k`` in a table of ``mask + 1`` slots (Fibonacci hashing)."""
+    return ((k * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & mask
 
 
 @kernel
-def _grown(a, size):
-    """``a`` copied into an array of ``size`` elements (the rest uninitialised)."""
-    out = np.empty(size, a.dtype)
-    out[: a.shape[0]] = a
-    return out
+def estimate_distinct(keys):
+    """HyperLogLog estimate of the number of distinct keys (Flajolet et al. 2007), 2**14 registers.
+
+    Keys are hash values (uniform bits); the estimate is within a few percent,
+    enough to size a hash table so that it rarely has to grow.
+    """
+    b = 14
+    m = 1 << b
+    reg = np.zeros(m, np.int64)
+    for t in range(keys.shape[0]):
+        z = keys[t] * np.uint64(0x9E3779B97F4A7C15)  # spread low-entropy keys (e.g. small ints)
+        j = np.int64(z >> np.uint64(64 - b))
+        w = z << np.uint64(b)
+        rank = 1
+        while rank <= 64 - b and (w >> np.uint64(63)) == 0:
+            w = w << np.uint64(1)
+            rank += 1
+        if rank > reg[j]:
+            reg[j] = rank
+    total = 0.0
+    zeros = 0
+    for j in range(m):
+        total += 2.0 ** -reg[j]
+        if reg[j] == 0:
+            zeros += 1
+    est = 0.7213 / (1.0 + 1.079 / m) * m * m / total
+    if est <= 2.5 * m and zeros > 0:
+        est = m * np.log(m / zeros)  # linear counting for small sets
+    return np.int64(est)
 
 
 @kernel
-def distinct_per_doc(indptr, keys):
+def distinct_per_doc(indptr, keys, room):
     """Local token ids by an open-addressing hash table, one entry per distinct (document, key).
 
     Returns the distinct keys in first-seen order (uint64), their document
     frequencies (int64), and each document's distinct local ids as CSR
     (doc_ptr int64, doc_tok int32), in first-seen order within the document.
-    The table and the per-key arrays grow with the number of distinct keys,
-    not with the number of keys (a Zipf corpus repeats a few keys a lot).
+    The table has room for ``room`` distinct keys (at load factor at most
+    0.7); with more, it returns None in place of the keys (ask again with
+    more room: :func:`estimate_distinct` sizes it, not the number of keys,
+    since a Zipf corpus repeats a few keys a lot).
     """
     n_docs = indptr.shape[0] - 1
     n = keys.shape[0]
     cap = 1024
+    while 7 * cap < 10 * room:
+        cap *= 2
+    mask = np.uint64(cap - 1)
     # Key and id side by side (id + 1, 0 = free): one cache line per probe.
     slots = np.zeros(2 * cap, np.uint64)
-    room = 1024
     uniq = np.empty(room, np.uint64)
-    df = np.empty(room, np.int64)
+    df = np.zeros(room, np.int64)
     last_doc = np.empty(room, np.int64)
     doc_ptr = np.zeros(n_docs + 1, np.int64)
     doc_tok = np.empty(n, np.int32)
@@ -154,28 +171,18 @@ def distinct_per_doc(indptr, keys):
     for d in range(n_docs):
         for t in range(indptr[d], indptr[d + 1]):
             k = keys[t]
-            mask = np.uint64(cap - 1)
-            h = ((k * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & mask
+            h = _slot(k, mask)
             while slots[2 * h + 1] != 0 and slots[2 * h] != k:
                 h = (h + np.uint64(1)) & mask
             if slots[2 * h + 1] == 0:
+                if n_uniq == room:
+                    return None, df, doc_ptr, doc_tok
                 slots[2 * h] = k
                 slots[2 * h + 1] = n_uniq + 1
-                if n_uniq == room:
-                    room *= 2
-                    uniq = _grown(uniq, room)
-                    df = _grown(df, room)
-                    last_doc = _grown(last_doc, room)
                 uniq[n_uniq] = k
-                df[n_uniq] = 0
                 last_doc[n_uniq] = -1
                 n_uniq += 1
-                i = n_uniq - 1
-                # Load factor at most 1/2: probes stay short.
-                if 2 * n_uniq > cap:
-                    slots, cap = _grow_table(slots, cap)
-            else:
-                i = np.int64(slots[2 * h + 1]) - 1
+            i = np.int64(slots[2 * h + 1]) - 1
             if last_doc[i] != d:
                 last_doc[i] = d
                 df[i] += 1

@@ -225,3 +225,46 @@ def code_stream(indptr, ids, classes, semicolon, insert_semicolons):
             k += 1
         out_indptr[d + 1] = k
     return out_indptr, out[:k].copy()
+
+
+@kernel
+def hex_lines(indptr, keys):
+    """Each document's distinct keys, ascending, as 16 lowercase hex digits, space-separated, one line each.
+
+    ``keys`` (uint64) in CSR by ``indptr`` (int64); returns the ASCII bytes (uint8) of all lines.
+    """
+    n_docs = indptr.shape[0] - 1
+    base = indptr[0]
+    work = keys[base:indptr[n_docs]].copy()
+    size = 0
+    for d in range(n_docs):
+        a = indptr[d] - base
+        b = indptr[d + 1] - base
+        work[a:b] = np.sort(work[a:b])
+        for t in range(a, b):
+            if t == a or work[t] != work[t - 1]:
+                size += 17  # 16 digits and a space (the last one a line end)
+        if b == a:
+            size += 1  # an empty line
+    out = np.empty(size, np.uint8)
+    p = 0
+    for d in range(n_docs):
+        a = indptr[d] - base
+        b = indptr[d + 1] - base
+        first = True
+        for t in range(a, b):
+            if t > a and work[t] == work[t - 1]:
+                continue
+            if not first:
+                out[p] = 32
+                p += 1
+            first = False
+            v = work[t]
+            for k in range(15, -1, -1):
+                digit = np.int64(v & np.uint64(15))
+                out[p + k] = 48 + digit if digit < 10 else 87 + digit
+                v = v >> np.uint64(4)
+            p += 16
+        out[p] = 10
+        p += 1
+    return out

@@ -65,6 +65,7 @@ from allpairs.linefile import TokenSets
 __all__ = [
     "KEY_VERSION",
     "ShingleSpec",
+    "format_sets",
     "hash_sets",
     "language_for_path",
     "normalize_text",
@@ -568,3 +569,34 @@ def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarr
     ids = vocab.ids(map(str, itertools.chain.from_iterable(sets)))
     keys = _keys_of(vocab.new_strings())
     return _indptr(list(map(len, sets))), keys[ids]
+
+
+#: Keys rendered per call of the hex kernel in :func:`format_sets` (bounds its buffers).
+_FORMAT_KEYS = 1 << 20
+
+
+def format_sets(indptr: np.ndarray, keys: np.ndarray) -> Iterable[bytes]:
+    """Shingle sets as lines of the ``--sets`` format, in pieces of about a megabyte of keys.
+
+    Line ``i`` holds the distinct keys of document ``i`` in ascending order,
+    each as 16 lowercase hexadecimal digits, separated by one space; a
+    document without a shingle gives an empty line.  Joining the file with
+    ``--sets`` gives the same pairs as joining the documents: equal keys give
+    equal tokens and distinct keys distinct ones.
+
+    Parameters
+    ----------
+    indptr : ndarray of int64, shape (n_docs + 1,)
+    keys : ndarray of uint64
+        As :func:`shingle_texts` and :func:`hash_sets` return them.
+    """
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    keys = np.ascontiguousarray(keys, dtype=np.uint64)
+    n_docs = len(indptr) - 1
+    start = 0
+    while start < n_docs:
+        # The next documents up to about _FORMAT_KEYS keys (at least one document).
+        stop = int(np.searchsorted(indptr, indptr[start] + _FORMAT_KEYS, side="right")) - 1
+        stop = min(max(stop, start + 1), n_docs)
+        yield _k.hex_lines(indptr[start:stop + 1], keys).tobytes()
+        start = stop
