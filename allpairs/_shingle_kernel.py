@@ -117,17 +117,18 @@ def word_keys(buf, doc_ptr, is_word):
 
 
 @kernel
-def split_keys(buf, line_ptr):
-    """Key of every whitespace-separated token of every line (``str.split()``'s tokens).
+def split_keys_into(buf, line_ptr, out, k0):
+    """Key of every whitespace-separated token of every line (``str.split()``'s tokens), into ``out``.
 
-    ``buf`` is UTF-8, line i at ``buf[line_ptr[i]:line_ptr[i + 1]]`` (its line end is whitespace).
-    Returns ``(indptr, keys)``: CSR offsets (int64) of the tokens per line and their uint64 keys.
+    ``buf`` is UTF-8, line i at ``buf[line_ptr[i]:line_ptr[i + 1]]`` (its line end is whitespace);
+    ``out`` (uint64) has room from ``k0`` for ``(line_ptr[-1] - line_ptr[0] + 1) // 2`` keys
+    (tokens are separated by at least one byte). Returns the int64 offsets into ``out`` of
+    each line's keys (``n_lines + 1``, starting at ``k0``).
     """
     n = line_ptr.shape[0] - 1
-    # Tokens are separated by at least one byte: at most (bytes + 1) / 2 + 1 per line.
-    out = np.empty((line_ptr[n] - line_ptr[0]) // 2 + n + 1, np.uint64)
-    indptr = np.zeros(n + 1, np.int64)
-    k = 0
+    indptr = np.empty(n + 1, np.int64)
+    indptr[0] = k0
+    k = k0
     for i in range(n):
         p = line_ptr[i]
         end = line_ptr[i + 1]
@@ -152,7 +153,16 @@ def split_keys(buf, line_ptr):
             out[k] = xxh64(buf, start, end, _SEED0)
             k += 1
         indptr[i + 1] = k
-    return indptr, out[:k].copy()
+    return indptr
+
+
+@kernel
+def split_keys(buf, line_ptr):
+    """:func:`split_keys_into` a new array: ``(indptr, keys)`` as CSR (int64 offsets from 0, uint64 keys)."""
+    n = line_ptr.shape[0] - 1
+    out = np.empty((line_ptr[n] - line_ptr[0] + 1) // 2, np.uint64)
+    indptr = split_keys_into(buf, line_ptr, out, 0)
+    return indptr, out[: indptr[n]].copy()
 
 
 @kernel

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .errors import InputError, UsageError
-from .linefile import LineFile, TextLines, TokenSets, read_line_file
+from .linefile import HashedSets, LineFile, TextLines, TokenSets, read_line_file, read_pieces
 
 #: Bytes read to tell a binary file from text (as git and grep do: a NUL byte).
 SNIFF_BYTES = 8192
@@ -207,15 +207,28 @@ def read_lines(path: str | os.PathLike, *, encoding: str = "utf-8") -> Corpus:
     return Corpus(ids=ids, texts=texts, shown=texts, kind="lines")
 
 
-def read_sets(path: str | os.PathLike, *, encoding: str = "utf-8") -> Corpus:
+def read_sets(path: str | os.PathLike, *, encoding: str = "utf-8", hashed: bool = False) -> Corpus:
     """Each line a set of whitespace-separated tokens (the set-join benchmark format); id = line number.
 
-    The sets are held as one UTF-8 buffer (:class:`TokenSets`), hashed by a
-    compiled kernel without a Python string per token.
+    By default the sets are held as one UTF-8 buffer (:class:`TokenSets`),
+    hashed later by a compiled kernel without a Python string per token.
+    ``hashed=True`` hashes each chunk as it is read and keeps only the keys
+    (:class:`HashedSets`, as :func:`allpairs.shingles.hash_sets` would give
+    them): the file's text is never held whole.
     """
-    lines = _open_lines(path, encoding)
-    ids = [str(k + 1) for k in range(len(lines))]
-    return Corpus(ids=ids, sets=TokenSets(lines), kind="sets")
+    if hashed:
+        from .shingles import hash_set_pieces
+
+        name, pieces = read_pieces(path, encoding)
+        size = None
+        if str(path) != "-":
+            st = os.stat(path)
+            size = st.st_size if stat.S_ISREG(st.st_mode) else None
+        sets = HashedSets(*hash_set_pieces(pieces, size))
+    else:
+        sets = TokenSets(_open_lines(path, encoding))
+    ids = [str(k + 1) for k in range(len(sets))]
+    return Corpus(ids=ids, sets=sets, kind="sets")
 
 
 def read_jsonl(path: str | os.PathLike, *, id_field: str = "id", text_field: str = "text",
@@ -274,7 +287,7 @@ def read_corpus(path: str | os.PathLike, kind: str = "directory", *, include: Se
     elif kind == "lines":
         corpus = read_lines(path, encoding=encoding)
     elif kind == "sets":
-        corpus = read_sets(path, encoding=encoding)
+        corpus = read_sets(path, encoding=encoding, hashed=True)
     else:
         corpus = read_jsonl(path, id_field=id_field, text_field=text_field, encoding=encoding)
     corpus.seconds = time.perf_counter() - t0

@@ -17,6 +17,7 @@ file without line ends fails at once instead of filling memory.
 from __future__ import annotations
 
 import codecs
+import itertools
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -113,6 +114,37 @@ class TextLines(_LineView):
         return self.lines.line(i)
 
 
+class HashedSets(Sequence):
+    """Sets whose tokens were hashed while they were read (``--sets`` on the command line).
+
+    Holds the keys only (:func:`allpairs.shingles.hash_sets` returns them as
+    they are), not the token strings: item ``i`` is the set's keys as 16-digit
+    hexadecimal strings, which stand for the tokens one to one.
+
+    Attributes
+    ----------
+    indptr : ndarray of int64, shape (n_sets + 1,)
+    keys : ndarray of uint64
+    """
+
+    def __init__(self, indptr: np.ndarray, keys: np.ndarray) -> None:
+        self.indptr = indptr
+        self.keys = keys
+
+    def __len__(self) -> int:
+        return len(self.indptr) - 1
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("set index out of range")
+        return [f"{k:016x}" for k in self.keys[self.indptr[i]:self.indptr[i + 1]].tolist()]
+
+
 class TokenSets(_LineView):
     """The lines of a :class:`LineFile` as whitespace-separated token lists (``--sets``).
 
@@ -157,6 +189,89 @@ def _read_stream(f, name: str, *, close: bool) -> Iterator[bytes]:
             f.close()
 
 
+#: Codecs under which an ASCII byte is that ASCII character and nothing else, so that an
+#: all-ASCII chunk is used as it is, without decoding (stateless, not utf-8-sig).
+_ASCII_SAFE = frozenset({"utf-8", "ascii", "iso8859-1", "cp1252", "latin-1"})
+
+
+def _decoder(encoding: str):
+    try:
+        decoder = codecs.getincrementaldecoder(encoding)("strict")
+        info = codecs.lookup(encoding)
+        info.encode("")
+    except LookupError:
+        raise UsageError(f"unknown encoding {encoding!r}") from None
+    except Exception:  # a codec that is not a text encoding (e.g. bz2)
+        raise UsageError(f"encoding {encoding!r} is not a text encoding; use e.g. utf-8 or latin-1") from None
+    return decoder, info.name in _ASCII_SAFE
+
+
+def read_pieces(path: str | os.PathLike, encoding: str = "utf-8", *,
+                max_line_bytes: int = MAX_LINE_BYTES) -> tuple[str, Iterator[tuple[bytes, np.ndarray]]]:
+    """The file's name and its text as pieces of whole lines, read :data:`CHUNK_BYTES` at a time.
+
+    Each piece is ``(buf, starts)``: UTF-8 bytes and int64 line offsets into
+    them, line ``i`` of the piece at ``buf[starts[i]:starts[i + 1]]`` with
+    its ``"\\n"`` (only the file's last line may lack one); ``buf`` may
+    extend past ``starts[-1]``, which is not part of the piece.  The rules
+    and errors are those of :func:`read_line_file`, raised while iterating.
+    """
+    decoder, ascii_safe = _decoder(encoding)
+    name, chunks = _raw_chunks(path)
+    return name, _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes)
+
+
+def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes):
+    carry = b""  # the line being read, without its end yet
+    n_lines = 0  # complete lines before the current piece
+    raw_before = 0  # raw bytes consumed before the current chunk
+    first = True
+    limit = max_line_bytes + 2  # a line's bytes with "\r\n"
+    for chunk in itertools.chain(chunks, [None]):
+        final = chunk is None
+        pending = len(decoder.getstate()[0])
+        if not final and ascii_safe and not pending and chunk.isascii():
+            out = chunk  # no decoding needed, and no byte-order mark possible
+            first = first and not out
+        else:
+            try:
+                text = decoder.decode(b"" if final else chunk, final)
+            except UnicodeDecodeError as e:
+                byte = raw_before - pending + e.start
+                line = n_lines + e.object.count(b"\n", 0, e.start) + 1
+                raise InputError(f"{name}:{line}: not valid {encoding} (byte {byte}); "
+                                 "give the file's encoding with --encoding, e.g. latin-1") from None
+            except Exception as e:  # a codec with its own error types
+                raise InputError(f"{name}: cannot decode as {encoding} ({e})") from None
+            if first and text:
+                first = False
+                if text.startswith("\ufeff"):
+                    text = text[1:]
+            out = text.encode("utf-8", "surrogatepass")
+        if not final:
+            raw_before += len(chunk)
+        buf = carry + out if carry else out
+        nul = buf.find(b"\0", len(carry))
+        if nul >= 0:
+            line = n_lines + buf.count(b"\n", 0, nul) + 1
+            raise InputError(f"{name}:{line}: NUL byte; this looks like a binary file, not text records")
+        ends = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == 10).astype(np.int64) + 1
+        complete = int(ends[-1]) if len(ends) else 0
+        if final and complete < len(buf):
+            ends = np.append(ends, np.int64(len(buf)))
+            complete = len(buf)
+        starts = np.concatenate([np.zeros(1, np.int64), ends])
+        too_long = np.flatnonzero(np.diff(starts) > limit)
+        if len(too_long):
+            _line_too_long(name, n_lines + int(too_long[0]) + 1, max_line_bytes)
+        carry = buf[complete:]
+        if len(carry) > limit:
+            _line_too_long(name, n_lines + len(ends) + 1, max_line_bytes)
+        if len(ends):
+            yield buf, starts
+            n_lines += len(ends)
+
+
 def read_line_file(path: str | os.PathLike, encoding: str = "utf-8", *,
                    max_line_bytes: int = MAX_LINE_BYTES) -> LineFile:
     """Read ``path`` ('-' for stdin) in chunks into a :class:`LineFile`.
@@ -170,64 +285,14 @@ def read_line_file(path: str | os.PathLike, encoding: str = "utf-8", *,
         than ``max_line_bytes`` bytes of UTF-8, or a read error; the message
         names the file and line.
     """
-    try:
-        decoder = codecs.getincrementaldecoder(encoding)("strict")
-        codecs.lookup(encoding).encode("")
-    except LookupError:
-        raise UsageError(f"unknown encoding {encoding!r}") from None
-    except Exception:  # a codec that is not a text encoding (e.g. rot13's kin, bz2)
-        raise UsageError(f"encoding {encoding!r} is not a text encoding; use e.g. utf-8 or latin-1") from None
-    name, chunks = _raw_chunks(path)
+    name, pieces = read_pieces(path, encoding, max_line_bytes=max_line_bytes)
     data = bytearray()
-    newlines: list[np.ndarray] = []
-    n_lines = 0  # complete lines so far
-    last_start = 0  # where the line being read starts in data
-    raw_before = 0  # raw bytes consumed before the current chunk
-    first = True
-    chunk_iter = iter(chunks)
-    while True:
-        chunk = next(chunk_iter, None)
-        final = chunk is None
-        pending = len(decoder.getstate()[0])
-        try:
-            text = decoder.decode(b"" if final else chunk, final)
-        except UnicodeDecodeError as e:
-            byte = raw_before - pending + e.start
-            line = n_lines + e.object.count(b"\n", 0, e.start) + 1
-            raise InputError(f"{name}:{line}: not valid {encoding} (byte {byte}); "
-                             "give the file's encoding with --encoding, e.g. latin-1") from None
-        except Exception as e:  # a codec with its own error types
-            raise InputError(f"{name}: cannot decode as {encoding} ({e})") from None
-        if first and text:
-            first = False
-            if text.startswith("\ufeff"):
-                text = text[1:]
-        out = text.encode("utf-8", "surrogatepass")
+    offsets = [np.zeros(1, np.int64)]
+    for buf, starts in pieces:
         base = len(data)
-        nul = out.find(b"\0")
-        if nul >= 0:
-            line = n_lines + out.count(b"\n", 0, nul) + 1
-            raise InputError(f"{name}:{line}: NUL byte; this looks like a binary file, not text records")
-        nl = np.flatnonzero(np.frombuffer(out, dtype=np.uint8) == 10).astype(np.int64) + (base + 1)
-        if len(nl):
-            # Line lengths (line end included) within this chunk, the first from the carried-over start.
-            lengths = np.diff(nl, prepend=last_start)
-            too_long = np.flatnonzero(lengths > max_line_bytes + 2)
-            if len(too_long):
-                _line_too_long(name, n_lines + int(too_long[0]) + 1, max_line_bytes)
-            newlines.append(nl)
-            n_lines += len(nl)
-            last_start = int(nl[-1])
-        if base + len(out) - last_start > max_line_bytes + 2:
-            _line_too_long(name, n_lines + 1, max_line_bytes)
-        data += out
-        if final:
-            break
-        raw_before += len(chunk)
-    starts = np.concatenate([np.zeros(1, np.int64)] + newlines)
-    if last_start < len(data):
-        starts = np.append(starts, np.int64(len(data)))
-    return LineFile(name, data, starts)
+        data += memoryview(buf)[: starts[-1]]
+        offsets.append(starts[1:] + base)
+    return LineFile(name, data, np.concatenate(offsets))
 
 
 def _line_too_long(name: str, line: int, limit: int) -> None:

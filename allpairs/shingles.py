@@ -60,7 +60,7 @@ from allpairs import codetokens
 from allpairs._hash_kernel import xxh64_spans
 from allpairs.codetokens import language_for_path
 from allpairs.errors import UsageError
-from allpairs.linefile import TokenSets
+from allpairs.linefile import HashedSets, TokenSets
 
 __all__ = [
     "KEY_VERSION",
@@ -561,6 +561,8 @@ def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarr
         Keys of set i at ``keys[indptr[i]:indptr[i + 1]]``, in input order,
         duplicates kept.
     """
+    if isinstance(sets, HashedSets):
+        return sets.indptr, sets.keys
     if isinstance(sets, TokenSets):
         return _k.split_keys(sets.lines.buffer(), sets.lines.starts)
     vocab = _Vocabulary()
@@ -569,6 +571,40 @@ def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarr
     ids = vocab.ids(map(str, itertools.chain.from_iterable(sets)))
     keys = _keys_of(vocab.new_strings())
     return _indptr(list(map(len, sets))), keys[ids]
+
+
+def hash_set_pieces(pieces: Iterable[tuple[bytes, np.ndarray]],
+                    size_hint: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`hash_sets` of ``--sets`` text given as pieces of whole lines (see
+    :func:`allpairs.linefile.read_pieces`), each hashed as it comes: only the keys are kept.
+
+    With ``size_hint`` (at least the text's size in bytes, e.g. a regular
+    file's size) the keys are written straight into one array with room for
+    the most tokens that many bytes can hold; memory is taken only as keys
+    are written, and no piece is copied.
+    """
+    counts: list[np.ndarray] = [np.zeros(0, np.int64)]
+    if size_hint is not None:
+        out = np.empty((size_hint + 1) // 2, np.uint64)
+        k = 0
+        for buf, starts in pieces:
+            if (int(starts[-1]) + 1) // 2 > len(out) - k:  # more text than the hint said
+                return _hash_pieces_apart(itertools.chain([(buf, starts)], pieces), counts, out[:k])
+            indptr = _k.split_keys_into(np.frombuffer(buf, dtype=np.uint8), starts, out, np.int64(k))
+            counts.append(np.diff(indptr))
+            k = int(indptr[-1])
+        return _indptr(np.concatenate(counts)), out[:k]
+    return _hash_pieces_apart(pieces, counts, np.zeros(0, np.uint64))
+
+
+def _hash_pieces_apart(pieces, counts, first_keys):
+    """hash_set_pieces without a size hint: each piece's keys apart, then concatenated."""
+    parts = [first_keys]
+    for buf, starts in pieces:
+        indptr, keys = _k.split_keys(np.frombuffer(buf, dtype=np.uint8), starts)
+        counts.append(np.diff(indptr))
+        parts.append(keys)
+    return _indptr(np.concatenate(counts)), np.concatenate(parts)
 
 
 #: Keys rendered per call of the hex kernel in :func:`format_sets` (bounds its buffers).

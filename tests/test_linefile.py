@@ -103,3 +103,39 @@ def test_line_views_index_slice_and_compare():
     with pytest.raises(IndexError):
         texts[3]
     assert linefile.TokenSets(lines)[0] == ["a", "b"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(ALPHABET, max_size=60), st.integers(1, 9))
+def test_sets_hashed_while_read_are_the_sets_hashed_after(tmp_path_factory, text, chunk):
+    path = tmp_path_factory.mktemp("sets") / "f.sets"
+    path.write_bytes(text.encode("utf-8"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(linefile, "CHUNK_BYTES", chunk)
+        hashed = read_sets(path, hashed=True).sets
+    later = read_sets(path).sets
+    a, b = hash_sets(hashed), hash_sets(later)
+    assert len(hashed) == len(later)
+    assert a[0].tolist() == b[0].tolist() and a[1].tolist() == b[1].tolist()
+    assert [len(set(s)) for s in hashed] == [len(set(s)) for s in later]
+
+
+def test_ascii_chunks_skip_decoding_but_not_the_rules(monkeypatch, tmp_path):
+    monkeypatch.setattr(linefile, "CHUNK_BYTES", 3)
+    f = tmp_path / "mixed.txt"
+    f.write_bytes("ab\r\ncd\né\nxyz".encode("utf-8"))
+    assert list(read_lines(f).texts) == ["ab", "cd", "é", "xyz"]
+    assert list(read_lines(f, encoding="latin-1").texts) == ["ab", "cd", "Ã©", "xyz"]
+
+
+def test_a_size_hint_too_small_still_hashes_every_set(tmp_path, monkeypatch):
+    from allpairs.linefile import read_pieces
+    from allpairs.shingles import hash_set_pieces
+
+    monkeypatch.setattr(linefile, "CHUNK_BYTES", 4)
+    f = tmp_path / "f.sets"
+    f.write_text("a b c\nd e\n\nf g h i\n")
+    expected = hash_sets(read_sets(f).sets)
+    for hint in (0, 3, 7, 100):
+        got = hash_set_pieces(read_pieces(f)[1], hint)
+        assert got[0].tolist() == expected[0].tolist() and got[1].tolist() == expected[1].tolist(), hint
