@@ -146,10 +146,21 @@ def token_key(token: str) -> int:
 
 
 def _utf8(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The UTF-8 bytes of ``strings`` back to back (uint8) and their int64 offsets."""
-    parts = [t.encode("utf-8", "surrogatepass") for t in strings]
-    offsets = _indptr(list(map(len, parts)))
-    return np.frombuffer(b"".join(parts), dtype=np.uint8), offsets
+    """The UTF-8 bytes of ``strings`` back to back (uint8) and their int64 offsets.
+
+    One encode of the joined text, no Python work per string: byte offsets
+    come from the character lengths (ASCII), or from the code points' UTF-8
+    widths (1 to 4 bytes; a lone surrogate takes 3, as surrogatepass writes it).
+    """
+    joined = "".join(strings)
+    char_ptr = _indptr(np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)))
+    if joined.isascii():
+        return np.frombuffer(joined.encode("ascii"), dtype=np.uint8), char_ptr
+    points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    width = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
+    byte_at = np.zeros(len(points) + 1, dtype=np.int64)
+    np.cumsum(width, out=byte_at[1:])
+    return np.frombuffer(joined.encode("utf-8", "surrogatepass"), dtype=np.uint8), byte_at[char_ptr]
 
 
 def _keys_of(tokens: Sequence[str]) -> np.ndarray:
@@ -565,12 +576,10 @@ def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarr
         return sets.indptr, sets.keys
     if isinstance(sets, TokenSets):
         return _k.split_keys(sets.lines.buffer(), sets.lines.starts)
-    vocab = _Vocabulary()
     sets = [s if isinstance(s, (list, tuple)) else list(s) for s in sets]
-    # One pass over all tokens (one np.fromiter, not one per set).
-    ids = vocab.ids(map(str, itertools.chain.from_iterable(sets)))
-    keys = _keys_of(vocab.new_strings())
-    return _indptr(list(map(len, sets))), keys[ids]
+    # All tokens as one text, hashed by one kernel call (no Python work per token but str()).
+    tokens = list(map(str, itertools.chain.from_iterable(sets)))
+    return _indptr(list(map(len, sets))), _keys_of(tokens)
 
 
 def hash_set_pieces(pieces: Iterable[tuple[bytes, np.ndarray]],
