@@ -46,15 +46,6 @@ def _utf8_at(buf, p):
 
 
 @kernel
-def _is_space(cp):
-    """``chr(cp).isspace()``, the separators of ``str.split()``."""
-    if cp < 0x80:
-        return (9 <= cp <= 13) or (28 <= cp <= 32)
-    return (cp == 0x85 or cp == 0xA0 or cp == 0x1680 or (0x2000 <= cp <= 0x200A) or cp == 0x2028
-            or cp == 0x2029 or cp == 0x202F or cp == 0x205F or cp == 0x3000)
-
-
-@kernel
 def char_keys(buf, doc_ptr, ascii_keys):
     """Key of every character of every document: XXH64 of its UTF-8 bytes.
 
@@ -84,24 +75,25 @@ def char_keys(buf, doc_ptr, ascii_keys):
 
 
 @kernel
-def word_keys(buf, doc_ptr, is_word):
-    """Key of every word (maximal run of code points c with ``is_word[c]``) of every document.
+def token_keys_into(buf, ptr, is_token, out, k0):
+    """Key of every token (maximal run of code points c with ``is_token[c]``) of every document, into ``out``.
 
-    ``buf`` is UTF-8, document d at ``buf[doc_ptr[d]:doc_ptr[d + 1]]``;
-    ``is_word`` (bool, 0x110000) is Python's ``\\w`` for each code point.
-    Returns ``(indptr, keys)``: CSR offsets (int64) of the words per document and their uint64 keys.
+    ``buf`` is UTF-8, document d at ``buf[ptr[d]:ptr[d + 1]]``; ``is_token`` is a bool table over
+    all code points; ``out`` (uint64) has room from ``k0`` for every token (at most
+    ``(bytes + 1) // 2`` a document). Returns the int64 offsets into ``out`` of each
+    document's keys (``n_docs + 1``, starting at ``k0``).
     """
-    n_docs = doc_ptr.shape[0] - 1
-    out = np.empty((doc_ptr[n_docs] - doc_ptr[0]) // 2 + n_docs + 1, np.uint64)
-    indptr = np.zeros(n_docs + 1, np.int64)
-    k = 0
+    n_docs = ptr.shape[0] - 1
+    indptr = np.empty(n_docs + 1, np.int64)
+    indptr[0] = k0
+    k = k0
     for d in range(n_docs):
-        p = doc_ptr[d]
-        end = doc_ptr[d + 1]
-        start = -1  # start of the word being read, -1 outside a word
+        p = ptr[d]
+        end = ptr[d + 1]
+        start = -1  # start of the token being read, -1 between tokens
         while p < end:
             cp, size = _utf8_at(buf, p)
-            if is_word[cp]:
+            if is_token[cp]:
                 if start < 0:
                     start = p
             elif start >= 0:
@@ -113,56 +105,16 @@ def word_keys(buf, doc_ptr, is_word):
             out[k] = xxh64(buf, start, end, _SEED0)
             k += 1
         indptr[d + 1] = k
-    return indptr, out[:k].copy()
-
-
-@kernel
-def split_keys_into(buf, line_ptr, out, k0):
-    """Key of every whitespace-separated token of every line (``str.split()``'s tokens), into ``out``.
-
-    ``buf`` is UTF-8, line i at ``buf[line_ptr[i]:line_ptr[i + 1]]`` (its line end is whitespace);
-    ``out`` (uint64) has room from ``k0`` for ``(line_ptr[-1] - line_ptr[0] + 1) // 2`` keys
-    (tokens are separated by at least one byte). Returns the int64 offsets into ``out`` of
-    each line's keys (``n_lines + 1``, starting at ``k0``).
-    """
-    n = line_ptr.shape[0] - 1
-    indptr = np.empty(n + 1, np.int64)
-    indptr[0] = k0
-    k = k0
-    for i in range(n):
-        p = line_ptr[i]
-        end = line_ptr[i + 1]
-        start = -1
-        while p < end:
-            b0 = buf[p]
-            if b0 < 0x80:
-                space = (9 <= b0 <= 13) or (28 <= b0 <= 32)
-                size = 1
-            else:
-                cp, size = _utf8_at(buf, p)
-                space = _is_space(cp)
-            if not space:
-                if start < 0:
-                    start = p
-            elif start >= 0:
-                out[k] = xxh64(buf, start, p, _SEED0)
-                k += 1
-                start = -1
-            p += size
-        if start >= 0:
-            out[k] = xxh64(buf, start, end, _SEED0)
-            k += 1
-        indptr[i + 1] = k
     return indptr
 
 
 @kernel
-def split_keys(buf, line_ptr):
-    """:func:`split_keys_into` a new array: ``(indptr, keys)`` as CSR (int64 offsets from 0, uint64 keys)."""
-    n = line_ptr.shape[0] - 1
-    out = np.empty((line_ptr[n] - line_ptr[0] + 1) // 2, np.uint64)
-    indptr = split_keys_into(buf, line_ptr, out, 0)
-    return indptr, out[: indptr[n]].copy()
+def token_keys(buf, ptr, is_token):
+    """:func:`token_keys_into` a new array: ``(indptr, keys)`` as CSR (int64 offsets from 0, uint64 keys)."""
+    n_docs = ptr.shape[0] - 1
+    out = np.empty((ptr[n_docs] - ptr[0] + n_docs) // 2 + n_docs + 1, np.uint64)
+    indptr = token_keys_into(buf, ptr, is_token, out, 0)
+    return indptr, out[: indptr[n_docs]].copy()
 
 
 @kernel

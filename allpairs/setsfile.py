@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import BinaryIO, Callable
 
 from .corpus import Corpus
-from .errors import EmptyCorpusError, UsageError
-from .join import default_shingle
-from .shingles import ShingleSpec, format_sets, hash_sets, shingle_texts
+from .errors import EmptyCorpusError
+from .join import corpus_keys
+from .shingles import ShingleSpec, format_sets
 
 
 @dataclass
@@ -54,23 +54,7 @@ def write_sets(corpus: Corpus, out: BinaryIO, *, shingle: ShingleSpec | str | No
     if len(corpus) == 0:
         raise EmptyCorpusError("the corpus is empty: no document was read"
                                + (f" ({len(corpus.skipped)} files skipped)" if corpus.skipped else ""))
-    if corpus.sets is not None:
-        if shingle is not None:
-            raise UsageError("pre-tokenised sets are written as their tokens' keys; drop --shingle")
-        indptr, keys = hash_sets(corpus.sets)
-        label = "tokens"
-    else:
-        spec = default_shingle(corpus) if shingle is None else shingle
-        done = [0]
-
-        def tick(k: int) -> None:
-            done[0] += k
-            if progress:
-                progress("shingle", done[0], len(corpus))
-
-        indptr, keys = shingle_texts(corpus.texts, spec, normalize=normalize, languages=corpus.languages,
-                                     progress=tick)
-        label = str(spec if isinstance(spec, ShingleSpec) else ShingleSpec.parse(spec))
+    indptr, keys, label = corpus_keys(corpus, shingle, normalize=normalize, progress=progress)
     written = 0
     for piece in format_sets(indptr, keys):
         out.write(piece)

@@ -183,6 +183,11 @@ _WORD_KNOWN = np.zeros(sys.maxunicode + 1, dtype=np.bool_)
 _WORD_KNOWN[:128] = True
 
 
+#: ``not chr(c).isspace()`` for each code point: a ``--sets`` token is a run of these (``str.split()``).
+_NOT_SPACE = np.ones(sys.maxunicode + 1, dtype=np.bool_)
+_NOT_SPACE[[c for c in (*range(0x80), 0x85, 0xA0, 0x1680, *range(0x2000, 0x3001)) if chr(c).isspace()]] = False
+
+
 def _word_table(docs: Sequence[str]) -> np.ndarray:
     """The ``\\w`` table, made to cover every character of ``docs``."""
     if all(doc.isascii() for doc in docs):
@@ -524,7 +529,7 @@ def _shingle_batch(docs, langs, spec, normalize, code_vocabs):
     if spec.kind == "char":
         indptr, keys = _k.char_keys(buf, doc_ptr, _ascii_keys())
     else:
-        indptr, keys = _k.word_keys(buf, doc_ptr, _word_table(docs))
+        indptr, keys = _k.token_keys(buf, doc_ptr, _word_table(docs))
     return _k.ngram_keys(indptr, keys, np.int64(n), seed)
 
 
@@ -575,7 +580,7 @@ def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarr
     if isinstance(sets, HashedSets):
         return sets.indptr, sets.keys
     if isinstance(sets, TokenSets):
-        return _k.split_keys(sets.lines.buffer(), sets.lines.starts)
+        return _k.token_keys(sets.lines.buffer(), sets.lines.starts, _NOT_SPACE)
     sets = [s if isinstance(s, (list, tuple)) else list(s) for s in sets]
     # All tokens as one text, hashed by one kernel call (no Python work per token but str()).
     tokens = list(map(str, itertools.chain.from_iterable(sets)))
@@ -599,7 +604,7 @@ def hash_set_pieces(pieces: Iterable[tuple[bytes, np.ndarray]],
         for buf, starts in pieces:
             if (int(starts[-1]) + 1) // 2 > len(out) - k:  # more text than the hint said
                 return _hash_pieces_apart(itertools.chain([(buf, starts)], pieces), counts, out[:k])
-            indptr = _k.split_keys_into(np.frombuffer(buf, dtype=np.uint8), starts, out, np.int64(k))
+            indptr = _k.token_keys_into(np.frombuffer(buf, dtype=np.uint8), starts, _NOT_SPACE, out, np.int64(k))
             counts.append(np.diff(indptr))
             k = int(indptr[-1])
         return _indptr(np.concatenate(counts)), out[:k]
@@ -610,7 +615,7 @@ def _hash_pieces_apart(pieces, counts, first_keys):
     """hash_set_pieces without a size hint: each piece's keys apart, then concatenated."""
     parts = [first_keys]
     for buf, starts in pieces:
-        indptr, keys = _k.split_keys(np.frombuffer(buf, dtype=np.uint8), starts)
+        indptr, keys = _k.token_keys(np.frombuffer(buf, dtype=np.uint8), starts, _NOT_SPACE)
         counts.append(np.diff(indptr))
         parts.append(keys)
     return _indptr(np.concatenate(counts)), np.concatenate(parts)
