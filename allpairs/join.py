@@ -147,7 +147,8 @@ def as_corpus(data: Corpus | Sequence[str] | Sequence[Iterable]) -> Corpus:
         return Corpus(ids=ids, texts=data, kind="texts")
     if any(isinstance(d, str) for d in data):
         raise UsageError("mixed input: give either texts (str) or token sets, not both")
-    return Corpus(ids=ids, sets=[list(map(str, d)) for d in data], kind="sets")
+    # Tokens stay as given (hash_sets keys a token by str(token)): no copy of each token.
+    return Corpus(ids=ids, sets=[d if isinstance(d, (list, tuple)) else list(d) for d in data], kind="sets")
 
 
 def default_shingle(corpus: Corpus) -> ShingleSpec | None:

@@ -152,8 +152,12 @@ def _utf8(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     come from the character lengths (ASCII), or from the code points' UTF-8
     widths (1 to 4 bytes; a lone surrogate takes 3, as surrogatepass writes it).
     """
-    joined = "".join(strings)
-    char_ptr = _indptr(np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)))
+    return _utf8_joined("".join(strings), np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)))
+
+
+def _utf8_joined(joined: str, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_utf8` of strings given joined, with their lengths in characters."""
+    char_ptr = _indptr(lengths)
     if joined.isascii():
         return np.frombuffer(joined.encode("ascii"), dtype=np.uint8), char_ptr
     points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4")
@@ -582,9 +586,17 @@ def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarr
     if isinstance(sets, TokenSets):
         return _k.token_keys(sets.lines.buffer(), sets.lines.starts, _NOT_SPACE)
     sets = [s if isinstance(s, (list, tuple)) else list(s) for s in sets]
-    # All tokens as one text, hashed by one kernel call (no Python work per token but str()).
-    tokens = list(map(str, itertools.chain.from_iterable(sets)))
-    return _indptr(list(map(len, sets))), _keys_of(tokens)
+    indptr = _indptr(list(map(len, sets)))
+    # All tokens as one text, hashed by one kernel call: no Python work per token
+    # (but str() of tokens that are not strings).
+    tokens = itertools.chain.from_iterable(sets)
+    try:
+        joined = "".join(tokens)
+    except TypeError:
+        return indptr, _keys_of(list(map(str, itertools.chain.from_iterable(sets))))
+    lengths = np.fromiter(map(len, itertools.chain.from_iterable(sets)), dtype=np.int64, count=int(indptr[-1]))
+    buf, offsets = _utf8_joined(joined, lengths)
+    return indptr, xxh64_spans(buf, offsets, np.uint64(0))
 
 
 def hash_set_pieces(pieces: Iterable[tuple[bytes, np.ndarray]],
