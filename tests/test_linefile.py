@@ -139,3 +139,15 @@ def test_a_size_hint_too_small_still_hashes_every_set(tmp_path, monkeypatch):
     for hint in (0, 3, 7, 100):
         got = hash_set_pieces(read_pieces(f)[1], hint)
         assert got[0].tolist() == expected[0].tolist() and got[1].tolist() == expected[1].tolist(), hint
+
+
+def test_the_line_limit_in_the_help_is_the_one_enforced():
+    import re
+
+    from typer.testing import CliRunner
+
+    from allpairs.cli import app
+
+    assert linefile.MAX_LINE_BYTES == 64 * 2**20
+    help_text = CliRunner().invoke(app, ["join", "--help"]).stdout
+    assert len(re.findall(r"up\s+to\s+64\s+MiB", help_text)) == 3
