@@ -26,19 +26,10 @@ def _rotl(x, r):
 
 
 @kernel
-def _read64(buf, p):
-    """Little-endian uint64 at ``buf[p:p + 8]``."""
+def _read_le(buf, p, width):
+    """Little-endian unsigned integer of ``width`` (4 or 8) bytes at ``buf[p]``, as uint64."""
     v = _ZERO
-    for k in range(7, -1, -1):
-        v = (v << np.uint64(8)) | np.uint64(buf[p + k])
-    return v
-
-
-@kernel
-def _read32(buf, p):
-    """Little-endian uint32 at ``buf[p:p + 4]``, as uint64."""
-    v = _ZERO
-    for k in range(3, -1, -1):
+    for k in range(width - 1, -1, -1):
         v = (v << np.uint64(8)) | np.uint64(buf[p + k])
     return v
 
@@ -68,10 +59,10 @@ def xxh64(buf, start, end, seed):
         v4 = seed - _P1
         limit = end - 32
         while p <= limit:
-            v1 = _round(v1, _read64(buf, p))
-            v2 = _round(v2, _read64(buf, p + 8))
-            v3 = _round(v3, _read64(buf, p + 16))
-            v4 = _round(v4, _read64(buf, p + 24))
+            v1 = _round(v1, _read_le(buf, p, 8))
+            v2 = _round(v2, _read_le(buf, p + 8, 8))
+            v3 = _round(v3, _read_le(buf, p + 16, 8))
+            v4 = _round(v4, _read_le(buf, p + 24, 8))
             p += 32
         h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
         h = _merge(h, v1)
@@ -83,11 +74,11 @@ def xxh64(buf, start, end, seed):
     h = h + np.uint64(n)
     # The remaining 0-31 bytes: 8, then 4, then 1 at a time (spec §"Step 5").
     while p + 8 <= end:
-        h = h ^ _round(_ZERO, _read64(buf, p))
+        h = h ^ _round(_ZERO, _read_le(buf, p, 8))
         h = _rotl(h, 27) * _P1 + _P4
         p += 8
     if p + 4 <= end:
-        h = h ^ (_read32(buf, p) * _P1)
+        h = h ^ (_read_le(buf, p, 4) * _P1)
         h = _rotl(h, 23) * _P2 + _P3
         p += 4
     while p < end:
