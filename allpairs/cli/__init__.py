@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from . import compare, join, sets  # noqa: F401  (each module registers its command on the app)
+from . import compare, dedup, index, join, sets  # noqa: F401  (each module registers its command on the app)
 from .._numba import CompileClock, compile_clock
 from ._app import app, err
 
