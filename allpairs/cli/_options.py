@@ -60,8 +60,10 @@ THRESHOLD = typer.Option(..., "--threshold", "-t", metavar="FLOAT",
                               f"{MAX_DENOMINATOR:,} (2/3); at most {MAX_THRESHOLD_CHARS} characters, exponent within "
                               f"±{MAX_THRESHOLD_EXPONENT}.")
 SETS = typer.Option(False, "--sets", rich_help_panel=INPUT,
-                    help="Each line of PATH is a set of whitespace-separated tokens (id = line number).")
-JSONL = typer.Option(False, "--jsonl", rich_help_panel=INPUT, help="PATH is JSON Lines with an id and a text field.")
+                    help="Each line of PATH is a set of whitespace-separated tokens (id = line number). A line may "
+                         "hold up to 64 MiB.")
+JSONL = typer.Option(False, "--jsonl", rich_help_panel=INPUT,
+                     help="PATH is JSON Lines with an id and a text field. A line may hold up to 64 MiB.")
 SHINGLE = typer.Option(None, "--shingle", "-s", metavar="KIND:N", rich_help_panel=SHINGLES,
                        help="word:N, char:N or code:N. Default: code:5 for a tree of source files, word:5 for other "
                             "files and JSON Lines, char:3 for --lines.")
@@ -114,7 +116,8 @@ MAX_BUCKET = typer.Option(None, "--max-bucket", metavar="N", rich_help_panel=LSH
 def lines_option(shown: str) -> typer.models.OptionInfo:
     """--lines, whose help says what the command shows of each line."""
     return typer.Option(False, "--lines", rich_help_panel=INPUT,
-                        help=f"Each line of PATH is a record (id = line number){shown}.")
+                        help=f"Each line of PATH is a record (id = line number){shown}. A line may hold up to "
+                             "64 MiB.")
 
 
 #: For commands that read one path (index, dedup), and --lines for any command.
