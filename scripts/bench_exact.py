@@ -205,7 +205,7 @@ def run_one(name: str, sets: list[list], measure: str, t: float, args, allpairs,
         log(f"[{label}] {PEER} on {n} sets (stopped after {args.peer_timeout:g} s) ...")
         theirs, row.peer_s, status = run_with_timeout(setsimilaritysearch_pairs, (sets, t, measure),
                                                       args.peer_timeout)
-        if status == "timeout":
+        if status == "timeout":  # peer_s: the CPU time it had used when stopped, a lower bound
             row.peer_timeout = args.peer_timeout
             log(f"[{label}] {PEER} did not finish within {args.peer_timeout:g} s")
         elif status != "ok":
@@ -277,13 +277,14 @@ def table(rows: list[Row]) -> str:
             "ratio", "CPU ratio", "same pairs"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        ratio = r.peer_s / r.allpairs_s if r.peer_s is not None and r.allpairs_s else None
+        ratio = r.peer_s / r.allpairs_s if r.peer_s is not None and r.allpairs_s and r.peer_timeout is None else None
         cpu_ratio = r.peer_s / r.allpairs_cpu if r.peer_s is not None and r.allpairs_cpu else None
         peer, shown_ratio = fmt(r.peer_s), fmt(ratio, ".0f") + ("×" if ratio else "")
         shown_cpu_ratio = fmt(cpu_ratio, ".0f") + ("×" if cpu_ratio else "")
-        if r.peer_timeout is not None:  # did not finish: its time and the ratio are lower bounds (wall time)
-            peer = f"> {r.peer_timeout:g} wall"
+        if r.peer_timeout is not None:  # did not finish: its times and the ratios are lower bounds
+            peer = f"> {r.peer_timeout:g} wall" + (f", > {r.peer_s:.0f} CPU" if r.peer_s is not None else "")
             shown_ratio = f"> {r.peer_timeout / r.allpairs_s:.0f}×" if r.allpairs_s else "-"
+            shown_cpu_ratio = "> " + shown_cpu_ratio if cpu_ratio else "-"
         elif r.measure not in SETSIMILARITYSEARCH_MEASURES:
             peer = "n/a"
         t = f"k = {r.threshold:g}" if r.measure == "overlap" else f"{r.threshold:g}"
