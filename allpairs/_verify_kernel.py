@@ -27,21 +27,26 @@ def verify(indptr, tokens, x, y, counted, last_i, last_j, code, p, q):
         ys = indptr[y[k]]
         ye = indptr[y[k] + 1]
         alpha = required_overlap(code, p, q, xe - xs, ye - ys)
-        o = counted[k]
-        i = xs + last_i[k] + 1
-        j = ys + last_j[k] + 1
-        while i < xe and j < ye:
-            if o + min(xe - i, ye - j) < alpha:
-                break
-            a = tokens[i]
-            b = tokens[j]
-            if a == b:
-                o += 1
-                i += 1
-                j += 1
-            elif a < b:
-                i += 1
-            else:
-                j += 1
+        o = merge(tokens, xs + last_i[k] + 1, xe, tokens, ys + last_j[k] + 1, ye, counted[k], alpha)
         out[k] = o if o >= alpha else -1
     return out
+
+
+@kernel
+def merge(x_tokens, i, xe, y_tokens, j, ye, o, alpha):
+    """``o`` plus the common tokens of ``x_tokens[i:xe]`` and ``y_tokens[j:ye]``, counted by merge;
+    stops early once ``alpha`` is out of reach (the result is then below ``alpha``)."""
+    while i < xe and j < ye:
+        if o + min(xe - i, ye - j) < alpha:
+            break
+        a = x_tokens[i]
+        b = y_tokens[j]
+        if a == b:
+            o += 1
+            i += 1
+            j += 1
+        elif a < b:
+            i += 1
+        else:
+            j += 1
+    return o

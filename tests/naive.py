@@ -110,3 +110,26 @@ def char_shingles(text: str, n: int) -> set[str]:
 
     text = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).casefold()).strip()
     return {text[i:i + n] for i in range(len(text) - n + 1)}
+
+
+def dedup(sets, threshold, measure: str = "jaccard") -> list[tuple[int, int | None]]:
+    """Online near-duplicate removal: (document, kept document it duplicates, or None if kept) for each
+    non-empty set in order. A document is kept unless a kept one reaches the threshold with it (the
+    document on the left: containment asks how much of it a kept one holds); it is charged to the most
+    similar kept document, the earliest among equals."""
+    value = {"jaccard": jaccard, "cosine": cosine_squared, "dice": dice, "containment": containment,
+             "containment_min": containment_min, "overlap": overlap}[measure]
+    sets = [set(s) for s in sets]
+    kept: list[int] = []
+    out = []
+    for d, s in enumerate(sets):
+        if not s:
+            continue
+        best = None
+        for k in kept:
+            if meets(measure, s, sets[k], threshold) and (best is None or value(s, sets[k]) > best[0]):
+                best = (value(s, sets[k]), k)
+        out.append((d, None if best is None else best[1]))
+        if best is None:
+            kept.append(d)
+    return out

@@ -64,6 +64,28 @@ def probe_cost(indptr, tokens, list_ptr, probe_len, set_class, compat, n_classes
 
 
 @kernel
+def count_match(y, i, j, size_x, size_y, alpha, count, last_i, last_j, touched, n_touched):
+    """Count a prefix match x[i] = y[j] for candidate y (``count[y] >= 0``); return the new ``n_touched``.
+
+    A first match adds y to ``touched``. The candidate is dropped (``count[y] =
+    -1``) once the positional bound ``A + 1 + min(|x| - i - 1, |y| - j - 1)``
+    falls below α (Xiao et al. 2008, Lemma 2), else its count and the match's
+    positions are kept for verification to resume after.
+    """
+    c = count[y]
+    if c == 0:
+        touched[n_touched] = y
+        n_touched += 1
+    if c + 1 + min(size_x - i - 1, size_y - j - 1) >= alpha:
+        count[y] = c + 1
+        last_i[y] = i
+        last_j[y] = j
+    else:
+        count[y] = -1
+    return n_touched
+
+
+@kernel
 def _grow(a, n):
     b = np.empty(max(2 * a.shape[0], n), a.dtype)
     b[: a.shape[0]] = a
@@ -122,22 +144,12 @@ def probe(indptr, tokens, list_ptr, post_set, post_pos, probe_len, win_lo, win_h
                     y = post_set[k]
                     if y >= stop_set:
                         break
-                    c = count[y]
-                    if c < 0:
+                    if count[y] < 0:
                         continue
-                    if c == 0:
-                        touched[n_touched] = y
-                        n_touched += 1
                     size_y = indptr[y + 1] - indptr[y]
                     alpha = required_overlap(code, p, q, size_x, size_y)
-                    j = post_pos[k]
-                    rest = min(size_x - i - 1, size_y - j - 1)
-                    if c + 1 + rest >= alpha:
-                        count[y] = c + 1
-                        last_i[y] = i
-                        last_j[y] = j
-                    else:
-                        count[y] = -1
+                    n_touched = count_match(y, i, post_pos[k], size_x, size_y, alpha, count, last_i, last_j,
+                                            touched, n_touched)
         if n_out + n_touched > out_x.shape[0]:
             need = n_out + n_touched
             out_x = _grow(out_x, need)
