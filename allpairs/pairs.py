@@ -8,6 +8,7 @@ distinct-set pairs however many duplicates expand them.
 """
 from __future__ import annotations
 
+import bisect
 import csv
 import io
 import json
@@ -34,10 +35,12 @@ DECIMALS = 6
 
 
 class Pair(NamedTuple):
-    """One result: two documents (input positions), their overlap and both set sizes.
+    """One result: two documents by position (ints), their overlap and both set sizes.
 
     ``left < right`` in a self-join; (contained, container) for containment;
     in an R–S join ``left`` numbers the first corpus and ``right`` the other.
+    The ids are ``res.ids[pair.left]`` and ``res.ids[pair.right]`` (for a list
+    given without ``ids=``, the positions themselves).
     """
 
     left: int
@@ -48,8 +51,19 @@ class Pair(NamedTuple):
 
     @property
     def similarity(self) -> Fraction:
-        """Exact Jaccard similarity (other measures: ``MEASURES[name].similarity(overlap, left_size, right_size)``)."""
+        """Exact Jaccard similarity as a :class:`fractions.Fraction` (``float(p.similarity)`` for a float;
+        other measures: ``res.similarity(p)`` or ``MEASURES[name].similarity(overlap, left_size, right_size)``)."""
         return Fraction(self.overlap, self.left_size + self.right_size - self.overlap)
+
+    def to_dict(self, ids: Sequence | None = None, measure: Measure | str | None = None) -> dict:
+        """Plain data that :func:`json.dumps` takes: the similarity (under ``measure``, default
+        Jaccard) as a float, the documents as ids when ``ids`` (e.g. ``res.ids``) is given, else
+        as positions."""
+        left, right = (self.left, self.right) if ids is None else (ids[self.left], ids[self.right])
+        sim = self.similarity if measure is None else get_measure(measure).similarity(
+            self.overlap, self.left_size, self.right_size)
+        return {"left": left, "right": right, "similarity": float(sim), "overlap": self.overlap,
+                "left_size": self.left_size, "right_size": self.right_size}
 
 
 @dataclass
@@ -69,6 +83,10 @@ class PairChunk:
 
 class Pairs:
     """All document pairs that reach the threshold, sorted by (left, right); iterate for :class:`Pair` tuples.
+
+    ``pairs[i]`` and ``pairs[a:b]`` index them; :meth:`chunks` gives them as
+    arrays, a bounded number at a time, for results too large for a list;
+    :meth:`to_pandas` and :meth:`to_arrow` as a table.
 
     Parameters
     ----------
@@ -94,6 +112,9 @@ class Pairs:
         k, when the set has fewer than k tokens); default: always.
     """
 
+    #: Pairs per chunk behind ``pairs[i]``.
+    CHUNK = 1 << 16
+
     def __init__(self, sets: OrderedSets, left: np.ndarray, right: np.ndarray, overlap: np.ndarray,
                  estimate: np.ndarray | None = None, *, directions: np.ndarray | None = None,
                  n_left: int | None = None, group_ok: np.ndarray | None = None):
@@ -111,6 +132,8 @@ class Pairs:
         self._adj_ptr, self._adj_set, self._adj_pair, self._adj_ok = _k.adjacency(
             sets.num_sets, self.set_left, self.set_right, self.set_directions)
         self._count = self._count_pairs()
+        self._index: list[tuple[int, int, int, int]] | None = None  # chunk starts, for pairs[i]
+        self._cached: tuple[int, PairChunk | None] | None = None  # the chunk pairs[i] expanded last
 
     def _count_pairs(self) -> int:
         """How many document pairs the distinct-set pairs expand to, in closed form."""
@@ -144,8 +167,8 @@ class Pairs:
         """Pairs of distinct sets (before identical documents expand them)."""
         return len(self.set_left)
 
-    def chunks(self, max_pairs: int = 1 << 20) -> Iterator[PairChunk]:
-        """The pairs in order, about ``max_pairs`` at a time (one document's partners are never split)."""
+    def _ranges(self, max_pairs: int) -> Iterator[tuple[int, int, int]]:
+        """Runs of left documents [lo, hi) with at most about ``max_pairs`` pairs, and a bound on their pairs."""
         s = self.sets
         bound = _k.partner_bound(s.doc_set, s.group_indptr, self._adj_ptr, self._adj_set)
         cum = np.concatenate([[0], np.cumsum(bound)])
@@ -154,31 +177,142 @@ class Pairs:
         while lo < n:
             hi = int(np.searchsorted(cum, cum[lo] + max_pairs, side="right")) - 1
             hi = min(max(hi, lo + 1), n)
-            cap = int(cum[hi] - cum[lo])
-            if cap:
-                left, right, idx = _k.expand(lo, hi, cap, s.doc_set, s.group_indptr, s.group_docs,
-                                             self._adj_ptr, self._adj_set, self._adj_pair, self._adj_ok,
-                                             self.group_ok, self.mode, self.n_left or 0)
-                if len(left):
-                    other = idx >= 0
-                    size = s.doc_size[left]
-                    overlap = size.copy()  # identical sets: overlap = size
-                    overlap[other] = self.set_overlap[idx[other]]
-                    est = None
-                    if self.set_estimate is not None:
-                        est = np.ones(len(left))
-                        est[other] = self.set_estimate[idx[other]]
-                    yield PairChunk(left, right, overlap, size, s.doc_size[right], est)
+            yield lo, hi, int(cum[hi] - cum[lo])
             lo = hi
+
+    def _expand(self, lo: int, hi: int, cap: int) -> PairChunk | None:
+        """The pairs whose left document is in [lo, hi), in order; None if there is none."""
+        if not cap:
+            return None
+        s = self.sets
+        left, right, idx = _k.expand(lo, hi, cap, s.doc_set, s.group_indptr, s.group_docs,
+                                     self._adj_ptr, self._adj_set, self._adj_pair, self._adj_ok,
+                                     self.group_ok, self.mode, self.n_left or 0)
+        if not len(left):
+            return None
+        other = idx >= 0
+        size = s.doc_size[left]
+        overlap = size.copy()  # identical sets: overlap = size
+        overlap[other] = self.set_overlap[idx[other]]
+        est = None
+        if self.set_estimate is not None:
+            est = np.ones(len(left))
+            est[other] = self.set_estimate[idx[other]]
+        return PairChunk(left, right, overlap, size, s.doc_size[right], est)
+
+    def chunks(self, max_pairs: int = 1 << 20) -> Iterator[PairChunk]:
+        """The pairs in order as arrays, about ``max_pairs`` at a time (one document's partners are
+        never split): the way through a result too large for a list of :class:`Pair`. Documents are
+        numbered across both sides of an R–S join here (``right - n_left`` numbers the right side)."""
+        for lo, hi, cap in self._ranges(max_pairs):
+            chunk = self._expand(lo, hi, cap)
+            if chunk is not None:
+                yield chunk
 
     def __iter__(self) -> Iterator[Pair]:
         offset = self.n_left or 0  # an R–S join numbers right documents within their side
         for c in self.chunks():
-            yield from map(Pair._make, zip(c.left.tolist(), (c.right - offset).tolist(), c.overlap.tolist(),
-                                           c.left_size.tolist(), c.right_size.tolist()))
+            yield from _pairs_of(c, 0, len(c), offset)
+
+    def __getitem__(self, key: int | slice) -> Pair | list[Pair]:
+        """``pairs[i]`` is the i-th :class:`Pair` in order (negative counts from the end);
+        ``pairs[a:b]`` a list of them. Only the chunk holding a pair is expanded."""
+        if isinstance(key, slice):
+            return [self[i] for i in range(*key.indices(len(self)))]
+        if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer)):
+            raise TypeError(f"pairs are indexed by int or slice, not {type(key).__name__}")
+        n = len(self)
+        i = int(key) + n if key < 0 else int(key)
+        if not 0 <= i < n:
+            raise IndexError(f"pair index {key} out of range for {n:,} pairs")
+        if self._index is None:  # where each chunk starts: one pass that keeps only counts
+            self._index = []
+            start = 0
+            for lo, hi, cap in self._ranges(self.CHUNK):
+                chunk = self._expand(lo, hi, cap)
+                if chunk is not None:
+                    self._index.append((start, lo, hi, cap))
+                    start += len(chunk)
+        k = bisect.bisect_right([e[0] for e in self._index], i) - 1
+        start, lo, hi, cap = self._index[k]
+        if self._cached is None or self._cached[0] != k:
+            self._cached = (k, self._expand(lo, hi, cap))
+        return next(_pairs_of(self._cached[1], i - start, i - start + 1, self.n_left or 0))
 
     def to_list(self) -> list[Pair]:
         return list(self)
+
+    def _columns(self, ids: Sequence | None, measure: Measure | str | None) -> dict[str, np.ndarray | list]:
+        chunks = list(self.chunks())
+
+        def cat(name: str, dtype) -> np.ndarray:
+            return np.concatenate([getattr(c, name) for c in chunks]) if chunks else np.zeros(0, dtype)
+
+        left, right = cat("left", np.int32), cat("right", np.int32)
+        overlap, ls, rs = cat("overlap", np.int32), cat("left_size", np.int32), cat("right_size", np.int32)
+        cols: dict[str, np.ndarray | list] = {}
+        cols["left"] = left if ids is None else [ids[i] for i in left.tolist()]
+        cols["right"] = right - (self.n_left or 0) if ids is None else [ids[i] for i in right.tolist()]
+        m = get_measure(measure) if measure is not None else MEASURES["jaccard"]
+        if self.estimated:
+            cols["estimate"] = cat("estimate", np.float64)
+        else:
+            if m.name == "jaccard":
+                cols["similarity"] = overlap / np.maximum(ls.astype(np.int64) + rs - overlap, 1)
+            else:
+                cols["similarity"] = np.array([float(m.similarity(o, a, b)) for o, a, b in
+                                               zip(overlap.tolist(), ls.tolist(), rs.tolist())], np.float64)
+            cols["overlap"] = overlap
+        cols["left_size"], cols["right_size"] = ls, rs
+        return cols
+
+    def to_pandas(self, ids: Sequence | None = None, measure: Measure | str | None = None):
+        """The pairs as a pandas DataFrame (left, right, similarity as a float under ``measure``, default
+        Jaccard, overlap, left_size, right_size; ``estimate`` instead of similarity and overlap for
+        estimated pairs), the documents named by ``ids`` when given, else by position. Needs pandas."""
+        try:
+            import pandas
+        except ImportError:
+            raise UsageError("to_pandas needs pandas: pip install pandas") from None
+        return pandas.DataFrame(self._columns(ids, measure))
+
+    def to_arrow(self, ids: Sequence | None = None, measure: Measure | str | None = None):
+        """The pairs as a pyarrow Table, with the columns of :meth:`to_pandas`. Needs pyarrow."""
+        try:
+            import pyarrow
+        except ImportError:
+            raise UsageError("to_arrow needs pyarrow: pip install pyarrow") from None
+        return pyarrow.table(self._columns(ids, measure))
+
+
+def _pairs_of(c: PairChunk, a: int, b: int, offset: int = 0) -> Iterator[Pair]:
+    """The pairs at rows [a, b) of a chunk as :class:`Pair` tuples of Python ints (right minus ``offset``)."""
+    return map(Pair._make, zip(c.left[a:b].tolist(), (c.right[a:b] - offset).tolist(), c.overlap[a:b].tolist(),
+                               c.left_size[a:b].tolist(), c.right_size[a:b].tolist()))
+
+
+def check_output_path(path: str | os.PathLike) -> None:
+    """Raise now what :func:`open_output` would raise about ``path`` after the work is done.
+
+    A directory is a :class:`UsageError`; a missing parent directory, or one
+    where no file can be created, an :class:`InputError`. Nothing is left behind.
+    """
+    fd, tmp = _temp_beside(path)
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def _temp_beside(path: str | os.PathLike) -> tuple[int, str]:
+    """A new temporary file in the directory of ``path``, or the error that says why there can be none."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"output {path} is a directory; give a file name")
+    if not target.parent.exists():
+        raise InputError(f"output {path}: directory {target.parent} does not exist")
+    try:
+        return tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    except OSError as e:
+        raise InputError(f"output {path}: cannot write ({e.strerror})") from None
 
 
 # --- writing -------------------------------------------------------------
@@ -322,14 +456,7 @@ def open_output(path: str | os.PathLike | None):
         sys.stdout.buffer.flush()
         return
     target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"output {path} is a directory; give a file name")
-    if not target.parent.exists():
-        raise InputError(f"output {path}: directory {target.parent} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    except OSError as e:
-        raise InputError(f"output {path}: cannot write ({e.strerror})") from None
+    fd, tmp = _temp_beside(path)
     try:
         # mkstemp makes the file private (0600); give it the mode open() would.
         umask = os.umask(0)

@@ -13,6 +13,11 @@ from ._app import app, err
 
 __all__ = ["app", "main"]
 
+# The command list of `allpairs --help` shows each command's first paragraph whole, never cut with "...".
+for _info in app.registered_commands:
+    if _info.short_help is None and _info.callback is not None and _info.callback.__doc__:
+        _info.short_help = " ".join(_info.callback.__doc__.strip().split("\n\n")[0].split())
+
 
 def _interrupted(e: BaseException | None) -> bool:
     """True if Ctrl-C is behind this exception (numba wraps an interrupt that lands in a

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from .. import __version__
+from .._plural import count
 from ..errors import AllPairsError
 from ..join import JoinResult, Stats, peak_memory
 
@@ -21,6 +22,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode=None,
     help="Exact all-pairs set-similarity join (Jaccard of shingle sets), with MinHash+LSH beside it.",
 )
@@ -71,18 +73,19 @@ def _mib(n: int) -> str:
 def summary(res: JoinResult, write_seconds: float | None) -> None:
     s = res.stats
     dropped = f" ({s.dropped:,} more dropped by --min-bytes/--min-shingles)" if s.dropped else ""
-    err.print(f"allpairs: {s.documents:,} documents, {len(s.skipped):,} skipped, {s.joined:,} joined{dropped}; "
-              f"{res.shingle} shingles: {s.shingles:,} ({s.distinct_shingles:,} distinct); "
-              f"{s.distinct_sets:,} distinct sets")
+    shingles = "tokens" if res.shingle == "tokens" else f"{res.shingle} shingles"
+    err.print(f"allpairs: {count(s.documents, 'document')}, {len(s.skipped):,} skipped, {s.joined:,} joined{dropped}; "
+              f"{shingles}: {s.shingles:,} ({s.distinct_shingles:,} distinct); "
+              f"{count(s.distinct_sets, 'distinct set')}")
     measure = res.measure.name
     at = f"k = {res.threshold.p}" if res.measure.integer_threshold else f"t = {res.threshold}"
     what = f"{res.method} join" if measure == "jaccard" else f"{res.method} {measure} join"
     if res.n_left is not None:
         what += f" of {res.n_left:,} against {len(res.ids) - res.n_left:,} documents"
-    err.print(f"allpairs: {what} at {at}: {s.candidates:,} candidates, "
-              f"{s.pairs:,} pairs ({s.set_pairs:,} between distinct sets)")
+    err.print(f"allpairs: {what} at {at}: {count(s.candidates, 'candidate')}, "
+              f"{count(s.pairs, 'pair')} ({s.set_pairs:,} between distinct sets)")
     if res.clusters is not None:
-        err.print(f"allpairs: {len(res.clusters):,} clusters of 2 or more documents, the largest of "
+        err.print(f"allpairs: {count(len(res.clusters), 'cluster')} of 2 or more documents, the largest of "
                   f"{res.clusters.largest:,}")
     for note in s.notes:
         err.print(f"allpairs: {note}")
@@ -98,9 +101,10 @@ def warn_skipped(stats: Stats, shown: int = 5) -> None:
     if not skipped:
         return
     reasons = ", ".join(f"{why}: {n:,}" for why, n in stats.skipped_by_reason.most_common())
-    examples = ", ".join(f"{i} ({why})" for i, why in skipped[:shown])
+    line = "line " if stats.input_kind in ("lines", "sets") else ""
+    examples = ", ".join(f"{line}{i} ({why})" for i, why in skipped[:shown])
     more = f", and {len(skipped) - shown:,} more" if len(skipped) > shown else ""
-    err.print(f"allpairs: warning: skipped {len(skipped):,} documents ({reasons}): {examples}{more}")
+    err.print(f"allpairs: warning: skipped {count(len(skipped), 'document')} ({reasons}): {examples}{more}")
 
 
 def fail(e: AllPairsError) -> None:
