@@ -194,6 +194,8 @@ def read_directory(path: str | os.PathLike, *, include: Sequence[str] = (), excl
 def _open_lines(path: str | os.PathLike, encoding: str) -> tuple[str, list[str]]:
     """The file's lines (without line ends) and its display name; '-' reads stdin."""
     if str(path) == "-":
+        if sys.stdin is None:  # fd 0 was closed when the program started (<&-)
+            raise InputError("standard input is closed; give a file, or redirect stdin")
         name, data = "<stdin>", sys.stdin.buffer.read()
     else:
         name = str(path)

@@ -3,15 +3,15 @@ from __future__ import annotations
 
 import time
 from enum import Enum
-from pathlib import Path
 from typing import List, Optional
 
 import typer
 
 from ..errors import AllPairsError
 from ..join import join as run_join
-from ..pairs import PairWriter, open_output
-from ._app import Bar, app, fail, summary, warn_skipped
+from ..output import check_output, open_output
+from ..pairs import PairWriter
+from ._app import Bar, BrokenPipe, app, fail, summary, warn_skipped
 from ._options import (BANDS, BITS, ENCODING, EXCLUDE, ID_FIELD, INCLUDE, JOBS, JSONL, LINES, MAX_BUCKET, MIN_BYTES,
                        MIN_SHINGLES, NO_NORMALIZE, NUM_PERM, PATH, QUIET, RECALL, ROWS, SEED, SETS, SHINGLE,
                        TEXT_FIELD, THRESHOLD, Format, check_jobs, read_input)
@@ -38,7 +38,7 @@ def join_command(
     seed: int = SEED, bits: Optional[int] = BITS, max_bucket: Optional[int] = MAX_BUCKET,
     verify: Verify = typer.Option(Verify.exact, "--verify", help="LSH: exact (default) checks every candidate; estimate keeps the MinHash estimate, marked '~' in TSV and named 'estimate' in CSV/JSON."),
     fmt: Format = typer.Option(Format.tsv, "--format", "-f", help="tsv: left, right, similarity. csv and jsonl add overlap and both set sizes."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write pairs to FILE (atomically) instead of stdout."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write pairs to FILE (atomically) instead of stdout."),
     count: bool = typer.Option(False, "--count", help="Print only the number of pairs."),
     jobs: int = JOBS, quiet: bool = QUIET,
 ) -> None:
@@ -51,6 +51,8 @@ def join_command(
     check_jobs(jobs)
     bar = Bar(not quiet)
     try:
+        # Refuse an output that cannot be written before the work, not after.
+        plan = check_output(output) if output not in (None, "-") and not count else None
         try:
             corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
             res = run_join(corpus, threshold, method=method.value, shingle=shingle, normalize=not no_normalize,
@@ -62,14 +64,19 @@ def join_command(
         if not quiet:
             warn_skipped(res.stats)
         write_seconds = None
-        if count:
-            typer.echo(len(res.pairs))
-        else:
-            t0 = time.perf_counter()
-            writer = PairWriter(res.ids, fmt.value, texts=res.shown, estimated=res.pairs.estimated)
-            with open_output(output) as out:
-                writer.write(res.pairs, out)
-            write_seconds = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        try:
+            with open_output(None if count else output, plan) as out:
+                if count:
+                    out.write(f"{len(res.pairs)}\n".encode())
+                else:
+                    writer = PairWriter(res.ids, fmt.value, texts=res.shown, estimated=res.pairs.estimated)
+                    writer.write(res.pairs, out)
+                    write_seconds = time.perf_counter() - t0
+        except BrokenPipeError:  # `| head`: the join is done, its summary still holds; end as cat would
+            if not quiet:
+                summary(res, None)
+            raise BrokenPipe() from None
         if not quiet:
             summary(res, write_seconds)
     except AllPairsError as e:
