@@ -216,6 +216,9 @@ def _open_lines(path: str | os.PathLike, encoding: str) -> tuple[str, list[str]]
                          "give the file's encoding with --encoding, e.g. latin-1") from None
     except LookupError:
         raise UsageError(f"unknown encoding {encoding!r}") from None
+    except UnicodeError as e:  # codecs such as punycode fail without a position
+        raise InputError(f"{name}: not valid {encoding} ({e}); give the file's encoding with --encoding, "
+                         "e.g. latin-1") from None
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -251,6 +254,11 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str = "id", text_field: str
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise InputError(f"{name}:{k}: not valid JSON ({e.msg} at column {e.colno})") from None
+        except RecursionError:
+            raise InputError(f"{name}:{k}: JSON nested too deeply to read") from None
+        except ValueError:  # an integer of more digits than Python converts
+            raise InputError(f"{name}:{k}: a number of more than {sys.get_int_max_str_digits()} digits; "
+                             "write such an id as a string") from None
         if not isinstance(obj, dict):
             raise InputError(f"{name}:{k}: expected a JSON object, got {type(obj).__name__}")
         if id_field not in obj:
