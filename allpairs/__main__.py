@@ -15,6 +15,8 @@ imported, so that it holds from the first moment of a run:
   exception is ever raised inside a kernel or while its result is unpacked.
   A signal that was ignored when the program started (``nohup``, a background
   job of a non-interactive shell) stays ignored.
+- A process forked from the run (a shingling worker) gets the default
+  handlers back and is killed when the run ends (PR_SET_PDEATHSIG on Linux).
 - SIGXFSZ is ignored, so that a file-size limit is a write error ("File too
   large"), reported in one line.
 """
@@ -87,6 +89,31 @@ def _watch(fd: int) -> None:
                 _die(signum)
 
 
+def _in_forked_child(parent: int, prctl) -> None:
+    """In a worker process forked from the run: default signal handling (a signal to the
+    process group ends it directly), and death with the parent (PR_SET_PDEATHSIG), so
+    that no worker outlives the run, whatever ends it."""
+    signal.set_wakeup_fd(-1)
+    for signum in FATAL:
+        if signal.getsignal(signum) is _ignore:
+            signal.signal(signum, signal.SIG_DFL)
+    if prctl is not None:
+        prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(128 + signal.SIGKILL)
+
+
+def _prctl():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
 _installed = False
 
 
@@ -103,6 +130,8 @@ def install_signal_handlers() -> None:
         if signal.getsignal(signum) != signal.SIG_IGN:
             signal.signal(signum, _ignore)
     signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    parent, prctl = os.getpid(), _prctl()
+    os.register_at_fork(after_in_child=lambda: _in_forked_child(parent, prctl))
     if hasattr(signal, "SIGXFSZ"):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
@@ -114,8 +143,10 @@ def main() -> None:
     try:
         from .cli import app
         from .cli._app import BrokenPipe
-    except MemoryError:
-        os.write(2, b"allpairs: error: out of memory while starting; raise the limit (ulimit -v)\n")
+    except (MemoryError, OSError) as e:  # a memory limit (ulimit -v) too low to load numba and LLVM
+        why = "out of memory" if isinstance(e, MemoryError) else (str(e).splitlines() or ["?"])[0]
+        os.write(2, f"allpairs: error: cannot start ({why}); if memory is limited (ulimit -v), raise the limit\n"
+                 .encode("utf-8", "backslashreplace"))
         os._exit(1)
     try:
         app(prog_name="allpairs")
