@@ -157,6 +157,11 @@ def main() -> None:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGPIPE)
         sys.exit(141)
+    except SystemExit:
+        # The run is over: a signal from now on would only race the interpreter's teardown,
+        # which restores the default handlers; keep it pending until the process is gone.
+        signal.pthread_sigmask(signal.SIG_BLOCK, FATAL)
+        raise
 
 
 if __name__ == "__main__":

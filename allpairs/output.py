@@ -100,13 +100,16 @@ class OutputPlan:
     existing: os.stat_result | None
 
 
-def check_output(path: str | os.PathLike) -> OutputPlan:
-    """Check that ``path`` can be written, before any work is done; create nothing.
+def check_output(path: str | os.PathLike | None) -> OutputPlan | None:
+    """Check that ``path`` (None or '-': stdout) can be written, before any work is done; create nothing.
 
     Raises :class:`OutputError` for a directory (or a name ending in ``/``), a
     missing or unwritable directory, a name too long for the file system, or
     an existing file the user may not write.
     """
+    if path is None or os.fsencode(path) == b"-":
+        _stdout()  # a closed stdout is refused before the work too
+        return None
     raw = os.fsencode(path)
     name = _display(raw)
     if not raw:

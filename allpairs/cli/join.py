@@ -52,7 +52,7 @@ def join_command(
     bar = Bar(not quiet)
     try:
         # Refuse an output that cannot be written before the work, not after.
-        plan = check_output(output) if output not in (None, "-") and not count else None
+        plan = check_output(None if count else output)
         try:
             corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
             res = run_join(corpus, threshold, method=method.value, shingle=shingle, normalize=not no_normalize,
