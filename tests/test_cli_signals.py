@@ -113,6 +113,15 @@ def _check(tmp: Path, out: Path, args, signum, delay, expected: bytes | None):
     return status
 
 
+def test_ctrl_c_while_the_program_is_still_starting_is_one_line_exit_130(tmp_path):
+    # Right after the signal set-up, numba and the kernels are still being imported (the
+    # first 0.3 s or so), where a KeyboardInterrupt traceback used to come out.
+    (tmp_path / "d.txt").write_text("1 2 3\n")
+    status = _check(tmp_path, tmp_path / "out.tsv", ["join", "--sets", "-t", "0.5", str(tmp_path / "d.txt")],
+                    signal.SIGINT, 0.0, None)
+    assert status == 130
+
+
 @pytest.mark.parametrize("method", ["exact", "lsh"])
 def test_runs_signalled_at_random_moments_end_cleanly(tmp_path, method):
     rng = random.Random(f"{SEED}-{method}")
