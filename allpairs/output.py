@@ -117,19 +117,20 @@ def check_output(path: str | os.PathLike | None) -> OutputPlan | None:
     if raw.endswith(b"/"):
         what = "is a directory" if os.path.isdir(raw) else "ends in '/'"
         raise OutputError(f"output {name} {what}; give a file name")
-    real = os.path.realpath(raw) if os.path.islink(raw) else raw  # replace a link's target, not the link
     try:
-        st: os.stat_result | None = os.stat(real)
+        st: os.stat_result | None = os.stat(raw)  # through links: what would be written
     except FileNotFoundError:
         st = None
     except OSError as e:
         raise OutputError(f"output {name}: {e.strerror}") from None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise OutputError(f"output {name} is a directory; give a file name")
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        if not os.access(real, os.W_OK):
+    real = os.path.realpath(raw) if os.path.islink(raw) else raw  # replace a link's target, not the link
+    if st is not None and (not stat.S_ISREG(st.st_mode) or _via_proc(raw)):
+        # A device, FIFO or terminal, or a stream of this process (/dev/stdout, /dev/fd/N): write through.
+        if not os.access(raw, os.W_OK):
             raise OutputError(f"output {name}: permission denied")
-        return OutputPlan(name, real, True, st)
+        return OutputPlan(name, raw, True, st)
     parent = os.path.dirname(real) or b"."
     if not os.path.isdir(parent):
         raise OutputError(f"output {name}: directory {_display(parent)} does not exist")
@@ -142,6 +143,18 @@ def check_output(path: str | os.PathLike | None) -> OutputPlan | None:
         raise OutputError(f"output {name}: file name is {len(os.path.basename(real))} bytes, "
                           f"longer than this file system allows ({_name_max(parent)})")
     return OutputPlan(name, real, False, st)
+
+
+def _via_proc(path: bytes) -> bool:
+    """Whether ``path`` leads through /proc (``/dev/stdout`` -> ``/proc/self/fd/1``): a stream
+    this process already holds, to be written through, not replaced."""
+    for _ in range(40):
+        if os.path.abspath(path).startswith(b"/proc/"):
+            return True
+        if not os.path.islink(path):
+            return False
+        path = os.path.join(os.path.dirname(path), os.readlink(path))
+    return False
 
 
 def _writable(path: bytes, st: os.stat_result) -> bool:
@@ -248,7 +261,8 @@ def open_output(path: str | os.PathLike | None, plan: OutputPlan | None = None) 
     plan = plan or check_output(path)
     if plan.special:
         try:
-            fd = os.open(plan.path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
+            # O_APPEND: /dev/stdout on a file opened with >> keeps what is there.
+            fd = os.open(plan.path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | os.O_CLOEXEC)
         except OSError as e:
             raise OutputError(f"output {plan.name}: {e.strerror}") from None
         try:

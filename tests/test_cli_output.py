@@ -165,3 +165,15 @@ def test_a_closed_pipe_ends_quietly_as_cat_does(tmp_path):
         assert stderr == b"", stderr
         statuses.append(proc.returncode)
     assert statuses == [-13, -13]  # ended by SIGPIPE, 141 in the shell
+
+
+def test_output_to_a_stream_of_the_process_is_written_through(tmp_path):
+    # /dev/fd/N (like /dev/stdout) leads through /proc to a file this process holds open:
+    # write to it, appending, never replace what it points at.
+    f = tmp_path / "log.txt"
+    f.write_text("first\n")
+    inode = f.stat().st_ino
+    with open(f, "a") as held:
+        r = run(*JOIN, "-o", f"/dev/fd/{held.fileno()}", TINY)
+    assert r.exit_code == 0, r.stderr
+    assert f.stat().st_ino == inode and f.read_text() == "first\n" + GOLDEN.read_text()
