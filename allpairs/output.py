@@ -149,7 +149,7 @@ def _via_proc(path: bytes) -> bool:
     """Whether ``path`` leads through /proc (``/dev/stdout`` -> ``/proc/self/fd/1``): a stream
     this process already holds, to be written through, not replaced."""
     for _ in range(40):
-        if os.path.abspath(path).startswith(b"/proc/"):
+        if os.path.realpath(os.path.dirname(os.path.abspath(path))).startswith(b"/proc/"):
             return True
         if not os.path.islink(path):
             return False
