@@ -59,7 +59,8 @@ class Messages:
         except (OSError, ValueError):
             return False
 
-    def print(self, *parts: object) -> None:
+    def print(self, *parts: object, **_style) -> None:
+        """One message line; ``_style`` (rich's ``style=`` and the like) is ignored: plain text only."""
         if sys.stderr is None:
             return
         try:
