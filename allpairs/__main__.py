@@ -141,7 +141,7 @@ def main() -> None:
     _hold_standard_streams()
     install_signal_handlers()
     try:
-        from .cli import app
+        from .cli import main as command_line
         from .cli._app import BrokenPipe
     except (MemoryError, OSError) as e:  # a memory limit (ulimit -v) too low to load numba and LLVM
         why = "out of memory" if isinstance(e, MemoryError) else (str(e).splitlines() or ["?"])[0]
@@ -149,7 +149,7 @@ def main() -> None:
                  .encode("utf-8", "backslashreplace"))
         os._exit(1)
     try:
-        app(prog_name="allpairs")
+        command_line()
     except BrokenPipe:
         # As cat does when its reader has gone: no message, ended by SIGPIPE (status 141).
         null = os.open(os.devnull, os.O_WRONLY)

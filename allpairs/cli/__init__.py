@@ -15,7 +15,6 @@ __all__ = ["app", "main"]
 
 
 def main() -> None:
-    """The program: :func:`allpairs.__main__.main` (streams and signals first, then the app)."""
-    from ..__main__ import main as program
-
-    program()
+    """Run the command line. The program, :func:`allpairs.__main__.main`, sets up standard
+    streams and signals first and then calls this."""
+    app(prog_name="allpairs")
