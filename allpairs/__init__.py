@@ -12,6 +12,8 @@ before numba and the kernels load.
 from __future__ import annotations
 
 import importlib
+import sys
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
@@ -43,6 +45,19 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_EXPORTS})
+
+
+class _Package(ModuleType):
+    """The package keeps its public names when a submodule of the same name loads: the import
+    system binds ``allpairs.join`` (the module) on the package, where the function belongs."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _EXPORTS and isinstance(value, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eagerly

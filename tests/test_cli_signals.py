@@ -113,6 +113,14 @@ def _check(tmp: Path, out: Path, args, signum, delay, expected: bytes | None):
     return status
 
 
+def test_the_program_sets_up_signals_before_numba_is_imported():
+    # import allpairs is cheap (its names load on first use), so __main__ can set up signals first;
+    # and allpairs.join stays the function when the submodule of that name loads.
+    code = ("import sys, allpairs, allpairs.__main__; assert 'numba' not in sys.modules; "
+            "import allpairs.join; assert callable(allpairs.join) and allpairs.join.__name__ == 'join'")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
 def test_ctrl_c_while_the_program_is_still_starting_is_one_line_exit_130(tmp_path):
     # Right after the signal set-up, numba and the kernels are still being imported (the
     # first 0.3 s or so), where a KeyboardInterrupt traceback used to come out.
