@@ -157,7 +157,12 @@ def main() -> None:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGPIPE)
         sys.exit(141)
-    except SystemExit:
+    except SystemExit as e:
+        if e.code and sys.stdout is not None:
+            try:
+                sys.stdout.flush()
+            except OSError:  # what could not be written is dropped, not reported again at exit
+                os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         # The run is over: a signal from now on would only race the interpreter's teardown,
         # which restores the default handlers; keep it pending until the process is gone.
         signal.pthread_sigmask(signal.SIG_BLOCK, FATAL)

@@ -234,7 +234,7 @@ def _stdout() -> Sink:
     except OSError:
         mode = None
     if mode not in (os.O_WRONLY, os.O_RDWR):
-        raise OutputError("standard output is closed; redirect it or write to a file with -o FILE")
+        raise OutputError("standard output is closed; redirect it to a file or a pipe")
     if sys.stdout is not None:
         try:
             sys.stdout.flush()

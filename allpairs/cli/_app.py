@@ -138,9 +138,9 @@ class Group(TyperGroup):
         except MemoryError:
             err.print("allpairs: error: out of memory; free some, raise the limit (ulimit -v), or join a smaller input")
             code = 1
-        except OSError as e:
-            where = f" ({e.filename})" if e.filename else ""
-            err.print(f"allpairs: error: {e.strerror or e}{where}")
+        except OSError as e:  # an I/O error the library did not name: writing stdout (a full disk), mostly
+            what = e.filename if e.filename else "cannot write standard output"
+            err.print(f"allpairs: error: {what}: {e.strerror or e}")
             code = 1
         sys.exit(code)
 

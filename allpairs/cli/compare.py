@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import AllPairsError
+from ..output import check_output
 from ..report import compare as run_compare, render_table
 from ._app import Bar, app, err, fail, warn_skipped
 from ._options import (BANDS, BITS, ENCODING, EXCLUDE, ID_FIELD, INCLUDE, JOBS, JSONL, LINES, MAX_BUCKET, MIN_BYTES,
@@ -36,6 +37,7 @@ def compare_command(
     check_jobs(jobs)
     bar = Bar(not quiet)
     try:
+        check_output(None)  # a closed stdout is refused before the work
         if plot is not None:
             from .plot import check_plot_path
 
