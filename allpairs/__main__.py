@@ -164,8 +164,10 @@ def main() -> None:
             except OSError:  # what could not be written is dropped, not reported again at exit
                 os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         # The run is over: a signal from now on would only race the interpreter's teardown,
-        # which restores the default handlers; keep it pending until the process is gone.
-        signal.pthread_sigmask(signal.SIG_BLOCK, FATAL)
+        # which puts the default handlers back (and would kill the process with the work done).
+        for signum in FATAL:
+            if signal.getsignal(signum) is _ignore:
+                signal.signal(signum, signal.SIG_IGN)
         raise
 
 
