@@ -177,3 +177,31 @@ def test_output_to_a_stream_of_the_process_is_written_through(tmp_path):
         r = run(*JOIN, "-o", f"/dev/fd/{held.fileno()}", TINY)
     assert r.exit_code == 0, r.stderr
     assert f.stat().st_ino == inode and f.read_text() == "first\n" + GOLDEN.read_text()
+
+
+def test_a_write_error_on_a_regular_file_is_one_line_and_keeps_the_old_file(tmp_path):
+    # A file-size limit stands in for a full disk: the write fails half-way (EFBIG, as ENOSPC would).
+    import resource
+
+    f = tmp_path / "sets.dat"
+    f.write_text("1 2 3\n" * 3000)  # 4.5 M pairs, far over the limit
+    (tmp_path / "out").mkdir()
+    target = tmp_path / "out" / "pairs.tsv"
+    target.write_text("old\n")
+    limit = 1 << 20
+    r = subprocess.run([sys.executable, "-m", "allpairs", "join", "--sets", "-t", "0.5", "-q", "-o", str(target),
+                        str(f)], capture_output=True, timeout=120,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+    assert r.returncode == 1, r.stderr
+    assert "File too large" in one_error_line(r.stderr.decode())
+    assert target.read_text() == "old\n" and [p.name for p in target.parent.iterdir()] == ["pairs.tsv"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_overwriting_keeps_the_owner_of_the_existing_file(tmp_path):
+    out = tmp_path / "pairs.tsv"
+    out.write_text("old\n")
+    os.chown(out, 4321, 4321)
+    r = run(*JOIN, "-o", out, TINY)
+    assert r.exit_code == 0, r.stderr
+    assert (out.stat().st_uid, out.stat().st_gid) == (4321, 4321) and out.read_text() == GOLDEN.read_text()
