@@ -51,7 +51,7 @@ def _handlers_installed(pid: int) -> bool:
                 if line.startswith("SigCgt:"):
                     return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
     except OSError:
-        return True  # gone already
+        pass
     return False
 
 
@@ -79,13 +79,17 @@ def _run(args: list[str], out: Path, signum: int | None, delay: float):
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         # A background job of a non-interactive shell ignores SIGINT, and so would the child.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    ready = signum is None
     if signum is not None:
-        while proc.poll() is None and not _handlers_installed(proc.pid):
+        while proc.poll() is None and not ready:
+            ready = _handlers_installed(proc.pid)
             time.sleep(0.005)
         time.sleep(delay)
         if proc.poll() is None:
             proc.send_signal(signum)
     _, stderr = proc.communicate(timeout=300)
+    # A program that never catches SIGTERM cannot clean up after it.
+    assert ready, f"the program never set up its signal handling: status {proc.returncode}"
     survivors = _survivors(marker)
     for _ in range(600):  # killed workers take a moment to be reaped
         if not survivors:
