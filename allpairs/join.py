@@ -17,10 +17,11 @@ import numpy as np
 
 from .corpus import Corpus
 from .errors import EmptyCorpusError, UsageError
-from .exact import prefix_join
+from .exact import prefix_join, prefix_join_rows
 from ._numba import resolve_jobs
 from .lsh import candidates as lsh_candidates
-from .lsh import check_banding, choose_params, estimate_pairs, probability, signatures
+from .lsh import (MAX_EXPAND, agreement_needed, check_banding, check_num_perm, choose_params, estimate_pairs,
+                  probability, share_joined_bucket, signature_sets, signatures)
 from .measures import Threshold
 from .order import OrderedSets, order_sets
 from .pairs import Pairs
@@ -88,7 +89,11 @@ class LSHInfo:
     auto: bool
     recall: float
     max_bucket: int | None
+    max_expand: int | None = MAX_EXPAND
     oversized: list[tuple[int, int]] = field(default_factory=list)
+    joined: list[tuple[int, int]] = field(default_factory=list)
+    joined_sets: int = 0
+    joined_pairs: int = 0
     skipped_pairs: int = 0
     largest_bucket: int = 0
     signature_bytes: int = 0
@@ -217,10 +222,9 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
 
 
 def lsh_settings(threshold: Threshold, *, num_perm: int, bands: int | None, rows: int | None, recall: float,
-                 seed: int, bits: int | None, max_bucket: int | None) -> LSHInfo:
+                 seed: int, bits: int | None, max_bucket: int | None, max_expand: int | None = MAX_EXPAND) -> LSHInfo:
     """Check the LSH options and pick (bands, rows) from the threshold when not both given."""
-    if isinstance(num_perm, bool) or not isinstance(num_perm, int) or num_perm < 1:
-        raise UsageError(f"num_perm must be a whole number of at least 1, got {num_perm!r}")
+    check_num_perm(num_perm)
     if (bands is None) != (rows is None):
         given, missing = ("bands", "rows") if rows is None else ("rows", "bands")
         raise UsageError(f"--{given} needs --{missing} too; give both, or neither to choose them from the threshold")
@@ -230,16 +234,63 @@ def lsh_settings(threshold: Threshold, *, num_perm: int, bands: int | None, rows
         raise UsageError(f"bits {bits} is outside 1..32; 16 keeps 2 bytes a value (b-bit MinHash)")
     if max_bucket is not None and max_bucket < 2:
         raise UsageError(f"max bucket {max_bucket} is below 2 (a bucket of 2 sets is one pair); leave it out for no limit")
+    if max_expand is not None and max_expand < 1:
+        raise UsageError(f"max expand {max_expand} is below 1 (1 joins every bucket exactly); "
+                         "None expands every bucket")
     auto = bands is None
     if auto:
         bands, rows = choose_params(float(threshold.fraction), num_perm, recall=recall)
     check_banding(bands, rows, num_perm)
     return LSHInfo(num_perm=num_perm, bands=bands, rows=rows, seed=seed, bits=bits, auto=auto, recall=recall,
-                   max_bucket=max_bucket)
+                   max_bucket=max_bucket, max_expand=max_expand)
+
+
+def _union(*parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pairs (left < right, int32) and their values (overlaps or estimates) from several parts, each once, sorted."""
+    left = np.concatenate([p[0] for p in parts]).astype(np.int64)
+    right = np.concatenate([p[1] for p in parts]).astype(np.int64)
+    value = np.concatenate([p[2] for p in parts])
+    # A pair in several parts has the same value in each: keep any one (argsort, not np.unique: faster in numpy 2.4).
+    codes = (left << 32) | right
+    order = np.argsort(codes)
+    codes = codes[order]
+    first = np.ones(codes.size, bool)
+    first[1:] = codes[1:] != codes[:-1]
+    codes = codes[first]
+    return (codes >> 32).astype(np.int32), (codes & 0xFFFFFFFF).astype(np.int32), value[order[first]]
+
+
+def _estimate_join(sig: np.ndarray, rows: np.ndarray, t: Threshold, bits: int | None, jobs: int):
+    """Pairs of ``rows`` (ascending) whose MinHash estimate is >= t, found by an exact join of their signatures.
+
+    A pair's estimate is >= t exactly when its rows agree in at least ``c``
+    positions (:func:`allpairs.lsh.agreement_needed`); as sets of K (position,
+    value) keys two rows overlap in their agreements, and overlap >= c is
+    Jaccard >= c / (2K - c). Identical signatures form one distinct set, whose
+    rows all pair up. Returns (left, right) int32 with left < right, and the
+    join's SetPairs (for its candidate count).
+    """
+    K = sig.shape[1]
+    need = agreement_needed(K, float(t.fraction), bits=bits)
+    indptr, keys = signature_sets(sig, rows)
+    sig_sets = order_sets(indptr, keys)
+    found = prefix_join(sig_sets.indptr, sig_sets.tokens, sig_sets.num_tokens, Threshold(need, 2 * K - need),
+                        jobs=jobs)
+    chunks = list(Pairs(sig_sets, found.left, found.right, found.overlap).chunks())
+    if not chunks:
+        return np.empty(0, np.int32), np.empty(0, np.int32), found
+    return (rows[np.concatenate([c.left for c in chunks])], rows[np.concatenate([c.right for c in chunks])], found)
 
 
 def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jobs: int, stats: Stats):
     """Stages 4b and 5 of the LSH path: signatures, bands, then exact verification (or the estimate).
+
+    Buckets too large to expand (more than ``info.max_expand`` sets) are not
+    verified pair by pair: their sets are joined exactly by the prefix filter
+    (stage 4a, restricted to them), and the pairs found that share such a
+    bucket are kept; the result is the same as expanding them, at the cost of
+    one exact join of those sets at most. The lsh and exact packages never
+    import each other; this function wires them.
 
     Returns the pairs and the LSH candidates (pairs of distinct sets) they came from.
     """
@@ -248,22 +299,46 @@ def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jo
         sig = signatures(indptr, keys, info.num_perm, seed=info.seed, bits=info.bits, jobs=jobs)
     info.signature_bytes = int(sig.nbytes)
     with _timed(stats, "bands"):
-        cand = lsh_candidates(sig, info.bands, info.rows, max_bucket=info.max_bucket,
+        cand = lsh_candidates(sig, info.bands, info.rows, max_bucket=info.max_bucket, max_expand=info.max_expand,
                               empty=np.zeros(sets.num_sets, bool), jobs=jobs)
     info.oversized = cand.oversized
     info.skipped_pairs = int(cand.skipped_pairs)
+    info.joined = cand.joined_buckets
+    info.joined_pairs = int(cand.joined_pairs)
     info.largest_bucket = int(cand.largest_bucket.max()) if len(cand.largest_bucket) else 0
     stats.candidates = len(cand)
     with _timed(stats, "verify"):
         if verify == "exact":
-            left, right, overlap = verify_candidates(sets.indptr, sets.tokens, cand.left, cand.right, t)
-            pairs = Pairs(sets, left, right, overlap)
+            kept = verify_candidates(sets.indptr, sets.tokens, cand.left, cand.right, t)
         else:
             est = estimate_pairs(sig, cand.left, cand.right, bits=info.bits)
             keep = est >= float(t.fraction)
-            pairs = Pairs(sets, cand.left[keep], cand.right[keep], np.full(int(keep.sum()), -1, np.int32),
-                          estimate=est[keep])
-    if info.max_bucket is None and info.largest_bucket > LARGE_BUCKET:
+            kept = cand.left[keep], cand.right[keep], est[keep]
+    if info.joined:
+        members = cand.joined_rows
+        info.joined_sets = len(members)
+        with _timed(stats, "bucket join"):
+            if verify == "exact":
+                found = prefix_join_rows(sets.indptr, sets.tokens, sets.num_tokens, members, t, jobs=jobs)
+                left, right, value = found.left, found.right, found.overlap
+            else:
+                left, right, found = _estimate_join(sig, members, t, info.bits, jobs)
+            shared = share_joined_bucket(sig, cand, left, right)
+            left, right = left[shared], right[shared]
+            value = value[shared] if verify == "exact" else estimate_pairs(sig, left, right, bits=info.bits)
+            kept = _union(kept, (left, right, value))
+        stats.candidates += found.candidates
+    left, right, value = kept
+    if verify == "exact":
+        pairs = Pairs(sets, left, right, value)
+    else:
+        pairs = Pairs(sets, left, right, np.full(len(left), -1, np.int32), estimate=value)
+    if info.joined:
+        stats.notes.append(
+            f"{len(info.joined):,} LSH buckets of more than {info.max_expand:,} distinct sets (largest "
+            f"{max(size for _, size in info.joined):,}) were joined exactly instead of expanded: "
+            f"{info.joined_sets:,} sets, {info.joined_pairs:,} candidate pairs not expanded; same result")
+    if info.max_bucket is None and info.max_expand is None and info.largest_bucket > LARGE_BUCKET:
         n = info.largest_bucket
         stats.notes.append(
             f"warning: an LSH bucket holds {n:,} distinct sets, {n * (n - 1) // 2:,} candidate pairs on its own: "
@@ -281,7 +356,8 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
          method: str = "exact", shingle: ShingleSpec | str | None = None, normalize: bool = True,
          min_shingles: int = 1, jobs: int | None = None, num_perm: int = 128, bands: int | None = None,
          rows: int | None = None, recall: float = 0.99, seed: int = 1, bits: int | None = None,
-         max_bucket: int | None = None, verify: str = "exact", progress: Progress | None = None) -> JoinResult:
+         max_bucket: int | None = None, max_expand: int | None = MAX_EXPAND, verify: str = "exact",
+         progress: Progress | None = None) -> JoinResult:
     """Every pair of documents whose shingle sets have Jaccard similarity >= threshold.
 
     With ``method="exact"`` (the default) the answer is exact: a prefix-filter
@@ -311,7 +387,10 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
         neither to take the recall-first choice of
         :func:`allpairs.lsh.choose_params` for P(threshold) >= ``recall``); the
         hash family's seed; keep ``bits`` low bits of each value (b-bit
-        MinHash); buckets of more than ``max_bucket`` sets are not expanded.
+        MinHash); buckets of more than ``max_bucket`` sets are skipped (and
+        reported); buckets of more than ``max_expand`` sets (and at most
+        ``max_bucket``) are joined exactly instead of expanded pair by pair,
+        with the same result (None: expand them all).
     verify : "exact" or "estimate"
         LSH only: verify candidates exactly (default), or keep those whose
         MinHash estimate is >= threshold (the output then says "estimate").
@@ -328,7 +407,7 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
     info = None
     if method == "lsh":
         info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
-                            max_bucket=max_bucket)
+                            max_bucket=max_bucket, max_expand=max_expand)
     elif verify != "exact":
         raise UsageError("--verify estimate goes with --method lsh")
     corpus = as_corpus(data)

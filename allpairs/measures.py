@@ -18,6 +18,7 @@ For sets ``x``, ``y`` with ``J(x, y) = |x ∩ y| / |x ∪ y|``:
 from __future__ import annotations
 
 import numbers
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -26,6 +27,47 @@ from .errors import UsageError
 #: Largest denominator accepted, so that ``p * (|x| + |y|)`` fits in int64 for
 #: sets of up to 2**31 tokens.
 MAX_DENOMINATOR = 10**9
+
+
+#: The threshold forms accepted, for messages and help.
+THRESHOLD_FORMS = (f"give a decimal with at most {len(str(MAX_DENOMINATOR)) - 1} decimal places (0.7, .5, 7e-1) "
+                   f"or a fraction p/q with q at most {MAX_DENOMINATOR:,} (2/3)")
+
+#: Longest threshold text read, and largest exponent magnitude in it: ``1e-999999999``
+#: would otherwise make Python compute 10**999999999.
+MAX_THRESHOLD_CHARS = 40
+MAX_THRESHOLD_EXPONENT = 40
+
+_EXPONENT = re.compile(r"[eE]([+-]?[0-9_]+)$")
+
+
+def _check_threshold_text(text: str) -> str:
+    """``text`` stripped, if short enough and its exponent small enough to read cheaply; else UsageError."""
+    text = text.strip()
+    if len(text) > MAX_THRESHOLD_CHARS:
+        raise UsageError(f"threshold {text[:20]!r}... has {len(text):,} characters, more than the "
+                         f"{MAX_THRESHOLD_CHARS} read; {THRESHOLD_FORMS}")
+    m = _EXPONENT.search(text)
+    if m and abs(int(m.group(1))) > MAX_THRESHOLD_EXPONENT:
+        raise UsageError(f"threshold {text!r} has an exponent beyond ±{MAX_THRESHOLD_EXPONENT}; {THRESHOLD_FORMS}")
+    return text
+
+
+def _decimal(frac: Fraction) -> str:
+    """A fraction whose denominator divides 10**9, written as a decimal without trailing zeros."""
+    places = len(str(MAX_DENOMINATOR)) - 1
+    whole, rest = divmod(frac.numerator * 10**places // frac.denominator, 10**places)
+    return f"{whole}.{rest:0{places}d}".rstrip("0").rstrip(".") if rest else str(whole)
+
+
+def _nearest_accepted(frac: Fraction) -> str:
+    """Advice for a threshold with too fine a denominator: accepted values next to it."""
+    step = Fraction(1, MAX_DENOMINATOR)
+    rounded = max(step, min(Fraction(1), Fraction(round(frac / step)) * step))
+    close = frac.limit_denominator(MAX_DENOMINATOR)
+    if 0 < close <= 1 and close != rounded and close.denominator < 1000:
+        return f"e.g. {_decimal(rounded)} or {close}"
+    return f"e.g. {_decimal(rounded)}"
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -44,15 +86,18 @@ class Threshold:
         """Read a threshold exactly: ``"0.7"`` and ``0.7`` both mean 7/10.
 
         A float is read through its shortest decimal repr, which is what the
-        user typed; a string through :class:`fractions.Fraction` (``"2/3"`` works).
+        user typed; a string through :class:`fractions.Fraction` (``"2/3"`` works),
+        after :func:`_check_threshold_text` has bounded its length and exponent.
         """
         if isinstance(value, Threshold):
             return value
+        if isinstance(value, str):
+            value = _check_threshold_text(value)
         try:
             if isinstance(value, bool):
                 raise TypeError
             if isinstance(value, str):
-                frac = Fraction(value.strip())
+                frac = Fraction(value)
             elif isinstance(value, float):
                 frac = Fraction(repr(value))
             elif isinstance(value, (numbers.Rational, Fraction)):
@@ -62,18 +107,15 @@ class Threshold:
             else:
                 raise TypeError
         except (ValueError, TypeError, ZeroDivisionError, OverflowError):
-            raise UsageError(
-                f"threshold {value!r} is not a number; give a Jaccard threshold in (0, 1], e.g. 0.5"
-            ) from None
+            raise UsageError(f"threshold {value!r} is not a number; {THRESHOLD_FORMS}") from None
         if not 0 < frac <= 1:
             raise UsageError(
                 f"threshold {value} is outside (0, 1]; give a Jaccard threshold such as 0.5 "
                 "(t = 0 would pair every two documents)"
             )
         if frac.denominator > MAX_DENOMINATOR:
-            raise UsageError(
-                f"threshold {value} has more than 9 decimal digits; round it, e.g. to {float(frac):.6f}"
-            )
+            raise UsageError(f"threshold {value} has too many decimal places: {THRESHOLD_FORMS}; "
+                             f"{_nearest_accepted(frac)}")
         return cls(frac.numerator, frac.denominator)
 
     @property

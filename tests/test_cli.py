@@ -137,6 +137,32 @@ def test_usage_errors_exit_2_with_one_line(args, code, message):
     assert "Traceback" not in r.stderr and r.stdout == ""
 
 
+@pytest.mark.parametrize("args, message", [
+    (["-t", "1e-999999999"], "threshold '1e-999999999' has an exponent beyond ±40"),
+    (["-t", "0.3333333333333333"], "or a fraction p/q with q at most 1,000,000,000 (2/3); e.g. 0.333333333 or 1/3"),
+    (["-t", "1e-10"], "e.g. 0.000000001"),
+    (["-t", "0.5", "-m", "lsh", "-k", "100000000"], "num_perm 100,000,000 is above the limit of 4,096"),
+    (["-t", "1e-9", "-m", "lsh"], "no num_perm up to the limit of 4,096 reaches it"),
+    (["-t", "0.5", "-m", "lsh", "-b", "100000", "-r", "100000"], "num_perm is at most 4,096"),
+    (["-t", "0.5", "-j", "100000"], "--jobs 100,000 is outside 0 to 256"),
+])
+def test_absurd_arguments_are_refused_at_once_with_one_line_and_the_bound(args, message):
+    r = run("join", *args, "-s", "word:1", TINY)
+    assert r.exit_code == 2, (r.stdout, r.stderr)
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("allpairs: error: ") and message in r.stderr
+    assert r.stdout == ""
+
+
+def test_lsh_says_on_stderr_how_many_buckets_were_joined_instead_of_expanded(tmp_path):
+    f = tmp_path / "two-token.txt"
+    f.write_text("".join(f"a {i}\n" for i in range(1000)) + "x y z\nx y z w\n")
+    r = run("join", "--sets", "-m", "lsh", "-t", "0.5", f)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == "1001\t1002\t0.750000\n"
+    assert re.search(r"allpairs: [0-9,]+ LSH buckets of more than 64 distinct sets \(largest [0-9,]+\) were joined "
+                     r"exactly instead of expanded", r.stderr), r.stderr
+
+
 def test_data_errors_exit_1(tmp_path):
     (tmp_path / "empty").mkdir()
     r = run("join", "-t", "0.5", tmp_path / "empty")

@@ -48,3 +48,48 @@ def test_thresholds_outside_0_1_are_usage_errors(bad):
 def test_two_empty_sets_are_never_a_pair():
     assert not Threshold.parse(1).accepts(0, 0, 0)
     assert jaccard(0, 0, 0) == 0
+
+
+@pytest.mark.parametrize("text", ["1e-100", "1e-999999999", "1e+999999999999", "5E-41"])
+def test_a_threshold_exponent_beyond_the_bound_is_refused_without_computing_it(text):
+    with pytest.raises(UsageError) as info:
+        Threshold.parse(text)
+    assert f"{text!r} has an exponent beyond ±40" in str(info.value)
+
+
+def test_a_threshold_longer_than_the_bound_is_refused():
+    with pytest.raises(UsageError, match="has 41 characters, more than the 40 read"):
+        Threshold.parse("0." + "5" * 39)
+    assert Threshold.parse("0." + "5" + "0" * 37).fraction == Fraction(1, 2)  # 40 characters are read
+
+
+@pytest.mark.parametrize("value, advice", [
+    ("0.3333333333333333", "e.g. 0.333333333 or 1/3"),
+    (0.3333333333333333, "e.g. 0.333333333 or 1/3"),
+    ("1e-10", "e.g. 0.000000001"),
+    ("0.9999999999", "e.g. 1"),
+    ("0.1234567891234", "e.g. 0.123456789"),
+])
+def test_a_too_fine_threshold_error_names_the_accepted_forms_and_a_valid_rounding(value, advice):
+    with pytest.raises(UsageError) as info:
+        Threshold.parse(value)
+    message = str(info.value)
+    assert "a decimal with at most 9 decimal places" in message and "a fraction p/q" in message
+    assert message.endswith(advice)
+    for suggestion in advice.removeprefix("e.g. ").split(" or "):
+        Threshold.parse(suggestion)  # the advice is itself accepted
+
+
+@given(st.fractions(min_value=Fraction(1, 10**12), max_value=1))
+def test_the_suggested_rounding_of_any_too_fine_threshold_is_accepted(t):
+    try:
+        Threshold.parse(t)
+    except UsageError as e:
+        advice = str(e).rsplit("e.g. ", 1)[1]
+        for suggestion in advice.split(" or "):
+            assert 0 < Threshold.parse(suggestion).fraction <= 1
+
+
+def test_a_threshold_that_is_not_a_number_names_the_accepted_forms():
+    with pytest.raises(UsageError, match=r"is not a number; give a decimal .* or a fraction p/q"):
+        Threshold.parse("half")
