@@ -72,7 +72,7 @@ def test_user_values_in_errors_print_verbatim(args, expected):
 @pytest.mark.parametrize("args, message", [
     (["join", "-t", "0.5", "-f", "xml", "."], "--format: 'xml' is not one of 'tsv', 'csv', 'jsonl'"),
     (["join", "-t", "0.5", "--lines", "--sets", "."], "choose one of --lines, --sets, --jsonl"),
-    (["join", "-t", "0.5", "-j", "-1", "."], "--jobs -1 is negative"),
+    (["join", "-t", "0.5", "-j", "-1", "."], "--jobs -1 is outside"),
     (["join", "."], "missing option '--threshold'"),
     (["join", "-t", "0.5", "--no-such-option", "."], "no such option: --no-such-option"),
     (["join", "-t", "0.5", "-m", "guess", "."], "--method: 'guess' is not one of 'exact', 'lsh'"),
