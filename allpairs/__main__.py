@@ -70,7 +70,9 @@ def _die(signum: int) -> None:
         except Exception:  # noqa: BLE001  (dying anyway: the exit below must happen)
             pass
     try:
-        os.write(2, f"allpairs: {FATAL.get(signum, f'signal {signum}')}\n".encode())
+        # On a terminal, clear a progress bar's line and show the cursor it hid.
+        restore = b"\r\x1b[2K\x1b[?25h" if os.isatty(2) else b""
+        os.write(2, restore + f"allpairs: {FATAL.get(signum, f'signal {signum}')}\n".encode())
     except OSError:
         pass
     os._exit(128 + signum)
