@@ -12,6 +12,7 @@ for a usage error, every one of them a single ``allpairs: error: ...`` line;
 from __future__ import annotations
 
 import errno
+import importlib
 import re
 import sys
 import time
@@ -73,6 +74,11 @@ class Messages:
 err = Messages()
 
 
+#: click's exceptions, wherever this typer keeps click (its own copy since typer 0.2x, else click).
+_ce = importlib.import_module(typer.BadParameter.__module__)
+_NoArgsIsHelp = getattr(_ce, "NoArgsIsHelpError", ())
+
+
 class BrokenPipe(SystemExit):
     """The reader of stdout went away (``| head``): end quietly, with the status ``cat`` has there."""
 
@@ -80,11 +86,9 @@ class BrokenPipe(SystemExit):
         super().__init__(141)
 
 
-def _usage_line(e: typer.BadParameter | Exception) -> str:
+def _usage_line(e: Exception) -> str:
     """A click usage error as one line, in our words."""
-    from typer._click import exceptions as ce
-
-    if isinstance(e, ce.BadParameter) and not isinstance(e, ce.MissingParameter):
+    if isinstance(e, _ce.BadParameter) and not isinstance(e, _ce.MissingParameter):
         message = str(e.message).removeprefix("Value error, ").rstrip(".")
         param = e.param
         if e.param_hint is None and param is not None and getattr(param, "opts", None):
@@ -113,9 +117,6 @@ class Group(TyperGroup):
             raise
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        from typer._click import exceptions as ce
-        from typer.exceptions import Abort
-
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
             code = rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
@@ -123,16 +124,16 @@ class Group(TyperGroup):
                 err.print("allpairs: interrupted")
             if sys.stdout is not None:
                 sys.stdout.flush()
-        except ce.NoArgsIsHelpError as e:  # bare `allpairs`: the help, on stderr as click does
+        except _NoArgsIsHelp as e:  # bare `allpairs`: the help, on stderr as click does
             if sys.stderr is not None:
                 sys.stderr.write(e.format_message() + "\n")
             code = 2
-        except ce.UsageError as e:
+        except _ce.UsageError as e:
             err.print(f"allpairs: error: {_usage_line(e)}")
             if e.ctx is not None:
                 err.print(f"Try '{e.ctx.command_path} --help' for help.")
             code = 2
-        except Abort:
+        except typer.Abort:
             err.print("allpairs: interrupted")
             code = 130
         except MemoryError:
