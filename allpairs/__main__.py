@@ -91,7 +91,16 @@ def _watch(fd: int) -> None:
                 _die(signum)
 
 
-def _in_forked_child(parent: int, prctl) -> None:
+#: The process that is forking (set just before each fork, read in the child).
+_forker = 0
+
+
+def _before_fork() -> None:
+    global _forker
+    _forker = os.getpid()
+
+
+def _in_forked_child(prctl) -> None:
     """In a worker process forked from the run: default signal handling (a signal to the
     process group ends it directly), and death with the parent (PR_SET_PDEATHSIG), so
     that no worker outlives the run, whatever ends it."""
@@ -101,7 +110,7 @@ def _in_forked_child(parent: int, prctl) -> None:
             signal.signal(signum, signal.SIG_DFL)
     if prctl is not None:
         prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:  # the parent died before prctl took effect
+    if os.getppid() != _forker:  # the parent died before prctl took effect
         os._exit(128 + signal.SIGKILL)
 
 
@@ -132,8 +141,8 @@ def install_signal_handlers() -> None:
         if signal.getsignal(signum) != signal.SIG_IGN:
             signal.signal(signum, _ignore)
     signal.set_wakeup_fd(w, warn_on_full_buffer=False)
-    parent, prctl = os.getpid(), _prctl()
-    os.register_at_fork(after_in_child=lambda: _in_forked_child(parent, prctl))
+    prctl = _prctl()
+    os.register_at_fork(before=_before_fork, after_in_child=lambda: _in_forked_child(prctl))
     if hasattr(signal, "SIGXFSZ"):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
