@@ -136,9 +136,10 @@ class Pairs:
 
 # --- writing -------------------------------------------------------------
 
-#: Control characters (C0, DEL, C1): escaped in TSV so that no field breaks a
-#: line or reaches a terminal as a command.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\\\\]")
+#: Control characters (C0, DEL, C1) and the Unicode line separators: escaped in
+#: TSV so that no field breaks a line (for any line splitter) or reaches a
+#: terminal as a command.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\\\\]")
 _NAMED = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 #: Lone surrogates that are not a byte of a non-UTF-8 file name (those are
@@ -147,10 +148,15 @@ _LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 
 
 def _tsv_field(value: str) -> str:
-    """Backslash, tab, newline, CR as \\\\, \\t, \\n, \\r; every other control character as \\xNN."""
+    """Backslash, tab, newline, CR as \\\\, \\t, \\n, \\r; other control characters as \\xNN,
+    U+2028 and U+2029 as \\u2028 and \\u2029."""
     if not _CONTROL.search(value):
         return value
-    return _CONTROL.sub(lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}"), value)
+    return _CONTROL.sub(lambda m: _NAMED.get(m.group(), _hex(ord(m.group()))), value)
+
+
+def _hex(code: int) -> str:
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _csv_field(value: str) -> str:
