@@ -172,7 +172,8 @@ def _json_field(value: str) -> str:
         value.encode("utf-8")
     except UnicodeEncodeError:  # not valid UTF-8 (a file name's bytes, a lone surrogate): \\u escapes, stay valid
         return json.dumps(value)
-    return json.dumps(value, ensure_ascii=False)
+    # U+2028/U+2029 are valid in a JSON string, but line splitters would cut the record there.
+    return json.dumps(value, ensure_ascii=False).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def _utf8(value: str) -> bytes:
