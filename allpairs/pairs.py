@@ -167,13 +167,17 @@ def _csv_field(value: str) -> str:
     return buf.getvalue()[:-2]
 
 
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
 def _json_field(value: str) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:  # not valid UTF-8 (a file name's bytes, a lone surrogate): \\u escapes, stay valid
         return json.dumps(value)
-    # U+2028/U+2029 are valid in a JSON string, but line splitters would cut the record there.
-    return json.dumps(value, ensure_ascii=False).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    # DEL, C1 controls and U+2028/U+2029 are valid raw in a JSON string, but line splitters
+    # cut a record at some of them and terminals act on others: escape them as JSON does C0.
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
 
 
 def _utf8(value: str) -> bytes:
