@@ -17,12 +17,14 @@ import numpy as np
 
 from .corpus import Corpus
 from .errors import EmptyCorpusError, UsageError
+from .clusters import Clusters, find_clusters
 from .exact import prefix_join, prefix_join_rows
+from .exact.prefix import LEFT_SIDE, RIGHT_SIDE, per_size
 from ._numba import resolve_jobs
 from .lsh import candidates as lsh_candidates
 from .lsh import (MAX_EXPAND, agreement_needed, check_banding, check_num_perm, choose_params, estimate_pairs,
                   probability, share_joined_bucket, signature_sets, signatures)
-from .measures import Threshold
+from .measures import Measure, Threshold, get_measure, parse_threshold
 from .order import OrderedSets, order_sets
 from .pairs import Pairs
 from .verify import verify_candidates
@@ -122,9 +124,19 @@ class JoinResult:
     stats: Stats
     shown: list[str] | None = None
     lsh: LSHInfo | None = None
+    measure: Measure = field(default_factory=lambda: get_measure("jaccard"))
+    #: For an R–S join, the number of documents of the first corpus: ``ids``
+    #: (and ``shown``) hold both corpora, the first one's first.
+    n_left: int | None = None
+    #: With ``clusters=True``: the connected components of the pairs.
+    clusters: Clusters | None = None
 
     def __len__(self) -> int:
         return len(self.pairs)
+
+    def similarity(self, pair):
+        """The pair's exact similarity under the join's measure (a Fraction; int for overlap; float for cosine)."""
+        return self.measure.similarity(pair.overlap, pair.left_size, pair.right_size)
 
 
 def peak_memory() -> int:
@@ -153,6 +165,26 @@ def as_corpus(data: Corpus | Sequence[str] | Sequence[Iterable]) -> Corpus:
     if any(isinstance(d, str) for d in data):
         raise UsageError("mixed input: give either texts (str) or token sets, not both")
     return Corpus(ids=ids, sets=[[str(t) for t in d] for d in data], kind="sets")
+
+
+def merge_corpora(left: Corpus, right: Corpus) -> Corpus:
+    """Both sides of an R–S join as one corpus (left's documents first), so that they share one global order."""
+    if (left.sets is None) != (right.sets is None):
+        raise UsageError("both sides of an R–S join must be texts, or both pre-tokenised sets")
+
+    def both(a, b, n_a, n_b):
+        return None if a is None and b is None else list(a or [None] * n_a) + list(b or [None] * n_b)
+
+    n_l, n_r = len(left), len(right)
+    shown = None
+    if left.shown is not None or right.shown is not None:
+        shown = list(left.shown or [""] * n_l) + list(right.shown or [""] * n_r)
+    return Corpus(ids=list(left.ids) + list(right.ids), texts=both(left.texts, right.texts, n_l, n_r),
+                  sets=both(left.sets, right.sets, n_l, n_r), shown=shown,
+                  languages=both(left.languages, right.languages, n_l, n_r),
+                  skipped=list(left.skipped) + list(right.skipped),
+                  kind=left.kind if left.kind == right.kind else "texts",
+                  seconds=left.seconds + right.seconds, dropped=left.dropped + right.dropped)
 
 
 def default_shingle(corpus: Corpus) -> ShingleSpec | None:
@@ -357,8 +389,9 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
          min_shingles: int = 1, jobs: int | None = None, num_perm: int = 128, bands: int | None = None,
          rows: int | None = None, recall: float = 0.99, seed: int = 1, bits: int | None = None,
          max_bucket: int | None = None, max_expand: int | None = MAX_EXPAND, verify: str = "exact",
-         progress: Progress | None = None) -> JoinResult:
-    """Every pair of documents whose shingle sets have Jaccard similarity >= threshold.
+         measure: str = "jaccard", against: Corpus | Sequence[str] | Sequence[Iterable] | None = None,
+         clusters: bool = False, progress: Progress | None = None) -> JoinResult:
+    """Every pair of documents whose shingle sets have similarity >= threshold (Jaccard unless ``measure`` says).
 
     With ``method="exact"`` (the default) the answer is exact: a prefix-filter
     join. With ``method="lsh"`` candidates come from MinHash signatures and LSH
@@ -394,9 +427,23 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
     verify : "exact" or "estimate"
         LSH only: verify candidates exactly (default), or keep those whose
         MinHash estimate is >= threshold (the output then says "estimate").
+    measure : "jaccard", "cosine", "dice", "containment" or "overlap"
+        See :data:`allpairs.measures.MEASURES`. Containment |A∩B|/|A| is
+        asymmetric: each ordered pair of distinct documents is tested both
+        ways and a pair is (contained, container). Overlap counts common
+        tokens: ``threshold`` is then a whole number k >= 1. Other measures
+        than Jaccard need ``method="exact"``.
+    against : corpus like ``data``, optional
+        An R–S join: only pairs (a, b) with a from ``data`` and b from
+        ``against`` (numbered from 0 within it); for containment a is the
+        contained one. Both sides are shingled alike and share one order.
+    clusters : bool
+        Also find the connected components of the pairs with two or more
+        documents (:attr:`JoinResult.clusters`); self-joins only.
     progress : callable(stage, done, total), optional
     """
-    t = Threshold.parse(threshold)
+    m = get_measure(measure)
+    t = parse_threshold(threshold, m)
     jobs = resolve_jobs(jobs)
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose exact or lsh")
@@ -404,6 +451,12 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
         raise UsageError(f"unknown verification {verify!r}; choose exact or estimate")
     if min_shingles < 0:
         raise UsageError(f"min_shingles {min_shingles} is negative; give 0 or more")
+    if method == "lsh" and m.name != "jaccard":
+        raise UsageError(f"MinHash LSH estimates Jaccard only; drop --method lsh to join on {m.name}")
+    if method == "lsh" and against is not None:
+        raise UsageError("an R–S join (--against) is exact only; drop --method lsh")
+    if clusters and against is not None:
+        raise UsageError("clusters are for a self-join; drop --against or --clusters")
     info = None
     if method == "lsh":
         info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
@@ -411,20 +464,49 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
     elif verify != "exact":
         raise UsageError("--verify estimate goes with --method lsh")
     corpus = as_corpus(data)
+    n_left = None
+    if against is not None:
+        n_left = len(corpus)
+        corpus = merge_corpora(corpus, as_corpus(against))
     stats = Stats()
     sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
                                  stats=stats, progress=progress)
     if info is None:
         with _timed(stats, "join"):
-            found = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=jobs,
-                                progress=(lambda d, n: progress("join", d, n)) if progress else None)
-            pairs = Pairs(sets, found.left, found.right, found.overlap)
+            pairs, found = exact_pairs(sets, t, m, n_left=n_left, jobs=jobs, progress=progress)
         stats.candidates = found.candidates
     else:
         stats.notes.append(info.describe())
         pairs, _ = lsh_pairs(sets, t, info, verify=verify, jobs=jobs, stats=stats)
     stats.set_pairs = pairs.num_set_pairs
     stats.pairs = len(pairs)
+    found_clusters = None
+    if clusters:
+        with _timed(stats, "clusters"):
+            found_clusters = find_clusters(pairs)
     stats.peak_memory = peak_memory()
     return JoinResult(pairs=pairs, ids=corpus.ids, threshold=t, shingle=label, method=method,
-                      stats=stats, shown=corpus.shown, lsh=info)
+                      stats=stats, shown=corpus.shown, lsh=info, measure=m, n_left=n_left,
+                      clusters=found_clusters)
+
+
+def exact_pairs(sets: OrderedSets, t: Threshold, measure: Measure, *, n_left: int | None = None,
+                jobs: int | None = None, progress: Progress | None = None):
+    """Stages 4a and 5 of the exact path, self or R–S: the prefix-filter join of the distinct sets.
+
+    For an R–S join, documents ``0 .. n_left - 1`` are the left side; each
+    distinct set is marked with the sides its documents lie on. Returns the
+    pairs and the :class:`~allpairs.exact.prefix.SetPairs` they came from.
+    """
+    sides = None
+    if n_left is not None:
+        on_left, on_right = sets.doc_set[:n_left], sets.doc_set[n_left:]
+        sides = (np.where(np.bincount(on_left[on_left >= 0], minlength=sets.num_sets) > 0, LEFT_SIDE, 0)
+                 | np.where(np.bincount(on_right[on_right >= 0], minlength=sets.num_sets) > 0, RIGHT_SIDE, 0))
+    found = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, measure=measure, sides=sides, jobs=jobs,
+                        progress=(lambda d, n: progress("join", d, n)) if progress else None)
+    # Identical documents are a pair when a set reaches t with itself (not, for overlap k, below k tokens).
+    group_ok = per_size(lambda s: int(measure.accept(t, s, s, s)), np.diff(sets.indptr)).astype(bool)
+    pairs = Pairs(sets, found.left, found.right, found.overlap, directions=found.directions, n_left=n_left,
+                  group_ok=group_ok)
+    return pairs, found

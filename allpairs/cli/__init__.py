@@ -8,7 +8,7 @@ imported, is :func:`allpairs.__main__.main`.
 """
 from __future__ import annotations
 
-from . import compare, join  # noqa: F401  (each module registers its command on the app)
+from . import compare, dedup, index, join  # noqa: F401  (each module registers its command on the app)
 from ._app import app, err
 
 __all__ = ["app", "main"]

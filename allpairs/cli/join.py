@@ -7,8 +7,10 @@ from typing import List, Optional
 
 import typer
 
+from ..clusters import write_clusters
 from ..errors import AllPairsError
 from ..join import join as run_join
+from ..measures import JOIN_MEASURES
 from ..output import check_output, open_output
 from ..pairs import PairWriter
 from ._app import Bar, BrokenPipe, app, fail, summary, warn_skipped
@@ -27,9 +29,14 @@ class Verify(str, Enum):
     estimate = "estimate"
 
 
+Measure = Enum("Measure", {name: name for name in JOIN_MEASURES}, type=str)
+
+JOIN_THRESHOLD = typer.Option(..., "--threshold", "-t", help="Pairs with similarity >= t, t in (0, 1], read exactly (0.7 is 7/10); for --measure overlap a whole number k of common tokens.")
+
+
 @app.command("join")
 def join_command(
-    path: str = PATH, threshold: str = THRESHOLD, lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
+    path: str = PATH, threshold: str = JOIN_THRESHOLD, lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
     shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, include: List[str] = INCLUDE,
     exclude: List[str] = EXCLUDE, min_bytes: int = MIN_BYTES, min_shingles: int = MIN_SHINGLES,
     encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
@@ -37,16 +44,19 @@ def join_command(
     num_perm: int = NUM_PERM, bands: Optional[int] = BANDS, rows: Optional[int] = ROWS, recall: float = RECALL,
     seed: int = SEED, bits: Optional[int] = BITS, max_bucket: Optional[int] = MAX_BUCKET,
     verify: Verify = typer.Option(Verify.exact, "--verify", help="LSH: exact (default) checks every candidate; estimate keeps the MinHash estimate, marked '~' in TSV and named 'estimate' in CSV/JSON."),
+    measure: Measure = typer.Option("jaccard", "--measure", help="jaccard |A∩B|/|A∪B|, cosine |A∩B|/√(|A||B|), dice 2|A∩B|/(|A|+|B|), containment |A∩B|/|A| (each ordered pair tested both ways, printed contained first), overlap |A∩B| >= k (printed as the count)."),
+    against: Optional[str] = typer.Option(None, "--against", help="An R–S join: pairs (a, b) with a from PATH and b from OTHER only, read with the same input options."),
+    clusters: bool = typer.Option(False, "--clusters", help="Print instead of pairs the groups of documents linked by pairs (connected components of 2 or more): size, then ids, one line each, largest first."),
     fmt: Format = typer.Option(Format.tsv, "--format", "-f", help="tsv: left, right, similarity. csv and jsonl add overlap and both set sizes."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write pairs to FILE (atomically) instead of stdout."),
-    count: bool = typer.Option(False, "--count", help="Print only the number of pairs."),
+    count: bool = typer.Option(False, "--count", help="Print only the number of pairs (of clusters with --clusters)."),
     jobs: int = JOBS, quiet: bool = QUIET,
 ) -> None:
-    """Print every pair of documents whose shingle sets have Jaccard similarity >= THRESHOLD.
+    """Print every pair of documents whose shingle sets have similarity >= THRESHOLD (Jaccard by default).
 
     Pairs are sorted by left then right document, in input order (paths sorted,
-    or line order); left comes before right. The similarity is truncated to 6
-    decimals.
+    or line order); left comes before right, except for containment, where the
+    contained document comes first. The similarity is truncated to 6 decimals.
     """
     check_jobs(jobs)
     bar = Bar(not quiet)
@@ -55,10 +65,15 @@ def join_command(
         plan = check_output(None if count else output)
         try:
             corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
+            other = None
+            if against is not None:
+                other = read_input(against, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field,
+                                   text_field)
             res = run_join(corpus, threshold, method=method.value, shingle=shingle, normalize=not no_normalize,
                            min_shingles=min_shingles, jobs=jobs or None, num_perm=num_perm, bands=bands,
                            rows=rows, recall=recall, seed=seed, bits=bits, max_bucket=max_bucket,
-                           verify=verify.value, progress=bar)
+                           verify=verify.value, measure=measure.value, against=other, clusters=clusters,
+                           progress=bar)
         finally:
             bar.close()
         if not quiet:
@@ -68,10 +83,14 @@ def join_command(
         try:
             with open_output(None if count else output, plan) as out:
                 if count:
-                    out.write(f"{len(res.pairs)}\n".encode())
+                    out.write(f"{len(res.clusters) if clusters else len(res.pairs)}\n".encode())
+                elif clusters:
+                    write_clusters(res.clusters, res.ids, out, fmt.value)
                 else:
-                    writer = PairWriter(res.ids, fmt.value, texts=res.shown, estimated=res.pairs.estimated)
+                    writer = PairWriter(res.ids, fmt.value, texts=res.shown, estimated=res.pairs.estimated,
+                                        measure=res.measure)
                     writer.write(res.pairs, out)
+                if not count:
                     write_seconds = time.perf_counter() - t0
         except BrokenPipeError:  # `| head`: the join is done, its summary still holds; end as cat would
             if not quiet:
