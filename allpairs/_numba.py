@@ -6,8 +6,10 @@ coverage and debuggers see it).
 from __future__ import annotations
 
 import os
+import time
 
 import numba
+import numba.core.event
 
 from .errors import UsageError
 
@@ -41,3 +43,34 @@ def resolve_jobs(jobs: int | None) -> int:
         raise UsageError(f"jobs {jobs:,} is above the limit of {MAX_JOBS} threads (this machine has "
                          f"{available_cores()} cores); give 0 for one thread per core, or 1 to {MAX_JOBS}")
     return jobs
+
+
+class CompileClock(numba.core.event.Listener):
+    """Counts the kernels compiled (not loaded from the cache) while installed, and their wall time.
+
+    Only outermost compilations count: a kernel compiled because another one
+    calls it is part of its caller's time.
+    """
+
+    def __init__(self) -> None:
+        self.kernels = 0
+        self.seconds = 0.0
+        self._depth = 0
+        self._start = 0.0
+
+    def on_start(self, event) -> None:
+        if self._depth == 0:
+            self._start = time.perf_counter()
+        self._depth += 1
+
+    def on_end(self, event) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            self.kernels += 1
+            self.seconds += time.perf_counter() - self._start
+
+
+def compile_clock() -> tuple[CompileClock, object]:
+    """A :class:`CompileClock` and the context manager that installs it (``with ctx: ...``)."""
+    clock = CompileClock()
+    return clock, numba.core.event.install_listener("numba:compile", clock)

@@ -164,7 +164,8 @@ def as_corpus(data: Corpus | Sequence[str] | Sequence[Iterable]) -> Corpus:
         return Corpus(ids=ids, texts=data, kind="texts")
     if any(isinstance(d, str) for d in data):
         raise UsageError("mixed input: give either texts (str) or token sets, not both")
-    return Corpus(ids=ids, sets=[[str(t) for t in d] for d in data], kind="sets")
+    # Tokens stay as given (hash_sets keys a token by str(token)): no copy of each token.
+    return Corpus(ids=ids, sets=[d if isinstance(d, (list, tuple)) else list(d) for d in data], kind="sets")
 
 
 def merge_corpora(left: Corpus, right: Corpus) -> Corpus:
@@ -199,6 +200,31 @@ def default_shingle(corpus: Corpus) -> ShingleSpec | None:
     return ShingleSpec("word", 5)
 
 
+def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize: bool,
+                progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray, str]:
+    """Stage 2 for a corpus: the keys of its sets' tokens, or of its texts' shingles (default spec
+    as documented in :func:`default_shingle`), as CSR, and the label of what they are."""
+    if isinstance(shingle, str):
+        shingle = ShingleSpec.parse(shingle)
+    if corpus.sets is not None:
+        if shingle is not None:
+            raise UsageError("pre-tokenised sets are joined on their tokens; drop --shingle")
+        indptr, keys = hash_sets(corpus.sets)
+        return indptr, keys, "tokens"
+    if shingle is None:
+        shingle = default_shingle(corpus)
+    done = [0]
+
+    def tick(k: int) -> None:
+        done[0] += k
+        if progress:
+            progress("shingle", done[0], len(corpus))
+
+    indptr, keys = shingle_texts(corpus.texts, shingle, normalize=normalize, languages=corpus.languages,
+                                 progress=tick)
+    return indptr, keys, str(shingle)
+
+
 def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize: bool,
                    min_shingles: int, stats: Stats, progress: Progress | None) -> tuple[OrderedSets, str]:
     """Stages 1–3: shingle every document, drop the near-empty, rank and group (shared by join and compare)."""
@@ -210,27 +236,8 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     if len(corpus) == 0:
         raise EmptyCorpusError("the corpus is empty: no document was read"
                                + (f" ({len(corpus.skipped)} files skipped)" if corpus.skipped else ""))
-    if isinstance(shingle, str):
-        shingle = ShingleSpec.parse(shingle)
     with _timed(stats, "shingle"):
-        if corpus.sets is not None:
-            if shingle is not None:
-                raise UsageError("pre-tokenised sets are joined on their tokens; drop --shingle")
-            indptr, keys = hash_sets(corpus.sets)
-            label = "tokens"
-        else:
-            if shingle is None:
-                shingle = default_shingle(corpus)
-            done = [0]
-
-            def tick(k: int) -> None:
-                done[0] += k
-                if progress:
-                    progress("shingle", done[0], len(corpus))
-
-            indptr, keys = shingle_texts(corpus.texts, shingle, normalize=normalize,
-                                         languages=corpus.languages, progress=tick)
-            label = str(shingle)
+        indptr, keys, label = corpus_keys(corpus, shingle, normalize=normalize, progress=progress)
     with _timed(stats, "order"):
         sets = order_sets(indptr, keys, min_size=max(1, min_shingles))
     stats.shingles = int(sets.doc_size.sum())

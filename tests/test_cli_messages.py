@@ -98,7 +98,7 @@ def test_an_encoding_that_fails_without_a_position_is_one_line_exit_1(tmp_path):
     f = tmp_path / "l.txt"
     f.write_text("abcd\nabce\n")
     line = one_error_line(run("join", "--lines", "-t", "0.5", "--encoding", "punycode", f), 1)
-    assert "l.txt: not valid punycode" in line
+    assert "l.txt: cannot decode as punycode" in line
 
 
 def test_an_empty_sets_file_is_not_told_to_change_the_shingle():

@@ -146,7 +146,7 @@ def test_closed_stdout_and_closed_stdin_are_one_line_exit_1(tmp_path):
     assert "standard output is closed" in one_error_line(r.stderr.decode())
     r = run_program("<&-", "join", "--sets", "-t", "0.5", "-")
     assert r.returncode == 1
-    assert "standard input is closed" in one_error_line(r.stderr.decode())
+    assert "stdin is closed" in one_error_line(r.stderr.decode())
 
 
 def test_a_closed_pipe_ends_quietly_as_cat_does(tmp_path):

@@ -8,13 +8,34 @@ imported, is :func:`allpairs.__main__.main`.
 """
 from __future__ import annotations
 
-from . import compare, dedup, index, join  # noqa: F401  (each module registers its command on the app)
+import sys
+
+from . import compare, dedup, index, join, sets  # noqa: F401  (each module registers its command on the app)
+from .._numba import CompileClock, compile_clock
 from ._app import app, err
 
 __all__ = ["app", "main"]
 
 
+def _quiet(argv: list[str]) -> bool:
+    """True if the command line asks for --quiet (-q) before any ``--``."""
+    args = argv[: argv.index("--")] if "--" in argv else argv
+    return "-q" in args or "--quiet" in args
+
+
+def _say_compiled(clock: CompileClock) -> None:
+    """On a cold first run (kernels not yet in numba's cache): one line saying so, and how long it took."""
+    if clock.kernels and not _quiet(sys.argv[1:]):
+        err.print(f"allpairs: compiled {clock.kernels} kernels once in {clock.seconds:.1f}s "
+                  "(cached for later runs, which skip this)")
+
+
 def main() -> None:
-    """Run the command line. The program, :func:`allpairs.__main__.main`, sets up standard
-    streams and signals first and then calls this."""
-    app(prog_name="allpairs")
+    """Run the command line, and on a cold run say what compiling the kernels cost. The program,
+    :func:`allpairs.__main__.main`, sets up standard streams and signals first and then calls this."""
+    clock, watching = compile_clock()
+    try:
+        with watching:
+            app(prog_name="allpairs")
+    finally:
+        _say_compiled(clock)

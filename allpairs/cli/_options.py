@@ -21,9 +21,9 @@ class Format(str, Enum):
 
 PATH = typer.Argument(..., help="A directory (every file a document), or a file with --lines/--sets/--jsonl ('-' for stdin).")
 THRESHOLD = typer.Option(..., "--threshold", "-t", help=f"Jaccard threshold in (0, 1]: pairs with J >= t. Read exactly (0.7 is 7/10): a decimal with at most 9 decimal places (0.7, 7e-1) or a fraction p/q with q <= {MAX_DENOMINATOR:,} (2/3); at most {MAX_THRESHOLD_CHARS} characters, exponent within ±{MAX_THRESHOLD_EXPONENT}.")
-LINES = typer.Option(False, "--lines", help="Each line of PATH is a record (id = line number; the line is printed too).")
-SETS = typer.Option(False, "--sets", help="Each line of PATH is a set of whitespace-separated tokens (id = line number).")
-JSONL = typer.Option(False, "--jsonl", help="PATH is JSON Lines with an id and a text field.")
+LINES = typer.Option(False, "--lines", help="Each line of PATH is a record (id = line number; the line is printed too). A line may hold up to 64 MiB.")
+SETS = typer.Option(False, "--sets", help="Each line of PATH is a set of whitespace-separated tokens (id = line number). A line may hold up to 64 MiB.")
+JSONL = typer.Option(False, "--jsonl", help="PATH is JSON Lines with an id and a text field. A line may hold up to 64 MiB.")
 SHINGLE = typer.Option(None, "--shingle", "-s", help="word:N, char:N or code:N. Default: code:5 for a tree of source files, word:5 for other files and JSON Lines, char:3 for --lines.")
 NO_NORMALIZE = typer.Option(False, "--no-normalize", help="Keep text as is (default: NFKC, case folding, whitespace collapsed) for word and char shingles.")
 INCLUDE = typer.Option([], "--include", help="Only files matching this glob (repeatable), e.g. '*.go'.")
