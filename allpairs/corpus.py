@@ -11,6 +11,7 @@ import json
 import os
 import re
 import stat
+import sys
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
