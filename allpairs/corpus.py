@@ -12,6 +12,7 @@ import os
 import re
 import stat
 import string
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -478,6 +479,11 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str = "id", text_field: str
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise InputError(f"{name}:{k}: not valid JSON ({e.msg} at column {e.colno})") from None
+        except RecursionError:
+            raise InputError(f"{name}:{k}: JSON nested too deeply to read") from None
+        except ValueError:  # an integer of more digits than Python converts
+            raise InputError(f"{name}:{k}: a number of more than {sys.get_int_max_str_digits()} digits; "
+                             "write such an id as a string") from None
         if not isinstance(obj, dict):
             raise InputError(f"{name}:{k}: expected a JSON object, got {type(obj).__name__}")
         if id_field not in obj:

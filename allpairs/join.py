@@ -291,6 +291,10 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
         else:
             stats.dropped += 1
     if sets.num_sets == 0:
+        if corpus.sets is not None:  # sets are joined on their tokens: no shingle size to change
+            lower = " or lower --min-shingles" if min_shingles > 1 else ""
+            raise EmptyCorpusError(f"no set has {max(1, min_shingles)} or more tokens ({len(corpus)} read); "
+                                   f"give lines of whitespace-separated tokens{lower}")
         raise EmptyCorpusError(f"no document has {max(1, min_shingles)} or more {label} shingles "
                                f"({len(corpus)} read); try shorter shingles, e.g. --shingle char:3")
     return sets, label

@@ -12,20 +12,17 @@ import bisect
 import csv
 import io
 import json
-import os
-import sys
-import tempfile
-from contextlib import contextmanager, suppress
+import re
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
 from typing import BinaryIO, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
 from . import _pairs_kernel as _k
-from .errors import InputError, UsageError
+from .errors import UsageError
 from .measures import MEASURES, Measure, get_measure
+from .output import check_output, open_output  # noqa: F401  (where pairs are written)
 from .order import OrderedSets
 
 FORMATS = ("tsv", "csv", "jsonl")
@@ -291,34 +288,29 @@ def _pairs_of(c: PairChunk, a: int, b: int, offset: int = 0) -> Iterator[Pair]:
                                c.left_size[a:b].tolist(), c.right_size[a:b].tolist()))
 
 
-def check_output_path(path: str | os.PathLike) -> None:
-    """Raise now what :func:`open_output` would raise about ``path`` after the work is done.
-
-    A directory is a :class:`UsageError`; a missing parent directory, or one
-    where no file can be created, an :class:`InputError`. Nothing is left behind.
-    """
-    fd, tmp = _temp_beside(path)
-    os.close(fd)
-    os.unlink(tmp)
-
-
-def _temp_beside(path: str | os.PathLike) -> tuple[int, str]:
-    """A new temporary file in the directory of ``path``, or the error that says why there can be none."""
-    target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"output {path} is a directory; give a file name")
-    if not target.parent.exists():
-        raise InputError(f"output {path}: directory {target.parent} does not exist")
-    try:
-        return tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    except OSError as e:
-        raise InputError(f"output {path}: cannot write ({e.strerror})") from None
-
-
 # --- writing -------------------------------------------------------------
 
+#: Control characters (C0, DEL, C1) and the Unicode line separators: escaped in
+#: TSV so that no field breaks a line (for any line splitter) or reaches a
+#: terminal as a command.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\\\\]")
+_NAMED = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+#: Lone surrogates that are not a byte of a non-UTF-8 file name (those are
+#: U+DC80..U+DCFF, Python's surrogateescape): they come from JSON ("\\ud800").
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
 def _tsv_field(value: str) -> str:
-    return (value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r"))
+    """Backslash, tab, newline, CR as \\\\, \\t, \\n, \\r; other control characters as \\xNN,
+    U+2028 and U+2029 as \\u2028 and \\u2029."""
+    if not _CONTROL.search(value):
+        return value
+    return _CONTROL.sub(lambda m: _NAMED.get(m.group(), _hex(ord(m.group()))), value)
+
+
+def _hex(code: int) -> str:
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _csv_field(value: str) -> str:
@@ -329,21 +321,32 @@ def _csv_field(value: str) -> str:
     return buf.getvalue()[:-2]
 
 
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
 def _json_field(value: str) -> str:
     try:
         value.encode("utf-8")
-    except UnicodeEncodeError:  # a file name that is not UTF-8: escape it, stay valid UTF-8
+    except UnicodeEncodeError:  # not valid UTF-8 (a file name's bytes, a lone surrogate): \\u escapes, stay valid
         return json.dumps(value)
-    return json.dumps(value, ensure_ascii=False)
+    # DEL, C1 controls and U+2028/U+2029 are valid raw in a JSON string, but line splitters
+    # cut a record at some of them and terminals act on others: escape them as JSON does C0.
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
+
+
+def _utf8(value: str) -> bytes:
+    """UTF-8 bytes of a field; a file name that is not UTF-8 (surrogate escapes) gets its
+    original bytes back, as ls and find print it; any other lone surrogate is written as
+    the text \\uXXXX."""
+    try:
+        return value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value).encode("utf-8", "surrogateescape")
 
 
 def _encode_fields(columns: Sequence[Sequence[str]], escape) -> tuple[np.ndarray, np.ndarray]:
-    """Escape and UTF-8-encode every field; field f of doc d sits at index f*n + d.
-
-    A file name that is not UTF-8 reaches us with surrogate escapes; its
-    original bytes are written back (surrogateescape), as ls and find do.
-    """
-    encoded = [escape(str(v)).encode("utf-8", "surrogateescape") for col in columns for v in col]
+    """Escape and UTF-8-encode every field; field f of doc d sits at index f*n + d."""
+    encoded = [_utf8(escape(str(v))) for col in columns for v in col]
     ptr = np.zeros(len(encoded) + 1, np.int64)
     np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=ptr[1:])
     return ptr, np.frombuffer(b"".join(encoded), np.uint8)
@@ -444,28 +447,3 @@ class PairWriter:
             out.write(self.render(chunk, pairs.sets.doc_size))
             n += len(chunk)
         return n
-
-
-@contextmanager
-def open_output(path: str | os.PathLike | None):
-    """A binary stream for the results: stdout for None or '-', else a temporary file
-    beside ``path`` renamed into place only when the block succeeds, and removed on
-    any error or interrupt, so no half-written output file is ever left behind."""
-    if path is None or str(path) == "-":
-        yield sys.stdout.buffer
-        sys.stdout.buffer.flush()
-        return
-    target = Path(path)
-    fd, tmp = _temp_beside(path)
-    try:
-        # mkstemp makes the file private (0600); give it the mode open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as out:
-            yield out
-        os.replace(tmp, target)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise

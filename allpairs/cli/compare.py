@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import AllPairsError
+from ..output import check_output
 from ..report import compare as run_compare, render_table
 from ._app import Bar, app, err, fail, warn_skipped
 from ._options import (BANDS, BITS, ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, JOBS, JSONL, MAX_BUCKET,
@@ -49,6 +50,7 @@ def compare_command(
     try:
         refuse_unused_input_options(ctx, lines, sets, jsonl)
         refuse_unused_lsh_options(ctx, True, bands, rows)
+        check_output(None)  # a closed stdout is refused before the work
         if plot is not None:
             from ..plot import check_plot_path
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import time
 from enum import Enum
-from pathlib import Path
 from typing import List, Optional
 
 import typer
@@ -12,8 +11,9 @@ from ..clusters import write_clusters
 from ..errors import AllPairsError
 from ..join import join as run_join
 from ..measures import JOIN_MEASURES
-from ..pairs import PairWriter, check_output_path, open_output
-from ._app import Bar, app, fail, summary, warn_skipped
+from ..output import check_output, open_output
+from ..pairs import PairWriter
+from ._app import Bar, BrokenPipe, app, fail, summary, warn_skipped
 from ._options import (BANDS, BITS, ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, INPUT, JOBS, JSONL, LSH,
                        MAX_BUCKET, MIN_BYTES, MIN_SHINGLES, NO_IGNORE, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET,
                        RECALL, ROWS, SEED, SETS, SHINGLE, TEXT_FIELD, Format, PanelCommand, check_jobs,
@@ -60,7 +60,7 @@ def join_command(
     shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, min_shingles: int = MIN_SHINGLES,
     fmt: Format = typer.Option(Format.tsv, "--format", "-f", rich_help_panel=OUTPUT,
                                help="tsv: left, right, similarity. csv and jsonl add overlap and both set sizes."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT,
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT,
                                           show_default=False,
                                           help="Write pairs to FILE (atomically) instead of stdout."),
     count: bool = typer.Option(False, "--count", rich_help_panel=OUTPUT,
@@ -90,8 +90,8 @@ def join_command(
         refuse_unused_lsh_options(ctx, method is Method.lsh, bands, rows)
         if count:
             refuse(ctx, ("output", "fmt"), "with --count, which prints only a number")
-        if output is not None:
-            check_output_path(output)  # refuse a bad file name before the work, not after
+        # Refuse an output that cannot be written before the work, not after.
+        plan = check_output(None if count else output)
         try:
             corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field,
                                 text_field, hidden, no_ignore)
@@ -109,20 +109,23 @@ def join_command(
         if not quiet:
             warn_skipped(res.stats)
         write_seconds = None
-        if count:
-            typer.echo(len(res.clusters) if clusters else len(res.pairs))
-        elif clusters:
-            t0 = time.perf_counter()
-            with open_output(output) as out:
-                write_clusters(res.clusters, res.ids, out, fmt.value)
-            write_seconds = time.perf_counter() - t0
-        else:
-            t0 = time.perf_counter()
-            writer = PairWriter(res.ids, fmt.value, texts=res.shown, estimated=res.pairs.estimated,
-                                measure=res.measure)
-            with open_output(output) as out:
-                writer.write(res.pairs, out)
-            write_seconds = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        try:
+            with open_output(None if count else output, plan) as out:
+                if count:
+                    out.write(f"{len(res.clusters) if clusters else len(res.pairs)}\n".encode())
+                elif clusters:
+                    write_clusters(res.clusters, res.ids, out, fmt.value)
+                else:
+                    writer = PairWriter(res.ids, fmt.value, texts=res.shown, estimated=res.pairs.estimated,
+                                        measure=res.measure)
+                    writer.write(res.pairs, out)
+                if not count:
+                    write_seconds = time.perf_counter() - t0
+        except BrokenPipeError:  # `| head`: the join is done, its summary still holds; end as cat would
+            if not quiet:
+                summary(res, None)
+            raise BrokenPipe() from None
         if not quiet:
             summary(res, write_seconds)
     except AllPairsError as e:
