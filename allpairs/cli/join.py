@@ -11,7 +11,7 @@ import typer
 from ..errors import AllPairsError
 from ..join import join as run_join
 from ..pairs import PairWriter, open_output
-from ._app import Bar, app, fail, summary, warn_skipped
+from ._app import Bar, app, err, fail, summary, warn_skipped
 from ._options import (BANDS, BITS, ENCODING, EXCLUDE, ID_FIELD, INCLUDE, JOBS, JSONL, LINES, MAX_BUCKET, MIN_BYTES,
                        MIN_SHINGLES, NO_NORMALIZE, NUM_PERM, PATH, QUIET, RECALL, ROWS, SEED, SETS, SHINGLE,
                        TEXT_FIELD, THRESHOLD, Format, check_jobs, read_input)
@@ -25,6 +25,11 @@ class Method(str, Enum):
 class Verify(str, Enum):
     exact = "exact"
     estimate = "estimate"
+
+
+class Engine(str, Enum):
+    local = "local"
+    spark = "spark"
 
 
 @app.command("join")
@@ -41,6 +46,12 @@ def join_command(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write pairs to FILE (atomically) instead of stdout."),
     count: bool = typer.Option(False, "--count", help="Print only the number of pairs."),
     jobs: int = JOBS, quiet: bool = QUIET,
+    engine: Engine = typer.Option(Engine.local, "--engine", help="local: this process. spark: Apache Spark (pip install 'allpairs-join[spark]', Java 17+); writes a Parquet dataset (-o DIR) or counts."),
+    master: Optional[str] = typer.Option(None, "--master", help="Spark: the master URL, e.g. local[*] (default), spark://host:7077, yarn."),
+    parquet: bool = typer.Option(False, "--parquet", help="Spark: PATH is a Parquet dataset with --id-col and --text-col (or --tokens-col)."),
+    id_col: Optional[str] = typer.Option(None, "--id-col", help="Parquet: the id column (default id)."),
+    text_col: Optional[str] = typer.Option(None, "--text-col", help="Parquet: the text column (default text)."),
+    tokens_col: Optional[str] = typer.Option(None, "--tokens-col", help="Parquet: an array column of tokens, joined as they are."),
 ) -> None:
     """Print every pair of documents whose shingle sets have Jaccard similarity >= THRESHOLD.
 
@@ -49,6 +60,12 @@ def join_command(
     decimals.
     """
     check_jobs(jobs)
+    if engine is Engine.spark:
+        return _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, include, exclude, min_bytes,
+                      min_shingles, encoding, id_field, text_field, id_col, text_col, tokens_col, method, num_perm,
+                      bands, rows, recall, seed, bits, max_bucket, verify, fmt, output, count, jobs, quiet, master)
+    if parquet or master or id_col or text_col or tokens_col:
+        raise typer.BadParameter("--parquet, --master, --id-col, --text-col and --tokens-col go with --engine spark")
     bar = Bar(not quiet)
     try:
         try:
@@ -74,3 +91,44 @@ def join_command(
             summary(res, write_seconds)
     except AllPairsError as e:
         fail(e)
+
+
+def _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, include, exclude, min_bytes,
+           min_shingles, encoding, id_field, text_field, id_col, text_col, tokens_col, method, num_perm, bands, rows,
+           recall, seed, bits, max_bucket, verify, fmt, output, count, jobs, quiet, master) -> None:
+    """``join --engine spark``: the same join on Spark, pairs to a Parquet dataset (imports Spark only here)."""
+    kinds = [k for k, on in (("lines", lines), ("sets", sets), ("jsonl", jsonl), ("parquet", parquet)) if on]
+    if len(kinds) > 1:
+        raise typer.BadParameter(f"choose one of --lines, --sets, --jsonl, --parquet (got {', '.join('--' + k for k in kinds)})")
+    unsupported = [flag for flag, used in (("--format", fmt is not Format.tsv), ("--verify estimate", verify is Verify.estimate),
+                                           ("--jobs", jobs != 0), ("--encoding", encoding.lower() not in ("utf-8", "utf8")))
+                   if used]
+    if unsupported:
+        raise typer.BadParameter(f"{', '.join(unsupported)} do not apply with --engine spark (it writes Parquet, "
+                                 "verifies exactly, reads UTF-8 and runs as many tasks as Spark gives it)")
+    try:
+        from ..engines.spark.run import run as spark_run
+
+        res = spark_run(path, threshold, kind=kinds[0] if kinds else "directory",
+                        output=None if output is None else str(output), count=count, master=master,
+                        include=include, exclude=exclude, min_bytes=min_bytes, id_field=id_field,
+                        text_field=text_field, id_col=id_col, text_col=text_col, tokens_col=tokens_col,
+                        shingle=shingle, normalize=not no_normalize, min_shingles=min_shingles, method=method.value,
+                        num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
+                        max_bucket=max_bucket)
+    except AllPairsError as e:
+        fail(e)
+    if count:
+        typer.echo(res.pairs)
+    if quiet:
+        return
+    skipped = sum(res.skipped.values())
+    reasons = f" ({', '.join(f'{why}: {n:,}' for why, n in sorted(res.skipped.items()))})" if skipped else ""
+    err.print(f"allpairs: spark {res.master}: {res.documents:,} documents, {skipped:,} skipped{reasons}, "
+              f"{res.joined:,} joined; {res.shingle} shingles; {res.distinct_sets:,} distinct sets")
+    cand = f"{res.candidates:,} candidates, " if res.candidates is not None else ""
+    where = f" written to {res.output}" if res.output else ""
+    err.print(f"allpairs: {res.method} join at t = {res.threshold}: {cand}{res.pairs:,} pairs{where}")
+    for note in res.notes:
+        err.print(f"allpairs: {note}")
+    err.print("allpairs: time " + ", ".join(f"{k} {v:.2f}s" for k, v in res.seconds.items()))

@@ -13,7 +13,10 @@ spark``); needs ``pip install 'allpairs-join[spark]'`` and a Java runtime.
 | 6 document pairs | ``pairs.py`` |
 | wiring | ``join.py`` |
 """
-from .join import SparkJoin, join, plan
-from .session import SparkSetupError, get_session
+from .session import SparkSetupError, get_session, require_pyspark
+
+require_pyspark()  # before the stages import pyarrow: a missing extra is one clear error
+
+from .join import SparkJoin, join, plan  # noqa: E402
 
 __all__ = ["SparkJoin", "SparkSetupError", "get_session", "join", "plan"]

@@ -227,8 +227,12 @@ def plan_hot_groups(ranked, t: Threshold, hot: np.ndarray, max_group: int) -> di
     return plans
 
 
+def routes(ranked, t: Threshold, plans: dict[int, GroupPlan]):
+    """DataFrame (ROUTED_SCHEMA): each set once per task (prefix token g, chunks c1 <= c2) it goes to."""
+    return ranked.mapInArrow(lambda b: _route_batches(b, t.p, t.q, plans), ROUTED_SCHEMA)
+
+
 def set_pairs(ranked, t: Threshold, plans: dict[int, GroupPlan]):
     """DataFrame (a, b, overlap, size_a, size_b): every pair of distinct sets with ``J >= t``, once."""
-    routed = ranked.mapInArrow(lambda b: _route_batches(b, t.p, t.q, plans), ROUTED_SCHEMA)
-    tasks = routed.repartition(*TASK).sortWithinPartitions(*TASK)
+    tasks = routes(ranked, t, plans).repartition(*TASK).sortWithinPartitions(*TASK)
     return tasks.mapInArrow(lambda b: _join_batches(b, t), SET_PAIRS_SCHEMA)

@@ -34,6 +34,7 @@ class SparkJoin:
     threshold: Threshold
     method: str
     shingle: str
+    ranked: object = None
     order: sets.TokenOrder | None = None
     plans: dict = field(default_factory=dict)
     buckets: object = None
@@ -93,7 +94,7 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         plans = exact.plan_hot_groups(ranked, t, order.hot, max_group)
         found = exact.set_pairs(ranked, t, plans)
         return SparkJoin(document_pairs(found, members), members, distinct, grouped, t, method, label,
-                         order=order, plans=plans)
+                         ranked=ranked, order=order, plans=plans)
     bucket_rows = lsh.buckets(distinct, num_perm=info.num_perm, bands=info.bands, rows=info.rows, seed=info.seed,
                               bits=info.bits, max_bucket=info.max_bucket, report=LARGE_BUCKET)
     cand, found = lsh.set_pairs(distinct, bucket_rows, t)

@@ -56,7 +56,8 @@ def shingle_batches(batches, *, source: str, spec: ShingleSpec | None, normalize
     for batch in batches:
         col = batch.column(source)
         if spec is None:
-            sets = [[] if s is None else s for s in col.to_pylist()]
+            # A string is a line of whitespace-separated tokens (--sets), as str.split() reads it.
+            sets = [[] if s is None else s.split() if isinstance(s, str) else s for s in col.to_pylist()]
             indptr, keys = hash_sets(sets)
         else:
             texts = ["" if s is None else s for s in col.to_pylist()]
@@ -167,19 +168,23 @@ RANKED_SCHEMA = "set long, size int, n_single int, ranks array<int>"
 def rank_sets(distinct, *, hot_limit: int, broadcast_limit: int = BROADCAST_LIMIT):
     """(ranked, order): each distinct set as (set, size, n_single, ranks), and the :class:`TokenOrder`.
 
-    One action counts the shingles and brings the shared ones (key, frequency)
-    to the driver, where they are ranked, if they are at most ``broadcast_limit``;
-    else they are counted, ranked by a distributed sort and joined.
+    One action counts the shared shingles (kept in Spark's cache); if they are
+    at most ``broadcast_limit``, a second brings them (key, frequency) to the
+    driver, where they are ranked; else they are ranked by a distributed sort
+    and joined.
     """
     from pyspark.sql import functions as F
 
     spark = distinct.sparkSession
     counts = distinct.select("keys").mapInArrow(_count_batches, "key long, n long") \
         .groupBy("key").agg(F.sum("n").alias("df"))
-    shared = counts.where(F.col("df") >= 2)
-    # One action: the shared shingles themselves when they fit the broadcast bound.
-    table = shared.limit(broadcast_limit + 1).toArrow()
-    if table.num_rows <= broadcast_limit:
+    shared = counts.where(F.col("df") >= 2).persist()
+    n_shared = shared.count()
+    if n_shared >= 2**31:
+        raise OverflowError(f"{n_shared} shared shingles exceed int32 ranks")
+    if n_shared <= broadcast_limit:
+        table = shared.toArrow()
+        shared.unpersist()
         keys = numpy(table.column("key"), np.int64)
         df = numpy(table.column("df"), np.int64)
         by_rank = np.lexsort((keys, df))
@@ -190,9 +195,6 @@ def rank_sets(distinct, *, hot_limit: int, broadcast_limit: int = BROADCAST_LIMI
         lookup = spark.sparkContext.broadcast((keys[by_key], rank[by_key]))
         ranked = distinct.mapInArrow(lambda batches: _lookup_batches(batches, lookup), RANKED_SCHEMA)
         return ranked, TokenOrder(len(keys), True, hot)
-    n_shared = shared.count()
-    if n_shared >= 2**31:
-        raise OverflowError(f"{n_shared} shared shingles exceed int32 ranks")
     # Too many to broadcast: rank by a distributed sort and join the sets' shingles with the ranks.
     ranks = shared.orderBy("df", "key").rdd.zipWithIndex() \
         .map(lambda row_index: (row_index[0]["key"], row_index[0]["df"], row_index[1])) \
