@@ -10,7 +10,6 @@ one-line :class:`~allpairs.errors.AllPairsError`.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ...corpus import SNIFF_BYTES, _walk, matches
+from ...corpus import _walk, decode_file, jsonl_record, matches
 from ...errors import InputError, UsageError
 from ...shingles import ShingleSpec, language_for_path
 from .join import plan
@@ -73,29 +72,16 @@ def _read_lines(spark, path):
 
 
 def _jsonl_batches(batches, id_field, text_field, name):
-    """mapInArrow body: (id, text, line) of each JSON Lines record, the local reader's checks on each."""
+    """mapInArrow body: (id, text, line) of each JSON Lines record, checked as the local reader checks it
+    (ids are not checked for repeats across tasks)."""
     for batch in batches:
         ids, texts, lines = [], [], []
         for value, k in zip(batch.column("value").to_pylist(), batch.column("line").to_pylist()):
-            if not value.strip():
-                continue
-            try:
-                obj = json.loads(value)
-            except json.JSONDecodeError as e:
-                raise InputError(f"{name}:{k}: not valid JSON ({e.msg} at column {e.colno})") from None
-            if not isinstance(obj, dict):
-                raise InputError(f"{name}:{k}: expected a JSON object, got {type(obj).__name__}")
-            for f, flag in ((id_field, "--id-field"), (text_field, "--text-field")):
-                if f not in obj:
-                    raise InputError(f"{name}:{k}: no {f!r} field; name it with {flag}")
-            doc_id, text = obj[id_field], obj[text_field]
-            if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
-                raise InputError(f"{name}:{k}: field {id_field!r} must be a string or an integer")
-            if not isinstance(text, str):
-                raise InputError(f"{name}:{k}: field {text_field!r} must be a string, got {type(text).__name__}")
-            ids.append(str(doc_id))
-            texts.append(text)
-            lines.append(k)
+            record = jsonl_record(value, f"{name}:{k}", id_field, text_field)
+            if record is not None:
+                ids.append(record[0])
+                texts.append(record[1])
+                lines.append(k)
         yield pa.RecordBatch.from_arrays([pa.array(ids, pa.string()), pa.array(texts, pa.string()),
                                           pa.array(lines, pa.int64())], names=["id", "text", "line"])
 
@@ -106,14 +92,7 @@ def _file_batches(batches, root):
         ids, texts, langs, skips = [], [], [], []
         for path, data in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist()):
             rel = _relative(path, root)
-            text = skip = None
-            if b"\0" in data[:SNIFF_BYTES]:
-                skip = "binary"
-            else:
-                try:
-                    text = data.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    skip = f"not UTF-8 (byte {e.start})"
+            text, skip = decode_file(data)
             ids.append(rel)
             texts.append(text)
             langs.append(language_for_path(rel))
