@@ -104,24 +104,66 @@ def gather_csr(indptr, tokens, rows):
 
 
 @kernel
-def distinct_per_doc(indptr, keys):
+def _slot(k, mask):
+    """Home slot of key ``k`` in a table of ``mask + 1`` slots (Fibonacci hashing)."""
+    return ((k * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & mask
+
+
+@kernel
+def estimate_distinct(keys):
+    """HyperLogLog estimate of the number of distinct keys (Flajolet et al. 2007), 2**14 registers.
+
+    Keys are hash values (uniform bits); the estimate is within a few percent,
+    enough to size a hash table so that it rarely has to grow.
+    """
+    b = 14
+    m = 1 << b
+    reg = np.zeros(m, np.int64)
+    for t in range(keys.shape[0]):
+        z = keys[t] * np.uint64(0x9E3779B97F4A7C15)  # spread low-entropy keys (e.g. small ints)
+        j = np.int64(z >> np.uint64(64 - b))
+        w = z << np.uint64(b)
+        rank = 1
+        while rank <= 64 - b and (w >> np.uint64(63)) == 0:
+            w = w << np.uint64(1)
+            rank += 1
+        if rank > reg[j]:
+            reg[j] = rank
+    total = 0.0
+    zeros = 0
+    for j in range(m):
+        total += 2.0 ** -reg[j]
+        if reg[j] == 0:
+            zeros += 1
+    est = 0.7213 / (1.0 + 1.079 / m) * m * m / total
+    if est <= 2.5 * m and zeros > 0:
+        est = m * np.log(m / zeros)  # linear counting for small sets
+    return np.int64(est)
+
+
+@kernel
+def distinct_per_doc(indptr, keys, room):
     """Local token ids by an open-addressing hash table, one entry per distinct (document, key).
 
     Returns the distinct keys in first-seen order (uint64), their document
     frequencies (int64), and each document's distinct local ids as CSR
     (doc_ptr int64, doc_tok int32), in first-seen order within the document.
+    The table has room for ``room`` distinct keys (at load factor at most
+    0.7); with more, it returns None in place of the keys (ask again with
+    more room: :func:`estimate_distinct` sizes it, not the number of keys,
+    since a Zipf corpus repeats a few keys a lot).
     """
     n_docs = indptr.shape[0] - 1
     n = keys.shape[0]
-    cap = 16
-    while cap < n + n // 4:  # load factor at most 0.8, less as keys repeat
+    cap = 1024
+    while 7 * cap < 10 * room:
         cap *= 2
     mask = np.uint64(cap - 1)
     # Key and id side by side (id + 1, 0 = free): one cache line per probe.
     slots = np.zeros(2 * cap, np.uint64)
-    uniq = np.empty(n, np.uint64)
-    df = np.zeros(n, np.int64)
-    last_doc = np.empty(n, np.int64)
+    uniq = np.empty(room, np.uint64)
+    df = np.zeros(room, np.int64)
+    last_doc = np.empty(room, np.int64)
     doc_ptr = np.zeros(n_docs + 1, np.int64)
     doc_tok = np.empty(n, np.int32)
     n_uniq = 0
@@ -129,10 +171,12 @@ def distinct_per_doc(indptr, keys):
     for d in range(n_docs):
         for t in range(indptr[d], indptr[d + 1]):
             k = keys[t]
-            h = ((k * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & mask
+            h = _slot(k, mask)
             while slots[2 * h + 1] != 0 and slots[2 * h] != k:
                 h = (h + np.uint64(1)) & mask
             if slots[2 * h + 1] == 0:
+                if n_uniq == room:
+                    return None, df, doc_ptr, doc_tok
                 slots[2 * h] = k
                 slots[2 * h + 1] = n_uniq + 1
                 uniq[n_uniq] = k
@@ -145,7 +189,7 @@ def distinct_per_doc(indptr, keys):
                 doc_tok[n_entry] = i
                 n_entry += 1
         doc_ptr[d + 1] = n_entry
-    return uniq[:n_uniq], df[:n_uniq], doc_ptr, doc_tok[:n_entry]
+    return uniq[:n_uniq].copy(), df[:n_uniq].copy(), doc_ptr, doc_tok[:n_entry].copy()
 
 
 @kernel

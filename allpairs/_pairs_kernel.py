@@ -9,10 +9,13 @@ from ._numba import kernel
 
 
 @kernel
-def adjacency(m, left, right):
+def adjacency(m, left, right, directions):
     """Both directions of every pair of distinct sets as CSR over ``m`` sets (counting sort).
 
-    Returns (ptr, neighbour, pair index), the pair index pointing into left/right.
+    Returns (ptr, neighbour, pair index, ok), the pair index pointing into
+    left/right, ``ok`` true where the edge from the set to its neighbour is a
+    result: ``left -> right`` when bit 1 of ``directions[k]`` is set, ``right ->
+    left`` when bit 2 is (3 for a symmetric measure).
     """
     ptr = np.zeros(m + 1, np.int64)
     for k in range(left.shape[0]):
@@ -23,16 +26,19 @@ def adjacency(m, left, right):
     fill = ptr[:-1].copy()
     nb = np.empty(ptr[m], np.int32)
     idx = np.empty(ptr[m], np.int32)
+    ok = np.empty(ptr[m], np.bool_)
     for k in range(left.shape[0]):
         a = left[k]
         b = right[k]
         nb[fill[a]] = b
         idx[fill[a]] = k
+        ok[fill[a]] = (directions[k] & 1) != 0
         fill[a] += 1
         nb[fill[b]] = a
         idx[fill[b]] = k
+        ok[fill[b]] = (directions[k] & 2) != 0
         fill[b] += 1
-    return ptr, nb, idx
+    return ptr, nb, idx, ok
 
 
 @kernel
@@ -64,13 +70,21 @@ def _first_after(arr, lo, hi, d):
     return lo
 
 
+#: Which document pairs :func:`expand` makes: (left, right) with left < right
+#: (a symmetric self-join); every ordered pair of distinct documents
+#: (containment); left < n_left <= right (an R–S join).
+UNORDERED, ORDERED, CROSS = 0, 1, 2
+
+
 @kernel
-def expand(lo, hi, capacity, doc_set, group_indptr, group_docs, adj_ptr, adj_set, adj_pair):
+def expand(lo, hi, capacity, doc_set, group_indptr, group_docs, adj_ptr, adj_set, adj_pair, adj_ok, group_ok,
+           mode, n_left):
     """Document pairs (left, right, set pair) for left in [lo, hi), sorted by (left, right).
 
-    A document pairs with the later members of its own group (set pair -1:
-    identical sets) and with the later members of every group adjacent to its
-    set (the index of that pair of distinct sets).
+    A document pairs with the members of its own group (set pair -1:
+    identical sets; where ``group_ok``) and with the members of every group
+    adjacent to its set by an edge that is a result (``adj_ok``: the index of
+    that pair of distinct sets); partners are those ``mode`` admits.
     """
     out_l = np.empty(capacity, np.int32)
     out_r = np.empty(capacity, np.int32)
@@ -81,17 +95,25 @@ def expand(lo, hi, capacity, doc_set, group_indptr, group_docs, adj_ptr, adj_set
         s = doc_set[d]
         if s < 0:
             continue
+        if mode == CROSS and d >= n_left:
+            continue
+        # Partners are group members after `after` (all but d itself when ORDERED).
+        after = d if mode == UNORDERED else (n_left - 1 if mode == CROSS else -1)
         start = n
-        g0 = group_indptr[s]
-        g1 = group_indptr[s + 1]
-        for k in range(_first_after(group_docs, g0, g1, d), g1):
-            keys[n] = (np.int64(group_docs[k]) << 32) | np.int64(0xFFFFFFFF)
-            n += 1
+        if group_ok[s]:
+            g0 = group_indptr[s]
+            g1 = group_indptr[s + 1]
+            for k in range(_first_after(group_docs, g0, g1, after), g1):
+                if group_docs[k] != d:
+                    keys[n] = (np.int64(group_docs[k]) << 32) | np.int64(0xFFFFFFFF)
+                    n += 1
         for a in range(adj_ptr[s], adj_ptr[s + 1]):
+            if not adj_ok[a]:
+                continue
             b = adj_set[a]
             h0 = group_indptr[b]
             h1 = group_indptr[b + 1]
-            for k in range(_first_after(group_docs, h0, h1, d), h1):
+            for k in range(_first_after(group_docs, h0, h1, after), h1):
                 keys[n] = (np.int64(group_docs[k]) << 32) | np.int64(adj_pair[a])
                 n += 1
         keys[start:n] = np.sort(keys[start:n])
@@ -133,6 +155,7 @@ def format_lines(template, lit_ptr, lit_bytes, field_ptr, field_bytes, n_docs, d
     The similarity is ``num / den`` (overlap / union, or a scaled estimate)
     truncated (not rounded) to ``decimals`` places in integer arithmetic: it
     never shows more than the true value, and shows 1 only for identical sets.
+    With ``decimals`` 0 it is a whole number of any size (an overlap count).
     """
     n_pairs = left.shape[0]
     steps = template.shape[0] // 2
@@ -154,7 +177,7 @@ def format_lines(template, lit_ptr, lit_bytes, field_ptr, field_bytes, n_docs, d
             elif op == 2:
                 total += field_ptr[arg * n_docs + b + 1] - field_ptr[arg * n_docs + b]
             elif op == 3:
-                total += 2 + decimals if decimals > 0 else 1
+                total += 2 + decimals if decimals > 0 else _digits(num[k] // den[k])
             elif op == 4:
                 total += _digits(overlap[k])
             elif op == 5:
@@ -183,14 +206,15 @@ def format_lines(template, lit_ptr, lit_bytes, field_ptr, field_bytes, n_docs, d
                 union = den[k]
                 whole = o // union
                 frac = ((o - whole * union) * scale) // union
-                buf[pos] = 48 + whole
-                pos += 1
-                if decimals > 0:
-                    buf[pos] = 46  # '.'
+                if decimals == 0:  # a count (overlap): every digit
+                    pos = _put_int(buf, pos, whole)
+                else:
+                    buf[pos] = 48 + whole
+                    buf[pos + 1] = 46  # '.'
                     for t in range(decimals - 1, -1, -1):
-                        buf[pos + 1 + t] = 48 + frac % 10
+                        buf[pos + 2 + t] = 48 + frac % 10
                         frac //= 10
-                    pos += 1 + decimals
+                    pos += 2 + decimals
             elif op == 4:
                 pos = _put_int(buf, pos, overlap[k])
             elif op == 5:

@@ -4,20 +4,26 @@ Arrays and scalars only; documents travel as CSR (``indptr`` int64 of length
 ``n_docs + 1`` over a flat array).  All hashing is uint64 arithmetic that
 wraps modulo 2**64.
 
-Mixing (the definition that :mod:`allpairs.shingles` documents):
+Text arrives as UTF-8 bytes (a uint8 array; lone surrogates passed through
+as their 3-byte form) with int64 byte offsets per document, and tokens are
+hashed where they lie, with no Python object per token.
 
-* ``mix(z)`` is the finaliser of splitmix64, :func:`allpairs._mix.mix64`;
+Keys (the definition that :mod:`allpairs.shingles` documents, key version 2):
 
-* the key of a character is ``mix(code_point + GOLDEN)``, i.e. the first
-  output of splitmix64 seeded with the code point;
+* the key of a token (a word, a character, a ``--sets`` token) is XXH64 with
+  seed 0 of its UTF-8 bytes, :func:`allpairs._hash_kernel.xxh64`;
 * the key of an n-gram with token keys ``k_1 .. k_n`` under a seed ``s``
-  is ``h_n`` where ``h_0 = s`` and ``h_i = mix(h_{i-1} * GOLDEN + k_i)``.
+  is ``h_n`` where ``h_0 = s`` and ``h_i = mix(h_{i-1} * GOLDEN + k_i)``,
+  ``mix`` being the splitmix64 finaliser :func:`allpairs._mix.mix64`.
 """
 import numpy as np
 
+from allpairs._hash_kernel import xxh64
 from allpairs._mix import GOLDEN
 from allpairs._mix import mix64 as _mix
 from allpairs._numba import kernel
+
+_SEED0 = np.uint64(0)
 
 # Token classes, as in allpairs.codetokens (PLAIN, SEMI_AFTER, LINE_END, DROP).
 _PLAIN = 0
@@ -26,12 +32,89 @@ _LINE_END = 2
 
 
 @kernel
-def char_keys(code_points):
-    """Key of each character: ``mix(code_point + GOLDEN)``; uint32 in, uint64 out."""
-    out = np.empty(code_points.shape[0], np.uint64)
-    for i in range(code_points.shape[0]):
-        out[i] = _mix(np.uint64(code_points[i]) + GOLDEN)
-    return out
+def _utf8_at(buf, p):
+    """Code point and length in bytes of the UTF-8 sequence at ``buf[p]`` (assumed well formed)."""
+    b0 = np.int64(buf[p])
+    if b0 < 0x80:
+        return b0, 1
+    if b0 < 0xE0:
+        return ((b0 & 0x1F) << 6) | (np.int64(buf[p + 1]) & 0x3F), 2
+    if b0 < 0xF0:
+        return ((b0 & 0x0F) << 12) | ((np.int64(buf[p + 1]) & 0x3F) << 6) | (np.int64(buf[p + 2]) & 0x3F), 3
+    return (((b0 & 0x07) << 18) | ((np.int64(buf[p + 1]) & 0x3F) << 12)
+            | ((np.int64(buf[p + 2]) & 0x3F) << 6) | (np.int64(buf[p + 3]) & 0x3F)), 4
+
+
+@kernel
+def char_keys(buf, doc_ptr, ascii_keys):
+    """Key of every character of every document: XXH64 of its UTF-8 bytes.
+
+    ``buf`` is UTF-8, document d at ``buf[doc_ptr[d]:doc_ptr[d + 1]]``;
+    ``ascii_keys[c]`` is the key of ASCII character c (precomputed).
+    Returns ``(indptr, keys)``: int64 characters per document as CSR offsets, uint64 keys.
+    """
+    n_docs = doc_ptr.shape[0] - 1
+    out = np.empty(doc_ptr[n_docs] - doc_ptr[0], np.uint64)
+    indptr = np.zeros(n_docs + 1, np.int64)
+    k = 0
+    for d in range(n_docs):
+        p = doc_ptr[d]
+        end = doc_ptr[d + 1]
+        while p < end:
+            b0 = buf[p]
+            if b0 < 0x80:
+                out[k] = ascii_keys[b0]
+                p += 1
+            else:
+                cp, size = _utf8_at(buf, p)
+                out[k] = xxh64(buf, p, p + size, _SEED0)
+                p += size
+            k += 1
+        indptr[d + 1] = k
+    return indptr, out[:k].copy()
+
+
+@kernel
+def token_keys_into(buf, ptr, is_token, out, k0):
+    """Key of every token (maximal run of code points c with ``is_token[c]``) of every document, into ``out``.
+
+    ``buf`` is UTF-8, document d at ``buf[ptr[d]:ptr[d + 1]]``; ``is_token`` is a bool table over
+    all code points; ``out`` (uint64) has room from ``k0`` for every token (at most
+    ``(bytes + 1) // 2`` a document). Returns the int64 offsets into ``out`` of each
+    document's keys (``n_docs + 1``, starting at ``k0``).
+    """
+    n_docs = ptr.shape[0] - 1
+    indptr = np.empty(n_docs + 1, np.int64)
+    indptr[0] = k0
+    k = k0
+    for d in range(n_docs):
+        p = ptr[d]
+        end = ptr[d + 1]
+        start = -1  # start of the token being read, -1 between tokens
+        while p < end:
+            cp, size = _utf8_at(buf, p)
+            if is_token[cp]:
+                if start < 0:
+                    start = p
+            elif start >= 0:
+                out[k] = xxh64(buf, start, p, _SEED0)
+                k += 1
+                start = -1
+            p += size
+        if start >= 0:
+            out[k] = xxh64(buf, start, end, _SEED0)
+            k += 1
+        indptr[d + 1] = k
+    return indptr
+
+
+@kernel
+def token_keys(buf, ptr, is_token):
+    """:func:`token_keys_into` a new array: ``(indptr, keys)`` as CSR (int64 offsets from 0, uint64 keys)."""
+    n_docs = ptr.shape[0] - 1
+    out = np.empty((ptr[n_docs] - ptr[0] + n_docs) // 2 + n_docs + 1, np.uint64)
+    indptr = token_keys_into(buf, ptr, is_token, out, 0)
+    return indptr, out[: indptr[n_docs]].copy()
 
 
 @kernel
@@ -104,3 +187,46 @@ def code_stream(indptr, ids, classes, semicolon, insert_semicolons):
             k += 1
         out_indptr[d + 1] = k
     return out_indptr, out[:k].copy()
+
+
+@kernel
+def hex_lines(indptr, keys):
+    """Each document's distinct keys, ascending, as 16 lowercase hex digits, space-separated, one line each.
+
+    ``keys`` (uint64) in CSR by ``indptr`` (int64); returns the ASCII bytes (uint8) of all lines.
+    """
+    n_docs = indptr.shape[0] - 1
+    base = indptr[0]
+    work = keys[base:indptr[n_docs]].copy()
+    size = 0
+    for d in range(n_docs):
+        a = indptr[d] - base
+        b = indptr[d + 1] - base
+        work[a:b] = np.sort(work[a:b])
+        for t in range(a, b):
+            if t == a or work[t] != work[t - 1]:
+                size += 17  # 16 digits and a space (the last one a line end)
+        if b == a:
+            size += 1  # an empty line
+    out = np.empty(size, np.uint8)
+    p = 0
+    for d in range(n_docs):
+        a = indptr[d] - base
+        b = indptr[d + 1] - base
+        first = True
+        for t in range(a, b):
+            if t > a and work[t] == work[t - 1]:
+                continue
+            if not first:
+                out[p] = 32
+                p += 1
+            first = False
+            v = work[t]
+            for k in range(15, -1, -1):
+                digit = np.int64(v & np.uint64(15))
+                out[p + k] = 48 + digit if digit < 10 else 87 + digit
+                v = v >> np.uint64(4)
+            p += 16
+        out[p] = 10
+        p += 1
+    return out

@@ -11,7 +11,6 @@ import json
 import os
 import re
 import stat
-import sys
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .errors import InputError, UsageError
+from .linefile import HashedSets, LineFile, TextLines, TokenSets, read_line_file, read_pieces
 
 #: Bytes read to tell a binary file from text (as git and grep do: a NUL byte).
 SNIFF_BYTES = 8192
@@ -198,50 +198,44 @@ def read_directory(path: str | os.PathLike, *, include: Sequence[str] = (), excl
 
 # --- line-oriented files --------------------------------------------------
 
-def _open_lines(path: str | os.PathLike, encoding: str) -> tuple[str, list[str]]:
-    """The file's lines (without line ends) and its display name; '-' reads stdin."""
-    if str(path) == "-":
-        name, data = "<stdin>", sys.stdin.buffer.read()
-    else:
-        name = str(path)
-        p = Path(path)
-        if not p.exists():
-            raise UsageError(f"{path}: no such file or directory")
-        if p.is_dir():
-            raise UsageError(f"{path} is a directory; give a file, or drop --lines/--sets/--jsonl to read the tree")
-        try:
-            data = p.read_bytes()
-        except OSError as e:
-            raise InputError(f"{path}: cannot read ({e.strerror})") from None
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise InputError(f"{name}:{line}: not valid {encoding} (byte {e.start}); "
-                         "give the file's encoding with --encoding, e.g. latin-1") from None
-    except LookupError:
-        raise UsageError(f"unknown encoding {encoding!r}") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    for k, line in enumerate(lines):
-        if "\0" in line:
-            raise InputError(f"{name}:{k + 1}: NUL byte; this looks like a binary file, not text records")
-    return name, [line[:-1] if line.endswith("\r") else line for line in lines]
+def _open_lines(path: str | os.PathLike, encoding: str) -> LineFile:
+    """The file's lines, read in chunks ('-' reads stdin); see :mod:`allpairs.linefile` for the rules."""
+    return read_line_file(path, encoding)
 
 
 def read_lines(path: str | os.PathLike, *, encoding: str = "utf-8") -> Corpus:
-    """Each line a record (passwords, titles); id = line number, the line shown beside it."""
-    _, lines = _open_lines(path, encoding)
+    """Each line a record (passwords, titles); id = line number, the line shown beside it.
+
+    Lines are held as one UTF-8 buffer and decoded on access (:class:`TextLines`).
+    """
+    lines = _open_lines(path, encoding)
     ids = [str(k + 1) for k in range(len(lines))]
-    return Corpus(ids=ids, texts=lines, shown=lines, kind="lines")
+    texts = TextLines(lines)
+    return Corpus(ids=ids, texts=texts, shown=texts, kind="lines")
 
 
-def read_sets(path: str | os.PathLike, *, encoding: str = "utf-8") -> Corpus:
-    """Each line a set of whitespace-separated tokens (the set-join benchmark format); id = line number."""
-    _, lines = _open_lines(path, encoding)
-    ids = [str(k + 1) for k in range(len(lines))]
-    return Corpus(ids=ids, sets=[line.split() for line in lines], kind="sets")
+def read_sets(path: str | os.PathLike, *, encoding: str = "utf-8", hashed: bool = False) -> Corpus:
+    """Each line a set of whitespace-separated tokens (the set-join benchmark format); id = line number.
+
+    By default the sets are held as one UTF-8 buffer (:class:`TokenSets`),
+    hashed later by a compiled kernel without a Python string per token.
+    ``hashed=True`` hashes each chunk as it is read and keeps only the keys
+    (:class:`HashedSets`, as :func:`allpairs.shingles.hash_sets` would give
+    them): the file's text is never held whole.
+    """
+    if hashed:
+        from .shingles import hash_set_pieces
+
+        name, pieces = read_pieces(path, encoding)
+        size = None
+        if str(path) != "-":
+            st = os.stat(path)
+            size = st.st_size if stat.S_ISREG(st.st_mode) else None
+        sets = HashedSets(*hash_set_pieces(pieces, size))
+    else:
+        sets = TokenSets(_open_lines(path, encoding))
+    ids = [str(k + 1) for k in range(len(sets))]
+    return Corpus(ids=ids, sets=sets, kind="sets")
 
 
 def jsonl_record(line: str, where: str, id_field: str = "id", text_field: str = "text") -> tuple[str, str] | None:
@@ -276,10 +270,11 @@ def jsonl_record(line: str, where: str, id_field: str = "id", text_field: str = 
 def read_jsonl(path: str | os.PathLike, *, id_field: str = "id", text_field: str = "text",
                encoding: str = "utf-8") -> Corpus:
     """JSON Lines: one object per line with an id and a text; blank lines are ignored."""
-    name, lines = _open_lines(path, encoding)
+    lines = _open_lines(path, encoding)
+    name = lines.name
     ids, texts, seen = [], [], {}
-    for k, line in enumerate(lines, 1):
-        record = jsonl_record(line, f"{name}:{k}", id_field, text_field)
+    for k in range(1, len(lines) + 1):
+        record = jsonl_record(lines.line(k - 1), f"{name}:{k}", id_field, text_field)
         if record is None:
             continue
         doc_id, text = record
@@ -313,7 +308,7 @@ def read_corpus(path: str | os.PathLike, kind: str = "directory", *, include: Se
     elif kind == "lines":
         corpus = read_lines(path, encoding=encoding)
     elif kind == "sets":
-        corpus = read_sets(path, encoding=encoding)
+        corpus = read_sets(path, encoding=encoding, hashed=True)
     else:
         corpus = read_jsonl(path, id_field=id_field, text_field=text_field, encoding=encoding)
     corpus.seconds = time.perf_counter() - t0

@@ -17,11 +17,14 @@ import numpy as np
 
 from .corpus import Corpus
 from .errors import EmptyCorpusError, UsageError
-from .exact import prefix_join
+from .clusters import Clusters, find_clusters
+from .exact import prefix_join, prefix_join_rows
+from .exact.prefix import LEFT_SIDE, RIGHT_SIDE, per_size
 from ._numba import resolve_jobs
 from .lsh import candidates as lsh_candidates
-from .lsh import check_banding, choose_params, estimate_pairs, probability, signatures
-from .measures import Threshold
+from .lsh import (MAX_EXPAND, agreement_needed, check_banding, check_num_perm, choose_params, estimate_pairs,
+                  probability, share_joined_bucket, signature_sets, signatures)
+from .measures import Measure, Threshold, get_measure, parse_threshold
 from .order import OrderedSets, order_sets
 from .pairs import Pairs
 from .verify import verify_candidates
@@ -88,7 +91,11 @@ class LSHInfo:
     auto: bool
     recall: float
     max_bucket: int | None
+    max_expand: int | None = MAX_EXPAND
     oversized: list[tuple[int, int]] = field(default_factory=list)
+    joined: list[tuple[int, int]] = field(default_factory=list)
+    joined_sets: int = 0
+    joined_pairs: int = 0
     skipped_pairs: int = 0
     largest_bucket: int = 0
     signature_bytes: int = 0
@@ -117,9 +124,19 @@ class JoinResult:
     stats: Stats
     shown: list[str] | None = None
     lsh: LSHInfo | None = None
+    measure: Measure = field(default_factory=lambda: get_measure("jaccard"))
+    #: For an R–S join, the number of documents of the first corpus: ``ids``
+    #: (and ``shown``) hold both corpora, the first one's first.
+    n_left: int | None = None
+    #: With ``clusters=True``: the connected components of the pairs.
+    clusters: Clusters | None = None
 
     def __len__(self) -> int:
         return len(self.pairs)
+
+    def similarity(self, pair):
+        """The pair's exact similarity under the join's measure (a Fraction; int for overlap; float for cosine)."""
+        return self.measure.similarity(pair.overlap, pair.left_size, pair.right_size)
 
 
 def peak_memory() -> int:
@@ -147,7 +164,28 @@ def as_corpus(data: Corpus | Sequence[str] | Sequence[Iterable]) -> Corpus:
         return Corpus(ids=ids, texts=data, kind="texts")
     if any(isinstance(d, str) for d in data):
         raise UsageError("mixed input: give either texts (str) or token sets, not both")
-    return Corpus(ids=ids, sets=[[str(t) for t in d] for d in data], kind="sets")
+    # Tokens stay as given (hash_sets keys a token by str(token)): no copy of each token.
+    return Corpus(ids=ids, sets=[d if isinstance(d, (list, tuple)) else list(d) for d in data], kind="sets")
+
+
+def merge_corpora(left: Corpus, right: Corpus) -> Corpus:
+    """Both sides of an R–S join as one corpus (left's documents first), so that they share one global order."""
+    if (left.sets is None) != (right.sets is None):
+        raise UsageError("both sides of an R–S join must be texts, or both pre-tokenised sets")
+
+    def both(a, b, n_a, n_b):
+        return None if a is None and b is None else list(a or [None] * n_a) + list(b or [None] * n_b)
+
+    n_l, n_r = len(left), len(right)
+    shown = None
+    if left.shown is not None or right.shown is not None:
+        shown = list(left.shown or [""] * n_l) + list(right.shown or [""] * n_r)
+    return Corpus(ids=list(left.ids) + list(right.ids), texts=both(left.texts, right.texts, n_l, n_r),
+                  sets=both(left.sets, right.sets, n_l, n_r), shown=shown,
+                  languages=both(left.languages, right.languages, n_l, n_r),
+                  skipped=list(left.skipped) + list(right.skipped),
+                  kind=left.kind if left.kind == right.kind else "texts",
+                  seconds=left.seconds + right.seconds, dropped=left.dropped + right.dropped)
 
 
 def default_shingle(corpus: Corpus) -> ShingleSpec | None:
@@ -162,6 +200,31 @@ def default_shingle(corpus: Corpus) -> ShingleSpec | None:
     return ShingleSpec("word", 5)
 
 
+def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize: bool,
+                progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray, str]:
+    """Stage 2 for a corpus: the keys of its sets' tokens, or of its texts' shingles (default spec
+    as documented in :func:`default_shingle`), as CSR, and the label of what they are."""
+    if isinstance(shingle, str):
+        shingle = ShingleSpec.parse(shingle)
+    if corpus.sets is not None:
+        if shingle is not None:
+            raise UsageError("pre-tokenised sets are joined on their tokens; drop --shingle")
+        indptr, keys = hash_sets(corpus.sets)
+        return indptr, keys, "tokens"
+    if shingle is None:
+        shingle = default_shingle(corpus)
+    done = [0]
+
+    def tick(k: int) -> None:
+        done[0] += k
+        if progress:
+            progress("shingle", done[0], len(corpus))
+
+    indptr, keys = shingle_texts(corpus.texts, shingle, normalize=normalize, languages=corpus.languages,
+                                 progress=tick)
+    return indptr, keys, str(shingle)
+
+
 def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize: bool,
                    min_shingles: int, stats: Stats, progress: Progress | None) -> tuple[OrderedSets, str]:
     """Stages 1–3: shingle every document, drop the near-empty, rank and group (shared by join and compare)."""
@@ -173,27 +236,8 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     if len(corpus) == 0:
         raise EmptyCorpusError("the corpus is empty: no document was read"
                                + (f" ({len(corpus.skipped)} files skipped)" if corpus.skipped else ""))
-    if isinstance(shingle, str):
-        shingle = ShingleSpec.parse(shingle)
     with _timed(stats, "shingle"):
-        if corpus.sets is not None:
-            if shingle is not None:
-                raise UsageError("pre-tokenised sets are joined on their tokens; drop --shingle")
-            indptr, keys = hash_sets(corpus.sets)
-            label = "tokens"
-        else:
-            if shingle is None:
-                shingle = default_shingle(corpus)
-            done = [0]
-
-            def tick(k: int) -> None:
-                done[0] += k
-                if progress:
-                    progress("shingle", done[0], len(corpus))
-
-            indptr, keys = shingle_texts(corpus.texts, shingle, normalize=normalize,
-                                         languages=corpus.languages, progress=tick)
-            label = str(shingle)
+        indptr, keys, label = corpus_keys(corpus, shingle, normalize=normalize, progress=progress)
     with _timed(stats, "order"):
         sets = order_sets(indptr, keys, min_size=max(1, min_shingles))
     stats.shingles = int(sets.doc_size.sum())
@@ -213,10 +257,9 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
 
 
 def lsh_settings(threshold: Threshold, *, num_perm: int, bands: int | None, rows: int | None, recall: float,
-                 seed: int, bits: int | None, max_bucket: int | None) -> LSHInfo:
+                 seed: int, bits: int | None, max_bucket: int | None, max_expand: int | None = MAX_EXPAND) -> LSHInfo:
     """Check the LSH options and pick (bands, rows) from the threshold when not both given."""
-    if isinstance(num_perm, bool) or not isinstance(num_perm, int) or num_perm < 1:
-        raise UsageError(f"num_perm must be a whole number of at least 1, got {num_perm!r}")
+    check_num_perm(num_perm)
     if (bands is None) != (rows is None):
         given, missing = ("bands", "rows") if rows is None else ("rows", "bands")
         raise UsageError(f"--{given} needs --{missing} too; give both, or neither to choose them from the threshold")
@@ -226,16 +269,63 @@ def lsh_settings(threshold: Threshold, *, num_perm: int, bands: int | None, rows
         raise UsageError(f"bits {bits} is outside 1..32; 16 keeps 2 bytes a value (b-bit MinHash)")
     if max_bucket is not None and max_bucket < 2:
         raise UsageError(f"max bucket {max_bucket} is below 2 (a bucket of 2 sets is one pair); leave it out for no limit")
+    if max_expand is not None and max_expand < 1:
+        raise UsageError(f"max expand {max_expand} is below 1 (1 joins every bucket exactly); "
+                         "None expands every bucket")
     auto = bands is None
     if auto:
         bands, rows = choose_params(float(threshold.fraction), num_perm, recall=recall)
     check_banding(bands, rows, num_perm)
     return LSHInfo(num_perm=num_perm, bands=bands, rows=rows, seed=seed, bits=bits, auto=auto, recall=recall,
-                   max_bucket=max_bucket)
+                   max_bucket=max_bucket, max_expand=max_expand)
+
+
+def _union(*parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pairs (left < right, int32) and their values (overlaps or estimates) from several parts, each once, sorted."""
+    left = np.concatenate([p[0] for p in parts]).astype(np.int64)
+    right = np.concatenate([p[1] for p in parts]).astype(np.int64)
+    value = np.concatenate([p[2] for p in parts])
+    # A pair in several parts has the same value in each: keep any one (argsort, not np.unique: faster in numpy 2.4).
+    codes = (left << 32) | right
+    order = np.argsort(codes)
+    codes = codes[order]
+    first = np.ones(codes.size, bool)
+    first[1:] = codes[1:] != codes[:-1]
+    codes = codes[first]
+    return (codes >> 32).astype(np.int32), (codes & 0xFFFFFFFF).astype(np.int32), value[order[first]]
+
+
+def _estimate_join(sig: np.ndarray, rows: np.ndarray, t: Threshold, bits: int | None, jobs: int):
+    """Pairs of ``rows`` (ascending) whose MinHash estimate is >= t, found by an exact join of their signatures.
+
+    A pair's estimate is >= t exactly when its rows agree in at least ``c``
+    positions (:func:`allpairs.lsh.agreement_needed`); as sets of K (position,
+    value) keys two rows overlap in their agreements, and overlap >= c is
+    Jaccard >= c / (2K - c). Identical signatures form one distinct set, whose
+    rows all pair up. Returns (left, right) int32 with left < right, and the
+    join's SetPairs (for its candidate count).
+    """
+    K = sig.shape[1]
+    need = agreement_needed(K, float(t.fraction), bits=bits)
+    indptr, keys = signature_sets(sig, rows)
+    sig_sets = order_sets(indptr, keys)
+    found = prefix_join(sig_sets.indptr, sig_sets.tokens, sig_sets.num_tokens, Threshold(need, 2 * K - need),
+                        jobs=jobs)
+    chunks = list(Pairs(sig_sets, found.left, found.right, found.overlap).chunks())
+    if not chunks:
+        return np.empty(0, np.int32), np.empty(0, np.int32), found
+    return (rows[np.concatenate([c.left for c in chunks])], rows[np.concatenate([c.right for c in chunks])], found)
 
 
 def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jobs: int, stats: Stats):
     """Stages 4b and 5 of the LSH path: signatures, bands, then exact verification (or the estimate).
+
+    Buckets too large to expand (more than ``info.max_expand`` sets) are not
+    verified pair by pair: their sets are joined exactly by the prefix filter
+    (stage 4a, restricted to them), and the pairs found that share such a
+    bucket are kept; the result is the same as expanding them, at the cost of
+    one exact join of those sets at most. The lsh and exact packages never
+    import each other; this function wires them.
 
     Returns the pairs and the LSH candidates (pairs of distinct sets) they came from.
     """
@@ -244,22 +334,46 @@ def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jo
         sig = signatures(indptr, keys, info.num_perm, seed=info.seed, bits=info.bits, jobs=jobs)
     info.signature_bytes = int(sig.nbytes)
     with _timed(stats, "bands"):
-        cand = lsh_candidates(sig, info.bands, info.rows, max_bucket=info.max_bucket,
+        cand = lsh_candidates(sig, info.bands, info.rows, max_bucket=info.max_bucket, max_expand=info.max_expand,
                               empty=np.zeros(sets.num_sets, bool), jobs=jobs)
     info.oversized = cand.oversized
     info.skipped_pairs = int(cand.skipped_pairs)
+    info.joined = cand.joined_buckets
+    info.joined_pairs = int(cand.joined_pairs)
     info.largest_bucket = int(cand.largest_bucket.max()) if len(cand.largest_bucket) else 0
     stats.candidates = len(cand)
     with _timed(stats, "verify"):
         if verify == "exact":
-            left, right, overlap = verify_candidates(sets.indptr, sets.tokens, cand.left, cand.right, t)
-            pairs = Pairs(sets, left, right, overlap)
+            kept = verify_candidates(sets.indptr, sets.tokens, cand.left, cand.right, t)
         else:
             est = estimate_pairs(sig, cand.left, cand.right, bits=info.bits)
             keep = est >= float(t.fraction)
-            pairs = Pairs(sets, cand.left[keep], cand.right[keep], np.full(int(keep.sum()), -1, np.int32),
-                          estimate=est[keep])
-    if info.max_bucket is None and info.largest_bucket > LARGE_BUCKET:
+            kept = cand.left[keep], cand.right[keep], est[keep]
+    if info.joined:
+        members = cand.joined_rows
+        info.joined_sets = len(members)
+        with _timed(stats, "bucket join"):
+            if verify == "exact":
+                found = prefix_join_rows(sets.indptr, sets.tokens, sets.num_tokens, members, t, jobs=jobs)
+                left, right, value = found.left, found.right, found.overlap
+            else:
+                left, right, found = _estimate_join(sig, members, t, info.bits, jobs)
+            shared = share_joined_bucket(sig, cand, left, right)
+            left, right = left[shared], right[shared]
+            value = value[shared] if verify == "exact" else estimate_pairs(sig, left, right, bits=info.bits)
+            kept = _union(kept, (left, right, value))
+        stats.candidates += found.candidates
+    left, right, value = kept
+    if verify == "exact":
+        pairs = Pairs(sets, left, right, value)
+    else:
+        pairs = Pairs(sets, left, right, np.full(len(left), -1, np.int32), estimate=value)
+    if info.joined:
+        stats.notes.append(
+            f"{len(info.joined):,} LSH buckets of more than {info.max_expand:,} distinct sets (largest "
+            f"{max(size for _, size in info.joined):,}) were joined exactly instead of expanded: "
+            f"{info.joined_sets:,} sets, {info.joined_pairs:,} candidate pairs not expanded; same result")
+    if info.max_bucket is None and info.max_expand is None and info.largest_bucket > LARGE_BUCKET:
         n = info.largest_bucket
         stats.notes.append(
             f"warning: an LSH bucket holds {n:,} distinct sets, {n * (n - 1) // 2:,} candidate pairs on its own: "
@@ -277,8 +391,10 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
          method: str = "exact", shingle: ShingleSpec | str | None = None, normalize: bool = True,
          min_shingles: int = 1, jobs: int | None = None, num_perm: int = 128, bands: int | None = None,
          rows: int | None = None, recall: float = 0.99, seed: int = 1, bits: int | None = None,
-         max_bucket: int | None = None, verify: str = "exact", progress: Progress | None = None) -> JoinResult:
-    """Every pair of documents whose shingle sets have Jaccard similarity >= threshold.
+         max_bucket: int | None = None, max_expand: int | None = MAX_EXPAND, verify: str = "exact",
+         measure: str = "jaccard", against: Corpus | Sequence[str] | Sequence[Iterable] | None = None,
+         clusters: bool = False, progress: Progress | None = None) -> JoinResult:
+    """Every pair of documents whose shingle sets have similarity >= threshold (Jaccard unless ``measure`` says).
 
     With ``method="exact"`` (the default) the answer is exact: a prefix-filter
     join. With ``method="lsh"`` candidates come from MinHash signatures and LSH
@@ -307,13 +423,30 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
         neither to take the recall-first choice of
         :func:`allpairs.lsh.choose_params` for P(threshold) >= ``recall``); the
         hash family's seed; keep ``bits`` low bits of each value (b-bit
-        MinHash); buckets of more than ``max_bucket`` sets are not expanded.
+        MinHash); buckets of more than ``max_bucket`` sets are skipped (and
+        reported); buckets of more than ``max_expand`` sets (and at most
+        ``max_bucket``) are joined exactly instead of expanded pair by pair,
+        with the same result (None: expand them all).
     verify : "exact" or "estimate"
         LSH only: verify candidates exactly (default), or keep those whose
         MinHash estimate is >= threshold (the output then says "estimate").
+    measure : "jaccard", "cosine", "dice", "containment" or "overlap"
+        See :data:`allpairs.measures.MEASURES`. Containment |A∩B|/|A| is
+        asymmetric: each ordered pair of distinct documents is tested both
+        ways and a pair is (contained, container). Overlap counts common
+        tokens: ``threshold`` is then a whole number k >= 1. Other measures
+        than Jaccard need ``method="exact"``.
+    against : corpus like ``data``, optional
+        An R–S join: only pairs (a, b) with a from ``data`` and b from
+        ``against`` (numbered from 0 within it); for containment a is the
+        contained one. Both sides are shingled alike and share one order.
+    clusters : bool
+        Also find the connected components of the pairs with two or more
+        documents (:attr:`JoinResult.clusters`); self-joins only.
     progress : callable(stage, done, total), optional
     """
-    t = Threshold.parse(threshold)
+    m = get_measure(measure)
+    t = parse_threshold(threshold, m)
     jobs = resolve_jobs(jobs)
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose exact or lsh")
@@ -321,27 +454,62 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
         raise UsageError(f"unknown verification {verify!r}; choose exact or estimate")
     if min_shingles < 0:
         raise UsageError(f"min_shingles {min_shingles} is negative; give 0 or more")
+    if method == "lsh" and m.name != "jaccard":
+        raise UsageError(f"MinHash LSH estimates Jaccard only; drop --method lsh to join on {m.name}")
+    if method == "lsh" and against is not None:
+        raise UsageError("an R–S join (--against) is exact only; drop --method lsh")
+    if clusters and against is not None:
+        raise UsageError("clusters are for a self-join; drop --against or --clusters")
     info = None
     if method == "lsh":
         info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
-                            max_bucket=max_bucket)
+                            max_bucket=max_bucket, max_expand=max_expand)
     elif verify != "exact":
         raise UsageError("--verify estimate goes with --method lsh")
     corpus = as_corpus(data)
+    n_left = None
+    if against is not None:
+        n_left = len(corpus)
+        corpus = merge_corpora(corpus, as_corpus(against))
     stats = Stats()
     sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
                                  stats=stats, progress=progress)
     if info is None:
         with _timed(stats, "join"):
-            found = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=jobs,
-                                progress=(lambda d, n: progress("join", d, n)) if progress else None)
-            pairs = Pairs(sets, found.left, found.right, found.overlap)
+            pairs, found = exact_pairs(sets, t, m, n_left=n_left, jobs=jobs, progress=progress)
         stats.candidates = found.candidates
     else:
         stats.notes.append(info.describe())
         pairs, _ = lsh_pairs(sets, t, info, verify=verify, jobs=jobs, stats=stats)
     stats.set_pairs = pairs.num_set_pairs
     stats.pairs = len(pairs)
+    found_clusters = None
+    if clusters:
+        with _timed(stats, "clusters"):
+            found_clusters = find_clusters(pairs)
     stats.peak_memory = peak_memory()
     return JoinResult(pairs=pairs, ids=corpus.ids, threshold=t, shingle=label, method=method,
-                      stats=stats, shown=corpus.shown, lsh=info)
+                      stats=stats, shown=corpus.shown, lsh=info, measure=m, n_left=n_left,
+                      clusters=found_clusters)
+
+
+def exact_pairs(sets: OrderedSets, t: Threshold, measure: Measure, *, n_left: int | None = None,
+                jobs: int | None = None, progress: Progress | None = None):
+    """Stages 4a and 5 of the exact path, self or R–S: the prefix-filter join of the distinct sets.
+
+    For an R–S join, documents ``0 .. n_left - 1`` are the left side; each
+    distinct set is marked with the sides its documents lie on. Returns the
+    pairs and the :class:`~allpairs.exact.prefix.SetPairs` they came from.
+    """
+    sides = None
+    if n_left is not None:
+        on_left, on_right = sets.doc_set[:n_left], sets.doc_set[n_left:]
+        sides = (np.where(np.bincount(on_left[on_left >= 0], minlength=sets.num_sets) > 0, LEFT_SIDE, 0)
+                 | np.where(np.bincount(on_right[on_right >= 0], minlength=sets.num_sets) > 0, RIGHT_SIDE, 0))
+    found = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, measure=measure, sides=sides, jobs=jobs,
+                        progress=(lambda d, n: progress("join", d, n)) if progress else None)
+    # Identical documents are a pair when a set reaches t with itself (not, for overlap k, below k tokens).
+    group_ok = per_size(lambda s: int(measure.accept(t, s, s, s)), np.diff(sets.indptr)).astype(bool)
+    pairs = Pairs(sets, found.left, found.right, found.overlap, directions=found.directions, n_left=n_left,
+                  group_ok=group_ok)
+    return pairs, found

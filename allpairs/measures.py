@@ -1,4 +1,4 @@
-"""Threshold algebra for Jaccard similarity, in exact integer arithmetic.
+"""Threshold algebra for every measure, in exact integer arithmetic.
 
 A threshold ``t`` is held as a fraction ``p/q`` so that every bound below is an
 integer computed without rounding. In floating point ``math.ceil(0.28 * 25)`` is 8
@@ -14,10 +14,18 @@ For sets ``x``, ``y`` with ``J(x, y) = |x ∩ y| / |x ∪ y|``:
   ``|y| - ⌈2t/(1+t)·|y|⌉ + 1`` tokens.
 
 (Bayardo, Ma, Srikant, WWW 2007; Xiao, Wang, Lin, Yu, WWW 2008.)
+
+:data:`MEASURES` is the same algebra for every measure (jaccard, cosine, dice,
+containment, overlap, and SetSimilaritySearch's containment_min), one row
+each, as tabulated by Mann, Augsten and Bouros, "An empirical evaluation of
+set similarity join techniques", PVLDB 9(9), 2016, Table 2. The compiled twin
+of the per-pair formulas is :mod:`allpairs._measures_kernel`.
 """
 from __future__ import annotations
 
+import math
 import numbers
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -26,6 +34,47 @@ from .errors import UsageError
 #: Largest denominator accepted, so that ``p * (|x| + |y|)`` fits in int64 for
 #: sets of up to 2**31 tokens.
 MAX_DENOMINATOR = 10**9
+
+
+#: The threshold forms accepted, for messages and help.
+THRESHOLD_FORMS = (f"give a decimal with at most {len(str(MAX_DENOMINATOR)) - 1} decimal places (0.7, .5, 7e-1) "
+                   f"or a fraction p/q with q at most {MAX_DENOMINATOR:,} (2/3)")
+
+#: Longest threshold text read, and largest exponent magnitude in it: ``1e-999999999``
+#: would otherwise make Python compute 10**999999999.
+MAX_THRESHOLD_CHARS = 40
+MAX_THRESHOLD_EXPONENT = 40
+
+_EXPONENT = re.compile(r"[eE]([+-]?[0-9_]+)$")
+
+
+def _check_threshold_text(text: str) -> str:
+    """``text`` stripped, if short enough and its exponent small enough to read cheaply; else UsageError."""
+    text = text.strip()
+    if len(text) > MAX_THRESHOLD_CHARS:
+        raise UsageError(f"threshold {text[:20]!r}... has {len(text):,} characters, more than the "
+                         f"{MAX_THRESHOLD_CHARS} read; {THRESHOLD_FORMS}")
+    m = _EXPONENT.search(text)
+    if m and abs(int(m.group(1))) > MAX_THRESHOLD_EXPONENT:
+        raise UsageError(f"threshold {text!r} has an exponent beyond ±{MAX_THRESHOLD_EXPONENT}; {THRESHOLD_FORMS}")
+    return text
+
+
+def _decimal(frac: Fraction) -> str:
+    """A fraction whose denominator divides 10**9, written as a decimal without trailing zeros."""
+    places = len(str(MAX_DENOMINATOR)) - 1
+    whole, rest = divmod(frac.numerator * 10**places // frac.denominator, 10**places)
+    return f"{whole}.{rest:0{places}d}".rstrip("0").rstrip(".") if rest else str(whole)
+
+
+def _nearest_accepted(frac: Fraction) -> str:
+    """Advice for a threshold with too fine a denominator: accepted values next to it."""
+    step = Fraction(1, MAX_DENOMINATOR)
+    rounded = max(step, min(Fraction(1), Fraction(round(frac / step)) * step))
+    close = frac.limit_denominator(MAX_DENOMINATOR)
+    if 0 < close <= 1 and close != rounded and close.denominator < 1000:
+        return f"e.g. {_decimal(rounded)} or {close}"
+    return f"e.g. {_decimal(rounded)}"
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -44,15 +93,18 @@ class Threshold:
         """Read a threshold exactly: ``"0.7"`` and ``0.7`` both mean 7/10.
 
         A float is read through its shortest decimal repr, which is what the
-        user typed; a string through :class:`fractions.Fraction` (``"2/3"`` works).
+        user typed; a string through :class:`fractions.Fraction` (``"2/3"`` works),
+        after :func:`_check_threshold_text` has bounded its length and exponent.
         """
         if isinstance(value, Threshold):
             return value
+        if isinstance(value, str):
+            value = _check_threshold_text(value)
         try:
             if isinstance(value, bool):
                 raise TypeError
             if isinstance(value, str):
-                frac = Fraction(value.strip())
+                frac = Fraction(value)
             elif isinstance(value, float):
                 frac = Fraction(repr(value))
             elif isinstance(value, (numbers.Rational, Fraction)):
@@ -62,18 +114,15 @@ class Threshold:
             else:
                 raise TypeError
         except (ValueError, TypeError, ZeroDivisionError, OverflowError):
-            raise UsageError(
-                f"threshold {value!r} is not a number; give a Jaccard threshold in (0, 1], e.g. 0.5"
-            ) from None
+            raise UsageError(f"threshold {value!r} is not a number; {THRESHOLD_FORMS}") from None
         if not 0 < frac <= 1:
             raise UsageError(
                 f"threshold {value} is outside (0, 1]; give a Jaccard threshold such as 0.5 "
                 "(t = 0 would pair every two documents)"
             )
         if frac.denominator > MAX_DENOMINATOR:
-            raise UsageError(
-                f"threshold {value} has more than 9 decimal digits; round it, e.g. to {float(frac):.6f}"
-            )
+            raise UsageError(f"threshold {value} has too many decimal places: {THRESHOLD_FORMS}; "
+                             f"{_nearest_accepted(frac)}")
         return cls(frac.numerator, frac.denominator)
 
     @property
@@ -85,37 +134,416 @@ class Threshold:
         as_float = float(self.fraction)
         return repr(as_float) if Fraction(repr(as_float)) == self.fraction else f"{self.p}/{self.q}"
 
-    # Integer bounds. The kernels repeat these formulas on int64 scalars; the
-    # tests check kernel and Python against each other.
+    # Jaccard's integer bounds, kept for callers of the first version; the
+    # table below (MEASURES["jaccard"]) computes them.
 
     def required_overlap(self, size_x: int, size_y: int) -> int:
         """Smallest overlap with ``J >= t``: ``⌈p(|x|+|y|)/(p+q)⌉``."""
-        return _ceil_div(self.p * (size_x + size_y), self.p + self.q)
+        return MEASURES["jaccard"].required_overlap(self, size_x, size_y)
 
     def min_size(self, size: int) -> int:
         """Smallest partner size allowed by the size bound: ``⌈t·|x|⌉``."""
-        return _ceil_div(self.p * size, self.q)
+        return MEASURES["jaccard"].partner_sizes(self, size)[0]
 
     def max_size(self, size: int) -> int:
         """Largest partner size allowed by the size bound: ``⌊|x|/t⌋``."""
-        return (self.q * size) // self.p
+        return MEASURES["jaccard"].partner_sizes(self, size)[1]
 
     def probe_prefix(self, size: int) -> int:
         """Length of the probing prefix: ``|x| - ⌈t·|x|⌉ + 1`` (0 for an empty set)."""
-        return size - self.min_size(size) + 1 if size else 0
+        return MEASURES["jaccard"].probe_prefix(self, size)
 
     def index_prefix(self, size: int) -> int:
         """Length of the indexing prefix: ``|y| - ⌈2t/(1+t)·|y|⌉ + 1`` (0 for an empty set)."""
-        return size - _ceil_div(2 * self.p * size, self.p + self.q) + 1 if size else 0
+        return MEASURES["jaccard"].index_prefix(self, size)
 
     def accepts(self, overlap: int, size_x: int, size_y: int) -> bool:
         """``J >= t`` decided on integers: ``overlap·(p+q) >= p·(|x|+|y|)``; two empty sets are never a pair."""
-        if size_x == 0 or size_y == 0:
-            return False
-        return overlap * (self.p + self.q) >= self.p * (size_x + size_y)
+        return MEASURES["jaccard"].accept(self, overlap, size_x, size_y)
 
 
 def jaccard(overlap: int, size_x: int, size_y: int) -> Fraction:
     """Exact Jaccard similarity from the overlap and both sizes (0 when both sets are empty)."""
     union = size_x + size_y - overlap
     return Fraction(overlap, union) if union else Fraction(0)
+
+
+# --- every measure: one row each ---------------------------------------------
+#
+# Notation: x and y are set sizes (x the left set, the one whose share counts
+# for containment), o = |x ∩ y| the overlap, t = p/q the threshold (for
+# overlap, the integer k = p with q = 1). Every row gives
+#
+# - ``accept(t, o, x, y)``: the measure reaches t, decided by cross-multiplying
+#   integers (never a float similarity against t); two sets of which one is
+#   empty are never a pair;
+# - ``required_overlap(t, x, y)``: α(x, y), the smallest o that ``accept``s;
+# - ``partner_sizes(t, x, side)``: the sizes a partner of a set of size x can
+#   have, from o <= min(x, y); ``hi`` is None where there is no upper bound;
+# - ``probe_prefix(t, x, side)``: |x| - min α + 1, the minimum taken over every
+#   partner size the window allows, smaller or larger (the prefix filter:
+#   Chaudhuri, Ganti, Kaushik, ICDE 2006; sets sharing o >= α tokens share one
+#   in their first |x| - α + 1 tokens of the global order);
+# - ``index_prefix(t, y, side)``: the same minimum over partners at least as
+#   large as y only: valid for an index built while sets are processed in
+#   increasing size (Bayardo et al. 2007), shorter than the probing prefix.
+#
+# ``side`` matters only for containment, the one asymmetric measure: "left" is
+# the contained set (whose size divides), "right" the container.
+# The positional bound (:func:`positional_bound`) is the same for all.
+
+SIDES = ("left", "right")
+
+
+def _check_side(side: str) -> None:
+    if side not in SIDES:
+        raise ValueError(f"side must be 'left' or 'right', got {side!r}")
+
+
+def positional_bound(counted: int, i: int, j: int, size_x: int, size_y: int) -> int:
+    """Largest overlap still possible after a match ``x[i] = y[j]`` (0-based).
+
+    ``counted`` matches were found before it; at most ``min(|x| - i - 1,
+    |y| - j - 1)`` tokens follow it in both sets (both sorted by the one global
+    order). A candidate whose bound falls below α can be dropped, for every
+    measure (Xiao, Wang, Lin, Yu, WWW 2008, Lemma 2 "positional filtering").
+    """
+    return counted + 1 + min(size_x - i - 1, size_y - j - 1)
+
+
+class Measure:
+    """One row of the table: a measure's similarity and its integer bounds.
+
+    Subclasses override the formulas; the defaults (shared by the symmetric
+    measures) derive the prefixes from :meth:`_min_alpha` and
+    :meth:`_min_alpha_larger`.
+    """
+
+    name: str = ""
+    #: The measure's code in the compiled kernels (:mod:`allpairs._measures_kernel`).
+    code: int = -1
+    symmetric: bool = True
+    #: True for overlap: the threshold is a whole number of common tokens.
+    integer_threshold: bool = False
+    formula: str = ""
+
+    def similarity(self, overlap: int, size_x: int, size_y: int):
+        """The exact value (a Fraction; an int for overlap; a float for cosine, which is irrational)."""
+        raise NotImplementedError
+
+    def truncated(self, overlap: int, size_x: int, size_y: int, decimals: int) -> int:
+        """``⌊similarity · 10**decimals⌋``, exactly (what the output prints)."""
+        return math.floor(self.similarity(overlap, size_x, size_y) * 10**decimals)
+
+    def accept(self, t: Threshold, overlap: int, size_x: int, size_y: int) -> bool:
+        raise NotImplementedError
+
+    def required_overlap(self, t: Threshold, size_x: int, size_y: int) -> int:
+        raise NotImplementedError
+
+    def partner_sizes(self, t: Threshold, size: int, side: str = "left") -> tuple[int, int | None]:
+        raise NotImplementedError
+
+    def _min_alpha(self, t: Threshold, size: int, side: str) -> int:
+        """A lower bound on α(x, y) over every partner size y the window allows."""
+        raise NotImplementedError
+
+    def _min_alpha_larger(self, t: Threshold, size: int, side: str) -> int:
+        """A lower bound on α(x, y) over partners with y >= x."""
+        raise NotImplementedError
+
+    def probe_prefix(self, t: Threshold, size: int, side: str = "left") -> int:
+        """Tokens of a set of this size that must be probed: ``|x| - min α + 1``, within [0, |x|]."""
+        _check_side(side)
+        if size <= 0:
+            return 0
+        return max(0, min(size, size - self._min_alpha(t, size, side) + 1))
+
+    def index_prefix(self, t: Threshold, size: int, side: str = "left") -> int:
+        """Tokens to index when every partner probing it is at least as large: ``|y| - min α + 1``."""
+        _check_side(side)
+        if size <= 0:
+            return 0
+        return max(0, min(size, size - self._min_alpha_larger(t, size, side) + 1))
+
+    def __repr__(self) -> str:
+        return f"<measure {self.name}: {self.formula}>"
+
+
+class Jaccard(Measure):
+    """|x ∩ y| / |x ∪ y|.
+
+    ``J >= t`` iff ``o(p+q) >= p(x+y)`` (since |x ∪ y| = x + y - o), so
+    α = ⌈p(x+y)/(p+q)⌉. With o <= min(x, y): ``t·x <= y <= x/t``. The
+    smallest α over that window is at y = t·x: α >= ⌈t·x⌉ (probing prefix
+    ``x - ⌈t·x⌉ + 1``); over y >= x it is at y = x: α >= ⌈2t/(1+t)·x⌉
+    (indexing prefix). Mann et al. 2016, Table 2, row "Jaccard".
+    """
+
+    name, code, formula = "jaccard", 0, "|x∩y| / |x∪y|"
+
+    def similarity(self, overlap, size_x, size_y):
+        return jaccard(overlap, size_x, size_y)
+
+    def accept(self, t, overlap, size_x, size_y):
+        return size_x > 0 and size_y > 0 and overlap * (t.p + t.q) >= t.p * (size_x + size_y)
+
+    def required_overlap(self, t, size_x, size_y):
+        return _ceil_div(t.p * (size_x + size_y), t.p + t.q)
+
+    def partner_sizes(self, t, size, side="left"):
+        return _ceil_div(t.p * size, t.q), (t.q * size) // t.p
+
+    def _min_alpha(self, t, size, side):
+        return _ceil_div(t.p * size, t.q)
+
+    def _min_alpha_larger(self, t, size, side):
+        return _ceil_div(2 * t.p * size, t.p + t.q)
+
+
+class Cosine(Measure):
+    """|x ∩ y| / √(|x|·|y|) (Ochiai / binary cosine).
+
+    ``C >= t`` iff ``q²o² >= p²xy``, so α = ⌈t√(xy)⌉, computed with an integer
+    square root. With o <= min(x, y): ``t²·x <= y <= x/t²``. The smallest α
+    over that window is at y = t²x: α >= ⌈t²x⌉ (probing prefix); over y >= x
+    at y = x: α >= ⌈t·x⌉ (indexing prefix). Mann et al. 2016, Table 2, row
+    "Cosine".
+    """
+
+    name, code, formula = "cosine", 1, "|x∩y| / √(|x|·|y|)"
+
+    def similarity(self, overlap, size_x, size_y):
+        return overlap / math.sqrt(size_x * size_y) if size_x and size_y else 0.0
+
+    def truncated(self, overlap, size_x, size_y, decimals):
+        # ⌊o·10^d / √(xy)⌋ = ⌊√(o²·10^2d / (xy))⌋ = isqrt(⌊o²·10^2d / (xy)⌋).
+        if not size_x or not size_y:
+            return 0
+        return math.isqrt((overlap * overlap * 10 ** (2 * decimals)) // (size_x * size_y))
+
+    def accept(self, t, overlap, size_x, size_y):
+        return size_x > 0 and size_y > 0 and (t.q * overlap) ** 2 >= t.p * t.p * size_x * size_y
+
+    def required_overlap(self, t, size_x, size_y):
+        # Smallest o with (q·o)² >= N = p²xy: q·o >= ⌈√N⌉.
+        n = t.p * t.p * size_x * size_y
+        r = math.isqrt(n)
+        if r * r < n:
+            r += 1
+        return _ceil_div(r, t.q)
+
+    def partner_sizes(self, t, size, side="left"):
+        return _ceil_div(t.p * t.p * size, t.q * t.q), (t.q * t.q * size) // (t.p * t.p)
+
+    def _min_alpha(self, t, size, side):
+        return _ceil_div(t.p * t.p * size, t.q * t.q)
+
+    def _min_alpha_larger(self, t, size, side):
+        return _ceil_div(t.p * size, t.q)
+
+
+class Dice(Measure):
+    """2|x ∩ y| / (|x| + |y|).
+
+    ``D >= t`` iff ``2qo >= p(x+y)``, so α = ⌈p(x+y)/(2q)⌉. With o <= min(x, y):
+    ``t·x/(2-t) <= y <= (2-t)·x/t``. The smallest α over that window is at
+    y = t·x/(2-t): α >= ⌈t·x/(2-t)⌉ (probing prefix); over y >= x at y = x:
+    α >= ⌈t·x⌉ (indexing prefix). Mann et al. 2016, Table 2, row "Dice".
+    """
+
+    name, code, formula = "dice", 2, "2|x∩y| / (|x|+|y|)"
+
+    def similarity(self, overlap, size_x, size_y):
+        total = size_x + size_y
+        return Fraction(2 * overlap, total) if total else Fraction(0)
+
+    def accept(self, t, overlap, size_x, size_y):
+        return size_x > 0 and size_y > 0 and 2 * t.q * overlap >= t.p * (size_x + size_y)
+
+    def required_overlap(self, t, size_x, size_y):
+        return _ceil_div(t.p * (size_x + size_y), 2 * t.q)
+
+    def partner_sizes(self, t, size, side="left"):
+        return _ceil_div(t.p * size, 2 * t.q - t.p), ((2 * t.q - t.p) * size) // t.p
+
+    def _min_alpha(self, t, size, side):
+        return _ceil_div(t.p * size, 2 * t.q - t.p)
+
+    def _min_alpha_larger(self, t, size, side):
+        return _ceil_div(t.p * size, t.q)
+
+
+class Containment(Measure):
+    """|x ∩ y| / |x|: the share of the left set x found in the right set y (asymmetric).
+
+    ``C >= t`` iff ``qo >= p·x``, so α = ⌈t·x⌉, whatever y. With o <= y the
+    container holds at least ⌈t·x⌉ tokens and may be as large as it likes; seen
+    from the container y, a left partner has at most ⌊y/t⌋ tokens.
+    Prefixes: the left set probes ``x - ⌈t·x⌉ + 1`` tokens. A container's
+    partners may be as small as one token (α = ⌈t·1⌉ = 1), so it must be
+    probed or indexed whole; indexed for partners at least as large, its
+    prefix is ``y - ⌈t·y⌉ + 1``. (Mann et al. 2016 treat the symmetric
+    measures; this row follows from the same prefix principle.)
+    """
+
+    name, code, formula = "containment", 3, "|x∩y| / |x|"
+    symmetric = False
+
+    def similarity(self, overlap, size_x, size_y):
+        return Fraction(overlap, size_x) if size_x else Fraction(0)
+
+    def accept(self, t, overlap, size_x, size_y):
+        return size_x > 0 and size_y > 0 and t.q * overlap >= t.p * size_x
+
+    def required_overlap(self, t, size_x, size_y):
+        return _ceil_div(t.p * size_x, t.q)
+
+    def partner_sizes(self, t, size, side="left"):
+        _check_side(side)
+        if side == "left":
+            return _ceil_div(t.p * size, t.q), None
+        return 1, (t.q * size) // t.p
+
+    def _min_alpha(self, t, size, side):
+        return _ceil_div(t.p * size, t.q) if side == "left" else 1
+
+    def _min_alpha_larger(self, t, size, side):
+        return _ceil_div(t.p * size, t.q)
+
+
+class Overlap(Measure):
+    """|x ∩ y| >= k, for a whole number k >= 1 (``t = k/1``).
+
+    α = k; a partner has at least k tokens and no upper bound; both prefixes
+    are ``|x| - k + 1`` (none at all for a set of fewer than k tokens).
+    Mann et al. 2016, Table 2, row "Overlap". The similarity is the count.
+    """
+
+    name, code, formula = "overlap", 4, "|x∩y| >= k"
+    integer_threshold = True
+
+    def similarity(self, overlap, size_x, size_y):
+        return overlap
+
+    def accept(self, t, overlap, size_x, size_y):
+        return size_x > 0 and size_y > 0 and overlap * t.q >= t.p
+
+    def required_overlap(self, t, size_x, size_y):
+        return _ceil_div(t.p, t.q)
+
+    def partner_sizes(self, t, size, side="left"):
+        return _ceil_div(t.p, t.q), None
+
+    def _min_alpha(self, t, size, side):
+        return _ceil_div(t.p, t.q)
+
+    _min_alpha_larger = _min_alpha
+
+
+class _OverOneSize(Measure):
+    """|x ∩ y| divided by one of the two sizes, ``_size(x, y)``: the rows below differ only in which."""
+
+    _size = staticmethod(max)
+
+    def similarity(self, overlap, size_x, size_y):
+        m = self._size(size_x, size_y)
+        return Fraction(overlap, m) if m else Fraction(0)
+
+    def accept(self, t, overlap, size_x, size_y):
+        return size_x > 0 and size_y > 0 and t.q * overlap >= t.p * self._size(size_x, size_y)
+
+    def required_overlap(self, t, size_x, size_y):
+        return _ceil_div(t.p * self._size(size_x, size_y), t.q)
+
+
+class ContainmentMin(_OverOneSize):
+    """|x ∩ y| / max(|x|, |y|): the smaller of the two containments (symmetric).
+
+    This is SetSimilaritySearch 1.0's ``containment_min`` (its ``utils.py``
+    divides by ``max(l1, l2)``), kept for :mod:`allpairs.compat`.
+    ``C >= t`` iff ``qo >= p·max(x, y)``, so α = ⌈t·max(x, y)⌉; with
+    o <= min(x, y): ``t·x <= y <= x/t``. The smallest α over the window and
+    over y >= x are both ⌈t·x⌉ (prefix ``x - ⌈t·x⌉ + 1``).
+    """
+
+    name, code, formula = "containment_min", 5, "|x∩y| / max(|x|,|y|)"
+    _size = staticmethod(max)
+
+    def partner_sizes(self, t, size, side="left"):
+        return _ceil_div(t.p * size, t.q), (t.q * size) // t.p
+
+    def _min_alpha(self, t, size, side):
+        return _ceil_div(t.p * size, t.q)
+
+    _min_alpha_larger = _min_alpha
+
+
+class ContainmentEither(_OverOneSize):
+    """|x ∩ y| / min(|x|, |y|): the larger of the two containments (symmetric).
+
+    Reaches t iff at least one direction of containment does, so a self-join
+    or R–S join for containment finds its candidates with this row and then
+    keeps each direction that holds. ``C >= t`` iff ``qo >= p·min(x, y)``:
+    α = ⌈t·min(x, y)⌉, no size bound either way (a one-token set is contained
+    in anything that holds it). Every set must be probed whole; the smallest α
+    over partners at least as large is ⌈t·x⌉, so an index built in increasing
+    size (or probed by larger sets only) holds ``x - ⌈t·x⌉ + 1`` tokens.
+    """
+
+    name, code, formula = "containment_either", 6, "|x∩y| / min(|x|,|y|)"
+    _size = staticmethod(min)
+
+    def partner_sizes(self, t, size, side="left"):
+        return 1, None
+
+    def _min_alpha(self, t, size, side):
+        return 1
+
+    def _min_alpha_larger(self, t, size, side):
+        return _ceil_div(t.p * size, t.q)
+
+
+#: Every measure, by name: the table. ``containment_either`` is internal (the
+#: candidates of a containment join); the others are user-facing.
+MEASURES: dict[str, Measure] = {m.name: m for m in (
+    Jaccard(), Cosine(), Dice(), Containment(), Overlap(), ContainmentMin(), ContainmentEither())}
+
+#: What ``--measure`` and ``join(measure=...)`` accept.
+JOIN_MEASURES = ("jaccard", "cosine", "dice", "containment", "overlap")
+
+
+def get_measure(name: "str | Measure", allowed=JOIN_MEASURES) -> Measure:
+    """The table row of a measure name; an unknown name is a usage error."""
+    if isinstance(name, Measure):
+        return name
+    if name not in allowed:
+        raise UsageError(f"unknown measure {name!r}; choose one of {', '.join(allowed)}")
+    return MEASURES[name]
+
+
+def parse_threshold(value, measure: "str | Measure" = "jaccard") -> Threshold:
+    """The threshold for a measure: a whole number k >= 1 for overlap, else as :meth:`Threshold.parse`.
+
+    An overlap threshold is kept as ``Threshold(k, 1)``.
+    """
+    m = get_measure(measure, tuple(MEASURES))
+    if not m.integer_threshold:
+        return Threshold.parse(value)
+    k = None
+    if isinstance(value, Threshold):
+        k = value.p if value.q == 1 else None
+    elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        k = int(value)
+    elif isinstance(value, str) and value.strip().lstrip("+").isdigit():
+        k = int(value.strip())
+    elif isinstance(value, float) and value.is_integer():
+        k = int(value)
+    if k is None:
+        raise UsageError(f"threshold {value!r} is not a whole number; --measure overlap counts common tokens, "
+                         "give an integer k >= 1 such as 3")
+    if k < 1:
+        raise UsageError(f"overlap threshold {k} is below 1; give the number of common tokens, k >= 1")
+    if k >= 2**31:
+        raise UsageError(f"overlap threshold {k} is above 2**31 - 1 tokens")
+    return Threshold(k, 1)

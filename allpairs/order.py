@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._order_kernel import (argsort_sets, distinct_per_doc, gather_csr, group_starts, relabel_and_sort,
-                            stable_order_by_count)
+from ._order_kernel import (argsort_sets, distinct_per_doc, estimate_distinct, gather_csr, group_starts,
+                            relabel_and_sort, stable_order_by_count)
 
 
 @dataclass
@@ -69,6 +69,16 @@ class OrderedSets:
         return self.indptr, self.keys[self.tokens]
 
 
+def _distinct_per_doc(indptr: np.ndarray, keys: np.ndarray):
+    """:func:`distinct_per_doc` with room for the estimated distinct keys (all keys if that falls short)."""
+    n = len(keys)
+    room = min(n, int(estimate_distinct(keys)) * 5 // 4 + 1024)
+    out = distinct_per_doc(indptr, keys, np.int64(room))
+    if out[0] is None:
+        out = distinct_per_doc(indptr, keys, np.int64(max(n, 1)))
+    return out
+
+
 def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> OrderedSets:
     """Rank shingle keys rare to frequent and turn documents into distinct sorted sets.
 
@@ -86,7 +96,7 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
     n_docs = len(indptr) - 1
     # One entry per distinct (document, shingle), with document frequencies.
-    unique_keys, df, doc_ptr, local = distinct_per_doc(indptr, keys)
+    unique_keys, df, doc_ptr, local = _distinct_per_doc(indptr, keys)
     if len(unique_keys) >= 2**31:
         raise OverflowError("more than 2**31 distinct shingles")
 

@@ -24,6 +24,8 @@ import numpy as np
 
 from . import _pairs_kernel as _k
 from .errors import InputError, UsageError
+from ._measures_kernel import cosine_truncated
+from .measures import MEASURES, Measure, get_measure
 from .order import OrderedSets
 
 FORMATS = ("tsv", "csv", "jsonl")
@@ -33,7 +35,11 @@ DECIMALS = 6
 
 
 class Pair(NamedTuple):
-    """One result: documents ``left < right`` (input positions), overlap and both set sizes."""
+    """One result: two documents (input positions), their overlap and both set sizes.
+
+    ``left < right`` in a self-join; (contained, container) for containment;
+    in an R–S join ``left`` numbers the first corpus and ``right`` the other.
+    """
 
     left: int
     right: int
@@ -43,7 +49,7 @@ class Pair(NamedTuple):
 
     @property
     def similarity(self) -> Fraction:
-        """Exact Jaccard similarity."""
+        """Exact Jaccard similarity (other measures: ``MEASURES[name].similarity(overlap, left_size, right_size)``)."""
         return Fraction(self.overlap, self.left_size + self.right_size - self.overlap)
 
 
@@ -63,7 +69,7 @@ class PairChunk:
 
 
 class Pairs:
-    """All document pairs with J >= t, sorted by (left, right); iterate for :class:`Pair` tuples.
+    """All document pairs that reach the threshold, sorted by (left, right); iterate for :class:`Pair` tuples.
 
     Parameters
     ----------
@@ -75,19 +81,56 @@ class Pairs:
     estimate : float64 array, optional
         The MinHash estimate of each pair of distinct sets, when the pairs were
         kept on it rather than verified (``verify="estimate"``).
+    directions : uint8 array, optional
+        For an asymmetric measure (containment): bit 1 where ``left``'s
+        documents are contained in ``right``'s, bit 2 for the reverse. Each
+        ordered pair of distinct documents is then a result in the directions
+        that hold (identical sets: both), printed as (contained, container).
+    n_left : int, optional
+        For an R–S join: documents ``0 .. n_left - 1`` are the left side, the
+        rest the right side; only (left side, right side) pairs are results,
+        and iteration numbers right documents from 0 within their side.
+    group_ok : bool array (m,), optional
+        Whether two documents with the same set are a pair (not, for overlap
+        k, when the set has fewer than k tokens); default: always.
     """
 
     def __init__(self, sets: OrderedSets, left: np.ndarray, right: np.ndarray, overlap: np.ndarray,
-                 estimate: np.ndarray | None = None):
+                 estimate: np.ndarray | None = None, *, directions: np.ndarray | None = None,
+                 n_left: int | None = None, group_ok: np.ndarray | None = None):
         self.sets = sets
         self.set_left = np.asarray(left, np.int32)
         self.set_right = np.asarray(right, np.int32)
         self.set_overlap = np.asarray(overlap, np.int32)
         self.set_estimate = None if estimate is None else np.asarray(estimate, np.float64)
-        self._adj_ptr, self._adj_set, self._adj_pair = _k.adjacency(sets.num_sets, self.set_left, self.set_right)
-        group = np.diff(sets.group_indptr)
-        self._count = int((group * (group - 1) // 2).sum()
-                          + (group[self.set_left].astype(np.int64) * group[self.set_right]).sum())
+        self.directed = directions is not None
+        self.n_left = n_left
+        self.mode = _k.CROSS if n_left is not None else (_k.ORDERED if self.directed else _k.UNORDERED)
+        self.set_directions = (np.full(len(self.set_left), 3, np.uint8) if directions is None
+                               else np.asarray(directions, np.uint8))
+        self.group_ok = np.ones(sets.num_sets, np.bool_) if group_ok is None else np.asarray(group_ok, np.bool_)
+        self._adj_ptr, self._adj_set, self._adj_pair, self._adj_ok = _k.adjacency(
+            sets.num_sets, self.set_left, self.set_right, self.set_directions)
+        self._count = self._count_pairs()
+
+    def _count_pairs(self) -> int:
+        """How many document pairs the distinct-set pairs expand to, in closed form."""
+        s = self.sets
+        group = np.diff(s.group_indptr).astype(np.int64)
+        fwd = (self.set_directions & 1) > 0
+        back = (self.set_directions & 2) > 0
+        lg, rg = group[self.set_left], group[self.set_right]
+        if self.mode == _k.UNORDERED:
+            return int((self.group_ok * group * (group - 1) // 2).sum() + (lg * rg).sum())
+        if self.mode == _k.ORDERED:
+            return int((self.group_ok * group * (group - 1)).sum() + (lg * rg * fwd).sum() + (lg * rg * back).sum())
+        # CROSS: left-side members of one set with right-side members of the other.
+        on_left = s.doc_set[: self.n_left]
+        ls = np.bincount(on_left[on_left >= 0], minlength=s.num_sets).astype(np.int64)
+        rs = group - ls
+        return int((self.group_ok * ls * rs).sum()
+                   + (ls[self.set_left] * rs[self.set_right] * fwd).sum()
+                   + (ls[self.set_right] * rs[self.set_left] * back).sum())
 
     def __len__(self) -> int:
         return self._count
@@ -115,7 +158,8 @@ class Pairs:
             cap = int(cum[hi] - cum[lo])
             if cap:
                 left, right, idx = _k.expand(lo, hi, cap, s.doc_set, s.group_indptr, s.group_docs,
-                                             self._adj_ptr, self._adj_set, self._adj_pair)
+                                             self._adj_ptr, self._adj_set, self._adj_pair, self._adj_ok,
+                                             self.group_ok, self.mode, self.n_left or 0)
                 if len(left):
                     other = idx >= 0
                     size = s.doc_size[left]
@@ -129,8 +173,9 @@ class Pairs:
             lo = hi
 
     def __iter__(self) -> Iterator[Pair]:
+        offset = self.n_left or 0  # an R–S join numbers right documents within their side
         for c in self.chunks():
-            yield from map(Pair._make, zip(c.left.tolist(), c.right.tolist(), c.overlap.tolist(),
+            yield from map(Pair._make, zip(c.left.tolist(), (c.right - offset).tolist(), c.overlap.tolist(),
                                            c.left_size.tolist(), c.right_size.tolist()))
 
     def to_list(self) -> list[Pair]:
@@ -138,6 +183,32 @@ class Pairs:
 
 
 # --- writing -------------------------------------------------------------
+
+def similarity_fraction(measure: Measure, overlap, left_size, right_size, decimals: int = DECIMALS):
+    """Each pair's similarity as int64 ``num / den`` for the writer, which truncates it to ``decimals``.
+
+    Rational measures give their exact fraction; cosine, irrational, gives
+    ``⌊cos · 10**decimals⌋ / 10**decimals``, decided on integers.
+    """
+    o = np.asarray(overlap, np.int64)
+    x = np.asarray(left_size, np.int64)
+    y = np.asarray(right_size, np.int64)
+    name = measure.name
+    if name == "jaccard":
+        return o, x + y - o
+    if name == "dice":
+        return 2 * o, x + y
+    if name == "containment":
+        return o, x
+    if name == "containment_min":
+        return o, np.maximum(x, y)
+    if name == "containment_either":
+        return o, np.minimum(x, y)
+    if name == "overlap":
+        return o, np.ones_like(o)
+    scale = 10**decimals
+    return cosine_truncated(o, x, y, scale), np.full(len(o), scale, np.int64)
+
 
 def _tsv_field(value: str) -> str:
     return (value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r"))
@@ -179,11 +250,13 @@ class PairWriter:
     """
 
     def __init__(self, ids: Sequence[str], fmt: str = "tsv", texts: Sequence[str] | None = None,
-                 decimals: int = DECIMALS, estimated: bool = False):
+                 decimals: int = DECIMALS, estimated: bool = False, measure: Measure | str = "jaccard"):
         if fmt not in FORMATS:
             raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
         self.n_docs = len(ids)
-        self.decimals = decimals
+        self.measure = get_measure(measure, tuple(MEASURES))
+        # An overlap is a count: printed whole.
+        self.decimals = 0 if self.measure.integer_threshold else decimals
         columns = [ids] if texts is None else [ids, texts]
         escape = {"tsv": _tsv_field, "csv": _csv_field, "jsonl": _json_field}[fmt]
         self.field_ptr, self.field_bytes = _encode_fields(columns, escape)
@@ -248,8 +321,8 @@ class PairWriter:
             num = np.floor(chunk.estimate * scale).astype(np.int64)
             den = np.full(len(chunk), scale, np.int64)
         else:
-            num = chunk.overlap.astype(np.int64)
-            den = chunk.left_size.astype(np.int64) + chunk.right_size - num
+            num, den = similarity_fraction(self.measure, chunk.overlap, chunk.left_size, chunk.right_size,
+                                           self.decimals)
         buf = _k.format_lines(self.template, self.lit_ptr, self.lit_bytes, self.field_ptr, self.field_bytes,
                               self.n_docs, self.decimals, chunk.left, chunk.right, chunk.overlap, doc_size,
                               num, den)

@@ -22,6 +22,7 @@ from .exact import prefix_join
 from .join import (LSHInfo, Progress, Stats, _timed, as_corpus, lsh_pairs, lsh_settings, peak_memory,
                    shingle_corpus)
 from ._numba import resolve_jobs
+from .lsh import MAX_EXPAND
 from .measures import Threshold
 from .order import OrderedSets
 from .pairs import Pairs
@@ -160,7 +161,7 @@ def compare(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float 
             shingle=None, normalize: bool = True, min_shingles: int = 1, jobs: int | None = None,
             num_perm: int = 128, bands: int | None = None, rows: int | None = None, recall: float = 0.99,
             seed: int = 1, bits: int | None = None, max_bucket: int | None = None,
-            progress: Progress | None = None) -> Comparison:
+            max_expand: int | None = MAX_EXPAND, progress: Progress | None = None) -> Comparison:
     """Run the exact join and the LSH join on the same shingle sets and compare them.
 
     Parameters are those of :func:`allpairs.join`. Returns a :class:`Comparison`.
@@ -168,7 +169,7 @@ def compare(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float 
     t = Threshold.parse(threshold)
     jobs = resolve_jobs(jobs)
     info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
-                        max_bucket=max_bucket)
+                        max_bucket=max_bucket, max_expand=max_expand)
     corpus = as_corpus(data)
     stats = Stats()
     memory: dict[str, int] = {}

@@ -9,17 +9,28 @@ CSR: ``indptr`` (int64, ``n_docs + 1``) and ``keys`` (uint64), the keys of
 document ``i`` being ``keys[indptr[i]:indptr[i + 1]]``, with duplicates and
 in text order; the next stage deduplicates and sorts them.
 
-Keys
-----
-* Token key: ``token_key(s)`` is BLAKE2b of the UTF-8 bytes of ``s`` with an
-  8-byte digest, read as a little-endian unsigned integer.
-* Character key: ``mix(cp + 0x9E3779B97F4A7C15)`` for code point ``cp``,
-  where ``mix`` is the splitmix64 finaliser (see
-  :mod:`allpairs._shingle_kernel`); all arithmetic modulo 2**64.
+Keys (key version 2, :data:`KEY_VERSION`)
+-----------------------------------------
+* Token key: ``token_key(s)`` is XXH64 (seed 0) of the UTF-8 bytes of ``s``
+  (lone surrogates passed through), the same number as
+  ``xxhash.xxh64_intdigest(s.encode())``.  A word, a ``--sets`` token, a
+  program token and a single character (for ``char:N``) are all tokens.
 * Shingle key of tokens with keys ``k_1 .. k_n``: ``h_0 = token_key(str(spec))``
   (the seed, e.g. ``token_key("word:3")``, so that ``word:1`` of "a" differs
   from ``char:1`` and ``code:1`` of "a", and n-grams of different n differ),
-  ``h_i = mix(h_{i-1} * 0x9E3779B97F4A7C15 + k_i)``, key ``h_n``.
+  ``h_i = mix(h_{i-1} * 0x9E3779B97F4A7C15 + k_i)``, key ``h_n``, where
+  ``mix`` is the splitmix64 finaliser (:mod:`allpairs._mix`); all
+  arithmetic modulo 2**64.
+
+Key version 1 (allpairs 0.1.0 before the compiled front end) used 8-byte
+BLAKE2b for tokens and splitmix64 of the code point for characters.
+
+Words, characters and ``--sets`` tokens are found and hashed by compiled
+kernels over the UTF-8 bytes of a batch of documents
+(:mod:`allpairs._shingle_kernel`, :mod:`allpairs._hash_kernel`), without a
+Python object per token; normalisation stays per document in Python's
+C-level string methods.  Program tokens are found by one regular expression
+per language and hashed once per distinct token.
 
 Normalisation (``normalize=True``, word and char only): Unicode NFKC, then
 ``str.casefold()``, then every run of whitespace becomes one space and the
@@ -29,11 +40,13 @@ ends are stripped.  ``normalize=False`` leaves the text alone.  Program text
 from __future__ import annotations
 
 import concurrent.futures
-import hashlib
+import ctypes
+import functools
 import itertools
 import multiprocessing
 import os
 import re
+import signal
 import sys
 import unicodedata
 from collections import defaultdict
@@ -44,11 +57,15 @@ import numpy as np
 
 from allpairs import _shingle_kernel as _k
 from allpairs import codetokens
+from allpairs._hash_kernel import xxh64_spans
 from allpairs.codetokens import language_for_path
 from allpairs.errors import UsageError
+from allpairs.linefile import HashedSets, TokenSets
 
 __all__ = [
+    "KEY_VERSION",
     "ShingleSpec",
+    "format_sets",
     "hash_sets",
     "language_for_path",
     "normalize_text",
@@ -56,6 +73,9 @@ __all__ = [
     "token_key",
     "token_keys",
 ]
+
+#: The version of the key definition above; a change of any key is a new version.
+KEY_VERSION = 2
 
 #: The shingle kinds that :class:`ShingleSpec` accepts.
 KINDS = ("word", "char", "code")
@@ -119,19 +139,70 @@ class ShingleSpec:
 def token_key(token: str) -> int:
     """Stable 64-bit key of one token.
 
-    BLAKE2b of the UTF-8 bytes of ``token`` (lone surrogates passed through)
-    with ``digest_size=8``, read little-endian, as a Python int in
-    ``[0, 2**64)``.
+    XXH64 with seed 0 of the UTF-8 bytes of ``token`` (lone surrogates passed
+    through), as a Python int in ``[0, 2**64)``.
     """
-    digest = hashlib.blake2b(token.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(digest, "little")
+    return int(_keys_of([token])[0])
 
 
-def _keys_of(tokens: Iterable[str]) -> np.ndarray:
+def _utf8(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The UTF-8 bytes of ``strings`` back to back (uint8) and their int64 offsets.
+
+    One encode of the joined text, no Python work per string: byte offsets
+    come from the character lengths (ASCII), or from the code points' UTF-8
+    widths (1 to 4 bytes; a lone surrogate takes 3, as surrogatepass writes it).
+    """
+    return _utf8_joined("".join(strings), np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)))
+
+
+def _utf8_joined(joined: str, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_utf8` of strings given joined, with their lengths in characters."""
+    char_ptr = _indptr(lengths)
+    if joined.isascii():
+        return np.frombuffer(joined.encode("ascii"), dtype=np.uint8), char_ptr
+    points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    width = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
+    byte_at = np.zeros(len(points) + 1, dtype=np.int64)
+    np.cumsum(width, out=byte_at[1:])
+    return np.frombuffer(joined.encode("utf-8", "surrogatepass"), dtype=np.uint8), byte_at[char_ptr]
+
+
+def _keys_of(tokens: Sequence[str]) -> np.ndarray:
     """:func:`token_key` of each token as uint64, without a Python int per token."""
-    blake2b = hashlib.blake2b
-    blob = b"".join([blake2b(t.encode("utf-8", "surrogatepass"), digest_size=8).digest() for t in tokens])
-    return np.frombuffer(blob, dtype="<u8").astype(np.uint64)
+    buf, offsets = _utf8(tokens)
+    return xxh64_spans(buf, offsets, np.uint64(0))
+
+
+@functools.lru_cache(maxsize=1)
+def _ascii_keys() -> np.ndarray:
+    """:func:`token_key` of each ASCII character, by code point."""
+    return _keys_of([chr(c) for c in range(128)])
+
+
+#: Python's ``\\w`` for each code point, filled in as characters are first met
+#: (classifying all 1.1 M code points up front costs 0.3 s a run).
+_IS_WORD = np.zeros(sys.maxunicode + 1, dtype=np.bool_)
+_IS_WORD[[ord(c) for c in map(chr, range(128)) if _WORD.fullmatch(c)]] = True
+_WORD_KNOWN = np.zeros(sys.maxunicode + 1, dtype=np.bool_)
+_WORD_KNOWN[:128] = True
+
+
+#: ``not chr(c).isspace()`` for each code point: a ``--sets`` token is a run of these (``str.split()``).
+_NOT_SPACE = np.ones(sys.maxunicode + 1, dtype=np.bool_)
+_NOT_SPACE[[c for c in (*range(0x80), 0x85, 0xA0, 0x1680, *range(0x2000, 0x3001)) if chr(c).isspace()]] = False
+
+
+def _word_table(docs: Sequence[str]) -> np.ndarray:
+    """The ``\\w`` table, made to cover every character of ``docs``."""
+    if all(doc.isascii() for doc in docs):
+        return _IS_WORD
+    chars = set().union(*(doc for doc in docs if not doc.isascii()))
+    new = [c for c in chars if not _WORD_KNOWN[ord(c)]]
+    if new:
+        points = np.array([ord(c) for c in new], dtype=np.int64)
+        _IS_WORD[points] = [bool(_WORD.fullmatch(c)) for c in new]
+        _WORD_KNOWN[points] = True
+    return _IS_WORD
 
 
 class _Vocabulary:
@@ -381,7 +452,7 @@ def _shingle_in_pool(texts, langs, spec, normalize, progress, pool_size):
                  None if langs is None else [langs[i] for i in chunk], spec, normalize)
                 for chunk in chunks
             ]
-        with concurrent.futures.ProcessPoolExecutor(pool_size, mp_context=context) as pool:
+        with _worker_pool(pool_size, context) as pool:
             futures = [pool.submit(*job) for job in jobs]
             for chunk, future in zip(chunks, futures):
                 counts, keys = future.result()
@@ -394,11 +465,41 @@ def _shingle_in_pool(texts, langs, spec, normalize, progress, pool_size):
     return np.concatenate(counts_parts), np.concatenate(keys_parts)
 
 
+def _worker_pool(size: int, context=None) -> concurrent.futures.ProcessPoolExecutor:
+    """A process pool whose workers end when this process ends, however it ends."""
+    if context is None:
+        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
+    return concurrent.futures.ProcessPoolExecutor(
+        size, mp_context=context, initializer=_die_with_parent, initargs=(os.getpid(),)
+    )
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker start: ask Linux for SIGKILL when the parent dies (prctl PR_SET_PDEATHSIG).
+
+    Without it a worker whose parent was killed (SIGTERM, SIGKILL) is
+    reparented and waits forever on its task pipe, holding the caller's
+    stdout and stderr open.  Elsewhere the pool's own shutdown is all there is.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    # The parent may have died before prctl took effect.
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def _shingle_serial(texts, langs, spec, normalize, progress=None):
     """Shingle counts (int64, one per text) and keys of ``texts``, in this process."""
     counts_parts: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
     keys_parts: list[np.ndarray] = [np.zeros(0, dtype=np.uint64)]
-    words = _WordTokens()
     code_vocabs: dict[str | None, _CodeTokens] = {}
 
     # uint64 arithmetic wraps by design; errstate only matters when
@@ -407,7 +508,7 @@ def _shingle_serial(texts, langs, spec, normalize, progress=None):
         for batch in _batches(texts):
             counts, keys = _shingle_batch(
                 [texts[i] for i in batch], None if langs is None else [langs[i] for i in batch],
-                spec, normalize, words, code_vocabs,
+                spec, normalize, code_vocabs,
             )
             counts_parts.append(counts)
             keys_parts.append(keys)
@@ -416,23 +517,7 @@ def _shingle_serial(texts, langs, spec, normalize, progress=None):
     return np.concatenate(counts_parts), np.concatenate(keys_parts)
 
 
-class _WordTokens:
-    """The word vocabulary of one call with the key of each word."""
-
-    def __init__(self) -> None:
-        self.vocab = _Vocabulary()
-        self.keys = np.zeros(0, dtype=np.uint64)
-
-    def shingles(self, docs: list[str], n: int, seed: np.uint64) -> tuple[np.ndarray, np.ndarray]:
-        parts = [self.vocab.ids(_WORD.findall(doc)) for doc in docs]
-        new = self.vocab.new_strings()
-        if new:
-            self.keys = np.concatenate([self.keys, _keys_of(new)])
-        ids = np.concatenate(parts)
-        return _k.ngram_keys(_indptr([len(p) for p in parts]), self.keys[ids], np.int64(n), seed)
-
-
-def _shingle_batch(docs, langs, spec, normalize, words, code_vocabs):
+def _shingle_batch(docs, langs, spec, normalize, code_vocabs):
     """Shingle counts and keys of one batch of documents."""
     seed, n = _seed(spec), spec.n
     if spec.kind == "word" and normalize:
@@ -441,15 +526,15 @@ def _shingle_batch(docs, langs, spec, normalize, words, code_vocabs):
         docs = [unicodedata.normalize("NFKC", doc).casefold() for doc in docs]
     elif spec.kind == "char" and normalize:
         docs = [normalize_text(doc) for doc in docs]
+    if spec.kind == "code":
+        return _code_batch(docs, langs, code_vocabs, n, seed)
+    # The batch's UTF-8 bytes in one buffer; kernels find and hash the tokens.
+    buf, doc_ptr = _utf8(docs)
     if spec.kind == "char":
-        # Code points of the whole batch in one call, no Python work per character.
-        points = np.frombuffer("".join(docs).encode("utf-32-le", "surrogatepass"), dtype="<u4")
-        return _k.ngram_keys(
-            _indptr([len(doc) for doc in docs]), _k.char_keys(points), np.int64(n), seed
-        )
-    if spec.kind == "word":
-        return words.shingles(docs, n, seed)
-    return _code_batch(docs, langs, code_vocabs, n, seed)
+        indptr, keys = _k.char_keys(buf, doc_ptr, _ascii_keys())
+    else:
+        indptr, keys = _k.token_keys(buf, doc_ptr, _word_table(docs))
+    return _k.ngram_keys(indptr, keys, np.int64(n), seed)
 
 
 def _code_batch(docs, langs, vocabs, n, seed) -> tuple[np.ndarray, np.ndarray]:
@@ -482,6 +567,13 @@ def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarr
     The key of a token is ``token_key(str(token))``, so the integer 5 and the
     string "5" have the same key.
 
+    Parameters
+    ----------
+    sets : sequence of iterables of str or int, or TokenSets
+        The sets; a :class:`~allpairs.linefile.TokenSets` (what
+        :func:`allpairs.read_sets` gives) is split and hashed by a compiled
+        kernel straight from its UTF-8 buffer.
+
     Returns
     -------
     indptr : ndarray of int64, shape (n_sets + 1,)
@@ -489,9 +581,84 @@ def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarr
         Keys of set i at ``keys[indptr[i]:indptr[i + 1]]``, in input order,
         duplicates kept.
     """
-    vocab = _Vocabulary()
+    if isinstance(sets, HashedSets):
+        return sets.indptr, sets.keys
+    if isinstance(sets, TokenSets):
+        return _k.token_keys(sets.lines.buffer(), sets.lines.starts, _NOT_SPACE)
     sets = [s if isinstance(s, (list, tuple)) else list(s) for s in sets]
-    # One pass over all tokens (one np.fromiter, not one per set).
-    ids = vocab.ids(map(str, itertools.chain.from_iterable(sets)))
-    keys = _keys_of(vocab.new_strings())
-    return _indptr(list(map(len, sets))), keys[ids]
+    indptr = _indptr(list(map(len, sets)))
+    # All tokens as one text, hashed by one kernel call: no Python work per token
+    # (but str() of tokens that are not strings).
+    tokens = itertools.chain.from_iterable(sets)
+    try:
+        joined = "".join(tokens)
+    except TypeError:
+        return indptr, _keys_of(list(map(str, itertools.chain.from_iterable(sets))))
+    lengths = np.fromiter(map(len, itertools.chain.from_iterable(sets)), dtype=np.int64, count=int(indptr[-1]))
+    buf, offsets = _utf8_joined(joined, lengths)
+    return indptr, xxh64_spans(buf, offsets, np.uint64(0))
+
+
+def hash_set_pieces(pieces: Iterable[tuple[bytes, np.ndarray]],
+                    size_hint: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`hash_sets` of ``--sets`` text given as pieces of whole lines (see
+    :func:`allpairs.linefile.read_pieces`), each hashed as it comes: only the keys are kept.
+
+    With ``size_hint`` (at least the text's size in bytes, e.g. a regular
+    file's size) the keys are written straight into one array with room for
+    the most tokens that many bytes can hold; memory is taken only as keys
+    are written, and no piece is copied.
+    """
+    counts: list[np.ndarray] = [np.zeros(0, np.int64)]
+    if size_hint is not None:
+        out = np.empty((size_hint + 1) // 2, np.uint64)
+        k = 0
+        for buf, starts in pieces:
+            if (int(starts[-1]) + 1) // 2 > len(out) - k:  # more text than the hint said
+                return _hash_pieces_apart(itertools.chain([(buf, starts)], pieces), counts, out[:k])
+            indptr = _k.token_keys_into(np.frombuffer(buf, dtype=np.uint8), starts, _NOT_SPACE, out, np.int64(k))
+            counts.append(np.diff(indptr))
+            k = int(indptr[-1])
+        return _indptr(np.concatenate(counts)), out[:k]
+    return _hash_pieces_apart(pieces, counts, np.zeros(0, np.uint64))
+
+
+def _hash_pieces_apart(pieces, counts, first_keys):
+    """hash_set_pieces without a size hint: each piece's keys apart, then concatenated."""
+    parts = [first_keys]
+    for buf, starts in pieces:
+        indptr, keys = _k.token_keys(np.frombuffer(buf, dtype=np.uint8), starts, _NOT_SPACE)
+        counts.append(np.diff(indptr))
+        parts.append(keys)
+    return _indptr(np.concatenate(counts)), np.concatenate(parts)
+
+
+#: Keys rendered per call of the hex kernel in :func:`format_sets` (bounds its buffers).
+_FORMAT_KEYS = 1 << 20
+
+
+def format_sets(indptr: np.ndarray, keys: np.ndarray) -> Iterable[bytes]:
+    """Shingle sets as lines of the ``--sets`` format, in pieces of about a megabyte of keys.
+
+    Line ``i`` holds the distinct keys of document ``i`` in ascending order,
+    each as 16 lowercase hexadecimal digits, separated by one space; a
+    document without a shingle gives an empty line.  Joining the file with
+    ``--sets`` gives the same pairs as joining the documents: equal keys give
+    equal tokens and distinct keys distinct ones.
+
+    Parameters
+    ----------
+    indptr : ndarray of int64, shape (n_docs + 1,)
+    keys : ndarray of uint64
+        As :func:`shingle_texts` and :func:`hash_sets` return them.
+    """
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    keys = np.ascontiguousarray(keys, dtype=np.uint64)
+    n_docs = len(indptr) - 1
+    start = 0
+    while start < n_docs:
+        # The next documents up to about _FORMAT_KEYS keys (at least one document).
+        stop = int(np.searchsorted(indptr, indptr[start] + _FORMAT_KEYS, side="right")) - 1
+        stop = min(max(stop, start + 1), n_docs)
+        yield _k.hex_lines(indptr[start:stop + 1], keys).tobytes()
+        start = stop

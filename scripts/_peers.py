@@ -3,13 +3,18 @@
 Each peer function takes the sets as lists of tokens and returns the pairs it
 found as a sorted int64 array of keys ``left * n + right`` with
 ``left < right`` (0-based input positions), so that results from different
-tools compare with one ``np.array_equal``.
+tools compare with one ``np.array_equal``. For containment, which is
+asymmetric, a key is ``contained * n + container`` instead.
 """
 from __future__ import annotations
 
 import importlib
+import multiprocessing
+import os
 import subprocess
 import sys
+import tempfile
+import time
 from types import ModuleType
 
 import numpy as np
@@ -35,19 +40,73 @@ def pair_keys(left, right, n: int) -> np.ndarray:
     return np.unique(lo * n + hi)
 
 
-def setsimilaritysearch_pairs(sets: list[list], threshold: float) -> np.ndarray:
-    """SetSimilaritySearch's ``all_pairs`` (Bayardo et al.'s All-Pairs in pure Python), Jaccard.
+def directed_keys(left, right, n: int) -> np.ndarray:
+    """Sorted unique keys ``left * n + right`` of ordered index pairs."""
+    return np.unique(np.asarray(left, dtype=np.int64) * n + np.asarray(right, dtype=np.int64))
 
-    It yields ``(x, y, similarity)`` with ``x > y``; it needs the tokens of
+
+#: Measures SetSimilaritySearch 1.0 computes that allpairs also offers.
+SETSIMILARITYSEARCH_MEASURES = ("jaccard", "cosine", "containment")
+
+
+def setsimilaritysearch_pairs(sets: list[list], threshold: float, measure: str = "jaccard") -> np.ndarray:
+    """SetSimilaritySearch's pairs (Bayardo et al.'s All-Pairs in pure Python) for one measure.
+
+    jaccard and cosine: ``all_pairs``, which yields ``(x, y, similarity)`` with
+    ``x > y``. containment, asymmetric, is refused by ``all_pairs``: a
+    ``SearchIndex`` of all sets is queried with each set, which returns the sets
+    holding at least a share t of it (itself dropped). It needs the tokens of
     each set to be distinct, which the benchmark corpora are.
     """
-    from SetSimilaritySearch import all_pairs
+    from SetSimilaritySearch import SearchIndex, all_pairs
 
-    found = list(all_pairs(sets, similarity_func_name="jaccard", similarity_threshold=threshold))
+    if measure == "containment":
+        index = SearchIndex(sets, similarity_func_name="containment", similarity_threshold=threshold)
+        left, right = [], []
+        for i, s in enumerate(sets):
+            for j, _ in index.query(s):
+                if j != i:
+                    left.append(i)
+                    right.append(j)
+        return directed_keys(left, right, len(sets))
+    found = list(all_pairs(sets, similarity_func_name=measure, similarity_threshold=threshold))
     if not found:
         return np.empty(0, dtype=np.int64)
     x, y, _ = zip(*found)
     return pair_keys(x, y, len(sets))
+
+
+def _child(fn, args, path: str) -> None:
+    start = time.process_time()
+    keys = fn(*args)
+    np.save(path + ".keys.npy", keys)
+    with open(path + ".seconds", "w") as f:
+        f.write(repr(time.process_time() - start))
+
+
+def run_with_timeout(fn, args: tuple, timeout: float | None) -> tuple[np.ndarray | None, float | None, str]:
+    """``fn(*args)`` in a forked process (it inherits the data, nothing is copied), stopped after ``timeout`` s.
+
+    Returns (keys, CPU seconds of the child, "ok"), or (None, None, "timeout")
+    when it ran out of (wall) time, or (None, None, "failed ..."). The peers are
+    single-threaded, so on a quiet machine CPU time is their wall time; on a
+    shared one it leaves out the time others took.
+    """
+    ctx = multiprocessing.get_context("fork")
+    with tempfile.TemporaryDirectory(prefix="allpairs-peer-") as tmp:
+        path = os.path.join(tmp, "result")
+        proc = ctx.Process(target=_child, args=(fn, args, path))
+        proc.start()
+        proc.join(timeout)
+        if proc.is_alive():
+            proc.terminate()
+            proc.join()
+            return None, None, "timeout"
+        if proc.exitcode != 0 or not os.path.exists(path + ".seconds"):
+            return None, None, f"failed (exit status {proc.exitcode})"
+        with open(path + ".seconds") as f:
+            seconds = float(f.read())
+        return np.load(path + ".keys.npy"), seconds, "ok"
 
 
 def log(*args) -> None:

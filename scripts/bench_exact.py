@@ -1,18 +1,26 @@
-"""Benchmark the exact join against SetSimilaritySearch, and check they find the same pairs.
+"""Benchmark the exact join against SetSimilaritySearch, every measure, and check they find the same pairs.
 
 Run from the repository root::
 
-    python scripts/bench_exact.py              # full run: about 5 minutes, most of it the peer
-    python scripts/bench_exact.py --quick      # a subsample, well under a minute
-    python scripts/bench_exact.py --skip-peer  # allpairs alone
+    python scripts/bench_exact.py --measures jaccard   # Jaccard alone: about 5 minutes, most of it the peer
+    python scripts/bench_exact.py --data kosarak       # every measure on Kosarak (the peer's runs take long)
+    python scripts/bench_exact.py --quick              # a subsample, a few minutes
+    python scripts/bench_exact.py --skip-peer          # allpairs alone
 
 Corpora: (a) the Kosarak sample's distinct sets (34,985; REFERENCE.md
 section 4), (b) ``datasets.synthetic.zipf_sets(seed=0)`` (20,000 sets of about
-15 tokens from 10,000, 30% planted near-duplicates). At each threshold (0.5,
-0.7, 0.9) it runs ``allpairs.join`` and SetSimilaritySearch's ``all_pairs``
-(installed with pip if missing) on the same lists of tokens and compares the
-two sets of index pairs; it also checks a sample of allpairs' overlaps and
-sizes against Python sets. Then it times the whole command
+15 tokens from 10,000, 30% planted near-duplicates). For each measure
+(``--measures``: jaccard, cosine, dice, containment, overlap) at each
+threshold (0.5, 0.7, 0.9; for overlap the counts of ``--overlap-k``) it runs
+``allpairs.join(..., measure=...)`` and, for the measures SetSimilaritySearch
+has (jaccard and cosine with its ``all_pairs``; containment, which
+``all_pairs`` refuses as asymmetric, by querying a ``SearchIndex`` of all sets
+with each set), the peer (installed with pip if missing) on the same lists of
+tokens, and compares the two sets of index pairs (containment: ordered pairs,
+contained first); it also checks a sample of allpairs' overlaps, sizes and
+similarities against Python sets and Fractions. The peer runs in a forked
+process stopped after ``--peer-timeout`` seconds: a run that did not finish
+shows its time as "> N" and the ratio as a lower bound. Then it times the whole command
 ``allpairs join --sets FILE --threshold 0.5 --count`` on the distinct Kosarak
 file (wall time, start-up included).
 
@@ -20,8 +28,10 @@ Times: ``allpairs`` is the ``allpairs.join`` call (pairs found, in arrays),
 the fastest of ``--repeat`` runs, after one untimed warm-up call that loads
 the compiled kernels (the machine may be shared, and one run slowed by
 others); ``collect`` is reading all pairs out of the result into arrays;
-``peer`` is one run of ``all_pairs`` to exhaustion (it yields its pairs as
-it finds them). The ratio is peer / allpairs.
+``peer`` is the CPU time of one run of the peer to exhaustion (single-threaded,
+so its wall time on a quiet machine; on a shared one, wall time would count
+the others' load), stopped after ``--peer-timeout`` seconds of wall time. The
+ratio is peer / allpairs.
 
 Standard output carries only the table; progress goes to standard error.
 Exit status: 0 when every comparison agreed, 1 on any mismatch (or failure),
@@ -47,7 +57,8 @@ sys.path.insert(1, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 
-from _peers import ensure_installed, exit_status, log, pair_keys, setsimilaritysearch_pairs  # noqa: E402
+from _peers import (SETSIMILARITYSEARCH_MEASURES, directed_keys, ensure_installed, exit_status, log,  # noqa: E402
+                    pair_keys, run_with_timeout, setsimilaritysearch_pairs)
 from datasets import kosarak, synthetic  # noqa: E402
 
 PEER = "SetSimilaritySearch"
@@ -60,9 +71,13 @@ QUICK_ZIPF = 5000
 CHECK_SAMPLE = 2000
 
 
+MEASURES = ("jaccard", "cosine", "dice", "containment", "overlap")
+
+
 @dataclass
 class Row:
     data: str
+    measure: str
     sets: int
     threshold: float
     pairs: int | None = None
@@ -71,6 +86,7 @@ class Row:
     peer_s: float | None = None
     peer_pairs: int | None = None
     same: str = "-"
+    peer_timeout: float | None = None
 
 
 def load(quick: bool, which: list[str]) -> dict[str, list[list]]:
@@ -100,12 +116,17 @@ def drain(result) -> list[np.ndarray]:
     return [np.concatenate([np.asarray(p[k], dtype=np.int64) for p in parts]) for k in range(5)]
 
 
-def keys_and_sample(columns: list[np.ndarray], n: int) -> tuple[np.ndarray, list[tuple]]:
+def keys_and_sample(columns: list[np.ndarray], n: int, directed: bool) -> tuple[np.ndarray, list[tuple]]:
     """Sorted pair keys, and a seeded random sample of full result rows to recheck."""
     left, right = columns[0], columns[1]
-    if np.any(left >= right):
-        raise AssertionError("allpairs returned a pair with left >= right")
-    keys = pair_keys(left, right, n)
+    if directed:
+        if np.any(left == right):
+            raise AssertionError("allpairs returned a document paired with itself")
+        keys = directed_keys(left, right, n)
+    else:
+        if np.any(left >= right):
+            raise AssertionError("allpairs returned a pair with left >= right")
+        keys = pair_keys(left, right, n)
     if len(keys) != len(left):
         raise AssertionError(f"allpairs returned {len(left) - len(keys)} pairs twice")
     pick = random.Random(0).sample(range(len(left)), min(CHECK_SAMPLE, len(left)))
@@ -113,62 +134,82 @@ def keys_and_sample(columns: list[np.ndarray], n: int) -> tuple[np.ndarray, list
     return keys, sample
 
 
-def check_sample(sets: list[list], rows: list[tuple], t: Fraction) -> list[str]:
+def meets(measure: str, o: int, x: int, y: int, t: Fraction) -> tuple[bool, str]:
+    """Whether sets of sizes x, y sharing o tokens reach t (decided in Fractions), and the value shown."""
+    if measure == "cosine":  # o / sqrt(xy) >= t  iff  o^2 / (xy) >= t^2
+        return Fraction(o * o, x * y) >= t * t, f"cos = {o}/sqrt({x * y}) = {o / (x * y) ** 0.5:.6f}"
+    value = {"jaccard": lambda: Fraction(o, x + y - o), "dice": lambda: Fraction(2 * o, x + y),
+             "containment": lambda: Fraction(o, x), "overlap": lambda: Fraction(o)}[measure]()
+    return value >= t, f"{measure} = {value} = {float(value):.6f}"
+
+
+def check_sample(sets: list[list], rows: list[tuple], t: Fraction, measure: str) -> list[str]:
     """Recompute overlap and sizes of sampled pairs; complaints, if any."""
     bad = []
     for left, right, overlap, left_size, right_size in rows:
         a, b = set(sets[left]), set(sets[right])
         want = (len(a & b), len(a), len(b))
+        ok, shown = meets(measure, *want, t)
         if (overlap, left_size, right_size) != want:
             bad.append(f"pair ({left}, {right}): overlap/sizes {(overlap, left_size, right_size)}, Python sets say {want}")
-        elif Fraction(want[0], len(a | b)) < t:
-            bad.append(f"pair ({left}, {right}): J = {Fraction(want[0], len(a | b))} < t = {t}")
+        elif not ok:
+            bad.append(f"pair ({left}, {right}): {shown} < t = {t}")
     return bad
 
 
-def explain(sets: list[list], keys: np.ndarray, n: int, t: Fraction, who: str, limit: int = 5) -> list[str]:
-    """Exact Jaccard of a few pairs that only one side found, to say which side is wrong."""
+def explain(sets: list[list], keys: np.ndarray, n: int, t: Fraction, who: str, measure: str,
+            limit: int = 5) -> list[str]:
+    """The exact similarity of a few pairs that only one side found, to say which side is wrong."""
     lines = []
     for key in keys[:limit].tolist():
         i, j = divmod(key, n)
         a, b = set(sets[i]), set(sets[j])
-        jac = Fraction(len(a & b), len(a | b)) if a | b else Fraction(0)
-        verdict = "a true pair" if jac >= t else "NOT a pair"
-        lines.append(f"    only {who}: ({i}, {j}) J = {jac} = {float(jac):.6f} -> {verdict}")
+        ok, shown = meets(measure, len(a & b), len(a), len(b), t) if a and b else (False, "an empty set")
+        verdict = "a true pair" if ok else "NOT a pair"
+        lines.append(f"    only {who}: ({i}, {j}) {shown} -> {verdict}")
     return lines
 
 
-def run_one(name: str, sets: list[list], t: float, args, allpairs, problems: list[str]) -> Row:
-    row = Row(name, len(sets), t)
+def run_one(name: str, sets: list[list], measure: str, t: float, args, allpairs, problems: list[str]) -> Row:
+    row = Row(name, measure, len(sets), t)
     exact_t = Fraction(str(t))
     n = len(sets)
+    directed = measure == "containment"
+    label = f"{name} {measure} t={t:g}"
     ours = theirs = None
     if not args.skip_allpairs:
-        log(f"[{name} t={t}] allpairs.join on {n} sets, best of {args.repeat} ...")
+        log(f"[{label}] allpairs.join on {n} sets, best of {args.repeat} ...")
+        threshold = int(t) if measure == "overlap" else t
         for _ in range(args.repeat):
             start = time.perf_counter()
-            result = allpairs.join(sets, threshold=t, jobs=args.jobs)
+            result = allpairs.join(sets, threshold=threshold, measure=measure, jobs=args.jobs)
             elapsed = time.perf_counter() - start
             row.allpairs_s = elapsed if row.allpairs_s is None else min(row.allpairs_s, elapsed)
         start = time.perf_counter()
         columns = drain(result)
         row.collect_s = time.perf_counter() - start
-        ours, sample = keys_and_sample(columns, n)
+        ours, sample = keys_and_sample(columns, n, directed)
         row.pairs = len(ours)
         if len(result.pairs) != len(ours):
-            problems.append(f"{name} t={t}: len(res.pairs) = {len(result.pairs)} but {len(ours)} pairs iterated")
-        complaints = check_sample(sets, sample, exact_t)
+            problems.append(f"{label}: len(res.pairs) = {len(result.pairs)} but {len(ours)} pairs iterated")
+        complaints = check_sample(sets, sample, exact_t, measure)
         if complaints:
-            problems.append(f"{name} t={t}: {len(complaints)} of {len(sample)} sampled pairs wrong, e.g.\n      "
+            problems.append(f"{label}: {len(complaints)} of {len(sample)} sampled pairs wrong, e.g.\n      "
                             + "\n      ".join(complaints[:3]))
-    if not args.skip_peer:
-        log(f"[{name} t={t}] {PEER}.all_pairs on {n} sets ...")
-        start = time.perf_counter()
-        theirs = setsimilaritysearch_pairs(sets, t)
-        row.peer_s = time.perf_counter() - start
-        row.peer_pairs = len(theirs)
-        if row.pairs is None:
-            row.pairs = len(theirs)
+        del result, columns
+    if not args.skip_peer and measure in SETSIMILARITYSEARCH_MEASURES:
+        log(f"[{label}] {PEER} on {n} sets (stopped after {args.peer_timeout:g} s) ...")
+        theirs, row.peer_s, status = run_with_timeout(setsimilaritysearch_pairs, (sets, t, measure),
+                                                      args.peer_timeout)
+        if status == "timeout":
+            row.peer_timeout = args.peer_timeout
+            log(f"[{label}] {PEER} did not finish within {args.peer_timeout:g} s")
+        elif status != "ok":
+            problems.append(f"{label}: {PEER} {status}")
+        else:
+            row.peer_pairs = len(theirs)
+            if row.pairs is None:
+                row.pairs = len(theirs)
     if ours is not None and theirs is not None:
         if np.array_equal(ours, theirs):
             row.same = "yes"
@@ -176,10 +217,10 @@ def run_one(name: str, sets: list[list], t: float, args, allpairs, problems: lis
             row.same = "NO"
             only_ours = np.setdiff1d(ours, theirs, assume_unique=True)
             only_theirs = np.setdiff1d(theirs, ours, assume_unique=True)
-            lines = [f"{name} t={t}: MISMATCH: allpairs {len(ours)} pairs, {PEER} {len(theirs)}; "
+            lines = [f"{label}: MISMATCH: allpairs {len(ours)} pairs, {PEER} {len(theirs)}; "
                      f"{len(only_ours)} only in allpairs, {len(only_theirs)} only in {PEER}"]
-            lines += explain(sets, only_ours, n, exact_t, "allpairs")
-            lines += explain(sets, only_theirs, n, exact_t, PEER)
+            lines += explain(sets, only_ours, n, exact_t, "allpairs", measure)
+            lines += explain(sets, only_theirs, n, exact_t, PEER, measure)
             problems.append("\n".join(lines))
             log("\n".join(lines))
     return row
@@ -228,13 +269,19 @@ def fmt(x: float | None, spec: str = ".2f") -> str:
 
 
 def table(rows: list[Row]) -> str:
-    head = ["data", "sets", "t", "pairs", "allpairs s", "collect s", f"{PEER} s", "ratio", "same pairs"]
+    head = ["data", "measure", "sets", "t", "pairs", "allpairs s", "collect s", f"{PEER} s", "ratio", "same pairs"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         ratio = r.peer_s / r.allpairs_s if r.peer_s is not None and r.allpairs_s else None
-        cells = [r.data, f"{r.sets:,}", f"{r.threshold:g}", "-" if r.pairs is None else f"{r.pairs:,}",
-                 fmt(r.allpairs_s, ".3f"), fmt(r.collect_s, ".3f"), fmt(r.peer_s), fmt(ratio, ".0f") + ("×" if ratio else ""),
-                 r.same]
+        peer, shown_ratio = fmt(r.peer_s), fmt(ratio, ".0f") + ("×" if ratio else "")
+        if r.peer_timeout is not None:  # did not finish: its time and the ratio are lower bounds
+            peer = f"> {r.peer_timeout:g}"
+            shown_ratio = f"> {r.peer_timeout / r.allpairs_s:.0f}×" if r.allpairs_s else "-"
+        elif r.measure not in SETSIMILARITYSEARCH_MEASURES:
+            peer = "n/a"
+        t = f"k = {r.threshold:g}" if r.measure == "overlap" else f"{r.threshold:g}"
+        cells = [r.data, r.measure, f"{r.sets:,}", t, "-" if r.pairs is None else f"{r.pairs:,}",
+                 fmt(r.allpairs_s, ".3f"), fmt(r.collect_s, ".3f"), peer, shown_ratio, r.same]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
 
@@ -257,8 +304,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help=f"subsample: every {QUICK_STRIDE}th distinct Kosarak set, the first {QUICK_ZIPF} Zipf sets")
     parser.add_argument("--thresholds", type=parse_thresholds, default=[0.5, 0.7, 0.9],
-                        help="comma-separated Jaccard thresholds (default 0.5,0.7,0.9)")
+                        help="comma-separated thresholds of every measure but overlap (default 0.5,0.7,0.9)")
     parser.add_argument("--data", default="kosarak,zipf", help="corpora to run, comma-separated (default kosarak,zipf)")
+    parser.add_argument("--measures", default=",".join(MEASURES),
+                        help=f"measures to run, comma-separated (default {','.join(MEASURES)})")
+    parser.add_argument("--overlap-k", default="5,10,20",
+                        help="overlap thresholds (whole numbers of common tokens), comma-separated (default 5,10,20)")
+    parser.add_argument("--peer-timeout", type=float, default=1800,
+                        help=f"stop a {PEER} run after this many seconds and report a lower bound (default 1800)")
     parser.add_argument("--jobs", type=int, default=None, help="allpairs threads (default: all cores)")
     parser.add_argument("--skip-peer", action="store_true", help=f"do not run (or install) {PEER}")
     parser.add_argument("--skip-allpairs", action="store_true", help="do not run allpairs (the peer alone)")
@@ -273,6 +326,15 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(which) - {"kosarak", "zipf"}
     if unknown:
         parser.error(f"unknown corpus {sorted(unknown)}; choose from kosarak, zipf")
+    measures = [m.strip() for m in args.measures.split(",") if m.strip()]
+    if set(measures) - set(MEASURES) or not measures:
+        parser.error(f"unknown measure in {args.measures!r}; choose from {', '.join(MEASURES)}")
+    try:
+        overlap_k = [int(k) for k in args.overlap_k.split(",") if k.strip()]
+    except ValueError:
+        parser.error(f"--overlap-k {args.overlap_k!r}: give whole numbers, e.g. 5,10,20")
+    if any(k < 1 for k in overlap_k):
+        parser.error("--overlap-k: every count must be at least 1")
 
     allpairs = None
     if not args.skip_allpairs:
@@ -280,8 +342,10 @@ def main(argv: list[str] | None = None) -> int:
 
         log(f"allpairs {getattr(allpairs, '__version__', '?')} from {Path(allpairs.__file__).parent}")
         start = time.perf_counter()
-        allpairs.join([["a", "b"], ["a", "b", "c"], ["c"]], threshold=0.5, jobs=args.jobs)
-        log(f"warm-up join (loads or compiles the kernels): {time.perf_counter() - start:.2f} s")
+        for m in measures:
+            drain(allpairs.join([["a", "b"], ["a", "b", "c"], ["c"]], threshold=1 if m == "overlap" else 0.5,
+                                measure=m, jobs=args.jobs))
+        log(f"warm-up joins (load or compile the kernels): {time.perf_counter() - start:.2f} s")
     if not args.skip_peer:
         try:
             ensure_installed(PEER, PEER)
@@ -293,12 +357,14 @@ def main(argv: list[str] | None = None) -> int:
     problems: list[str] = []
     rows = []
     for name, sets in corpora.items():
-        for t in args.thresholds:
-            rows.append(run_one(name, sets, t, args, allpairs, problems))
+        for measure in measures:
+            for t in (overlap_k if measure == "overlap" else args.thresholds):
+                rows.append(run_one(name, sets, measure, t, args, allpairs, problems))
 
     cli_lines = []
     if not args.skip_allpairs and not args.skip_cli:
-        expected = next((r.pairs for r in rows if r.data == "kosarak" and r.threshold == 0.5 and not args.quick), None)
+        expected = next((r.pairs for r in rows if r.data == "kosarak" and r.measure == "jaccard" and r.threshold == 0.5
+                         and not args.quick), None)
         cli_lines = time_cli(args.cli_repeats, args.jobs, expected, problems)
 
     print(f"cores: {os.cpu_count()}, python {sys.version.split()[0]}, quick: {args.quick}")

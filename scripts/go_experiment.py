@@ -239,8 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     for base in runs:
         per_seed = []
         for seed in seeds:
+            # Every bucket expanded (max_expand=None): the candidates counted are the banding's own, as in the article.
             info = lsh_settings(t, num_perm=args.num_perm, bands=base.bands, rows=base.rows, recall=args.recall,
-                                seed=seed, bits=None, max_bucket=None)
+                                seed=seed, bits=None, max_bucket=None, max_expand=None)
             info.auto = base.auto
             st = Stats()
             approx, cand = lsh_pairs(sets, t, info, verify="exact", jobs=jobs, stats=st)
@@ -336,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
 
         log("compare and plot 12 × 4 ...")
         c = compare(corpus, t, shingle="code:5", num_perm=args.num_perm, bands=12, rows=4, seed=seeds[0],
-                    max_bucket=None, jobs=jobs)
+                    max_bucket=None, max_expand=None, jobs=jobs)
         same = [r for info, per_seed in results if (info.bands, info.rows) == (12, 4) for r in per_seed[:1]]
         if same and (same[0]["checks"], same[0]["found"]) != (c.lsh_candidates, c.lsh_pairs):
             log(f"error: compare found {c.lsh_candidates:,} candidates and {c.lsh_pairs:,} pairs, "

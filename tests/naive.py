@@ -15,20 +15,92 @@ def jaccard(a: set, b: set) -> Fraction:
     return Fraction(len(a & b), union) if union else Fraction(0)
 
 
-def all_pairs(sets, threshold) -> list[tuple[int, int, int, int, int]]:
-    """Every (i, j, overlap, |s_i|, |s_j|) with i < j and J(s_i, s_j) >= threshold, sorted.
+def cosine_squared(a: set, b: set) -> Fraction:
+    """(|a ∩ b| / √(|a||b|))², so that cosine >= t is decided as cosine_squared >= t² in Fractions."""
+    return Fraction(len(a & b) ** 2, len(a) * len(b)) if a and b else Fraction(0)
 
+
+def dice(a: set, b: set) -> Fraction:
+    """2|a ∩ b| / (|a| + |b|)."""
+    return Fraction(2 * len(a & b), len(a) + len(b)) if a or b else Fraction(0)
+
+
+def containment(a: set, b: set) -> Fraction:
+    """|a ∩ b| / |a|: the share of a found in b."""
+    return Fraction(len(a & b), len(a)) if a else Fraction(0)
+
+
+def containment_min(a: set, b: set) -> Fraction:
+    """|a ∩ b| / max(|a|, |b|), as SetSimilaritySearch 1.0 defines it."""
+    return Fraction(len(a & b), max(len(a), len(b))) if a or b else Fraction(0)
+
+
+def overlap(a: set, b: set) -> int:
+    """|a ∩ b|."""
+    return len(a & b)
+
+
+def _threshold(t) -> Fraction:
+    return Fraction(repr(t)) if isinstance(t, float) else Fraction(t)
+
+
+def meets(measure: str, a: set, b: set, threshold) -> bool:
+    """True when a and b (both non-empty) reach the threshold under the measure."""
+    t = _threshold(threshold)
+    if not a or not b:
+        return False
+    if measure == "cosine":
+        return cosine_squared(a, b) >= t * t
+    return {"jaccard": jaccard, "dice": dice, "containment": containment, "containment_min": containment_min,
+            "overlap": overlap}[measure](a, b) >= t
+
+
+def all_pairs(sets, threshold, measure: str = "jaccard") -> list[tuple[int, int, int, int, int]]:
+    """Every (i, j, overlap, |s_i|, |s_j|) with s_i, s_j reaching the threshold, sorted.
+
+    i < j for the symmetric measures; for containment every ordered pair
+    i != j with s_i's share in s_j at least t (i contained, j container).
     ``threshold`` is anything :class:`fractions.Fraction` accepts (a float goes
     through its decimal repr, so 0.7 means 7/10).
     """
-    t = Fraction(repr(threshold)) if isinstance(threshold, float) else Fraction(threshold)
     sets = [set(s) for s in sets]
     out = []
-    for i, j in combinations(range(len(sets)), 2):
-        a, b = sets[i], sets[j]
-        if a and b and jaccard(a, b) >= t:
-            out.append((i, j, len(a & b), len(a), len(b)))
+    for i in range(len(sets)):
+        for j in range(len(sets)):
+            if i == j or (i > j and measure != "containment"):
+                continue
+            a, b = sets[i], sets[j]
+            if meets(measure, a, b, threshold):
+                out.append((i, j, len(a & b), len(a), len(b)))
     return out
+
+
+def rs_pairs(left, right, threshold, measure: str = "jaccard") -> list[tuple[int, int, int, int, int]]:
+    """Every (i, j, overlap, |left_i|, |right_j|) of an R–S join, sorted (containment: left_i in right_j)."""
+    left = [set(s) for s in left]
+    right = [set(s) for s in right]
+    return [(i, j, len(a & b), len(a), len(b)) for i, a in enumerate(left) for j, b in enumerate(right)
+            if meets(measure, a, b, threshold)]
+
+
+def clusters(n: int, pairs) -> list[list[int]]:
+    """Connected components with two or more of the n documents, from (i, j, ...) pairs.
+
+    Largest first, ties by smallest member; members ascending.
+    """
+    parent = list(range(n))
+
+    def find(v):
+        while parent[v] != v:
+            v = parent[v]
+        return v
+
+    for i, j, *_ in pairs:
+        parent[find(i)] = find(j)
+    groups: dict[int, list[int]] = {}
+    for v in range(n):
+        groups.setdefault(find(v), []).append(v)
+    return sorted((g for g in groups.values() if len(g) >= 2), key=lambda g: (-len(g), g[0]))
 
 
 def char_shingles(text: str, n: int) -> set[str]:
@@ -38,3 +110,26 @@ def char_shingles(text: str, n: int) -> set[str]:
 
     text = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).casefold()).strip()
     return {text[i:i + n] for i in range(len(text) - n + 1)}
+
+
+def dedup(sets, threshold, measure: str = "jaccard") -> list[tuple[int, int | None]]:
+    """Online near-duplicate removal: (document, kept document it duplicates, or None if kept) for each
+    non-empty set in order. A document is kept unless a kept one reaches the threshold with it (the
+    document on the left: containment asks how much of it a kept one holds); it is charged to the most
+    similar kept document, the earliest among equals."""
+    value = {"jaccard": jaccard, "cosine": cosine_squared, "dice": dice, "containment": containment,
+             "containment_min": containment_min, "overlap": overlap}[measure]
+    sets = [set(s) for s in sets]
+    kept: list[int] = []
+    out = []
+    for d, s in enumerate(sets):
+        if not s:
+            continue
+        best = None
+        for k in kept:
+            if meets(measure, s, sets[k], threshold) and (best is None or value(s, sets[k]) > best[0]):
+                best = (value(s, sets[k]), k)
+        out.append((d, None if best is None else best[1]))
+        if best is None:
+            kept.append(d)
+    return out

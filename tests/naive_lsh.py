@@ -39,18 +39,21 @@ def signature(keys, num_perm: int, seed: int = 1, bits: int | None = None, senti
     return [min(((a * y + b) & M64) >> 32 for y in ys) & mask for a, b in family(num_perm, seed)]
 
 
-def candidates(sig_rows, bands: int, rows: int, max_bucket: int | None = None, empty=None):
-    """Banding with a dict per band: returns (pairs, oversized, skipped, largest).
+def candidates(sig_rows, bands: int, rows: int, max_bucket: int | None = None, empty=None,
+               max_expand: int | None = None):
+    """Banding with a dict per band: returns (pairs, oversized, skipped, largest, joined, joined_pairs).
 
     ``pairs``: sorted list of (i, j), i < j, sharing a bucket of at most
-    ``max_bucket`` rows in some band; ``oversized``: sorted (band, size) of
-    larger buckets; ``skipped``: the pairs those would have given (summed over
-    bands); ``largest``: the largest bucket per band. Rows flagged in ``empty``
-    are left out.
+    ``max_bucket`` and at most ``max_expand`` rows in some band; ``oversized``:
+    sorted (band, size) of buckets above ``max_bucket``; ``skipped``: the pairs
+    those would have given (summed over bands); ``largest``: the largest bucket
+    per band; ``joined``: sorted (band, size) of buckets above ``max_expand``
+    and at most ``max_bucket``; ``joined_pairs``: sorted (i, j) sharing such a
+    bucket in some band. Rows flagged in ``empty`` are left out.
     """
     sig_rows = [tuple(int(v) for v in row) for row in sig_rows]
     empty = [False] * len(sig_rows) if empty is None else [bool(e) for e in empty]
-    pairs, oversized, skipped, largest = set(), [], 0, []
+    pairs, oversized, skipped, largest, joined, joined_pairs = set(), [], 0, [], [], set()
     for band in range(bands):
         buckets: dict[tuple, list[int]] = {}
         for i, row in enumerate(sig_rows):
@@ -61,6 +64,9 @@ def candidates(sig_rows, bands: int, rows: int, max_bucket: int | None = None, e
             if max_bucket is not None and len(members) > max_bucket:
                 oversized.append((band, len(members)))
                 skipped += len(members) * (len(members) - 1) // 2
+            elif max_expand is not None and len(members) > max_expand:
+                joined.append((band, len(members)))
+                joined_pairs.update(combinations(members, 2))
             else:
                 pairs.update(combinations(members, 2))
-    return sorted(pairs), sorted(oversized), skipped, largest
+    return sorted(pairs), sorted(oversized), skipped, largest, sorted(joined), sorted(joined_pairs)

@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import allpairs
 import naive_lsh
 from allpairs.errors import UsageError
-from allpairs.lsh import candidates, empty_rows, probability, signatures
+from allpairs.lsh import candidates, empty_rows, probability, share_joined_bucket, signatures
 from allpairs.lsh import _kernel
+from strategies import corpus_and_threshold
 
 
 @st.composite
@@ -31,16 +33,35 @@ def as_pairs(c):
     return list(zip(c.left.tolist(), c.right.tolist()))
 
 
+def bucket_sizes(sig, bands, rows, empty):
+    """Every bucket size of the banding (the dict oracle's), to put limits just above and below them."""
+    _, _, _, _, joined, _ = naive_lsh.candidates(sig, bands, rows, empty=empty, max_expand=1)
+    return sorted({size for _, size in joined})
+
+
 @settings(max_examples=150, deadline=None)
-@given(banded(), st.sampled_from([None, 2, 3, 5]), st.integers(1, 3))
-def test_candidates_equal_the_dict_oracle(case, max_bucket, jobs):
+@given(banded(), st.sampled_from([None, 2, 3, 5]), st.integers(1, 3), st.data())
+def test_candidates_equal_the_dict_oracle(case, max_bucket, jobs, data):
     sig, bands, rows, empty = case
-    c = candidates(sig, bands, rows, max_bucket=max_bucket, empty=empty, jobs=jobs)
-    pairs, oversized, skipped, largest = naive_lsh.candidates(sig, bands, rows, max_bucket, empty)
+    # The expansion limit: none, or just below, at or just above a bucket that occurs.
+    near = [max(1, s + d) for s in bucket_sizes(sig, bands, rows, empty) for d in (-1, 0, 1)]
+    max_expand = data.draw(st.sampled_from([None, 1] + near))
+    c = candidates(sig, bands, rows, max_bucket=max_bucket, max_expand=max_expand, empty=empty, jobs=jobs)
+    pairs, oversized, skipped, largest, joined, joined_pairs = naive_lsh.candidates(
+        sig, bands, rows, max_bucket, empty, max_expand=max_expand)
     assert as_pairs(c) == pairs
     assert c.oversized == oversized
     assert c.skipped_pairs == skipped
     assert c.largest_bucket.tolist() == largest
+    assert c.joined_buckets == joined
+    assert c.joined_pairs == sum(size * (size - 1) // 2 for _, size in joined)
+    # The rows to join are those of the joined buckets, and the filter keeps exactly their pairs.
+    assert c.joined_rows.tolist() == sorted({i for pair in joined_pairs for i in pair})
+    everything = [(i, j) for i in range(len(sig)) for j in range(i + 1, len(sig))]
+    left = np.array([i for i, _ in everything], np.int32)
+    right = np.array([j for _, j in everything], np.int32)
+    shared = share_joined_bucket(sig, c, left, right)
+    assert [p for p, keep in zip(everything, shared.tolist()) if keep] == joined_pairs
     assert c.left.dtype == np.int32 and c.right.dtype == np.int32
     assert c.empty == int(empty.sum())
     assert len(c) == len(pairs)
@@ -150,3 +171,71 @@ def test_candidate_rate_per_similarity_follows_the_s_curve(planted_signatures, b
         assert abs(rate - p) <= SCURVE_Z * se, (
             f"{bands} × {rows}, J = {s}: {hits}/{SCURVE_PAIRS} = {rate:.3f} candidates, P(s) = {p:.3f}, "
             f"more than {SCURVE_Z} standard errors ({se:.3f}) apart (K = {SCURVE_K}, seed {SCURVE_SEED})")
+
+
+# Buckets too large to expand are joined exactly instead (allpairs.join wires the exact join in):
+# the result must be the one expansion gives, and the one the oracles give.
+
+def lsh_rows(res):
+    """Document pairs with overlap and estimate, as the join returns them."""
+    out = []
+    for c in res.pairs.chunks():
+        est = c.estimate.tolist() if c.estimate is not None else [None] * len(c.left)
+        out += list(zip(c.left.tolist(), c.right.tolist(), c.overlap.tolist(), est))
+    return out
+
+
+def oracle_lsh_pairs(sets, t, bands, rows, verify):
+    """Document pairs the LSH join should give, from Python-int signatures, dict banding and Fractions."""
+    from allpairs.shingles import hash_sets
+    from naive import all_pairs, jaccard
+
+    indptr, keys = hash_sets([[str(x) for x in s] for s in sets])
+    K = bands * rows
+    sig = [naive_lsh.signature(keys[indptr[i]:indptr[i + 1]].tolist(), K) for i in range(len(sets))]
+    cand, *_ = naive_lsh.candidates(sig, bands, rows, empty=[not s for s in sets])
+    cand = set(cand)
+    ss = [set(s) for s in sets]
+    if verify == "exact":
+        return [p[:2] for p in all_pairs(sets, t) if ss[p[0]] == ss[p[1]] or p[:2] in cand]
+    agree = {(i, j): sum(a == b for a, b in zip(sig[i], sig[j])) / K for i, j in cand}
+    return sorted((i, j) for i in range(len(sets)) for j in range(i + 1, len(sets))
+                  if ss[i] and (ss[i] == ss[j] or agree.get((i, j), 0.0) >= float(t)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpus_and_threshold(max_docs=30, max_size=6), st.sampled_from([(4, 2), (8, 1), (3, 3), (6, 2)]),
+       st.sampled_from(["exact", "estimate"]), st.sampled_from([None, 3]), st.integers(1, 2), st.data())
+def test_joining_large_buckets_gives_what_expanding_them_gives(case, banding, verify, bits, jobs, data):
+    sets, t = case
+    if not any(sets):
+        return
+    b, r = banding
+    kw = dict(method="lsh", num_perm=b * r, bands=b, rows=r, verify=verify, bits=bits, jobs=jobs)
+    expanded = allpairs.join(sets, t, max_expand=None, **kw)
+    # Limits just below, at and just above the largest bucket, and small ones.
+    largest = expanded.lsh.largest_bucket
+    limit = data.draw(st.sampled_from(sorted({1, 2, 3, max(1, largest - 1), max(1, largest), largest + 1})))
+    max_bucket = data.draw(st.sampled_from([None, limit + 1, max(2, largest - 1)]))
+    if max_bucket is not None:
+        expanded = allpairs.join(sets, t, max_expand=None, max_bucket=max_bucket, **kw)
+    bounded = allpairs.join(sets, t, max_expand=limit, max_bucket=max_bucket, **kw)
+    assert lsh_rows(bounded) == lsh_rows(expanded)
+    assert bounded.lsh.oversized == expanded.lsh.oversized
+    joined = [size for _, size in bounded.lsh.joined]
+    assert all(limit < size <= (max_bucket or size) for size in joined)
+    assert bool(joined) == any(f"of more than {limit} distinct sets" in n for n in bounded.stats.notes)
+    if max_bucket is None and bits is None:
+        assert [p[:2] for p in lsh_rows(bounded)] == oracle_lsh_pairs(sets, t, b, r, verify)
+
+
+def test_a_bucket_of_thousands_of_tiny_sets_is_joined_not_expanded():
+    # 3,000 sets {a, i}: 42 × 3 puts about 3000/8 of them in one bucket per band, ~3 M candidate pairs
+    # when expanded, all false (J = 1/3); an extra near-twin pair must still be found.
+    sets = [["a", str(i)] for i in range(3000)] + [["x", "y", "z"], ["x", "y", "z", "w"]]
+    res = allpairs.join(sets, 0.5, method="lsh")
+    assert [tuple(p)[:2] for p in res.pairs] == [(3000, 3001)]
+    assert res.lsh.joined and max(size for _, size in res.lsh.joined) > 200
+    assert res.stats.candidates < 50_000, res.stats.candidates  # expansion: millions
+    note = next(n for n in res.stats.notes if "joined exactly instead of expanded" in n)
+    assert f"{len(res.lsh.joined):,} LSH buckets of more than 64 distinct sets" in note

@@ -137,6 +137,32 @@ def test_usage_errors_exit_2_with_one_line(args, code, message):
     assert "Traceback" not in r.stderr and r.stdout == ""
 
 
+@pytest.mark.parametrize("args, message", [
+    (["-t", "1e-999999999"], "threshold '1e-999999999' has an exponent beyond ±40"),
+    (["-t", "0.3333333333333333"], "or a fraction p/q with q at most 1,000,000,000 (2/3); e.g. 0.333333333 or 1/3"),
+    (["-t", "1e-10"], "e.g. 0.000000001"),
+    (["-t", "0.5", "-m", "lsh", "-k", "100000000"], "num_perm 100,000,000 is above the limit of 4,096"),
+    (["-t", "1e-9", "-m", "lsh"], "no num_perm up to the limit of 4,096 reaches it"),
+    (["-t", "0.5", "-m", "lsh", "-b", "100000", "-r", "100000"], "num_perm is at most 4,096"),
+    (["-t", "0.5", "-j", "100000"], "--jobs 100,000 is outside 0 to 256"),
+])
+def test_absurd_arguments_are_refused_at_once_with_one_line_and_the_bound(args, message):
+    r = run("join", *args, "-s", "word:1", TINY)
+    assert r.exit_code == 2, (r.stdout, r.stderr)
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("allpairs: error: ") and message in r.stderr
+    assert r.stdout == ""
+
+
+def test_lsh_says_on_stderr_how_many_buckets_were_joined_instead_of_expanded(tmp_path):
+    f = tmp_path / "two-token.txt"
+    f.write_text("".join(f"a {i}\n" for i in range(1000)) + "x y z\nx y z w\n")
+    r = run("join", "--sets", "-m", "lsh", "-t", "0.5", f)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == "1001\t1002\t0.750000\n"
+    assert re.search(r"allpairs: [0-9,]+ LSH buckets of more than 64 distinct sets \(largest [0-9,]+\) were joined "
+                     r"exactly instead of expanded", r.stderr), r.stderr
+
+
 def test_data_errors_exit_1(tmp_path):
     (tmp_path / "empty").mkdir()
     r = run("join", "-t", "0.5", tmp_path / "empty")
@@ -205,3 +231,75 @@ def test_file_names_that_are_not_utf8_are_written_back_as_they_are(tmp_path):
     assert out.read_bytes() == b"b.txt\tcaf\xe9.txt\t1.000000\n"
     j = run("join", "-t", "0.5", "-s", "word:1", "-q", "-f", "jsonl", "--include", "*.txt", tmp_path)
     assert json.loads(j.stdout)["right"] == "caf\udce9.txt"
+
+
+# --- --measure, --against, --clusters ------------------------------------------
+
+MEASURE_SETS = "1 2 3\n1 2 3 4\n\n9\n1 2 3\n5 6\n"
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["-t", "0.7"], "1\t2\t0.750000\n1\t5\t1.000000\n2\t5\t0.750000\n"),
+    (["-t", "0.7", "--measure", "dice"], "1\t2\t0.857142\n1\t5\t1.000000\n2\t5\t0.857142\n"),
+    # 3/√12 = 0.8660254...
+    (["-t", "0.7", "--measure", "cosine"], "1\t2\t0.866025\n1\t5\t1.000000\n2\t5\t0.866025\n"),
+    # Ordered pairs, contained first: 3/4 of line 2 is in line 1, all of line 1 in line 2.
+    (["-t", "0.75", "--measure", "containment"],
+     "1\t2\t1.000000\n1\t5\t1.000000\n2\t1\t0.750000\n2\t5\t0.750000\n5\t1\t1.000000\n5\t2\t1.000000\n"),
+    (["-t", "0.76", "--measure", "containment"], "1\t2\t1.000000\n1\t5\t1.000000\n5\t1\t1.000000\n5\t2\t1.000000\n"),
+    (["-t", "3", "--measure", "overlap"], "1\t2\t3\n1\t5\t3\n2\t5\t3\n"),
+    (["-t", "4", "--measure", "overlap"], ""),
+])
+def test_every_measure_prints_its_own_similarity(args, expected):
+    r = run("join", "--sets", "-q", *args, "-", input=MEASURE_SETS)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == expected
+
+
+def test_overlap_prints_counts_of_several_digits_in_every_format():
+    line = " ".join(map(str, range(123))) + "\n"
+    r = run("join", "--sets", "-q", "-t", "100", "--measure", "overlap", "-f", "jsonl", "-", input=line * 2)
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["similarity"] == 123 and json.loads(r.stdout)["overlap"] == 123
+
+
+def test_rs_join_pairs_the_first_corpus_with_the_other_only(tmp_path):
+    left, right = tmp_path / "l.sets", tmp_path / "r.sets"
+    left.write_text("1 2 3\n1 2 3\n7 8\n")
+    right.write_text("1 2 3 4\n7 8\n1 2 3\n")
+    r = run("join", "--sets", "-t", "0.75", left, "--against", right)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == "1\t1\t0.750000\n1\t3\t1.000000\n2\t1\t0.750000\n2\t3\t1.000000\n3\t2\t1.000000\n"
+    assert "of 3 against 3 documents" in r.stderr
+
+
+def test_clusters_print_size_then_ids_largest_first_and_are_counted(tmp_path):
+    f = tmp_path / "c.sets"
+    f.write_text("1 2 3\n9 9\n1 2 3 4\n5 6\n1 2 3\n5 6\n0\n")
+    r = run("join", "--sets", "-t", "0.7", "--clusters", f)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == "3\t1\t3\t5\n2\t4\t6\n"
+    assert "2 clusters of 2 or more documents, the largest of 3" in r.stderr
+    c = run("join", "--sets", "-q", "-t", "0.7", "--clusters", "--count", f)
+    assert c.stdout == "2\n"
+    j = run("join", "--sets", "-q", "-t", "0.7", "--clusters", "-f", "jsonl", f)
+    assert [json.loads(x) for x in j.stdout.splitlines()] == [{"size": 3, "ids": ["1", "3", "5"]},
+                                                             {"size": 2, "ids": ["4", "6"]}]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-t", "2.5", "--measure", "overlap"], "is not a whole number"),
+    (["-t", "0", "--measure", "overlap"], "below 1"),
+    (["-t", "1.5", "--measure", "cosine"], "outside (0, 1]"),
+    (["-t", "3", "--measure", "containment"], "outside (0, 1]"),
+    (["-t", "0.5", "--measure", "tanimoto"], "tanimoto"),
+    (["-t", "0.5", "--measure", "dice", "--method", "lsh"], "MinHash LSH estimates Jaccard only"),
+    (["-t", "0.5", "--clusters", "--against", "-"], "clusters are for a self-join"),
+])
+def test_measure_options_refuse_bad_values_with_exit_2(args, message, tmp_path):
+    f = tmp_path / "s.sets"
+    f.write_text(MEASURE_SETS)
+    r = run("join", "--sets", *args, f)
+    assert r.exit_code == 2, (r.stdout, r.stderr)
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""

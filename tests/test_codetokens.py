@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
+import xxhash
 
 from allpairs import codetokens
 from allpairs.codetokens import language_for_path, tokenize
 from allpairs.errors import UsageError
-from allpairs.shingles import shingle_texts, token_key
+from allpairs.shingles import shingle_texts
 
 MASK = 0xFFFFFFFFFFFFFFFF
 GOLDEN = 0x9E3779B97F4A7C15
@@ -31,10 +32,15 @@ def _mix(z: int) -> int:
     return z ^ (z >> 31)
 
 
+def xxh64(token: str) -> int:
+    """The token key (key version 2) by the independent ``xxhash`` package."""
+    return xxhash.xxh64_intdigest(token.encode("utf-8", "surrogatepass"))
+
+
 def unigram_keys(tokens: list[str]) -> list[int]:
     """code:1 keys of a token list, in Python ints."""
-    seed = token_key("code:1")
-    return [_mix((seed * GOLDEN + token_key(t)) & MASK) for t in tokens]
+    seed = xxh64("code:1")
+    return [_mix((seed * GOLDEN + xxh64(t)) & MASK) for t in tokens]
 
 
 def fast_keys(text: str, language: str | None) -> list[int]:

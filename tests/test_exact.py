@@ -11,8 +11,9 @@ from allpairs.measures import Threshold
 from allpairs.order import order_sets
 from allpairs.pairs import Pairs
 
+import naive
 from naive import all_pairs
-from strategies import corpus_and_threshold
+from strategies import corpora, corpus_and_threshold
 
 
 def fast_pairs(sets, threshold, jobs=1):
@@ -93,3 +94,123 @@ def kosarak_sets(shared_datasets):
     if not path.exists():
         pytest.skip(f"Kosarak sample not found at {path}")
     return [line.split() for line in path.read_text().splitlines() if line.strip()]
+
+
+# --- every measure, self and R–S, and clusters, against the oracle -------------
+
+from math import isqrt  # noqa: E402
+
+from allpairs.join import exact_pairs  # noqa: E402
+from allpairs.measures import get_measure, parse_threshold  # noqa: E402
+
+MEASURES = ["jaccard", "cosine", "dice", "containment", "overlap"]
+
+
+def _ordered(sets):
+    indptr = np.zeros(len(sets) + 1, np.int64)
+    indptr[1:] = np.cumsum([len(s) for s in sets])
+    return order_sets(indptr, np.array([tok for s in sets for tok in s], np.uint64))
+
+
+def measure_pairs(sets, threshold, measure, against=None, jobs=1, clusters=False):
+    """The package's exact path for any measure (R–S when ``against`` is given), as the oracle's tuples."""
+    n_left = None if against is None else len(sets)
+    o = _ordered(list(sets) + list(against or []))
+    m = get_measure(measure)
+    pairs, _ = exact_pairs(o, parse_threshold(threshold, m), m, n_left=n_left, jobs=jobs)
+    out = [tuple(p) for p in pairs]
+    assert len(out) == len(pairs)
+    if clusters:
+        from allpairs.clusters import find_clusters
+        return out, list(find_clusters(pairs))
+    return out
+
+
+def _hits(measure, sets):
+    """Values of the measure that some pair of the corpus reaches exactly (rational ones for cosine)."""
+    ss = [set(s) for s in sets if s]
+    out = set()
+    for a in ss:
+        for b in ss:
+            o = len(a & b)
+            if not o:
+                continue
+            if measure == "cosine":
+                num, den = o * o, len(a) * len(b)
+                if isqrt(num) ** 2 == num and isqrt(den) ** 2 == den:
+                    out.add(Fraction(isqrt(num), isqrt(den)))
+            elif measure == "overlap":
+                out.add(Fraction(o))
+            else:
+                out.add({"jaccard": naive.jaccard, "dice": naive.dice, "containment": naive.containment}[measure](a, b))
+    return sorted(out)
+
+
+@st.composite
+def measure_case(draw, rs=False):
+    measure = draw(st.sampled_from(MEASURES))
+    sets = draw(corpora(max_docs=18))
+    other = draw(corpora(max_docs=18)) if rs else None
+    if other is not None and sets and draw(st.booleans()):
+        other = other + [list(s) for s in draw(st.lists(st.sampled_from(sets), max_size=4))]  # shared copies
+    hits = _hits(measure, sets + (other or []))
+    if measure == "overlap":
+        fixed = st.integers(1, 6).map(Fraction)
+    else:
+        fixed = st.sampled_from([Fraction(1, 2), Fraction(7, 10), Fraction(9, 10), Fraction(1), Fraction(1, 3),
+                                 Fraction(28, 100), Fraction(1, 10)])
+    t = draw(st.one_of(fixed, st.sampled_from(hits)) if hits else fixed)
+    return measure, sets, other, t
+
+
+def _t(measure, t):
+    return int(t) if measure == "overlap" else t
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(measure_case())
+def test_every_measure_self_join_equals_brute_force(case):
+    measure, sets, _, t = case
+    assert measure_pairs(sets, _t(measure, t), measure) == naive.all_pairs(sets, t, measure)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(measure_case(rs=True))
+def test_every_measure_rs_join_equals_brute_force(case):
+    measure, sets, other, t = case
+    assert measure_pairs(sets, _t(measure, t), measure, against=other) == naive.rs_pairs(sets, other, t, measure)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(measure_case())
+def test_clusters_are_the_components_of_the_oracle_pairs(case):
+    measure, sets, _, t = case
+    _, found = measure_pairs(sets, _t(measure, t), measure, clusters=True)
+    assert found == naive.clusters(len(sets), naive.all_pairs(sets, t, measure))
+
+
+@settings(max_examples=40, deadline=None)
+@given(measure_case(rs=True), st.integers(2, 4))
+def test_every_measure_does_not_depend_on_jobs(case, jobs):
+    measure, sets, other, t = case
+    t = _t(measure, t)
+    assert measure_pairs(sets, t, measure, jobs=jobs) == measure_pairs(sets, t, measure)
+    assert measure_pairs(sets, t, measure, other, jobs=jobs) == measure_pairs(sets, t, measure, other)
+
+
+def test_containment_is_printed_contained_first_in_both_directions():
+    small, big = [1, 2, 3], [1, 2, 3, 4]
+    # 3/3 of small is in big; 3/4 of big is in small.
+    assert measure_pairs([big, small], Fraction(3, 4), "containment") == [(0, 1, 3, 4, 3), (1, 0, 3, 3, 4)]
+    assert measure_pairs([big, small], Fraction(4, 5), "containment") == [(1, 0, 3, 3, 4)]
+
+
+def test_overlap_below_k_pairs_nothing_not_even_identical_sets():
+    sets = [[1, 2], [1, 2], [1, 2, 3], [1, 2, 3]]
+    assert measure_pairs(sets, 3, "overlap") == [(2, 3, 3, 3, 3)]
+
+
+def test_rs_join_never_pairs_two_documents_of_one_side():
+    left = [[1, 2, 3], [1, 2, 3]]
+    right = [[1, 2, 3], [7]]
+    assert measure_pairs(left, 1, "jaccard", against=right) == [(0, 0, 3, 3, 3), (1, 0, 3, 3, 3)]

@@ -2,8 +2,9 @@
 import math
 from fractions import Fraction
 
+import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allpairs.errors import UsageError
@@ -48,3 +49,205 @@ def test_thresholds_outside_0_1_are_usage_errors(bad):
 def test_two_empty_sets_are_never_a_pair():
     assert not Threshold.parse(1).accepts(0, 0, 0)
     assert jaccard(0, 0, 0) == 0
+
+
+# --- every measure's bounds (allpairs.measures.MEASURES) ----------------------
+
+from allpairs import _measures_kernel as mk  # noqa: E402
+from allpairs.measures import MEASURES, get_measure, parse_threshold, positional_bound  # noqa: E402
+
+import naive  # noqa: E402
+
+MEASURE_NAMES = sorted(MEASURES)
+small = st.integers(1, 60)
+
+
+def _threshold_for(name, t, k):
+    return Threshold(k, 1) if MEASURES[name].integer_threshold else Threshold(t.numerator, t.denominator)
+
+
+def _sets_with(o, x, y):
+    """Two sets of sizes x and y sharing exactly o tokens."""
+    return set(range(x)), set(range(x - o, x - o + y))
+
+
+def _meets(name, t, o, x, y):
+    """The oracle's verdict for sets of sizes x, y sharing o tokens (containment: x in y)."""
+    a, b = _sets_with(o, x, y)
+    if name == "containment_either":
+        return naive.meets("containment", a, b, t.fraction) or naive.meets("containment", b, a, t.fraction)
+    return naive.meets(name, a, b, t.fraction)
+
+
+def _feasible(m, t, x, y):
+    """Some overlap the sizes allow (at most min(x, y)) reaches the threshold."""
+    return m.accept(t, min(x, y), x, y)
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(MEASURE_NAMES), thresholds, st.integers(1, 12), small, small, st.integers(0, 60))
+def test_accept_is_the_oracle_and_alpha_is_the_least_accepted_overlap(name, t, k, x, y, o):
+    m = MEASURES[name]
+    th = _threshold_for(name, t, k)
+    o = min(o, x, y)
+    assert m.accept(th, o, x, y) == _meets(name, th, o, x, y)
+    alpha = m.required_overlap(th, x, y)
+    assert m.accept(th, alpha, x, y)
+    assert alpha == 0 or not m.accept(th, alpha - 1, x, y)
+    assert not m.accept(th, o, 0, y) and not m.accept(th, o, x, 0)
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(MEASURE_NAMES), thresholds, st.integers(1, 12), small, st.sampled_from(["left", "right"]))
+def test_size_window_keeps_every_feasible_partner_and_its_ends_are_feasible(name, t, k, x, side):
+    m = MEASURES[name]
+    th = _threshold_for(name, t, k)
+
+    def feasible(y):  # x on the given side, y on the other
+        return _feasible(m, th, x, y) if side == "left" else _feasible(m, th, y, x)
+
+    lo, hi = m.partner_sizes(th, x, side)
+    top = 4 * 60 * 1000
+    for y in range(1, 400):
+        if feasible(y):
+            assert lo <= y and (hi is None or y <= hi), (y, lo, hi)
+    if any(feasible(y) for y in range(1, 400)):  # a set that can pair at all: the window is tight
+        assert feasible(lo) and not feasible(lo - 1) if lo > 1 else feasible(lo)
+        if hi is not None:
+            assert feasible(hi) and not feasible(hi + 1)
+        else:
+            assert feasible(top)
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(MEASURE_NAMES), thresholds, st.integers(1, 12), small, st.sampled_from(["left", "right"]))
+def test_prefixes_never_miss_a_pair(name, t, k, x, side):
+    """Two sets reaching α share a token in their first |x| - α + 1 tokens; the prefixes are at least that."""
+    m = MEASURES[name]
+    th = _threshold_for(name, t, k)
+    probe = m.probe_prefix(th, x, side)
+    index = m.index_prefix(th, x, side)
+    assert 0 <= index <= probe <= x
+    for y in range(1, 200):
+        sx, sy = (x, y) if side == "left" else (y, x)
+        if not _feasible(m, th, sx, sy):
+            continue
+        need = x - m.required_overlap(th, sx, sy) + 1
+        assert probe >= need, (y, probe, need)
+        if y >= x:
+            assert index >= need, (y, index, need)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.sampled_from(MEASURE_NAMES), st.fractions(min_value=Fraction(1, 10**9), max_value=1,
+                                                    max_denominator=10**9),
+       st.integers(1, 2**31 - 1), st.integers(0, 2**31 - 1), st.integers(0, 2**31 - 1))
+def test_kernel_alpha_equals_the_table_even_for_huge_sizes(name, t, k, x, y):
+    m = MEASURES[name]
+    th = _threshold_for(name, t, k)
+    alpha = m.required_overlap(th, x, y)
+    assert mk.required_overlap(m.code, th.p, th.q, x, y) == alpha
+    assert mk.accept(m.code, th.p, th.q, alpha, x, y) == (x > 0 and y > 0)
+
+
+@settings(deadline=None)
+@given(st.integers(0, 2**63 - 1), st.integers(0, 2**63 - 1), st.integers(0, 2**63 - 1), st.integers(0, 2**63 - 1))
+def test_128_bit_products_compare_exactly(a, b, c, d):
+    assert mk.products_ge(a, b, c, d) == (a * b >= c * d)
+
+
+@given(small, small, st.integers(0, 59), st.integers(0, 59), st.integers(0, 60))
+def test_positional_bound_never_undercounts(x, y, i, j, counted):
+    # Of the tokens after x[i] and y[j], at most min(|x| - i - 1, |y| - j - 1) can match.
+    i, j = min(i, x - 1), min(j, y - 1)
+    assert positional_bound(counted, i, j, x, y) == counted + 1 + min(x - i - 1, y - j - 1)
+
+
+def test_cosine_alpha_uses_an_exact_square_root():
+    th = Threshold.parse("0.7")
+    # √(49·100)·0.7 = 49 exactly: 49 common tokens reach it, 48 do not.
+    assert MEASURES["cosine"].required_overlap(th, 49, 100) == 49
+    assert mk.required_overlap(MEASURES["cosine"].code, 7, 10, 49, 100) == 49
+
+
+def test_truncated_cosine_is_exact():
+    c = MEASURES["cosine"]
+    assert c.truncated(1, 2, 2, 6) == 500000
+    assert c.truncated(2, 3, 3, 6) == 666666
+    assert c.truncated(1, 1, 3, 6) == 577350  # 1/√3 = 0.5773502...
+
+
+def test_overlap_threshold_is_a_whole_number():
+    assert parse_threshold("3", "overlap") == Threshold(3, 1)
+    assert parse_threshold(3, "overlap") == Threshold(3, 1)
+    for bad in ["2.5", 2.5, "0", 0, "-1", "x", "1/2", True]:
+        with pytest.raises(UsageError):
+            parse_threshold(bad, "overlap")
+    assert parse_threshold("0.7", "jaccard") == Threshold(7, 10)
+    with pytest.raises(UsageError):
+        parse_threshold("3", "cosine")
+
+
+def test_unknown_measure_is_a_usage_error():
+    with pytest.raises(UsageError, match="unknown measure 'tanimoto'"):
+        get_measure("tanimoto")
+    assert get_measure("dice").name == "dice"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 2**31 - 1), st.integers(1, 2**31 - 1), st.integers(0, 2**31 - 1),
+       st.sampled_from([1, 10**6, 10**9]))
+def test_printed_cosine_is_truncated_exactly(x, y, o, scale):
+    import decimal
+
+    o = min(o, x, y)
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        want = int((decimal.Decimal(o * scale) / decimal.Decimal(x * y).sqrt()).to_integral_value(decimal.ROUND_FLOOR))
+    got = mk.cosine_truncated(np.array([o], np.int64), np.array([x], np.int64), np.array([y], np.int64), scale)
+    assert int(got[0]) == want == MEASURES["cosine"].truncated(o, x, y, len(str(scale)) - 1)
+
+
+@pytest.mark.parametrize("text", ["1e-100", "1e-999999999", "1e+999999999999", "5E-41"])
+def test_a_threshold_exponent_beyond_the_bound_is_refused_without_computing_it(text):
+    with pytest.raises(UsageError) as info:
+        Threshold.parse(text)
+    assert f"{text!r} has an exponent beyond ±40" in str(info.value)
+
+
+def test_a_threshold_longer_than_the_bound_is_refused():
+    with pytest.raises(UsageError, match="has 41 characters, more than the 40 read"):
+        Threshold.parse("0." + "5" * 39)
+    assert Threshold.parse("0." + "5" + "0" * 37).fraction == Fraction(1, 2)  # 40 characters are read
+
+
+@pytest.mark.parametrize("value, advice", [
+    ("0.3333333333333333", "e.g. 0.333333333 or 1/3"),
+    (0.3333333333333333, "e.g. 0.333333333 or 1/3"),
+    ("1e-10", "e.g. 0.000000001"),
+    ("0.9999999999", "e.g. 1"),
+    ("0.1234567891234", "e.g. 0.123456789"),
+])
+def test_a_too_fine_threshold_error_names_the_accepted_forms_and_a_valid_rounding(value, advice):
+    with pytest.raises(UsageError) as info:
+        Threshold.parse(value)
+    message = str(info.value)
+    assert "a decimal with at most 9 decimal places" in message and "a fraction p/q" in message
+    assert message.endswith(advice)
+    for suggestion in advice.removeprefix("e.g. ").split(" or "):
+        Threshold.parse(suggestion)  # the advice is itself accepted
+
+
+@given(st.fractions(min_value=Fraction(1, 10**12), max_value=1))
+def test_the_suggested_rounding_of_any_too_fine_threshold_is_accepted(t):
+    try:
+        Threshold.parse(t)
+    except UsageError as e:
+        advice = str(e).rsplit("e.g. ", 1)[1]
+        for suggestion in advice.split(" or "):
+            assert 0 < Threshold.parse(suggestion).fraction <= 1
+
+
+def test_a_threshold_that_is_not_a_number_names_the_accepted_forms():
+    with pytest.raises(UsageError, match=r"is not a number; give a decimal .* or a fraction p/q"):
+        Threshold.parse("half")

@@ -92,3 +92,13 @@ def test_expected_recall_is_the_mean_of_p():
     s = [0.5, 0.7, 0.9, 1.0]
     assert expected_recall(s, 12, 4) == pytest.approx(np.mean([probability(x, 12, 4) for x in s]))
     assert math.isnan(expected_recall([], 12, 4))
+
+
+def test_choose_params_never_advises_more_permutations_than_allowed():
+    # t = 1e-9 needs 4.6 billion bands of one row: the advice must not be --num-perm 4605170184.
+    with pytest.raises(UsageError) as info:
+        choose_params(1e-9, 128)
+    message = str(info.value)
+    assert "4605170184" not in message and "limit of 4,096" in message and "lower --recall" in message
+    with pytest.raises(UsageError, match="limit of 4,096"):
+        choose_params(0.5, 100_000_000)  # refused at once, not after 10**8 trials

@@ -74,8 +74,16 @@ def summary(res: JoinResult, write_seconds: float | None) -> None:
     err.print(f"allpairs: {s.documents:,} documents, {len(s.skipped):,} skipped, {s.joined:,} joined{dropped}; "
               f"{res.shingle} shingles: {s.shingles:,} ({s.distinct_shingles:,} distinct); "
               f"{s.distinct_sets:,} distinct sets")
-    err.print(f"allpairs: {res.method} join at t = {res.threshold}: {s.candidates:,} candidates, "
+    measure = res.measure.name
+    at = f"k = {res.threshold.p}" if res.measure.integer_threshold else f"t = {res.threshold}"
+    what = f"{res.method} join" if measure == "jaccard" else f"{res.method} {measure} join"
+    if res.n_left is not None:
+        what += f" of {res.n_left:,} against {len(res.ids) - res.n_left:,} documents"
+    err.print(f"allpairs: {what} at {at}: {s.candidates:,} candidates, "
               f"{s.pairs:,} pairs ({s.set_pairs:,} between distinct sets)")
+    if res.clusters is not None:
+        err.print(f"allpairs: {len(res.clusters):,} clusters of 2 or more documents, the largest of "
+                  f"{res.clusters.largest:,}")
     for note in s.notes:
         err.print(f"allpairs: {note}")
     times = dict(s.seconds)

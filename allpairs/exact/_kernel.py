@@ -1,47 +1,45 @@
-"""Compiled kernels of the exact join: prefix index and PPJoin probing.
+"""Compiled kernels of the exact join: prefix index and PPJoin probing, for every measure.
 
 Bayardo, Ma, Srikant, "Scaling up all pairs similarity search", WWW 2007
 (AllPairs: indexing prefix, size bound); Xiao, Wang, Lin, Yu, "Efficient
 similarity joins for near duplicate detection", WWW 2008 (PPJoin: positional
-bound).
+bound). Every bound arrives from :mod:`allpairs.measures` as an array (prefix
+lengths, the window of partner sets) or scalars (the measure's code and
+``p/q`` for α of each pair, :func:`allpairs._measures_kernel.required_overlap`).
 
 Kernels assume clean input: sets sorted by size, tokens strictly increasing
-within each set, the threshold as integers ``p/q`` with ``0 < p <= q``.
+within each set, prefix lengths within [0, |set|], windows within [0, m].
 """
 import numpy as np
 
+from .._measures_kernel import required_overlap
 from .._numba import kernel
 
 
 @kernel
-def _ceil_div(a, b):
-    return -((-a) // b)
+def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes):
+    """Inverted index of each set's first ``index_len[s]`` tokens, one list per (token, class).
 
-
-@kernel
-def build_index(indptr, tokens, num_tokens, p, q):
-    """Inverted index of every set's indexing prefix ``|y| - ⌈2t/(1+t)|y|⌉ + 1``.
-
-    Returns CSR over tokens: ``list_ptr`` (int64, num_tokens + 1), and per posting
-    the set (int32) and the token's position in it (int32). Sets enter in order,
-    so each list is sorted by set, hence by size.
+    List ``w * n_classes + c`` holds the sets of class ``c`` (a side of an R–S
+    join; one class in a self-join) whose indexed prefix holds token ``w``.
+    Returns CSR: ``list_ptr`` (int64, num_tokens * n_classes + 1), and per
+    posting the set (int32) and the token's position in it (int32). Sets enter
+    in order, so each list is sorted by set, hence by size.
     """
     m = indptr.shape[0] - 1
-    counts = np.zeros(num_tokens + 1, np.int64)
+    counts = np.zeros(num_tokens * n_classes + 1, np.int64)
     for s in range(m):
-        size = indptr[s + 1] - indptr[s]
-        plen = size - _ceil_div(2 * p * size, p + q) + 1
-        for k in range(plen):
-            counts[tokens[indptr[s] + k] + 1] += 1
+        c = set_class[s]
+        for k in range(index_len[s]):
+            counts[tokens[indptr[s] + k] * n_classes + c + 1] += 1
     list_ptr = np.cumsum(counts)
     fill = list_ptr[:-1].copy()
     post_set = np.empty(list_ptr[-1], np.int32)
     post_pos = np.empty(list_ptr[-1], np.int32)
     for s in range(m):
-        size = indptr[s + 1] - indptr[s]
-        plen = size - _ceil_div(2 * p * size, p + q) + 1
-        for k in range(plen):
-            w = tokens[indptr[s] + k]
+        c = set_class[s]
+        for k in range(index_len[s]):
+            w = tokens[indptr[s] + k] * n_classes + c
             post_set[fill[w]] = s
             post_pos[fill[w]] = k
             fill[w] += 1
@@ -49,39 +47,42 @@ def build_index(indptr, tokens, num_tokens, p, q):
 
 
 @kernel
-def first_of_size(indptr):
-    """``first[s]``: index of the first set of size >= s, for s in 0..max size + 1."""
-    m = indptr.shape[0] - 1
-    max_size = 0
-    if m > 0:
-        max_size = indptr[m] - indptr[m - 1]
-    first = np.empty(max_size + 2, np.int64)
-    s = 0
-    for i in range(m):
-        size = indptr[i + 1] - indptr[i]
-        while s <= size:
-            first[s] = i
-            s += 1
-    while s <= max_size + 1:
-        first[s] = m
-        s += 1
-    return first
-
-
-@kernel
-def probe_cost(indptr, tokens, list_ptr, p, q):
+def probe_cost(indptr, tokens, list_ptr, probe_len, set_class, compat, n_classes):
     """Posting entries each set's probing prefix would scan (an upper bound on its work)."""
     m = indptr.shape[0] - 1
     cost = np.empty(m, np.int64)
     for x in range(m):
-        size = indptr[x + 1] - indptr[x]
-        plen = size - _ceil_div(p * size, q) + 1
-        c = plen
-        for i in range(plen):
-            w = tokens[indptr[x] + i]
-            c += list_ptr[w + 1] - list_ptr[w]
+        cx = set_class[x]
+        c = probe_len[x]
+        for i in range(probe_len[x]):
+            w = tokens[indptr[x] + i] * n_classes
+            for cy in range(n_classes):
+                if compat[cx, cy]:
+                    c += list_ptr[w + cy + 1] - list_ptr[w + cy]
         cost[x] = c
     return cost
+
+
+@kernel
+def count_match(y, i, j, size_x, size_y, alpha, count, last_i, last_j, touched, n_touched):
+    """Count a prefix match x[i] = y[j] for candidate y (``count[y] >= 0``); return the new ``n_touched``.
+
+    A first match adds y to ``touched``. The candidate is dropped (``count[y] =
+    -1``) once the positional bound ``A + 1 + min(|x| - i - 1, |y| - j - 1)``
+    falls below α (Xiao et al. 2008, Lemma 2), else its count and the match's
+    positions are kept for verification to resume after.
+    """
+    c = count[y]
+    if c == 0:
+        touched[n_touched] = y
+        n_touched += 1
+    if c + 1 + min(size_x - i - 1, size_y - j - 1) >= alpha:
+        count[y] = c + 1
+        last_i[y] = i
+        last_j[y] = j
+    else:
+        count[y] = -1
+    return n_touched
 
 
 @kernel
@@ -92,13 +93,17 @@ def _grow(a, n):
 
 
 @kernel
-def probe(indptr, tokens, list_ptr, post_set, post_pos, first, p, q, lo, hi):
-    """Candidates for probe sets ``lo <= x < hi`` against the smaller sets ``y < x``.
+def probe(indptr, tokens, list_ptr, post_set, post_pos, probe_len, win_lo, win_hi, set_class, compat, n_classes,
+          code, p, q, lo, hi):
+    """Candidates for probe sets ``lo <= x < hi`` among the sets ``win_lo[x] <= y < win_hi[x]``.
 
-    Each candidate comes with the overlap counted so far in the prefixes and the
-    positions of its last prefix match in x and y, so that verification resumes
-    the merge after them. A candidate is dropped as soon as the positional bound
-    ``A + 1 + min(|x| - i - 1, |y| - j - 1)`` falls below the required overlap.
+    The window is the size bound (and which of each pair probes: the later set
+    in a self-join, the earlier one in a containment join); only lists of a
+    class compatible with x's are read. Each candidate comes with the overlap
+    counted so far in the prefixes and the positions of its last prefix match
+    in x and y, so that verification resumes the merge after them. A candidate
+    is dropped as soon as the positional bound ``A + 1 + min(|x| - i - 1,
+    |y| - j - 1)`` falls below α(|x|, |y|).
 
     Returns (x, y, overlap, i, j), each int32.
     """
@@ -117,41 +122,34 @@ def probe(indptr, tokens, list_ptr, post_set, post_pos, first, p, q, lo, hi):
     for x in range(lo, hi):
         xs = indptr[x]
         size_x = indptr[x + 1] - xs
-        min_size = _ceil_div(p * size_x, q)
-        plen = size_x - min_size + 1
-        start_set = first[min_size]
+        cx = set_class[x]
+        start_set = win_lo[x]
+        stop_set = win_hi[x]
         n_touched = 0
-        for i in range(plen):
-            w = tokens[xs + i]
-            # Size bound: skip the sets smaller than t|x| by binary search.
-            a = list_ptr[w]
-            b = list_ptr[w + 1]
-            while a < b:
-                mid = (a + b) >> 1
-                if post_set[mid] < start_set:
-                    a = mid + 1
-                else:
-                    b = mid
-            for k in range(a, list_ptr[w + 1]):
-                y = post_set[k]
-                if y >= x:
-                    break
-                c = count[y]
-                if c < 0:
+        for i in range(probe_len[x]):
+            for cy in range(n_classes):
+                if not compat[cx, cy]:
                     continue
-                if c == 0:
-                    touched[n_touched] = y
-                    n_touched += 1
-                size_y = indptr[y + 1] - indptr[y]
-                alpha = _ceil_div(p * (size_x + size_y), p + q)
-                j = post_pos[k]
-                rest = min(size_x - i - 1, size_y - j - 1)
-                if c + 1 + rest >= alpha:
-                    count[y] = c + 1
-                    last_i[y] = i
-                    last_j[y] = j
-                else:
-                    count[y] = -1
+                w = tokens[xs + i] * n_classes + cy
+                # Size bound: skip the sets below the window by binary search.
+                a = list_ptr[w]
+                b = list_ptr[w + 1]
+                while a < b:
+                    mid = (a + b) >> 1
+                    if post_set[mid] < start_set:
+                        a = mid + 1
+                    else:
+                        b = mid
+                for k in range(a, list_ptr[w + 1]):
+                    y = post_set[k]
+                    if y >= stop_set:
+                        break
+                    if count[y] < 0:
+                        continue
+                    size_y = indptr[y + 1] - indptr[y]
+                    alpha = required_overlap(code, p, q, size_x, size_y)
+                    n_touched = count_match(y, i, post_pos[k], size_x, size_y, alpha, count, last_i, last_j,
+                                            touched, n_touched)
         if n_out + n_touched > out_x.shape[0]:
             need = n_out + n_touched
             out_x = _grow(out_x, need)

@@ -1,11 +1,30 @@
-"""Prefix-filter join of distinct sets: index, probe in parallel tasks, verify.
+"""Prefix-filter join of distinct sets, for every measure, self or R–S: index, probe in parallel tasks, verify.
 
-Every set's indexing prefix goes into one static inverted index; each set then
-probes the postings of strictly earlier (hence not larger) sets only, so probes
-are independent and run as tasks on threads (the kernels release the GIL).
-Tasks are contiguous ranges of probe sets cut at equal estimated cost, and
-their results are concatenated in task order: the output does not depend on
-the number of threads.
+Every set's indexed prefix goes into one static inverted index; each set then
+probes the postings of a window of other sets only, so probes are independent
+and run as tasks on threads (the kernels release the GIL). Tasks are
+contiguous ranges of probe sets cut at equal estimated cost, and their results
+are concatenated in task order: the output does not depend on the number of
+threads.
+
+Two plans, both from the bounds of :mod:`allpairs.measures`:
+
+- symmetric measures (AllPairs, Bayardo et al. 2007): sets are taken in
+  increasing size; each indexes its *indexing* prefix and probes, with its
+  *probing* prefix, the earlier (not larger) sets from the first one the size
+  bound allows;
+- containment (asymmetric): a set may be contained in one of any size, so
+  one side must be indexed whole. The smaller set of a pair holds the larger
+  share, so each set probes, with its prefix for partners at least as large
+  (``|x| - ⌈t·|x|⌉ + 1``), the later sets, indexed whole; the pair is kept when
+  either direction reaches t (``containment_either``) and each direction that
+  does is flagged.
+
+An R–S join is the same join over both sides in one global order, with one
+posting list per (token, side): a set reads only the lists of the other side
+(a set whose documents lie on both sides reads both). A small side probed by
+a large one reads short lists; a large side probed by a small one is probed
+few times; neither side is ever joined with itself.
 """
 from __future__ import annotations
 
@@ -16,19 +35,31 @@ from typing import Callable
 import numpy as np
 
 from .._numba import resolve_jobs
-from ..measures import Threshold
+from ..measures import MEASURES, Measure, Threshold, get_measure
 from ..verify import verify_candidates
-from ._kernel import build_index, first_of_size, probe, probe_cost
+from ._kernel import build_index, probe, probe_cost
+
+#: Bits of :attr:`SetPairs.directions`.
+FORWARD, BACKWARD = 1, 2
+
+#: Bits of the ``sides`` of a set in an R–S join.
+LEFT_SIDE, RIGHT_SIDE = 1, 2
 
 
 @dataclass
 class SetPairs:
-    """Pairs of distinct sets with ``J >= t``: ``left < right`` index distinct sets; int32 arrays."""
+    """Pairs of distinct sets that reach the threshold: ``left < right`` index distinct sets; int32 arrays.
+
+    ``directions`` (uint8, containment only; None for symmetric measures) says
+    which way each pair reaches t: bit :data:`FORWARD` when ``left`` is
+    contained in ``right``, bit :data:`BACKWARD` when ``right`` is in ``left``.
+    """
 
     left: np.ndarray
     right: np.ndarray
     overlap: np.ndarray
     candidates: int
+    directions: np.ndarray | None = None
 
 
 def _cut(cost: np.ndarray, n_tasks: int) -> np.ndarray:
@@ -41,9 +72,47 @@ def _cut(cost: np.ndarray, n_tasks: int) -> np.ndarray:
     return np.unique(np.concatenate([[0], inner, [len(cost)]]).astype(np.int64))
 
 
-def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, threshold: Threshold,
-                *, jobs: int | None = None, progress: Callable[[int, int], None] | None = None) -> SetPairs:
-    """All pairs of distinct sets with Jaccard >= threshold, exactly.
+def per_size(bound: Callable[[int], int | None], sizes: np.ndarray, none: int = 0) -> np.ndarray:
+    """``bound(size)`` for each entry of ``sizes`` (int64), computed once per distinct size in exact integers."""
+    distinct, inverse = np.unique(sizes, return_inverse=True)
+    values = [bound(int(s)) for s in distinct]
+    return np.array([none if v is None else v for v in values], np.int64)[inverse]
+
+
+def _classes(sides: np.ndarray | None, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Posting-list class of each set and which classes may pair (one class in a self-join)."""
+    if sides is None:
+        return np.zeros(m, np.int32), np.ones((1, 1), np.bool_)
+    sides = np.asarray(sides)
+    if len(sides) != m or ((sides < 1) | (sides > 3)).any():
+        raise ValueError("sides must give each set 1 (left), 2 (right) or 3 (both)")
+    bits = np.arange(1, 4)
+    compat = ((bits[:, None] & LEFT_SIDE) > 0) & ((bits[None, :] & RIGHT_SIDE) > 0)
+    return (sides - 1).astype(np.int32), compat | compat.T
+
+
+def join_plan(measure: Measure, threshold: Threshold, sizes: np.ndarray):
+    """Per-set prefix lengths and partner windows of the join, from the measure's row.
+
+    Returns (row used for α, index_len, probe_len, win_lo, win_hi), int64 arrays
+    over the sets (sorted by size).
+    """
+    m = len(sizes)
+    if measure.symmetric:
+        index_len = per_size(lambda s: measure.index_prefix(threshold, s), sizes)
+        probe_len = per_size(lambda s: measure.probe_prefix(threshold, s), sizes)
+        smallest = per_size(lambda s: measure.partner_sizes(threshold, s)[0], sizes)
+        win_lo = np.searchsorted(sizes, smallest, side="left").astype(np.int64)
+        return measure, index_len, probe_len, win_lo, np.arange(m, dtype=np.int64)
+    either = MEASURES["containment_either"]
+    probe_len = per_size(lambda s: either.index_prefix(threshold, s), sizes)
+    return either, sizes.astype(np.int64), probe_len, np.arange(1, m + 1, dtype=np.int64), np.full(m, m, np.int64)
+
+
+def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, threshold: Threshold, *,
+                measure: str | Measure = "jaccard", sides: np.ndarray | None = None, jobs: int | None = None,
+                progress: Callable[[int, int], None] | None = None) -> SetPairs:
+    """All pairs of distinct sets that reach the threshold under the measure, exactly.
 
     Parameters
     ----------
@@ -51,26 +120,38 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
         Distinct non-empty sets sorted by (size, tokens), tokens strictly
         increasing ranks below ``num_tokens`` (see :func:`allpairs.order.order_sets`).
     threshold : Threshold
+        ``p/q``; for overlap ``k/1``.
+    measure : name or row of :data:`allpairs.measures.MEASURES`
+    sides : int array (m,), optional
+        For an R–S join, each set's side: 1 left, 2 right, 3 both (its
+        documents lie on both sides). Only pairs of sets on different sides
+        are produced. Omitted: a self-join.
     jobs : int, optional
         Threads; default all cores. The result is the same for any value.
     progress : callable(done, total), optional
         Called after each task with the probe cost done so far and in all.
     """
+    measure = get_measure(measure, tuple(MEASURES))
     jobs = resolve_jobs(jobs)
     p, q = threshold.p, threshold.q
     m = len(indptr) - 1
-    list_ptr, post_set, post_pos = build_index(indptr, tokens, num_tokens, p, q)
-    first = first_of_size(indptr)
-    cost = probe_cost(indptr, tokens, list_ptr, p, q)
+    sizes = np.diff(indptr)
+    row, index_len, probe_len, win_lo, win_hi = join_plan(measure, threshold, sizes)
+    set_class, compat = _classes(sides, m)
+    n_classes = compat.shape[0]
+    list_ptr, post_set, post_pos = build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes)
+    cost = probe_cost(indptr, tokens, list_ptr, probe_len, set_class, compat, n_classes)
     bounds = _cut(cost, max(1, min(m, 64 * jobs)))
     cum = np.concatenate([[0], np.cumsum(cost)])
     total_cost = int(cum[-1])
+    probes_later = not measure.symmetric
 
     def task(k):
         lo, hi = int(bounds[k]), int(bounds[k + 1])
-        x, y, counted, li, lj = probe(indptr, tokens, list_ptr, post_set, post_pos, first, p, q, lo, hi)
-        vx, vy, ov = verify_candidates(indptr, tokens, x, y, threshold, counted, li, lj)
-        return vy, vx, ov, len(x)
+        x, y, counted, li, lj = probe(indptr, tokens, list_ptr, post_set, post_pos, probe_len, win_lo, win_hi,
+                                      set_class, compat, n_classes, row.code, p, q, lo, hi)
+        vx, vy, ov = verify_candidates(indptr, tokens, x, y, threshold, counted, li, lj, measure=row)
+        return (vx, vy, ov, len(x)) if probes_later else (vy, vx, ov, len(x))
 
     parts = []
     n_tasks = len(bounds) - 1
@@ -79,12 +160,14 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
             parts.append(part)
             if progress is not None:
                 progress(int(cum[bounds[k + 1]]), total_cost)
-    if not parts:
-        empty = np.empty(0, np.int32)
-        return SetPairs(empty, empty, empty, 0)
-    return SetPairs(
-        left=np.concatenate([pt[0] for pt in parts]),
-        right=np.concatenate([pt[1] for pt in parts]),
-        overlap=np.concatenate([pt[2] for pt in parts]),
-        candidates=sum(pt[3] for pt in parts),
-    )
+    empty = np.empty(0, np.int32)
+    left = np.concatenate([pt[0] for pt in parts]) if parts else empty
+    right = np.concatenate([pt[1] for pt in parts]) if parts else empty
+    overlap = np.concatenate([pt[2] for pt in parts]) if parts else empty
+    directions = None
+    if not measure.symmetric:
+        o = overlap.astype(np.int64) * q
+        directions = (np.where(o >= p * sizes[left], FORWARD, 0)
+                      | np.where(o >= p * sizes[right], BACKWARD, 0)).astype(np.uint8)
+    return SetPairs(left=left, right=right, overlap=overlap, candidates=sum(pt[3] for pt in parts),
+                    directions=directions)

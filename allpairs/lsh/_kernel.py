@@ -239,3 +239,20 @@ def band_buckets(sig, ids, col0, r):
     sorted_keys, rows = sort_by_key(keys, ids)
     bounds = bucket_bounds(sorted_keys, rows, sig, col0, r)
     return rows, bounds
+
+
+@kernel
+def share_marked_band(sig, marked, r, left, right):
+    """For each pair ``(left[p], right[p])``: True if in some band ``j`` both rows are marked
+    (``marked[j, row]``) and agree on the band's ``r`` values from column ``j * r``."""
+    m = left.shape[0]
+    nbands = marked.shape[0]
+    out = np.zeros(m, np.bool_)
+    for p in range(m):
+        x = left[p]
+        y = right[p]
+        for j in range(nbands):
+            if marked[j, x] and marked[j, y] and _same_band(sig, x, y, j * r, r):
+                out[p] = True
+                break
+    return out

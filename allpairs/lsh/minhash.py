@@ -46,6 +46,8 @@ from ..errors import UsageError
 from . import _kernel
 
 __all__ = [
+    "MAX_NUM_PERM",
+    "check_num_perm",
     "signatures",
     "permutation_params",
     "signature_dtype",
@@ -53,6 +55,8 @@ __all__ = [
     "empty_signatures",
     "estimate",
     "estimate_pairs",
+    "agreement_needed",
+    "signature_sets",
 ]
 
 
@@ -61,6 +65,19 @@ def _check_positive(name: str, value, *, flag: str | None = None) -> None:
         raise UsageError(f"{name} must be a whole number, got {value!r}")
     if value < 1:
         raise UsageError(f"{name} must be at least 1, got {value}; use --{flag or name.replace('_', '-')} 1 or more")
+
+
+#: Most MinHash values per set: 16 KiB of signature per set; enough for the recall-first
+#: banding at thresholds down to about 0.0012 (K = 4096 bands of one row catch s = t with P >= 0.99).
+MAX_NUM_PERM = 4096
+
+
+def check_num_perm(num_perm) -> None:
+    """Raise :class:`UsageError` unless ``1 <= num_perm <= MAX_NUM_PERM``."""
+    _check_positive("num_perm", num_perm)
+    if num_perm > MAX_NUM_PERM:
+        raise UsageError(f"num_perm {num_perm:,} is above the limit of {MAX_NUM_PERM:,} values per set; "
+                         f"use --num-perm {MAX_NUM_PERM} or less")
 
 
 def _check_bits(bits: int | None) -> None:
@@ -86,7 +103,7 @@ def permutation_params(num_perm: int, seed: int = 1) -> tuple[np.ndarray, np.nda
     ``a_k, b_k = stream[2k], stream[2k + 1]``; so the first K permutations of a
     seed do not depend on how many more are asked for.
     """
-    _check_positive("num_perm", num_perm)
+    check_num_perm(num_perm)
     if isinstance(seed, bool) or not isinstance(seed, Integral) or not 0 <= seed < 2**64:
         raise UsageError(f"seed must be a whole number in 0..2**64-1, got {seed!r}")
     with np.errstate(over="ignore"):  # wraparound is meant; matters only with NUMBA_DISABLE_JIT
@@ -285,3 +302,34 @@ def estimate_pairs(sig, left, right, *, bits: int | None = None, empty=None) -> 
     est = _correct(_kernel.count_equal(sig, left, right) / K, bits)
     est[empty[left] | empty[right]] = 0.0
     return est
+
+
+def agreement_needed(num_perm: int, threshold: float, *, bits: int | None = None) -> int:
+    """Fewest agreeing positions out of ``num_perm`` whose estimate is at least ``threshold``.
+
+    Computed with the very arithmetic of :func:`estimate_pairs` (agreements / K,
+    then the b-bit correction), which is non-decreasing in the agreements: a
+    pair's estimate is ``>= threshold`` exactly when its rows agree in at least
+    this many positions. At least 1, at most ``num_perm`` for a threshold in (0, 1].
+    """
+    _check_positive("num_perm", num_perm)
+    _check_bits(bits)
+    est = _correct(np.arange(num_perm + 1) / num_perm, bits)
+    hits = np.flatnonzero(est >= threshold)
+    if not hits.size:
+        raise ValueError(f"no agreement reaches an estimate of {threshold}")
+    return max(1, int(hits[0]))
+
+
+def signature_sets(sig, rows) -> tuple[np.ndarray, np.ndarray]:
+    """Signature rows as sets of ``position << 32 | value`` keys, in CSR (int64 offsets, uint64 keys).
+
+    Each row becomes a set of exactly K keys, and two rows share one key per
+    position where they agree, so an exact set join of these sets finds the
+    pairs by their number of agreements (their MinHash estimate).
+    """
+    sig = np.asarray(sig)
+    rows = np.asarray(rows, dtype=np.int64)
+    K = sig.shape[1]
+    keys = (np.arange(K, dtype=np.uint64) << np.uint64(32)) | sig[rows].astype(np.uint64)
+    return np.arange(0, (rows.size + 1) * K, K, dtype=np.int64), keys.ravel()

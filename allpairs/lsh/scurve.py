@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import UsageError
 from .bands import check_banding
-from .minhash import _check_positive
+from .minhash import MAX_NUM_PERM, _check_positive, check_num_perm
 
 __all__ = ["probability", "choose_params", "knee", "expected_recall"]
 
@@ -129,7 +129,7 @@ def choose_params(threshold: float, num_perm: int, *, recall: float = 0.99) -> t
         Parameters out of range, or no banding of ``num_perm`` values reaches
         the target (the message gives the smallest K that would).
     """
-    _check_positive("num_perm", num_perm)
+    check_num_perm(num_perm)
     if isinstance(threshold, bool) or not isinstance(threshold, Real) or not 0 < threshold <= 1:
         raise UsageError(f"threshold must be in (0, 1], got {threshold!r}")
     if isinstance(recall, bool) or not isinstance(recall, Real) or not 0 < recall < 1:
@@ -142,6 +142,9 @@ def choose_params(threshold: float, num_perm: int, *, recall: float = 0.99) -> t
             check_banding(b, r, num_perm)
             return b, r
     need = math.ceil(math.log1p(-recall) / math.log1p(-t))
-    raise UsageError(f"with num_perm {num_perm}, even {num_perm} bands of 1 row catch a pair at "
-                     f"s = {t} only with probability {probability(t, num_perm, 1):.4f} < recall {recall}; "
-                     f"raise --num-perm to at least {need} or lower --recall")
+    missed = (f"with num_perm {num_perm}, even {num_perm} bands of 1 row catch a pair at "
+              f"s = {t} only with probability {probability(t, num_perm, 1):.4g} < recall {recall}")
+    if need <= MAX_NUM_PERM:
+        raise UsageError(f"{missed}; raise --num-perm to at least {need} or lower --recall")
+    raise UsageError(f"{missed}, and no num_perm up to the limit of {MAX_NUM_PERM:,} reaches it; lower --recall "
+                     "or give --bands and --rows")

@@ -1,0 +1,122 @@
+"""``allpairs index build|add|query``: a saved index, grown without rebuilding, queried at any higher threshold."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..errors import AllPairsError
+from ..index.files import add_file, build_file, query_file
+from ..pairs import open_output
+from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
+from ._options import (ENCODING, EXCLUDE, ID_FIELD, INCLUDE, JOBS, JSONL, LINES, MIN_BYTES, MIN_SHINGLES,
+                       NO_NORMALIZE, PATH, QUIET, SETS, SHINGLE, TEXT_FIELD, Format, check_jobs, read_input)
+
+index_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                        help="A saved similarity index: build it once, add documents, query it.")
+app.add_typer(index_app, name="index")
+
+MEASURE = typer.Option("jaccard", "--measure", "-m", help="jaccard, cosine, dice, containment (the share of the query found in an indexed document) or overlap (threshold: a whole number of common shingles).")
+INDEX = typer.Argument(..., help="The index file (from 'allpairs index build').")
+
+
+def _times(stats) -> str:
+    return ", ".join(f"{k} {v:.2f}s" for k, v in stats.seconds.items())
+
+
+@index_app.command("build")
+def build_command(
+    path: str = PATH,
+    threshold: str = typer.Option(..., "--threshold", "-t", help="The lowest threshold the index will answer (queries at it or above are exact). Read exactly (0.7 is 7/10)."),
+    output: Path = typer.Option(..., "--output", "-o", help="The index file to write (atomically)."),
+    measure: str = MEASURE, lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
+    shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, include: List[str] = INCLUDE,
+    exclude: List[str] = EXCLUDE, min_bytes: int = MIN_BYTES, min_shingles: int = MIN_SHINGLES,
+    encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD, quiet: bool = QUIET,
+) -> None:
+    """Index the documents of PATH for similarity queries at THRESHOLD or above, into one file.
+
+    The file holds the shingle settings, the global token order, every set and
+    the prefix index; queries and added documents are shingled the same way.
+    """
+    bar = Bar(not quiet)
+    try:
+        try:
+            corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
+            run = build_file(corpus, threshold, output, measure=measure, shingle=shingle,
+                             normalize=not no_normalize, min_shingles=min_shingles, progress=bar)
+        finally:
+            bar.close()
+        if not quiet:
+            s, ix = run.stats, run.index
+            warn_skipped(s)
+            err.print(f"allpairs: {s.documents:,} documents, {len(s.skipped):,} skipped, {ix.num_docs:,} indexed; "
+                      f"{ix.label} shingles: {s.distinct_shingles:,} distinct; {ix.num_sets:,} distinct sets")
+            err.print(f"allpairs: index for {ix.rule}: {len(ix.post):,} postings; wrote {run.path} "
+                      f"({run.size:,} bytes)")
+            err.print(f"allpairs: time {_times(s)}; peak memory {mib(s.peak_memory)}")
+    except AllPairsError as e:
+        fail(e)
+
+
+@index_app.command("add")
+def add_command(
+    index: Path = INDEX, path: str = PATH, lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
+    include: List[str] = INCLUDE, exclude: List[str] = EXCLUDE, min_bytes: int = MIN_BYTES,
+    encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD, quiet: bool = QUIET,
+) -> None:
+    """Add the documents of PATH to INDEX without rebuilding it (shingled as the index says); INDEX is
+    replaced atomically."""
+    try:
+        corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
+        run = add_file(index, corpus)
+        if not quiet:
+            s = run.stats
+            warn_skipped(s)
+            err.print(f"allpairs: added {run.added:,} of {s.documents:,} documents; the index holds "
+                      f"{run.index.num_docs:,} ({run.index.num_sets:,} sets); wrote {run.path} ({run.size:,} bytes)")
+            err.print(f"allpairs: time {_times(s)}; peak memory {mib(s.peak_memory)}")
+    except AllPairsError as e:
+        fail(e)
+
+
+@index_app.command("query")
+def query_command(
+    index: Path = INDEX,
+    path: str = typer.Argument(..., help="The queries: a directory (every file a query), or a file with --lines/--sets/--jsonl ('-' for stdin)."),
+    threshold: Optional[str] = typer.Option(None, "--threshold", "-t", help="Answer at this threshold, at or above the index's (default: the index's)."),
+    lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
+    shingle: Optional[str] = typer.Option(None, "--shingle", "-s", help="Checked against the index's shingle settings (queries are always shingled as the index was)."),
+    no_normalize: bool = typer.Option(False, "--no-normalize", help="Checked against the index: an error unless it was built with --no-normalize."),
+    include: List[str] = INCLUDE, exclude: List[str] = EXCLUDE, min_bytes: int = MIN_BYTES,
+    encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
+    fmt: Format = typer.Option(Format.tsv, "--format", "-f", help="tsv: query id, indexed id, similarity. csv and jsonl add the overlap and both sizes."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the matches to FILE (atomically) instead of stdout."),
+    count: bool = typer.Option(False, "--count", help="Print only the number of matches."),
+    jobs: int = JOBS, quiet: bool = QUIET,
+) -> None:
+    """Print every indexed document reaching the threshold with each query document: query id,
+    indexed id, similarity (truncated to 6 decimals), sorted by query then indexed document.
+
+    A query shingle the index has never seen counts in the query's size and
+    matches nothing, so the answer is exact.
+    """
+    check_jobs(jobs)
+    try:
+        corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
+        matches, stats = query_file(index, corpus, threshold, shingle=shingle,
+                                    normalize=False if no_normalize else None, jobs=jobs or None)
+        if count:
+            typer.echo(len(matches))
+        else:
+            with open_output(output) as out:
+                matches.write(out, fmt.value)
+        if not quiet:
+            warn_skipped(stats)
+            ix = matches.index
+            err.print(f"allpairs: {len(corpus):,} queries against {ix.num_docs:,} documents at {matches.rule}: "
+                      f"{len(matches):,} matches")
+            err.print(f"allpairs: time {_times(stats)}; peak memory {mib(stats.peak_memory)}")
+    except AllPairsError as e:
+        fail(e)

@@ -1,0 +1,48 @@
+"""``allpairs sets``: each document's shingle keys as one ``--sets`` line, for other tools on the same work."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..errors import AllPairsError
+from ..join import Stats
+from ..pairs import open_output
+from ..setsfile import write_sets
+from ._app import Bar, app, err, fail, warn_skipped
+from ._options import (ENCODING, EXCLUDE, ID_FIELD, INCLUDE, JSONL, LINES, MIN_BYTES, NO_NORMALIZE, PATH, QUIET,
+                       SETS, SHINGLE, TEXT_FIELD, read_input)
+
+
+@app.command("sets")
+def sets_command(
+    path: str = PATH, lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
+    shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, include: List[str] = INCLUDE,
+    exclude: List[str] = EXCLUDE, min_bytes: int = MIN_BYTES, encoding: str = ENCODING, id_field: str = ID_FIELD,
+    text_field: str = TEXT_FIELD,
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the sets to FILE (atomically) instead of stdout."),
+    quiet: bool = QUIET,
+) -> None:
+    """Write each document's distinct shingle keys as one line of the --sets format.
+
+    Line i is document i (paths sorted, or input order); keys are 16 hex digits,
+    ascending, space-separated; a document without a shingle is an empty line.
+    'allpairs join --sets' on the file finds the same pairs as 'allpairs join'
+    on PATH, and other tools (e.g. a C set-similarity join) can run on it.
+    """
+    bar = Bar(not quiet)
+    try:
+        try:
+            corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
+            with open_output(output) as out:
+                res = write_sets(corpus, out, shingle=shingle, normalize=not no_normalize, progress=bar)
+        finally:
+            bar.close()
+        if not quiet:
+            warn_skipped(Stats(skipped=list(corpus.skipped)))
+            err.print(f"allpairs: {res.documents:,} documents, {res.keys:,} keys ({res.shingle}); "
+                      f"wrote {res.bytes:,} bytes in {res.seconds:.2f}s")
+    except AllPairsError as e:
+        fail(e)
+

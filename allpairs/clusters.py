@@ -1,0 +1,94 @@
+"""Stage 6b: duplicate clusters, the connected components of the verified pairs.
+
+Two documents are in one cluster when a chain of pairs that reached the
+threshold links them (for containment, in either direction). Unlike
+clustering LSH buckets, only verified pairs make a link. Components are taken
+over distinct sets (identical documents share a set) and expanded to
+documents; a document in no pair is in no cluster.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator, Sequence
+
+import numpy as np
+
+from ._clusters_kernel import components
+from .errors import UsageError
+from .pairs import FORMATS, Pairs, _csv_field, _json_field, _tsv_field
+
+
+@dataclass
+class Clusters:
+    """Clusters of two or more documents, largest first (ties: smallest first member), members ascending.
+
+    Cluster ``c`` is ``docs[indptr[c]:indptr[c + 1]]`` (int32 document positions; int64 offsets).
+    """
+
+    indptr: np.ndarray
+    docs: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.indptr) - 1
+
+    def __iter__(self) -> Iterator[list[int]]:
+        for c in range(len(self)):
+            yield self.docs[self.indptr[c]:self.indptr[c + 1]].tolist()
+
+    @property
+    def largest(self) -> int:
+        """Documents in the largest cluster (0 when there is none)."""
+        return int(self.indptr[1] - self.indptr[0]) if len(self) else 0
+
+
+def find_clusters(pairs: Pairs) -> Clusters:
+    """The connected components with two or more documents of a self-join's pairs.
+
+    Pairs kept on a MinHash estimate are refused: clusters are built from verified pairs only.
+    """
+    if pairs.estimated:
+        raise UsageError("clusters are built from verified pairs only; drop --verify estimate")
+    if pairs.n_left is not None:
+        raise UsageError("clusters are for a self-join; drop --against or --clusters")
+    s = pairs.sets
+    comp = components(s.num_sets, pairs.set_left, pairs.set_right)
+    has_edge = np.zeros(s.num_sets, bool)
+    has_edge[pairs.set_left] = True
+    has_edge[pairs.set_right] = True
+    # Documents of a set linked to nothing are alone unless identical documents pair.
+    linked = has_edge | pairs.group_ok
+    doc = np.flatnonzero(s.doc_set >= 0)
+    doc = doc[linked[s.doc_set[doc]]]
+    label = comp[s.doc_set[doc]]
+    size = np.bincount(label, minlength=s.num_sets)
+    doc = doc[size[label] >= 2]
+    label = label[size[label] >= 2]
+    # Group the documents by cluster, ascending within; order clusters by size, then first member.
+    by = np.lexsort((doc, label))
+    doc, label = doc[by], label[by]
+    starts = np.flatnonzero(np.concatenate([[True], label[1:] != label[:-1]])) if len(label) else np.empty(0, np.int64)
+    ends = np.append(starts[1:], len(label)).astype(np.int64)
+    lengths = ends - starts
+    order = np.lexsort((doc[starts], -lengths)) if len(starts) else np.empty(0, np.int64)
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    cluster_of = np.repeat(np.arange(len(starts)), lengths)
+    docs = doc[np.argsort(rank[cluster_of], kind="stable")]
+    indptr = np.zeros(len(order) + 1, np.int64)
+    np.cumsum(lengths[order], out=indptr[1:])
+    return Clusters(indptr, docs.astype(np.int32))
+
+
+def write_clusters(clusters: Clusters, ids: Sequence[str], out: BinaryIO, fmt: str = "tsv") -> int:
+    """One line per cluster: its size, then its ids (TSV/CSV fields, or ``{"size", "ids"}`` in JSON Lines)."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    for members in clusters:
+        names = [str(ids[d]) for d in members]
+        if fmt == "jsonl":
+            line = '{"size": %d, "ids": [%s]}' % (len(names), ", ".join(_json_field(n) for n in names))
+        else:
+            sep, esc = ("\t", _tsv_field) if fmt == "tsv" else (",", _csv_field)
+            line = sep.join([str(len(names))] + [esc(n) for n in names])
+        out.write((line + "\n").encode("utf-8", "surrogateescape"))
+    return len(clusters)

@@ -1,0 +1,332 @@
+"""Compiled kernels of the search index: token lookup, the prefix index, probing and verification.
+
+Bayardo, Ma, Srikant, "Scaling up all pairs similarity search", WWW 2007
+(prefix filter, size bound, posting lists sorted by size); Xiao, Wang, Lin, Yu,
+"Efficient similarity joins for near duplicate detection", WWW 2008 (positional
+bound); Mann, Augsten, Bouros, PVLDB 2016 (bounds of each measure, merge
+verification with early exit).
+
+Kernels assume clean input: set tokens strictly increasing ranks (int32; ranks
+of tokens added after the build are negative), postings of each list sorted by
+(set size, set), a measure code of :mod:`allpairs._measures_kernel` and its
+threshold ``p/q`` with ``0 <= p`` (``p = 0``: one common token is enough), and
+per set or query the prefix length and partner-size window that
+:mod:`allpairs.measures` gives for it.
+"""
+import numpy as np
+
+from .._measures_kernel import (CONTAINMENT, CONTAINMENT_MIN, COSINE, DICE, JACCARD, products_ge,
+                                required_overlap as _alpha)
+from .._numba import kernel
+from .._verify_kernel import merge
+from ..exact._kernel import _grow, count_match
+
+
+@kernel
+def required_overlap(code, p, q, size_x, size_y):
+    """The table's α, but at least one common token (so ``p = 0`` means "share a token")."""
+    return max(1, _alpha(code, p, q, size_x, size_y))
+
+
+@kernel
+def more_similar(code, size_x, o1, size_1, o2, size_2):
+    """Sign of sim(x, y1) - sim(x, y2) from overlaps and sizes, decided on integers."""
+    if code == JACCARD:
+        a, b = o1 * (size_x + size_2 - o2), o2 * (size_x + size_1 - o1)
+    elif code == COSINE:  # o1/√(x·y1) vs o2/√(x·y2): o1²·y2 vs o2²·y1, in 128 bits
+        ge = products_ge(o1 * o1, size_2, o2 * o2, size_1)
+        le = products_ge(o2 * o2, size_1, o1 * o1, size_2)
+        return (1 if ge else 0) - (1 if le else 0)
+    elif code == DICE:
+        a, b = o1 * (size_x + size_2), o2 * (size_x + size_1)
+    elif code == CONTAINMENT_MIN:
+        a, b = o1 * max(size_x, size_2), o2 * max(size_x, size_1)
+    else:  # containment (same left set) and overlap: the overlaps themselves
+        a, b = o1, o2
+    return (1 if a > b else 0) - (1 if a < b else 0)
+
+
+@kernel
+def slot_of(rank, v0):
+    """Posting-list slot of a rank: ranks >= 0 as they are, added tokens (-1, -2, ...) after the ``v0`` built ones."""
+    return rank if rank >= 0 else v0 - 1 - rank
+
+
+@kernel
+def lookup(keys_sorted, ranks_sorted, key):
+    """Rank of ``key`` in the sorted lookup arrays, or -2**31 when absent."""
+    lo = 0
+    hi = keys_sorted.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys_sorted[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < keys_sorted.shape[0] and keys_sorted[lo] == key:
+        return ranks_sorted[lo]
+    return np.int32(-2147483648)
+
+
+@kernel
+def to_ranks(indptr, keys, keys_sorted, ranks_sorted, extra_sorted, extra_ranks):
+    """Each document's distinct keys as sorted ranks, and how many of its distinct keys are unknown.
+
+    Keys are looked up in two sorted tables (the built vocabulary and the tokens
+    added since it was last rebuilt). Returns (indptr int64, ranks int32,
+    unseen int32 per document).
+    """
+    n = indptr.shape[0] - 1
+    out_ptr = np.zeros(n + 1, np.int64)
+    out = np.empty(keys.shape[0], np.int32)
+    unseen = np.zeros(n, np.int32)
+    absent = np.int32(-2147483648)
+    w = 0
+    for d in range(n):
+        a = indptr[d]
+        b = indptr[d + 1]
+        order = np.argsort(keys[a:b], kind="mergesort")
+        start = w
+        prev_set = False
+        prev = np.uint64(0)
+        for k in range(b - a):
+            key = keys[a + order[k]]
+            if prev_set and key == prev:
+                continue
+            prev = key
+            prev_set = True
+            r = lookup(keys_sorted, ranks_sorted, key)
+            if r == absent and extra_sorted.shape[0] > 0:
+                r = lookup(extra_sorted, extra_ranks, key)
+            if r == absent:
+                unseen[d] += 1
+            else:
+                out[w] = r
+                w += 1
+        out[start:w] = np.sort(out[start:w])
+        out_ptr[d + 1] = w
+    return out_ptr, out[:w].copy(), unseen
+
+
+@kernel
+def build_postings(indptr, tokens, plen, n_slots, v0):
+    """Inverted index of the first ``plen[s]`` tokens of every set s, each list sorted by (set size, set).
+
+    ``plen`` is the indexing prefix: ``|y| - m + 1`` tokens, ``m`` the least
+    overlap any query can need with y, so that any query reaching the threshold
+    shares a token of its probing prefix with it (Chaudhuri et al. 2006).
+    Returns CSR over slots: ``list_ptr`` (int64, n_slots + 1) and one row per
+    posting, ``post`` (int32, (P, 3)): the set, the token's position in it, and
+    the set's size, side by side so that a scan reads one cache line per posting.
+    """
+    m = indptr.shape[0] - 1
+    sizes = np.empty(m, np.int64)
+    for s in range(m):
+        sizes[s] = indptr[s + 1] - indptr[s]
+    by_size = np.argsort(sizes, kind="mergesort")
+    counts = np.zeros(n_slots + 1, np.int64)
+    for s in range(m):
+        for k in range(plen[s]):
+            counts[slot_of(tokens[indptr[s] + k], v0) + 1] += 1
+    list_ptr = np.cumsum(counts)
+    fill = list_ptr[:-1].copy()
+    post = np.empty((list_ptr[-1], 3), np.int32)
+    for r in range(m):
+        s = by_size[r]
+        for k in range(plen[s]):
+            w = slot_of(tokens[indptr[s] + k], v0)
+            post[fill[w], 0] = s
+            post[fill[w], 1] = k
+            post[fill[w], 2] = sizes[s]
+            fill[w] += 1
+    return list_ptr, post
+
+
+@kernel
+def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, list_ptr, post, v0, scratch):
+    """Indexed sets reaching p/q with one query; writes them and their overlaps to res_s, res_o; returns how many.
+
+    The query is ``u`` unknown tokens (rarer than every indexed one, so first in
+    the order; they match nothing but count in its size) followed by its known
+    ranks ``xt``. Its probing prefix (``plen`` tokens) scans the posting lists
+    from the first set of size ``lo`` (binary search) to the last of size
+    ``hi``; a candidate is dropped
+    once the positional bound ``A + 1 + min(|x| - i - 1, |y| - j - 1)`` falls
+    below the required overlap, and survivors are verified by a merge resuming
+    after their last prefix match. Only sets below ``limit`` and, if ``active``
+    is not empty, with ``active[y]`` set are answered. ``scratch`` (int32, 6
+    rows of at least one entry per set: count, which must be zeros and is left
+    so, last_i, last_j, touched, and the answer's sets and overlaps) is reused
+    across calls so that a query costs nothing per indexed set.
+    """
+    count = scratch[0]
+    last_i = scratch[1]
+    last_j = scratch[2]
+    touched = scratch[3]
+    res_s = scratch[4]
+    res_o = scratch[5]
+    size_x = xt.shape[0] + u
+    if size_x == 0:
+        return 0
+    n_slots = list_ptr.shape[0] - 1
+    check_active = active.shape[0] > 0
+    n_touched = 0
+    for i in range(u, plen):
+        w = slot_of(xt[i - u], v0)
+        if w >= n_slots:
+            continue
+        # Size bound: skip the sets smaller than the bound allows by binary search.
+        a = list_ptr[w]
+        b = list_ptr[w + 1]
+        while a < b:
+            mid = (a + b) >> 1
+            if post[mid, 2] < lo:
+                a = mid + 1
+            else:
+                b = mid
+        for e in range(a, list_ptr[w + 1]):
+            size_y = post[e, 2]
+            if size_y > hi:
+                break
+            y = post[e, 0]
+            if y >= limit or (check_active and not active[y]) or count[y] < 0:
+                continue
+            alpha = required_overlap(code, p, q, size_x, size_y)
+            n_touched = count_match(y, i, post[e, 1], size_x, size_y, alpha, count, last_i, last_j, touched,
+                                    n_touched)
+    n = 0
+    for t in range(n_touched):
+        y = touched[t]
+        c = count[y]
+        if c > 0:
+            size_y = s_indptr[y + 1] - s_indptr[y]
+            alpha = required_overlap(code, p, q, size_x, size_y)
+            o = merge(xt, last_i[y] - u + 1, xt.shape[0], s_tokens,
+                       s_indptr[y] + last_j[y] + 1, s_indptr[y + 1], c, alpha)
+            if o >= alpha:
+                res_s[n] = y
+                res_o[n] = o
+                n += 1
+        count[y] = 0
+    return n
+
+
+@kernel
+def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
+          s_indptr, s_tokens, list_ptr, post, v0, x_ptr, x_set, scratch):
+    """Every indexed set reaching threshold p/q with each query, and the exact overlap.
+
+    Query k is ``q_unseen[k]`` unknown tokens and the known ranks
+    ``q_tokens[q_indptr[k]:q_indptr[k+1]]``, probed as in :func:`_probe` with
+    prefix ``q_plen[k]`` and partner sizes ``q_lo[k] .. q_hi[k]``,
+    answering only sets below ``q_limit[k]`` (a self-join asks each set for the
+    earlier ones). ``x_set[x_ptr[k]:x_ptr[k+1]]`` are further candidates (sets
+    added since the postings were built), verified by a merge from the start.
+    ``scratch`` as for :func:`_probe`.
+
+    Returns (query, set, overlap), int32.
+    """
+    n_q = q_indptr.shape[0] - 1
+    no_filter = np.zeros(0, np.bool_)
+    cap = 256
+    out_q = np.empty(cap, np.int32)
+    out_s = np.empty(cap, np.int32)
+    out_o = np.empty(cap, np.int32)
+    n_out = 0
+    for k in range(n_q):
+        xt = q_tokens[q_indptr[k]:q_indptr[k + 1]]
+        u = q_unseen[k]
+        limit = q_limit[k]
+        lo = q_lo[k]
+        hi = q_hi[k]
+        n = _probe(xt, u, q_plen[k], lo, hi, limit, no_filter, code, p, q, s_indptr, s_tokens, list_ptr, post, v0,
+                   scratch)
+        need = n_out + n + x_ptr[k + 1] - x_ptr[k]
+        if need > out_q.shape[0]:
+            out_q = _grow(out_q, need)
+            out_s = _grow(out_s, need)
+            out_o = _grow(out_o, need)
+        for t in range(n):
+            out_q[n_out] = k
+            out_s[n_out] = scratch[4, t]
+            out_o[n_out] = scratch[5, t]
+            n_out += 1
+        size_x = xt.shape[0] + u
+        if size_x == 0:
+            continue
+        for e in range(x_ptr[k], x_ptr[k + 1]):
+            y = x_set[e]
+            size_y = s_indptr[y + 1] - s_indptr[y]
+            if y >= limit or size_y < lo or size_y > hi:
+                continue
+            alpha = required_overlap(code, p, q, size_x, size_y)
+            o = merge(xt, 0, xt.shape[0], s_tokens, s_indptr[y], s_indptr[y + 1], 0, alpha)
+            if o >= alpha:
+                out_q[n_out] = k
+                out_s[n_out] = y
+                out_o[n_out] = o
+                n_out += 1
+    return out_q[:n_out], out_s[:n_out], out_o[:n_out]
+
+
+@kernel
+def dedup(indptr, tokens, doc_set, s_plen, s_lo, s_hi, code, p, q, list_ptr, post, v0, scratch):
+    """Online near-duplicate removal over documents in input order.
+
+    ``doc_set[d]`` is document d's set (-1: none), probed with prefix
+    ``s_plen[s]`` and partner sizes ``s_lo[s] .. s_hi[s]``; the postings index every
+    set, but a set answers probes only once a document holding it is kept
+    (it is "added" then). A document is removed if its set is kept already, or
+    if a probe (as in :func:`_probe`) finds kept sets; it is charged to the most
+    similar one, the earliest kept among equals. Otherwise it is kept and its
+    set becomes visible.
+
+    Returns whether each document is kept (bool), and for every removed
+    document in order (document, kept document, overlap), int32.
+    """
+    m = indptr.shape[0] - 1
+    kept_doc = np.full(m, -1, np.int64)
+    active = np.zeros(m, np.bool_)
+    n_docs = doc_set.shape[0]
+    kept = np.zeros(n_docs, np.bool_)
+    out_d = np.empty(n_docs, np.int32)
+    out_k = np.empty(n_docs, np.int32)
+    out_o = np.empty(n_docs, np.int32)
+    n_out = 0
+    for d in range(n_docs):
+        s = doc_set[d]
+        if s < 0:
+            continue
+        size = indptr[s + 1] - indptr[s]
+        if active[s]:
+            # An identical set is kept: a duplicate, unless even identical sets miss (overlap k > size).
+            if required_overlap(code, p, q, size, size) <= size:
+                out_d[n_out] = d
+                out_k[n_out] = kept_doc[s]
+                out_o[n_out] = size
+                n_out += 1
+            else:
+                kept[d] = True
+            continue
+        xt = tokens[indptr[s]:indptr[s + 1]]
+        n = _probe(xt, 0, s_plen[s], s_lo[s], s_hi[s], m, active, code, p, q, indptr, tokens, list_ptr, post, v0,
+                   scratch)
+        res_s = scratch[4]
+        res_o = scratch[5]
+        if n == 0:
+            active[s] = True
+            kept_doc[s] = d
+            kept[d] = True
+            continue
+        best = 0
+        for t in range(1, n):
+            y = res_s[t]
+            b = res_s[best]
+            c = more_similar(code, size, res_o[t], indptr[y + 1] - indptr[y], res_o[best], indptr[b + 1] - indptr[b])
+            if c > 0 or (c == 0 and kept_doc[y] < kept_doc[b]):
+                best = t
+        out_d[n_out] = d
+        out_k[n_out] = kept_doc[res_s[best]]
+        out_o[n_out] = res_o[best]
+        n_out += 1
+    return kept, out_d[:n_out], out_k[:n_out], out_o[:n_out]

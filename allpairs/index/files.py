@@ -1,0 +1,69 @@
+"""Index files end to end, one call each for the command line: build one, add to one, query one.
+
+Each returns what it did and its :class:`~allpairs.join.Stats` (documents read
+and skipped, seconds per stage, peak memory); the file is always replaced
+atomically, never left half-written.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+from ..corpus import Corpus
+from ..join import Stats, _timed, peak_memory
+from .search import Matches, Rule, SearchIndex
+
+
+@dataclass
+class IndexRun:
+    """An index after a build or an add, the file it was written to, and the statistics of the run."""
+
+    index: SearchIndex
+    path: str
+    size: int = 0
+    added: int = 0
+    stats: Stats = field(default_factory=Stats)
+
+
+def build_file(corpus: Corpus, threshold, path: str | os.PathLike, *, measure: str = "jaccard", shingle=None,
+               normalize: bool = True, min_shingles: int = 1, progress=None) -> IndexRun:
+    """Index ``corpus`` for queries at ``threshold`` or above and save it to ``path``."""
+    rule = Rule.parse(measure, threshold)  # refuse a bad threshold before reading anything more
+    stats = Stats()
+    index = SearchIndex._build(corpus, rule, shingle=shingle, normalize=normalize, min_shingles=min_shingles,
+                               stats=stats, progress=progress)
+    with _timed(stats, "save"):
+        size = index.save(path)
+    stats.peak_memory = peak_memory()
+    return IndexRun(index, str(path), size, index.num_docs, stats)
+
+
+def add_file(path: str | os.PathLike, corpus: Corpus) -> IndexRun:
+    """Append the documents of ``corpus`` to the index in ``path`` (shingled as it says) and save it again."""
+    stats = Stats()
+    with _timed(stats, "load"):
+        index = SearchIndex.load(path)
+    with _timed(stats, "add"):
+        before = index.num_docs
+        index.add(corpus, stats=stats)
+    with _timed(stats, "save"):
+        size = index.save(path)
+    stats.peak_memory = peak_memory()
+    return IndexRun(index, str(path), size, index.num_docs - before, stats)
+
+
+def query_file(path: str | os.PathLike, corpus: Corpus, threshold=None, *, shingle=None, normalize=None,
+               jobs: int | None = None) -> tuple[Matches, Stats]:
+    """Every document of the index in ``path`` reaching ``threshold`` (default: the index's) with each query."""
+    stats = Stats()
+    stats.documents = len(corpus) + len(corpus.skipped)
+    stats.skipped = list(corpus.skipped)
+    t0 = time.perf_counter()
+    index = SearchIndex.load(path)
+    stats.seconds["load"] = time.perf_counter() - t0
+    with _timed(stats, "query"):
+        matches = index.query(corpus, threshold, shingle=shingle, normalize=normalize, jobs=jobs)
+    stats.pairs = len(matches)
+    stats.peak_memory = peak_memory()
+    return matches, stats

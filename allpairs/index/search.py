@@ -1,0 +1,646 @@
+"""A saved, growing similarity-search index: build, query, add, save, load.
+
+The index holds what a query needs to be answered exactly without the corpus:
+the shingle settings, the global token order (shingle key -> rank, rare first),
+every indexed set as sorted ranks, the documents behind each set, and the
+inverted index of each set's indexing prefix with posting lists sorted by set
+size, so that the size bound crops them (Bayardo et al. 2007).
+
+A query's tokens are ranked by the same order; a token the index has never
+seen is rarer than all others, so it comes first: it can match nothing, but it
+counts in the query's size, which is what makes the answer exact.
+
+Adding documents does not rebuild anything: a token never seen gets a new
+rank below every existing one (rarer than all, like an unseen query token),
+and the new sets' prefix postings go into a sorted list keyed by (token, set
+size, set) (sortedcontainers), probed beside the compiled arrays. When that
+part has grown to a quarter of the compiled postings it is merged into them
+(one pass of the compiled builder), so a long series of adds costs amortised
+linear time and every probe still crops by size.
+"""
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
+
+import numpy as np
+from sortedcontainers import SortedList
+
+from .._numba import resolve_jobs
+from ..corpus import Corpus
+from ..errors import UsageError
+from ..join import Stats, _timed, as_corpus, shingle_corpus
+from ..measures import JOIN_MEASURES, MEASURES, Measure, Threshold, get_measure, parse_threshold
+from .. import shingles
+from ..shingles import ShingleSpec, hash_sets, shingle_texts
+from . import _kernel as _k
+from .output import write_rows
+from .store import IndexFileError, read_index, write_index
+
+#: The version of the shingle keys (allpairs.shingles): an index of other keys is refused, not misread.
+KEY_VERSION = getattr(shingles, "KEY_VERSION", 1)
+
+#: The label of an index over pre-tokenised sets (tokens taken as given).
+TOKENS = "tokens"
+
+#: The sorted delta is merged into the compiled postings once it holds this
+#: share of them (and at least MIN_DELTA postings).
+DELTA_SHARE = 4
+MIN_DELTA = 1 << 14
+
+#: Batches of at least this many queries are split over threads.
+PARALLEL_QUERIES = 2048
+
+
+#: No upper bound on a partner's size.
+UNBOUNDED = 2**62
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A measure of :data:`allpairs.measures.MEASURES` and its threshold ``p/q``.
+
+    ``p = 0`` (only in :mod:`allpairs.compat`) asks for one common token.
+    Every bound comes from the measure's row of the table; a query is the
+    measure's left side (containment: the share of the query found in the
+    indexed set).
+    """
+
+    measure: str
+    p: int
+    q: int
+
+    @property
+    def row(self) -> Measure:
+        return MEASURES[self.measure]
+
+    @property
+    def code(self) -> int:
+        return self.row.code
+
+    @property
+    def threshold(self) -> Threshold:
+        return Threshold(self.p, self.q)
+
+    @property
+    def fraction(self) -> Fraction:
+        return Fraction(self.p, self.q)
+
+    @classmethod
+    def parse(cls, measure: str, threshold) -> "Rule":
+        row = get_measure(measure, JOIN_MEASURES)
+        t = parse_threshold(threshold, row)
+        return cls(row.name, t.p, t.q)
+
+    def __str__(self) -> str:
+        return f"{self.measure} >= {self.threshold}"
+
+    def similarity(self, overlap: int, size_x: int, size_y: int):
+        """The exact similarity of a query of ``size_x`` tokens and an indexed set of ``size_y``."""
+        return self.row.similarity(overlap, size_x, size_y)
+
+    def probe(self, sizes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Probing prefix and partner-size window (lo, hi) of queries of these sizes (int64 arrays)."""
+        return _per_size(self, sizes, 0)
+
+    def index_prefix(self, sizes) -> np.ndarray:
+        """Indexing prefix of indexed sets of these sizes: ``|y|`` minus the least α any query can need, plus 1."""
+        return _per_size(self, sizes, 1)[0]
+
+
+@lru_cache(maxsize=1 << 16)
+def _bounds(rule: Rule, size: int, indexed: int) -> tuple[int, ...]:
+    """(probing prefix, lo, hi) of a query of ``size`` tokens, or (indexing prefix,) of an indexed set."""
+    row, t = rule.row, rule.threshold
+    if indexed:
+        return (size if rule.p == 0 or size == 0 else row.probe_prefix(t, size, "right"),)
+    if rule.p == 0 or size == 0:
+        return size, 1, UNBOUNDED
+    lo, hi = row.partner_sizes(t, size, "left")
+    return row.probe_prefix(t, size, "left"), lo, UNBOUNDED if hi is None else hi
+
+
+def _per_size(rule: Rule, sizes, indexed: int) -> tuple[np.ndarray, ...]:
+    """:func:`_bounds` of each size, as int64 arrays (computed once per distinct size)."""
+    sizes = np.asarray(sizes, np.int64)
+    if len(sizes) == 1:  # one query: no need to group sizes
+        return tuple(np.array([v], np.int64) for v in _bounds(rule, int(sizes[0]), indexed))
+    uniq, inverse = np.unique(sizes, return_inverse=True)
+    table = np.array([_bounds(rule, x, indexed) for x in uniq.tolist()], np.int64).reshape(len(uniq), 3 - 2 * indexed)
+    return tuple(table[inverse.reshape(-1), c] for c in range(table.shape[1]))
+
+
+class _Column:
+    """A 1-d array that grows by appending, capacity doubling; a read-only start is copied on first growth."""
+
+    def __init__(self, data: np.ndarray, dtype):
+        self.dtype = np.dtype(dtype)
+        self._buf = np.asarray(data, self.dtype)
+        self._n = len(self._buf)
+
+    def __len__(self) -> int:
+        return self._n
+
+    @property
+    def array(self) -> np.ndarray:
+        return self._buf[: self._n]
+
+    def extend(self, values) -> None:
+        values = np.asarray(values, self.dtype)
+        need = self._n + len(values)
+        if need > len(self._buf) or not self._buf.flags.writeable:
+            buf = np.empty(max(need, 2 * len(self._buf), 1024), self.dtype)
+            buf[: self._n] = self._buf[: self._n]
+            self._buf = buf
+        self._buf[self._n:need] = values
+        self._n = need
+
+
+class _Ids:
+    """Document ids as one UTF-8 blob and offsets, decoded only when asked for."""
+
+    def __init__(self, ptr: np.ndarray, blob: np.ndarray):
+        self.ptr = _Column(ptr, np.int64)
+        self.blob = _Column(blob, np.uint8)
+
+    @classmethod
+    def of(cls, ids: Sequence[str]) -> "_Ids":
+        out = cls(np.zeros(1, np.int64), np.zeros(0, np.uint8))
+        out.extend(ids)
+        return out
+
+    def __len__(self) -> int:
+        return len(self.ptr) - 1
+
+    def __getitem__(self, d: int) -> str:
+        ptr = self.ptr.array
+        return bytes(self.blob.array[ptr[d]:ptr[d + 1]]).decode("utf-8", "surrogateescape")
+
+    def extend(self, ids: Sequence[str]) -> None:
+        encoded = [str(i).encode("utf-8", "surrogateescape") for i in ids]
+        lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
+        self.ptr.extend(self.ptr.array[-1] + np.cumsum(lengths))
+        self.blob.extend(np.frombuffer(b"".join(encoded), np.uint8))
+
+
+class Match(NamedTuple):
+    """One answer: query document, indexed document (positions), overlap and both set sizes."""
+
+    query: int
+    indexed: int
+    overlap: int
+    query_size: int
+    indexed_size: int
+
+
+@dataclass
+class Matches:
+    """Every (query, indexed document) pair reaching the threshold, sorted by query then indexed document.
+
+    Attributes
+    ----------
+    query, indexed, overlap, query_size, indexed_size : int32 arrays
+        Positions in the query corpus and in the index, the exact overlap and
+        both sets' sizes (a query's unseen tokens count in its size).
+    query_ids : list of str
+    index : SearchIndex
+    rule : Rule
+        The measure and threshold the query was answered at.
+    """
+
+    query: np.ndarray
+    indexed: np.ndarray
+    overlap: np.ndarray
+    query_size: np.ndarray
+    indexed_size: np.ndarray
+    query_ids: list[str]
+    index: "SearchIndex"
+    rule: Rule
+
+    def __len__(self) -> int:
+        return len(self.query)
+
+    def __iter__(self) -> Iterator[Match]:
+        cols = (self.query, self.indexed, self.overlap, self.query_size, self.indexed_size)
+        return map(Match._make, zip(*(c.tolist() for c in cols)))
+
+    def similarities(self) -> list[Fraction]:
+        """Exact similarity of each match."""
+        return [self.rule.similarity(m.overlap, m.query_size, m.indexed_size) for m in self]
+
+    def write(self, out, fmt: str = "tsv") -> int:
+        """Write one line per match to the binary stream ``out``: query id, indexed id, similarity
+        (CSV and JSON Lines add the overlap and both sizes); return the number written."""
+        ids = self.index.ids
+        return write_rows(out, fmt, ("query", "indexed"), [self.query_ids[q] for q in self.query.tolist()],
+                          [ids[d] for d in self.indexed.tolist()], self.rule.row, self.overlap.tolist(),
+                          self.query_size.tolist(), self.indexed_size.tolist())
+
+
+def scratch(m: int) -> np.ndarray:
+    """The probe's scratch rows for ``m`` sets: count (zeros), last_i, last_j, touched, res_s, res_o."""
+    return np.zeros((6, m), np.int32)
+
+
+@dataclass
+class Ranked:
+    """Documents as sorted ranks: CSR (indptr int64, tokens int32), unseen tokens per document (int32)."""
+
+    indptr: np.ndarray
+    tokens: np.ndarray
+    unseen: np.ndarray
+
+    def __post_init__(self) -> None:
+        self.sizes = np.diff(self.indptr) + self.unseen  # a query's unseen tokens count in its size
+
+
+class SearchIndex:
+    """An exact set-similarity search index over shingle sets; it grows with :meth:`add` and saves to one file.
+
+    Build one with :meth:`build` (from a corpus, texts or token sets) or
+    :meth:`load` (from a file written by :meth:`save`); ask it with
+    :meth:`query` at its threshold or any higher one.
+    """
+
+    def __init__(self, *, rule: Rule, label: str, normalize: bool, min_shingles: int, v0: int,
+                 slot_keys: np.ndarray, lookup_keys: np.ndarray, lookup_ranks: np.ndarray,
+                 indptr: np.ndarray, tokens: np.ndarray, set_doc_ptr: np.ndarray, set_docs: np.ndarray,
+                 ids: _Ids, postings: tuple[np.ndarray, np.ndarray] | None = None):
+        self.rule = rule
+        self.label = label
+        self.normalize = normalize
+        self.min_shingles = min_shingles
+        self.v0 = v0
+        self.slot_keys = _Column(slot_keys, np.uint64)
+        self.lookup_keys = np.asarray(lookup_keys, np.uint64)
+        self.lookup_ranks = np.asarray(lookup_ranks, np.int32)
+        self.extra_keys = np.zeros(0, np.uint64)
+        self.extra_ranks = np.zeros(0, np.int32)
+        self.indptr = _Column(indptr, np.int64)
+        self.tokens = _Column(tokens, np.int32)
+        self.set_doc_ptr = _Column(set_doc_ptr, np.int64)
+        self.set_docs = _Column(set_docs, np.int32)
+        self.ids = ids
+        self.delta = SortedList()
+        self._scratch: list[tuple[np.ndarray, ...]] = []
+        if postings is None:
+            self._compact()
+        else:
+            self.list_ptr, self.post = postings
+            self.compiled_sets = self.num_sets
+
+    # ---- sizes -------------------------------------------------------------
+
+    @property
+    def num_sets(self) -> int:
+        return len(self.indptr) - 1
+
+    @property
+    def num_docs(self) -> int:
+        return len(self.ids)
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.slot_keys)
+
+    @property
+    def shingle(self) -> ShingleSpec | None:
+        return None if self.label == TOKENS else ShingleSpec.parse(self.label)
+
+    def __len__(self) -> int:
+        return self.num_docs
+
+    def __repr__(self) -> str:
+        return (f"SearchIndex({self.num_docs:,} documents, {self.num_sets:,} distinct sets, {self.label} shingles, "
+                f"{self.rule})")
+
+    # ---- building ----------------------------------------------------------
+
+    @classmethod
+    def build(cls, data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, measure: str = "jaccard",
+              shingle: ShingleSpec | str | None = None, normalize: bool = True, min_shingles: int = 1,
+              stats: Stats | None = None, progress: Callable[[str, int, int], None] | None = None) -> "SearchIndex":
+        """Index a corpus for queries at ``threshold`` or above.
+
+        Parameters
+        ----------
+        data : Corpus, list of str, or list of token collections
+            As for :func:`allpairs.join`; ids are positions for lists.
+        threshold : float, str or Fraction in (0, 1]
+            The lowest threshold the index answers; read exactly (for
+            ``overlap``, a whole number of common tokens).
+        measure : str
+            ``jaccard``, ``cosine``, ``dice``, ``containment`` (the share of
+            the query found in an indexed set) or ``overlap``.
+        shingle, normalize, min_shingles
+            How texts become sets, as for :func:`allpairs.join`; saved with
+            the index and applied to every query and every added document.
+        """
+        rule = Rule.parse(measure, threshold)
+        return cls._build(as_corpus(data), rule, shingle=shingle, normalize=normalize, min_shingles=min_shingles,
+                          stats=stats, progress=progress)
+
+    @classmethod
+    def _build(cls, corpus: Corpus, rule: Rule, *, shingle, normalize: bool, min_shingles: int,
+               stats: Stats | None = None, progress=None) -> "SearchIndex":
+        if min_shingles < 0:
+            raise UsageError(f"min_shingles {min_shingles} is negative; give 0 or more")
+        stats = stats if stats is not None else Stats()
+        sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
+                                     stats=stats, progress=progress)
+        kept = sets.doc_set >= 0
+        position = np.cumsum(kept) - 1  # corpus position -> position among indexed documents
+        ids = [corpus.ids[d] for d in np.flatnonzero(kept).tolist()]
+        with _timed(stats, "index"):
+            index = cls.empty(rule, keys=sets.keys, label=label, normalize=normalize, min_shingles=min_shingles,
+                              indptr=sets.indptr, tokens=sets.tokens, set_doc_ptr=sets.group_indptr,
+                              set_docs=position[sets.group_docs].astype(np.int32), ids=ids)
+        return index
+
+    @classmethod
+    def empty(cls, rule: Rule, *, keys: np.ndarray, label: str, normalize: bool = True, min_shingles: int = 1,
+              indptr=None, tokens=None, set_doc_ptr=None, set_docs=None, ids: Sequence[str] = ()) -> "SearchIndex":
+        """An index whose order ranks ``keys`` (rank = position), holding the given sets (none by default)."""
+        keys = np.asarray(keys, np.uint64)
+        by_key = np.argsort(keys, kind="stable")
+        return cls(rule=rule, label=label, normalize=normalize, min_shingles=min_shingles, v0=len(keys),
+                   slot_keys=keys, lookup_keys=keys[by_key], lookup_ranks=by_key.astype(np.int32),
+                   indptr=np.zeros(1, np.int64) if indptr is None else indptr,
+                   tokens=np.zeros(0, np.int32) if tokens is None else tokens,
+                   set_doc_ptr=np.zeros(1, np.int64) if set_doc_ptr is None else set_doc_ptr,
+                   set_docs=np.zeros(0, np.int32) if set_docs is None else set_docs, ids=_Ids.of(ids))
+
+    def _compact(self) -> None:
+        """Merge the added tokens and postings into the compiled arrays (postings rebuilt, sorted by set size)."""
+        if len(self.extra_keys):
+            keys = np.concatenate([self.lookup_keys, self.extra_keys])
+            ranks = np.concatenate([self.lookup_ranks, self.extra_ranks])
+            order = np.argsort(keys, kind="stable")
+            self.lookup_keys, self.lookup_ranks = keys[order], ranks[order]
+            self.extra_keys = np.zeros(0, np.uint64)
+            self.extra_ranks = np.zeros(0, np.int32)
+        indptr = self.indptr.array
+        self.list_ptr, self.post = _k.build_postings(
+            indptr, self.tokens.array, self.rule.index_prefix(np.diff(indptr)), self.num_tokens, self.v0)
+        self.compiled_sets = self.num_sets
+        self.delta = SortedList()
+
+    # ---- from documents to ranks -------------------------------------------
+
+    def _keys(self, corpus: Corpus, shingle, normalize) -> tuple[np.ndarray, np.ndarray]:
+        """Shingle keys of each document with the index's settings (checking any given ones agree)."""
+        if shingle is not None and str(shingle if isinstance(shingle, ShingleSpec) else ShingleSpec.parse(shingle)) \
+                != self.label:
+            raise UsageError(f"the index holds {self.label} shingles, not {shingle}; "
+                             "query with the shingle settings it was built with (leave --shingle out)")
+        if normalize is not None and bool(normalize) != self.normalize and self.label != TOKENS:
+            raise UsageError(f"the index was built {'with' if self.normalize else 'without'} text normalisation; "
+                             f"query it {'without' if self.normalize else 'with'} --no-normalize")
+        if len(corpus) == 0:
+            return np.zeros(1, np.int64), np.zeros(0, np.uint64)
+        if self.label == TOKENS:
+            if corpus.sets is None:
+                raise UsageError("the index holds pre-tokenised sets (built from --sets); give sets (--sets), not texts")
+            return hash_sets(corpus.sets)
+        if corpus.sets is not None:
+            raise UsageError(f"the index holds {self.label} shingles of texts; give texts, not pre-tokenised sets")
+        return shingle_texts(corpus.texts, self.label, normalize=self.normalize, languages=corpus.languages)
+
+    def _rank(self, indptr: np.ndarray, keys: np.ndarray) -> Ranked:
+        ptr, tokens, unseen = _k.to_ranks(indptr, keys, self.lookup_keys, self.lookup_ranks,
+                                          self.extra_keys, self.extra_ranks)
+        return Ranked(ptr, tokens, unseen)
+
+    # ---- queries -----------------------------------------------------------
+
+    def _rule_at(self, threshold) -> Rule:
+        if threshold is None:
+            return self.rule
+        t = parse_threshold(threshold, self.rule.row)
+        if t.fraction < self.rule.fraction:
+            raise UsageError(f"threshold {t} is below the index's {self.rule.threshold}, the lowest "
+                             "it answers exactly; query at that or above, or build the index at a lower threshold")
+        return Rule(self.rule.measure, t.p, t.q)
+
+    def query(self, data: Corpus | Sequence[str] | Sequence[Iterable], threshold=None, *,
+              shingle: ShingleSpec | str | None = None, normalize: bool | None = None,
+              jobs: int | None = 1) -> Matches:
+        """Every indexed document reaching ``threshold`` with each query document, exactly.
+
+        Parameters
+        ----------
+        data : Corpus, list of str, or list of token collections
+            The queries, shingled with the index's settings.
+        threshold : float, str or Fraction, optional
+            At or above the index's threshold (its own by default).
+        shingle, normalize : optional
+            When given, checked against the index's settings (a mismatch is an
+            error, not a silent re-shingling).
+        jobs : int, optional
+            Threads for a large batch (1 by default; 0 or None: every core).
+        """
+        rule = self._rule_at(threshold)
+        corpus = as_corpus(data)
+        indptr, keys = self._keys(corpus, shingle, normalize)
+        ranked = self._rank(indptr, keys)
+        q, s, o = self._query_ranked(ranked, rule, jobs=resolve_jobs(jobs))
+        return self._matches(ranked, q, s, o, list(corpus.ids), rule)
+
+    def _matches(self, ranked: Ranked, q, s, o, query_ids, rule) -> Matches:
+        """Expand matching sets to their documents, sorted by (query, indexed document)."""
+        ptr = self.set_doc_ptr.array
+        starts = ptr[s]
+        counts = ptr[s + 1] - starts
+        if int(counts.sum()) == len(s):  # one document per set, the usual case
+            docs = self.set_docs.array[starts]
+        else:
+            rep = np.repeat(np.arange(len(s)), counts)
+            first = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+            docs = self.set_docs.array[first + np.arange(len(rep))]
+            q, s, o = q[rep], s[rep], o[rep]
+        if len(q) > 1:
+            order = np.lexsort((docs, q))
+            q, s, o, docs = q[order], s[order], o[order], docs[order]
+        indptr = self.indptr.array
+        return Matches(query=q.astype(np.int32, copy=False), indexed=docs.astype(np.int32, copy=False),
+                       overlap=o.astype(np.int32, copy=False), query_size=ranked.sizes[q].astype(np.int32),
+                       indexed_size=(indptr[s + 1] - indptr[s]).astype(np.int32), query_ids=query_ids, index=self,
+                       rule=rule)
+
+    def _delta_candidates(self, ranked: Ranked, rule: Rule, lo_q: int, hi_q: int) -> tuple[np.ndarray, np.ndarray]:
+        """Sets added since the last merge that share a probing-prefix token with each query, within the size bound."""
+        x_ptr = np.zeros(hi_q - lo_q + 1, np.int64)
+        if not self.delta:
+            return x_ptr, np.zeros(0, np.int32)
+        out: list[int] = []
+        sizes = ranked.sizes
+        plens, los, his = rule.probe(sizes[lo_q:hi_q])
+        for k in range(lo_q, hi_q):
+            size_x = int(sizes[k])
+            if size_x:
+                u = int(ranked.unseen[k])
+                plen, lo, hi = int(plens[k - lo_q]), int(los[k - lo_q]), int(his[k - lo_q])
+                found = set()
+                for w in ranked.tokens[ranked.indptr[k]:ranked.indptr[k] + max(plen - u, 0)].tolist():
+                    slot = w if w >= 0 else self.v0 - 1 - w
+                    for _, _, y, _ in self.delta.irange((slot, lo), (slot, hi + 1), inclusive=(True, False)):
+                        found.add(y)
+                out.extend(sorted(found))
+            x_ptr[k - lo_q + 1] = len(out)
+        return x_ptr, np.asarray(out, np.int32)
+
+    def _scratch_for(self, worker: int) -> np.ndarray:
+        m = max(self.num_sets, 1)
+        while len(self._scratch) <= worker:
+            self._scratch.append(scratch(m))
+        if self._scratch[worker].shape[1] < m:
+            self._scratch[worker] = scratch(max(m, 2 * self._scratch[worker].shape[1]))
+        return self._scratch[worker]
+
+    def _query_ranked(self, ranked: Ranked, rule: Rule, *, jobs: int = 1, limit: np.ndarray | None = None):
+        """(query, set, overlap) of every match of ranked queries; ``limit[k]``: answer only sets below it."""
+        n = len(ranked.unseen)
+        if limit is None:
+            limit = np.full(n, self.num_sets, np.int32)
+        tasks = 1 if n < PARALLEL_QUERIES or jobs <= 1 else min(jobs, n // (PARALLEL_QUERIES // 2))
+        if tasks == 1:
+            return self._query_part(ranked, rule, limit, 0, n, 0)
+        cuts = np.linspace(0, n, tasks + 1).astype(np.int64)
+        for w in range(tasks):
+            self._scratch_for(w)
+        with ThreadPoolExecutor(max_workers=tasks) as pool:
+            parts = list(pool.map(lambda w: self._query_part(ranked, rule, limit, int(cuts[w]), int(cuts[w + 1]), w),
+                                  range(tasks)))
+        return tuple(np.concatenate([pt[i] for pt in parts]) for i in range(3))
+
+    def _query_part(self, ranked: Ranked, rule: Rule, limit: np.ndarray, a: int, b: int, worker: int):
+        """The matches of queries a..b-1 (numbered from 0 for the whole batch), on the worker's scratch rows."""
+        x_ptr, x_set = self._delta_candidates(ranked, rule, a, b)
+        if a == 0 and b == len(ranked.unseen):
+            ptr, tokens, unseen, sizes, lim = ranked.indptr, ranked.tokens, ranked.unseen, ranked.sizes, limit
+        else:
+            ptr = ranked.indptr[a:b + 1]
+            tokens = ranked.tokens[ptr[0]:ptr[-1]]
+            ptr = ptr - ptr[0]
+            unseen, sizes, lim = ranked.unseen[a:b], ranked.sizes[a:b], limit[a:b]
+        plen, lo, hi = rule.probe(sizes)
+        q, s, o = _k.query(ptr, tokens, unseen, plen, lo, hi, lim, rule.code, rule.p, rule.q, self.indptr.array,
+                           self.tokens.array, self.list_ptr, self.post, self.v0, x_ptr, x_set,
+                           self._scratch_for(worker))
+        return (q + a if a else q), s, o
+
+    # ---- growth ------------------------------------------------------------
+
+    def add(self, data: Corpus | Sequence[str] | Sequence[Iterable], *, stats: Stats | None = None) -> np.ndarray:
+        """Append documents (shingled with the index's settings) without rebuilding; return their positions.
+
+        Documents with fewer than the index's ``min_shingles`` distinct shingles
+        (or none) are not added and get -1; ``stats``, when given, counts them.
+        Documents given as a list get ids that continue the index's positions.
+        """
+        corpus = as_corpus(data)
+        indptr, keys = self._keys(corpus, None, None)
+        ranked = self._rank(indptr, keys)
+        if ranked.unseen.any():
+            self._learn(indptr, keys, ranked)
+            ranked = self._rank(indptr, keys)
+        sizes = np.diff(ranked.indptr)
+        keep = np.flatnonzero(sizes >= max(1, self.min_shingles))
+        if stats is not None:
+            stats.documents += len(corpus) + len(corpus.skipped)
+            stats.skipped.extend(corpus.skipped)
+            stats.skipped.extend((corpus.ids[d], "no shingle") for d in np.flatnonzero(sizes == 0).tolist())
+            stats.dropped += int(((sizes > 0) & (sizes < self.min_shingles)).sum())
+            stats.joined += len(keep)
+        positions = np.full(len(corpus), -1, np.int64)
+        positions[keep] = self.num_docs + np.arange(len(keep))
+        if isinstance(data, Corpus):
+            ids = [corpus.ids[d] for d in keep.tolist()]
+        else:  # a plain list: each document's id is its position in the index
+            ids = [str(d) for d in positions[keep].tolist()]
+        self._append(ranked.indptr, ranked.tokens, keep, ids)
+        return positions
+
+    def _learn(self, indptr: np.ndarray, keys: np.ndarray, ranked: Ranked) -> None:
+        """Give every key not yet ranked a new rank below all others, in order of first occurrence."""
+        uniq, first = np.unique(keys, return_index=True)
+        known = np.zeros(len(uniq), bool)
+        for table in (self.lookup_keys, self.extra_keys):
+            if len(table):
+                at = np.minimum(np.searchsorted(table, uniq), len(table) - 1)
+                known |= table[at] == uniq
+        new = uniq[~known][np.argsort(first[~known], kind="stable")]
+        start = self.num_tokens - self.v0  # tokens added so far
+        ranks = -(start + 1 + np.arange(len(new), dtype=np.int64))
+        if ranks.size and ranks[-1] < -(2**31 - 1):
+            raise OverflowError("more than 2**31 distinct shingles")
+        self.slot_keys.extend(new)
+        keys_all = np.concatenate([self.extra_keys, new])
+        ranks_all = np.concatenate([self.extra_ranks, ranks.astype(np.int32)])
+        order = np.argsort(keys_all, kind="stable")
+        self.extra_keys, self.extra_ranks = keys_all[order], ranks_all[order]
+
+    def _append(self, indptr: np.ndarray, tokens: np.ndarray, which: np.ndarray, ids: Sequence[str]) -> None:
+        """Append the sets ``which`` of a ranked CSR, one new document each, and their prefix postings."""
+        if not len(which):
+            return
+        starts, ends = indptr[which], indptr[which + 1]
+        sizes = ends - starts
+        gather = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) + np.arange(int(sizes.sum()))
+        first_set = self.num_sets
+        first_doc = self.num_docs
+        self.tokens.extend(tokens[gather])
+        self.indptr.extend(self.indptr.array[-1] + np.cumsum(sizes))
+        self.set_docs.extend(first_doc + np.arange(len(which), dtype=np.int32))
+        self.set_doc_ptr.extend(self.set_doc_ptr.array[-1] + 1 + np.arange(len(which), dtype=np.int64))
+        self.ids.extend(ids)
+        new_postings = []
+        plens = self.rule.index_prefix(sizes).tolist()
+        for k, (a, size, plen) in enumerate(zip(starts.tolist(), sizes.tolist(), plens)):
+            for j, w in enumerate(tokens[a:a + plen].tolist()):
+                new_postings.append((w if w >= 0 else self.v0 - 1 - w, size, first_set + k, j))
+        self.delta.update(new_postings)
+        if len(self.delta) >= max(MIN_DELTA, len(self.post) // DELTA_SHARE):
+            self._compact()
+
+    # ---- files -------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike) -> int:
+        """Write the index to ``path`` atomically (temporary file, then rename); return its size in bytes."""
+        if self.delta or len(self.extra_keys):
+            self._compact()
+        meta = {"measure": self.rule.measure, "p": self.rule.p, "q": self.rule.q, "label": self.label,
+                "normalize": self.normalize, "min_shingles": self.min_shingles, "v0": self.v0,
+                "key_version": KEY_VERSION}
+        arrays = {
+            "slot_keys": self.slot_keys.array, "lookup_keys": self.lookup_keys, "lookup_ranks": self.lookup_ranks,
+            "indptr": self.indptr.array, "tokens": self.tokens.array,
+            "set_doc_ptr": self.set_doc_ptr.array, "set_docs": self.set_docs.array,
+            "id_ptr": self.ids.ptr.array, "id_bytes": self.ids.blob.array,
+            "list_ptr": self.list_ptr, "post": self.post,
+        }
+        return write_index(path, meta, arrays)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, *, check: bool = True) -> "SearchIndex":
+        """Open an index file written by :meth:`save` (memory-mapped; refused if of another version or damaged)."""
+        meta, a = read_index(path, check=check)
+        try:
+            if meta["key_version"] != KEY_VERSION:
+                raise IndexFileError(f"index {path} holds shingle keys of version {meta['key_version']}, this "
+                                     f"allpairs makes version {KEY_VERSION}; build it again with this version")
+            if meta["measure"] not in MEASURES:
+                raise IndexFileError(f"index {path} uses the measure {meta['measure']!r}, unknown to this allpairs")
+            rule = Rule(meta["measure"], int(meta["p"]), int(meta["q"]))
+            return cls(rule=rule, label=meta["label"], normalize=bool(meta["normalize"]),
+                       min_shingles=int(meta["min_shingles"]), v0=int(meta["v0"]),
+                       slot_keys=a["slot_keys"], lookup_keys=a["lookup_keys"], lookup_ranks=a["lookup_ranks"],
+                       indptr=a["indptr"], tokens=a["tokens"], set_doc_ptr=a["set_doc_ptr"], set_docs=a["set_docs"],
+                       ids=_Ids(a["id_ptr"], a["id_bytes"]),
+                       postings=(a["list_ptr"], a["post"]))
+        except KeyError as e:
+            raise IndexFileError(f"index {path} is damaged (no {e.args[0]!r}); build it again") from None

@@ -1,0 +1,300 @@
+"""Stage 1 for line-oriented input: a file read in chunks into one UTF-8 buffer and its line offsets.
+
+The ``--lines``, ``--sets`` and ``--jsonl`` readers in :mod:`allpairs.corpus`
+build on :func:`read_line_file`. The file is read and decoded
+:data:`CHUNK_BYTES` at a time and kept as one UTF-8 buffer with an int64
+offset per line, about one byte per ASCII character instead of a Python
+string per line (or per token); :class:`TextLines` and :class:`TokenSets`
+give lines and token lists back on demand, and the shingle kernels read the
+buffer directly.
+
+Rules: a line ends at ``"\\n"``; one ``"\\r"`` at its end is dropped; a last
+line without ``"\\n"`` counts; a UTF-8 byte-order mark at the start of the
+file is dropped; a NUL byte is an error (a binary file), and so is a line
+longer than :data:`MAX_LINE_BYTES` bytes of UTF-8, so that ``/dev/zero`` or a
+file without line ends fails at once instead of filling memory.
+"""
+from __future__ import annotations
+
+import codecs
+import itertools
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InputError, UsageError
+
+#: The longest line accepted, in bytes of UTF-8 (64 MiB).
+MAX_LINE_BYTES = 1 << 26
+#: Bytes read from the file at a time.
+CHUNK_BYTES = 1 << 24
+
+
+class LineFile:
+    """The lines of one file as one UTF-8 buffer and offsets.
+
+    Attributes
+    ----------
+    name : str
+        The file name for messages (``<stdin>`` for '-').
+    data : bytearray
+        The file's text in UTF-8 (lone surrogates passed through), line ends included.
+    starts : ndarray of int64, shape (n_lines + 1,)
+        Line ``i`` is ``data[starts[i]:starts[i + 1]]``, its ``"\\n"`` included.
+    """
+
+    def __init__(self, name: str, data: bytearray, starts: np.ndarray) -> None:
+        self.name = name
+        self.data = data
+        self.starts = starts
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def line_bytes(self, i: int) -> bytes:
+        """Line ``i`` without its line end (``"\\n"`` and one ``"\\r"`` before it)."""
+        a, b = int(self.starts[i]), int(self.starts[i + 1])
+        data = self.data
+        if b > a and data[b - 1] == 10:
+            b -= 1
+        if b > a and data[b - 1] == 13:
+            b -= 1
+        return bytes(data[a:b])
+
+    def line(self, i: int) -> str:
+        """Line ``i`` as a string, without its line end."""
+        return self.line_bytes(i).decode("utf-8", "surrogatepass")
+
+    def buffer(self) -> np.ndarray:
+        """The UTF-8 buffer as a uint8 array (no copy)."""
+        return np.frombuffer(self.data, dtype=np.uint8)
+
+
+class _LineView(Sequence):
+    """A read-only sequence computed line by line from a :class:`LineFile`."""
+
+    def __init__(self, lines: LineFile) -> None:
+        self.lines = lines
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def _item(self, i: int):
+        raise NotImplementedError
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._item(k) for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("line index out of range")
+        return self._item(i)
+
+    def __iter__(self) -> Iterator:
+        return (self._item(k) for k in range(len(self)))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (list, tuple, _LineView)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.lines.name!r}, {len(self)} lines)"
+
+
+class TextLines(_LineView):
+    """The lines of a :class:`LineFile` as strings (``--lines``), decoded on access."""
+
+    def _item(self, i: int) -> str:
+        return self.lines.line(i)
+
+
+class HashedSets(Sequence):
+    """Sets whose tokens were hashed while they were read (``--sets`` on the command line).
+
+    Holds the keys only (:func:`allpairs.shingles.hash_sets` returns them as
+    they are), not the token strings: item ``i`` is the set's keys as 16-digit
+    hexadecimal strings, which stand for the tokens one to one.
+
+    Attributes
+    ----------
+    indptr : ndarray of int64, shape (n_sets + 1,)
+    keys : ndarray of uint64
+    """
+
+    def __init__(self, indptr: np.ndarray, keys: np.ndarray) -> None:
+        self.indptr = indptr
+        self.keys = keys
+
+    def __len__(self) -> int:
+        return len(self.indptr) - 1
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("set index out of range")
+        return [f"{k:016x}" for k in self.keys[self.indptr[i]:self.indptr[i + 1]].tolist()]
+
+
+class TokenSets(_LineView):
+    """The lines of a :class:`LineFile` as whitespace-separated token lists (``--sets``).
+
+    Item ``i`` is ``line.split()``; :func:`allpairs.shingles.hash_sets` hashes
+    the tokens straight from the buffer instead.
+    """
+
+    def _item(self, i: int) -> list[str]:
+        return self.lines.line(i).split()
+
+
+def _raw_chunks(path: str | os.PathLike) -> tuple[str, Iterator[bytes]]:
+    if str(path) == "-":
+        stream = sys.stdin.buffer if sys.stdin is not None else None
+        if stream is None:
+            raise InputError("stdin is closed; give a file name instead of '-'")
+        return "<stdin>", _read_stream(stream, "<stdin>", close=False)
+    p = Path(path)
+    if not p.exists():
+        raise UsageError(f"{path}: no such file or directory")
+    if p.is_dir():
+        raise UsageError(f"{path} is a directory; give a file, or drop --lines/--sets/--jsonl to read the tree")
+    try:
+        f = open(p, "rb")
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror})") from None
+    return str(path), _read_stream(f, str(path), close=True)
+
+
+def _read_stream(f, name: str, *, close: bool) -> Iterator[bytes]:
+    try:
+        while True:
+            try:
+                chunk = f.read(CHUNK_BYTES)
+            except OSError as e:
+                raise InputError(f"{name}: cannot read ({e.strerror})") from None
+            if not chunk:
+                return
+            yield chunk
+    finally:
+        if close:
+            f.close()
+
+
+#: Codecs under which an ASCII byte is that ASCII character and nothing else, so that an
+#: all-ASCII chunk is used as it is, without decoding (stateless, not utf-8-sig).
+_ASCII_SAFE = frozenset({"utf-8", "ascii", "iso8859-1", "cp1252", "latin-1"})
+
+
+def _decoder(encoding: str):
+    try:
+        decoder = codecs.getincrementaldecoder(encoding)("strict")
+        info = codecs.lookup(encoding)
+        info.encode("")
+    except LookupError:
+        raise UsageError(f"unknown encoding {encoding!r}") from None
+    except Exception:  # a codec that is not a text encoding (e.g. bz2)
+        raise UsageError(f"encoding {encoding!r} is not a text encoding; use e.g. utf-8 or latin-1") from None
+    return decoder, info.name in _ASCII_SAFE
+
+
+def read_pieces(path: str | os.PathLike, encoding: str = "utf-8", *,
+                max_line_bytes: int = MAX_LINE_BYTES) -> tuple[str, Iterator[tuple[bytes, np.ndarray]]]:
+    """The file's name and its text as pieces of whole lines, read :data:`CHUNK_BYTES` at a time.
+
+    Each piece is ``(buf, starts)``: UTF-8 bytes and int64 line offsets into
+    them, line ``i`` of the piece at ``buf[starts[i]:starts[i + 1]]`` with
+    its ``"\\n"`` (only the file's last line may lack one); ``buf`` may
+    extend past ``starts[-1]``, which is not part of the piece.  The rules
+    and errors are those of :func:`read_line_file`, raised while iterating.
+    """
+    decoder, ascii_safe = _decoder(encoding)
+    name, chunks = _raw_chunks(path)
+    return name, _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes)
+
+
+def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes):
+    carry = b""  # the line being read, without its end yet
+    n_lines = 0  # complete lines before the current piece
+    raw_before = 0  # raw bytes consumed before the current chunk
+    first = True
+    limit = max_line_bytes + 2  # a line's bytes with "\r\n"
+    for chunk in itertools.chain(chunks, [None]):
+        final = chunk is None
+        pending = len(decoder.getstate()[0])
+        if not final and ascii_safe and not pending and chunk.isascii():
+            out = chunk  # no decoding needed, and no byte-order mark possible
+            first = first and not out
+        else:
+            try:
+                text = decoder.decode(b"" if final else chunk, final)
+            except UnicodeDecodeError as e:
+                byte = raw_before - pending + e.start
+                line = n_lines + e.object.count(b"\n", 0, e.start) + 1
+                raise InputError(f"{name}:{line}: not valid {encoding} (byte {byte}); "
+                                 "give the file's encoding with --encoding, e.g. latin-1") from None
+            except Exception as e:  # a codec with its own error types
+                raise InputError(f"{name}: cannot decode as {encoding} ({e})") from None
+            if first and text:
+                first = False
+                if text.startswith("\ufeff"):
+                    text = text[1:]
+            out = text.encode("utf-8", "surrogatepass")
+        if not final:
+            raw_before += len(chunk)
+        buf = carry + out if carry else out
+        nul = buf.find(b"\0", len(carry))
+        if nul >= 0:
+            line = n_lines + buf.count(b"\n", 0, nul) + 1
+            raise InputError(f"{name}:{line}: NUL byte; this looks like a binary file, not text records")
+        ends = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == 10).astype(np.int64) + 1
+        complete = int(ends[-1]) if len(ends) else 0
+        if final and complete < len(buf):
+            ends = np.append(ends, np.int64(len(buf)))
+            complete = len(buf)
+        starts = np.concatenate([np.zeros(1, np.int64), ends])
+        too_long = np.flatnonzero(np.diff(starts) > limit)
+        if len(too_long):
+            _line_too_long(name, n_lines + int(too_long[0]) + 1, max_line_bytes)
+        carry = buf[complete:]
+        if len(carry) > limit:
+            _line_too_long(name, n_lines + len(ends) + 1, max_line_bytes)
+        if len(ends):
+            yield buf, starts
+            n_lines += len(ends)
+
+
+def read_line_file(path: str | os.PathLike, encoding: str = "utf-8", *,
+                   max_line_bytes: int = MAX_LINE_BYTES) -> LineFile:
+    """Read ``path`` ('-' for stdin) in chunks into a :class:`LineFile`.
+
+    Raises
+    ------
+    UsageError
+        For a missing path, a directory or an unknown encoding.
+    InputError
+        For bytes that are not valid ``encoding``, a NUL byte, a line longer
+        than ``max_line_bytes`` bytes of UTF-8, or a read error; the message
+        names the file and line.
+    """
+    name, pieces = read_pieces(path, encoding, max_line_bytes=max_line_bytes)
+    data = bytearray()
+    offsets = [np.zeros(1, np.int64)]
+    for buf, starts in pieces:
+        base = len(data)
+        data += memoryview(buf)[: starts[-1]]
+        offsets.append(starts[1:] + base)
+    return LineFile(name, data, np.concatenate(offsets))
+
+
+def _line_too_long(name: str, line: int, limit: int) -> None:
+    raise InputError(f"{name}:{line}: line longer than {limit:,} bytes (the limit for one record); "
+                     "is this a text file with one record a line?")

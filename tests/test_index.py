@@ -1,0 +1,193 @@
+"""The search index against the brute-force oracle: queries, a growing index, save and load."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive
+from allpairs import Corpus, EmptyCorpusError, UsageError
+from allpairs.index import IndexFileError, SearchIndex, search
+from allpairs.index.store import FORMAT, MAGIC
+from allpairs.measures import JOIN_MEASURES
+from allpairs.shingles import hash_sets
+from strategies import corpus_and_threshold, corpora
+
+
+def answers(index: SearchIndex, queries, threshold=None):
+    """The index's matches as oracle tuples, indexed documents named by their ids (positions)."""
+    m = index.query(queries, threshold)
+    return sorted((q, int(index.ids[d]), o, qs, ds) for q, d, o, qs, ds in m)
+
+
+def split(sets, cut):
+    """Indexed sets and queries; queries get tokens the index has never seen (>= 1000) too."""
+    indexed = sets[:cut]
+    queries = [list(s) for s in sets[cut:]] + [list(s) + [1000 + k] for k, s in enumerate(sets[:3])] + [[1000, 1001]]
+    return indexed, queries
+
+
+MEASURES = st.sampled_from(JOIN_MEASURES)
+
+
+def for_measure(measure, t):
+    """The threshold for a measure: overlap counts tokens (1..4), the others take t as it is."""
+    return t.numerator % 4 + 1 if measure == "overlap" else t
+
+
+@settings(max_examples=80, deadline=None)
+@given(corpus_and_threshold(), st.integers(0, 30), st.sampled_from([Fraction(1, 10), Fraction(1, 2), None]), MEASURES)
+def test_queries_match_the_oracle(case, cut, lower, measure):
+    sets, t = case
+    t = for_measure(measure, t)
+    indexed, queries = split(sets, cut)
+    t0 = t if lower is None else min(t, lower if measure != "overlap" else 1)
+    if not any(indexed):
+        with pytest.raises(EmptyCorpusError):
+            SearchIndex.build(indexed, t0, measure=measure)
+        return
+    index = SearchIndex.build(indexed, t0, measure=measure)
+    assert answers(index, queries, t) == naive.rs_pairs(queries, indexed, t, measure)
+
+
+@settings(max_examples=50, deadline=None)
+@given(corpus_and_threshold(), st.integers(1, 8), st.lists(st.integers(1, 6), max_size=8),
+       st.sampled_from([1, 10**9]), MEASURES)
+def test_growing_index_matches_the_oracle(case, first, chunks, min_delta, measure):
+    sets, t = case
+    t = for_measure(measure, t)
+    sets = [[1]] + sets  # at least one non-empty set to build from
+    search.MIN_DELTA, saved = min_delta, search.MIN_DELTA  # merge at every add, or never
+    try:
+        index = SearchIndex.build(sets[:first], t, measure=measure)
+        pos = first
+        for size in chunks + [len(sets)]:
+            part = range(pos, min(pos + size, len(sets)))
+            index.add(Corpus(ids=[str(d) for d in part], sets=[[str(x) for x in sets[d]] for d in part], kind="sets"))
+            pos += size
+    finally:
+        search.MIN_DELTA = saved
+    kept = [d for d, s in enumerate(sets) if s]
+    assert sorted(int(index.ids[d]) for d in range(len(index))) == kept
+    queries = [list(s) for s in sets] + [[1000, 0], [1000]]
+    assert answers(index, queries, t) == naive.rs_pairs(queries, sets, t, measure)
+
+
+def test_added_tokens_are_found_and_ranked_rarer_than_built_ones():
+    index = SearchIndex.build([["a", "b"], ["a", "c"]], 0.5)
+    index.add([["new", "other", "a"], ["new", "other"]])
+    rank = lambda tokens: index._rank(*hash_sets([tokens])).tokens  # noqa: E731
+    assert rank(["new", "other"]).max() < 0 <= rank(["a", "b"]).min()
+    assert answers(index, [["new", "other"]]) == [(0, 2, 2, 2, 3), (0, 3, 2, 2, 2)]
+
+
+def test_query_below_the_index_threshold_is_refused():
+    index = SearchIndex.build([["a", "b"], ["a", "c"]], 0.5)
+    with pytest.raises(UsageError, match="below the index's 0.5"):
+        index.query([["a"]], 0.4)
+    assert answers(index, [["a", "b"]], "1") == [(0, 0, 2, 2, 2)]
+
+
+def test_threshold_is_read_exactly_so_a_pair_at_seven_tenths_is_found():
+    index = SearchIndex.build([list("abcdefg"), list("abcdefghij")], 0.7)
+    assert answers(index, [list("abcdefghij")], 0.7) == [(0, 0, 7, 10, 7), (0, 1, 10, 10, 10)]
+
+
+def test_query_shingle_settings_must_match_the_index():
+    texts = ["the quick brown fox jumps", "the quick brown fox sleeps"]
+    index = SearchIndex.build(texts, 0.5, shingle="word:2")
+    assert len(index.query(texts)) == 4  # J = 3/5 between the two
+    with pytest.raises(UsageError, match="holds word:2 shingles, not word:3"):
+        index.query(texts, shingle="word:3")
+    with pytest.raises(UsageError, match="normalisation"):
+        index.query(texts, normalize=False)
+    with pytest.raises(UsageError, match="not pre-tokenised sets"):
+        index.query([["a"]])
+    with pytest.raises(UsageError, match="give sets"):
+        SearchIndex.build([["a"]], 0.5).query(["some text"])
+
+
+@settings(max_examples=20, deadline=None)
+@given(corpora(max_docs=16))
+def test_save_and_load_round_trip(tmp_path_factory, sets):
+    sets = [[0, 1]] + [s for s in sets if s]  # ids of added documents are their positions
+    index = SearchIndex.build(sets[: len(sets) // 2 + 1], 0.3)
+    index.add(sets[len(sets) // 2 + 1:])
+    path = tmp_path_factory.mktemp("idx") / "corpus.idx"
+    index.save(path)
+    loaded = SearchIndex.load(path)
+    queries = [list(s) for s in sets] + [[7, 1000]]
+    assert answers(loaded, queries) == answers(index, queries) == naive.rs_pairs(queries, sets, Fraction(3, 10))
+    assert [loaded.ids[d] for d in range(len(loaded))] == [index.ids[d] for d in range(len(index))]
+    loaded.add([[0, 1, 2000]])  # a loaded (memory-mapped) index still grows
+    assert answers(loaded, [[0, 1, 2000]], 1) == [(0, len(loaded) - 1, 3, 3, 3)]  # its id is its position
+
+
+@pytest.fixture
+def saved(tmp_path):
+    path = tmp_path / "corpus.idx"
+    SearchIndex.build([["a", "b", "c"], ["a", "b"], ["x"]], 0.5).save(path)
+    return path
+
+
+def test_truncated_file_is_refused(saved):
+    data = saved.read_bytes()
+    saved.write_bytes(data[:-10])
+    with pytest.raises(IndexFileError, match="truncated"):
+        SearchIndex.load(saved)
+
+
+def test_altered_file_is_refused(saved):
+    data = bytearray(saved.read_bytes())
+    data[-3] ^= 0x40
+    saved.write_bytes(bytes(data))
+    with pytest.raises(IndexFileError, match="checksum"):
+        SearchIndex.load(saved)
+
+
+def test_file_of_another_format_version_is_refused(saved):
+    data = bytearray(saved.read_bytes())
+    data[16:20] = (FORMAT + 1).to_bytes(4, "little")
+    saved.write_bytes(bytes(data))
+    with pytest.raises(IndexFileError, match=f"format version {FORMAT + 1}, this allpairs reads version {FORMAT}"):
+        SearchIndex.load(saved)
+
+
+def test_other_files_are_refused(tmp_path):
+    other = tmp_path / "notes.txt"
+    other.write_text("x" * 100)
+    with pytest.raises(IndexFileError, match="not an allpairs index"):
+        SearchIndex.load(other)
+    with pytest.raises(IndexFileError, match="not an allpairs index"):
+        SearchIndex.load(tmp_path / "notes.txt") if other.write_bytes(MAGIC[:5]) else None
+
+
+def test_saving_never_leaves_a_partial_file(saved, monkeypatch):
+    before = saved.read_bytes()
+    index = SearchIndex.build([["q", "r"]], 0.5)
+
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("allpairs.index.store.os.fsync", boom)
+    with pytest.raises(KeyboardInterrupt):
+        index.save(saved)
+    assert saved.read_bytes() == before
+    assert [p.name for p in saved.parent.iterdir()] == [saved.name]
+
+
+def test_scratch_arrays_are_left_clean_for_the_next_query():
+    sets = [[k, k + 1, k + 2] for k in range(50)]
+    index = SearchIndex.build(sets, 0.2)
+    first = answers(index, sets)
+    assert answers(index, sets) == first
+    assert not np.any(index._scratch[0][0])
+
+
+def test_index_of_other_shingle_keys_is_refused(saved, monkeypatch):
+    monkeypatch.setattr(search, "KEY_VERSION", search.KEY_VERSION + 1)
+    with pytest.raises(IndexFileError, match="shingle keys of version"):
+        SearchIndex.load(saved)

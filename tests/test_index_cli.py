@@ -1,0 +1,146 @@
+"""``allpairs index build|add|query`` and ``allpairs dedup`` on the command line: answers, exit codes, bad input."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import naive
+from allpairs.cli import app
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "datasets" / "tiny" / "corpus"
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(app, [str(a) for a in args], input=input, prog_name="allpairs")
+
+
+@pytest.fixture
+def sets_file(tmp_path):
+    rows = ["a b c d", "a b c", "x y z", "a b c d", "", "x y w", "p q"]
+    f = tmp_path / "corpus.sets"
+    f.write_text("\n".join(rows) + "\n")
+    return f, [r.split() for r in rows]
+
+
+@pytest.fixture
+def built(tmp_path, sets_file):
+    f, rows = sets_file
+    idx = tmp_path / "corpus.idx"
+    r = run("index", "build", "--sets", "-t", "0.5", f, "-o", idx)
+    assert r.exit_code == 0, r.stderr
+    assert "6 indexed" in r.stderr and "wrote" in r.stderr and r.stdout == ""
+    return idx, rows
+
+
+def lines(text):
+    return [line.split("\t") for line in text.splitlines()]
+
+
+def test_every_index_command_has_help():
+    for args in (["index"], ["index", "build"], ["index", "add"], ["index", "query"], ["dedup"]):
+        r = run(*args, "--help")
+        assert r.exit_code == 0 and "Usage" in r.stdout, args
+
+
+def test_query_prints_every_match_as_the_oracle_finds_it(built):
+    idx, rows = built
+    queries = ["a b c", "x y z q", "nothing here"]
+    r = run("index", "query", idx, "--sets", "-t", "0.6", "-", input="\n".join(queries) + "\n")
+    assert r.exit_code == 0, r.stderr
+    expected = naive.rs_pairs([q.split() for q in queries], rows, 0.6)
+    assert [(int(q) - 1, int(d) - 1) for q, d, _ in lines(r.stdout)] == [(q, d) for q, d, *_ in expected]
+    assert lines(r.stdout)[0] == ["1", "1", "0.750000"]
+    assert "3 queries against 6 documents at jaccard >= 0.6: 4 matches" in r.stderr
+
+
+def test_query_formats_and_count(built):
+    idx, _ = built
+    q = "a b c\n"
+    c = run("index", "query", idx, "--sets", "-", "-f", "csv", input=q)
+    assert c.stdout.splitlines()[0] == "query,indexed,similarity,overlap,query_size,indexed_size"
+    assert c.stdout.splitlines()[1] == "1,1,0.750000,3,3,4"
+    j = run("index", "query", idx, "--sets", "-", "-f", "jsonl", "-q", input=q)
+    assert json.loads(j.stdout.splitlines()[0]) == {"query": "1", "indexed": "1", "similarity": 0.75, "overlap": 3,
+                                                    "query_size": 3, "indexed_size": 4}
+    n = run("index", "query", idx, "--sets", "-", "--count", "-q", input=q)
+    assert n.stdout == "3\n" and n.stderr == ""
+
+
+def test_added_documents_are_found_and_the_file_is_replaced(built, tmp_path):
+    idx, _ = built
+    more = tmp_path / "more.sets"
+    more.write_text("p q r\nbrand new tokens\n")
+    r = run("index", "add", idx, "--sets", more)
+    assert r.exit_code == 0, r.stderr
+    assert "added 2 of 2 documents" in r.stderr
+    q = run("index", "query", idx, "--sets", "-", "-q", input="p q r\nbrand new\n")
+    # Indexed documents in index order: line 7 of the corpus, then the added lines 1 and 2 of more.sets.
+    assert lines(q.stdout) == [["1", "7", "0.666666"], ["1", "1", "1.000000"], ["2", "2", "0.666666"]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.idx", "corpus.sets", "more.sets"]
+
+
+def test_text_index_round_trip_on_the_tiny_corpus(tmp_path):
+    idx = tmp_path / "tiny.idx"
+    assert run("index", "build", "-t", "0.5", "-s", "word:1", TINY, "-o", idx, "-q").exit_code == 0
+    r = run("index", "query", idx, TINY, "-t", "0.7", "-q")
+    assert r.exit_code == 0, r.stderr
+    pairs = {(a, b) for a, b, _ in lines(r.stdout)}
+    joined = run("join", "-t", "0.7", "-s", "word:1", "-q", TINY)
+    for a, b, _ in lines(joined.stdout):
+        assert (a, b) in pairs and (b, a) in pairs
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["index", "query", "{idx}", "--sets", "-", "-t", "0.4"], 2, "below the index's 0.5"),
+    (["index", "query", "{idx}", "-", "--lines"], 2, "give sets (--sets), not texts"),
+    (["index", "query", "{idx}", "--sets", "-", "-s", "word:2"], 2, "not word:2"),
+    (["index", "query", "{idx}", "--sets", "-", "-t", "1.5"], 2, "outside (0, 1]"),
+    (["index", "query", "{dir}/none.idx", "--sets", "-"], 1, "does not exist"),
+    (["index", "query", "{dir}/corpus.sets", "--sets", "-"], 1, "is not an allpairs index file"),
+    (["index", "build", "--sets", "-t", "0.5", "{dir}/corpus.sets", "-o", "{dir}/new.idx", "-m", "hamming"], 2,
+     "unknown measure 'hamming'"),
+    (["index", "build", "--sets", "-t", "0.5", "{dir}/corpus.sets", "-o", "{dir}/new.idx", "-m", "overlap"], 2,
+     "not a whole number"),
+    (["index", "build", "--sets", "-t", "0.5", "{dir}/corpus.sets"], 2, "--output"),
+    (["dedup", "--sets", "-t", "2", "{dir}/corpus.sets"], 2, "outside (0, 1]"),
+    (["dedup", "--sets", "-t", "0.5", "-m", "nope", "{dir}/corpus.sets"], 2, "unknown measure"),
+])
+def test_bad_input_is_one_line_and_the_right_exit_code(built, args, code, message):
+    idx, _ = built
+    r = run(*[a.format(idx=idx, dir=idx.parent) for a in args], input="a b\n")
+    assert r.exit_code == code, (r.stdout, r.stderr)
+    assert message in r.stderr and "Traceback" not in r.stderr
+    assert r.stderr.count("\n") == 1 or r.stderr.startswith("Usage:")  # typer's own usage errors
+    assert r.stdout == "" and not (idx.parent / "new.idx").exists()
+
+
+def test_damaged_index_is_refused_with_exit_1(built):
+    idx, _ = built
+    data = bytearray(idx.read_bytes())
+    idx.write_bytes(bytes(data[:-1]))
+    r = run("index", "query", idx, "--sets", "-", input="a b\n")
+    assert r.exit_code == 1 and "truncated" in r.stderr
+    data[-1] ^= 1
+    idx.write_bytes(bytes(data))
+    r = run("index", "add", idx, "--sets", "-", input="a b\n")
+    assert r.exit_code == 1 and "checksum" in r.stderr
+    assert idx.read_bytes() == bytes(data)  # a refused add leaves the file as it was
+
+
+def test_dedup_keeps_the_first_of_each_group(sets_file):
+    f, rows = sets_file
+    r = run("dedup", "--sets", "-t", "0.7", f)
+    assert r.exit_code == 0, r.stderr
+    expected = naive.dedup(rows, 0.7)
+    assert r.stdout.split() == [str(d + 1) for d, k in expected if k is None]
+    assert "4 kept, 2 removed at jaccard >= 0.7" in r.stderr and "skipped 1 documents" in r.stderr
+    removed = run("dedup", "--sets", "-t", "0.7", "--removed", "-q", f)
+    assert lines(removed.stdout) == [["2", "1", "0.750000"], ["4", "1", "1.000000"]]
+    assert run("dedup", "--sets", "-t", "0.7", "--count", "-q", f).stdout == "4\n"
+    out = f.parent / "kept.txt"
+    assert run("dedup", "--sets", "-t", "0.7", "-q", "-o", out, f).stdout == ""
+    assert out.read_text() == r.stdout
