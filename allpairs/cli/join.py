@@ -82,11 +82,11 @@ def join_command(
                                        "'~' in TSV and named 'estimate' in CSV/JSON."),
     jobs: int = JOBS,
     engine: Engine = typer.Option(Engine.local, "--engine", rich_help_panel=SPARK, help="local: this process. spark: Apache Spark (pip install 'allpairs-join[spark]', Java 17+); writes a Parquet dataset (-o DIR) or counts."),
-    master: Optional[str] = typer.Option(None, "--master", rich_help_panel=SPARK, help="Spark: the master URL, e.g. local[*] (default), spark://host:7077, yarn."),
+    master: Optional[str] = typer.Option(None, "--master", metavar="URL", rich_help_panel=SPARK, help="Spark: the master URL, e.g. local[*] (default), spark://host:7077, yarn."),
     parquet: bool = typer.Option(False, "--parquet", rich_help_panel=SPARK, help="Spark: PATH is a Parquet dataset with --id-col and --text-col (or --tokens-col)."),
-    id_col: Optional[str] = typer.Option(None, "--id-col", rich_help_panel=SPARK, help="Parquet: the id column (default id)."),
-    text_col: Optional[str] = typer.Option(None, "--text-col", rich_help_panel=SPARK, help="Parquet: the text column (default text)."),
-    tokens_col: Optional[str] = typer.Option(None, "--tokens-col", rich_help_panel=SPARK, help="Parquet: an array column of tokens, joined as they are."),
+    id_col: Optional[str] = typer.Option(None, "--id-col", metavar="COLUMN", rich_help_panel=SPARK, help="Parquet: the id column (default id)."),
+    text_col: Optional[str] = typer.Option(None, "--text-col", metavar="COLUMN", rich_help_panel=SPARK, help="Parquet: the text column (default text)."),
+    tokens_col: Optional[str] = typer.Option(None, "--tokens-col", metavar="COLUMN", rich_help_panel=SPARK, help="Parquet: an array column of tokens, joined as they are."),
 ) -> None:
     """Print every pair of documents whose shingle sets have similarity >= THRESHOLD (Jaccard by default).
 
@@ -101,7 +101,7 @@ def join_command(
                       if used]
         if local_only:
             raise typer.BadParameter(f"{', '.join(local_only)} not available with --engine spark (Jaccard self-joins "
-                                     "of one PATH; Spark's own listing skips names starting with '.' or '_')")
+                                     "of one PATH, hidden and ignored files left out as by default)")
         if len(paths) != 1:
             raise typer.BadParameter(f"--engine spark reads one PATH, got {len(paths)}")
         return _spark(paths[0], threshold, lines, sets, jsonl, parquet, shingle, no_normalize, include, exclude, min_bytes,

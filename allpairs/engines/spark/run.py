@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,7 +132,9 @@ def _read_directory(spark, path, include, exclude, min_bytes, run: SparkRun):
         if not os.path.isdir(root):
             raise UsageError(f"{path}: no such directory; read a file with --lines, --sets, --jsonl or --parquet")
         files = []
-        for rel, p in _walk(Path(root), lambda r, why: run.skipped.update(unreadable=run.skipped.get("unreadable", 0) + 1)):
+        # Listed as the local engine lists it by default: hidden and ignored files left out.
+        unreadable = lambda r, why: run.skipped.update(unreadable=run.skipped.get("unreadable", 0) + 1)  # noqa: E731
+        for rel, p in _walk(Path(root), hidden=False, ignore=True, left_out=Counter(), on_error=unreadable):
             try:
                 files.append(("file://" + str(p), p.stat().st_size))
             except OSError:
