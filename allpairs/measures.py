@@ -29,6 +29,9 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
+
+from ._measures_kernel import cosine_truncated
 from .errors import UsageError
 
 #: Largest denominator accepted, so that ``p * (|x| + |y|)`` fits in int64 for
@@ -235,6 +238,14 @@ class Measure:
         """``⌊similarity · 10**decimals⌋``, exactly (what the output prints)."""
         return math.floor(self.similarity(overlap, size_x, size_y) * 10**decimals)
 
+    def ratio(self, o: np.ndarray, x: np.ndarray, y: np.ndarray, decimals: int) -> tuple[np.ndarray, np.ndarray]:
+        """The similarity of each pair as int64 ``num / den`` (overlaps and sizes as int64 arrays), for the writer.
+
+        Rational measures give their exact fraction, which the writer truncates
+        to ``decimals``; cosine gives ``⌊cos · 10**decimals⌋ / 10**decimals``.
+        """
+        raise NotImplementedError
+
     def accept(self, t: Threshold, overlap: int, size_x: int, size_y: int) -> bool:
         raise NotImplementedError
 
@@ -285,6 +296,9 @@ class Jaccard(Measure):
     def similarity(self, overlap, size_x, size_y):
         return jaccard(overlap, size_x, size_y)
 
+    def ratio(self, o, x, y, decimals):
+        return o, x + y - o
+
     def accept(self, t, overlap, size_x, size_y):
         return size_x > 0 and size_y > 0 and overlap * (t.p + t.q) >= t.p * (size_x + size_y)
 
@@ -322,6 +336,10 @@ class Cosine(Measure):
             return 0
         return math.isqrt((overlap * overlap * 10 ** (2 * decimals)) // (size_x * size_y))
 
+    def ratio(self, o, x, y, decimals):
+        scale = 10**decimals
+        return cosine_truncated(o, x, y, scale), np.full(len(o), scale, np.int64)
+
     def accept(self, t, overlap, size_x, size_y):
         return size_x > 0 and size_y > 0 and (t.q * overlap) ** 2 >= t.p * t.p * size_x * size_y
 
@@ -358,6 +376,9 @@ class Dice(Measure):
         total = size_x + size_y
         return Fraction(2 * overlap, total) if total else Fraction(0)
 
+    def ratio(self, o, x, y, decimals):
+        return 2 * o, x + y
+
     def accept(self, t, overlap, size_x, size_y):
         return size_x > 0 and size_y > 0 and 2 * t.q * overlap >= t.p * (size_x + size_y)
 
@@ -393,6 +414,9 @@ class Containment(Measure):
     def similarity(self, overlap, size_x, size_y):
         return Fraction(overlap, size_x) if size_x else Fraction(0)
 
+    def ratio(self, o, x, y, decimals):
+        return o, x
+
     def accept(self, t, overlap, size_x, size_y):
         return size_x > 0 and size_y > 0 and t.q * overlap >= t.p * size_x
 
@@ -426,6 +450,9 @@ class Overlap(Measure):
     def similarity(self, overlap, size_x, size_y):
         return overlap
 
+    def ratio(self, o, x, y, decimals):
+        return o, np.ones_like(o)
+
     def accept(self, t, overlap, size_x, size_y):
         return size_x > 0 and size_y > 0 and overlap * t.q >= t.p
 
@@ -449,6 +476,9 @@ class _OverOneSize(Measure):
     def similarity(self, overlap, size_x, size_y):
         m = self._size(size_x, size_y)
         return Fraction(overlap, m) if m else Fraction(0)
+
+    def ratio(self, o, x, y, decimals):
+        return o, (np.maximum if self._size is max else np.minimum)(x, y)
 
     def accept(self, t, overlap, size_x, size_y):
         return size_x > 0 and size_y > 0 and t.q * overlap >= t.p * self._size(size_x, size_y)

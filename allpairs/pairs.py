@@ -24,7 +24,6 @@ import numpy as np
 
 from . import _pairs_kernel as _k
 from .errors import InputError, UsageError
-from ._measures_kernel import cosine_truncated
 from .measures import MEASURES, Measure, get_measure
 from .order import OrderedSets
 
@@ -184,32 +183,6 @@ class Pairs:
 
 # --- writing -------------------------------------------------------------
 
-def similarity_fraction(measure: Measure, overlap, left_size, right_size, decimals: int = DECIMALS):
-    """Each pair's similarity as int64 ``num / den`` for the writer, which truncates it to ``decimals``.
-
-    Rational measures give their exact fraction; cosine, irrational, gives
-    ``⌊cos · 10**decimals⌋ / 10**decimals``, decided on integers.
-    """
-    o = np.asarray(overlap, np.int64)
-    x = np.asarray(left_size, np.int64)
-    y = np.asarray(right_size, np.int64)
-    name = measure.name
-    if name == "jaccard":
-        return o, x + y - o
-    if name == "dice":
-        return 2 * o, x + y
-    if name == "containment":
-        return o, x
-    if name == "containment_min":
-        return o, np.maximum(x, y)
-    if name == "containment_either":
-        return o, np.minimum(x, y)
-    if name == "overlap":
-        return o, np.ones_like(o)
-    scale = 10**decimals
-    return cosine_truncated(o, x, y, scale), np.full(len(o), scale, np.int64)
-
-
 def _tsv_field(value: str) -> str:
     return (value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r"))
 
@@ -321,8 +294,8 @@ class PairWriter:
             num = np.floor(chunk.estimate * scale).astype(np.int64)
             den = np.full(len(chunk), scale, np.int64)
         else:
-            num, den = similarity_fraction(self.measure, chunk.overlap, chunk.left_size, chunk.right_size,
-                                           self.decimals)
+            num, den = self.measure.ratio(chunk.overlap.astype(np.int64), chunk.left_size.astype(np.int64),
+                                          chunk.right_size.astype(np.int64), self.decimals)
         buf = _k.format_lines(self.template, self.lit_ptr, self.lit_bytes, self.field_ptr, self.field_bytes,
                               self.n_docs, self.decimals, chunk.left, chunk.right, chunk.overlap, doc_size,
                               num, den)

@@ -84,11 +84,22 @@ def _child(fn, args, path: str) -> None:
         f.write(repr(time.process_time() - start))
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) a live process has used so far, from /proc (None where there is none)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def run_with_timeout(fn, args: tuple, timeout: float | None) -> tuple[np.ndarray | None, float | None, str]:
     """``fn(*args)`` in a forked process (it inherits the data, nothing is copied), stopped after ``timeout`` s.
 
-    Returns (keys, CPU seconds of the child, "ok"), or (None, None, "timeout")
-    when it ran out of (wall) time, or (None, None, "failed ..."). The peers are
+    Returns (keys, CPU seconds of the child, "ok"), or (None, CPU seconds used
+    when stopped or None, "timeout") when it ran out of (wall) time, or (None,
+    None, "failed ..."). The peers are
     single-threaded, so on a quiet machine CPU time is their wall time; on a
     shared one it leaves out the time others took.
     """
@@ -99,9 +110,10 @@ def run_with_timeout(fn, args: tuple, timeout: float | None) -> tuple[np.ndarray
         proc.start()
         proc.join(timeout)
         if proc.is_alive():
+            used = cpu_seconds(proc.pid)
             proc.terminate()
             proc.join()
-            return None, None, "timeout"
+            return None, used, "timeout"
         if proc.exitcode != 0 or not os.path.exists(path + ".seconds"):
             return None, None, f"failed (exit status {proc.exitcode})"
         with open(path + ".seconds") as f:

@@ -25,13 +25,15 @@ shows its time as "> N" and the ratio as a lower bound. Then it times the whole 
 file (wall time, start-up included).
 
 Times: ``allpairs`` is the ``allpairs.join`` call (pairs found, in arrays),
-the fastest of ``--repeat`` runs, after one untimed warm-up call that loads
+the fastest of ``--repeat`` runs (wall time; ``allpairs CPU`` the least CPU
+time of this process over them, every thread counted), after one untimed warm-up call that loads
 the compiled kernels (the machine may be shared, and one run slowed by
 others); ``collect`` is reading all pairs out of the result into arrays;
 ``peer`` is the CPU time of one run of the peer to exhaustion (single-threaded,
 so its wall time on a quiet machine; on a shared one, wall time would count
 the others' load), stopped after ``--peer-timeout`` seconds of wall time. The
-ratio is peer / allpairs.
+ratio is peer / allpairs (wall); the CPU ratio divides CPU times, which a
+shared machine disturbs far less.
 
 Standard output carries only the table; progress goes to standard error.
 Exit status: 0 when every comparison agreed, 1 on any mismatch (or failure),
@@ -82,6 +84,7 @@ class Row:
     threshold: float
     pairs: int | None = None
     allpairs_s: float | None = None
+    allpairs_cpu: float | None = None
     collect_s: float | None = None
     peer_s: float | None = None
     peer_pairs: int | None = None
@@ -181,10 +184,11 @@ def run_one(name: str, sets: list[list], measure: str, t: float, args, allpairs,
         log(f"[{label}] allpairs.join on {n} sets, best of {args.repeat} ...")
         threshold = int(t) if measure == "overlap" else t
         for _ in range(args.repeat):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             result = allpairs.join(sets, threshold=threshold, measure=measure, jobs=args.jobs)
-            elapsed = time.perf_counter() - start
+            elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
             row.allpairs_s = elapsed if row.allpairs_s is None else min(row.allpairs_s, elapsed)
+            row.allpairs_cpu = cpu if row.allpairs_cpu is None else min(row.allpairs_cpu, cpu)
         start = time.perf_counter()
         columns = drain(result)
         row.collect_s = time.perf_counter() - start
@@ -201,7 +205,7 @@ def run_one(name: str, sets: list[list], measure: str, t: float, args, allpairs,
         log(f"[{label}] {PEER} on {n} sets (stopped after {args.peer_timeout:g} s) ...")
         theirs, row.peer_s, status = run_with_timeout(setsimilaritysearch_pairs, (sets, t, measure),
                                                       args.peer_timeout)
-        if status == "timeout":
+        if status == "timeout":  # peer_s: the CPU time it had used when stopped, a lower bound
             row.peer_timeout = args.peer_timeout
             log(f"[{label}] {PEER} did not finish within {args.peer_timeout:g} s")
         elif status != "ok":
@@ -269,19 +273,24 @@ def fmt(x: float | None, spec: str = ".2f") -> str:
 
 
 def table(rows: list[Row]) -> str:
-    head = ["data", "measure", "sets", "t", "pairs", "allpairs s", "collect s", f"{PEER} s", "ratio", "same pairs"]
+    head = ["data", "measure", "sets", "t", "pairs", "allpairs s", "allpairs CPU s", "collect s", f"{PEER} CPU s",
+            "ratio", "CPU ratio", "same pairs"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        ratio = r.peer_s / r.allpairs_s if r.peer_s is not None and r.allpairs_s else None
+        ratio = r.peer_s / r.allpairs_s if r.peer_s is not None and r.allpairs_s and r.peer_timeout is None else None
+        cpu_ratio = r.peer_s / r.allpairs_cpu if r.peer_s is not None and r.allpairs_cpu else None
         peer, shown_ratio = fmt(r.peer_s), fmt(ratio, ".0f") + ("×" if ratio else "")
-        if r.peer_timeout is not None:  # did not finish: its time and the ratio are lower bounds
-            peer = f"> {r.peer_timeout:g}"
+        shown_cpu_ratio = fmt(cpu_ratio, ".0f") + ("×" if cpu_ratio else "")
+        if r.peer_timeout is not None:  # did not finish: its times and the ratios are lower bounds
+            peer = f"> {r.peer_timeout:g} wall" + (f", > {r.peer_s:.0f} CPU" if r.peer_s is not None else "")
             shown_ratio = f"> {r.peer_timeout / r.allpairs_s:.0f}×" if r.allpairs_s else "-"
+            shown_cpu_ratio = "> " + shown_cpu_ratio if cpu_ratio else "-"
         elif r.measure not in SETSIMILARITYSEARCH_MEASURES:
             peer = "n/a"
         t = f"k = {r.threshold:g}" if r.measure == "overlap" else f"{r.threshold:g}"
         cells = [r.data, r.measure, f"{r.sets:,}", t, "-" if r.pairs is None else f"{r.pairs:,}",
-                 fmt(r.allpairs_s, ".3f"), fmt(r.collect_s, ".3f"), peer, shown_ratio, r.same]
+                 fmt(r.allpairs_s, ".3f"), fmt(r.allpairs_cpu, ".3f"), fmt(r.collect_s, ".3f"), peer, shown_ratio,
+                 shown_cpu_ratio, r.same]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
 

@@ -214,3 +214,22 @@ def test_rs_join_never_pairs_two_documents_of_one_side():
     left = [[1, 2, 3], [1, 2, 3]]
     right = [[1, 2, 3], [7]]
     assert measure_pairs(left, 1, "jaccard", against=right) == [(0, 0, 3, 3, 3), (1, 0, 3, 3, 3)]
+
+
+@pytest.mark.parametrize("measure, t", [("jaccard", "0.6"), ("cosine", "0.7"), ("dice", "0.7"),
+                                        ("containment", "0.8"), ("overlap", "6")])
+def test_john_passwords_against_zxcvbn_equal_brute_force_for_every_measure(measure, t):
+    """A real R–S join: which of John's passwords are near-copies of zxcvbn's, on char:3 shingles."""
+    import allpairs
+    import datasets.passwords as pw
+
+    try:
+        john, zxcvbn = pw.john_passwords()[:400], pw.zxcvbn_passwords()[:500]
+    except FileNotFoundError as e:
+        pytest.skip(str(e).replace("\n", " "))
+    threshold = int(t) if measure == "overlap" else Fraction(t)
+    res = allpairs.join(john, t, against=zxcvbn, shingle="char:3", measure=measure)
+    want = naive.rs_pairs([naive.char_shingles(p, 3) for p in john], [naive.char_shingles(p, 3) for p in zxcvbn],
+                          threshold, measure)
+    assert [tuple(p) for p in res.pairs] == want
+    assert len(want) > 20
