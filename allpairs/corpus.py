@@ -11,12 +11,16 @@ import json
 import os
 import re
 import stat
+import string
+import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ._plural import count
 from .errors import InputError, UsageError
 from .linefile import HashedSets, LineFile, TextLines, TokenSets, read_line_file, read_pieces
 
@@ -30,8 +34,9 @@ class Corpus:
 
     Attributes
     ----------
-    ids : list of str
-        One id per document, in output order (relative paths, line numbers or JSON ids).
+    ids : list
+        One id per document, in output order: relative paths, line numbers or
+        JSON ids (str), or for Python input dict keys or list positions.
     texts : list of str or None
         The documents' texts, when they are to be shingled.
     sets : list of list of str or None
@@ -43,11 +48,20 @@ class Corpus:
     skipped : list of (id, reason)
         Documents left out, with the reason.
     kind : str
-        "directory", "lines", "sets", "jsonl" or "texts".
+        "directory", "lines", "sets", "jsonl", or for Python lists and dicts
+        "texts" or "tokens".
     seconds : float
         Time spent reading.
     dropped : int
         Files left out because they are smaller than the minimum size.
+    found : int
+        Files found below the paths given (directory input), before any filter.
+    left_out : dict of str to int
+        Files and folders left out before reading, by reason: "hidden file",
+        "hidden folder", "ignored file", "ignored folder" (by .gitignore,
+        .ignore or being .git), "--include", "--exclude", "named twice".
+    paths : list of str
+        The paths read, as given.
     """
 
     ids: list[str]
@@ -59,12 +73,99 @@ class Corpus:
     kind: str = "texts"
     seconds: float = 0.0
     dropped: int = 0
+    found: int = 0
+    left_out: dict[str, int] = field(default_factory=dict)
+    paths: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.ids)
 
+    def left_out_note(self) -> str | None:
+        """What the hidden and ignore rules left out, in words, or None if nothing."""
+        parts = []
+        for why, flag in ((HIDDEN, "--hidden"), (IGNORED, "--no-ignore")):
+            folders, files = self.left_out.get(f"{why} folder", 0), self.left_out.get(f"{why} file", 0)
+            if folders or files:
+                what = " and ".join(count(n, noun) for n, noun in ((folders, "folder"), (files, "file")) if n)
+                by = "hidden" if why == HIDDEN else "ignored (.gitignore, .ignore, .git)"
+                parts.append(f"{what} {by}; {flag} reads them")
+        return "left out " + "; ".join(parts) if parts else None
+
+    def empty_message(self) -> str:
+        """Why no document was read: files found, what each filter left out, what was skipped."""
+        where = f" from {', '.join(self.paths)}" if self.paths else ""
+        parts = []
+        if self.kind == "directory":
+            parts.append(f"{count(self.found, 'file')} found")
+            for key in (NOT_INCLUDED, EXCLUDED, NAMED_TWICE):
+                if self.left_out.get(key):
+                    parts.append(f"{self.left_out[key]:,} left out by {key}" if key.startswith("--")
+                                 else f"{self.left_out[key]:,} {key}")
+            if self.dropped:
+                parts.append(f"{self.dropped:,} smaller than --min-bytes")
+            note = self.left_out_note()
+            if note:
+                parts.append(note)
+        if self.skipped:
+            reasons = Counter(why.split(" (")[0] for _, why in self.skipped)
+            parts.append("skipped " + ", ".join(f"{n:,} {why}" for why, n in reasons.most_common()))
+        return f"the corpus is empty: no document was read{where}" + (f" ({'; '.join(parts)})" if parts else "")
+
 
 # --- directory trees ------------------------------------------------------
+
+#: Character classes of ``[[:name:]]`` in a glob, over ASCII as in git's wildmatch.
+_POSIX_CLASSES = {
+    "alnum": "a-zA-Z0-9", "alpha": "a-zA-Z", "blank": " \\t", "cntrl": "\\x00-\\x1f\\x7f", "digit": "0-9",
+    "graph": "!-~", "lower": "a-z", "print": " -~", "punct": "".join("\\" + c for c in string.punctuation),
+    "space": " \\t\\n\\r\\f\\v", "upper": "A-Z", "xdigit": "0-9A-Fa-f",
+}
+
+
+def _bracket(pattern: str, i: int) -> tuple[str, int]:
+    """The regex of the ``[...]`` class opening at ``pattern[i]``, and the index after its ``]``.
+
+    ``[!...]`` or ``[^...]`` negates, a ``]`` first in the class is literal,
+    ``a-z`` is a range, ``[:alpha:]`` a POSIX class, ``\\`` escapes the next
+    character; no class matches ``/``.
+    """
+    def bad(why: str) -> UsageError:
+        return UsageError(f"glob {pattern!r}: {why}")
+
+    j = i + 1
+    negate = j < len(pattern) and pattern[j] in "!^"
+    j += negate
+    items: list[str] = []
+    first = True
+    while True:
+        if j >= len(pattern):
+            raise bad(f"'[' at column {i + 1} is never closed; write '[[]' for a literal '['")
+        c = pattern[j]
+        if c == "]" and not first:
+            break
+        first = False
+        if pattern.startswith("[:", j) and ":]" in pattern[j + 2:]:
+            k = pattern.index(":]", j + 2)
+            name = pattern[j + 2:k]
+            if name not in _POSIX_CLASSES:
+                raise bad(f"unknown character class [:{name}:]; known: {', '.join(sorted(_POSIX_CLASSES))}")
+            items.append(_POSIX_CLASSES[name])
+            j = k + 2
+            continue
+        if c == "\\" and j + 1 < len(pattern):
+            j += 1
+            c = pattern[j]
+        if j + 2 < len(pattern) and pattern[j + 1] == "-" and pattern[j + 2] != "]":
+            hi = pattern[j + 2]
+            if hi < c:
+                raise bad(f"range {c}-{hi} is reversed; write {hi}-{c}")
+            items.append(f"{re.escape(c)}-{re.escape(hi)}")
+            j += 3
+            continue
+        items.append(re.escape(c))
+        j += 1
+    return f"(?!/)[{'^' if negate else ''}{''.join(items)}]", j + 1
+
 
 @lru_cache(maxsize=256)
 def _glob_regex(pattern: str) -> re.Pattern:
@@ -73,7 +174,9 @@ def _glob_regex(pattern: str) -> re.Pattern:
     ``**`` crosses directories, ``*`` and ``?`` do not. A pattern is matched
     against the path and against every tail of it that starts a component
     (``*.go`` matches ``a/b.go``; ``testdata/**`` matches ``x/testdata/y.go``),
-    unless it starts with ``/``, which anchors it at the root.
+    unless it starts with ``/``, which anchors it at the root. A malformed
+    pattern (an unclosed ``[``, a reversed range, an unknown ``[:class:]``) is
+    a :class:`UsageError`.
     """
     anchored = pattern.startswith("/")
     pat = pattern.lstrip("/")
@@ -89,22 +192,12 @@ def _glob_regex(pattern: str) -> re.Pattern:
             out.append(".*")
             i += 2
             continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            j = pat.find("]", i + 1)
-            if j < 0:
-                out.append(re.escape(c))
-            else:
-                body = pat[i + 1:j].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = j
-        else:
-            out.append(re.escape(c))
+        if c == "[":
+            part, i = _bracket(pattern, i + len(pattern) - len(pat))
+            i -= len(pattern) - len(pat)
+            out.append(part)
+            continue
+        out.append("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c))
         i += 1
     head = "" if anchored else "(?:.*/)?"
     return re.compile(head + "".join(out) + r"\Z", re.DOTALL)
@@ -115,78 +208,219 @@ def matches(path: str, patterns: Iterable[str]) -> bool:
     return any(_glob_regex(p).match(path) for p in patterns)
 
 
-def _walk(root: Path, on_error) -> Iterable[tuple[str, Path]]:
-    """(relative posix path, path) of every regular file below root, sorted, links not followed."""
-    stack = [(root, "")]
+#: Files whose gitignore-style patterns leave files out, read in this order (a later one wins).
+IGNORE_FILES = (".gitignore", ".ignore")
+
+#: Reasons a file or folder is left out before it is read (keys of :attr:`Corpus.left_out`).
+HIDDEN, IGNORED, EXCLUDED, NOT_INCLUDED, NAMED_TWICE = "hidden", "ignored", "--exclude", "--include", "named twice"
+
+
+@dataclass(frozen=True)
+class _Ignore:
+    """One ignore file's patterns; a path below the walk's root is matched as ``prefix + path[strip:]``."""
+
+    spec: object
+    strip: int
+    prefix: str
+
+    def check(self, rel: str, is_dir: bool) -> bool | None:
+        """True: ignored; False: re-included by a ``!`` pattern; None: no pattern matches."""
+        return self.spec.check_file(self.prefix + rel[self.strip:] + ("/" if is_dir else "")).include
+
+
+def _ignore_file(directory: Path, strip: int, prefix: str, named: tuple[str, ...] = ()) -> list[_Ignore]:
+    """The rules of ``directory``'s ignore files; patterns that would ignore one of the ``named``
+    directories (those between it and a directory the user gave, given one included) are dropped:
+    a directory named on the command line is read, as ripgrep reads it."""
+    import pathspec
+
+    out = []
+    for name in IGNORE_FILES:
+        try:
+            lines = (directory / name).read_text(encoding="utf-8", errors="surrogateescape").splitlines()
+        except OSError:
+            continue  # absent or unreadable: it ignores nothing, as in git
+        if named:
+            lines = [line for line in lines
+                     if not any(pathspec.GitIgnoreSpec.from_lines([line]).check_file(d).include for d in named)]
+        out.append(_Ignore(pathspec.GitIgnoreSpec.from_lines(lines), strip, prefix))
+    return out
+
+
+def _parent_ignores(root: Path) -> list[_Ignore]:
+    """Ignore files of the directories above ``root`` up to the git repository's top (the one holding .git)."""
+    try:
+        here = root.resolve()
+    except OSError:
+        return []
+    chain = [here, *here.parents]
+    top = next((k for k, d in enumerate(chain) if (d / ".git").exists()), None)
+    if top is None or top == 0:
+        return []
+    out = []
+    for d in reversed(chain[1:top + 1]):  # outermost first: a deeper file wins
+        below = here.relative_to(d).parts
+        named = tuple("/".join(below[:k]) + "/" for k in range(1, len(below) + 1))
+        out += _ignore_file(d, 0, "/".join(below) + "/", named)
+    return out
+
+
+def _walk(root: Path, *, hidden: bool, ignore: bool, left_out: Counter, on_error) -> list[tuple[str, Path]]:
+    """(relative posix path, path) of every regular file below root, sorted, links not followed.
+
+    Unless ``hidden``, names starting with '.' are left out (folders with all
+    they hold); with ``ignore``, so are ``.git`` and what ``.gitignore`` and
+    ``.ignore`` files (in the tree and above it up to the repository's top)
+    say, with git's rules (pathspec's GitIgnoreSpec). Each is counted in
+    ``left_out`` under "hidden file", "hidden folder", "ignored file" or
+    "ignored folder".
+    """
+    base = _parent_ignores(root) if ignore else []
+    stack = [(root, "", base)]
     out = []
     while stack:
-        d, rel = stack.pop()
+        d, rel, rules = stack.pop()
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except OSError as e:
             on_error(rel or ".", f"unreadable directory ({e.strerror})")
             continue
+        if ignore and any(e.name in IGNORE_FILES for e in entries):
+            rules = rules + _ignore_file(d, len(rel) + 1 if rel else 0, "")
         for e in entries:
             r = f"{rel}/{e.name}" if rel else e.name
             try:
-                if e.is_dir(follow_symlinks=False):
-                    stack.append((Path(e.path), r))
-                elif e.is_file(follow_symlinks=False):
-                    out.append((r, Path(e.path)))
+                is_dir = e.is_dir(follow_symlinks=False)
+                if not is_dir and not e.is_file(follow_symlinks=False):
+                    continue
             except OSError as err:
                 on_error(r, f"unreadable ({err.strerror})")
+                continue
+            kind = "folder" if is_dir else "file"
+            if not hidden and e.name.startswith("."):
+                left_out[f"{HIDDEN} {kind}"] += 1
+                continue
+            if ignore and ((is_dir and e.name == ".git") or _ignored(rules, r, is_dir)):
+                left_out[f"{IGNORED} {kind}"] += 1
+                continue
+            if is_dir:
+                stack.append((Path(e.path), r, rules))
+            else:
+                out.append((r, Path(e.path)))
     out.sort(key=lambda rp: rp[0])
     return out
 
 
-def read_directory(path: str | os.PathLike, *, include: Sequence[str] = (), exclude: Sequence[str] = (),
-                   min_bytes: int = 0) -> Corpus:
-    """Every regular file under ``path`` as a document, its id the relative path.
+def _ignored(rules: list[_Ignore], rel: str, is_dir: bool) -> bool:
+    """The verdict of the deepest ignore file with a pattern matching ``rel``."""
+    for rule in reversed(rules):
+        verdict = rule.check(rel, is_dir)
+        if verdict is not None:
+            return verdict
+    return False
 
-    Files are chosen by glob patterns (``include``: any must match when given;
-    ``exclude``: none may match; see :func:`matches`), then smaller than
-    ``min_bytes`` are dropped (counted), and binary (a NUL byte in the first
-    8 KiB), not UTF-8, or unreadable files are skipped with a reason. Symbolic
-    links are not followed.
+
+def _disambiguate(ids: list[str], sources: list[str]) -> list[str]:
+    """Ids made unique: an id that two paths given would both yield is prefixed by the
+    path it came from (``json/a.txt``, ``email/a.txt``); if that is still not unique,
+    ``#2``, ``#3``, ... is appended in reading order."""
+    seen = Counter(ids)
+    out = [f"{src.rstrip('/')}/{i}" if seen[i] > 1 and src else i for i, src in zip(ids, sources)]
+    taken: Counter = Counter()
+    final = []
+    clash = Counter(out)
+    for i in out:
+        taken[i] += 1
+        final.append(i if clash[i] == 1 or taken[i] == 1 else f"{i}#{taken[i]}")
+    return final
+
+
+def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, include: Sequence[str] = (),
+                   exclude: Sequence[str] = (), min_bytes: int = 0, hidden: bool = False,
+                   ignore: bool = True) -> Corpus:
+    """Every regular file under one or several paths as a document.
+
+    ``path`` is a directory or a file, or a list of them, read as one corpus
+    in the order given: a directory's files (sorted) get their path relative
+    to it as id, a file given by name gets the path as given. An id that two
+    paths would both give is prefixed by the path it came from (``json/a.txt``
+    and ``email/a.txt``), then numbered ``#2``, ``#3`` if still not unique; a
+    file reached through two of the paths is read once.
+
+    Below a directory, names starting with '.' are left out unless ``hidden``,
+    and with ``ignore`` so are ``.git`` and what ``.gitignore`` and ``.ignore``
+    files say (git's rules, nested files included, and those above the
+    directory up to the repository's top), as ripgrep and fd do. Then files
+    are chosen by glob patterns (``include``: any must match when given;
+    ``exclude``: none may match; see :func:`matches`), then those smaller
+    than ``min_bytes`` are dropped (counted), and binary (a NUL byte in the
+    first 8 KiB), not UTF-8, or unreadable files are skipped with a reason.
+    Symbolic links are not followed. What each filter left out is counted in
+    :attr:`Corpus.left_out`.
     """
-    root = Path(path)
-    if not root.exists():
-        raise UsageError(f"{path}: no such file or directory")
-    if not root.is_dir():
-        raise UsageError(f"{path} is a file, not a directory; read it with --lines, --sets or --jsonl")
+    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    if not paths:
+        raise UsageError("no path given; give a directory or files")
+    for pattern in (*include, *exclude):
+        _glob_regex(pattern)  # a malformed pattern is a usage error before any reading
+    for p in paths:
+        if not Path(p).exists() and not Path(p).is_symlink():
+            raise UsageError(f"{os.fspath(p)}: no such file or directory")
     from .shingles import language_for_path
 
     skipped: list[tuple[str, str]] = []
-    ids, texts, langs = [], [], []
-    dropped = 0
-    for rel, p in _walk(root, lambda r, why: skipped.append((r, why))):
-        if include and not matches(rel, include):
-            continue
-        if exclude and matches(rel, exclude):
-            continue
-        try:
-            st = p.stat()
-            if not stat.S_ISREG(st.st_mode):
+    left_out: Counter = Counter()
+    ids, sources, texts, langs = [], [], [], []
+    read_from: dict[tuple[int, int], int] = {}
+    found = dropped = 0
+    for k, p in enumerate(paths):
+        root = Path(p)
+        if root.is_dir():
+            files = _walk(root, hidden=hidden, ignore=ignore, left_out=left_out,
+                          on_error=lambda r, why: skipped.append((r, why)))
+            source = os.fspath(p)
+        else:
+            files = [(os.fspath(p), root)]
+            source = ""
+        for rel, f in files:
+            found += 1
+            if include and not matches(rel, include):
+                left_out[NOT_INCLUDED] += 1
                 continue
-            if st.st_size < min_bytes:
-                dropped += 1
+            if exclude and matches(rel, exclude):
+                left_out[EXCLUDED] += 1
                 continue
-            data = p.read_bytes()
-        except OSError as e:
-            skipped.append((rel, f"unreadable ({e.strerror})"))
-            continue
-        if b"\0" in data[:SNIFF_BYTES]:
-            skipped.append((rel, "binary"))
-            continue
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            skipped.append((rel, f"not UTF-8 (byte {e.start})"))
-            continue
-        ids.append(rel)
-        texts.append(text)
-        langs.append(language_for_path(rel))
-    return Corpus(ids=ids, texts=texts, languages=langs, skipped=skipped, kind="directory", dropped=dropped)
+            try:
+                st = f.stat()
+                if not stat.S_ISREG(st.st_mode):
+                    skipped.append((rel, "not a regular file"))
+                    continue
+                if read_from.setdefault((st.st_dev, st.st_ino), k) != k:
+                    left_out[NAMED_TWICE] += 1
+                    continue
+                if st.st_size < min_bytes:
+                    dropped += 1
+                    continue
+                data = f.read_bytes()
+            except OSError as e:
+                skipped.append((rel, f"unreadable ({e.strerror})"))
+                continue
+            if b"\0" in data[:SNIFF_BYTES]:
+                skipped.append((rel, "binary"))
+                continue
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as e:
+                skipped.append((rel, f"not UTF-8 (byte {e.start})"))
+                continue
+            ids.append(rel)
+            sources.append(source)
+            texts.append(text)
+            langs.append(language_for_path(rel))
+    if len(paths) > 1:
+        ids = _disambiguate(ids, sources)
+    return Corpus(ids=ids, texts=texts, languages=langs, skipped=skipped, kind="directory", dropped=dropped,
+                  found=found, left_out=dict(left_out), paths=[os.fspath(p) for p in paths])
 
 
 # --- line-oriented files --------------------------------------------------
@@ -245,6 +479,11 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str = "id", text_field: str
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise InputError(f"{name}:{k}: not valid JSON ({e.msg} at column {e.colno})") from None
+        except RecursionError:
+            raise InputError(f"{name}:{k}: JSON nested too deeply to read") from None
+        except ValueError:  # an integer of more digits than Python converts
+            raise InputError(f"{name}:{k}: a number of more than {sys.get_int_max_str_digits()} digits; "
+                             "write such an id as a string") from None
         if not isinstance(obj, dict):
             raise InputError(f"{name}:{k}: expected a JSON object, got {type(obj).__name__}")
         if id_field not in obj:
@@ -268,22 +507,33 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str = "id", text_field: str
 INPUT_KINDS = ("directory", "lines", "sets", "jsonl")
 
 
-def read_corpus(path: str | os.PathLike, kind: str = "directory", *, include: Sequence[str] = (),
-                exclude: Sequence[str] = (), min_bytes: int = 0, encoding: str = "utf-8",
-                id_field: str = "id", text_field: str = "text") -> Corpus:
-    """Read a corpus of the given kind (one of :data:`INPUT_KINDS`); '-' is stdin for line-oriented kinds."""
+def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str = "directory", *,
+                include: Sequence[str] = (), exclude: Sequence[str] = (), min_bytes: int = 0,
+                encoding: str = "utf-8", id_field: str = "id", text_field: str = "text", hidden: bool = False,
+                ignore: bool = True) -> Corpus:
+    """Read a corpus of the given kind (one of :data:`INPUT_KINDS`); '-' is stdin for line-oriented kinds.
+
+    A directory corpus takes any number of directories and files (see
+    :func:`read_directory`); the line-oriented kinds read one file.
+    """
     if kind not in INPUT_KINDS:
         raise UsageError(f"unknown input kind {kind!r}; choose one of {', '.join(INPUT_KINDS)}")
+    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     if min_bytes < 0:
         raise UsageError(f"minimum size {min_bytes} is negative; give 0 or more bytes")
-    if kind != "directory" and (include or exclude or min_bytes):
-        raise UsageError("--include, --exclude and --min-bytes choose files in a directory; "
-                         f"they do not apply to --{kind}")
-    if kind == "directory" and str(path) == "-":
+    if kind != "directory":
+        if include or exclude or min_bytes or hidden or not ignore:
+            raise UsageError("--include, --exclude, --min-bytes, --hidden and --no-ignore choose files in a "
+                             f"directory; they do not apply to --{kind}")
+        if len(paths) != 1:
+            raise UsageError(f"--{kind} reads one file; got {len(paths)} paths")
+        path = paths[0]
+    if kind == "directory" and any(str(p) == "-" for p in paths):
         raise UsageError("'-' (stdin) needs --lines, --sets or --jsonl")
     t0 = time.perf_counter()
     if kind == "directory":
-        corpus = read_directory(path, include=include, exclude=exclude, min_bytes=min_bytes)
+        corpus = read_directory(paths, include=include, exclude=exclude, min_bytes=min_bytes, hidden=hidden,
+                                ignore=ignore)
     elif kind == "lines":
         corpus = read_lines(path, encoding=encoding)
     elif kind == "sets":

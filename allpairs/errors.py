@@ -23,3 +23,7 @@ class InputError(AllPairsError):
 
 class EmptyCorpusError(InputError):
     """No document with at least one shingle was left to join."""
+
+
+class OutputError(AllPairsError):
+    """The results cannot be written: a full disk, a closed stdout, a directory or read-only file as output (exit status 1)."""

@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -51,6 +51,7 @@ class Stats:
     seconds: dict[str, float] = field(default_factory=dict)
     peak_memory: int = 0
     notes: list[str] = field(default_factory=list)
+    input_kind: str = "texts"  # the corpus's kind: "lines" and "sets" ids are line numbers
 
     @property
     def skipped_by_reason(self) -> Counter:
@@ -114,10 +115,16 @@ class LSHInfo:
 
 @dataclass
 class JoinResult:
-    """Pairs with J >= threshold, the documents' ids, and the statistics of the run."""
+    """Pairs with J >= threshold, the documents' ids, and the statistics of the run.
+
+    ``pairs`` name documents by position: ``ids[pair.left]`` is the left
+    document's id (a relative path, a line number, a JSON id, a dict key, or
+    for a list the position itself). :meth:`to_pandas` and :meth:`to_arrow`
+    give the pairs as a table with the ids filled in.
+    """
 
     pairs: Pairs
-    ids: list[str]
+    ids: list
     threshold: Threshold
     shingle: str
     method: str
@@ -138,6 +145,15 @@ class JoinResult:
         """The pair's exact similarity under the join's measure (a Fraction; int for overlap; float for cosine)."""
         return self.measure.similarity(pair.overlap, pair.left_size, pair.right_size)
 
+    def to_pandas(self):
+        """The pairs as a pandas DataFrame: left, right (ids), similarity (a float, under the join's measure),
+        overlap, left_size, right_size."""
+        return self.pairs.to_pandas(self.ids, self.measure)
+
+    def to_arrow(self):
+        """The pairs as a pyarrow Table, with the columns of :meth:`to_pandas`."""
+        return self.pairs.to_arrow(self.ids, self.measure)
+
 
 def peak_memory() -> int:
     """Peak resident memory of this process so far, in bytes."""
@@ -152,20 +168,41 @@ def _timed(stats: Stats, stage: str):
     stats.seconds[stage] = stats.seconds.get(stage, 0.0) + time.perf_counter() - t0
 
 
-def as_corpus(data: Corpus | Sequence[str] | Sequence[Iterable]) -> Corpus:
-    """A Corpus from a Corpus, a list of texts, or a list of token collections (ids = positions)."""
+def as_corpus(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], ids: Sequence | None = None) -> Corpus:
+    """A Corpus from a Corpus, a dict, a list of texts, or a list of token collections.
+
+    A dict's keys are the ids and its values the documents (texts, or token
+    collections). A list's ids are ``ids`` when given (as many as documents,
+    all different), else the positions 0, 1, 2, ... as ints, so that an id and
+    the index :class:`~allpairs.pairs.Pair` gives for it are the same number.
+    """
     if isinstance(data, Corpus):
+        if ids is not None:
+            raise UsageError("a Corpus names its documents already; ids= goes with a list of documents")
         return data
     if isinstance(data, (str, bytes)):
         raise UsageError("give a list of documents, not one string; read a path with allpairs.read_directory")
-    data = list(data)
-    ids = [str(k) for k in range(len(data))]
+    if isinstance(data, Mapping):
+        if ids is not None:
+            raise UsageError("a dict names its documents by its keys; ids= goes with a list of documents")
+        ids, data = list(data.keys()), list(data.values())
+    else:
+        data = list(data)
+        if ids is None:
+            ids = list(range(len(data)))
+        else:
+            ids = list(ids)
+            if len(ids) != len(data):
+                raise UsageError(f"{len(ids):,} ids for {len(data):,} documents; give one id per document")
+            if len(set(ids)) != len(ids):
+                twice = next(i for i, n in Counter(ids).items() if n > 1)
+                raise UsageError(f"id {twice!r} is given twice; ids must be different")
     if all(isinstance(d, str) for d in data):
         return Corpus(ids=ids, texts=data, kind="texts")
     if any(isinstance(d, str) for d in data):
         raise UsageError("mixed input: give either texts (str) or token sets, not both")
     # Tokens stay as given (hash_sets keys a token by str(token)): no copy of each token.
-    return Corpus(ids=ids, sets=[d if isinstance(d, (list, tuple)) else list(d) for d in data], kind="sets")
+    return Corpus(ids=ids, sets=[d if isinstance(d, (list, tuple)) else list(d) for d in data], kind="tokens")
 
 
 def merge_corpora(left: Corpus, right: Corpus) -> Corpus:
@@ -231,11 +268,14 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     stats.documents = len(corpus) + len(corpus.skipped)
     stats.skipped = list(corpus.skipped)
     stats.dropped = corpus.dropped
+    stats.input_kind = corpus.kind
+    left_out = corpus.left_out_note()
+    if left_out:
+        stats.notes.append(left_out)
     if corpus.seconds:
         stats.seconds["read"] = corpus.seconds
     if len(corpus) == 0:
-        raise EmptyCorpusError("the corpus is empty: no document was read"
-                               + (f" ({len(corpus.skipped)} files skipped)" if corpus.skipped else ""))
+        raise EmptyCorpusError(corpus.empty_message())
     with _timed(stats, "shingle"):
         indptr, keys, label = corpus_keys(corpus, shingle, normalize=normalize, progress=progress)
     with _timed(stats, "order"):
@@ -251,6 +291,10 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
         else:
             stats.dropped += 1
     if sets.num_sets == 0:
+        if corpus.sets is not None:  # sets are joined on their tokens: no shingle size to change
+            lower = " or lower --min-shingles" if min_shingles > 1 else ""
+            raise EmptyCorpusError(f"no set has {max(1, min_shingles)} or more tokens ({len(corpus)} read); "
+                                   f"give lines of whitespace-separated tokens{lower}")
         raise EmptyCorpusError(f"no document has {max(1, min_shingles)} or more {label} shingles "
                                f"({len(corpus)} read); try shorter shingles, e.g. --shingle char:3")
     return sets, label
@@ -387,13 +431,13 @@ def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jo
     return pairs, cand
 
 
-def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | str | Threshold, *,
+def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold: float | str | Threshold, *,
          method: str = "exact", shingle: ShingleSpec | str | None = None, normalize: bool = True,
          min_shingles: int = 1, jobs: int | None = None, num_perm: int = 128, bands: int | None = None,
          rows: int | None = None, recall: float = 0.99, seed: int = 1, bits: int | None = None,
          max_bucket: int | None = None, max_expand: int | None = MAX_EXPAND, verify: str = "exact",
          measure: str = "jaccard", against: Corpus | Sequence[str] | Sequence[Iterable] | None = None,
-         clusters: bool = False, progress: Progress | None = None) -> JoinResult:
+         clusters: bool = False, progress: Progress | None = None, ids: Sequence | None = None) -> JoinResult:
     """Every pair of documents whose shingle sets have similarity >= threshold (Jaccard unless ``measure`` says).
 
     With ``method="exact"`` (the default) the answer is exact: a prefix-filter
@@ -404,9 +448,11 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
 
     Parameters
     ----------
-    data : Corpus, list of str, or list of token collections
+    data : Corpus, dict, list of str, or list of token collections
         A corpus from :mod:`allpairs.corpus`, texts to shingle, or sets of
-        tokens (str or int) to join as they are. Ids are positions for lists.
+        tokens (str or int) to join as they are; a dict maps ids to either.
+        Pairs name documents by position (``res.ids[pair.left]`` is the id);
+        a list's ids are ``ids``, or the positions themselves.
     threshold : float, str or Fraction in (0, 1]
         Pairs with J >= threshold are returned; read exactly (0.7 is 7/10).
     method : "exact" or "lsh"
@@ -444,6 +490,9 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
         Also find the connected components of the pairs with two or more
         documents (:attr:`JoinResult.clusters`); self-joins only.
     progress : callable(stage, done, total), optional
+    ids : sequence, optional
+        One id per document of a list (all different), used in ``res.ids``
+        and by the writers; default the positions 0, 1, 2, ...
     """
     m = get_measure(measure)
     t = parse_threshold(threshold, m)
@@ -466,7 +515,7 @@ def join(data: Corpus | Sequence[str] | Sequence[Iterable], threshold: float | s
                             max_bucket=max_bucket, max_expand=max_expand)
     elif verify != "exact":
         raise UsageError("--verify estimate goes with --method lsh")
-    corpus = as_corpus(data)
+    corpus = as_corpus(data, ids)
     n_left = None
     if against is not None:
         n_left = len(corpus)

@@ -119,10 +119,9 @@ class Threshold:
         except (ValueError, TypeError, ZeroDivisionError, OverflowError):
             raise UsageError(f"threshold {value!r} is not a number; {THRESHOLD_FORMS}") from None
         if not 0 < frac <= 1:
-            raise UsageError(
-                f"threshold {value} is outside (0, 1]; give a Jaccard threshold such as 0.5 "
-                "(t = 0 would pair every two documents)"
-            )
+            why = ("t = 0 would pair every two documents" if frac <= 0
+                   else "no similarity is above 1; t = 1 finds identical sets")
+            raise UsageError(f"threshold {value} is outside (0, 1]; give a Jaccard threshold such as 0.5 ({why})")
         if frac.denominator > MAX_DENOMINATOR:
             raise UsageError(f"threshold {value} has too many decimal places: {THRESHOLD_FORMS}; "
                              f"{_nearest_accepted(frac)}")

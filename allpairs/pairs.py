@@ -8,23 +8,21 @@ distinct-set pairs however many duplicates expand them.
 """
 from __future__ import annotations
 
+import bisect
 import csv
 import io
 import json
-import os
-import sys
-import tempfile
-from contextlib import contextmanager, suppress
+import re
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
 from typing import BinaryIO, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
 from . import _pairs_kernel as _k
-from .errors import InputError, UsageError
+from .errors import UsageError
 from .measures import MEASURES, Measure, get_measure
+from .output import check_output, open_output  # noqa: F401  (where pairs are written)
 from .order import OrderedSets
 
 FORMATS = ("tsv", "csv", "jsonl")
@@ -34,10 +32,12 @@ DECIMALS = 6
 
 
 class Pair(NamedTuple):
-    """One result: two documents (input positions), their overlap and both set sizes.
+    """One result: two documents by position (ints), their overlap and both set sizes.
 
     ``left < right`` in a self-join; (contained, container) for containment;
     in an R–S join ``left`` numbers the first corpus and ``right`` the other.
+    The ids are ``res.ids[pair.left]`` and ``res.ids[pair.right]`` (for a list
+    given without ``ids=``, the positions themselves).
     """
 
     left: int
@@ -48,8 +48,19 @@ class Pair(NamedTuple):
 
     @property
     def similarity(self) -> Fraction:
-        """Exact Jaccard similarity (other measures: ``MEASURES[name].similarity(overlap, left_size, right_size)``)."""
+        """Exact Jaccard similarity as a :class:`fractions.Fraction` (``float(p.similarity)`` for a float;
+        other measures: ``res.similarity(p)`` or ``MEASURES[name].similarity(overlap, left_size, right_size)``)."""
         return Fraction(self.overlap, self.left_size + self.right_size - self.overlap)
+
+    def to_dict(self, ids: Sequence | None = None, measure: Measure | str | None = None) -> dict:
+        """Plain data that :func:`json.dumps` takes: the similarity (under ``measure``, default
+        Jaccard) as a float, the documents as ids when ``ids`` (e.g. ``res.ids``) is given, else
+        as positions."""
+        left, right = (self.left, self.right) if ids is None else (ids[self.left], ids[self.right])
+        sim = self.similarity if measure is None else get_measure(measure).similarity(
+            self.overlap, self.left_size, self.right_size)
+        return {"left": left, "right": right, "similarity": float(sim), "overlap": self.overlap,
+                "left_size": self.left_size, "right_size": self.right_size}
 
 
 @dataclass
@@ -69,6 +80,10 @@ class PairChunk:
 
 class Pairs:
     """All document pairs that reach the threshold, sorted by (left, right); iterate for :class:`Pair` tuples.
+
+    ``pairs[i]`` and ``pairs[a:b]`` index them; :meth:`chunks` gives them as
+    arrays, a bounded number at a time, for results too large for a list;
+    :meth:`to_pandas` and :meth:`to_arrow` as a table.
 
     Parameters
     ----------
@@ -94,6 +109,9 @@ class Pairs:
         k, when the set has fewer than k tokens); default: always.
     """
 
+    #: Pairs per chunk behind ``pairs[i]``.
+    CHUNK = 1 << 16
+
     def __init__(self, sets: OrderedSets, left: np.ndarray, right: np.ndarray, overlap: np.ndarray,
                  estimate: np.ndarray | None = None, *, directions: np.ndarray | None = None,
                  n_left: int | None = None, group_ok: np.ndarray | None = None):
@@ -111,6 +129,8 @@ class Pairs:
         self._adj_ptr, self._adj_set, self._adj_pair, self._adj_ok = _k.adjacency(
             sets.num_sets, self.set_left, self.set_right, self.set_directions)
         self._count = self._count_pairs()
+        self._index: list[tuple[int, int, int, int]] | None = None  # chunk starts, for pairs[i]
+        self._cached: tuple[int, PairChunk | None] | None = None  # the chunk pairs[i] expanded last
 
     def _count_pairs(self) -> int:
         """How many document pairs the distinct-set pairs expand to, in closed form."""
@@ -144,8 +164,8 @@ class Pairs:
         """Pairs of distinct sets (before identical documents expand them)."""
         return len(self.set_left)
 
-    def chunks(self, max_pairs: int = 1 << 20) -> Iterator[PairChunk]:
-        """The pairs in order, about ``max_pairs`` at a time (one document's partners are never split)."""
+    def _ranges(self, max_pairs: int) -> Iterator[tuple[int, int, int]]:
+        """Runs of left documents [lo, hi) with at most about ``max_pairs`` pairs, and a bound on their pairs."""
         s = self.sets
         bound = _k.partner_bound(s.doc_set, s.group_indptr, self._adj_ptr, self._adj_set)
         cum = np.concatenate([[0], np.cumsum(bound)])
@@ -154,37 +174,143 @@ class Pairs:
         while lo < n:
             hi = int(np.searchsorted(cum, cum[lo] + max_pairs, side="right")) - 1
             hi = min(max(hi, lo + 1), n)
-            cap = int(cum[hi] - cum[lo])
-            if cap:
-                left, right, idx = _k.expand(lo, hi, cap, s.doc_set, s.group_indptr, s.group_docs,
-                                             self._adj_ptr, self._adj_set, self._adj_pair, self._adj_ok,
-                                             self.group_ok, self.mode, self.n_left or 0)
-                if len(left):
-                    other = idx >= 0
-                    size = s.doc_size[left]
-                    overlap = size.copy()  # identical sets: overlap = size
-                    overlap[other] = self.set_overlap[idx[other]]
-                    est = None
-                    if self.set_estimate is not None:
-                        est = np.ones(len(left))
-                        est[other] = self.set_estimate[idx[other]]
-                    yield PairChunk(left, right, overlap, size, s.doc_size[right], est)
+            yield lo, hi, int(cum[hi] - cum[lo])
             lo = hi
+
+    def _expand(self, lo: int, hi: int, cap: int) -> PairChunk | None:
+        """The pairs whose left document is in [lo, hi), in order; None if there is none."""
+        if not cap:
+            return None
+        s = self.sets
+        left, right, idx = _k.expand(lo, hi, cap, s.doc_set, s.group_indptr, s.group_docs,
+                                     self._adj_ptr, self._adj_set, self._adj_pair, self._adj_ok,
+                                     self.group_ok, self.mode, self.n_left or 0)
+        if not len(left):
+            return None
+        other = idx >= 0
+        size = s.doc_size[left]
+        overlap = size.copy()  # identical sets: overlap = size
+        overlap[other] = self.set_overlap[idx[other]]
+        est = None
+        if self.set_estimate is not None:
+            est = np.ones(len(left))
+            est[other] = self.set_estimate[idx[other]]
+        return PairChunk(left, right, overlap, size, s.doc_size[right], est)
+
+    def chunks(self, max_pairs: int = 1 << 20) -> Iterator[PairChunk]:
+        """The pairs in order as arrays, about ``max_pairs`` at a time (one document's partners are
+        never split): the way through a result too large for a list of :class:`Pair`. Documents are
+        numbered across both sides of an R–S join here (``right - n_left`` numbers the right side)."""
+        for lo, hi, cap in self._ranges(max_pairs):
+            chunk = self._expand(lo, hi, cap)
+            if chunk is not None:
+                yield chunk
 
     def __iter__(self) -> Iterator[Pair]:
         offset = self.n_left or 0  # an R–S join numbers right documents within their side
         for c in self.chunks():
-            yield from map(Pair._make, zip(c.left.tolist(), (c.right - offset).tolist(), c.overlap.tolist(),
-                                           c.left_size.tolist(), c.right_size.tolist()))
+            yield from _pairs_of(c, 0, len(c), offset)
+
+    def __getitem__(self, key: int | slice) -> Pair | list[Pair]:
+        """``pairs[i]`` is the i-th :class:`Pair` in order (negative counts from the end);
+        ``pairs[a:b]`` a list of them. Only the chunk holding a pair is expanded."""
+        if isinstance(key, slice):
+            return [self[i] for i in range(*key.indices(len(self)))]
+        if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer)):
+            raise TypeError(f"pairs are indexed by int or slice, not {type(key).__name__}")
+        n = len(self)
+        i = int(key) + n if key < 0 else int(key)
+        if not 0 <= i < n:
+            raise IndexError(f"pair index {key} out of range for {n:,} pairs")
+        if self._index is None:  # where each chunk starts: one pass that keeps only counts
+            self._index = []
+            start = 0
+            for lo, hi, cap in self._ranges(self.CHUNK):
+                chunk = self._expand(lo, hi, cap)
+                if chunk is not None:
+                    self._index.append((start, lo, hi, cap))
+                    start += len(chunk)
+        k = bisect.bisect_right([e[0] for e in self._index], i) - 1
+        start, lo, hi, cap = self._index[k]
+        if self._cached is None or self._cached[0] != k:
+            self._cached = (k, self._expand(lo, hi, cap))
+        return next(_pairs_of(self._cached[1], i - start, i - start + 1, self.n_left or 0))
 
     def to_list(self) -> list[Pair]:
         return list(self)
 
+    def _columns(self, ids: Sequence | None, measure: Measure | str | None) -> dict[str, np.ndarray | list]:
+        chunks = list(self.chunks())
+
+        def cat(name: str, dtype) -> np.ndarray:
+            return np.concatenate([getattr(c, name) for c in chunks]) if chunks else np.zeros(0, dtype)
+
+        left, right = cat("left", np.int32), cat("right", np.int32)
+        overlap, ls, rs = cat("overlap", np.int32), cat("left_size", np.int32), cat("right_size", np.int32)
+        cols: dict[str, np.ndarray | list] = {}
+        cols["left"] = left if ids is None else [ids[i] for i in left.tolist()]
+        cols["right"] = right - (self.n_left or 0) if ids is None else [ids[i] for i in right.tolist()]
+        m = get_measure(measure) if measure is not None else MEASURES["jaccard"]
+        if self.estimated:
+            cols["estimate"] = cat("estimate", np.float64)
+        else:
+            if m.name == "jaccard":
+                cols["similarity"] = overlap / np.maximum(ls.astype(np.int64) + rs - overlap, 1)
+            else:
+                cols["similarity"] = np.array([float(m.similarity(o, a, b)) for o, a, b in
+                                               zip(overlap.tolist(), ls.tolist(), rs.tolist())], np.float64)
+            cols["overlap"] = overlap
+        cols["left_size"], cols["right_size"] = ls, rs
+        return cols
+
+    def to_pandas(self, ids: Sequence | None = None, measure: Measure | str | None = None):
+        """The pairs as a pandas DataFrame (left, right, similarity as a float under ``measure``, default
+        Jaccard, overlap, left_size, right_size; ``estimate`` instead of similarity and overlap for
+        estimated pairs), the documents named by ``ids`` when given, else by position. Needs pandas."""
+        try:
+            import pandas
+        except ImportError:
+            raise UsageError("to_pandas needs pandas: pip install pandas") from None
+        return pandas.DataFrame(self._columns(ids, measure))
+
+    def to_arrow(self, ids: Sequence | None = None, measure: Measure | str | None = None):
+        """The pairs as a pyarrow Table, with the columns of :meth:`to_pandas`. Needs pyarrow."""
+        try:
+            import pyarrow
+        except ImportError:
+            raise UsageError("to_arrow needs pyarrow: pip install pyarrow") from None
+        return pyarrow.table(self._columns(ids, measure))
+
+
+def _pairs_of(c: PairChunk, a: int, b: int, offset: int = 0) -> Iterator[Pair]:
+    """The pairs at rows [a, b) of a chunk as :class:`Pair` tuples of Python ints (right minus ``offset``)."""
+    return map(Pair._make, zip(c.left[a:b].tolist(), (c.right[a:b] - offset).tolist(), c.overlap[a:b].tolist(),
+                               c.left_size[a:b].tolist(), c.right_size[a:b].tolist()))
+
 
 # --- writing -------------------------------------------------------------
 
+#: Control characters (C0, DEL, C1) and the Unicode line separators: escaped in
+#: TSV so that no field breaks a line (for any line splitter) or reaches a
+#: terminal as a command.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\\\\]")
+_NAMED = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+#: Lone surrogates that are not a byte of a non-UTF-8 file name (those are
+#: U+DC80..U+DCFF, Python's surrogateescape): they come from JSON ("\\ud800").
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
 def _tsv_field(value: str) -> str:
-    return (value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r"))
+    """Backslash, tab, newline, CR as \\\\, \\t, \\n, \\r; other control characters as \\xNN,
+    U+2028 and U+2029 as \\u2028 and \\u2029."""
+    if not _CONTROL.search(value):
+        return value
+    return _CONTROL.sub(lambda m: _NAMED.get(m.group(), _hex(ord(m.group()))), value)
+
+
+def _hex(code: int) -> str:
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _csv_field(value: str) -> str:
@@ -195,21 +321,32 @@ def _csv_field(value: str) -> str:
     return buf.getvalue()[:-2]
 
 
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
 def _json_field(value: str) -> str:
     try:
         value.encode("utf-8")
-    except UnicodeEncodeError:  # a file name that is not UTF-8: escape it, stay valid UTF-8
+    except UnicodeEncodeError:  # not valid UTF-8 (a file name's bytes, a lone surrogate): \\u escapes, stay valid
         return json.dumps(value)
-    return json.dumps(value, ensure_ascii=False)
+    # DEL, C1 controls and U+2028/U+2029 are valid raw in a JSON string, but line splitters
+    # cut a record at some of them and terminals act on others: escape them as JSON does C0.
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
+
+
+def _utf8(value: str) -> bytes:
+    """UTF-8 bytes of a field; a file name that is not UTF-8 (surrogate escapes) gets its
+    original bytes back, as ls and find print it; any other lone surrogate is written as
+    the text \\uXXXX."""
+    try:
+        return value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value).encode("utf-8", "surrogateescape")
 
 
 def _encode_fields(columns: Sequence[Sequence[str]], escape) -> tuple[np.ndarray, np.ndarray]:
-    """Escape and UTF-8-encode every field; field f of doc d sits at index f*n + d.
-
-    A file name that is not UTF-8 reaches us with surrogate escapes; its
-    original bytes are written back (surrogateescape), as ls and find do.
-    """
-    encoded = [escape(str(v)).encode("utf-8", "surrogateescape") for col in columns for v in col]
+    """Escape and UTF-8-encode every field; field f of doc d sits at index f*n + d."""
+    encoded = [_utf8(escape(str(v))) for col in columns for v in col]
     ptr = np.zeros(len(encoded) + 1, np.int64)
     np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=ptr[1:])
     return ptr, np.frombuffer(b"".join(encoded), np.uint8)
@@ -310,35 +447,3 @@ class PairWriter:
             out.write(self.render(chunk, pairs.sets.doc_size))
             n += len(chunk)
         return n
-
-
-@contextmanager
-def open_output(path: str | os.PathLike | None):
-    """A binary stream for the results: stdout for None or '-', else a temporary file
-    beside ``path`` renamed into place only when the block succeeds, and removed on
-    any error or interrupt, so no half-written output file is ever left behind."""
-    if path is None or str(path) == "-":
-        yield sys.stdout.buffer
-        sys.stdout.buffer.flush()
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"output {path} is a directory; give a file name")
-    if not target.parent.exists():
-        raise InputError(f"output {path}: directory {target.parent} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    except OSError as e:
-        raise InputError(f"output {path}: cannot write ({e.strerror})") from None
-    try:
-        # mkstemp makes the file private (0600); give it the mode open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as out:
-            yield out
-        os.replace(tmp, target)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise

@@ -4,11 +4,15 @@
 
 - :func:`plot_scurve`: the LSH S-curve ``P(s) = 1 - (1 - s^r)^b`` (Leskovec,
   Rajaraman, Ullman, *Mining of Massive Datasets*, ch. 3.4.2) with the observed
-  recall of every similarity band as a point, so one sees whether the banding
+  recall of every similarity bin as a point, so one sees whether the banding
   found what the curve promised;
-- :func:`plot_chords`: the documents on a circle in input order and one chord
-  per LSH candidate, coloured by true similarity, so one sees where in the tree
-  the candidates lie and how many of them were worth checking.
+- :func:`plot_chords`: the documents on a circle in input order, one chord per
+  LSH candidate, coloured by true similarity, and a dashed red chord per pair
+  LSH missed, so one sees where in the tree the candidates lie, how many were
+  worth checking, and what was lost. Where such a circle cannot be read
+  (thousands of documents with no directories to group them, such as the lines
+  of a password list) the largest clusters of true pairs are drawn instead,
+  each document labelled.
 
 matplotlib is imported inside the functions (``import allpairs`` stays fast and
 needs no matplotlib) and used through :class:`matplotlib.figure.Figure`
@@ -29,7 +33,7 @@ import numpy as np
 
 from .errors import InputError, UsageError
 
-__all__ = ["FORMATS", "MAX_CHORDS", "check_plot_path", "chords_path", "plot_chords", "plot_comparison",
+__all__ = ["FORMATS", "MAX_CHORDS", "MAX_CLUSTERS", "check_plot_path", "chords_path", "plot_chords", "plot_comparison",
            "plot_scurve"]
 
 #: File suffixes the pictures can be written as, and matplotlib's name of each format.
@@ -40,6 +44,17 @@ MAX_CHORDS = 20_000
 
 #: Directory arcs are drawn around the circle only for at most this many runs of one top-level directory.
 MAX_GROUPS = 60
+
+#: Without directory arcs, a circle of at most this many documents is drawn with every document labelled;
+#: a larger one would be an unreadable hairball, and the largest clusters are drawn instead.
+MAX_LABELLED = 40
+
+#: The cluster picture draws at most this many clusters, of at most MAX_CLUSTER_NODES documents each.
+MAX_CLUSTERS = 12
+MAX_CLUSTER_NODES = 14
+
+#: Pairs LSH missed: dashed, in a colour the similarity colour map does not use.
+MISSED_COLOUR = "#d62728"
 
 _DPI = 150
 _INSTALL = "drawing needs matplotlib: pip install 'allpairs-join[plot]'"
@@ -158,29 +173,29 @@ def _scurve_figure(c):
     ax.plot([knee], [info.predicted(knee)], marker="D", ms=7, color="C1", ls="none", zorder=4,
             label=f"knee $(1/b)^{{1/r}}$ = {knee:.3f}")
 
-    # Per band: the observed recall with ±1 binomial standard error, and the S-curve's own
-    # prediction for the pairs in that band (mean P(s) over them) as a bar across the band.
+    # Per bin: the observed recall with ±1 binomial standard error, and the S-curve's own
+    # prediction for the pairs in that bin (mean P(s) over them) as a bar across the bin.
     trans = blended_transform_factory(ax.transData, ax.transAxes)
     shown_pred = shown_obs = False
-    for k, band in enumerate(c.bands):
+    for k, bin_ in enumerate(c.bins):
         if k % 2 == 0:
-            ax.axvspan(band.lo, band.hi, color="0.94", lw=0, zorder=0)
-        if not band.exact:
-            ax.text((band.lo + band.hi) / 2, 0.025, "0 pairs", transform=trans, ha="center", fontsize=7,
+            ax.axvspan(bin_.lo, bin_.hi, color="0.94", lw=0, zorder=0)
+        if not bin_.exact:
+            ax.text((bin_.lo + bin_.hi) / 2, 0.025, "0 pairs", transform=trans, ha="center", fontsize=7,
                     color="0.45")
             continue
-        mid = (band.lo + band.hi) / 2
-        p = band.found / band.exact
-        se = math.sqrt(p * (1 - p) / band.exact)
-        ax.hlines(band.predicted, band.lo, band.hi, color="C0", lw=1, ls=":", zorder=3,
-                  label=None if shown_pred else "S-curve's mean P(s) over the band's pairs")
+        mid = (bin_.lo + bin_.hi) / 2
+        p = bin_.found / bin_.exact
+        se = math.sqrt(p * (1 - p) / bin_.exact)
+        ax.hlines(bin_.predicted, bin_.lo, bin_.hi, color="C0", lw=1, ls=":", zorder=3,
+                  label=None if shown_pred else "S-curve's mean P(s) over the bin's pairs")
         ax.errorbar([mid], [p], yerr=[se], fmt="o", color="C3", ms=6, capsize=4, elinewidth=1.2, zorder=5,
-                    label=None if shown_obs else "observed recall per band (±1 binomial s.e.)")
+                    label=None if shown_obs else "observed recall per similarity bin (±1 binomial s.e.)")
         shown_pred = shown_obs = True
-        ax.text(mid, 0.025, f"{band.found:,}/{band.exact:,}", transform=trans, ha="center", fontsize=7,
+        ax.text(mid, 0.025, f"{bin_.found:,}/{bin_.exact:,}", transform=trans, ha="center", fontsize=7,
                 color="0.2")
-    if c.bands:
-        ax.text(c.bands[0].lo, 0.075, " found/pairs per band", transform=trans, ha="left", fontsize=7,
+    if c.bins:
+        ax.text(c.bins[0].lo, 0.075, " found/pairs per bin", transform=trans, ha="left", fontsize=7,
                 color="0.45")
 
     ax.set_xlim(0, 1)
@@ -189,8 +204,8 @@ def _scurve_figure(c):
     ax.set_ylabel("probability of becoming a candidate / recall")
     ax.grid(True, color="0.85", lw=0.6, zorder=0)
     ax.set_axisbelow(True)
-    # Upper left is empty below the curve's rise; for a low threshold the band points are there,
-    # and the lower right (above the band counts) is empty instead.
+    # Upper left is empty below the curve's rise; for a low threshold the bin points are there,
+    # and the lower right (above the bin counts) is empty instead.
     if t >= 0.45:
         ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
     else:
@@ -200,24 +215,24 @@ def _scurve_figure(c):
         f"LSH {b} bands × {r} rows, K = {info.num_perm}{seed}; {c.shingle} shingles, t = {t:g}\n"
         f"{c.exact_pairs:,} pairs with J ≥ {t:g}, {c.lsh_pairs:,} found: recall {_pct(c.recall)} "
         f"(S-curve predicts {_pct(c.predicted_recall)})\n{c.lsh_candidates:,} candidate pairs of distinct sets "
-        f"verified ({_share(c.lsh_candidates, c.all_pairs)} of the {c.all_pairs:,} pairs of {c.documents:,} "
-        "documents)",
+        f"verified ({_share(c.lsh_candidates, c.all_set_pairs)} of the {c.all_set_pairs:,}); "
+        f"{c.joined:,} documents joined of {c.documents:,} read",
         fontsize=9.5)
     return fig
 
 
 def plot_scurve(comparison, path: str | os.PathLike) -> Path:
-    """Draw the S-curve of the comparison's banding with the observed recall per band.
+    """Draw the S-curve of the comparison's banding with the observed recall per similarity bin.
 
     The curve ``P(s) = 1 - (1 - s^r)^b`` over s in [0, 1]; the threshold as a
     dashed vertical line; the knee ``(1/b)^(1/r)`` as a diamond. For every
-    similarity band of ``comparison.bands`` (t–0.6, 0.6–0.7, …): the observed
-    recall as a point at the band's midpoint with an error bar of ±1 binomial
-    standard error ``sqrt(p(1 - p)/n)`` (p the observed recall, n the band's
+    similarity bin of ``comparison.bins`` (t–0.6, 0.6–0.7, …): the observed
+    recall as a point at the bin's midpoint with an error bar of ±1 binomial
+    standard error ``sqrt(p(1 - p)/n)`` (p the observed recall, n the bin's
     pairs; it takes pairs as independent, and near-copies of one document
-    collide together, so across seeds the points scatter wider), the S-curve's mean P(s) over the band's pairs as a dotted bar
-    across the band (the fair thing to compare the point with: the curve
-    changes within a band), and ``found/pairs`` written under the band. The
+    collide together, so across seeds the points scatter wider), the S-curve's mean P(s) over the bin's pairs as a dotted bar
+    across the bin (the fair thing to compare the point with: the curve
+    changes within a bin), and ``found/pairs`` written under the bin. The
     title gives b × r, K, the seed and the totals.
 
     Parameters
@@ -245,7 +260,7 @@ def plot_scurve(comparison, path: str | os.PathLike) -> Path:
 def _top_groups(ids: list[str]) -> list[tuple[str, int, int]]:
     """Runs of consecutive ids with the same first path component: (name, start, stop)."""
     runs: list[tuple[str, int, int]] = []
-    for i, name in enumerate(ids):
+    for i, name in enumerate(map(str, ids)):
         head = name.split("/", 1)[0] if "/" in name else ""
         if runs and runs[-1][0] == head:
             runs[-1] = (head, runs[-1][1], i + 1)
@@ -254,19 +269,64 @@ def _top_groups(ids: list[str]) -> list[tuple[str, int, int]]:
     return runs
 
 
+def _joined(c) -> tuple[np.ndarray, np.ndarray]:
+    """The joined documents (indices into ``c.ids``) and each document's place among them (-1 if not joined)."""
+    n = len(c.ids)
+    mask = np.ones(n, bool) if c.doc_joined is None else np.asarray(c.doc_joined, bool)
+    docs = np.flatnonzero(mask)
+    place = np.full(max(n, 1), -1, np.int64)
+    place[docs] = np.arange(len(docs))
+    return docs, place
+
+
+def _similarity_colours():
+    """The colour map of true similarity: viridis reversed and cut short of its palest yellow."""
+    import matplotlib
+    from matplotlib.colors import ListedColormap
+
+    return ListedColormap(matplotlib.colormaps["viridis_r"](np.linspace(0.12, 1.0, 256)))
+
+
+def _similarity_bar(fig, ax, norm, cmap, t: float) -> None:
+    from matplotlib.cm import ScalarMappable
+
+    bar = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, shrink=0.6, pad=0.01, aspect=30)
+    bar.set_label("true Jaccard similarity of the pair")
+    bar.ax.axhline(t, color="black", lw=1.5)
+    bar.ax.text(-0.25, t, "t", transform=bar.ax.get_yaxis_transform(), ha="right", va="center", fontsize=9)
+
+
+def _label(c, doc: int, width: int = 22) -> str:
+    """A document's name in a picture: its line's text (for --lines) or its id, shortened, with ×k for copies."""
+    text = str(c.labels[doc] if c.labels is not None else c.ids[doc])
+    text = text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
+    text = text if len(text) <= width else text[:width - 1] + "…"
+    k = int(c.copies[doc]) if c.copies is not None else 1
+    return f"{text} ×{k}" if k > 1 else text
+
+
+def chords_readable(c) -> bool:
+    """Whether the chord circle can be read: its documents fall into directory arcs, or are few enough to label."""
+    docs, _ = _joined(c)
+    runs = _top_groups([c.ids[d] for d in docs])
+    return (2 <= len(runs) <= MAX_GROUPS and all(name for name, _, _ in runs)) or len(docs) <= MAX_LABELLED
+
+
 def _chords_figure(c, max_chords: int):
     Figure = _figure_class()
-    import matplotlib
-    from matplotlib.cm import ScalarMappable
     from matplotlib.collections import LineCollection
-    from matplotlib.colors import ListedColormap, Normalize
+    from matplotlib.colors import Normalize
 
-    ids = list(c.ids)
-    left = np.asarray(c.candidate_left_doc, dtype=np.int64)
-    right = np.asarray(c.candidate_right_doc, dtype=np.int64)
+    docs, place = _joined(c)
+    ids = [c.ids[d] for d in docs]
+    left = place[np.asarray(c.candidate_left_doc, dtype=np.int64)]
+    right = place[np.asarray(c.candidate_right_doc, dtype=np.int64)]
     sim = np.asarray(c.candidate_similarity, dtype=np.float64)
     verified = np.asarray(c.candidate_verified, dtype=bool)
-    n = max(len(ids), int(left.max()) + 1 if len(left) else 0, int(right.max()) + 1 if len(right) else 0, 1)
+    missed = np.zeros(0, bool) if c.true_found is None else ~np.asarray(c.true_found, bool)
+    miss_left = place[np.asarray(c.true_left_doc, dtype=np.int64)[missed]] if len(missed) else np.zeros(0, np.int64)
+    miss_right = place[np.asarray(c.true_right_doc, dtype=np.int64)[missed]] if len(missed) else np.zeros(0, np.int64)
+    n = max(len(ids), 1)
     t = float(c.threshold.fraction)
 
     # Documents clockwise from the top, in input order (for a directory: path order).
@@ -281,7 +341,8 @@ def _chords_figure(c, max_chords: int):
 
     runs = _top_groups(ids)
     arcs = 2 <= len(runs) <= MAX_GROUPS and all(name for name, _, _ in runs)
-    reach = 1.45 if arcs else 1.06  # room for directory labels around the circle
+    named = not arcs and len(ids) <= MAX_LABELLED
+    reach = 1.45 if arcs or named else 1.06  # room for labels around the circle
 
     fig = Figure(figsize=(9.2, 8.6), layout="constrained")
     ax = fig.add_subplot()
@@ -289,32 +350,47 @@ def _chords_figure(c, max_chords: int):
     ax.set_axis_off()
     lo = math.floor(10 * min(float(sim.min()) if total else t, t)) / 10
     norm = Normalize(vmin=lo, vmax=1.0)
-    # viridis reversed and cut short of its palest yellow, which vanishes on white.
-    cmap = ListedColormap(matplotlib.colormaps["viridis_r"](np.linspace(0.12, 1.0, 256)))
+    cmap = _similarity_colours()
 
     # A chord is a quadratic Bézier curve whose control point lies between the chord's midpoint and
     # the centre: far-apart documents are joined nearly straight, neighbours by a shallow loop.
     u = np.linspace(0.0, 1.0, 24)[None, :, None]
+
+    def curves(a_idx, b_idx):
+        a, b = xy[a_idx][:, None, :], xy[b_idx][:, None, :]
+        ctrl = 0.35 * (a + b) / 2
+        return (1 - u) ** 2 * a + 2 * (1 - u) * u * ctrl + u ** 2 * b
+
     styles = ((~verified[order], 0.6, 0.6, 2, f"J < {t:g}: candidate rejected by verification"),
               (verified[order], 1.4, 0.9, 3, f"J ≥ {t:g}: a pair found"))
     for mask, width, alpha, z, label in styles:
         pick = order[mask]
         if not len(pick):
             continue
-        a, b = xy[left[pick]][:, None, :], xy[right[pick]][:, None, :]
-        ctrl = 0.35 * (a + b) / 2
-        curves = (1 - u) ** 2 * a + 2 * (1 - u) * u * ctrl + u ** 2 * b
         colours = cmap(norm(sim[pick]))
         colours[:, 3] = alpha
-        lines = LineCollection(curves, colors=colours, linewidths=width, zorder=z, capstyle="round",
-                               label=f"{label} ({len(pick):,})")
+        lines = LineCollection(curves(left[pick], right[pick]), colors=colours, linewidths=width, zorder=z,
+                               capstyle="round", label=f"{label} ({len(pick):,})")
         lines.set_rasterized(len(pick) > 2000)  # an SVG of thousands of curves is slow to open
+        ax.add_collection(lines)
+    if len(miss_left):
+        # What LSH missed, on top: the point of validating recall.
+        lines = LineCollection(curves(miss_left, miss_right), colors=MISSED_COLOUR, linewidths=1.3,
+                               linestyles=(0, (3, 2)), zorder=5,
+                               label=f"J ≥ {t:g}: a pair LSH missed ({len(miss_left):,})")
+        lines.set_rasterized(len(miss_left) > 2000)
         ax.add_collection(lines)
 
     ring = np.linspace(0.0, 2 * np.pi, 361)
     ax.plot(np.cos(ring), np.sin(ring), color="0.85", lw=0.6, zorder=1)
     dot = 9 if n <= 200 else 4 if n <= 1000 else 1.5
-    ax.scatter(xy[:, 0], xy[:, 1], s=dot, color="0.25", lw=0, zorder=4)
+    ax.scatter(xy[:, 0], xy[:, 1], s=dot, color="0.25", lw=0, zorder=6)
+
+    def outside(mid: float, text: str, radius: float) -> None:
+        deg = math.degrees(mid) % 360
+        flip = 90 < deg < 270  # left half: turn the text so it reads from the circle outwards
+        ax.text(radius * math.cos(mid), radius * math.sin(mid), text, rotation=deg - 180 if flip else deg,
+                rotation_mode="anchor", ha="right" if flip else "left", va="center", fontsize=7, color="0.3")
 
     # Top-level directories as arcs outside the circle, named when the arc is long enough to read.
     if arcs:
@@ -326,21 +402,15 @@ def _chords_figure(c, max_chords: int):
             ax.plot(1.05 * np.cos(arc), 1.05 * np.sin(arc), color="0.35" if k % 2 else "0.65", lw=3,
                     solid_capstyle="butt", zorder=4)
             if (stop - start) / n >= 0.012 or len(runs) <= 12:
-                mid = (a0 + a1) / 2
-                deg = math.degrees(mid) % 360
-                flip = 90 < deg < 270  # left half: turn the text so it reads from the circle outwards
-                ax.text(1.09 * math.cos(mid), 1.09 * math.sin(mid), f"{name}/ ({stop - start})",
-                        rotation=deg - 180 if flip else deg, rotation_mode="anchor",
-                        ha="right" if flip else "left", va="center", fontsize=7, color="0.3")
+                outside((a0 + a1) / 2, f"{name}/ ({stop - start})", 1.09)
+    elif named:
+        for k, d in enumerate(docs):
+            outside(float(angle[k]), _label(c, int(d)), 1.04)
     ax.set_xlim(-reach, reach)
     ax.set_ylim(-reach, reach)
-    if total:
+    if total or len(miss_left):
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8, frameon=False)
-
-    bar = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, shrink=0.6, pad=0.01, aspect=30)
-    bar.set_label("true Jaccard similarity of the candidate pair")
-    bar.ax.axhline(t, color="black", lw=1.5)
-    bar.ax.text(-0.25, t, "t", transform=bar.ax.get_yaxis_transform(), ha="right", va="center", fontsize=9)
+    _similarity_bar(fig, ax, norm, cmap, t)
 
     info = c.lsh
     n_verified = int(verified.sum())
@@ -349,10 +419,127 @@ def _chords_figure(c, max_chords: int):
     ax.set_title(
         f"LSH candidates as chords: {info.bands} bands × {info.rows} rows, K = {info.num_perm}, "
         f"{c.shingle}, t = {t:g}\n"
-        f"{n:,} documents clockwise from the top in input order; {total:,} candidate pairs of distinct sets, "
-        f"{n_verified:,} with J ≥ {t:g} (thick)\n{drawn}",
+        f"{len(ids):,} documents joined (of {c.documents:,} read), clockwise from the top in input order\n"
+        f"{total:,} candidate pairs of distinct sets, {n_verified:,} with J ≥ {t:g} (thick): {drawn}\n"
+        f"{len(miss_left):,} pairs of distinct sets with J ≥ {t:g} missed by LSH (dashed red)",
         fontsize=9.5)
     return fig
+
+
+def _components(left: np.ndarray, right: np.ndarray) -> dict[int, list[int]]:
+    """Connected components of the graph with these edges: root -> sorted members."""
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in zip(left.tolist(), right.tolist()):
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[int, list[int]] = {}
+    for x in sorted(parent):
+        groups.setdefault(find(x), []).append(x)
+    return groups
+
+
+def _cluster_order(members: list[int], left: np.ndarray, right: np.ndarray, degree: np.ndarray) -> list[int]:
+    """At most MAX_CLUSTER_NODES documents of a cluster, in breadth-first order from its best-connected one,
+    so that neighbours sit side by side on its circle and few edges cross."""
+    inside = np.isin(left, members)
+    nbrs: dict[int, list[int]] = {}
+    for a, b in zip(left[inside].tolist(), right[inside].tolist()):
+        nbrs.setdefault(a, []).append(b)
+        nbrs.setdefault(b, []).append(a)
+    start = min(members, key=lambda d: (-degree[d], d))
+    order, seen = [start], {start}
+    for d in order:
+        for e in sorted(nbrs.get(d, ()), key=lambda x: (-degree[x], x)):
+            if e not in seen and len(order) < MAX_CLUSTER_NODES:
+                seen.add(e)
+                order.append(e)
+    return order
+
+
+def _clusters_figure(c, max_clusters: int = MAX_CLUSTERS):
+    """The largest clusters (connected components) of the pairs with J >= t, each document labelled."""
+    Figure = _figure_class()
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import Normalize
+
+    t = float(c.threshold.fraction)
+    left = np.asarray(c.true_left_doc, dtype=np.int64)
+    right = np.asarray(c.true_right_doc, dtype=np.int64)
+    sim = np.asarray(c.true_similarity, dtype=np.float64)
+    found = np.asarray(c.true_found, dtype=bool)
+    groups = sorted(_components(left, right).values(), key=lambda g: (-len(g), g[0]))
+    shown = groups[:max_clusters]
+
+    cols = min(4, max(1, len(shown)))
+    rows = max(1, math.ceil(len(shown) / cols))
+    fig = Figure(figsize=(3.3 * cols + 1.6, 3.3 * rows + 1.4), layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_aspect("equal")
+    ax.set_axis_off()
+    norm = Normalize(vmin=math.floor(10 * t) / 10, vmax=1.0)
+    cmap = _similarity_colours()
+    degree = np.bincount(np.concatenate([left, right]), minlength=len(c.ids)) if len(left) else None
+    segs, colours, miss_segs = [], [], []
+    for k, members in enumerate(shown):
+        keep = _cluster_order(members, left, right, degree)
+        cx, cy = 3.4 * (k % cols), -3.4 * (k // cols)
+        ang = np.pi / 2 - 2 * np.pi * np.arange(len(keep)) / len(keep)
+        pos = {d: (cx + math.cos(a), cy + math.sin(a)) for d, a in zip(keep, ang)}
+        inside = np.isin(left, keep) & np.isin(right, keep)
+        for e in np.flatnonzero(inside).tolist():
+            seg = [pos[int(left[e])], pos[int(right[e])]]
+            if found[e]:
+                segs.append(seg)
+                colours.append(cmap(norm(sim[e])))
+            else:
+                miss_segs.append(seg)
+        ax.scatter([p[0] for p in pos.values()], [p[1] for p in pos.values()], s=14, color="0.25", lw=0, zorder=6)
+        for d, a in zip(keep, ang):
+            deg = math.degrees(a) % 360
+            flip = 90 < deg < 270
+            ax.text(pos[d][0] + 0.08 * math.cos(a), pos[d][1] + 0.08 * math.sin(a), _label(c, d, 18),
+                    rotation=deg - 180 if flip else deg, rotation_mode="anchor", ha="right" if flip else "left",
+                    va="center", fontsize=6, color="0.2", zorder=7)
+        pairs_in = int(((np.isin(left, members)) & np.isin(right, members)).sum())
+        more = f", {len(keep)} shown" if len(keep) < len(members) else ""
+        ax.text(cx, cy - 1.62, f"{len(members):,} documents, {pairs_in:,} pairs{more}", ha="center", fontsize=7,
+                color="0.35")
+    if segs:
+        ax.add_collection(LineCollection(segs, colors=colours, linewidths=1.4, zorder=3,
+                                         label=f"J ≥ {t:g}: a pair found ({len(segs):,} drawn)"))
+    if miss_segs:
+        ax.add_collection(LineCollection(miss_segs, colors=MISSED_COLOUR, linewidths=1.3, linestyles=(0, (3, 2)),
+                                         zorder=4, label=f"J ≥ {t:g}: a pair LSH missed ({len(miss_segs):,} drawn)"))
+    if not shown:
+        ax.text(0, 0, f"no pair with J ≥ {t:g}: no cluster to draw", ha="center", va="center", fontsize=10)
+    ax.set_xlim(-1.9, 3.4 * (cols - 1) + 1.9)
+    ax.set_ylim(-3.4 * (rows - 1) - 1.8, 1.6)
+    if segs or miss_segs:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8, frameon=False)
+    _similarity_bar(fig, ax, norm, cmap, t)
+    info = c.lsh
+    in_clusters = sum(len(g) for g in groups)
+    ax.set_title(
+        f"The largest clusters of pairs with J ≥ {t:g} ({c.shingle}); LSH {info.bands} bands × {info.rows} rows, "
+        f"K = {info.num_perm}\n{len(shown):,} of {len(groups):,} clusters drawn ({in_clusters:,} of the "
+        f"{c.joined:,} documents joined are in one); LSH missed {c.missed:,} of {len(left):,} pairs of distinct sets"
+        f"\n(a circle of {c.joined:,} documents without directories to group them would be unreadable)",
+        fontsize=9.5)
+    return fig
+
+
+def _candidates_figure(c, max_chords: int):
+    """The chord circle where it can be read, else the largest clusters (see :func:`chords_readable`)."""
+    return _chords_figure(c, max_chords) if chords_readable(c) else _clusters_figure(c)
 
 
 def plot_chords(comparison, path: str | os.PathLike, *, max_chords: int = MAX_CHORDS) -> Path:
@@ -390,7 +577,7 @@ def plot_chords(comparison, path: str | os.PathLike, *, max_chords: int = MAX_CH
     fmt = _format(path)
     if isinstance(max_chords, bool) or not isinstance(max_chords, int) or max_chords < 0:
         raise UsageError(f"max_chords must be a whole number of 0 or more, got {max_chords!r}")
-    return _write([(_chords_figure(comparison, max_chords), Path(path), fmt)])[0]
+    return _write([(_candidates_figure(comparison, max_chords), Path(path), fmt)])[0]
 
 
 def plot_comparison(comparison, path: str | os.PathLike) -> list[Path]:
@@ -423,4 +610,4 @@ def plot_comparison(comparison, path: str | os.PathLike) -> list[Path]:
     fmt = _format(path)
     target = Path(path)
     return _write([(_scurve_figure(comparison), target, fmt),
-                   (_chords_figure(comparison, MAX_CHORDS), chords_path(target), fmt)])
+                   (_candidates_figure(comparison, MAX_CHORDS), chords_path(target), fmt)])

@@ -62,7 +62,7 @@ from allpairs.join import Stats, lsh_pairs, lsh_settings, shingle_corpus  # noqa
 from allpairs.lsh import knee, probability  # noqa: E402
 from allpairs.measures import Threshold  # noqa: E402
 from allpairs.pairs import Pairs  # noqa: E402
-from allpairs.report import recall_by_band  # noqa: E402
+from allpairs.report import recall_by_bin  # noqa: E402
 from datasets import go  # noqa: E402
 
 #: Pairs with J >= 0.5 in the shared Go 1.27.3 tree (REFERENCE.md section 1).
@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
                 "recall": len(approx) / len(exact) if len(exact) else math.nan,
                 "lsh_s": st.seconds.get("signatures", 0.0) + st.seconds.get("bands", 0.0),
                 "verify_s": st.seconds.get("verify", 0.0),
-                "bands": recall_by_band(sets, exact, approx, t, info),
+                "bins": recall_by_bin(sets, exact, approx, t, info),
             })
             log(f"  {info.bands:>2} × {info.rows} seed {seed}: {doc_candidates:,} candidates, "
                 f"{len(approx):,} of {len(exact):,} found")
@@ -292,9 +292,9 @@ def main(argv: list[str] | None = None) -> int:
             expected_rec = fmt_pct(e_rec, e_rec_sd if len(seeds) > 1 else math.nan)
         else:  # too many sets for the matrix: the recall prediction still comes from the exact pairs
             expected_cand = "skipped"
-            bands = [b for b in per_seed[0]["bands"] if b.exact]
-            expected_rec = fmt_pct(sum(b.predicted * b.exact for b in bands) / sum(b.exact for b in bands)
-                                   if bands else math.nan, math.nan)
+            bins = [b for b in per_seed[0]["bins"] if b.exact]
+            expected_rec = fmt_pct(sum(b.predicted * b.exact for b in bins) / sum(b.exact for b in bins)
+                                   if bins else math.nan, math.nan)
         rows.append((name, f"{knee(info.bands, info.rows):.3f}", f"{probability(float(t.fraction), info.bands, info.rows):.3f}",
                      fmt_count(*cand), f"{100 * cand[0] / all_pairs:.3g}%", expected_cand, fmt_count(*checks),
                      fmt_count(*got), fmt_pct(*rec), expected_rec,
@@ -309,13 +309,13 @@ def main(argv: list[str] | None = None) -> int:
             print("  ".join("-" * w for w in widths))
     print()
     print("recall per similarity band (mean over seeds) / the S-curve's mean P(s) over the band's pairs")
-    bands0 = results[0][1][0]["bands"]
-    head = ["banding"] + [f"[{b.lo:.1f}, {b.hi:.1f}{']' if b.hi == 1 else ')'}" for b in bands0]
-    table = [head, ["pairs"] + [f"{b.exact:,}" for b in bands0]]
+    bins0 = results[0][1][0]["bins"]
+    head = ["banding"] + [f"[{b.lo:.1f}, {b.hi:.1f}{']' if b.hi == 1 else ')'}" for b in bins0]
+    table = [head, ["pairs"] + [f"{b.exact:,}" for b in bins0]]
     for info, per_seed in results:
         cells = [f"{info.bands} × {info.rows}"]
-        for k, b in enumerate(per_seed[0]["bands"]):
-            obs = np.mean([r["bands"][k].recall for r in per_seed]) if b.exact else math.nan
+        for k, b in enumerate(per_seed[0]["bins"]):
+            obs = np.mean([r["bins"][k].recall for r in per_seed]) if b.exact else math.nan
             cells.append("n/a" if math.isnan(obs) else f"{obs:.3f} / {b.predicted:.3f}")
         table.append(cells)
     widths = [max(len(r[k]) for r in table) for k in range(len(head))]

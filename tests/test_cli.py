@@ -125,7 +125,9 @@ def test_output_file_is_written_whole(tmp_path):
     (["join", "-t", "0.5", "-s", "word:0", str(TINY)], 2, "shingle size must be at least 1"),
     (["join", "-t", "0.5", "--lines", "--sets", str(TINY)], 2, "choose one of"),
     (["join", "-t", "0.5", "--sets", str(TINY)], 2, "is a directory"),
-    (["join", "-t", "0.5", str(TINY / "cat.txt")], 2, "is a file, not a directory"),
+    (["join", "-t", "0.5", "--include", "[", str(TINY)], 2, "glob '[': '[' at column 1 is never closed"),
+    (["join", "-t", "0.5", "--exclude", "[z-a]", str(TINY)], 2, "range z-a is reversed"),
+    (["join", "-t", "0.5", "--lines", str(TINY / "cat.txt"), str(TINY / "dog.txt")], 2, "--lines reads one file"),
     (["join", "-t", "0.5", "-j", "-1", str(TINY)], 2, "--jobs -1"),
     (["join", "-t", "0.5", "-f", "xml", str(TINY)], 2, "xml"),
     (["join", str(TINY)], 2, "--threshold"),
@@ -231,6 +233,136 @@ def test_file_names_that_are_not_utf8_are_written_back_as_they_are(tmp_path):
     assert out.read_bytes() == b"b.txt\tcaf\xe9.txt\t1.000000\n"
     j = run("join", "-t", "0.5", "-s", "word:1", "-q", "-f", "jsonl", "--include", "*.txt", tmp_path)
     assert json.loads(j.stdout)["right"] == "caf\udce9.txt"
+
+
+# --- issue 9: what a new user trips over
+
+def test_a_bad_output_path_is_refused_before_the_corpus_is_read(tmp_path, monkeypatch):
+    import allpairs.cli.join as cli_join
+
+    def never(*a, **k):
+        raise AssertionError("the corpus was read before the output path was checked")
+
+    monkeypatch.setattr(cli_join, "read_input", never)
+    r = run("join", "-t", "0.5", "-o", tmp_path / "no" / "such" / "x.tsv", TINY)
+    assert r.exit_code == 1 and "directory" in r.stderr and "does not exist" in r.stderr, r.stderr
+    r = run("join", "-t", "0.5", "-o", tmp_path, TINY)
+    assert r.exit_code == 2 and "is a directory" in r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--bands", "4", "--rows", "2"], "--bands, --rows do nothing in exact mode"),
+    (["--bits", "16"], "--bits does nothing in exact mode"),
+    (["--max-bucket", "10"], "--max-bucket does nothing in exact mode"),
+    (["--num-perm", "128"], "--num-perm does nothing in exact mode"),  # the default, but given
+    (["--seed", "1"], "--seed does nothing in exact mode"),
+    (["--verify", "exact"], "--verify does nothing in exact mode"),
+    (["--count", "-o", "x.tsv"], "--output does nothing with --count"),
+    (["--count", "-f", "csv"], "--format does nothing with --count"),
+    (["-m", "lsh", "-b", "4", "-r", "2", "--recall", "0.9"], "--recall does nothing when --bands and --rows"),
+    (["--id-field", "url"], "--id-field does nothing without --jsonl"),
+    (["--encoding", "latin-1"], "--encoding does nothing for a directory"),
+])
+def test_options_that_would_do_nothing_are_refused_in_one_line(args, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = run("join", "-t", "0.5", *args, TINY)
+    assert r.exit_code == 2, r.stderr
+    assert r.stderr.startswith(f"allpairs: error: {message}") and r.stderr.count("\n") == 1, r.stderr
+    assert r.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+def test_lsh_options_are_taken_in_lsh_mode_and_by_compare():
+    r = run("join", "-t", "0.5", "-s", "word:1", "-q", "-m", "lsh", "-b", "4", "-r", "2", "--seed", "3", TINY)
+    assert r.exit_code == 0, r.stderr
+    c = run("compare", "-t", "0.5", "-s", "word:1", "-q", "-b", "4", "-r", "2", "--seed", "3", TINY)
+    assert c.exit_code == 0, c.stderr
+
+
+def test_empty_corpus_error_counts_files_and_each_filter(tmp_path):
+    r = run("join", "-t", "0.5", "--include", "*.rs", TINY)
+    assert r.exit_code == 1
+    assert "8 files found; 8 left out by --include" in r.stderr, r.stderr
+    r = run("join", "-t", "0.5", "--min-bytes", "100000000", TINY)
+    assert r.exit_code == 1 and "8 smaller than --min-bytes" in r.stderr, r.stderr
+
+
+def test_several_paths_and_single_files_are_one_corpus(tmp_path, monkeypatch):
+    monkeypatch.chdir(TINY)
+    files = sorted(p.name for p in TINY.glob("fox-*.txt"))
+    r = run("join", "-t", "0.5", "-s", "word:1", "-q", *files)
+    expected = [line for line in GOLDEN.read_text().splitlines()
+                if line.split("\t")[0] in files and line.split("\t")[1] in files]
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.splitlines() == expected
+    one = run("join", "-t", "0.5", "-s", "word:1", "-q", "cat.txt")
+    assert one.exit_code == 0 and one.stdout == "", one.stderr
+    (tmp_path / "json").mkdir()
+    (tmp_path / "email").mkdir()
+    (tmp_path / "json" / "a.txt").write_text("the quick brown fox")
+    (tmp_path / "email" / "a.txt").write_text("the quick brown fox")
+    monkeypatch.chdir(tmp_path)
+    r = run("join", "-t", "0.5", "-s", "word:1", "-q", "json/", "email/")
+    assert r.stdout == "json/a.txt\temail/a.txt\t1.000000\n"
+
+
+def test_hidden_and_ignored_files_are_left_out_and_the_summary_says_so(tmp_path):
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "copy.txt").write_text("the quick brown fox")
+    (tmp_path / "a.txt").write_text("the quick brown fox")
+    (tmp_path / "b.txt").write_text("the quick brown fox")
+    (tmp_path / "c.log").write_text("the quick brown fox")
+    (tmp_path / ".gitignore").write_text("*.log\n")
+    r = run("join", "-t", "0.5", "-s", "word:1", tmp_path)
+    assert r.stdout == "a.txt\tb.txt\t1.000000\n"
+    assert ("allpairs: left out 1 folder and 1 file hidden; --hidden reads them; "
+            "1 file ignored (.gitignore, .ignore, .git); --no-ignore reads them") in r.stderr, r.stderr
+    r = run("join", "-t", "0.5", "-s", "word:1", "-q", "--hidden", "--no-ignore", "--count", tmp_path)
+    assert r.stdout == "6\n"
+
+
+def test_help_groups_options_in_panels_with_meaningful_metavars():
+    r = run("join", "-h")
+    assert r.exit_code == 0
+    assert "Usage: allpairs join [OPTIONS] PATH..." in r.stdout
+    for panel in ("Input options:", "Shingle options:", "Output options:", "LSH options:",
+                  "Performance options:"):
+        assert panel in r.stdout
+    for shown in ("-t, --threshold T", "--recall FLOAT", "--include GLOB", "--min-bytes N", "-o, --output FILE"):
+        assert shown in r.stdout
+    for hidden in ("{path}", "<str>", "<list[str]>", "<int>"):
+        assert hidden not in r.stdout
+    c = run("compare", "--help")
+    assert "printed" not in c.stdout and "--count" not in c.stdout
+    top = run("--help")
+    assert "..." not in top.stdout.split("Commands:")[1]
+
+
+def test_compare_plot_writes_both_pictures(tmp_path):
+    r = run("compare", "-t", "0.5", "-s", "word:1", "-b", "4", "-r", "2", "--plot", tmp_path / "c.png", TINY)
+    assert r.exit_code == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c-chords.png", "c.png"]
+    assert "6 joined" in r.stdout and f"wrote {tmp_path / 'c-chords.png'}" in r.stderr
+
+
+def test_counts_of_one_are_singular_sets_say_tokens_and_line_records_say_line(tmp_path):
+    f = tmp_path / "s.dat"
+    f.write_text("a b c\na b c d\n\n")
+    r = run("join", "--sets", "-t", "0.7", f)
+    assert "skipped 1 document (no shingle: 1): line 3 (no shingle)" in r.stderr, r.stderr
+    assert "; tokens: 7 (4 distinct); 2 distinct sets" in r.stderr
+    assert "1 candidate, 1 pair (1 between distinct sets)" in r.stderr
+    g = tmp_path / "l.txt"
+    g.write_text("abcd\nab\n")
+    r = run("join", "--lines", "-t", "0.5", g)
+    assert "line 2 (no shingle)" in r.stderr and "1 distinct set\n" in r.stderr, r.stderr
+
+
+def test_a_threshold_above_one_is_not_explained_by_t_equals_0():
+    r = run("join", "-t", "1.5", TINY)
+    assert r.exit_code == 2 and "outside (0, 1]" in r.stderr and "no similarity is above 1" in r.stderr
+    assert "t = 0" not in r.stderr
+    assert "t = 0 would pair every two documents" in run("join", "-t", "0", TINY).stderr
 
 
 # --- --measure, --against, --clusters ------------------------------------------

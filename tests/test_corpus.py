@@ -1,4 +1,5 @@
 """Reading corpora: file choice by glob, skipped files with reasons, errors that say where."""
+import re
 from pathlib import Path
 
 import pytest
@@ -76,9 +77,7 @@ def test_missing_path_is_a_usage_error(tmp_path):
         read_lines(tmp_path / "nope.txt")
 
 
-def test_file_given_as_directory_and_vice_versa_are_usage_errors(tree):
-    with pytest.raises(UsageError, match="--lines"):
-        read_directory(tree / "b.txt")
+def test_a_directory_given_to_a_line_reader_is_a_usage_error(tree):
     with pytest.raises(UsageError, match="is a directory"):
         read_sets(tree)
 
@@ -136,3 +135,132 @@ def test_directory_options_do_not_apply_to_line_input(tmp_path):
         read_corpus(f, "lines", include=["*.go"])
     with pytest.raises(UsageError, match="stdin"):
         read_corpus("-", "directory")
+    with pytest.raises(UsageError, match="--hidden"):
+        read_corpus(f, "lines", hidden=True)
+    with pytest.raises(UsageError, match="reads one file; got 2 paths"):
+        read_corpus([f, f], "sets")
+
+
+# --- several paths, hidden files, ignore files, filters that say what they left out
+
+def test_a_single_file_is_a_corpus_of_one_with_the_path_as_given(tree, monkeypatch):
+    monkeypatch.chdir(tree)
+    c = read_directory("a/one.txt")
+    assert c.ids == ["a/one.txt"] and c.texts == ["hello world"]
+
+
+def test_several_directories_and_files_are_one_corpus_in_the_order_given(tmp_path, monkeypatch):
+    for d, names in {"json": ["a.txt", "b.txt"], "email": ["c.txt"], "src": ["x.py", "y.py"]}.items():
+        (tmp_path / d).mkdir()
+        for n in names:
+            (tmp_path / d / n).write_text(f"{d} {n}")
+    monkeypatch.chdir(tmp_path)
+    c = read_corpus(["json/", "email", "src/y.py", "src/x.py"])
+    assert c.ids == ["a.txt", "b.txt", "c.txt", "src/y.py", "src/x.py"]
+    assert c.texts[2] == "email c.txt"
+
+
+def test_ids_two_paths_would_share_are_prefixed_by_their_path(tmp_path, monkeypatch):
+    for d in ("json", "email"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "a.txt").write_text(d)
+        (tmp_path / d / f"{d}-only.txt").write_text(d)
+    monkeypatch.chdir(tmp_path)
+    c = read_directory(["json/", "email/"])
+    assert c.ids == ["json/a.txt", "json-only.txt", "email/a.txt", "email-only.txt"]
+    assert read_directory(["json/", "email/"]).ids == c.ids  # deterministic
+
+
+def test_a_file_reached_through_two_paths_is_read_once(tmp_path, monkeypatch):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("x = 1")
+    monkeypatch.chdir(tmp_path)
+    c = read_directory(["src", "src/a.py"])
+    assert c.ids == ["a.py"] and c.left_out == {"named twice": 1}
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A project with a .git folder, a virtualenv, caches and nested ignore files."""
+    for rel, text in {
+        ".git/HEAD": "ref: refs/heads/main", ".git/config": "[core]",
+        ".venv/lib/site.py": "import os", ".hidden.txt": "secret",
+        ".gitignore": "build/\n*.log\n!keep.log\n", "build/out.txt": "built",
+        "run.log": "log", "keep.log": "kept", "src/main.py": "print(1)",
+        "src/.ignore": "generated_*.py\n", "src/generated_x.py": "gen", "src/sub/generated_y.py": "gen",
+        "docs/.gitignore": "/draft.md\n", "docs/draft.md": "draft", "docs/sub/draft.md": "not the top one",
+    }.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return tmp_path
+
+
+def test_hidden_files_and_ignored_paths_are_left_out_by_default(repo):
+    c = read_directory(repo)
+    assert c.ids == ["docs/sub/draft.md", "keep.log", "src/main.py"]
+    assert c.left_out == {"hidden folder": 2, "hidden file": 4, "ignored folder": 1, "ignored file": 4}
+    assert c.left_out_note() == ("left out 2 folders and 4 files hidden; --hidden reads them; "
+                                 "1 folder and 4 files ignored (.gitignore, .ignore, .git); --no-ignore reads them")
+
+
+def test_hidden_and_no_ignore_turn_each_rule_off(repo):
+    assert read_directory(repo, hidden=True).ids == [
+        ".gitignore", ".hidden.txt", ".venv/lib/site.py", "docs/.gitignore", "docs/sub/draft.md", "keep.log",
+        "src/.ignore", "src/main.py"]
+    every = read_directory(repo, hidden=True, ignore=False).ids
+    assert ".git/HEAD" in every and "build/out.txt" in every and len(every) == 15
+    assert len(read_directory(repo, ignore=False).ids) == 8
+
+
+def test_ignore_files_above_the_directory_count_up_to_the_repository_top(repo):
+    assert read_directory(repo / "src").ids == ["main.py"]
+    assert read_directory(repo / "docs").ids == ["sub/draft.md"]
+    (repo / ".gitignore").write_text("*.md\n")
+    assert read_directory(repo / "docs").ids == []
+
+
+@pytest.mark.parametrize("pattern, message", [
+    ("[", "never closed"),
+    ("[]", "never closed"),
+    ("*.[ch", "never closed"),
+    ("[z-a]", "range z-a is reversed"),
+    ("[[:alfa:]]", "unknown character class"),
+])
+def test_a_malformed_glob_is_a_usage_error(tree, pattern, message):
+    with pytest.raises(UsageError, match=re.escape(f"glob {pattern!r}: ") + ".*" + message):
+        read_directory(tree, include=[pattern])
+    with pytest.raises(UsageError, match=message):
+        read_directory(tree, exclude=[pattern])
+
+
+@pytest.mark.parametrize("path, pattern, expected", [
+    ("a1.txt", "a[[:digit:]].txt", True),
+    ("ab.txt", "a[[:digit:]].txt", False),
+    ("X.txt", "[[:upper:]].txt", True),
+    ("[x", "[[]x", True),
+    ("]", "[]]", True),
+    ("a/b", "a[!x]b", False),
+    ("a-b", "a[!x]b", True),
+    ("a-b", "a[x-]b", True),
+])
+def test_posix_classes_and_brackets_in_globs(path, pattern, expected):
+    assert matches(path, [pattern]) is expected
+
+
+def test_the_empty_corpus_message_counts_files_and_what_each_filter_left_out(repo):
+    from allpairs.join import join
+    from allpairs.errors import EmptyCorpusError
+
+    with pytest.raises(EmptyCorpusError) as e:
+        join(read_directory(repo, include=["*.rs"]), 0.5)
+    msg = str(e.value)
+    assert "3 files found" in msg and "3 left out by --include" in msg and "4 files hidden" in msg, msg
+    with pytest.raises(EmptyCorpusError, match="1 smaller than --min-bytes; .*skipped 1 binary"):
+        join(read_directory(repo / "src", min_bytes=10**8, include=["*.py", "*.bin"]).__class__(
+            ids=[], texts=[], kind="directory", found=1, dropped=1, skipped=[("x.bin", "binary")]), 0.5)
+
+
+def test_a_directory_named_is_read_even_where_a_parent_ignore_file_ignores_it(repo):
+    (repo / "build" / "x.log").write_text("log")
+    assert read_directory(repo / "build").ids == ["out.txt"]  # build/ is ignored above it; *.log still applies
+    assert read_directory(repo).left_out["ignored folder"] == 1

@@ -37,7 +37,7 @@ def test_identical_documents_keep_the_first():
 def test_documents_with_no_shingle_are_skipped_not_kept():
     res = dedup(["a b", "", "a b"], 0.5, shingle="word:1")
     assert res.kept.tolist() == [0] and res.removed.tolist() == [2]
-    assert res.stats.skipped == [("1", "no shingle")]
+    assert res.stats.skipped == [(1, "no shingle")]  # a list's ids are its positions, as ints
 
 
 def test_empty_corpus_is_an_error():

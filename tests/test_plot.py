@@ -10,8 +10,8 @@ import pytest
 
 import datasets.synthetic
 from allpairs.errors import InputError, UsageError
-from allpairs.plot import (MAX_CHORDS, _chords_figure, check_plot_path, chords_path, plot_chords,
-                           plot_comparison, plot_scurve)
+from allpairs.plot import (MAX_CHORDS, _chords_figure, _clusters_figure, check_plot_path, chords_path,
+                           chords_readable, plot_chords, plot_comparison, plot_scurve)
 from allpairs.report import compare
 
 # matplotlib is in the test extra: without it these tests fail rather than skip, except
@@ -38,7 +38,9 @@ def is_svg(path) -> bool:
 def test_the_fixture_has_both_kinds_of_candidate(comparison):
     # The chord picture draws verified and rejected candidates differently: both must occur.
     assert comparison.candidate_verified.any() and not comparison.candidate_verified.all()
-    assert any(band.exact for band in comparison.bands)
+    assert any(b.exact for b in comparison.bins)
+    # ... and the picture draws what LSH missed: some pairs must be missed.
+    assert comparison.missed > 0
 
 
 def test_png_writes_the_scurve_and_the_chords_beside_it(comparison, tmp_path):
@@ -146,7 +148,8 @@ def test_chords_are_capped_most_similar_first_and_the_title_says_how_many_were_l
     fig = _chords_figure(comparison, 10)
     title = fig.axes[0].get_title()
     assert f"the 10 most similar drawn, {total - 10:,} less similar left out" in title
-    drawn = [c for c in fig.axes[0].collections if c.__class__.__name__ == "LineCollection"]
+    drawn = [c for c in fig.axes[0].collections
+             if c.__class__.__name__ == "LineCollection" and "missed" not in c.get_label()]
     assert sum(len(c.get_segments()) for c in drawn) == 10
     assert f"all {total:,} drawn" in _chords_figure(comparison, MAX_CHORDS).axes[0].get_title()
 
@@ -167,3 +170,57 @@ def test_directories_of_path_ids_are_marked_on_the_circle(comparison):
                                                         for i in range(len(comparison.ids))]})
     labels = [t.get_text() for t in _chords_figure(comparison_with_paths, MAX_CHORDS).axes[0].texts]
     assert labels == ["alpha/ (100)", "beta/ (100)", "gamma/ (100)"]
+
+
+def legend_texts(fig) -> list[str]:
+    return [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+
+
+def with_path_ids(comparison):
+    dirs = ["alpha", "beta", "gamma"]
+    return type(comparison)(**{**comparison.__dict__, "ids": [f"{dirs[i * 3 // len(comparison.ids)]}/f{i}.txt"
+                                                               for i in range(len(comparison.ids))]})
+
+
+def test_the_chords_show_the_pairs_lsh_missed_dashed_and_counted_in_the_legend(comparison):
+    fig = _chords_figure(with_path_ids(comparison), MAX_CHORDS)
+    missed = [c for c in fig.axes[0].collections if "missed" in (c.get_label() or "")]
+    assert len(missed) == 1 and len(missed[0].get_segments()) == comparison.missed
+    assert missed[0].get_linestyle()[0][1] is not None  # dashed
+    assert f"J ≥ 0.5: a pair LSH missed ({comparison.missed:,})" in legend_texts(fig)
+    assert f"{comparison.missed:,} pairs of distinct sets with J ≥ 0.5 missed by LSH" in fig.axes[0].get_title()
+
+
+def test_the_chord_picture_counts_the_documents_the_table_counts(tmp_path):
+    docs = ["alpha beta gamma delta", "alpha beta gamma delta epsilon", "", "zeta eta theta iota"]
+    c = compare(docs, 0.5, shingle="word:1", num_perm=16, bands=8, rows=2, jobs=1)
+    assert (c.documents, c.joined) == (4, 3)
+    title = _chords_figure(c, MAX_CHORDS).axes[0].get_title()
+    assert "3 documents joined (of 4 read)" in title
+    from allpairs.report import render_table
+    assert "4 documents, 1 skipped, 3 joined" in render_table(c)
+
+
+def test_unreadable_circles_become_labelled_clusters_of_true_pairs(comparison, tmp_path):
+    # 300 documents named by number, no directories: a hairball as chords.
+    assert not chords_readable(comparison) and chords_readable(with_path_ids(comparison))
+    fig = _clusters_figure(comparison)
+    title = fig.axes[0].get_title()
+    assert "largest clusters of pairs with J ≥ 0.5" in title and "would be unreadable" in title
+    labels = {t.get_text() for t in fig.axes[0].texts}
+    assert labels & set(map(str, comparison.ids)), "documents are labelled"
+    assert any("missed" in t for t in legend_texts(fig))
+    plot_chords(comparison, tmp_path / "c.png")
+    assert is_png(tmp_path / "c.png")
+
+
+def test_lines_input_draws_clusters_labelled_by_the_lines(tmp_path):
+    from allpairs.corpus import read_lines
+
+    f = tmp_path / "pw.txt"
+    words = ["password", "password1", "password12", "passw0rd", "dragon", "dragon1", "dragons", "qwerty"]
+    f.write_text("\n".join(words * 6 + [f"x{i}yz{i}" for i in range(60)]) + "\n")
+    c = compare(read_lines(f), 0.6, num_perm=16, bands=8, rows=2, jobs=1)
+    assert not chords_readable(c)
+    labels = {t.get_text() for t in _clusters_figure(c).axes[0].texts}
+    assert "password1 ×6" in labels and "dragon ×6" in labels

@@ -36,20 +36,23 @@ def test_comparison_adds_up(case):
         return
     c = compare(sets, t, num_perm=16, bands=8, rows=2)
     assert c.exact_pairs == len(all_pairs(sets, t))
-    assert sum(b.exact for b in c.bands) == c.exact_pairs
-    assert sum(b.found for b in c.bands) == c.lsh_pairs <= c.exact_pairs
-    assert all(0 <= b.found <= b.exact for b in c.bands)
-    assert c.documents == sum(1 for s in sets if s)
-    assert c.all_pairs == c.documents * (c.documents - 1) // 2
+    assert sum(b.exact for b in c.bins) == c.exact_pairs
+    assert sum(b.found for b in c.bins) == c.lsh_pairs <= c.exact_pairs
+    assert all(0 <= b.found <= b.exact for b in c.bins)
+    assert c.documents == len(sets) and c.joined == sum(1 for s in sets if s)
+    assert c.all_pairs == c.joined * (c.joined - 1) // 2
+    distinct = len({frozenset(s) for s in sets if s})
+    assert c.all_set_pairs == distinct * (distinct - 1) // 2 >= c.lsh_candidates
+    assert c.missed == int((~c.true_found).sum()) and (c.missed == 0) == (c.lsh_pairs == c.exact_pairs)
     json.dumps(c.as_dict())  # serialisable (NaN turned into null)
     assert "recall by true similarity" in render_table(c)
 
 
-def test_bands_are_cut_exactly_at_tenths():
+def test_bins_are_cut_exactly_at_tenths():
     # J = 7/10 exactly belongs to [0.7, 0.8), not below it.
     sets = [list(range(8)), list(range(1, 10))]
     c = compare(sets, 0.5, num_perm=8, bands=8, rows=1)
-    by_lo = {round(b.lo, 2): b.exact for b in c.bands}
+    by_lo = {round(b.lo, 2): b.exact for b in c.bins}
     assert by_lo[0.7] == 1 and by_lo[0.6] == 0
 
 
@@ -93,3 +96,44 @@ def test_candidates_at_exactly_the_threshold_count_as_verified():
     c = compare(sets, "0.7", num_perm=8, bands=8, rows=1)
     assert c.candidate_verified.tolist() == [True]
     assert c.lsh_pairs == c.exact_pairs == 1
+
+
+def test_similarity_ranges_are_called_bins_and_never_bands_in_the_report():
+    sets = [list(range(8)), list(range(1, 10)), list(range(20, 30))]
+    c = compare(sets, 0.5, num_perm=8, bands=8, rows=1)
+    d = c.as_dict()
+    assert "bands" not in d and [b["lo"] for b in d["bins"]][:2] == [0.5, 0.6]
+    assert d["lsh"]["bands"] == 8
+    table = render_table(c)
+    assert "bin " in table and "by true similarity (pairs of documents) in bins" in table
+
+
+def test_candidate_shares_are_of_the_pairs_of_distinct_sets():
+    # 4 documents, two of them identical: 6 pairs of documents but 3 pairs of distinct sets.
+    sets = [["a", "b"], ["a", "b"], ["a", "c"], ["x", "y"]]
+    c = compare(sets, 0.3, num_perm=8, bands=8, rows=1)
+    assert (c.all_pairs, c.all_set_pairs) == (6, 3)
+    d = c.as_dict()
+    assert d["lsh_result"]["candidate_share"] == c.lsh_candidates / 3
+    assert d["exact"]["candidate_share"] == c.exact_candidates / 3
+    assert f"{c.lsh_candidates} ({c.lsh_candidates / 3:.4%})" in render_table(c)
+
+
+def test_each_method_reports_its_own_peak_memory_not_the_process_peak(monkeypatch):
+    import allpairs.report as report
+
+    big = {}
+    real = report.lsh_pairs
+
+    def lsh_pairs_holding_200_mib(*a, **k):
+        block = np.ones(200 * 2**20 // 8)  # touched: resident
+        big["sum"] = float(block.sum())
+        del block
+        return real(*a, **k)
+
+    monkeypatch.setattr(report, "lsh_pairs", lsh_pairs_holding_200_mib)
+    c = compare([list(range(8)), list(range(1, 10))], 0.5, num_perm=8, bands=8, rows=1)
+    if c.memory["exact"] is None:
+        pytest.skip("no /proc/self/clear_refs here: per-method peaks are not measured")
+    assert c.memory["lsh"] >= 190 * 2**20 > c.memory["exact"]
+    assert c.memory["shared"] > 0

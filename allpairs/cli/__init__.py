@@ -1,7 +1,10 @@
 """The ``allpairs`` command: one module per command; each parses, calls one library function, renders.
 
 stdout carries only data; progress, warnings and the summary go to stderr. Exit
-status: 0, 1 (data error), 2 (usage error), 130 (Ctrl-C, no partial file left).
+status: 0, 1 (data or output error), 2 (usage error), 130 (Ctrl-C) and 128 + N
+for any other terminating signal N (no partial file left), 141 on a closed pipe.
+The program's entry point, which sets up signals before this package is
+imported, is :func:`allpairs.__main__.main`.
 """
 from __future__ import annotations
 
@@ -13,17 +16,10 @@ from ._app import app, err
 
 __all__ = ["app", "main"]
 
-
-def _interrupted(e: BaseException | None) -> bool:
-    """True if Ctrl-C is behind this exception (numba wraps an interrupt that lands in a
-    compiled call in SystemError)."""
-    seen = set()
-    while e is not None and id(e) not in seen:
-        if isinstance(e, KeyboardInterrupt):
-            return True
-        seen.add(id(e))
-        e = e.__cause__ or e.__context__
-    return False
+# The command list of `allpairs --help` shows each command's first paragraph whole, never cut with "...".
+for _info in app.registered_commands:
+    if _info.short_help is None and _info.callback is not None and _info.callback.__doc__:
+        _info.short_help = " ".join(_info.callback.__doc__.strip().split("\n\n")[0].split())
 
 
 def _quiet(argv: list[str]) -> bool:
@@ -40,15 +36,11 @@ def _say_compiled(clock: CompileClock) -> None:
 
 
 def main() -> None:
-    """Entry point of the console script: exit 0, 1 (data error), 2 (usage error) or 130 (Ctrl-C)."""
+    """Run the command line, and on a cold run say what compiling the kernels cost. The program,
+    :func:`allpairs.__main__.main`, sets up standard streams and signals first and then calls this."""
     clock, watching = compile_clock()
     try:
         with watching:
             app(prog_name="allpairs")
-    except (SystemError, KeyboardInterrupt) as e:
-        if not _interrupted(e):
-            raise
-        err.print("allpairs: interrupted")
-        sys.exit(130)
     finally:
         _say_compiled(clock)

@@ -1,30 +1,161 @@
-"""The typer application, stderr console and rendering shared by every command.
+"""The typer application, stderr messages and rendering shared by every command.
 
 stdout carries only data (pairs, a count, a JSON report); progress, warnings
-and the summary go to stderr, and ``--quiet`` silences them. An
-:class:`~allpairs.errors.AllPairsError` becomes one line on stderr and exit
-status 1 (data) or 2 (usage).
+and the summary go to stderr, and ``--quiet`` silences them. Every message is
+one line, printed as plain text through :func:`shown`, so that ids, paths and
+user values appear verbatim (no markup) and their control characters escaped
+(never interpreted by the terminal). Exit status: 0; 1 for a data or output
+error (:class:`~allpairs.errors.AllPairsError`, a full disk, out of memory); 2
+for a usage error, every one of them a single ``allpairs: error: ...`` line;
+130 on Ctrl-C; 141 (as ``cat``) when the reader of stdout has gone.
 """
 from __future__ import annotations
 
+import errno
+import importlib
+import re
+import sys
 import time
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from typer.core import TyperGroup
 
 from .. import __version__
+from .._plural import count
 from ..errors import AllPairsError
 from ..join import JoinResult, Stats, peak_memory
 
+#: Characters a terminal could act on, or that would break a message's line:
+#: C0 and C1 controls, DEL, line and paragraph separators, bidirectional
+#: overrides, and lone surrogates (bytes of a file name that is not UTF-8).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _escape(ch: str) -> str:
+    c = ord(ch)
+    if ch in _NAMED:
+        return _NAMED[ch]
+    if 0xDC80 <= c <= 0xDCFF:  # surrogateescape: the original byte of a non-UTF-8 name
+        return f"\\x{c - 0xDC00:02x}"
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def shown(text: object) -> str:
+    """``text`` as it may appear on stderr: verbatim but for control characters, shown escaped
+    (``\\x1b``, ``\\n``); the one rendering of ids, paths and user values in every message."""
+    s = str(text)
+    return _UNSAFE.sub(lambda m: _escape(m.group()), s) if _UNSAFE.search(s) else s
+
+
+class Messages:
+    """stderr for messages: plain lines, each passed through :func:`shown`; a closed or
+    broken stderr loses the message, never the run."""
+
+    @property
+    def is_terminal(self) -> bool:
+        try:
+            return sys.stderr is not None and sys.stderr.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def print(self, *parts: object, **_style) -> None:
+        """One message line; ``_style`` (rich's ``style=`` and the like) is ignored: plain text only."""
+        if sys.stderr is None:
+            return
+        try:
+            sys.stderr.write(shown(" ".join(map(str, parts))) + "\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+
+err = Messages()
+
+
+#: click's exceptions, wherever this typer keeps click (its own copy since typer 0.2x, else click).
+_ce = importlib.import_module(typer.BadParameter.__module__)
+_NoArgsIsHelp = getattr(_ce, "NoArgsIsHelpError", ())
+
+
+class BrokenPipe(SystemExit):
+    """The reader of stdout went away (``| head``): end quietly, with the status ``cat`` has there."""
+
+    def __init__(self):
+        super().__init__(141)
+
+
+def _usage_line(e: Exception) -> str:
+    """A click usage error as one line, in our words."""
+    if isinstance(e, _ce.BadParameter) and not isinstance(e, _ce.MissingParameter):
+        message = str(e.message).removeprefix("Value error, ").rstrip(".")
+        param = e.param
+        if e.param_hint is None and param is not None and getattr(param, "opts", None):
+            opts = [o for o in param.opts if o.startswith("--")] or list(param.opts)
+            if param.param_type_name == "argument":
+                return f"{param.human_readable_name}: {message}"
+            return f"{opts[0]}: {message}"
+        return message
+    message = e.format_message().rstrip(".")
+    return message[:1].lower() + message[1:]
+
+
+class Group(TyperGroup):
+    """The command group, with our own ending for every outcome: usage errors as one line
+    (exit 2), library errors as one line (exit 1 or 2), Ctrl-C (130), a closed pipe (quiet,
+    141), a full disk or other I/O error and exhausted memory (one line, exit 1)."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:  # before typer's own handler turns it into exit 1
+            raise BrokenPipe() from None
+        except OSError as e:
+            if e.errno == errno.EPIPE:
+                raise BrokenPipe() from None
+            raise
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            code = rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+            if code == 130:  # typer turns an uncaught KeyboardInterrupt into exit 130
+                err.print("allpairs: interrupted")
+            if sys.stdout is not None:
+                sys.stdout.flush()
+        except _NoArgsIsHelp as e:  # bare `allpairs`: the help, on stderr as click does
+            if sys.stderr is not None:
+                sys.stderr.write(e.format_message() + "\n")
+            code = 2
+        except _ce.UsageError as e:
+            err.print(f"allpairs: error: {_usage_line(e)}")
+            if e.ctx is not None:
+                err.print(f"Try '{e.ctx.command_path} --help' for help.")
+            code = 2
+        except typer.Abort:
+            err.print("allpairs: interrupted")
+            code = 130
+        except MemoryError:
+            err.print("allpairs: error: out of memory; free some, raise the limit (ulimit -v), or join a smaller input")
+            code = 1
+        except OSError as e:  # an I/O error the library did not name: writing stdout (a full disk), mostly
+            what = e.filename if e.filename else "cannot write standard output"
+            err.print(f"allpairs: error: {what}: {e.strerror or e}")
+            code = 1
+        sys.exit(code)
+
+
 app = typer.Typer(
+    cls=Group,
     add_completion=False,
     pretty_exceptions_enable=False,
     no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode=None,
     help="Exact all-pairs set-similarity join (Jaccard of shingle sets), with MinHash+LSH beside it.",
 )
-err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _version(value: bool) -> None:
@@ -53,7 +184,7 @@ class Bar:
             return
         if self.progress is None:
             self.progress = Progress(TextColumn("{task.description:>8}"), BarColumn(), TaskProgressColumn(),
-                                     TimeElapsedColumn(), console=err, transient=True)
+                                     TimeElapsedColumn(), console=Console(stderr=True), transient=True)
             self.progress.start()
         if stage not in self.tasks:
             self.tasks[stage] = self.progress.add_task(stage, total=total)
@@ -71,18 +202,19 @@ def _mib(n: int) -> str:
 def summary(res: JoinResult, write_seconds: float | None) -> None:
     s = res.stats
     dropped = f" ({s.dropped:,} more dropped by --min-bytes/--min-shingles)" if s.dropped else ""
-    err.print(f"allpairs: {s.documents:,} documents, {len(s.skipped):,} skipped, {s.joined:,} joined{dropped}; "
-              f"{res.shingle} shingles: {s.shingles:,} ({s.distinct_shingles:,} distinct); "
-              f"{s.distinct_sets:,} distinct sets")
+    shingles = "tokens" if res.shingle == "tokens" else f"{res.shingle} shingles"
+    err.print(f"allpairs: {count(s.documents, 'document')}, {len(s.skipped):,} skipped, {s.joined:,} joined{dropped}; "
+              f"{shingles}: {s.shingles:,} ({s.distinct_shingles:,} distinct); "
+              f"{count(s.distinct_sets, 'distinct set')}")
     measure = res.measure.name
     at = f"k = {res.threshold.p}" if res.measure.integer_threshold else f"t = {res.threshold}"
     what = f"{res.method} join" if measure == "jaccard" else f"{res.method} {measure} join"
     if res.n_left is not None:
         what += f" of {res.n_left:,} against {len(res.ids) - res.n_left:,} documents"
-    err.print(f"allpairs: {what} at {at}: {s.candidates:,} candidates, "
-              f"{s.pairs:,} pairs ({s.set_pairs:,} between distinct sets)")
+    err.print(f"allpairs: {what} at {at}: {count(s.candidates, 'candidate')}, "
+              f"{count(s.pairs, 'pair')} ({s.set_pairs:,} between distinct sets)")
     if res.clusters is not None:
-        err.print(f"allpairs: {len(res.clusters):,} clusters of 2 or more documents, the largest of "
+        err.print(f"allpairs: {count(len(res.clusters), 'cluster')} of 2 or more documents, the largest of "
                   f"{res.clusters.largest:,}")
     for note in s.notes:
         err.print(f"allpairs: {note}")
@@ -98,9 +230,10 @@ def warn_skipped(stats: Stats, shown: int = 5) -> None:
     if not skipped:
         return
     reasons = ", ".join(f"{why}: {n:,}" for why, n in stats.skipped_by_reason.most_common())
-    examples = ", ".join(f"{i} ({why})" for i, why in skipped[:shown])
+    line = "line " if stats.input_kind in ("lines", "sets") else ""
+    examples = ", ".join(f"{line}{i} ({why})" for i, why in skipped[:shown])
     more = f", and {len(skipped) - shown:,} more" if len(skipped) > shown else ""
-    err.print(f"allpairs: warning: skipped {len(skipped):,} documents ({reasons}): {examples}{more}")
+    err.print(f"allpairs: warning: skipped {count(len(skipped), 'document')} ({reasons}): {examples}{more}")
 
 
 def fail(e: AllPairsError) -> None:

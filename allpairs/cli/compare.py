@@ -8,40 +8,56 @@ from typing import List, Optional
 import typer
 
 from ..errors import AllPairsError
+from ..output import check_output
 from ..report import compare as run_compare, render_table
 from ._app import Bar, app, err, fail, warn_skipped
-from ._options import (BANDS, BITS, ENCODING, EXCLUDE, ID_FIELD, INCLUDE, JOBS, JSONL, LINES, MAX_BUCKET, MIN_BYTES,
-                       MIN_SHINGLES, NO_NORMALIZE, NUM_PERM, PATH, QUIET, RECALL, ROWS, SEED, SETS, SHINGLE,
-                       TEXT_FIELD, THRESHOLD, check_jobs, read_input)
+from ._options import (BANDS, BITS, ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, JOBS, JSONL, MAX_BUCKET,
+                       MIN_BYTES, MIN_SHINGLES, NO_IGNORE, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET, RECALL,
+                       ROWS, SEED, SETS, SHINGLE, TEXT_FIELD, THRESHOLD, PanelCommand, check_jobs, lines_option,
+                       read_input, refuse_unused_input_options, refuse_unused_lsh_options)
 
 
-@app.command("compare")
+@app.command("compare", cls=PanelCommand,
+             short_help="Run the exact and the LSH join on the same sets; compare recall and cost.")
 def compare_command(
-    path: str = PATH, threshold: str = THRESHOLD, lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
-    shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, include: List[str] = INCLUDE,
-    exclude: List[str] = EXCLUDE, min_bytes: int = MIN_BYTES, min_shingles: int = MIN_SHINGLES,
-    encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
+    ctx: typer.Context,
+    paths: List[str] = PATHS, threshold: str = THRESHOLD, lines: bool = lines_option(""), sets: bool = SETS,
+    jsonl: bool = JSONL, include: List[str] = INCLUDE, exclude: List[str] = EXCLUDE, hidden: bool = HIDDEN,
+    no_ignore: bool = NO_IGNORE, min_bytes: int = MIN_BYTES, encoding: str = ENCODING, id_field: str = ID_FIELD,
+    text_field: str = TEXT_FIELD,
+    shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, min_shingles: int = MIN_SHINGLES,
+    json_out: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT,
+                                  help="Print the comparison as JSON instead of a table."),
+    plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", rich_help_panel=OUTPUT, show_default=False,
+                                        help="Draw the S-curve with the observed recall per similarity bin to FILE "
+                                             "(.png or .svg), and to FILE-chords.png/.svg the LSH candidates and "
+                                             "the pairs LSH missed as chords on a circle (or, where a circle "
+                                             "cannot be read, the largest clusters of pairs, labelled)."),
+    quiet: bool = QUIET,
     num_perm: int = NUM_PERM, bands: Optional[int] = BANDS, rows: Optional[int] = ROWS, recall: float = RECALL,
     seed: int = SEED, bits: Optional[int] = BITS, max_bucket: Optional[int] = MAX_BUCKET,
-    json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON instead of a table."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Draw the S-curve with the observed recall per band to FILE (.png or .svg), and the LSH candidates as chords on a circle to FILE-chords.png/.svg."),
-    jobs: int = JOBS, quiet: bool = QUIET,
+    jobs: int = JOBS,
 ) -> None:
     """Run the exact join and the LSH join on the same shingle sets and compare recall and cost.
 
-    Prints all pairs, pairs with J >= THRESHOLD, LSH candidates and their share
-    of all pairs, pairs LSH found, recall overall and per similarity band beside
-    the S-curve's prediction, and the time and peak memory of each stage.
+    Prints the documents read and joined, all pairs, pairs with J >= THRESHOLD
+    and how many LSH missed, the candidates each method verified and their
+    share of the pairs of distinct sets, recall overall and per similarity bin
+    beside the S-curve's prediction, and each method's time and own peak memory.
     """
     check_jobs(jobs)
     bar = Bar(not quiet)
     try:
+        refuse_unused_input_options(ctx, lines, sets, jsonl)
+        refuse_unused_lsh_options(ctx, True, bands, rows)
+        check_output(None)  # a closed stdout is refused before the work
         if plot is not None:
-            from .plot import check_plot_path
+            from ..plot import check_plot_path
 
             check_plot_path(plot)  # refuse a bad file name before the work, not after
         try:
-            corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
+            corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field,
+                                text_field, hidden, no_ignore)
             c = run_compare(corpus, threshold, shingle=shingle, normalize=not no_normalize,
                             min_shingles=min_shingles, jobs=jobs or None, num_perm=num_perm, bands=bands,
                             rows=rows, recall=recall, seed=seed, bits=bits, max_bucket=max_bucket, progress=bar)
@@ -56,7 +72,7 @@ def compare_command(
         else:
             typer.echo(render_table(c), nl=False)
         if plot is not None:
-            from .plot import plot_comparison
+            from ..plot import plot_comparison
 
             for written in plot_comparison(c, plot):
                 if not quiet:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import time
 from enum import Enum
-from pathlib import Path
 from typing import List, Optional
 
 import typer
@@ -12,11 +11,13 @@ from ..clusters import write_clusters
 from ..errors import AllPairsError
 from ..join import join as run_join
 from ..measures import JOIN_MEASURES
-from ..pairs import PairWriter, open_output
-from ._app import Bar, app, fail, summary, warn_skipped
-from ._options import (BANDS, BITS, ENCODING, EXCLUDE, ID_FIELD, INCLUDE, JOBS, JSONL, LINES, MAX_BUCKET, MIN_BYTES,
-                       MIN_SHINGLES, NO_NORMALIZE, NUM_PERM, PATH, QUIET, RECALL, ROWS, SEED, SETS, SHINGLE,
-                       TEXT_FIELD, THRESHOLD, Format, check_jobs, read_input)
+from ..output import check_output, open_output
+from ..pairs import PairWriter
+from ._app import Bar, BrokenPipe, app, fail, summary, warn_skipped
+from ._options import (BANDS, BITS, ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, INPUT, JOBS, JSONL, LSH,
+                       MAX_BUCKET, MIN_BYTES, MIN_SHINGLES, NO_IGNORE, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET,
+                       RECALL, ROWS, SEED, SETS, SHINGLE, TEXT_FIELD, Format, PanelCommand, check_jobs,
+                       lines_option, read_input, refuse, refuse_unused_input_options, refuse_unused_lsh_options)
 
 
 class Method(str, Enum):
@@ -31,26 +32,50 @@ class Verify(str, Enum):
 
 Measure = Enum("Measure", {name: name for name in JOIN_MEASURES}, type=str)
 
-JOIN_THRESHOLD = typer.Option(..., "--threshold", "-t", help="Pairs with similarity >= t, t in (0, 1], read exactly (0.7 is 7/10); for --measure overlap a whole number k of common tokens.")
+JOIN_THRESHOLD = typer.Option(..., "--threshold", "-t", metavar="T",
+                              help="Pairs with similarity >= T, T in (0, 1], read exactly (0.7 is 7/10); for "
+                                   "--measure overlap a whole number k of common tokens.")
+METHOD = typer.Option(Method.exact, "--method", "-m",
+                      help="exact: prefix-filter join, every pair. lsh: MinHash + LSH candidates, verified; finds "
+                           "a pair of similarity s with probability P(s).")
+MEASURE = typer.Option("jaccard", "--measure",
+                       help="jaccard |A∩B|/|A∪B|, cosine |A∩B|/√(|A||B|), dice 2|A∩B|/(|A|+|B|), containment "
+                            "|A∩B|/|A| (each ordered pair tested both ways, printed contained first), overlap "
+                            "|A∩B| >= k (printed as the count).")
 
 
-@app.command("join")
+@app.command("join", cls=PanelCommand, short_help="Print every pair of documents with similarity >= t.")
 def join_command(
-    path: str = PATH, threshold: str = JOIN_THRESHOLD, lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
-    shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, include: List[str] = INCLUDE,
-    exclude: List[str] = EXCLUDE, min_bytes: int = MIN_BYTES, min_shingles: int = MIN_SHINGLES,
-    encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
-    method: Method = typer.Option(Method.exact, "--method", "-m", help="exact: prefix-filter join, every pair. lsh: MinHash + LSH candidates, verified; finds a pair of similarity s with probability P(s)."),
+    ctx: typer.Context,
+    paths: List[str] = PATHS, threshold: str = JOIN_THRESHOLD,
+    method: Method = METHOD, measure: Measure = MEASURE,
+    lines: bool = lines_option("; the line is printed after the similarity"), sets: bool = SETS,
+    jsonl: bool = JSONL, include: List[str] = INCLUDE, exclude: List[str] = EXCLUDE, hidden: bool = HIDDEN,
+    no_ignore: bool = NO_IGNORE, min_bytes: int = MIN_BYTES, encoding: str = ENCODING, id_field: str = ID_FIELD,
+    text_field: str = TEXT_FIELD,
+    against: Optional[str] = typer.Option(None, "--against", metavar="OTHER", rich_help_panel=INPUT,
+                                          show_default=False,
+                                          help="An R–S join: pairs (a, b) with a from PATH and b from OTHER only, "
+                                               "read with the same input options."),
+    shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, min_shingles: int = MIN_SHINGLES,
+    fmt: Format = typer.Option(Format.tsv, "--format", "-f", rich_help_panel=OUTPUT,
+                               help="tsv: left, right, similarity. csv and jsonl add overlap and both set sizes."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT,
+                                          show_default=False,
+                                          help="Write pairs to FILE (atomically) instead of stdout."),
+    count: bool = typer.Option(False, "--count", rich_help_panel=OUTPUT,
+                               help="Print only the number of pairs (of clusters with --clusters); no --output "
+                                    "or --format."),
+    clusters: bool = typer.Option(False, "--clusters", rich_help_panel=OUTPUT,
+                                  help="Print instead of pairs the groups of documents linked by pairs (connected "
+                                       "components of 2 or more): size, then ids, one line each, largest first."),
+    quiet: bool = QUIET,
     num_perm: int = NUM_PERM, bands: Optional[int] = BANDS, rows: Optional[int] = ROWS, recall: float = RECALL,
     seed: int = SEED, bits: Optional[int] = BITS, max_bucket: Optional[int] = MAX_BUCKET,
-    verify: Verify = typer.Option(Verify.exact, "--verify", help="LSH: exact (default) checks every candidate; estimate keeps the MinHash estimate, marked '~' in TSV and named 'estimate' in CSV/JSON."),
-    measure: Measure = typer.Option("jaccard", "--measure", help="jaccard |A∩B|/|A∪B|, cosine |A∩B|/√(|A||B|), dice 2|A∩B|/(|A|+|B|), containment |A∩B|/|A| (each ordered pair tested both ways, printed contained first), overlap |A∩B| >= k (printed as the count)."),
-    against: Optional[str] = typer.Option(None, "--against", help="An R–S join: pairs (a, b) with a from PATH and b from OTHER only, read with the same input options."),
-    clusters: bool = typer.Option(False, "--clusters", help="Print instead of pairs the groups of documents linked by pairs (connected components of 2 or more): size, then ids, one line each, largest first."),
-    fmt: Format = typer.Option(Format.tsv, "--format", "-f", help="tsv: left, right, similarity. csv and jsonl add overlap and both set sizes."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write pairs to FILE (atomically) instead of stdout."),
-    count: bool = typer.Option(False, "--count", help="Print only the number of pairs (of clusters with --clusters)."),
-    jobs: int = JOBS, quiet: bool = QUIET,
+    verify: Verify = typer.Option(Verify.exact, "--verify", rich_help_panel=LSH,
+                                  help="exact checks every candidate; estimate keeps the MinHash estimate, marked "
+                                       "'~' in TSV and named 'estimate' in CSV/JSON."),
+    jobs: int = JOBS,
 ) -> None:
     """Print every pair of documents whose shingle sets have similarity >= THRESHOLD (Jaccard by default).
 
@@ -61,12 +86,19 @@ def join_command(
     check_jobs(jobs)
     bar = Bar(not quiet)
     try:
+        refuse_unused_input_options(ctx, lines, sets, jsonl)
+        refuse_unused_lsh_options(ctx, method is Method.lsh, bands, rows)
+        if count:
+            refuse(ctx, ("output", "fmt"), "with --count, which prints only a number")
+        # Refuse an output that cannot be written before the work, not after.
+        plan = check_output(None if count else output)
         try:
-            corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
+            corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field,
+                                text_field, hidden, no_ignore)
             other = None
             if against is not None:
                 other = read_input(against, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field,
-                                   text_field)
+                                   text_field, hidden, no_ignore)
             res = run_join(corpus, threshold, method=method.value, shingle=shingle, normalize=not no_normalize,
                            min_shingles=min_shingles, jobs=jobs or None, num_perm=num_perm, bands=bands,
                            rows=rows, recall=recall, seed=seed, bits=bits, max_bucket=max_bucket,
@@ -77,20 +109,23 @@ def join_command(
         if not quiet:
             warn_skipped(res.stats)
         write_seconds = None
-        if count:
-            typer.echo(len(res.clusters) if clusters else len(res.pairs))
-        elif clusters:
-            t0 = time.perf_counter()
-            with open_output(output) as out:
-                write_clusters(res.clusters, res.ids, out, fmt.value)
-            write_seconds = time.perf_counter() - t0
-        else:
-            t0 = time.perf_counter()
-            writer = PairWriter(res.ids, fmt.value, texts=res.shown, estimated=res.pairs.estimated,
-                                measure=res.measure)
-            with open_output(output) as out:
-                writer.write(res.pairs, out)
-            write_seconds = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        try:
+            with open_output(None if count else output, plan) as out:
+                if count:
+                    out.write(f"{len(res.clusters) if clusters else len(res.pairs)}\n".encode())
+                elif clusters:
+                    write_clusters(res.clusters, res.ids, out, fmt.value)
+                else:
+                    writer = PairWriter(res.ids, fmt.value, texts=res.shown, estimated=res.pairs.estimated,
+                                        measure=res.measure)
+                    writer.write(res.pairs, out)
+                if not count:
+                    write_seconds = time.perf_counter() - t0
+        except BrokenPipeError:  # `| head`: the join is done, its summary still holds; end as cat would
+            if not quiet:
+                summary(res, None)
+            raise BrokenPipe() from None
         if not quiet:
             summary(res, write_seconds)
     except AllPairsError as e:

@@ -50,5 +50,5 @@ def write_rows(out: BinaryIO, fmt: str, names: tuple[str, str], left: Sequence[s
 def write_ids(out: BinaryIO, ids: Sequence[str]) -> int:
     """One id a line (TSV escaping: a tab or newline inside an id cannot break the line)."""
     if ids:
-        out.write(("\n".join(_tsv_field(i) for i in ids) + "\n").encode("utf-8", "surrogateescape"))
+        out.write(("\n".join(_tsv_field(str(i)) for i in ids) + "\n").encode("utf-8", "surrogateescape"))
     return len(ids)
