@@ -320,6 +320,19 @@ def _ignored(rules: list[_Ignore], rel: str, is_dir: bool) -> bool:
     return False
 
 
+def decode_file(data: bytes) -> tuple[str | None, str | None]:
+    """(text, None) for a UTF-8 text file's bytes, a leading BOM dropped; (None, reason) for a binary
+    (a NUL byte in the first SNIFF_BYTES) or undecodable one."""
+    if b"\0" in data[:SNIFF_BYTES]:
+        return None, "binary"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return None, f"not UTF-8 (byte {e.start})"
+    # A byte-order mark is not text: with it, a file's first shingles would differ from its copy's.
+    return (text[1:] if text.startswith("\ufeff") else text), None
+
+
 def _disambiguate(ids: list[str], sources: list[str]) -> list[str]:
     """Ids made unique: an id that two paths given would both yield is prefixed by the
     path it came from (``json/a.txt``, ``email/a.txt``); if that is still not unique,
@@ -405,13 +418,9 @@ def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, inc
             except OSError as e:
                 skipped.append((rel, f"unreadable ({e.strerror})"))
                 continue
-            if b"\0" in data[:SNIFF_BYTES]:
-                skipped.append((rel, "binary"))
-                continue
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError as e:
-                skipped.append((rel, f"not UTF-8 (byte {e.start})"))
+            text, why = decode_file(data)
+            if text is None:
+                skipped.append((rel, why))
                 continue
             ids.append(rel)
             sources.append(source)
@@ -465,6 +474,40 @@ def read_sets(path: str | os.PathLike, *, encoding: str = "utf-8", hashed: bool 
     return Corpus(ids=ids, sets=sets, kind="sets")
 
 
+def jsonl_record(line: str, where: str, id_field: str = "id", text_field: str = "text") -> tuple[str, str] | None:
+    """(id, text) of one JSON Lines record, None for a blank line; ``where`` ("file:line") starts each error.
+
+    Raises
+    ------
+    InputError
+        Not JSON, not an object, a field missing, an id that is not a string or
+        an integer, a text that is not a string.
+    """
+    if not line.strip():
+        return None
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from None
+    except RecursionError:
+        raise InputError(f"{where}: JSON nested too deeply to read") from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise InputError(f"{where}: a number of more than {sys.get_int_max_str_digits()} digits; "
+                         "write such an id as a string") from None
+    if not isinstance(obj, dict):
+        raise InputError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    if id_field not in obj:
+        raise InputError(f"{where}: no {id_field!r} field; name the id field with --id-field")
+    if text_field not in obj:
+        raise InputError(f"{where}: no {text_field!r} field; name the text field with --text-field")
+    doc_id, text = obj[id_field], obj[text_field]
+    if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
+        raise InputError(f"{where}: field {id_field!r} must be a string or an integer")
+    if not isinstance(text, str):
+        raise InputError(f"{where}: field {text_field!r} must be a string, got {type(text).__name__}")
+    return str(doc_id), text
+
+
 def read_jsonl(path: str | os.PathLike, *, id_field: str = "id", text_field: str = "text",
                encoding: str = "utf-8") -> Corpus:
     """JSON Lines: one object per line with an id and a text; blank lines are ignored."""
@@ -472,30 +515,10 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str = "id", text_field: str
     name = lines.name
     ids, texts, seen = [], [], {}
     for k in range(1, len(lines) + 1):
-        line = lines.line(k - 1)
-        if not line.strip():
+        record = jsonl_record(lines.line(k - 1), f"{name}:{k}", id_field, text_field)
+        if record is None:
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"{name}:{k}: not valid JSON ({e.msg} at column {e.colno})") from None
-        except RecursionError:
-            raise InputError(f"{name}:{k}: JSON nested too deeply to read") from None
-        except ValueError:  # an integer of more digits than Python converts
-            raise InputError(f"{name}:{k}: a number of more than {sys.get_int_max_str_digits()} digits; "
-                             "write such an id as a string") from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{name}:{k}: expected a JSON object, got {type(obj).__name__}")
-        if id_field not in obj:
-            raise InputError(f"{name}:{k}: no {id_field!r} field; name the id field with --id-field")
-        if text_field not in obj:
-            raise InputError(f"{name}:{k}: no {text_field!r} field; name the text field with --text-field")
-        doc_id, text = obj[id_field], obj[text_field]
-        if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
-            raise InputError(f"{name}:{k}: field {id_field!r} must be a string or an integer")
-        if not isinstance(text, str):
-            raise InputError(f"{name}:{k}: field {text_field!r} must be a string, got {type(text).__name__}")
-        doc_id = str(doc_id)
+        doc_id, text = record
         if doc_id in seen:
             raise InputError(f"{name}:{k}: id {doc_id!r} already used on line {seen[doc_id]}")
         seen[doc_id] = k

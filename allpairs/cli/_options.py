@@ -23,6 +23,7 @@ class Format(str, Enum):
 
 # Help panels: join has some thirty options; each belongs to one step of the run.
 INPUT, SHINGLES, OUTPUT, LSH, PERFORMANCE = "Input", "Shingle", "Output", "LSH", "Performance"
+SPARK = "Spark"
 
 
 class PanelCommand(TyperCommand):

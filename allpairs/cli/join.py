@@ -13,10 +13,10 @@ from ..join import join as run_join
 from ..measures import JOIN_MEASURES
 from ..output import check_output, open_output
 from ..pairs import PairWriter
-from ._app import Bar, BrokenPipe, app, fail, summary, warn_skipped
+from ._app import Bar, BrokenPipe, app, err, fail, summary, warn_skipped
 from ._options import (BANDS, BITS, ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, INPUT, JOBS, JSONL, LSH,
                        MAX_BUCKET, MIN_BYTES, MIN_SHINGLES, NO_IGNORE, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET,
-                       RECALL, ROWS, SEED, SETS, SHINGLE, TEXT_FIELD, Format, PanelCommand, check_jobs,
+                       RECALL, ROWS, SEED, SETS, SHINGLE, SPARK, TEXT_FIELD, Format, PanelCommand, check_jobs,
                        lines_option, read_input, refuse, refuse_unused_input_options, refuse_unused_lsh_options)
 
 
@@ -28,6 +28,11 @@ class Method(str, Enum):
 class Verify(str, Enum):
     exact = "exact"
     estimate = "estimate"
+
+
+class Engine(str, Enum):
+    local = "local"
+    spark = "spark"
 
 
 Measure = Enum("Measure", {name: name for name in JOIN_MEASURES}, type=str)
@@ -76,6 +81,12 @@ def join_command(
                                   help="exact checks every candidate; estimate keeps the MinHash estimate, marked "
                                        "'~' in TSV and named 'estimate' in CSV/JSON."),
     jobs: int = JOBS,
+    engine: Engine = typer.Option(Engine.local, "--engine", rich_help_panel=SPARK, help="local: this process. spark: Apache Spark (pip install 'allpairs-join[spark]', Java 17+); writes a Parquet dataset (-o DIR) or counts."),
+    master: Optional[str] = typer.Option(None, "--master", rich_help_panel=SPARK, help="Spark: the master URL, e.g. local[*] (default), spark://host:7077, yarn."),
+    parquet: bool = typer.Option(False, "--parquet", rich_help_panel=SPARK, help="Spark: PATH is a Parquet dataset with --id-col and --text-col (or --tokens-col)."),
+    id_col: Optional[str] = typer.Option(None, "--id-col", rich_help_panel=SPARK, help="Parquet: the id column (default id)."),
+    text_col: Optional[str] = typer.Option(None, "--text-col", rich_help_panel=SPARK, help="Parquet: the text column (default text)."),
+    tokens_col: Optional[str] = typer.Option(None, "--tokens-col", rich_help_panel=SPARK, help="Parquet: an array column of tokens, joined as they are."),
 ) -> None:
     """Print every pair of documents whose shingle sets have similarity >= THRESHOLD (Jaccard by default).
 
@@ -84,6 +95,20 @@ def join_command(
     contained document comes first. The similarity is truncated to 6 decimals.
     """
     check_jobs(jobs)
+    if engine is Engine.spark:
+        local_only = [flag for flag, used in (("--measure", measure.value != "jaccard"), ("--against", against is not None),
+                                              ("--clusters", clusters), ("--hidden", hidden), ("--no-ignore", no_ignore))
+                      if used]
+        if local_only:
+            raise typer.BadParameter(f"{', '.join(local_only)} not available with --engine spark (Jaccard self-joins "
+                                     "of one PATH; Spark's own listing skips names starting with '.' or '_')")
+        if len(paths) != 1:
+            raise typer.BadParameter(f"--engine spark reads one PATH, got {len(paths)}")
+        return _spark(paths[0], threshold, lines, sets, jsonl, parquet, shingle, no_normalize, include, exclude, min_bytes,
+                      min_shingles, encoding, id_field, text_field, id_col, text_col, tokens_col, method, num_perm,
+                      bands, rows, recall, seed, bits, max_bucket, verify, fmt, output, count, jobs, quiet, master)
+    if parquet or master or id_col or text_col or tokens_col:
+        raise typer.BadParameter("--parquet, --master, --id-col, --text-col and --tokens-col go with --engine spark")
     bar = Bar(not quiet)
     try:
         refuse_unused_input_options(ctx, lines, sets, jsonl)
@@ -130,3 +155,44 @@ def join_command(
             summary(res, write_seconds)
     except AllPairsError as e:
         fail(e)
+
+
+def _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, include, exclude, min_bytes,
+           min_shingles, encoding, id_field, text_field, id_col, text_col, tokens_col, method, num_perm, bands, rows,
+           recall, seed, bits, max_bucket, verify, fmt, output, count, jobs, quiet, master) -> None:
+    """``join --engine spark``: the same join on Spark, pairs to a Parquet dataset (imports Spark only here)."""
+    kinds = [k for k, on in (("lines", lines), ("sets", sets), ("jsonl", jsonl), ("parquet", parquet)) if on]
+    if len(kinds) > 1:
+        raise typer.BadParameter(f"choose one of --lines, --sets, --jsonl, --parquet (got {', '.join('--' + k for k in kinds)})")
+    unsupported = [flag for flag, used in (("--format", fmt is not Format.tsv), ("--verify estimate", verify is Verify.estimate),
+                                           ("--jobs", jobs != 0), ("--encoding", encoding.lower() not in ("utf-8", "utf8")))
+                   if used]
+    if unsupported:
+        raise typer.BadParameter(f"{', '.join(unsupported)} do not apply with --engine spark (it writes Parquet, "
+                                 "verifies exactly, reads UTF-8 and runs as many tasks as Spark gives it)")
+    try:
+        from ..engines.spark.run import run as spark_run
+
+        res = spark_run(path, threshold, kind=kinds[0] if kinds else "directory",
+                        output=None if output is None else str(output), count=count, master=master,
+                        include=include, exclude=exclude, min_bytes=min_bytes, id_field=id_field,
+                        text_field=text_field, id_col=id_col, text_col=text_col, tokens_col=tokens_col,
+                        shingle=shingle, normalize=not no_normalize, min_shingles=min_shingles, method=method.value,
+                        num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
+                        max_bucket=max_bucket)
+    except AllPairsError as e:
+        fail(e)
+    if count:
+        typer.echo(res.pairs)
+    if quiet:
+        return
+    skipped = sum(res.skipped.values())
+    reasons = f" ({', '.join(f'{why}: {n:,}' for why, n in sorted(res.skipped.items()))})" if skipped else ""
+    err.print(f"allpairs: spark {res.master}: {res.documents:,} documents, {skipped:,} skipped{reasons}, "
+              f"{res.joined:,} joined; {res.shingle} shingles; {res.distinct_sets:,} distinct sets")
+    cand = f"{res.candidates:,} candidates, " if res.candidates is not None else ""
+    where = f" written to {res.output}" if res.output else ""
+    err.print(f"allpairs: {res.method} join at t = {res.threshold}: {cand}{res.pairs:,} pairs{where}")
+    for note in res.notes:
+        err.print(f"allpairs: {note}")
+    err.print("allpairs: time " + ", ".join(f"{k} {v:.2f}s" for k, v in res.seconds.items()))

@@ -1,0 +1,22 @@
+"""The Spark engine: the same joins on Apache Spark, over the local engine's kernels.
+
+Imported only when asked for (``allpairs.spark``, ``allpairs join --engine
+spark``); needs ``pip install 'allpairs-join[spark]'`` and a Java runtime.
+
+| stage | module |
+|---|---|
+| session, Java check | ``session.py`` |
+| Arrow batches ↔ CSR | ``arrow.py`` |
+| 1–3 shingles, identical sets, token order | ``sets.py`` |
+| 4a exact: prefix-token groups, hot splits | ``exact.py``, ``_kernel.py`` |
+| 4b LSH: band shuffle, bounded buckets, verify | ``lsh.py`` |
+| 6 document pairs | ``pairs.py`` |
+| wiring | ``join.py`` |
+"""
+from .session import SparkSetupError, get_session, require_pyspark
+
+require_pyspark()  # before the stages import pyarrow: a missing extra is one clear error
+
+from .join import SparkJoin, join, plan  # noqa: E402
+
+__all__ = ["SparkJoin", "SparkSetupError", "get_session", "join", "plan"]

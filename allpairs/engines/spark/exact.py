@@ -1,0 +1,238 @@
+"""Stage 4a on Spark: the prefix-filter join, one group per prefix token.
+
+Vernica, Carey, Li, "Efficient parallel set-similarity joins using MapReduce",
+SIGMOD 2010. Every distinct set goes to the group of each shared shingle of its
+probing prefix (``|x| - ⌈t|x|⌉ + 1`` rarest tokens; a pair with ``J >= t``
+shares its rarest common token there). Inside a group the local engine's own
+stage 3 and prefix-filter join (:func:`allpairs.order.order_sets`,
+:func:`allpairs.exact.prefix_join`) find its pairs, and a pair is kept only in
+the group of its first shared token, so each pair comes out once without a
+global distinct. Many small groups share one kernel call: each group's tokens
+are renamed apart (group number in the high 32 bits), so no pair crosses groups.
+
+Hot groups. A group of more than ``max_group`` sets (a token in the prefixes
+of very many sets) is split by set size. Its sizes, ascending, are cut into
+ranges of at most ``max_group`` sets; a single size with more sets than that
+is a range of its own, divided into ``m = ⌈count / max_group⌉`` chunks by
+``set id mod m``. A pair is joined in the task of its two chunks (one task per
+unordered pair of chunks whose sizes can meet the size bound ``t|y| <= |x|``,
+i.e. ``q·max(range 1) >= p·min(range 2)``), and a task of two different chunks
+keeps only the pairs that cross them. So each pair is still found exactly once,
+no task holds more than two chunks (``2 · max_group`` sets), and a set is
+copied to as many tasks as there are chunks of sizes it can pair with.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from ...exact import prefix_join
+from ...measures import Threshold
+from ...order import order_sets
+from ._kernel import first_shared_is
+from .arrow import complete_groups, csr, group_starts, numpy
+
+#: A prefix-token group of more sets than this is split by set size.
+MAX_GROUP = 10_000
+
+ROUTED_SCHEMA = "g int, c1 int, c2 int, chunk int, set long, size int, n_single int, ranks array<int>"
+SET_PAIRS_SCHEMA = "a long, b long, overlap int, size_a int, size_b int"
+TASK = ("g", "c1", "c2")
+
+
+@dataclass
+class GroupPlan:
+    """The split of one hot group: size ranges ``lo..hi`` with ``m`` chunks each, and the chunks each range meets."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    m: np.ndarray
+    first_chunk: np.ndarray
+    meets: list[np.ndarray] = field(default_factory=list)
+
+    @property
+    def chunks(self) -> int:
+        return int(self.m.sum())
+
+    @property
+    def tasks(self) -> int:
+        """Tasks of this group: unordered pairs of chunks that meet, a chunk with itself included."""
+        listed = sum(len(self.meets[r]) * int(self.m[r]) for r in range(len(self.lo)))
+        return (listed + self.chunks) // 2
+
+
+def split_group(sizes, counts, max_group: int, t: Threshold) -> GroupPlan:
+    """Cut a hot group's size histogram (``sizes`` ascending, ``counts``) into chunks of at most ``max_group`` sets."""
+    ranges: list[tuple[int, int, int]] = []
+    lo = hi = None
+    held = 0
+    for s, n in zip(map(int, sizes), map(int, counts)):
+        if lo is not None and (n > max_group or held + n > max_group):
+            ranges.append((lo, hi, 1))
+            lo, held = None, 0
+        if n > max_group:
+            ranges.append((s, s, math.ceil(n / max_group)))
+            continue
+        lo = s if lo is None else lo
+        hi, held = s, held + n
+    if lo is not None:
+        ranges.append((lo, hi, 1))
+    lo_a = np.array([r[0] for r in ranges], np.int64)
+    hi_a = np.array([r[1] for r in ranges], np.int64)
+    m_a = np.array([r[2] for r in ranges], np.int64)
+    first = np.concatenate([[0], np.cumsum(m_a)[:-1]]).astype(np.int64)
+    meets = []
+    for r in range(len(ranges)):
+        # Ranges r1 <= r2 meet when a set of r1 can reach t times a set of r2: q·hi(r1) >= p·lo(r2).
+        near = [r2 for r2 in range(len(ranges))
+                if t.q * hi_a[min(r, r2)] >= t.p * lo_a[max(r, r2)]]
+        meets.append(np.concatenate([np.arange(first[r2], first[r2] + m_a[r2]) for r2 in near]).astype(np.int64))
+    return GroupPlan(lo_a, hi_a, m_a, first, meets)
+
+
+def _routes(batch, p: int, q: int):
+    """Rows of the batch and the prefix token each goes to: (row int64, g int32), row by row."""
+    indptr, ranks = csr(batch.column("ranks"))
+    size = numpy(batch.column("size"), np.int64)
+    n_single = numpy(batch.column("n_single"), np.int64)
+    # Probing prefix |x| - ⌈p|x|/q⌉ + 1; its first n_single tokens are the set's own, never shared.
+    plen = size + (-p * size) // q + 1
+    k = np.clip(plen - n_single, 0, None)
+    row = np.repeat(np.arange(len(size), dtype=np.int64), k)
+    within = np.arange(int(k.sum()), dtype=np.int64) - np.repeat(np.cumsum(k) - k, k)
+    return row, ranks[indptr[row] + within].astype(np.int32)
+
+
+def _histogram_batches(batches, p, q, hot):
+    """mapInArrow body: (g, size) of every route to a possibly hot token (one with more sets than max_group)."""
+    for batch in batches:
+        row, g = _routes(batch, p, q)
+        sel = np.isin(g, hot)
+        size = numpy(batch.column("size"), np.int32)
+        yield pa.RecordBatch.from_arrays([pa.array(g[sel], pa.int32()), pa.array(size[row[sel]], pa.int32())],
+                                         names=["g", "size"])
+
+
+def _route_batches(batches, p, q, plans: dict[int, GroupPlan]):
+    """mapInArrow body: each set once per task it goes to (ROUTED_SCHEMA)."""
+    hot = np.array(sorted(plans), np.int32)
+    for batch in batches:
+        row, g = _routes(batch, p, q)
+        set_id = numpy(batch.column("set"), np.int64)
+        size = numpy(batch.column("size"), np.int64)
+        c1 = np.zeros(len(row), np.int32)
+        c2 = np.zeros(len(row), np.int32)
+        chunk = np.zeros(len(row), np.int32)
+        if len(hot):
+            is_hot = np.isin(g, hot)
+            parts = [(row[~is_hot], g[~is_hot], c1[~is_hot], c2[~is_hot], chunk[~is_hot])]
+            for gv in np.unique(g[is_hot]).tolist():
+                plan = plans[gv]
+                rows = row[g == gv]
+                r = np.searchsorted(plan.lo, size[rows], side="right") - 1
+                own = plan.first_chunk[r] + set_id[rows] % plan.m[r]
+                for rv in np.unique(r).tolist():
+                    sel = r == rv
+                    other = plan.meets[rv]
+                    rr = np.repeat(rows[sel], len(other))
+                    mine = np.repeat(own[sel], len(other))
+                    theirs = np.tile(other, int(sel.sum()))
+                    parts.append((rr, np.full(len(rr), gv, np.int32), np.minimum(mine, theirs).astype(np.int32),
+                                  np.maximum(mine, theirs).astype(np.int32), mine.astype(np.int32)))
+            row, g, c1, c2, chunk = (np.concatenate([pt[i] for pt in parts]) for i in range(5))
+        rows = pa.array(row)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(g, pa.int32()), pa.array(c1, pa.int32()), pa.array(c2, pa.int32()),
+             pa.array(chunk, pa.int32()), batch.column("set").take(rows), batch.column("size").take(rows),
+             batch.column("n_single").take(rows), batch.column("ranks").take(rows)],
+            names=["g", "c1", "c2", "chunk", "set", "size", "n_single", "ranks"])
+
+
+def _join_block(table: pa.Table, t: Threshold) -> pa.RecordBatch:
+    """The pairs of the complete tasks in ``table``: one local order and prefix join over all of them."""
+    n = table.num_rows
+    task = np.cumsum(group_starts(table, TASK)) - 1
+    r_ptr, ranks = csr(table.column("ranks"))
+    ranks = ranks.astype(np.int32, copy=False)
+    size = numpy(table.column("size"), np.int64)
+    n_single = numpy(table.column("n_single"), np.int64)
+    # The local join's input: each set's own tokens first (unique keys), then its shared
+    # ranks renamed apart per task (task number in the high bits), so tasks never meet.
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(size, out=indptr[1:])
+    row_of = np.repeat(np.arange(n, dtype=np.int64), size)
+    own = (np.arange(len(row_of), dtype=np.int64) - indptr[row_of]) < n_single[row_of]
+    keys = np.empty(len(row_of), np.uint64)
+    keys[own] = np.uint64(1 << 63) + np.arange(int(own.sum()), dtype=np.uint64)
+    keys[~own] = (task[row_of[~own]].astype(np.uint64) << np.uint64(32)) | ranks.astype(np.uint64)
+    sets = order_sets(indptr, keys)
+    if sets.num_sets != n:
+        raise RuntimeError(f"{n} routed sets collapsed to {sets.num_sets}: a set reached one task twice")
+    row_of_set = np.empty(n, np.int64)
+    row_of_set[sets.doc_set] = np.arange(n, dtype=np.int64)
+    found = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=1)
+    ra = row_of_set[found.left]
+    rb = row_of_set[found.right]
+    g = numpy(table.column("g"), np.int32)
+    c1 = numpy(table.column("c1"), np.int32)
+    c2 = numpy(table.column("c2"), np.int32)
+    chunk = numpy(table.column("chunk"), np.int32)
+    # Once per pair: in the group of its first shared token, and in the task of its two chunks.
+    keep = first_shared_is(r_ptr, ranks, ra, rb, g[ra]) & ((c1[ra] == c2[ra]) | (chunk[ra] != chunk[rb]))
+    ra, rb = ra[keep], rb[keep]
+    set_id = numpy(table.column("set"), np.int64)
+    return pa.RecordBatch.from_arrays(
+        [pa.array(set_id[ra], pa.int64()), pa.array(set_id[rb], pa.int64()),
+         pa.array(found.overlap[keep].astype(np.int32), pa.int32()),
+         pa.array(size[ra].astype(np.int32), pa.int32()), pa.array(size[rb].astype(np.int32), pa.int32())],
+        names=["a", "b", "overlap", "size_a", "size_b"])
+
+
+#: Routed rows handed to one local join at a time (more when one task is larger).
+BLOCK_ROWS = 20_000
+
+
+def _join_batches(batches, t: Threshold):
+    for block in complete_groups(batches, TASK, rows=BLOCK_ROWS):
+        yield _join_block(block, t)
+
+
+def plan_hot_groups(ranked, t: Threshold, hot: np.ndarray, max_group: int) -> dict[int, GroupPlan]:
+    """Split plans of the groups of more than ``max_group`` sets (one action, only if a token could be hot).
+
+    ``hot`` holds the ranks of the tokens in more than ``max_group`` sets: only
+    their groups can be that large, so only their (size, count) histograms are
+    brought to the driver.
+    """
+    if len(hot) == 0:
+        return {}
+    from pyspark.sql import functions as F
+
+    hot_list = np.asarray(hot, np.int32)
+    hist = ranked.mapInArrow(lambda b: _histogram_batches(b, t.p, t.q, hot_list), "g int, size int") \
+        .groupBy("g", "size").agg(F.count(F.lit(1)).alias("n")).toArrow()
+    g = numpy(hist.column("g"), np.int64)
+    size = numpy(hist.column("size"), np.int64)
+    n = numpy(hist.column("n"), np.int64)
+    plans = {}
+    for gv in np.unique(g).tolist():
+        sel = g == gv
+        if n[sel].sum() <= max_group:
+            continue
+        order = np.argsort(size[sel])
+        plans[int(gv)] = split_group(size[sel][order], n[sel][order], max_group, t)
+    return plans
+
+
+def routes(ranked, t: Threshold, plans: dict[int, GroupPlan]):
+    """DataFrame (ROUTED_SCHEMA): each set once per task (prefix token g, chunks c1 <= c2) it goes to."""
+    return ranked.mapInArrow(lambda b: _route_batches(b, t.p, t.q, plans), ROUTED_SCHEMA)
+
+
+def set_pairs(ranked, t: Threshold, plans: dict[int, GroupPlan]):
+    """DataFrame (a, b, overlap, size_a, size_b): every pair of distinct sets with ``J >= t``, once."""
+    tasks = routes(ranked, t, plans).repartition(*TASK).sortWithinPartitions(*TASK)
+    return tasks.mapInArrow(lambda b: _join_batches(b, t), SET_PAIRS_SCHEMA)

@@ -1,0 +1,48 @@
+"""Stage 6 on Spark: pairs of distinct sets back to pairs of documents.
+
+Each pair of distinct sets becomes every pair of their documents (two joins
+with the members table), and each group of identical documents gives all its
+pairs at similarity 1 (a self-join of the members table), as locally. A pair's
+left document is the one first in the input order (``okey``, then ``ord``).
+"""
+from __future__ import annotations
+
+#: Columns of the pairs, as the local engine's CSV and JSON Lines name them.
+COLUMNS = ["left", "right", "similarity", "overlap", "left_size", "right_size"]
+#: Hidden columns that give the local engine's output order: by left document, then right.
+ORDER = ["left_key", "left_ord", "right_key", "right_ord"]
+
+
+def document_pairs(set_pairs, members):
+    """DataFrame (COLUMNS + ORDER) of all document pairs with ``J >= t``.
+
+    ``set_pairs``: (a, b, overlap, size_a, size_b) over distinct set ids;
+    ``members``: (set, ord, id, okey, size).
+    """
+    from pyspark.sql import functions as F
+
+    def side(s):
+        return members.select(F.col("set").alias(s), F.col("ord").alias(f"ord_{s}"), F.col("id").alias(f"id_{s}"),
+                              F.col("okey").alias(f"ok_{s}"), F.col("size").alias(f"sz_{s}"))
+
+    def first(a, b):
+        return (F.col(f"ok_{a}") < F.col(f"ok_{b}")) | (
+            (F.col(f"ok_{a}") == F.col(f"ok_{b}")) & (F.col(f"ord_{a}") < F.col(f"ord_{b}")))
+
+    def pick(cond, x, y, name):
+        return F.when(cond, F.col(x)).otherwise(F.col(y)).alias(name)
+
+    both = set_pairs.join(side("a").drop("sz_a"), "a").join(side("b").drop("sz_b"), "b")
+    ab = first("a", "b")
+    cross = both.select(
+        pick(ab, "id_a", "id_b", "left"), pick(ab, "id_b", "id_a", "right"),
+        (F.col("overlap") / (F.col("size_a") + F.col("size_b") - F.col("overlap"))).alias("similarity"),
+        "overlap", pick(ab, "size_a", "size_b", "left_size"), pick(ab, "size_b", "size_a", "right_size"),
+        pick(ab, "ok_a", "ok_b", "left_key"), pick(ab, "ord_a", "ord_b", "left_ord"),
+        pick(ab, "ok_b", "ok_a", "right_key"), pick(ab, "ord_b", "ord_a", "right_ord"))
+    same = side("a").join(side("b").drop("sz_b").withColumnRenamed("b", "a"), "a").where(first("a", "b")) \
+        .select(F.col("id_a").alias("left"), F.col("id_b").alias("right"), F.lit(1.0).alias("similarity"),
+                F.col("sz_a").alias("overlap"), F.col("sz_a").alias("left_size"), F.col("sz_a").alias("right_size"),
+                F.col("ok_a").alias("left_key"), F.col("ord_a").alias("left_ord"),
+                F.col("ok_b").alias("right_key"), F.col("ord_b").alias("right_ord"))
+    return cross.unionByName(same)

@@ -1,0 +1,291 @@
+"""``allpairs join --engine spark``: read files into Spark, join, write a Parquet dataset or count.
+
+:func:`run` is the one library call behind the command line: it reads a
+directory tree, a file of lines, sets or JSON Lines, or a Parquet dataset
+(anywhere Spark reads: local paths, ``hdfs://``, ``s3a://``), joins with
+:func:`allpairs.engines.spark.join.plan`, and writes the pairs, sorted by left
+then right document as locally, as Parquet, or counts them. Errors raised in
+Spark's Python workers (a malformed JSON line) come back as the same
+one-line :class:`~allpairs.errors.AllPairsError`.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from ...corpus import _walk, decode_file, jsonl_record, matches
+from ...errors import InputError, UsageError
+from ...shingles import ShingleSpec, language_for_path
+from .join import plan
+from .pairs import COLUMNS, ORDER
+from .session import get_session
+
+KINDS = ("directory", "lines", "sets", "jsonl", "parquet")
+
+
+@dataclass
+class SparkRun:
+    """What a Spark join read, joined and found, and where it wrote."""
+
+    master: str
+    method: str
+    threshold: str
+    shingle: str
+    documents: int = 0
+    skipped: dict = field(default_factory=dict)
+    joined: int = 0
+    distinct_sets: int = 0
+    candidates: int | None = None
+    pairs: int = 0
+    output: str | None = None
+    notes: list[str] = field(default_factory=list)
+    seconds: dict = field(default_factory=dict)
+
+
+def _line_numbers(df):
+    """``df`` (one row per line, file order) with ``line``: 1-based line numbers (one small action)."""
+    from pyspark.sql import functions as F
+
+    df = df.withColumn("_pid", F.spark_partition_id()).withColumn("_mid", F.monotonically_increasing_id())
+    counts = {r["_pid"]: r["count"] for r in df.groupBy("_pid").count().collect()}
+    starts, total = [], 0
+    for pid in range(max(counts, default=-1) + 1):
+        starts.append(total)
+        total += counts.get(pid, 0)
+    offset = F.element_at(F.array(*[F.lit(s) for s in starts or [0]]), F.col("_pid") + 1)
+    # monotonically_increasing_id is (partition id << 33) + row within the partition.
+    line = offset + (F.col("_mid") - F.shiftleft(F.col("_pid").cast("long"), 33)) + 1
+    return df.withColumn("line", line.cast("long")).drop("_pid", "_mid")
+
+
+def _read_lines(spark, path):
+    from pyspark.sql import functions as F
+
+    raw = spark.read.option("lineSep", "\n").text(path)
+    raw = raw.select(F.regexp_replace("value", "\r$", "").alias("value"))
+    return _line_numbers(raw)
+
+
+def _jsonl_batches(batches, id_field, text_field, name):
+    """mapInArrow body: (id, text, line) of each JSON Lines record, checked as the local reader checks it
+    (ids are not checked for repeats across tasks)."""
+    for batch in batches:
+        ids, texts, lines = [], [], []
+        for value, k in zip(batch.column("value").to_pylist(), batch.column("line").to_pylist()):
+            record = jsonl_record(value, f"{name}:{k}", id_field, text_field)
+            if record is not None:
+                ids.append(record[0])
+                texts.append(record[1])
+                lines.append(k)
+        yield pa.RecordBatch.from_arrays([pa.array(ids, pa.string()), pa.array(texts, pa.string()),
+                                          pa.array(lines, pa.int64())], names=["id", "text", "line"])
+
+
+def _file_batches(batches, root):
+    """mapInArrow body: (id, text, language, skip) of each file; a skipped file has a reason and no text."""
+    for batch in batches:
+        ids, texts, langs, skips = [], [], [], []
+        for path, data in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist()):
+            rel = _relative(path, root)
+            text, skip = decode_file(data)
+            ids.append(rel)
+            texts.append(text)
+            langs.append(language_for_path(rel))
+            skips.append(skip)
+        yield pa.RecordBatch.from_arrays([pa.array(ids, pa.string()), pa.array(texts, pa.string()),
+                                          pa.array(langs, pa.string()), pa.array(skips, pa.string())],
+                                         names=["id", "text", "language", "skip"])
+
+
+def _root(path: str) -> str:
+    """The path part of a directory URI or local path, without a trailing slash."""
+    m = re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/]*(/.*)$", path) or re.match(r"^file:(/.*)$", path)
+    if m:
+        return m.group(1).rstrip("/")
+    return os.path.abspath(path).rstrip("/")
+
+
+def _relative(uri: str, root: str) -> str:
+    from urllib.parse import unquote
+
+    p = unquote(re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*:(//[^/]*)?", "", uri))
+    return p[len(root):].lstrip("/") if p.startswith(root) else p
+
+
+def _read_directory(spark, path, include, exclude, min_bytes, run: SparkRun):
+    """Files below ``path`` chosen as locally (globs on the relative path, --min-bytes), then decoded in tasks."""
+    from pyspark.sql import functions as F
+
+    root = _root(path)
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path) and not path.startswith("file:"):
+        # A remote filesystem: Spark lists it (files of zero bytes are not listed there).
+        listing = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(path) \
+            .select("path", "length").toArrow()
+        files = list(zip(listing.column("path").to_pylist(), listing.column("length").to_pylist()))
+    else:
+        if not os.path.isdir(root):
+            raise UsageError(f"{path}: no such directory; read a file with --lines, --sets, --jsonl or --parquet")
+        files = []
+        for rel, p in _walk(Path(root), lambda r, why: run.skipped.update(unreadable=run.skipped.get("unreadable", 0) + 1)):
+            try:
+                files.append(("file://" + str(p), p.stat().st_size))
+            except OSError:
+                run.skipped["unreadable"] = run.skipped.get("unreadable", 0) + 1
+    chosen, dropped = [], 0
+    for uri, size in files:
+        rel = _relative(uri, root)
+        if (include and not matches(rel, include)) or (exclude and matches(rel, exclude)):
+            continue
+        if size < min_bytes:
+            dropped += 1
+            continue
+        chosen.append(re.sub(r"([\\\[\]{}*?])", r"\\\1", uri))  # literal names, not Hadoop globs
+    run.documents = len(chosen)
+    if dropped:
+        run.notes.append(f"{dropped:,} files smaller than --min-bytes {min_bytes:,} dropped")
+    if not chosen:
+        raise InputError(f"the corpus is empty: no file under {path} was chosen")
+    files = spark.read.format("binaryFile").load(chosen)
+    return files.select("path", "content").mapInArrow(
+        lambda b: _file_batches(b, root), "id string, text string, language string, skip string")
+
+
+def _from_spark_error(e: Exception) -> Exception:
+    """An AllPairsError raised in a Spark worker, as the same error here; else ``e``."""
+    m = re.search(r"allpairs\.errors\.(InputError|UsageError): (.*)", str(e))
+    if not m:
+        return e
+    return (InputError if m.group(1) == "InputError" else UsageError)(m.group(2).strip())
+
+
+def run(path: str, threshold, *, kind: str = "directory", output: str | None = None, count: bool = False,
+        master: str | None = None, conf: dict | None = None, include=(), exclude=(), min_bytes: int = 0,
+        id_field: str = "id", text_field: str = "text", id_col: str | None = None, text_col: str | None = None,
+        tokens_col: str | None = None, shingle: ShingleSpec | str | None = None, **options) -> SparkRun:
+    """Join the documents at ``path`` on Spark; write the pairs to ``output`` (Parquet) or count them.
+
+    ``kind`` is one of :data:`KINDS`; ``options`` go to :func:`allpairs.engines.spark.join.plan`
+    (normalize, min_shingles, method, max_group, and the LSH options).
+    """
+    if kind not in KINDS:
+        raise UsageError(f"unknown input kind {kind!r}; choose one of {', '.join(KINDS)}")
+    if kind != "directory" and (include or exclude or min_bytes):
+        raise UsageError(f"--include, --exclude and --min-bytes choose files in a directory; they do not apply to --{kind}")
+    if kind != "parquet" and (id_col or text_col or tokens_col):
+        raise UsageError("--id-col, --text-col and --tokens-col name columns of --parquet input")
+    if not count and output is None:
+        raise UsageError("--engine spark writes the pairs as a Parquet dataset: give -o DIR (or --count)")
+    if str(path) == "-":
+        raise UsageError("--engine spark reads files, not stdin: give a path")
+    t0 = time.perf_counter()
+    spark = get_session(master, conf=conf)
+    if output is not None and not count:
+        jvm_path = spark._jvm.org.apache.hadoop.fs.Path(str(output))
+        if jvm_path.getFileSystem(spark._jsc.hadoopConfiguration()).exists(jvm_path):
+            raise UsageError(f"{output} exists; remove it or choose another -o (a Parquet dataset is a directory)")
+    method = options.get("method", "exact")
+    res = SparkRun(master=spark.sparkContext.master, method=method, threshold=str(threshold), shingle="")
+    res.seconds["start"] = time.perf_counter() - t0
+    from pyspark.sql import functions as F
+
+    t0 = time.perf_counter()
+    language_col = order_col = None
+    try:
+        if kind == "parquet":
+            df = spark.read.parquet(str(path))
+            id_col = id_col or "id"
+            if tokens_col is None:
+                text_col = text_col or "text"
+        elif kind == "directory":
+            files = _read_directory(spark, str(path), include, exclude, min_bytes, res)
+            skipped = files.where(F.col("skip").isNotNull()).groupBy("skip").count().collect()
+            res.skipped = {r["skip"].split(" (")[0]: r["count"] for r in skipped}
+            df = files.where(F.col("skip").isNull())
+            id_col, text_col, language_col, order_col = "id", "text", "language", "id"
+        else:
+            lines = _read_lines(spark, str(path))
+            if kind == "jsonl":
+                df = lines.mapInArrow(lambda b: _jsonl_batches(b, id_field, text_field, str(path)),
+                                      "id string, text string, line long")
+                id_col, text_col, order_col = "id", "text", "line"
+            else:
+                df = lines.withColumn("id", F.col("line").cast("string"))
+                id_col, order_col = "id", "line"
+                if kind == "sets":
+                    tokens_col = "value"
+                else:
+                    text_col = "value"
+        if shingle is None and tokens_col is None:
+            # The local defaults: char:3 for lines, code:5 for a tree of source files only, else word:5.
+            if kind == "lines":
+                shingle = "char:3"
+            elif kind == "directory":
+                shingle = "word:5" if df.where(F.col("language").isNull()).limit(1).count() else "code:5"
+        planned = plan(df, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col,
+                                  order_col=order_col, language_col=language_col, shingle=shingle, **options)
+        res.shingle = planned.shingle
+        res.threshold = str(planned.threshold)
+        if planned.buckets is not None:
+            planned.buckets.persist()
+        res.seconds["plan"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        if count:
+            res.pairs = planned.pairs.count()
+        else:
+            planned.pairs.orderBy(*ORDER).select(*COLUMNS).write.parquet(str(output))
+            res.output = str(output)
+            res.pairs = spark.read.parquet(str(output)).count()
+        res.seconds["join"] = time.perf_counter() - t0
+        if kind != "directory":
+            res.documents = df.count()
+        res.joined = planned.members.count()
+        # Files of zero bytes never reach a Spark task: they count with the documents without a shingle.
+        left_out = res.documents - sum(res.skipped.values()) - res.joined
+        if left_out:
+            res.skipped["no shingle" if options.get("min_shingles", 1) <= 1 else "below --min-shingles"] = left_out
+        res.distinct_sets = planned.distinct.count()
+        if planned.plans:
+            chunks = sum(p.chunks for p in planned.plans.values())
+            tasks = sum(p.tasks for p in planned.plans.values())
+            res.notes.append(f"{len(planned.plans):,} prefix-token groups of more than {options.get('max_group', 10000):,} "
+                             f"sets split by size into {chunks:,} chunks, {tasks:,} tasks")
+        if planned.candidates is not None:
+            res.candidates = planned.candidates.count()
+            _bucket_notes(planned, res)
+            planned.buckets.unpersist()
+        planned.unpersist()
+    except Exception as e:
+        err = _from_spark_error(e)
+        if err is e:
+            raise
+        raise err from None
+    return res
+
+
+def _bucket_notes(planned, res: SparkRun) -> None:
+    from pyspark.sql import functions as F
+
+    info = planned.lsh
+    res.notes.append(info.describe())
+    rows = planned.buckets.where(F.col("a") < 0)
+    if info.max_bucket is not None:
+        big = rows.where(F.col("n") > info.max_bucket).agg(
+            F.count(F.lit(1)).alias("k"), F.max("n").alias("largest"),
+            F.sum(F.col("n") * (F.col("n") - 1) / 2).alias("skipped")).collect()[0]
+        if big["k"]:
+            res.notes.append(
+                f"warning: {big['k']:,} LSH buckets larger than --max-bucket {info.max_bucket:,} were not expanded "
+                f"(largest {big['largest']:,} sets; {int(big['skipped']):,} candidate pairs left out): boilerplate or "
+                "near-empty documents; drop them with --min-shingles or raise --max-bucket")
+    else:
+        largest = rows.agg(F.max("n")).collect()[0][0]
+        if largest:
+            res.notes.append(
+                f"warning: an LSH bucket holds {largest:,} distinct sets, {largest * (largest - 1) // 2:,} candidate "
+                "pairs on its own: boilerplate or near-empty documents; bound it with --max-bucket or drop them "
+                "with --min-shingles")

@@ -1,0 +1,85 @@
+"""Getting a SparkSession, and saying clearly why there is none.
+
+pyspark is an optional dependency (``pip install 'allpairs-join[spark]'``) and
+needs a Java runtime; both are checked before Spark is started, so that a
+missing one is one line of error, not a Java gateway traceback.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+from ...errors import AllPairsError
+
+
+class SparkSetupError(AllPairsError):
+    """pyspark, pyarrow or a Java runtime is missing, or Spark did not start (exit status 1)."""
+
+
+INSTALL_HINT = "pip install 'allpairs-join[spark]'"
+JAVA_HINT = "install one (e.g. apt-get install -y openjdk-17-jre-headless) or set JAVA_HOME"
+
+
+def require_pyspark():
+    """Import pyspark and pyarrow, or raise :class:`SparkSetupError` naming the extra to install."""
+    try:
+        import pyarrow  # noqa: F401
+        import pyspark
+    except ImportError as e:
+        raise SparkSetupError(f"the Spark engine needs pyspark and pyarrow ({e.name} is missing): "
+                              f"{INSTALL_HINT}") from None
+    return pyspark
+
+
+def find_java() -> str | None:
+    """The java executable Spark would start: ``$JAVA_HOME/bin/java``, else ``java`` on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        java = os.path.join(home, "bin", "java")
+        return java if os.access(java, os.X_OK) else None
+    return shutil.which("java")
+
+
+def is_local(master: str) -> bool:
+    return master == "local" or master.startswith("local[")
+
+
+def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: dict | None = None):
+    """The active SparkSession, or a new one on ``master`` (default ``local[*]``).
+
+    For a local master this binds Spark to 127.0.0.1 (``SPARK_LOCAL_IP``, unless
+    set), turns the web UI off and runs the Python workers with this
+    interpreter, so that they import the same allpairs.
+
+    Raises
+    ------
+    SparkSetupError
+        pyspark/pyarrow are not installed, no Java runtime is found, or the
+        JVM did not start.
+    """
+    require_pyspark()
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active  # a process has one SparkContext: an active session's master stays
+    master = master or "local[*]"
+    if find_java() is None:
+        where = f"JAVA_HOME={os.environ['JAVA_HOME']}" if os.environ.get("JAVA_HOME") else "PATH"
+        raise SparkSetupError(f"the Spark engine needs a Java runtime (17 or 21) and none was found on {where}: "
+                              f"{JAVA_HINT}")
+    builder = SparkSession.builder.master(master).appName(app_name)
+    if is_local(master):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = builder.config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+    # stderr is for allpairs' own summary: no console progress bar.
+    builder = builder.config("spark.ui.showConsoleProgress", "false")
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, str(value))
+    try:
+        return builder.getOrCreate()
+    except Exception as e:  # the JVM failed to start: pyspark raises its own runtime errors
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise SparkSetupError(f"Spark did not start on {master}: {first}") from None

@@ -1,0 +1,208 @@
+"""Stages 1–3 on Spark: documents to sorted shingle keys, identical sets grouped, the global token order.
+
+* Shingling runs per Arrow batch in the local engine's own functions
+  (:func:`allpairs.shingles.shingle_texts`, :func:`allpairs.shingles.hash_sets`);
+  each document keeps its distinct keys sorted (as uint64, stored in Spark as
+  the same 64 bits in a ``long``).
+* Identical sets are grouped once: the documents with equal key arrays get
+  the smallest ``ord`` among them as their set id (one shuffle); the members
+  table remembers which documents stand behind each set, for the output.
+* The global order counts each shingle's frequency over the distinct sets
+  (partial counts per batch, summed by key: one shuffle of distinct keys).
+  Shingles in one set only can never be shared, so they get no rank: a set is
+  held as ``n_single`` (how many it has; in the order they come first, being
+  the rarest) and the sorted ranks of its shared shingles, rare to frequent
+  (document frequency, ties by key). The rank table is broadcast to the tasks
+  while it has at most ``broadcast_limit`` shingles (12 bytes each), else it is
+  joined with the sets' shingles (two shuffles of every shingle).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ...shingles import ShingleSpec, hash_sets, shingle_texts
+from .arrow import csr, list_array, numpy
+
+#: Shared shingles up to this many are ranked on the driver and broadcast
+#: (about 12 bytes each: 48 MB at the default); more are ranked and joined in Spark.
+BROADCAST_LIMIT = 4_000_000
+
+
+def sorted_distinct(indptr: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's distinct keys sorted as uint64: (indptr int64, keys uint64)."""
+    keys = np.ascontiguousarray(keys).view(np.uint64) if keys.dtype == np.int64 else keys.astype(np.uint64)
+    n = len(indptr) - 1
+    row = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    order = np.lexsort((keys, row))
+    keys, row = keys[order], row[order]
+    keep = np.ones(len(keys), bool)
+    keep[1:] = (keys[1:] != keys[:-1]) | (row[1:] != row[:-1])
+    counts = np.bincount(row[keep], minlength=n)
+    out = np.zeros(n + 1, np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out, keys[keep]
+
+
+def shingle_batches(batches, *, source: str, spec: ShingleSpec | None, normalize: bool, language: str | None,
+                    schema: pa.Schema):
+    """mapInArrow body: the sorted distinct shingle keys of each document, other columns passed through.
+
+    ``source`` is the column holding texts (``spec`` given) or token lists
+    (``spec`` None); ``language`` an optional column of program languages for code:N.
+    """
+    for batch in batches:
+        col = batch.column(source)
+        if spec is None:
+            # A string is a line of whitespace-separated tokens (--sets), as str.split() reads it.
+            sets = [[] if s is None else s.split() if isinstance(s, str) else s for s in col.to_pylist()]
+            indptr, keys = hash_sets(sets)
+        else:
+            texts = ["" if s is None else s for s in col.to_pylist()]
+            langs = batch.column(language).to_pylist() if language and spec.kind == "code" else None
+            indptr, keys = shingle_texts(texts, spec, normalize=normalize, languages=langs, workers=1)
+        indptr, keys = sorted_distinct(indptr, keys)
+        columns = [batch.column(f.name) for f in schema if f.name not in ("size", "keys")]
+        columns.append(pa.array(np.diff(indptr).astype(np.int32), pa.int32()))
+        columns.append(list_array(indptr, keys.view(np.int64), pa.int64()))
+        yield pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def docs_frame(df, *, id_col: str, text_col: str | None, tokens_col: str | None, order_col: str | None,
+               language_col: str | None, spec: ShingleSpec | None, normalize: bool):
+    """(ord, id, okey, size, keys) for every row of ``df``; ``size`` 0 for a document with no shingle.
+
+    ``ord`` is a unique long (``monotonically_increasing_id``: partition by
+    partition, row by row, so the input order for a file); ``okey`` orders the
+    documents in the output (``order_col``, else ``ord``).
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, IntegerType, LongType, StringType, StructField, StructType
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    source = text_col if spec is not None else tokens_col
+    extra = [F.col(language_col).alias("_language")] if language_col else []
+    base = df.select(F.monotonically_increasing_id().alias("ord"), F.col(id_col).cast("string").alias("id"),
+                     F.col(source).alias("_source"), *extra,
+                     *([F.col(order_col).alias("okey")] if order_col else []))
+    if not order_col:
+        base = base.withColumn("okey", F.col("ord"))
+    okey_type = base.schema["okey"].dataType
+    out = StructType([StructField("ord", LongType()), StructField("id", StringType()),
+                      StructField("okey", okey_type), StructField("size", IntegerType()),
+                      StructField("keys", ArrayType(LongType()))])
+    arrow_schema = to_arrow_schema(out)
+    language = "_language" if language_col else None
+
+    def run(batches):
+        return shingle_batches(batches, source="_source", spec=spec, normalize=normalize, language=language,
+                               schema=arrow_schema)
+
+    return base.mapInArrow(run, out)
+
+
+def group_identical(docs, min_size: int):
+    """The documents with at least ``min_size`` shingles, each with ``set``: the smallest ``ord`` among the
+    documents of the same key set (one shuffle by the key arrays)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    kept = docs.where(F.col("size") >= max(1, min_size))
+    return kept.withColumn("set", F.min("ord").over(Window.partitionBy("keys")))
+
+
+def members_and_distinct(grouped):
+    """members (set, ord, id, okey, size), a row per document; distinct (set, size, keys), a row per set."""
+    from pyspark.sql import functions as F
+
+    members = grouped.select("set", "ord", "id", "okey", "size")
+    distinct = grouped.where(F.col("ord") == F.col("set")).select("set", "size", "keys")
+    return members, distinct
+
+
+def _count_batches(batches):
+    """mapInArrow body: (key, n) partial shingle counts of a batch of distinct sets."""
+    for batch in batches:
+        _, keys = csr(batch.column("keys"))
+        uniq, n = np.unique(keys.astype(np.int64, copy=False), return_counts=True)
+        yield pa.RecordBatch.from_arrays([pa.array(uniq, pa.int64()), pa.array(n.astype(np.int64), pa.int64())],
+                                         names=["key", "n"])
+
+
+@dataclass
+class TokenOrder:
+    """How the shared shingles (those in two or more distinct sets) were ranked: their number, whether broadcast."""
+
+    shared: int
+    broadcast: bool
+    hot: np.ndarray  # ranks (int32) of the shingles in more than the hot-group limit of sets
+
+
+def _lookup_batches(batches, table):
+    """mapInArrow body: each set's shared shingles as sorted ranks, and how many are its own."""
+    sorted_keys, rank_by_key = table.value
+    for batch in batches:
+        indptr, keys = csr(batch.column("keys"))
+        keys = keys.astype(np.int64, copy=False)
+        pos = np.searchsorted(sorted_keys, keys)
+        found = pos < len(sorted_keys)
+        found[found] = sorted_keys[pos[found]] == keys[found]
+        row = np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))[found]
+        ranks = rank_by_key[pos[found]]
+        order = np.lexsort((ranks, row))
+        shared = np.bincount(row, minlength=len(indptr) - 1)
+        out = np.zeros(len(indptr), np.int64)
+        np.cumsum(shared, out=out[1:])
+        size = numpy(batch.column("size"), np.int32)
+        yield pa.RecordBatch.from_arrays(
+            [batch.column("set"), batch.column("size"), pa.array((size - shared).astype(np.int32), pa.int32()),
+             list_array(out, ranks[order].astype(np.int32), pa.int32())],
+            names=["set", "size", "n_single", "ranks"])
+
+
+RANKED_SCHEMA = "set long, size int, n_single int, ranks array<int>"
+
+
+def rank_sets(distinct, *, hot_limit: int, broadcast_limit: int = BROADCAST_LIMIT):
+    """(ranked, order): each distinct set as (set, size, n_single, ranks), and the :class:`TokenOrder`.
+
+    One action counts the shared shingles (kept in Spark's cache); if they are
+    at most ``broadcast_limit``, a second brings them (key, frequency) to the
+    driver, where they are ranked; else they are ranked by a distributed sort
+    and joined.
+    """
+    from pyspark.sql import functions as F
+
+    spark = distinct.sparkSession
+    counts = distinct.select("keys").mapInArrow(_count_batches, "key long, n long") \
+        .groupBy("key").agg(F.sum("n").alias("df"))
+    shared = counts.where(F.col("df") >= 2).persist()
+    n_shared = shared.count()
+    if n_shared >= 2**31:
+        raise OverflowError(f"{n_shared} shared shingles exceed int32 ranks")
+    if n_shared <= broadcast_limit:
+        table = shared.toArrow()
+        shared.unpersist()
+        keys = numpy(table.column("key"), np.int64)
+        df = numpy(table.column("df"), np.int64)
+        by_rank = np.lexsort((keys, df))
+        rank = np.empty(len(keys), np.int32)
+        rank[by_rank] = np.arange(len(keys), dtype=np.int32)
+        by_key = np.argsort(keys, kind="stable")
+        hot = np.sort(rank[df > hot_limit])
+        lookup = spark.sparkContext.broadcast((keys[by_key], rank[by_key]))
+        ranked = distinct.mapInArrow(lambda batches: _lookup_batches(batches, lookup), RANKED_SCHEMA)
+        return ranked, TokenOrder(len(keys), True, hot)
+    # Too many to broadcast: rank by a distributed sort and join the sets' shingles with the ranks.
+    ranks = shared.orderBy("df", "key").rdd.zipWithIndex() \
+        .map(lambda row_index: (row_index[0]["key"], row_index[0]["df"], row_index[1])) \
+        .toDF("key long, df long, rank long")
+    hot = np.sort(np.array([r["rank"] for r in ranks.where(F.col("df") > hot_limit).select("rank").collect()],
+                           np.int32))
+    exploded = distinct.select("set", "size", F.explode("keys").alias("key"))
+    ranked = exploded.join(ranks.select("key", F.col("rank").cast("int").alias("rank")), "key") \
+        .groupBy("set", "size").agg(F.array_sort(F.collect_list("rank")).alias("ranks")) \
+        .select("set", "size", (F.col("size") - F.size("ranks")).cast("int").alias("n_single"), "ranks")
+    return ranked, TokenOrder(n_shared, False, hot)

@@ -1,0 +1,233 @@
+"""allpairs on Spark beside MLlib's MinHashLSH, on seeded Zipf corpora with planted near-duplicates.
+
+For each corpus size (default 100k, 300k, 1M sets of ~20 Zipf tokens from a
+vocabulary as large as the corpus, 30% planted near-duplicates;
+:func:`datasets.synthetic.zipf_sets`), on one Spark session (default local[2]):
+
+* allpairs exact on Spark (``allpairs.spark``, method exact);
+* allpairs LSH on Spark (K = 64, banding chosen for P(t) >= 0.99, --max-bucket 1000);
+* MLlib ``MinHashLSH(numHashTables=H).approxSimilarityJoin`` at distance
+  < 1 - t (+1e-9, so that J = t counts), H = allpairs' band count, a
+  comparable number of hash tables; stopped after --mllib-timeout seconds.
+
+Each gets: wall time, shuffle bytes written (Spark's own task metrics, read
+from the driver's status store, no REST server needed), the longest task's
+time and the bytes it read (input + shuffle), pairs found, recall against the
+exact pairs. Usage (from the repository root)::
+
+    .venv/bin/python scripts/bench_spark.py [--sizes 100000 300000 1000000] [--master local[2]]
+
+Figures from a shared machine are noisy: quote medians of several runs.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from datasets.synthetic import zipf_sets  # noqa: E402
+
+
+def stage_metrics(sc, after: int) -> dict:
+    """Shuffle bytes written, and the longest task (ms) and its input + shuffle-read bytes, over stages > after."""
+    store = sc._jsc.sc().statusStore()
+    stages = _stages(sc)
+    shuffle, longest, longest_in, last = 0, 0, 0, after
+    for k in range(stages.size()):
+        st = stages.apply(k)
+        sid = st.stageId()
+        if sid <= after:
+            continue
+        last = max(last, sid)
+        shuffle += st.shuffleWriteBytes()
+        tasks = store.taskList(sid, st.attemptId(), 100000)
+        for t in range(tasks.size()):
+            task = tasks.apply(t)
+            dur = task.duration().get() if task.duration().isDefined() else 0
+            if dur > longest and task.taskMetrics().isDefined():
+                m = task.taskMetrics().get()
+                sr = m.shuffleReadMetrics()
+                longest = dur
+                longest_in = m.inputMetrics().bytesRead() + sr.localBytesRead() + sr.remoteBytesRead()
+    return {"shuffle_bytes": int(shuffle), "longest_task_s": longest / 1000, "longest_task_in": int(longest_in),
+            "last_stage": last}
+
+
+def _stages(sc):
+    """Every stage's data (a Scala Seq) from the driver's status store."""
+    no_quantiles = sc._gateway.new_array(sc._gateway.jvm.double, 0)
+    return sc._jsc.sc().statusStore().stageList(None, False, False, no_quantiles, None)
+
+
+def last_stage(sc) -> int:
+    stages = _stages(sc)
+    return max([stages.apply(k).stageId() for k in range(stages.size())], default=-1)
+
+
+def measured(sc, fn):
+    before = last_stage(sc)
+    t0 = time.perf_counter()
+    out = fn()
+    wall = time.perf_counter() - t0
+    m = stage_metrics(sc, before)
+    m["wall_s"] = wall
+    return out, m
+
+
+def mib(n):
+    return f"{n / 2**20:,.0f} MiB"
+
+
+def run_size(spark, n: int, t: float, args, tmp: Path) -> list[dict]:
+    from pyspark.sql import functions as F
+
+    import allpairs.spark
+    from allpairs.engines.spark import plan
+
+    sc = spark.sparkContext
+    t0 = time.perf_counter()
+    sets = zipf_sets(n=n, avg_size=20, vocabulary=max(10000, n), near_duplicates=0.3, seed=args.seed)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp / f"zipf-{n}.parquet"
+    pq.write_table(pa.table({"id": pa.array(np.arange(n, dtype=np.int64)),
+                             "toks": pa.array(sets, pa.list_(pa.int64()))}), path, row_group_size=50000)
+    del sets
+    print(f"  corpus of {n:,} sets written in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    df = spark.read.parquet(str(path)).repartition(args.partitions)
+    rows = []
+
+    def pairs_of(planned):
+        return planned.pairs.select(F.least("left", "right").cast("long").alias("a"),
+                                    F.greatest("left", "right").cast("long").alias("b"))
+
+    # Exact.
+    planned = None
+
+    def exact():
+        nonlocal planned
+        planned = plan(df, t, id_col="id", tokens_col="toks", order_col="id")
+        exact_pairs = pairs_of(planned).persist()
+        return exact_pairs, exact_pairs.count()
+
+    (exact_pairs, n_exact), m = measured(sc, exact)
+    hot = len(planned.plans)
+    planned.unpersist()
+    rows.append({"n": n, "what": "allpairs exact", "pairs": n_exact, "recall": 1.0, **m,
+                 "note": f"{hot} hot groups split"})
+    print(f"  exact: {n_exact:,} pairs in {m['wall_s']:.1f}s", file=sys.stderr)
+
+    # allpairs LSH.
+    def lsh():
+        nonlocal planned
+        planned = plan(df, t, id_col="id", tokens_col="toks", order_col="id", method="lsh", num_perm=args.num_perm,
+                       max_bucket=args.max_bucket, seed=args.seed + 1)
+        found = pairs_of(planned).persist()
+        return found, found.count()
+
+    (lsh_pairs, n_lsh), m = measured(sc, lsh)
+    info = planned.lsh
+    planned.unpersist()
+    rows.append({"n": n, "what": f"allpairs LSH {info.bands}x{info.rows}", "pairs": n_lsh,
+                 "recall": n_lsh / n_exact if n_exact else 1.0, **m})
+    lsh_pairs.unpersist()
+    print(f"  lsh: {n_lsh:,} pairs in {m['wall_s']:.1f}s", file=sys.stderr)
+
+    # MLlib MinHashLSH, as many hash tables as allpairs has bands.
+    from pyspark.ml.feature import MinHashLSH
+    from pyspark.ml.linalg import SparseVector, VectorUDT
+
+    dim = max(10000, n) + 1
+
+    @F.udf(VectorUDT())
+    def vec(toks):
+        idx = sorted(set(int(x) for x in toks))
+        return SparseVector(dim, idx, [1.0] * len(idx))
+
+    vectors = df.where(F.size("toks") > 0).select("id", vec("toks").alias("v"))
+    model = MinHashLSH(inputCol="v", outputCol="h", numHashTables=info.bands, seed=args.seed).fit(vectors)
+    group = f"mllib-{n}"
+    result = {}
+
+    def mllib():
+        sc.setJobGroup(group, "mllib", interruptOnCancel=True)
+        joined = model.approxSimilarityJoin(vectors, vectors, 1 - t + 1e-9, distCol="d") \
+            .select(F.col("datasetA.id").alias("a"), F.col("datasetB.id").alias("b")).where("a < b")
+        found = joined.persist()
+        result["count"] = found.count()
+        result["hits"] = found.join(exact_pairs, ["a", "b"]).count()
+        found.unpersist()
+
+    def timed():
+        try:
+            mllib()
+        except Exception as e:  # cancelled by the timer
+            result["error"] = str(e).splitlines()[0][:100]
+
+    def go():
+        th = threading.Thread(target=timed)
+        th.start()
+        th.join(args.mllib_timeout)
+        if th.is_alive():
+            sc.cancelJobGroup(group)
+            th.join()
+            result["timeout"] = True
+
+    _, m = measured(sc, go)
+    sc.setLocalProperty("spark.jobGroup.id", None)
+    if result.get("timeout") or "count" not in result:
+        rows.append({"n": n, "what": f"MLlib MinHashLSH {info.bands} tables", "pairs": None, "recall": None, **m,
+                     "note": f"stopped after {args.mllib_timeout:.0f}s"})
+    else:
+        rows.append({"n": n, "what": f"MLlib MinHashLSH {info.bands} tables", "pairs": result["count"],
+                     "recall": result["hits"] / n_exact if n_exact else 1.0, **m})
+    print(f"  mllib: {result}", file=sys.stderr)
+    exact_pairs.unpersist()
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 300_000, 1_000_000])
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("-t", "--threshold", type=float, default=0.5)
+    ap.add_argument("--num-perm", type=int, default=64)
+    ap.add_argument("--max-bucket", type=int, default=1000)
+    ap.add_argument("--partitions", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--mllib-timeout", type=float, default=900.0)
+    args = ap.parse_args()
+
+    from allpairs.engines.spark import get_session
+
+    spark = get_session(args.master, conf={"spark.sql.shuffle.partitions": str(args.partitions),
+                                           "spark.driver.memory": "6g"})
+    spark.sparkContext.setLogLevel("ERROR")
+    print(f"Spark {spark.version} on {spark.sparkContext.master}; t = {args.threshold}; machine shared "
+          f"(load average {os.getloadavg()[0]:.1f})")
+    header = (f"{'sets':>9} {'what':<28} {'wall s':>8} {'shuffle':>10} {'longest task':>13} {'its input':>10} "
+              f"{'pairs':>10} {'recall':>7}  note")
+    print(header)
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in args.sizes:
+            for r in run_size(spark, n, args.threshold, args, Path(tmp)):
+                pairs = "-" if r["pairs"] is None else f"{r['pairs']:,}"
+                recall = "-" if r["recall"] is None else f"{r['recall']:.4f}"
+                print(f"{r['n']:>9,} {r['what']:<28} {r['wall_s']:>8.1f} {mib(r['shuffle_bytes']):>10} "
+                      f"{r['longest_task_s']:>12.1f}s {mib(r['longest_task_in']):>10} {pairs:>10} {recall:>7}  "
+                      f"{r.get('note', '')}", flush=True)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

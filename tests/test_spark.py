@@ -1,0 +1,248 @@
+"""The Spark engine (allpairs.spark, ``join --engine spark``) against the oracle and the local engine.
+
+One SparkSession on a local[2] master serves every test here (starting one
+costs 10–30 s). Random corpora are joined many at a time: each corpus's
+tokens carry its number, so corpora never share a token and never pair, and
+one Spark job checks a whole list of them against the oracle.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import allpairs
+from allpairs.cli import app
+
+from naive import all_pairs
+from strategies import corpora
+
+pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[test]'")
+pytest.importorskip("pyarrow", reason="the Spark tests need the spark extra: pip install -e '.[test]'")
+
+from allpairs.engines.spark import get_session, plan  # noqa: E402
+from allpairs.engines.spark.exact import routes  # noqa: E402
+from allpairs.engines.spark.session import SparkSetupError, find_java  # noqa: E402
+import allpairs.spark  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "datasets" / "tiny" / "corpus"
+GOLDEN = REPO / "datasets" / "tiny" / "golden-word1-t0.5.tsv"
+SIX = ["bytes", "strings", "math/rand", "math/rand/v2", "go/types", "cmd/compile/internal/types2"]
+TREE_OPTIONS = ["--exclude", "*_test.go", "--exclude", "testdata/**", "--min-bytes", "2048", "-s", "code:5"]
+
+
+@pytest.fixture(scope="session")
+def spark():
+    if find_java() is None:
+        pytest.skip("no Java runtime (JAVA_HOME or java on PATH): apt-get install -y openjdk-17-jre-headless")
+    session = get_session("local[2]", conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"})
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def cli(*args):
+    return CliRunner().invoke(app, [str(a) for a in args], prog_name="allpairs")
+
+
+def token_frame(spark, many):
+    """One DataFrame of several corpora: id "c:i", tokens prefixed by the corpus number, n the input order."""
+    rows, n = [], 0
+    for c, sets in enumerate(many):
+        for i, s in enumerate(sets):
+            rows.append((f"{c}:{i}", n, [tok if str(tok).startswith(f"{c}:") else f"{c}:{tok}" for tok in s]))
+            n += 1
+    return spark.createDataFrame(rows, "id string, n long, toks array<string>")
+
+
+def by_corpus(rows):
+    """Spark pair rows of token_frame as {corpus: sorted oracle tuples (i, j, overlap, |s_i|, |s_j|)}."""
+    out = {}
+    for r in rows:
+        (c, i), (c2, j) = (tuple(map(int, x.split(":"))) for x in (r.left, r.right))
+        assert c == c2 and i < j
+        out.setdefault(c, []).append((i, j, r.overlap, r.left_size, r.right_size))
+    return {c: sorted(v) for c, v in out.items()}
+
+
+THRESHOLDS = [Fraction(1, 2), Fraction(7, 10), Fraction(9, 10), Fraction(1), Fraction(1, 3), Fraction(28, 100),
+              Fraction(1, 10)]
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(corpora(max_docs=20), min_size=6, max_size=12), st.data())
+def test_exact_join_equals_the_oracle_on_random_corpora(spark, many, data):
+    hits = sorted({Fraction(len(set(a) & set(b)), len(set(a) | set(b)))
+                   for sets in many for k, a in enumerate(sets) for b in sets[k + 1:] if set(a) & set(b)})
+    t = data.draw(st.sampled_from(THRESHOLDS + hits[:20]), label="threshold")
+    # Small groups split (max_group 3) and the rank table joined instead of broadcast (limit 0), sometimes.
+    max_group = data.draw(st.sampled_from([3, 10_000]), label="max_group")
+    broadcast_limit = data.draw(st.sampled_from([0, 4_000_000]), label="broadcast_limit")
+    rows = allpairs.spark.join(token_frame(spark, many), t, tokens_col="toks", order_col="n", max_group=max_group,
+                               broadcast_limit=broadcast_limit).collect()
+    got = by_corpus(rows)
+    for c, sets in enumerate(many):
+        assert got.get(c, []) == all_pairs(sets, t), (c, sets, t)
+
+
+def hot_corpus():
+    """Sets sharing one token 'hot' that is in the prefix of every one of them: 'hot' is rarer than the
+    common tokens around it (filler sets make those more frequent), and 140 of its sets have size 7."""
+    rng = np.random.default_rng(5)
+    common = [f"m{k}" for k in range(10)]
+    sets = []
+    for i in range(420):
+        if i < 140:
+            toks = ["hot", *rng.choice(common, 6, replace=False)]
+        elif i < 420 - 100 or i % 3:
+            toks = ["hot", *[m for m in common if rng.random() < 0.6], *[f"u{i}_{k}" for k in range(i % 3)]]
+        sets.append(toks)
+    sets += [[m for m in common if rng.random() < 0.9] for _ in range(500)]
+    return sets
+
+
+def test_a_planted_hot_token_splits_its_group_by_size_and_stays_exact(spark):
+    sets = hot_corpus()
+    t, max_group = Fraction(1, 2), 60
+    planned = plan(token_frame(spark, [sets]), t, tokens_col="toks", order_col="n", max_group=max_group)
+    try:
+        got = by_corpus(planned.pairs.collect()).get(0, [])
+        assert got == all_pairs(sets, t)
+        assert got == sorted(tuple(p) for p in allpairs.join(sets, t).pairs)
+        # The hot token's group is split: into several size ranges, one single size (7) into chunks by id.
+        assert planned.plans, "no group was split"
+        biggest = max(planned.plans.values(), key=lambda p: p.chunks)
+        assert biggest.chunks >= 6 and len(biggest.lo) >= 3
+        assert any(m > 1 and lo == hi == 7 for lo, hi, m in zip(biggest.lo, biggest.hi, biggest.m))
+        # No task holds more than two chunks' worth of sets.
+        from pyspark.sql import functions as F
+
+        per_task = routes(planned.ranked, planned.threshold, planned.plans).groupBy("g", "c1", "c2").count()
+        largest, tasks = per_task.agg(F.max("count"), F.count(F.lit(1))).collect()[0]
+        assert largest <= 2 * max_group and tasks > len(planned.plans) * 2
+    finally:
+        planned.unpersist()
+
+
+def test_lsh_finds_the_local_engines_candidates_and_pairs(spark):
+    from datasets.synthetic import zipf_sets
+
+    from allpairs.lsh import candidates, signatures
+    from allpairs.order import order_sets
+    from allpairs.shingles import hash_sets
+
+    # Tokens as token_frame spells them (corpus 0), so that both engines hash the same strings.
+    sets = [[f"0:{x}" for x in s] for s in zipf_sets(n=600, avg_size=12, vocabulary=300, near_duplicates=0.4, seed=3)]
+    t, k, b, r, seed, max_bucket = 0.5, 40, 10, 4, 7, 6
+    planned = plan(token_frame(spark, [sets]), t, tokens_col="toks", order_col="n", method="lsh", num_perm=k,
+                   bands=b, rows=r, seed=seed, max_bucket=max_bucket)
+    try:
+        # Local candidates, as pairs of the first document of each distinct set.
+        o = order_sets(*hash_sets(sets))
+        cand = candidates(signatures(*o.set_keys(), k, seed=seed), b, r, max_bucket=max_bucket)
+        first = o.group_docs[o.group_indptr[:-1]]
+        local = sorted(zip(first[cand.left].tolist(), first[cand.right].tolist()))
+        local = sorted(tuple(sorted(p)) for p in local)
+        ids = {row.set: int(row.id.split(":")[1]) for row in planned.members.where("ord = set").collect()}
+        got = sorted(tuple(sorted((ids[row.a], ids[row.b]))) for row in planned.candidates.collect())
+        assert got == local and len(got) > 50
+        oversized = sorted((row.band, row.n) for row in planned.buckets.where("a < 0 and n > 6").collect())
+        assert oversized == cand.oversized
+        pairs = by_corpus(planned.pairs.collect()).get(0, [])
+        res = allpairs.join(sets, t, method="lsh", num_perm=k, bands=b, rows=r, seed=seed, max_bucket=max_bucket)
+        assert pairs == sorted(tuple(p) for p in res.pairs)
+    finally:
+        planned.unpersist()
+
+
+def test_cli_on_the_tiny_corpus_writes_the_golden_pairs_as_parquet(spark, tmp_path):
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "pairs"
+    r = cli("join", "--engine", "spark", "-t", "0.5", "-s", "word:1", TINY, "-o", out)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == ""
+    table = pq.read_table(out).to_pylist()
+    lines = [f"{p['left']}\t{p['right']}\t{int(p['overlap'] * 10**6 // (p['left_size'] + p['right_size'] - p['overlap'])) / 10**6:.6f}"
+             for p in table]
+    assert "\n".join(lines) + "\n" == GOLDEN.read_text()
+    assert "skipped 2" not in r.stderr and "8 documents, 2 skipped (binary: 1" in r.stderr
+    r = cli("join", "--engine", "spark", "-t", "0.5", "-s", "word:1", TINY, "-o", out)
+    assert r.exit_code == 2 and "exists" in r.stderr
+
+
+def test_cli_reads_lines_jsonl_and_parquet_as_the_local_engine_does(spark, tmp_path):
+    lines = ["correct horse", "correct horses", "battery staple", "Battery staple!", "x", "", "correct horse"]
+    (tmp_path / "l.txt").write_text("\n".join(lines) + "\n")
+    local = cli("join", "-t", "0.5", "--lines", tmp_path / "l.txt", "--count")
+    r = cli("join", "--engine", "spark", "-t", "0.5", "--lines", tmp_path / "l.txt", "--count")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == local.stdout and int(r.stdout) > 2
+    import json
+
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps({"id": f"d{k}", "text": s}) + "\n" for k, s in enumerate(lines)))
+    local = cli("join", "-t", "0.3", "-s", "char:3", "--jsonl", tmp_path / "d.jsonl", "--count")
+    r = cli("join", "--engine", "spark", "-t", "0.3", "-s", "char:3", "--jsonl", tmp_path / "d.jsonl", "--count")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == local.stdout
+    (tmp_path / "bad.jsonl").write_text('{"id": 1, "text": "a"}\n{"id": 2\n')
+    r = cli("join", "--engine", "spark", "-t", "0.3", "--jsonl", tmp_path / "bad.jsonl", "--count")
+    assert r.exit_code == 1 and "bad.jsonl:2: not valid JSON" in r.stderr and "Traceback" not in r.stderr
+    spark.createDataFrame([(k, s.split()) for k, s in enumerate(lines)], "key long, words array<string>") \
+        .write.parquet(str(tmp_path / "in"))
+    r = cli("join", "--engine", "spark", "-t", "0.5", "--parquet", "--id-col", "key", "--tokens-col", "words",
+            "--method", "lsh", "--max-bucket", "3", tmp_path / "in", "--count")
+    assert r.exit_code == 0, r.stderr
+    assert int(r.stdout) == len(allpairs.join([s.split() for s in lines], 0.5).pairs)
+    assert "LSH" in r.stderr
+
+
+def test_go_six_directories_give_the_local_engines_59_pairs(spark, go_reference_src, tmp_path):
+    import pyarrow.parquet as pq
+
+    include = [arg for d in SIX for arg in ("--include", f"/{d}/*.go")]
+    local = cli("join", "-t", "0.5", *include, *TREE_OPTIONS, "--format", "csv", go_reference_src)
+    r = cli("join", "--engine", "spark", "-t", "0.5", *include, *TREE_OPTIONS, go_reference_src, "-o", tmp_path / "p")
+    assert r.exit_code == 0, r.stderr
+    assert "139 documents" in r.stderr
+    got = [(p["left"], p["right"], p["overlap"], p["left_size"], p["right_size"])
+           for p in pq.read_table(tmp_path / "p").to_pylist()]
+    want = [(a, b, int(o), int(x), int(y)) for a, b, _, o, x, y in
+            (line.split(",") for line in local.stdout.splitlines()[1:])]
+    assert len(got) == 59 and got == want
+
+
+def test_cli_spark_usage_errors_exit_2_before_starting_spark(tmp_path):
+    r = cli("join", "--engine", "spark", "-t", "0.5", TINY)
+    assert r.exit_code == 2 and "-o DIR" in r.stderr
+    r = cli("join", "-t", "0.5", "--parquet", TINY)
+    assert r.exit_code == 2 and "--engine spark" in r.stderr
+    r = cli("join", "--engine", "spark", "-t", "0.5", "--format", "csv", TINY, "--count")
+    assert r.exit_code == 2 and "--format" in r.stderr
+
+
+def test_a_missing_java_runtime_is_one_clear_error(monkeypatch):
+    from pyspark.sql import SparkSession
+
+    monkeypatch.setattr(SparkSession, "getActiveSession", classmethod(lambda cls: None))
+    monkeypatch.setenv("JAVA_HOME", "/nonexistent/java")
+    with pytest.raises(SparkSetupError, match="needs a Java runtime.*openjdk-17-jre-headless"):
+        get_session("local[1]")
+
+
+def test_the_local_engine_imports_nothing_of_spark():
+    code = ("import sys; from typer.testing import CliRunner; from allpairs.cli import app; "
+            f"r = CliRunner().invoke(app, ['join', '-t', '0.5', '-s', 'word:1', {str(TINY)!r}]); "
+            "assert r.exit_code == 0, r.output; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j', 'pyarrow') "
+            "or m.startswith('allpairs.engines') or m == 'allpairs.spark'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
