@@ -13,6 +13,11 @@ Two forms of each tokenizer live here:
   do with it (keep it, drop it, or treat it as a line end for Go's automatic
   semicolons).
 
+For Go, :mod:`allpairs._codetok_kernel` is a third, compiled form of the
+regex path: it finds and hashes the tokens over UTF-8 bytes with the same
+result for any text, and hands back (to the regex path) the documents where
+a non-ASCII character stands outside strings and comments.
+
 What each language yields (comments are always dropped):
 
 Go

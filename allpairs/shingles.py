@@ -57,6 +57,7 @@ import numpy as np
 
 from allpairs import _shingle_kernel as _k
 from allpairs import codetokens
+from allpairs._codetok_kernel import go_token_keys
 from allpairs._hash_kernel import xxh64_spans
 from allpairs.codetokens import language_for_path
 from allpairs.errors import UsageError
@@ -273,6 +274,12 @@ class _CodeTokens:
         self.keys = np.zeros(0, dtype=np.uint64)
 
     def shingles(self, docs: list[str], n: int, seed: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+        if self.language == "go":
+            return _go_shingles(docs, n, seed, self._regex_shingles)
+        return self._regex_shingles(docs, n, seed)
+
+    def _regex_shingles(self, docs: list[str], n: int, seed: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+        """The regex path: ``findall``, vocabulary ids, :func:`_k.code_stream`."""
         counts = [0] * len(docs)
         parts = []
         for i, doc in enumerate(docs):
@@ -302,6 +309,62 @@ class _CodeTokens:
         )
         self.classes = np.concatenate([self.classes, np.array(classes, dtype=np.int8)])
         self.keys = np.concatenate([self.keys, keys])
+
+
+@functools.lru_cache(maxsize=1)
+def _go_tables() -> tuple:
+    """The tables of :func:`allpairs._codetok_kernel.go_token_keys`, from :mod:`allpairs.codetokens`."""
+    plain_keywords = sorted(codetokens._GO_KEYWORDS - codetokens._GO_SEMI_KEYWORDS)
+    kw_bytes = np.frombuffer("".join(plain_keywords).encode(), dtype=np.uint8).copy()
+    kw_ptr = _indptr([len(w) for w in plain_keywords])
+    ops = codetokens._GO_OPERATORS
+    ops3 = np.array([list(op.encode()) for op in ops if len(op) == 3], dtype=np.uint8)
+    ops2 = np.array([list(op.encode()) for op in ops if len(op) == 2], dtype=np.uint8)
+    ops1 = np.zeros(128, dtype=np.bool_)
+    ops1[[ord(op) for op in ops if len(op) == 1]] = True
+    semi1 = np.zeros(128, dtype=np.bool_)
+    semi1[[ord(op) for op in codetokens._GO_SEMI_OPERATORS if len(op) == 1]] = True
+    return np.uint64(token_key(";")), kw_bytes, kw_ptr, ops3, ops2, ops1, semi1
+
+
+def _go_shingles(docs, n, seed, regex_shingles) -> tuple[np.ndarray, np.ndarray]:
+    """code:N shingles of Go documents by the compiled tokenizer.
+
+    The documents it declines (a byte >= 0x80 outside literals and comments,
+    see :mod:`allpairs._codetok_kernel`) go through ``regex_shingles``; both
+    give the same keys for any text, the kernel only faster.
+    """
+    # One encode per document: files are few and long, and their byte offsets
+    # come free (_utf8 would widen every code point to find them).
+    encoded = [doc.encode("utf-8", "surrogatepass") for doc in docs]
+    buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    doc_ptr = _indptr(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)))
+    del encoded
+    indptr, keys, ok = go_token_keys(buf, doc_ptr, *_go_tables())
+    counts, out = _k.ngram_keys(indptr, keys, np.int64(n), seed)
+    declined = np.flatnonzero(~ok)
+    if declined.size == 0:
+        return counts, out
+    compiled = np.flatnonzero(ok)
+    regex = regex_shingles([docs[i] for i in declined], n, seed)
+    # Declined documents have no keys above: drop their zero counts and interleave.
+    return _interleave(len(docs), [(compiled, (counts[compiled], out)), (declined, regex)])
+
+
+def _interleave(n_docs: int, parts) -> tuple[np.ndarray, np.ndarray]:
+    """Shingle counts and keys of ``n_docs`` documents put together from ``parts``.
+
+    Each part is ``(members, (counts, keys))``: the documents it holds (input
+    positions, ascending) and their counts and keys in that order.
+    """
+    counts = np.zeros(n_docs, dtype=np.int64)
+    rows: list[np.ndarray | None] = [None] * n_docs
+    for members, (part_counts, part_keys) in parts:
+        offsets = _indptr(part_counts)
+        for j, i in enumerate(members):
+            counts[i] = part_counts[j]
+            rows[i] = part_keys[offsets[j] : offsets[j + 1]]
+    return counts, np.concatenate(rows) if n_docs else np.zeros(0, dtype=np.uint64)
 
 
 def _check_languages(languages, n_docs: int) -> list[str | None]:
@@ -352,13 +415,14 @@ def shingle_texts(
         Called now and then with the number of texts done since the last
         call; the calls add up to n_docs.
     workers : int, optional
-        Processes to shingle with.  By default a pool of one process per
-        available CPU is used on Linux when the texts hold at least
-        ``PARALLEL_MIN_CHARS`` characters, else the work is done in this
-        process.  The result does not depend on it: each text's keys are a
-        function of that text alone.  A pool pays off only when CPUs are idle
-        (Go tree, 2 CPUs: about 2.5 s instead of 3.7 s with both free, no gain
-        when another job keeps one busy); ``workers=1`` stays in this process.
+        Processes to shingle with.  By default, for word and char shingles,
+        a pool of one process per available CPU is used on Linux when the
+        texts hold at least ``PARALLEL_MIN_CHARS`` characters, else the work
+        is done in this process; code shingles are made in this process
+        unless ``workers`` says otherwise (the compiled Go tokenizer beats a
+        pool).  The result does not depend on it: each text's keys are a
+        function of that text alone.  A pool pays off only when CPUs are idle;
+        ``workers=1`` stays in this process.
 
     Returns
     -------
@@ -378,7 +442,7 @@ def shingle_texts(
         spec = ShingleSpec.parse(spec)
     texts = texts if isinstance(texts, Sequence) else list(texts)
     langs = _check_languages(languages, len(texts)) if spec.kind == "code" else None
-    pool_size = _pool_size(workers, texts)
+    pool_size = _pool_size(workers, texts, spec)
     if pool_size > 1:
         counts, keys = _shingle_in_pool(texts, langs, spec, normalize, progress, pool_size)
     else:
@@ -391,7 +455,7 @@ def shingle_texts(
 PARALLEL_MIN_CHARS = 1 << 23
 
 
-def _pool_size(workers: int | None, texts: Sequence[str]) -> int:
+def _pool_size(workers: int | None, texts: Sequence[str], spec: ShingleSpec) -> int:
     if workers is not None:
         if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
             raise UsageError(f"workers must be an integer >= 1, got {workers!r}; use 1 for no pool")
@@ -399,6 +463,10 @@ def _pool_size(workers: int | None, texts: Sequence[str]) -> int:
     # By default only where fork is the safe, cheap way to start workers, and
     # never from inside a worker of some other pool.
     if not sys.platform.startswith("linux") or multiprocessing.current_process().daemon:
+        return 1
+    if spec.kind == "code":
+        # The compiled tokenizer is faster alone than a pool is with its start-up
+        # and the keys sent back (Go tree: 2.55 s in this process, 3.25 s with two).
         return 1
     cpus = len(os.sched_getaffinity(0))
     if cpus < 2 or sum(map(len, texts)) < PARALLEL_MIN_CHARS:
@@ -550,15 +618,7 @@ def _code_batch(docs, langs, vocabs, n, seed) -> tuple[np.ndarray, np.ndarray]:
     if len(groups) == 1:
         return results[next(iter(groups))]
     # Several languages in the batch: put the documents back in input order.
-    counts = np.zeros(len(docs), dtype=np.int64)
-    rows: list[np.ndarray | None] = [None] * len(docs)
-    for lang, members in groups.items():
-        lang_counts, lang_keys = results[lang]
-        offsets = _indptr(lang_counts)
-        for j, i in enumerate(members):
-            counts[i] = lang_counts[j]
-            rows[i] = lang_keys[offsets[j] : offsets[j + 1]]
-    return counts, np.concatenate(rows)
+    return _interleave(len(docs), [(members, results[lang]) for lang, members in groups.items()])
 
 
 def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarray]:
