@@ -205,3 +205,27 @@ def test_overwriting_keeps_the_owner_of_the_existing_file(tmp_path):
     r = run(*JOIN, "-o", out, TINY)
     assert r.exit_code == 0, r.stderr
     assert (out.stat().st_uid, out.stat().st_gid) == (4321, 4321) and out.read_text() == GOLDEN.read_text()
+
+
+@pytest.mark.parametrize("command", [["sets", "-s", "word:1", "-q"], ["dedup", "-t", "0.5", "-s", "word:1", "-q"]])
+def test_other_commands_refuse_a_bad_output_before_reading_and_keep_the_trailing_slash(tmp_path, command,
+                                                                                        monkeypatch):
+    def never(*a, **k):
+        raise AssertionError("the corpus was read before the output was checked")
+
+    for module in ("sets", "dedup"):
+        monkeypatch.setattr(f"allpairs.cli.{module}.read_input", never)
+    r = run(*command, "-o", tmp_path / "no" / "such" / "x.tsv", TINY)
+    assert r.exit_code == 1 and "does not exist" in one_error_line(r.stderr)
+    r = run(*command, "-o", f"{tmp_path}/newdir/", TINY)
+    assert r.exit_code == 1 and "give a file name" in one_error_line(r.stderr)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_index_query_refuses_a_bad_output_before_reading_the_queries(tmp_path):
+    idx = tmp_path / "tiny.idx"
+    r = run("index", "build", "-t", "0.5", "-s", "word:1", "-q", TINY, "-o", idx)
+    assert r.exit_code == 0, r.stderr
+    r = run("index", "query", idx, "-t", "0.5", "-q", TINY, "-o", f"{tmp_path}/newdir/")
+    assert r.exit_code == 1 and "give a file name" in one_error_line(r.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.idx"]

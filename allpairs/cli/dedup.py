@@ -1,7 +1,6 @@
 """``allpairs dedup``: streaming exact near-duplicate removal; the kept ids, or each removed one with its kept twin."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import List, Optional
 
 import typer
@@ -9,7 +8,7 @@ import typer
 from ..errors import AllPairsError
 from ..index import dedup
 from ..index.output import write_ids, write_rows
-from ..pairs import open_output
+from ..output import check_output, open_output
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
 from ._options import (ENCODING, EXCLUDE, ID_FIELD, INCLUDE, JSONL, LINES, MIN_BYTES, MIN_SHINGLES, NO_NORMALIZE,
                        PATH, QUIET, SETS, SHINGLE, TEXT_FIELD, Format, read_input)
@@ -26,7 +25,7 @@ def dedup_command(
     encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
     removed: bool = typer.Option(False, "--removed", help="Write each removed document instead: its id, the id of the kept document it duplicates (the most similar, the earliest among equals), the similarity."),
     fmt: Format = typer.Option(Format.tsv, "--format", "-f", help="With --removed: tsv, or csv/jsonl with the overlap and both sizes."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE (atomically) instead of stdout."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write to FILE (atomically) instead of stdout."),
     count: bool = typer.Option(False, "--count", help="Print only the number of documents kept."),
     quiet: bool = QUIET,
 ) -> None:
@@ -39,6 +38,7 @@ def dedup_command(
     """
     bar = Bar(not quiet)
     try:
+        plan = check_output(None if count else output)  # refuse an output that cannot be written before the work
         try:
             corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
             res = dedup(corpus, threshold, measure=measure, shingle=shingle, normalize=not no_normalize,
@@ -49,7 +49,7 @@ def dedup_command(
         if count:
             typer.echo(len(res.kept))
         else:
-            with open_output(output) as out:
+            with open_output(output, plan) as out:
                 if removed:
                     write_rows(out, fmt.value, ("removed", "kept"), [ids[d] for d in res.removed.tolist()],
                                [ids[d] for d in res.duplicate_of.tolist()], res.rule.row, res.overlap.tolist(),

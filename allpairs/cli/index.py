@@ -8,7 +8,7 @@ import typer
 
 from ..errors import AllPairsError
 from ..index.files import add_file, build_file, query_file
-from ..pairs import open_output
+from ..output import check_output, open_output
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
 from ._options import (ENCODING, EXCLUDE, ID_FIELD, INCLUDE, JOBS, JSONL, LINES, MIN_BYTES, MIN_SHINGLES,
                        NO_NORMALIZE, PATH, QUIET, SETS, SHINGLE, TEXT_FIELD, Format, check_jobs, read_input)
@@ -92,7 +92,7 @@ def query_command(
     include: List[str] = INCLUDE, exclude: List[str] = EXCLUDE, min_bytes: int = MIN_BYTES,
     encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
     fmt: Format = typer.Option(Format.tsv, "--format", "-f", help="tsv: query id, indexed id, similarity. csv and jsonl add the overlap and both sizes."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the matches to FILE (atomically) instead of stdout."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the matches to FILE (atomically) instead of stdout."),
     count: bool = typer.Option(False, "--count", help="Print only the number of matches."),
     jobs: int = JOBS, quiet: bool = QUIET,
 ) -> None:
@@ -104,13 +104,14 @@ def query_command(
     """
     check_jobs(jobs)
     try:
+        plan = check_output(None if count else output)  # refuse an output that cannot be written before the work
         corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
         matches, stats = query_file(index, corpus, threshold, shingle=shingle,
                                     normalize=False if no_normalize else None, jobs=jobs or None)
         if count:
             typer.echo(len(matches))
         else:
-            with open_output(output) as out:
+            with open_output(output, plan) as out:
                 matches.write(out, fmt.value)
         if not quiet:
             warn_skipped(stats)

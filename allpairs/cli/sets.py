@@ -1,14 +1,13 @@
 """``allpairs sets``: each document's shingle keys as one ``--sets`` line, for other tools on the same work."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import List, Optional
 
 import typer
 
 from ..errors import AllPairsError
 from ..join import Stats
-from ..pairs import open_output
+from ..output import check_output, open_output
 from ..setsfile import write_sets
 from ._app import Bar, app, err, fail, warn_skipped
 from ._options import (ENCODING, EXCLUDE, ID_FIELD, INCLUDE, JSONL, LINES, MIN_BYTES, NO_NORMALIZE, PATH, QUIET,
@@ -21,7 +20,7 @@ def sets_command(
     shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, include: List[str] = INCLUDE,
     exclude: List[str] = EXCLUDE, min_bytes: int = MIN_BYTES, encoding: str = ENCODING, id_field: str = ID_FIELD,
     text_field: str = TEXT_FIELD,
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the sets to FILE (atomically) instead of stdout."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the sets to FILE (atomically) instead of stdout."),
     quiet: bool = QUIET,
 ) -> None:
     """Write each document's distinct shingle keys as one line of the --sets format.
@@ -33,9 +32,10 @@ def sets_command(
     """
     bar = Bar(not quiet)
     try:
+        plan = check_output(output)  # refuse an output that cannot be written before the work
         try:
             corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
-            with open_output(output) as out:
+            with open_output(output, plan) as out:
                 res = write_sets(corpus, out, shingle=shingle, normalize=not no_normalize, progress=bar)
         finally:
             bar.close()
