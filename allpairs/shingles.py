@@ -267,7 +267,6 @@ class _CodeTokens:
 
     def __init__(self, language: str) -> None:
         self.language = language
-        self.pattern = codetokens.token_pattern(language)
         self.vocab = _Vocabulary()
         self.vocab.index[";"]  # id 0: the spelling of Go's automatic semicolon
         self.classes = np.zeros(0, dtype=np.int8)
@@ -280,10 +279,13 @@ class _CodeTokens:
 
     def _regex_shingles(self, docs: list[str], n: int, seed: np.uint64) -> tuple[np.ndarray, np.ndarray]:
         """The regex path: ``findall``, vocabulary ids, :func:`_k.code_stream`."""
+        # Built on first use: Go's pattern costs ~1 s (a scan of all of Unicode), and Go
+        # documents reach it only when the compiled tokenizer hands one back.
+        findall = codetokens.token_pattern(self.language).findall
         counts = [0] * len(docs)
         parts = []
         for i, doc in enumerate(docs):
-            ids = self.vocab.ids(self.pattern.findall(doc))
+            ids = self.vocab.ids(findall(doc))
             counts[i] = len(ids)
             parts.append(ids)
         self._grow()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import sys
+import unicodedata
 import tokenize as py_tokenize
 from pathlib import Path
 
@@ -312,3 +313,10 @@ def test_every_language_pattern_compiles_and_drops_comments_only():
         assert pattern.groups == 1
     assert np.all([codetokens.token_class(t, "go") == codetokens.DROP for t in ["", "/* x */"]])
     assert codetokens.token_class("/* x\n */", "go") == codetokens.LINE_END
+
+
+def test_the_stored_go_letter_table_matches_this_pythons_unicode_tables():
+    stored = codetokens._NOT_GO_LETTERS.get(unicodedata.unidata_version)
+    if stored is None:
+        pytest.skip(f"no stored table for Unicode {unicodedata.unidata_version}; it is computed at run time")
+    assert list(stored) == codetokens._scan_not_go_letters()
