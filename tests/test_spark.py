@@ -86,8 +86,10 @@ def test_exact_join_equals_the_oracle_on_random_corpora(spark, many, data):
     # Small groups split (max_group 3) and the rank table joined instead of broadcast (limit 0), sometimes.
     max_group = data.draw(st.sampled_from([3, 10_000]), label="max_group")
     broadcast_limit = data.draw(st.sampled_from([0, 4_000_000]), label="broadcast_limit")
+    # Prefix tokens dealt into one group (every set in one task), a few, or the default number.
+    token_groups = data.draw(st.sampled_from([1, 3, None]), label="token_groups")
     rows = allpairs.spark.join(token_frame(spark, many), t, tokens_col="toks", order_col="n", max_group=max_group,
-                               broadcast_limit=broadcast_limit).collect()
+                               broadcast_limit=broadcast_limit, token_groups=token_groups).collect()
     got = by_corpus(rows)
     for c, sets in enumerate(many):
         assert got.get(c, []) == all_pairs(sets, t), (c, sets, t)
@@ -122,14 +124,57 @@ def test_a_planted_hot_token_splits_its_group_by_size_and_stays_exact(spark):
         biggest = max(planned.plans.values(), key=lambda p: p.chunks)
         assert biggest.chunks >= 6 and len(biggest.lo) >= 3
         assert any(m > 1 and lo == hi == 7 for lo, hi, m in zip(biggest.lo, biggest.hi, biggest.m))
-        # No task holds more than two chunks' worth of sets.
+        # No task of the hot token holds more than two chunks' worth of sets.
         from pyspark.sql import functions as F
 
-        per_task = routes(planned.ranked, planned.threshold, planned.plans).groupBy("g", "c1", "c2").count()
+        per_task = routes(planned.ranked, planned.threshold, planned.plans, planned.groups) \
+            .where("g >= 0").groupBy("g", "c1", "c2").count()
         largest, tasks = per_task.agg(F.max("count"), F.count(F.lit(1))).collect()[0]
         assert largest <= 2 * max_group and tasks > len(planned.plans) * 2
     finally:
         planned.unpersist()
+
+
+def long_set_corpus():
+    """A set of 1,200 tokens each shared with one of 120 small sets, so that its whole probing prefix
+    (601 tokens at t = 1/2) is shared tokens; and a near-copy of it (J = 1140/1201)."""
+    long = [f"L{k}" for k in range(1200)]
+    small = [[f"L{k}" for k in range(10 * i, 10 * i + 10)] + [f"s{i}"] for i in range(120)]
+    return [long, long[:-60] + ["x"], *small]
+
+
+def test_a_long_set_with_a_long_shared_prefix_is_copied_once_per_token_group(spark):
+    # The whole Go tree once crashed a Python worker (killed for memory): each set went whole to
+    # the task of every shared token of its prefix, 21,732 copies of a 50,579-shingle Unicode table.
+    from pyspark.sql import functions as F
+
+    sets = long_set_corpus()
+    t, groups = Fraction(1, 2), 4
+    planned = plan(token_frame(spark, [sets]), t, tokens_col="toks", order_col="n", token_groups=groups)
+    try:
+        got = by_corpus(planned.pairs.collect()).get(0, [])
+        assert got == all_pairs(sets, t) and got[0][:2] == (0, 1)
+        copies = routes(planned.ranked, planned.threshold, planned.plans, groups).groupBy("set").count()
+        assert copies.agg(F.max("count")).collect()[0][0] == groups  # not 601
+    finally:
+        planned.unpersist()
+
+
+def test_routing_hands_copies_of_long_sets_to_spark_in_bounded_batches():
+    import pyarrow as pa
+
+    from allpairs.engines.spark.exact import _route_batches
+
+    # Five sets of 1,000 shared ranks: 501 prefix tokens each, dealt into 64 groups.
+    ranks = [list(range(100 * k, 100 * k + 1000)) for k in range(5)]
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array(range(5), pa.int64()), pa.array([1000] * 5, pa.int32()), pa.array([0] * 5, pa.int32()),
+         pa.array(ranks, pa.list_(pa.int32()))], names=["set", "size", "n_single", "ranks"])
+    whole = list(_route_batches([batch], 1, 2, {}, 64))
+    cut = list(_route_batches([batch], 1, 2, {}, 64, limit=10_000))
+    assert len(whole) == 1 and whole[0].num_rows == 5 * 64
+    assert len(cut) == 32 and all(len(b.column("ranks").flatten()) <= 10_000 for b in cut)
+    assert pa.Table.from_batches(cut).equals(pa.Table.from_batches(whole))
 
 
 def test_lsh_finds_the_local_engines_candidates_and_pairs(spark):

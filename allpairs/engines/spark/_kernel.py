@@ -1,11 +1,10 @@
-"""Compiled kernel of the Spark exact join: is a pair's first shared token the group's token?
+"""Compiled kernel of the Spark exact join: the first (rarest) token two sets share.
 
 Vernica, Carey, Li, "Efficient parallel set-similarity joins using MapReduce",
 SIGMOD 2010: a pair routed to the groups of several shared prefix tokens is
 emitted only by the group of the first (rarest) one, so no global distinct is needed.
 
-Assumes clean input: ranks strictly increasing within each set; token ``g[p]``
-is in both sets of pair ``p``.
+Assumes clean input: ranks strictly increasing within each set.
 """
 import numpy as np
 
@@ -13,10 +12,10 @@ from ..._numba import kernel
 
 
 @kernel
-def first_shared_is(indptr, ranks, a, b, g):
-    """``keep[p]``: the smallest rank common to sets ``a[p]`` and ``b[p]`` is ``g[p]`` (bool, per pair)."""
+def first_shared(indptr, ranks, a, b):
+    """``first[p]``: the smallest rank common to sets ``a[p]`` and ``b[p]``, -1 if none (int64, per pair)."""
     m = a.shape[0]
-    keep = np.zeros(m, np.bool_)
+    first = np.full(m, -1, np.int64)
     for p in range(m):
         i = indptr[a[p]]
         ie = indptr[a[p] + 1]
@@ -26,10 +25,10 @@ def first_shared_is(indptr, ranks, a, b, g):
             x = ranks[i]
             y = ranks[j]
             if x == y:
-                keep[p] = x == g[p]
+                first[p] = x
                 break
             if x < y:
                 i += 1
             else:
                 j += 1
-    return keep
+    return first

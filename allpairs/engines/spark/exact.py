@@ -1,25 +1,38 @@
-"""Stage 4a on Spark: the prefix-filter join, one group per prefix token.
+"""Stage 4a on Spark: the prefix-filter join, one task per group of prefix tokens.
 
 Vernica, Carey, Li, "Efficient parallel set-similarity joins using MapReduce",
-SIGMOD 2010. Every distinct set goes to the group of each shared shingle of its
+SIGMOD 2010. Every distinct set goes to the task of each shared shingle of its
 probing prefix (``|x| - ⌈t|x|⌉ + 1`` rarest tokens; a pair with ``J >= t``
-shares its rarest common token there). Inside a group the local engine's own
+shares its rarest common token there). Inside a task the local engine's own
 stage 3 and prefix-filter join (:func:`allpairs.order.order_sets`,
 :func:`allpairs.exact.prefix_join`) find its pairs, and a pair is kept only in
-the group of its first shared token, so each pair comes out once without a
-global distinct. Many small groups share one kernel call: each group's tokens
-are renamed apart (group number in the high 32 bits), so no pair crosses groups.
+the task of its first shared token, so each pair comes out once without a
+global distinct. Many tasks share one kernel call: each task's tokens are
+renamed apart (task number in the high 32 bits), so no pair crosses tasks.
 
-Hot groups. A group of more than ``max_group`` sets (a token in the prefixes
-of very many sets) is split by set size. Its sizes, ascending, are cut into
+Token groups. A set is copied whole to each task it goes to, so a set whose
+prefix holds ``k`` shared tokens would cost ``k`` copies of itself: ``(1 - t) s²``
+ranks for a set of ``s`` shingles, quadratic in its length (on the Go tree two
+generated Unicode tables of ~50,000 shingles made 4 GB each, and the whole
+tree 17 GB of copies). So, as in Vernica et al.'s grouped tokens, the tokens
+are dealt round-robin by rank into ``groups`` groups (``rank mod groups``: rare
+and frequent tokens spread evenly) and a set goes once to each group of its
+prefix tokens: at most ``groups`` copies, whatever its length. A pair is kept
+in the group of its first shared token.
+
+Hot tokens. A token in the prefixes of more than ``max_group`` sets gets
+tasks of its own, split by set size. Its sizes, ascending, are cut into
 ranges of at most ``max_group`` sets; a single size with more sets than that
 is a range of its own, divided into ``m = ⌈count / max_group⌉`` chunks by
 ``set id mod m``. A pair is joined in the task of its two chunks (one task per
 unordered pair of chunks whose sizes can meet the size bound ``t|y| <= |x|``,
 i.e. ``q·max(range 1) >= p·min(range 2)``), and a task of two different chunks
 keeps only the pairs that cross them. So each pair is still found exactly once,
-no task holds more than two chunks (``2 · max_group`` sets), and a set is
+no hot task holds more than two chunks (``2 · max_group`` sets), and a set is
 copied to as many tasks as there are chunks of sizes it can pair with.
+
+Task keys (``g``, ``c1``, ``c2``): ``g = -1 - group`` for a group of ordinary
+tokens (``c1 = c2 = 0``), ``g = rank`` of a hot token with chunks ``c1 <= c2``.
 """
 from __future__ import annotations
 
@@ -32,7 +45,7 @@ import pyarrow as pa
 from ...exact import prefix_join
 from ...measures import Threshold
 from ...order import order_sets
-from ._kernel import first_shared_is
+from ._kernel import first_shared
 from .arrow import complete_groups, csr, group_starts, numpy
 
 #: A prefix-token group of more sets than this is split by set size.
@@ -116,42 +129,66 @@ def _histogram_batches(batches, p, q, hot):
                                          names=["g", "size"])
 
 
-def _route_batches(batches, p, q, plans: dict[int, GroupPlan]):
-    """mapInArrow body: each set once per task it goes to (ROUTED_SCHEMA)."""
+def _route_rows(batch, p: int, q: int, plans: dict[int, GroupPlan], groups: int):
+    """Rows of the batch and the task each goes to, once per task: (row, g, c1, c2, chunk), row by row."""
+    row, g = _routes(batch, p, q)
     hot = np.array(sorted(plans), np.int32)
-    for batch in batches:
-        row, g = _routes(batch, p, q)
+    is_hot = np.isin(g, hot) if len(hot) else np.zeros(len(g), bool)
+    # Ordinary tokens: once per (row, group of the token); rows ascending, so the codes are too.
+    code = np.unique(row[~is_hot] * groups + (g[~is_hot] % groups))
+    nr = code // groups
+    zero = np.zeros(len(nr), np.int32)
+    parts = [(nr, (-1 - code % groups).astype(np.int32), zero, zero, zero)]
+    if is_hot.any():
         set_id = numpy(batch.column("set"), np.int64)
         size = numpy(batch.column("size"), np.int64)
-        c1 = np.zeros(len(row), np.int32)
-        c2 = np.zeros(len(row), np.int32)
-        chunk = np.zeros(len(row), np.int32)
-        if len(hot):
-            is_hot = np.isin(g, hot)
-            parts = [(row[~is_hot], g[~is_hot], c1[~is_hot], c2[~is_hot], chunk[~is_hot])]
-            for gv in np.unique(g[is_hot]).tolist():
-                plan = plans[gv]
-                rows = row[g == gv]
-                r = np.searchsorted(plan.lo, size[rows], side="right") - 1
-                own = plan.first_chunk[r] + set_id[rows] % plan.m[r]
-                for rv in np.unique(r).tolist():
-                    sel = r == rv
-                    other = plan.meets[rv]
-                    rr = np.repeat(rows[sel], len(other))
-                    mine = np.repeat(own[sel], len(other))
-                    theirs = np.tile(other, int(sel.sum()))
-                    parts.append((rr, np.full(len(rr), gv, np.int32), np.minimum(mine, theirs).astype(np.int32),
-                                  np.maximum(mine, theirs).astype(np.int32), mine.astype(np.int32)))
-            row, g, c1, c2, chunk = (np.concatenate([pt[i] for pt in parts]) for i in range(5))
-        rows = pa.array(row)
-        yield pa.RecordBatch.from_arrays(
-            [pa.array(g, pa.int32()), pa.array(c1, pa.int32()), pa.array(c2, pa.int32()),
-             pa.array(chunk, pa.int32()), batch.column("set").take(rows), batch.column("size").take(rows),
-             batch.column("n_single").take(rows), batch.column("ranks").take(rows)],
-            names=["g", "c1", "c2", "chunk", "set", "size", "n_single", "ranks"])
+        for gv in np.unique(g[is_hot]).tolist():
+            plan = plans[gv]
+            rows = row[g == gv]
+            r = np.searchsorted(plan.lo, size[rows], side="right") - 1
+            own = plan.first_chunk[r] + set_id[rows] % plan.m[r]
+            for rv in np.unique(r).tolist():
+                sel = r == rv
+                other = plan.meets[rv]
+                rr = np.repeat(rows[sel], len(other))
+                mine = np.repeat(own[sel], len(other))
+                theirs = np.tile(other, int(sel.sum()))
+                parts.append((rr, np.full(len(rr), gv, np.int32), np.minimum(mine, theirs).astype(np.int32),
+                              np.maximum(mine, theirs).astype(np.int32), mine.astype(np.int32)))
+    return tuple(np.concatenate([pt[i] for pt in parts]) for i in range(5))
 
 
-def _join_block(table: pa.Table, t: Threshold) -> pa.RecordBatch:
+#: Most rank values in one Arrow batch a routing task hands to Spark (4 bytes each: 64 MiB).
+ROUTE_BATCH_VALUES = 1 << 24
+
+
+def _slices(lengths: np.ndarray, limit: int):
+    """(start, stop) of consecutive runs of ``lengths`` summing to at most ``limit`` (or one longer item)."""
+    ends = np.cumsum(lengths)
+    start = 0
+    while start < len(lengths):
+        base = ends[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(ends, base + limit, side="right")))
+        yield start, stop
+        start = stop
+
+
+def _route_batches(batches, p, q, plans: dict[int, GroupPlan], groups: int, limit: int = ROUTE_BATCH_VALUES):
+    """mapInArrow body: each set once per task it goes to (ROUTED_SCHEMA), in batches of at most ``limit``
+    rank values (a long set sent to many tasks must not become one huge Arrow array)."""
+    for batch in batches:
+        row, g, c1, c2, chunk = _route_rows(batch, p, q, plans, groups)
+        shared = (numpy(batch.column("size"), np.int64) - numpy(batch.column("n_single"), np.int64))[row]
+        for a, b in _slices(shared, limit):
+            rows = pa.array(row[a:b])
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(g[a:b], pa.int32()), pa.array(c1[a:b], pa.int32()), pa.array(c2[a:b], pa.int32()),
+                 pa.array(chunk[a:b], pa.int32()), batch.column("set").take(rows), batch.column("size").take(rows),
+                 batch.column("n_single").take(rows), batch.column("ranks").take(rows)],
+                names=["g", "c1", "c2", "chunk", "set", "size", "n_single", "ranks"])
+
+
+def _join_block(table: pa.Table, t: Threshold, hot: np.ndarray, groups: int) -> pa.RecordBatch:
     """The pairs of the complete tasks in ``table``: one local order and prefix join over all of them."""
     n = table.num_rows
     task = np.cumsum(group_starts(table, TASK)) - 1
@@ -176,12 +213,16 @@ def _join_block(table: pa.Table, t: Threshold) -> pa.RecordBatch:
     found = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=1)
     ra = row_of_set[found.left]
     rb = row_of_set[found.right]
-    g = numpy(table.column("g"), np.int32)
+    g = numpy(table.column("g"), np.int64)[ra]
     c1 = numpy(table.column("c1"), np.int32)
     c2 = numpy(table.column("c2"), np.int32)
     chunk = numpy(table.column("chunk"), np.int32)
-    # Once per pair: in the group of its first shared token, and in the task of its two chunks.
-    keep = first_shared_is(r_ptr, ranks, ra, rb, g[ra]) & ((c1[ra] == c2[ra]) | (chunk[ra] != chunk[rb]))
+    # Once per pair: in the task of its first shared token (its group's, or its own hot
+    # token's), and there in the task of its two chunks.
+    first = first_shared(r_ptr, ranks, ra, rb)
+    first_hot = np.isin(first, hot)
+    keep = np.where(g < 0, ~first_hot & (-1 - first % groups == g),
+                    (first == g) & ((c1[ra] == c2[ra]) | (chunk[ra] != chunk[rb])))
     ra, rb = ra[keep], rb[keep]
     set_id = numpy(table.column("set"), np.int64)
     return pa.RecordBatch.from_arrays(
@@ -195,9 +236,9 @@ def _join_block(table: pa.Table, t: Threshold) -> pa.RecordBatch:
 BLOCK_ROWS = 20_000
 
 
-def _join_batches(batches, t: Threshold):
+def _join_batches(batches, t: Threshold, hot: np.ndarray, groups: int):
     for block in complete_groups(batches, TASK, rows=BLOCK_ROWS):
-        yield _join_block(block, t)
+        yield _join_block(block, t, hot, groups)
 
 
 def plan_hot_groups(ranked, t: Threshold, hot: np.ndarray, max_group: int) -> dict[int, GroupPlan]:
@@ -227,12 +268,18 @@ def plan_hot_groups(ranked, t: Threshold, hot: np.ndarray, max_group: int) -> di
     return plans
 
 
-def routes(ranked, t: Threshold, plans: dict[int, GroupPlan]):
-    """DataFrame (ROUTED_SCHEMA): each set once per task (prefix token g, chunks c1 <= c2) it goes to."""
-    return ranked.mapInArrow(lambda b: _route_batches(b, t.p, t.q, plans), ROUTED_SCHEMA)
+def token_groups(spark) -> int:
+    """The default number of token groups: four per task slot Spark runs at once (``defaultParallelism``)."""
+    return 4 * spark.sparkContext.defaultParallelism
 
 
-def set_pairs(ranked, t: Threshold, plans: dict[int, GroupPlan]):
+def routes(ranked, t: Threshold, plans: dict[int, GroupPlan], groups: int):
+    """DataFrame (ROUTED_SCHEMA): each set once per task (group of prefix tokens, or hot token and chunks) it goes to."""
+    return ranked.mapInArrow(lambda b: _route_batches(b, t.p, t.q, plans, groups), ROUTED_SCHEMA)
+
+
+def set_pairs(ranked, t: Threshold, plans: dict[int, GroupPlan], groups: int):
     """DataFrame (a, b, overlap, size_a, size_b): every pair of distinct sets with ``J >= t``, once."""
-    tasks = routes(ranked, t, plans).repartition(*TASK).sortWithinPartitions(*TASK)
-    return tasks.mapInArrow(lambda b: _join_batches(b, t), SET_PAIRS_SCHEMA)
+    hot = np.array(sorted(plans), np.int64)
+    tasks = routes(ranked, t, plans, groups).repartition(*TASK).sortWithinPartitions(*TASK)
+    return tasks.mapInArrow(lambda b: _join_batches(b, t, hot, groups), SET_PAIRS_SCHEMA)

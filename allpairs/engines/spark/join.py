@@ -37,6 +37,7 @@ class SparkJoin:
     ranked: object = None
     order: sets.TokenOrder | None = None
     plans: dict = field(default_factory=dict)
+    groups: int | None = None
     buckets: object = None
     candidates: object = None
     lsh: LSHInfo | None = None
@@ -59,8 +60,8 @@ def _check_columns(df, id_col, text_col, tokens_col, order_col, language_col):
 def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, tokens_col: str | None = None,
          order_col: str | None = None, language_col: str | None = None, shingle: ShingleSpec | str | None = None,
          normalize: bool = True, min_shingles: int = 1, method: str = "exact", max_group: int = exact.MAX_GROUP,
-         broadcast_limit: int = sets.BROADCAST_LIMIT, num_perm: int = 128, bands: int | None = None,
-         rows: int | None = None, recall: float = 0.99, seed: int = 1, bits: int | None = None,
+         broadcast_limit: int = sets.BROADCAST_LIMIT, token_groups: int | None = None, num_perm: int = 128,
+         bands: int | None = None, rows: int | None = None, recall: float = 0.99, seed: int = 1, bits: int | None = None,
          max_bucket: int | None = None) -> SparkJoin:
     """Plan the join of :func:`join` and keep its intermediate results (see :class:`SparkJoin`)."""
     require_pyspark()
@@ -73,6 +74,9 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         raise UsageError(f"min_shingles must be a whole number >= 0, got {min_shingles!r}")
     if isinstance(max_group, bool) or not isinstance(max_group, int) or max_group < 2:
         raise UsageError(f"max_group must be a whole number >= 2, got {max_group!r}")
+    if token_groups is not None and (isinstance(token_groups, bool) or not isinstance(token_groups, int)
+                                     or not 1 <= token_groups <= 2**30):
+        raise UsageError(f"token_groups must be a whole number from 1 to 2**30, got {token_groups!r}")
     _check_columns(df, id_col, text_col, tokens_col, order_col, language_col)
     info = None
     if method == "lsh":
@@ -92,9 +96,10 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     if info is None:
         ranked, order = sets.rank_sets(distinct, hot_limit=max_group, broadcast_limit=broadcast_limit)
         plans = exact.plan_hot_groups(ranked, t, order.hot, max_group)
-        found = exact.set_pairs(ranked, t, plans)
+        groups = token_groups or exact.token_groups(df.sparkSession)
+        found = exact.set_pairs(ranked, t, plans, groups)
         return SparkJoin(document_pairs(found, members), members, distinct, grouped, t, method, label,
-                         ranked=ranked, order=order, plans=plans)
+                         ranked=ranked, order=order, plans=plans, groups=groups)
     bucket_rows = lsh.buckets(distinct, num_perm=info.num_perm, bands=info.bands, rows=info.rows, seed=info.seed,
                               bits=info.bits, max_bucket=info.max_bucket, report=LARGE_BUCKET)
     cand, found = lsh.set_pairs(distinct, bucket_rows, t)
@@ -131,6 +136,9 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         default the row order Spark reads), ``language_col`` (program language
         per row, for code:N), ``normalize``, ``min_shingles``, ``max_group``
         (prefix-token groups of more sets are split by size, default 10,000),
+        ``token_groups`` (ordinary prefix tokens are dealt into this many
+        groups, a task each, so a set is copied at most that many times;
+        default four per task slot, ``4 * defaultParallelism``),
         ``broadcast_limit`` (shared shingles ranked on the driver and broadcast
         up to this many, default 4 M; more are joined), and for LSH
         ``num_perm``, ``bands``, ``rows``, ``recall``, ``seed``, ``bits``,
