@@ -2,18 +2,23 @@
 
 For each corpus size (default 100k, 300k, 1M sets of ~20 Zipf tokens from a
 vocabulary as large as the corpus, 30% planted near-duplicates;
-:func:`datasets.synthetic.zipf_sets`), on one Spark session (default local[2]):
+:func:`datasets.synthetic.zipf_sets`, every parameter given explicitly so that
+a change of its defaults cannot change these corpora), on one Spark session
+(default local[2]):
 
 * allpairs exact on Spark (``allpairs.spark``, method exact);
 * allpairs LSH on Spark (K = 64, banding chosen for P(t) >= 0.99, --max-bucket 1000);
 * MLlib ``MinHashLSH(numHashTables=H).approxSimilarityJoin`` at distance
   < 1 - t (+1e-9, so that J = t counts), H = allpairs' band count, a
-  comparable number of hash tables; stopped after --mllib-timeout seconds.
+  comparable number of hash tables.
 
-Each gets: wall time, shuffle bytes written (Spark's own task metrics, read
-from the driver's status store, no REST server needed), the longest task's
-time and the bytes it read (input + shuffle), pairs found, recall against the
-exact pairs. Usage (from the repository root)::
+LSH and MLlib each get a time limit per size (--lsh-timeout, --mllib-timeout):
+past it their Spark jobs are cancelled and the row says "stopped after N s".
+Each row gets: wall time, shuffle bytes written (Spark's own task metrics, read
+from the driver's status store, no REST server needed), the longest task's time
+and the bytes it read (input + shuffle), pairs found, recall against the exact
+pairs. The corpora are written once as Parquet under --cache (reused by later
+runs). Usage (from the repository root)::
 
     .venv/bin/python scripts/bench_spark.py [--sizes 100000 300000 1000000] [--master local[2]]
 
@@ -87,23 +92,62 @@ def mib(n):
     return f"{n / 2**20:,.0f} MiB"
 
 
-def run_size(spark, n: int, t: float, args, tmp: Path) -> list[dict]:
-    from pyspark.sql import functions as F
+#: The corpus of each size: every parameter of zipf_sets given, so that a change of its
+#: defaults cannot change what this benchmark measures.
+CORPUS = dict(avg_size=20, near_duplicates=0.3, skew=1.0, similarity=(0.4, 1.0))
 
-    import allpairs.spark
-    from allpairs.engines.spark import plan
 
-    sc = spark.sparkContext
-    t0 = time.perf_counter()
-    sets = zipf_sets(n=n, avg_size=20, vocabulary=max(10000, n), near_duplicates=0.3, seed=args.seed)
+def corpus(n: int, seed: int, cache: Path) -> Path:
+    """The Parquet file (id long, toks array<long>) of the corpus of ``n`` sets, written once."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    path = tmp / f"zipf-{n}.parquet"
+    path = cache / f"zipf-n{n}-s{seed}-a20-v{max(10_000, n)}-d0.3.parquet"
+    if path.exists():
+        return path
+    t0 = time.perf_counter()
+    sets = zipf_sets(n=n, vocabulary=max(10_000, n), seed=seed, **CORPUS)
+    cache.mkdir(parents=True, exist_ok=True)
+    part = path.with_suffix(".part")
     pq.write_table(pa.table({"id": pa.array(np.arange(n, dtype=np.int64)),
-                             "toks": pa.array(sets, pa.list_(pa.int64()))}), path, row_group_size=50000)
-    del sets
+                             "toks": pa.array(sets, pa.list_(pa.int64()))}), part, row_group_size=50000)
+    part.rename(path)
     print(f"  corpus of {n:,} sets written in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    return path
+
+
+def limited(sc, group: str, seconds: float | None, fn) -> tuple[object, bool]:
+    """``(fn(), False)``, or ``(None, True)`` when it ran past ``seconds`` and its Spark jobs were cancelled."""
+    if seconds is None:
+        return fn(), False
+    result: dict = {}
+
+    def body():
+        sc.setJobGroup(group, group, interruptOnCancel=True)
+        try:
+            result["value"] = fn()
+        except Exception as e:  # cancelled by the timer, or a failure reported below
+            result["error"] = e
+
+    th = threading.Thread(target=body)
+    th.start()
+    th.join(seconds)
+    if th.is_alive():
+        sc.cancelJobGroup(group)
+        th.join()
+        return None, True
+    if "error" in result:
+        raise result["error"]
+    return result["value"], False
+
+
+def run_size(spark, n: int, t: float, args) -> list[dict]:
+    from pyspark.sql import functions as F
+
+    from allpairs.engines.spark import plan
+
+    sc = spark.sparkContext
+    path = corpus(n, args.seed, Path(args.cache))
     df = spark.read.parquet(str(path)).repartition(args.partitions)
     rows = []
 
@@ -112,38 +156,47 @@ def run_size(spark, n: int, t: float, args, tmp: Path) -> list[dict]:
                                     F.greatest("left", "right").cast("long").alias("b"))
 
     # Exact.
-    planned = None
+    state = {}
 
     def exact():
-        nonlocal planned
-        planned = plan(df, t, id_col="id", tokens_col="toks", order_col="id")
-        exact_pairs = pairs_of(planned).persist()
-        return exact_pairs, exact_pairs.count()
-
-    (exact_pairs, n_exact), m = measured(sc, exact)
-    hot = len(planned.plans)
-    planned.unpersist()
-    rows.append({"n": n, "what": "allpairs exact", "pairs": n_exact, "recall": 1.0, **m,
-                 "note": f"{hot} hot groups split"})
-    print(f"  exact: {n_exact:,} pairs in {m['wall_s']:.1f}s", file=sys.stderr)
-
-    # allpairs LSH.
-    def lsh():
-        nonlocal planned
-        planned = plan(df, t, id_col="id", tokens_col="toks", order_col="id", method="lsh", num_perm=args.num_perm,
-                       max_bucket=args.max_bucket, seed=args.seed + 1)
-        found = pairs_of(planned).persist()
+        state["exact"] = plan(df, t, id_col="id", tokens_col="toks", order_col="id")
+        found = pairs_of(state["exact"]).persist()
         return found, found.count()
 
-    (lsh_pairs, n_lsh), m = measured(sc, lsh)
-    info = planned.lsh
+    (exact_pairs, n_exact), m = measured(sc, exact)
+    planned = state["exact"]
     planned.unpersist()
-    rows.append({"n": n, "what": f"allpairs LSH {info.bands}x{info.rows}", "pairs": n_lsh,
-                 "recall": n_lsh / n_exact if n_exact else 1.0, **m})
-    lsh_pairs.unpersist()
-    print(f"  lsh: {n_lsh:,} pairs in {m['wall_s']:.1f}s", file=sys.stderr)
+    rows.append({"n": n, "what": "allpairs exact", "pairs": n_exact, "recall": 1.0, **m,
+                 "note": f"{planned.groups} token groups, {len(planned.plans)} hot tokens split"})
+    print(f"  exact: {n_exact:,} pairs in {m['wall_s']:.1f}s", file=sys.stderr)
 
-    # MLlib MinHashLSH, as many hash tables as allpairs has bands.
+    # allpairs LSH, within its time limit.
+    def lsh():
+        state["lsh"] = plan(df, t, id_col="id", tokens_col="toks", order_col="id", method="lsh",
+                            num_perm=args.num_perm, max_bucket=args.max_bucket, seed=args.seed + 1)
+        found = pairs_of(state["lsh"]).persist()
+        try:
+            return found.count(), found.join(exact_pairs, ["a", "b"]).count()
+        finally:
+            found.unpersist()
+
+    from allpairs.join import lsh_settings
+    from allpairs.measures import Threshold
+
+    info = lsh_settings(Threshold.parse(t), num_perm=args.num_perm, bands=None, rows=None, recall=0.99,
+                        seed=args.seed + 1, bits=None, max_bucket=args.max_bucket)
+    what = f"allpairs LSH {info.bands}x{info.rows}"
+    (res, stopped), m = measured(sc, lambda: limited(sc, f"lsh-{n}", args.lsh_timeout, lsh))
+    if "lsh" in state:
+        state.pop("lsh").unpersist()
+    if stopped:
+        rows.append({"n": n, "what": what, "pairs": None, "recall": None, **m,
+                     "note": f"stopped after {args.lsh_timeout:.0f}s"})
+    else:
+        rows.append({"n": n, "what": what, "pairs": res[0], "recall": res[1] / n_exact if n_exact else 1.0, **m})
+    print(f"  lsh: {rows[-1]['pairs']} pairs in {m['wall_s']:.1f}s", file=sys.stderr)
+
+    # MLlib MinHashLSH, as many hash tables as allpairs has bands, within its time limit.
     from pyspark.ml.feature import MinHashLSH
     from pyspark.ml.linalg import SparseVector, VectorUDT
 
@@ -154,44 +207,26 @@ def run_size(spark, n: int, t: float, args, tmp: Path) -> list[dict]:
         idx = sorted(set(int(x) for x in toks))
         return SparseVector(dim, idx, [1.0] * len(idx))
 
-    vectors = df.where(F.size("toks") > 0).select("id", vec("toks").alias("v"))
-    model = MinHashLSH(inputCol="v", outputCol="h", numHashTables=info.bands, seed=args.seed).fit(vectors)
-    group = f"mllib-{n}"
-    result = {}
-
     def mllib():
-        sc.setJobGroup(group, "mllib", interruptOnCancel=True)
+        vectors = df.where(F.size("toks") > 0).select("id", vec("toks").alias("v"))
+        model = MinHashLSH(inputCol="v", outputCol="h", numHashTables=info.bands, seed=args.seed).fit(vectors)
         joined = model.approxSimilarityJoin(vectors, vectors, 1 - t + 1e-9, distCol="d") \
             .select(F.col("datasetA.id").alias("a"), F.col("datasetB.id").alias("b")).where("a < b")
         found = joined.persist()
-        result["count"] = found.count()
-        result["hits"] = found.join(exact_pairs, ["a", "b"]).count()
-        found.unpersist()
-
-    def timed():
         try:
-            mllib()
-        except Exception as e:  # cancelled by the timer
-            result["error"] = str(e).splitlines()[0][:100]
+            return found.count(), found.join(exact_pairs, ["a", "b"]).count()
+        finally:
+            found.unpersist()
 
-    def go():
-        th = threading.Thread(target=timed)
-        th.start()
-        th.join(args.mllib_timeout)
-        if th.is_alive():
-            sc.cancelJobGroup(group)
-            th.join()
-            result["timeout"] = True
-
-    _, m = measured(sc, go)
-    sc.setLocalProperty("spark.jobGroup.id", None)
-    if result.get("timeout") or "count" not in result:
-        rows.append({"n": n, "what": f"MLlib MinHashLSH {info.bands} tables", "pairs": None, "recall": None, **m,
+    what = f"MLlib MinHashLSH {info.bands} tables"
+    (res, stopped), m = measured(sc, lambda: limited(sc, f"mllib-{n}", args.mllib_timeout, mllib))
+    if stopped:
+        rows.append({"n": n, "what": what, "pairs": None, "recall": None, **m,
                      "note": f"stopped after {args.mllib_timeout:.0f}s"})
     else:
-        rows.append({"n": n, "what": f"MLlib MinHashLSH {info.bands} tables", "pairs": result["count"],
-                     "recall": result["hits"] / n_exact if n_exact else 1.0, **m})
-    print(f"  mllib: {result}", file=sys.stderr)
+        rows.append({"n": n, "what": what, "pairs": res[0], "recall": res[1] / n_exact if n_exact else 1.0, **m})
+    print(f"  mllib: {rows[-1]['pairs']} pairs in {m['wall_s']:.1f}s", file=sys.stderr)
+    sc.setLocalProperty("spark.jobGroup.id", None)
     exact_pairs.unpersist()
     return rows
 
@@ -203,9 +238,12 @@ def main() -> None:
     ap.add_argument("-t", "--threshold", type=float, default=0.5)
     ap.add_argument("--num-perm", type=int, default=64)
     ap.add_argument("--max-bucket", type=int, default=1000)
-    ap.add_argument("--partitions", type=int, default=8)
+    ap.add_argument("--partitions", type=int, default=8, help="input and shuffle partitions")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--mllib-timeout", type=float, default=900.0)
+    ap.add_argument("--lsh-timeout", type=float, default=600.0, help="seconds per size for allpairs LSH")
+    ap.add_argument("--mllib-timeout", type=float, default=600.0, help="seconds per size for MLlib")
+    ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "allpairs-bench-spark"),
+                    help="where the corpora are written once")
     args = ap.parse_args()
 
     from allpairs.engines.spark import get_session
@@ -213,19 +251,19 @@ def main() -> None:
     spark = get_session(args.master, conf={"spark.sql.shuffle.partitions": str(args.partitions),
                                            "spark.driver.memory": "6g"})
     spark.sparkContext.setLogLevel("ERROR")
-    print(f"Spark {spark.version} on {spark.sparkContext.master}; t = {args.threshold}; machine shared "
-          f"(load average {os.getloadavg()[0]:.1f})")
+    print(f"Spark {spark.version} on {spark.sparkContext.master}; t = {args.threshold}; {args.partitions} "
+          f"partitions; machine shared (load average {os.getloadavg()[0]:.1f} at start)", flush=True)
     header = (f"{'sets':>9} {'what':<28} {'wall s':>8} {'shuffle':>10} {'longest task':>13} {'its input':>10} "
               f"{'pairs':>10} {'recall':>7}  note")
-    print(header)
-    with tempfile.TemporaryDirectory() as tmp:
-        for n in args.sizes:
-            for r in run_size(spark, n, args.threshold, args, Path(tmp)):
-                pairs = "-" if r["pairs"] is None else f"{r['pairs']:,}"
-                recall = "-" if r["recall"] is None else f"{r['recall']:.4f}"
-                print(f"{r['n']:>9,} {r['what']:<28} {r['wall_s']:>8.1f} {mib(r['shuffle_bytes']):>10} "
-                      f"{r['longest_task_s']:>12.1f}s {mib(r['longest_task_in']):>10} {pairs:>10} {recall:>7}  "
-                      f"{r.get('note', '')}", flush=True)
+    print(header, flush=True)
+    for n in args.sizes:
+        for r in run_size(spark, n, args.threshold, args):
+            pairs = "-" if r["pairs"] is None else f"{r['pairs']:,}"
+            recall = "-" if r["recall"] is None else f"{r['recall']:.4f}"
+            print(f"{r['n']:>9,} {r['what']:<28} {r['wall_s']:>8.1f} {mib(r['shuffle_bytes']):>10} "
+                  f"{r['longest_task_s']:>12.1f}s {mib(r['longest_task_in']):>10} {pairs:>10} {recall:>7}  "
+                  f"{r.get('note', '')}", flush=True)
+        print(f"  (load average {os.getloadavg()[0]:.1f})", flush=True)
     spark.stop()
 
 

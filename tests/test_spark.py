@@ -250,19 +250,34 @@ def test_cli_reads_lines_jsonl_and_parquet_as_the_local_engine_does(spark, tmp_p
     assert "LSH" in r.stderr
 
 
-def test_go_six_directories_give_the_local_engines_59_pairs(spark, go_reference_src, tmp_path):
+def local_and_spark_rows(src, out, *selection):
+    """The pairs (left, right, overlap, left_size, right_size) of the local engine's CSV and of the Spark
+    engine's Parquet output, and the Spark run's stderr, on the Go tree with TREE_OPTIONS."""
     import pyarrow.parquet as pq
 
-    include = [arg for d in SIX for arg in ("--include", f"/{d}/*.go")]
-    local = cli("join", "-t", "0.5", *include, *TREE_OPTIONS, "--format", "csv", go_reference_src)
-    r = cli("join", "--engine", "spark", "-t", "0.5", *include, *TREE_OPTIONS, go_reference_src, "-o", tmp_path / "p")
+    local = cli("join", "-t", "0.5", *selection, *TREE_OPTIONS, "--format", "csv", src)
+    assert local.exit_code == 0, local.stderr
+    r = cli("join", "--engine", "spark", "-t", "0.5", *selection, *TREE_OPTIONS, src, "-o", out)
     assert r.exit_code == 0, r.stderr
-    assert "139 documents" in r.stderr
-    got = [(p["left"], p["right"], p["overlap"], p["left_size"], p["right_size"])
-           for p in pq.read_table(tmp_path / "p").to_pylist()]
+    got = [(p["left"], p["right"], p["overlap"], p["left_size"], p["right_size"]) for p in pq.read_table(out).to_pylist()]
     want = [(a, b, int(o), int(x), int(y)) for a, b, _, o, x, y in
             (line.split(",") for line in local.stdout.splitlines()[1:])]
+    return got, want, r.stderr
+
+
+def test_go_six_directories_give_the_local_engines_59_pairs(spark, go_reference_src, tmp_path):
+    include = [arg for d in SIX for arg in ("--include", f"/{d}/*.go")]
+    got, want, stderr = local_and_spark_rows(go_reference_src, tmp_path / "p", *include)
+    assert "139 documents" in stderr
     assert len(got) == 59 and got == want
+
+
+def test_go_whole_tree_gives_the_local_engines_1590_pairs_row_for_row(spark, go_reference_src, tmp_path):
+    # Its generated Unicode tables (~50,000 shingles, ~21,700 shared tokens in the prefix) once
+    # ran a Spark worker out of memory (see the token-group test above).
+    got, want, stderr = local_and_spark_rows(go_reference_src, tmp_path / "p", "--include", "*.go")
+    assert "3,104 documents, 38 skipped" in stderr
+    assert len(got) == 1590 and got == want
 
 
 def test_cli_spark_usage_errors_exit_2_before_starting_spark(tmp_path):
@@ -291,3 +306,30 @@ def test_the_local_engine_imports_nothing_of_spark():
             "or m.startswith('allpairs.engines') or m == 'allpairs.spark'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 40), max_size=12), max_size=8))
+def test_sorted_segments_sorts_each_row_and_drops_repeats(rows):
+    from allpairs.engines.spark._kernel import sorted_segments
+
+    indptr = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum([len(r) for r in rows], out=indptr[1:])
+    values = np.array([v for r in rows for v in r], np.uint64)
+    ptr, out = sorted_segments(indptr, values)
+    assert [out[ptr[i]:ptr[i + 1]].tolist() for i in range(len(rows))] == [sorted(set(r)) for r in rows]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.lists(st.text(max_size=4), max_size=5)), max_size=6),
+       st.lists(st.lists(st.integers(-2**63, 2**63 - 1), max_size=5), max_size=6))
+def test_token_lists_are_hashed_from_arrow_as_hash_sets_hashes_them(texts, ints):
+    import pyarrow as pa
+
+    from allpairs.engines.spark.sets import token_list_keys
+    from allpairs.shingles import hash_sets
+
+    for rows, kind in ((texts, pa.string()), (ints, pa.int64())):
+        got = token_list_keys(pa.array(rows, pa.list_(kind)).slice(1) if rows else pa.array(rows, pa.list_(kind)))
+        want = hash_sets([r or [] for r in rows[1:]] if rows else [])
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()

@@ -15,15 +15,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 
+def list_indptr(column) -> np.ndarray:
+    """indptr int64 (n + 1,) of an Arrow list array: row i's values are ``flatten()[indptr[i]:indptr[i + 1]]``
+    (a null list is empty)."""
+    lengths = column.value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    indptr = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    return indptr
+
+
 def csr(column) -> tuple[np.ndarray, np.ndarray]:
     """(indptr int64 (n + 1,), values) of an Arrow list column; a null list is empty."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
-    lengths = column.value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-    indptr = np.zeros(len(lengths) + 1, np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    values = column.flatten().to_numpy(zero_copy_only=False)
-    return indptr, values
+    return list_indptr(column), column.flatten().to_numpy(zero_copy_only=False)
 
 
 def list_array(indptr: np.ndarray, values: np.ndarray, value_type: pa.DataType) -> pa.ListArray:

@@ -43,7 +43,8 @@ class SparkJoin:
     lsh: LSHInfo | None = None
 
     def unpersist(self) -> None:
-        """Free the grouped sets this join keeps in Spark's cache."""
+        """Free the grouped sets this join keeps in Spark's cache (a local checkpoint: Spark's cleaner
+        drops its blocks once nothing refers to it)."""
         self.grouped.unpersist()
 
 
@@ -65,8 +66,6 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
          max_bucket: int | None = None) -> SparkJoin:
     """Plan the join of :func:`join` and keep its intermediate results (see :class:`SparkJoin`)."""
     require_pyspark()
-    from pyspark import StorageLevel
-
     t = Threshold.parse(threshold)
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose exact or lsh")
@@ -90,7 +89,9 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         spec = ShingleSpec.parse(shingle) if isinstance(shingle, str) else (shingle or ShingleSpec("word", 5))
     docs = sets.docs_frame(df, id_col=id_col, text_col=text_col, tokens_col=tokens_col, order_col=order_col,
                            language_col=language_col, spec=spec, normalize=normalize)
-    grouped = sets.group_identical(docs, min_shingles).persist(StorageLevel.MEMORY_AND_DISK)
+    # Kept (memory, then disk) and cut from its lineage: every later stage reads it, and the plans
+    # of the pairs (the sets joined with their members, twice) stay small for Spark's analyser.
+    grouped = sets.group_identical(docs, min_shingles).localCheckpoint(eager=True)
     members, distinct = sets.members_and_distinct(grouped)
     label = "tokens" if spec is None else str(spec)
     if info is None:

@@ -14,6 +14,7 @@ import os
 import re
 import time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,6 +119,22 @@ def _relative(uri: str, root: str) -> str:
     return p[len(root):].lstrip("/") if p.startswith(root) else p
 
 
+@contextmanager
+def _session_conf(spark, settings: dict):
+    """Set SQL settings of the session for a while, then put back what was there."""
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
 def _read_directory(spark, path, include, exclude, min_bytes, run: SparkRun):
     """Files below ``path`` chosen as locally (globs on the relative path, --min-bytes), then decoded in tasks."""
     from pyspark.sql import functions as F
@@ -139,7 +156,7 @@ def _read_directory(spark, path, include, exclude, min_bytes, run: SparkRun):
                 files.append(("file://" + str(p), p.stat().st_size))
             except OSError:
                 run.skipped["unreadable"] = run.skipped.get("unreadable", 0) + 1
-    chosen, dropped = [], 0
+    chosen, dropped, chosen_bytes = [], 0, 0
     for uri, size in files:
         rel = _relative(uri, root)
         if (include and not matches(rel, include)) or (exclude and matches(rel, exclude)):
@@ -148,12 +165,21 @@ def _read_directory(spark, path, include, exclude, min_bytes, run: SparkRun):
             dropped += 1
             continue
         chosen.append(re.sub(r"([\\\[\]{}*?])", r"\\\1", uri))  # literal names, not Hadoop globs
+        chosen_bytes += size
     run.documents = len(chosen)
     if dropped:
         run.notes.append(f"{dropped:,} files smaller than --min-bytes {min_bytes:,} dropped")
     if not chosen:
         raise InputError(f"the corpus is empty: no file under {path} was chosen")
-    files = spark.read.format("binaryFile").load(chosen)
+    # The files are listed already: Spark only stats them, on the driver (above its threshold, by
+    # default 32 paths, it would start a listing job of one task per file).
+    with _session_conf(spark, {"spark.sql.sources.parallelPartitionDiscovery.threshold": str(len(chosen) + 1)}):
+        files = spark.read.format("binaryFile").load(chosen)
+    # Spark counts 4 MiB per file when it packs files into tasks (one task per ~30 small sources);
+    # two tasks per core, or one per 64 MiB, cost far less in Python worker start-ups.
+    tasks = max(2 * spark.sparkContext.defaultParallelism, -(-chosen_bytes // (64 << 20)))
+    if files.rdd.getNumPartitions() > tasks:
+        files = files.coalesce(tasks)
     return files.select("path", "content").mapInArrow(
         lambda b: _file_batches(b, root), "id string, text string, language string, skip string")
 
@@ -194,10 +220,12 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
     method = options.get("method", "exact")
     res = SparkRun(master=spark.sparkContext.master, method=method, threshold=str(threshold), shingle="")
     res.seconds["start"] = time.perf_counter() - t0
+    from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     t0 = time.perf_counter()
     language_col = order_col = None
+    kept = None
     try:
         if kind == "parquet":
             df = spark.read.parquet(str(path))
@@ -205,7 +233,9 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
             if tokens_col is None:
                 text_col = text_col or "text"
         elif kind == "directory":
-            files = _read_directory(spark, str(path), include, exclude, min_bytes, res)
+            # Read and decoded once: counted here, shingled by the join.
+            files = kept = _read_directory(spark, str(path), include, exclude, min_bytes, res) \
+                .persist(StorageLevel.MEMORY_AND_DISK)
             skipped = files.where(F.col("skip").isNotNull()).groupBy("skip").count().collect()
             res.skipped = {r["skip"].split(" (")[0]: r["count"] for r in skipped}
             df = files.where(F.col("skip").isNull())
@@ -267,6 +297,9 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
         if err is e:
             raise
         raise err from None
+    finally:
+        if kept is not None:
+            kept.unpersist()
     return res
 
 

@@ -22,9 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from ..._hash_kernel import xxh64_spans
 from ...shingles import ShingleSpec, hash_sets, shingle_texts
-from .arrow import csr, list_array, numpy
+from ._kernel import sorted_segments
+from .arrow import csr, list_array, list_indptr, numpy
 
 #: Shared shingles up to this many are ranked on the driver and broadcast
 #: (about 12 bytes each: 48 MB at the default); more are ranked and joined in Spark.
@@ -34,16 +37,31 @@ BROADCAST_LIMIT = 4_000_000
 def sorted_distinct(indptr: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each row's distinct keys sorted as uint64: (indptr int64, keys uint64)."""
     keys = np.ascontiguousarray(keys).view(np.uint64) if keys.dtype == np.int64 else keys.astype(np.uint64)
-    n = len(indptr) - 1
-    row = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
-    order = np.lexsort((keys, row))
-    keys, row = keys[order], row[order]
-    keep = np.ones(len(keys), bool)
-    keep[1:] = (keys[1:] != keys[:-1]) | (row[1:] != row[:-1])
-    counts = np.bincount(row[keep], minlength=n)
-    out = np.zeros(n + 1, np.int64)
-    np.cumsum(counts, out=out[1:])
-    return out, keys[keep]
+    return sorted_segments(np.ascontiguousarray(indptr, np.int64), keys)
+
+
+def token_list_keys(col) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`allpairs.shingles.hash_sets` of an Arrow column of lists of strings or integers, straight
+    from Arrow's buffers (an integer's key is that of its decimal string, as ``str()`` writes it);
+    None for any other column, or one holding a null token (left to ``hash_sets``)."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if not (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)):
+        return None
+    values = col.flatten()
+    if values.null_count:
+        return None
+    if pa.types.is_integer(values.type):
+        values = pc.cast(values, pa.string())
+    elif not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+        return None
+    indptr = list_indptr(col)
+    wide = pa.types.is_large_string(values.type)
+    offsets = np.frombuffer(values.buffers()[1], np.int64 if wide else np.int32)[
+        values.offset:values.offset + len(values) + 1].astype(np.int64)
+    data = values.buffers()[2]
+    buf = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    return indptr, xxh64_spans(buf, offsets, np.uint64(0))
 
 
 def shingle_batches(batches, *, source: str, spec: ShingleSpec | None, normalize: bool, language: str | None,
@@ -56,9 +74,13 @@ def shingle_batches(batches, *, source: str, spec: ShingleSpec | None, normalize
     for batch in batches:
         col = batch.column(source)
         if spec is None:
-            # A string is a line of whitespace-separated tokens (--sets), as str.split() reads it.
-            sets = [[] if s is None else s.split() if isinstance(s, str) else s for s in col.to_pylist()]
-            indptr, keys = hash_sets(sets)
+            listed = token_list_keys(col)
+            if listed is not None:
+                indptr, keys = listed
+            else:
+                # A string is a line of whitespace-separated tokens (--sets), as str.split() reads it.
+                sets = [[] if s is None else s.split() if isinstance(s, str) else s for s in col.to_pylist()]
+                indptr, keys = hash_sets(sets)
         else:
             texts = ["" if s is None else s for s in col.to_pylist()]
             langs = batch.column(language).to_pylist() if language and spec.kind == "code" else None
@@ -150,15 +172,14 @@ def _lookup_batches(batches, table):
         found = pos < len(sorted_keys)
         found[found] = sorted_keys[pos[found]] == keys[found]
         row = np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))[found]
-        ranks = rank_by_key[pos[found]]
-        order = np.lexsort((ranks, row))
         shared = np.bincount(row, minlength=len(indptr) - 1)
         out = np.zeros(len(indptr), np.int64)
         np.cumsum(shared, out=out[1:])
+        out, ranks = sorted_segments(out, np.ascontiguousarray(rank_by_key[pos[found]], np.int32))
         size = numpy(batch.column("size"), np.int32)
         yield pa.RecordBatch.from_arrays(
             [batch.column("set"), batch.column("size"), pa.array((size - shared).astype(np.int32), pa.int32()),
-             list_array(out, ranks[order].astype(np.int32), pa.int32())],
+             list_array(out, ranks, pa.int32())],
             names=["set", "size", "n_single", "ranks"])
 
 
