@@ -116,10 +116,9 @@ def corpus(n: int, seed: int, cache: Path) -> Path:
     return path
 
 
-def limited(sc, group: str, seconds: float | None, fn) -> tuple[object, bool]:
-    """``(fn(), False)``, or ``(None, True)`` when it ran past ``seconds`` and its Spark jobs were cancelled."""
-    if seconds is None:
-        return fn(), False
+def limited(sc, group: str, seconds: float | None, fn) -> tuple[object, str | None]:
+    """``(fn(), None)``; ``(None, "stopped after N s")`` when it ran past ``seconds`` and its Spark jobs
+    were cancelled; ``(None, "failed: ...")`` when Spark gave up on it."""
     result: dict = {}
 
     def body():
@@ -135,10 +134,13 @@ def limited(sc, group: str, seconds: float | None, fn) -> tuple[object, bool]:
     if th.is_alive():
         sc.cancelJobGroup(group)
         th.join()
-        return None, True
+        return None, f"stopped after {seconds:.0f}s"
     if "error" in result:
-        raise result["error"]
-    return result["value"], False
+        e = result["error"]
+        first = str(e).strip().splitlines()
+        text = next((line for line in first if "Exception:" in line), first[0] if first else type(e).__name__)
+        return None, "failed: " + text.split("Exception:")[-1].strip()[:160]
+    return result["value"], None
 
 
 def run_size(spark, n: int, t: float, args) -> list[dict]:
@@ -190,8 +192,7 @@ def run_size(spark, n: int, t: float, args) -> list[dict]:
     if "lsh" in state:
         state.pop("lsh").unpersist()
     if stopped:
-        rows.append({"n": n, "what": what, "pairs": None, "recall": None, **m,
-                     "note": f"stopped after {args.lsh_timeout:.0f}s"})
+        rows.append({"n": n, "what": what, "pairs": None, "recall": None, **m, "note": stopped})
     else:
         rows.append({"n": n, "what": what, "pairs": res[0], "recall": res[1] / n_exact if n_exact else 1.0, **m})
     print(f"  lsh: {rows[-1]['pairs']} pairs in {m['wall_s']:.1f}s", file=sys.stderr)
@@ -208,6 +209,10 @@ def run_size(spark, n: int, t: float, args) -> list[dict]:
         return SparseVector(dim, idx, [1.0] * len(idx))
 
     def mllib():
+        # MLlib's join chooses a broadcast that does not fit a 6 GB driver at 100k sets (it fails
+        # "Not enough memory to build and broadcast the table"): let it sort-merge instead.
+        for key in ("spark.sql.autoBroadcastJoinThreshold", "spark.sql.adaptive.autoBroadcastJoinThreshold"):
+            spark.conf.set(key, "-1")
         vectors = df.where(F.size("toks") > 0).select("id", vec("toks").alias("v"))
         model = MinHashLSH(inputCol="v", outputCol="h", numHashTables=info.bands, seed=args.seed).fit(vectors)
         joined = model.approxSimilarityJoin(vectors, vectors, 1 - t + 1e-9, distCol="d") \
@@ -217,16 +222,16 @@ def run_size(spark, n: int, t: float, args) -> list[dict]:
             return found.count(), found.join(exact_pairs, ["a", "b"]).count()
         finally:
             found.unpersist()
+            for key in ("spark.sql.autoBroadcastJoinThreshold", "spark.sql.adaptive.autoBroadcastJoinThreshold"):
+                spark.conf.unset(key)
 
     what = f"MLlib MinHashLSH {info.bands} tables"
     (res, stopped), m = measured(sc, lambda: limited(sc, f"mllib-{n}", args.mllib_timeout, mllib))
     if stopped:
-        rows.append({"n": n, "what": what, "pairs": None, "recall": None, **m,
-                     "note": f"stopped after {args.mllib_timeout:.0f}s"})
+        rows.append({"n": n, "what": what, "pairs": None, "recall": None, **m, "note": stopped})
     else:
         rows.append({"n": n, "what": what, "pairs": res[0], "recall": res[1] / n_exact if n_exact else 1.0, **m})
     print(f"  mllib: {rows[-1]['pairs']} pairs in {m['wall_s']:.1f}s", file=sys.stderr)
-    sc.setLocalProperty("spark.jobGroup.id", None)
     exact_pairs.unpersist()
     return rows
 
