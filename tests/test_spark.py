@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 
@@ -111,11 +112,20 @@ def hot_corpus():
     return sets
 
 
+@contextmanager
+def planned_join(spark, sets, t, **options):
+    """The planned Spark join of one corpus of token sets; its cached sets are freed afterwards."""
+    planned = plan(token_frame(spark, [sets]), t, tokens_col="toks", order_col="n", **options)
+    try:
+        yield planned
+    finally:
+        planned.unpersist()
+
+
 def test_a_planted_hot_token_splits_its_group_by_size_and_stays_exact(spark):
     sets = hot_corpus()
     t, max_group = Fraction(1, 2), 60
-    planned = plan(token_frame(spark, [sets]), t, tokens_col="toks", order_col="n", max_group=max_group)
-    try:
+    with planned_join(spark, sets, t, max_group=max_group) as planned:
         got = by_corpus(planned.pairs.collect()).get(0, [])
         assert got == all_pairs(sets, t)
         assert got == sorted(tuple(p) for p in allpairs.join(sets, t).pairs)
@@ -131,8 +141,6 @@ def test_a_planted_hot_token_splits_its_group_by_size_and_stays_exact(spark):
             .where("g >= 0").groupBy("g", "c1", "c2").count()
         largest, tasks = per_task.agg(F.max("count"), F.count(F.lit(1))).collect()[0]
         assert largest <= 2 * max_group and tasks > len(planned.plans) * 2
-    finally:
-        planned.unpersist()
 
 
 def long_set_corpus():
@@ -150,14 +158,11 @@ def test_a_long_set_with_a_long_shared_prefix_is_copied_once_per_token_group(spa
 
     sets = long_set_corpus()
     t, groups = Fraction(1, 2), 4
-    planned = plan(token_frame(spark, [sets]), t, tokens_col="toks", order_col="n", token_groups=groups)
-    try:
+    with planned_join(spark, sets, t, token_groups=groups) as planned:
         got = by_corpus(planned.pairs.collect()).get(0, [])
         assert got == all_pairs(sets, t) and got[0][:2] == (0, 1)
         copies = routes(planned.ranked, planned.threshold, planned.plans, groups).groupBy("set").count()
         assert copies.agg(F.max("count")).collect()[0][0] == groups  # not 601
-    finally:
-        planned.unpersist()
 
 
 def test_routing_hands_copies_of_long_sets_to_spark_in_bounded_batches():
