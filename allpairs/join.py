@@ -238,7 +238,7 @@ def default_shingle(corpus: Corpus) -> ShingleSpec | None:
 
 
 def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize: bool,
-                progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray, str]:
+                progress: Progress | None = None, jobs: int | None = None) -> tuple[np.ndarray, np.ndarray, str]:
     """Stage 2 for a corpus: the keys of its sets' tokens, or of its texts' shingles (default spec
     as documented in :func:`default_shingle`), as CSR, and the label of what they are."""
     if isinstance(shingle, str):
@@ -258,12 +258,13 @@ def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize:
             progress("shingle", done[0], len(corpus))
 
     indptr, keys = shingle_texts(corpus.texts, shingle, normalize=normalize, languages=corpus.languages,
-                                 progress=tick)
+                                 progress=tick, distinct=True, jobs=jobs)
     return indptr, keys, str(shingle)
 
 
 def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize: bool,
-                   min_shingles: int, stats: Stats, progress: Progress | None) -> tuple[OrderedSets, str]:
+                   min_shingles: int, stats: Stats, progress: Progress | None,
+                   jobs: int | None = None) -> tuple[OrderedSets, str]:
     """Stages 1–3: shingle every document, drop the near-empty, rank and group (shared by join and compare)."""
     stats.documents = len(corpus) + len(corpus.skipped)
     stats.skipped = list(corpus.skipped)
@@ -277,7 +278,7 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     if len(corpus) == 0:
         raise EmptyCorpusError(corpus.empty_message())
     with _timed(stats, "shingle"):
-        indptr, keys, label = corpus_keys(corpus, shingle, normalize=normalize, progress=progress)
+        indptr, keys, label = corpus_keys(corpus, shingle, normalize=normalize, progress=progress, jobs=jobs)
     with _timed(stats, "order"):
         sets = order_sets(indptr, keys, min_size=max(1, min_shingles))
     stats.shingles = int(sets.doc_size.sum())
@@ -522,7 +523,7 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         corpus = merge_corpora(corpus, as_corpus(against))
     stats = Stats()
     sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
-                                 stats=stats, progress=progress)
+                                 stats=stats, progress=progress, jobs=jobs)
     if info is None:
         with _timed(stats, "join"):
             pairs, found = exact_pairs(sets, t, m, n_left=n_left, jobs=jobs, progress=progress)

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._order_kernel import (argsort_sets, distinct_per_doc, estimate_distinct, gather_csr, group_starts,
-                            relabel_and_sort, stable_order_by_count)
+from ._order_kernel import argsort_sets, gather_csr, group_starts, rank_keys
 
 
 @dataclass
@@ -69,14 +68,20 @@ class OrderedSets:
         return self.indptr, self.keys[self.tokens]
 
 
-def _distinct_per_doc(indptr: np.ndarray, keys: np.ndarray):
-    """:func:`distinct_per_doc` with room for the estimated distinct keys (all keys if that falls short)."""
-    n = len(keys)
-    room = min(n, int(estimate_distinct(keys)) * 5 // 4 + 1024)
-    out = distinct_per_doc(indptr, keys, np.int64(room))
-    if out[0] is None:
-        out = distinct_per_doc(indptr, keys, np.int64(max(n, 1)))
-    return out
+#: Entries per partition of the keys that :func:`rank_keys` aims at: its hash
+#: table per partition (16 bytes a slot, half full) then stays in the L2 cache.
+_PARTITION_ENTRIES = 4096
+
+
+#: The keys are copied out, partition by partition, in this many rounds (or more,
+#: for a partition larger than a round): the copies take 16 bytes a key, over
+#: this many rounds.
+_COPY_PARTS = 4
+
+
+def _partition_bits(n: int) -> int:
+    """log2 of the number of partitions for ``n`` entries: about _PARTITION_ENTRIES each, 2 to 4096 of them."""
+    return min(max((n // _PARTITION_ENTRIES).bit_length(), 1), 12)
 
 
 def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> OrderedSets:
@@ -95,17 +100,22 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
     n_docs = len(indptr) - 1
-    # One entry per distinct (document, shingle), with document frequencies.
-    unique_keys, df, doc_ptr, local = _distinct_per_doc(indptr, keys)
-    if len(unique_keys) >= 2**31:
+    # Ranks (document frequency ascending, ties by first occurrence), and each
+    # document's distinct ranks in increasing order, in place of its keys. Work
+    # arrays come from numpy (large pages where the system has them); pages past
+    # the distinct keys are never touched.
+    n = len(keys)
+    ids = np.int32 if n < 2**31 else np.int64
+    entry, df_rank, key_of = np.empty(n, ids), np.empty(n, ids), np.empty(n, np.uint64)
+    part = n // _COPY_PARTS + 1
+    with np.errstate(over="ignore"):  # NUMBA_DISABLE_JIT: uint64 products wrap by design
+        doc_ptr, n_ids = rank_keys(indptr, keys, _partition_bits(n), entry, df_rank, key_of,
+                                   np.empty(part, np.uint64), np.empty(part, ids), np.empty(part, ids))
+    del df_rank
+    if n_ids >= 2**31:
         raise OverflowError("more than 2**31 distinct shingles")
-
-    # Global order: document frequency ascending, ties by first occurrence
-    # (deterministic: documents and shingles come in input order).
-    by_rank = stable_order_by_count(np.arange(len(unique_keys)), df)
-    rank_of = np.empty(len(unique_keys), np.int32)
-    rank_of[by_rank] = np.arange(len(unique_keys), dtype=np.int32)
-    doc_tokens = relabel_and_sort(doc_ptr, local, rank_of)
+    key_of = key_of[:n_ids]
+    doc_tokens = entry[: doc_ptr[-1]]
     doc_size = np.diff(doc_ptr)
 
     # Distinct sets, by size then lexicographically; empty documents are left out.
@@ -115,6 +125,7 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     set_of_sorted = np.cumsum(starts) - 1
     first = order[starts]
     set_ptr, set_tokens = gather_csr(doc_ptr, doc_tokens, first)
+    set_tokens = set_tokens.astype(np.int32, copy=False)
 
     doc_set = np.full(n_docs, -1, np.int32)
     doc_set[order] = set_of_sorted
@@ -127,7 +138,7 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     return OrderedSets(
         indptr=set_ptr,
         tokens=set_tokens,
-        keys=unique_keys[by_rank],
+        keys=key_of,
         group_indptr=group_indptr,
         group_docs=group_docs,
         doc_set=doc_set,
