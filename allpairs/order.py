@@ -76,7 +76,7 @@ _PARTITION_ENTRIES = 4096
 #: The keys are copied out, partition by partition, in this many rounds (or more,
 #: for a partition larger than a round): the copies take 16 bytes a key, over
 #: this many rounds.
-_COPY_PARTS = 4
+_COPY_PARTS = 8
 
 
 def _partition_bits(n: int) -> int:

@@ -375,14 +375,23 @@ def _go_shingles(docs, n, seed, regex_shingles, distinct=False) -> tuple[np.ndar
     del encoded
     out = _KeyBuffer(len(texts.buffer) + len(texts))
     batch = range(len(texts))
-    _go_commit(texts, batch, _go_keys(texts, batch, n, seed, distinct, _Scratch()), n, seed, distinct, out,
+    scratch = _Scratch()
+    first_mark = scratch.prepare(texts.sizes(), n, distinct)
+    _go_commit(texts, batch, _go_keys(texts, batch, n, seed, distinct, scratch, first_mark), n, seed, distinct, out,
                regex_shingles)
     return out.result()
 
 
 class _Scratch:
     """Work arrays that the batches of one call reuse (no fresh pages for each): token keys, n-gram
-    keys, and the table of :func:`allpairs._shingle_kernel.ngram_keys_into` with its next document mark."""
+    keys, and the table of :func:`allpairs._shingle_kernel.ngram_keys_into` with its next document mark.
+
+    They are made in the calling thread (:meth:`prepare`): memory freed by a
+    worker thread's allocator tends to stay with the process.
+    """
+
+    #: A table of more slots than this (16 bytes each), made for a very long text, is not kept.
+    KEEP_SLOTS = 1 << 18
 
     def __init__(self) -> None:
         self.keys = np.zeros(0, np.uint64)
@@ -390,52 +399,59 @@ class _Scratch:
         self.slots = np.zeros(0, np.uint64)
         self.marks = 0
 
-    def tokens(self, size: int) -> np.ndarray:
-        if len(self.keys) < size:
-            self.keys = np.empty(size, np.uint64)
-        return self.keys
+    def prepare(self, sizes: np.ndarray, n: int, distinct: bool) -> np.int64:
+        """Room for texts of ``sizes`` bytes (UTF-8), at most a token a byte and one more a text;
+        returns the first document mark of the table."""
+        room = int(sizes.sum()) + len(sizes)
+        if len(self.keys) < room:
+            self.keys = np.empty(room, np.uint64)
+        if len(self.ngrams) < room:  # no more n-grams than tokens
+            self.ngrams = np.empty(room, np.uint64)
+        return self.table(int(sizes.max(initial=0)) + 2 - n, len(sizes), distinct)
 
-    def out(self, size: int) -> np.ndarray:
-        if len(self.ngrams) < size:
-            self.ngrams = np.empty(size, np.uint64)
-        return self.ngrams
-
-    def table(self, indptr: np.ndarray, n: int, distinct: bool) -> tuple[np.ndarray, np.int64]:
-        """The table and first mark for the documents at ``indptr``."""
-        if not distinct:
-            return self.slots[:0], np.int64(0)
-        longest = int(np.diff(indptr).max(initial=0)) - n + 1
-        size = 16
-        while size < 2 * longest:
-            size *= 2
-        if len(self.slots) < 2 * size:
-            self.slots = np.zeros(2 * size, np.uint64)
+    def table(self, longest: int, n_docs: int, distinct: bool) -> np.int64:
+        """A table for ``n_docs`` texts of at most ``longest`` n-grams; returns their first document mark."""
+        if distinct:
+            size = 16
+            while size < 2 * longest:
+                size *= 2
+            if len(self.slots) < 2 * size:
+                self.slots = np.zeros(2 * size, np.uint64)
         first = self.marks
-        self.marks += len(indptr) - 1
-        return self.slots, np.int64(first)
+        self.marks += n_docs
+        return np.int64(first)
+
+    def trim(self) -> None:
+        """Drop a table made for a very long text: every slot of it was likely touched, and the
+        next texts need a fraction of it."""
+        if len(self.slots) > 2 * self.KEEP_SLOTS:
+            self.slots = np.zeros(0, np.uint64)
+
+    def ngram_keys_into(self, indptr, keys, n, seed, distinct, out, k0, first_mark):
+        """:func:`allpairs._shingle_kernel.ngram_keys_into` with this table, marks from ``first_mark``."""
+        return _k.ngram_keys_into(indptr, keys, np.int64(n), seed, distinct, out, np.int64(k0), self.slots,
+                                  first_mark)
 
 
 def _ngram_keys(indptr, keys, n, seed, distinct) -> tuple[np.ndarray, np.ndarray]:
     """:func:`allpairs._shingle_kernel.ngram_keys_into` a new array: ``(counts, keys)``."""
     total = int(np.maximum(np.diff(indptr) - n + 1, 0).sum())
     out = np.empty(total, np.uint64)
-    counts = _k.ngram_keys_into(indptr, keys, np.int64(n), seed, distinct, out, np.int64(0),
-                                *_Scratch().table(indptr, n, distinct))
+    scratch = _Scratch()
+    first_mark = scratch.table(int(np.diff(indptr).max(initial=0)) - n + 1, len(indptr) - 1, distinct)
+    counts = scratch.ngram_keys_into(indptr, keys, n, seed, distinct, out, 0, first_mark)
     return counts, out[: int(counts.sum())]
 
 
-def _go_keys(texts: Utf8Texts, batch: range, n, seed, distinct, scratch: _Scratch):
-    """The compiled part of :func:`_go_shingles` for texts ``batch``, in ``scratch`` (kernels only: it may
-    run in a thread of its own). Returns the counts, the keys (a view of ``scratch``) and whether
-    each text was taken (False: declined, no keys)."""
+def _go_keys(texts: Utf8Texts, batch: range, n, seed, distinct, scratch: _Scratch, first_mark):
+    """The compiled part of :func:`_go_shingles` for texts ``batch``, in ``scratch`` made ready by
+    :meth:`_Scratch.prepare` (kernels only: it may run in a thread of its own). Returns the counts,
+    the keys (a view of ``scratch``) and whether each text was taken (False: declined, no keys)."""
     buf, doc_ptr = texts.span(batch.start, batch.stop)
-    tokens = scratch.tokens(len(buf) + len(batch))
     with np.errstate(over="ignore"):  # NUMBA_DISABLE_JIT: uint64 arithmetic wraps by design
-        indptr, ok = go_token_keys_into(buf, doc_ptr, tokens, *_go_tables())
-        out = scratch.out(int(indptr[-1]))  # no more n-grams than tokens
-        counts = _k.ngram_keys_into(indptr, tokens, np.int64(n), seed, distinct, out, np.int64(0),
-                                    *scratch.table(indptr, n, distinct))
-    return counts, out[: int(counts.sum())], ok
+        indptr, ok = go_token_keys_into(buf, doc_ptr, scratch.keys, *_go_tables())
+        counts = scratch.ngram_keys_into(indptr, scratch.keys, n, seed, distinct, scratch.ngrams, 0, first_mark)
+    return counts, scratch.ngrams[: int(counts.sum())], ok
 
 
 def _go_commit(texts: Utf8Texts, batch: range, found, n, seed, distinct, out: _KeyBuffer, regex_shingles) -> None:
@@ -741,8 +757,8 @@ def _shingle_serial(texts, langs, spec, normalize, progress=None, distinct=False
     def go_vocab() -> _CodeTokens:
         return code_vocabs.setdefault("go", _CodeTokens("go"))
 
-    # At most jobs + 1 Go batches in flight, each with scratch arrays of its own.
-    scratches = [_Scratch() for _ in range(jobs + 1 if jobs > 1 else 1)]
+    # At most jobs Go batches in flight, each with scratch arrays of its own.
+    scratches = [_Scratch() for _ in range(jobs)]
     pending: collections.deque = collections.deque()
 
     def commit_oldest() -> None:
@@ -750,6 +766,7 @@ def _shingle_serial(texts, langs, spec, normalize, progress=None, distinct=False
         if isinstance(found, concurrent.futures.Future):
             found = found.result()
         _go_commit(texts, batch, found, n, seed, distinct, out, go_vocab()._regex_shingles)
+        scratch.trim()
         scratches.append(scratch)
         if progress is not None:
             progress(len(batch))
@@ -766,7 +783,8 @@ def _shingle_serial(texts, langs, spec, normalize, progress=None, distinct=False
                     if not scratches:
                         commit_oldest()
                     scratch = scratches.pop()
-                    job = (texts, batch, n, seed, distinct, scratch)
+                    first_mark = scratch.prepare(texts.sizes()[batch.start:batch.stop], n, distinct)
+                    job = (texts, batch, n, seed, distinct, scratch, first_mark)
                     pending.append((batch, scratch, pool.submit(_go_keys, *job) if pool else _go_keys(*job)))
                     if pool is None:
                         commit_oldest()
