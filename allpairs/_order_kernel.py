@@ -233,23 +233,17 @@ def _radix_sort(a, tmp, digits):
 
 
 @kernel
-def rank_keys(indptr, keys, pbits, entry, df_rank, key_of, buf_key, buf_t, buf_doc):
-    """Global ranks of the keys, rare to frequent, and each document's distinct ranks sorted.
+def number_keys(indptr, keys, pbits, entry, df, buf_key, buf_t, buf_doc):
+    """Number the distinct keys: ``entry[t]`` = the id of ``keys[t]``, -1 for a repeat within its document.
 
-    ``keys`` (uint64) in CSR by ``indptr`` (int64), repeats allowed. Work
-    arrays: ``entry`` and ``df_rank``, ``keys.shape[0]`` integers (int32
-    when that many fit, else int64), ``key_of`` as many uint64; keys are
-    split in ``2**pbits`` partitions (1 <= pbits <= 32), copied out to
-    ``buf_key`` (uint64), ``buf_t`` and ``buf_doc`` (as ``entry``) a few
-    partitions at a time, as many entries as they hold (or one partition,
-    if larger). A rank is a position in the order by document frequency
-    ascending, ties by first occurrence (document, then position within it).
-
-    Returns ``(doc_ptr, n_ids)``: int64 CSR offsets of each document's
-    distinct ranks, found ascending in ``entry[:doc_ptr[-1]]``, and the
-    number of distinct keys, ``key_of[:n_ids]`` being the key of each rank.
+    ``keys`` (uint64) in CSR by ``indptr`` (int64), repeats allowed; ``entry``
+    and ``df`` are ``keys.shape[0]`` integers (int32 when that many fit, else
+    int64). Keys are split in ``2**pbits`` partitions (1 <= pbits <= 32),
+    copied out to ``buf_key`` (uint64), ``buf_t`` and ``buf_doc`` (as
+    ``entry``) a few partitions at a time, as many entries as they hold (or
+    one partition, if larger). Returns the number of ids; ``df[:ids]`` holds
+    each one's document frequency.
     """
-    n_docs = indptr.shape[0] - 1
     start, groups = _partition_groups(keys, pbits, buf_key.shape[0])
     size = 0
     for q in range(groups.shape[0] - 1):
@@ -260,8 +254,22 @@ def rank_keys(indptr, keys, pbits, entry, df_rank, key_of, buf_key, buf_t, buf_d
         buf_doc = np.empty(size, entry.dtype)
     n_ids = 0
     for q in range(groups.shape[0] - 1):
-        n_ids = _number_group(indptr, keys, pbits, groups[q], groups[q + 1], start, entry, df_rank, n_ids,
+        n_ids = _number_group(indptr, keys, pbits, groups[q], groups[q + 1], start, entry, df, n_ids,
                               buf_key, buf_t, buf_doc)
+    return n_ids
+
+
+@kernel
+def rank_entries(indptr, keys, entry, df_rank, n_ids, key_of):
+    """Ranks of the ids that :func:`number_keys` gave, rare to frequent, and each document's sorted.
+
+    A rank is a position in the order by document frequency (``df_rank``,
+    overwritten by the ranks) ascending, ties by first occurrence (document,
+    then position within it). Returns the int64 CSR offsets of each
+    document's distinct ranks, found ascending in ``entry[:doc_ptr[-1]]``;
+    ``key_of[r]`` (uint64, room for ``n_ids``) becomes the key of rank ``r``.
+    """
+    n_docs = indptr.shape[0] - 1
     # Ranks: a counting sort by document frequency; ids of equal frequency
     # take their ranks in order of first occurrence, met by scanning the entries.
     top = 0
@@ -299,17 +307,4 @@ def rank_keys(indptr, keys, pbits, entry, df_rank, key_of, buf_key, buf_t, buf_d
     tmp = np.empty(longest, entry.dtype)
     for d in range(n_docs):
         _radix_sort(entry[doc_ptr[d]:doc_ptr[d + 1]], tmp, digits)
-    return doc_ptr, n_ids
-
-
-@kernel
-def relabel_and_sort(doc_ptr, doc_tok, rank_of):
-    """Each document's local ids replaced by their ranks, sorted increasingly within the document."""
-    out = np.empty(doc_tok.shape[0], np.int32)
-    for d in range(doc_ptr.shape[0] - 1):
-        a = doc_ptr[d]
-        b = doc_ptr[d + 1]
-        for t in range(a, b):
-            out[t] = rank_of[doc_tok[t]]
-        out[a:b] = np.sort(out[a:b])
-    return out
+    return doc_ptr

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._order_kernel import argsort_sets, gather_csr, group_starts, rank_keys
+from . import _malloc
+from ._order_kernel import argsort_sets, gather_csr, group_starts, number_keys, rank_entries
 
 
 @dataclass
@@ -68,7 +69,7 @@ class OrderedSets:
         return self.indptr, self.keys[self.tokens]
 
 
-#: Entries per partition of the keys that :func:`rank_keys` aims at: its hash
+#: Entries per partition of the keys that :func:`number_keys` aims at: its hash
 #: table per partition (16 bytes a slot, half full) then stays in the L2 cache.
 _PARTITION_ENTRIES = 4096
 
@@ -106,15 +107,19 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     # the distinct keys are never touched.
     n = len(keys)
     ids = np.int32 if n < 2**31 else np.int64
-    entry, df_rank, key_of = np.empty(n, ids), np.empty(n, ids), np.empty(n, np.uint64)
+    entry, df_rank = np.empty(n, ids), np.empty(n, ids)
     part = n // _COPY_PARTS + 1
+    copies = np.empty(part, np.uint64), np.empty(part, ids), np.empty(part, ids)
     with np.errstate(over="ignore"):  # NUMBA_DISABLE_JIT: uint64 products wrap by design
-        doc_ptr, n_ids = rank_keys(indptr, keys, _partition_bits(n), entry, df_rank, key_of,
-                                   np.empty(part, np.uint64), np.empty(part, ids), np.empty(part, ids))
+        n_ids = number_keys(indptr, keys, _partition_bits(n), entry, df_rank, *copies)
+        del copies
+        _malloc.release()
+        if n_ids >= 2**31:
+            raise OverflowError("more than 2**31 distinct shingles")
+        key_of = np.empty(n_ids, np.uint64)
+        doc_ptr = rank_entries(indptr, keys, entry, df_rank, np.int64(n_ids), key_of)
     del df_rank
-    if n_ids >= 2**31:
-        raise OverflowError("more than 2**31 distinct shingles")
-    key_of = key_of[:n_ids]
+    _malloc.release()
     doc_tokens = entry[: doc_ptr[-1]]
     doc_size = np.diff(doc_ptr)
 

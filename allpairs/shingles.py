@@ -56,6 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from allpairs import _malloc
 from allpairs import _shingle_kernel as _k
 from allpairs import codetokens
 from allpairs._codetok_kernel import go_token_keys_into
@@ -610,6 +611,7 @@ def shingle_texts(
         counts, keys = _shingle_in_pool(texts, langs, spec, normalize, progress, pool_size, distinct)
     else:
         counts, keys = _shingle_serial(texts, langs, spec, normalize, progress, distinct, resolve_jobs(jobs))
+        _malloc.release()  # the batches' work arrays
     return _indptr(counts), keys
 
 
@@ -785,8 +787,11 @@ def _shingle_serial(texts, langs, spec, normalize, progress=None, distinct=False
                     scratch = scratches.pop()
                     first_mark = scratch.prepare(texts.sizes()[batch.start:batch.stop], n, distinct)
                     job = (texts, batch, n, seed, distinct, scratch, first_mark)
-                    pending.append((batch, scratch, pool.submit(_go_keys, *job) if pool else _go_keys(*job)))
-                    if pool is None:
+                    # The first batch runs here: it loads the kernels, whose memory then belongs
+                    # to this thread's allocator rather than a worker's.
+                    threaded = pool is not None and batch.start > 0
+                    pending.append((batch, scratch, pool.submit(_go_keys, *job) if threaded else _go_keys(*job)))
+                    if not threaded:
                         commit_oldest()
                     continue
                 while pending:
