@@ -131,6 +131,15 @@ def _keep(h, table, mask, mark):
 
 
 @kernel
+def _emit(h, out, k, distinct, table, mask, mark):
+    """Write n-gram key ``h`` at ``out[k]`` unless ``distinct`` and met already; returns the next ``k``."""
+    if distinct and not _keep(h, table, mask, mark):
+        return k
+    out[k] = h
+    return k + 1
+
+
+@kernel
 def ngram_keys_into(indptr, keys, n, seed, distinct, out, k0, table, d0):
     """Keys of the n-grams of every document, written to ``out`` from ``k0``; a document shorter than n has none.
 
@@ -173,26 +182,16 @@ def ngram_keys_into(indptr, keys, n, seed, distinct, out, k0, table, d0):
                 h1 = _mix(h1 * GOLDEN + keys[p + 1 + j])
                 h2 = _mix(h2 * GOLDEN + keys[p + 2 + j])
                 h3 = _mix(h3 * GOLDEN + keys[p + 3 + j])
-            if not distinct or _keep(h0, table, mask, mark):
-                out[k] = h0
-                k += 1
-            if not distinct or _keep(h1, table, mask, mark):
-                out[k] = h1
-                k += 1
-            if not distinct or _keep(h2, table, mask, mark):
-                out[k] = h2
-                k += 1
-            if not distinct or _keep(h3, table, mask, mark):
-                out[k] = h3
-                k += 1
+            k = _emit(h0, out, k, distinct, table, mask, mark)
+            k = _emit(h1, out, k, distinct, table, mask, mark)
+            k = _emit(h2, out, k, distinct, table, mask, mark)
+            k = _emit(h3, out, k, distinct, table, mask, mark)
             i += 4
         while i < m:
             h = seed
             for j in range(n):
                 h = _mix(h * GOLDEN + keys[start + i + j])
-            if not distinct or _keep(h, table, mask, mark):
-                out[k] = h
-                k += 1
+            k = _emit(h, out, k, distinct, table, mask, mark)
             i += 1
         counts[d] = k - k_doc
     return counts
