@@ -122,15 +122,18 @@ def _table_bits(size):
 
 
 @kernel
-def _partition_groups(keys, pbits, most):
+def _partition_groups(keys, pbits, most, entry):
     """Partition sizes, and the partitions cut into consecutive groups of at most ``most`` entries
     (or one partition, if larger). Returns ``(start, group_start)``: each partition's first entry
-    in partition order (``2**pbits + 1``, int64), each group's first partition (int64, groups + 1)."""
+    in partition order (``2**pbits + 1``, int64), each group's first partition (int64, groups + 1);
+    ``entry[t]`` becomes ``-2 - p`` for the partition p of ``keys[t]``."""
     n_parts = np.int64(1) << pbits
     shift = np.uint64(64 - pbits)
     start = np.zeros(n_parts + 1, np.int64)
     for t in range(keys.shape[0]):
-        start[np.int64(_spread(keys[t]) >> shift) + 1] += 1
+        p = np.int64(_spread(keys[t]) >> shift)
+        entry[t] = -2 - p
+        start[p + 1] += 1
     for p in range(n_parts):
         start[p + 1] += start[p]
     cuts = np.zeros(n_parts + 1, np.int64)
@@ -148,23 +151,22 @@ def _partition_groups(keys, pbits, most):
 def _number_group(indptr, keys, pbits, p0, p1, start, entry, df, n_ids, buf_key, buf_t, buf_doc):
     """Number the keys of partitions ``p0 .. p1 - 1``: ``entry[t]`` = an id (equal keys, equal ids,
     new ids from ``n_ids`` up in order of first occurrence within a partition), -1 for a repeat within
-    a document; ``df[id]`` its document frequency. Returns the next free id.
+    a document; ``df[id]`` its document frequency. Returns the next free id. An entry not numbered
+    yet holds ``-2 - p`` for its partition p (see :func:`_partition_groups`).
 
     The partitions' entries are first copied out in input order, then each
     partition is numbered by a hash table of its own, which stays in cache
     where one table over all keys would miss on nearly every probe (radix
     partitioning: Manegold, Boncz, Kersten, VLDB 2000).
     """
-    shift = np.uint64(64 - pbits)
     base = start[p0]
     fill = start[p0:p1 + 1] - base
     for d in range(indptr.shape[0] - 1):
         for t in range(indptr[d], indptr[d + 1]):
-            k = keys[t]
-            p = np.int64(_spread(k) >> shift)
+            p = -2 - np.int64(entry[t])
             if p0 <= p < p1:
                 j = fill[p - p0]
-                buf_key[j] = k
+                buf_key[j] = keys[t]
                 buf_t[j] = t
                 buf_doc[j] = d
                 fill[p - p0] = j + 1
@@ -244,7 +246,7 @@ def number_keys(indptr, keys, pbits, entry, df, buf_key, buf_t, buf_doc):
     one partition, if larger). Returns the number of ids; ``df[:ids]`` holds
     each one's document frequency.
     """
-    start, groups = _partition_groups(keys, pbits, buf_key.shape[0])
+    start, groups = _partition_groups(keys, pbits, buf_key.shape[0], entry)
     size = 0
     for q in range(groups.shape[0] - 1):
         size = max(size, start[groups[q + 1]] - start[groups[q]])
