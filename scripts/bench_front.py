@@ -20,9 +20,11 @@ Workloads:
 * ``kosarak-raw``: the sample as it is (49,207 lines, 33 M pairs);
 * ``go-sets``: the Go 1.27.3 tree (the README's reference corpus) as code:5
   shingle sets, one file a line, written by ``allpairs sets``;
-* ``zipf-1m``: ``datasets.synthetic.zipf_sets(n=1_000_000, avg_size=27,
-  vocabulary=100_000, near_duplicates=0.3, seed=0)`` (Zipf tokens, planted
-  near-duplicates), generated once into the cache folder (a few minutes).
+* ``zipf-1m``: ``datasets.synthetic.zipf_sets(**zipf_preset("social-1m"))``:
+  1,000,000 sets of mean size 27 over 1,000,000 Zipf tokens of exponent 0.5,
+  30% planted near-duplicates (the shape of the social-network benchmarks;
+  the preset's docstring says where the numbers come from), generated once
+  into the cache folder (a few minutes).
 
 and two runs of allpairs alone: ``go-tree`` (the Go tree from its files,
 code:5, the README's command) and ``tiny`` (the 10-document example,
@@ -57,7 +59,7 @@ THRESHOLD = "0.5"
 REF_SOURCE = REPO_ROOT.parent / "shared" / "tools" / "allpairs_ref.c"
 GO_OPTIONS = ["--include", "*.go", "--exclude", "*_test.go", "--exclude", "testdata/**", "--min-bytes", "2048",
               "-s", "code:5"]
-ZIPF = dict(n=1_000_000, avg_size=27, vocabulary=100_000, near_duplicates=0.3, seed=0)
+ZIPF = synthetic.zipf_preset("social-1m")
 WORKLOADS = ("kosarak-distinct", "kosarak-raw", "go-sets", "zipf-1m", "go-tree", "tiny")
 
 
