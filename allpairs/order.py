@@ -94,7 +94,6 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     """
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
-    n_docs = len(indptr) - 1
     # One entry per distinct (document, shingle), with document frequencies.
     unique_keys, df, doc_ptr, local = _distinct_per_doc(indptr, keys)
     if len(unique_keys) >= 2**31:
@@ -106,6 +105,24 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     rank_of = np.empty(len(unique_keys), np.int32)
     rank_of[by_rank] = np.arange(len(unique_keys), dtype=np.int32)
     doc_tokens = relabel_and_sort(doc_ptr, local, rank_of)
+    return group_sets(doc_ptr, doc_tokens, unique_keys[by_rank], total_shingles=len(keys), min_size=min_size)
+
+
+def group_sets(doc_ptr: np.ndarray, doc_tokens: np.ndarray, keys: np.ndarray, *, total_shingles: int,
+               min_size: int = 1) -> OrderedSets:
+    """Documents given as sorted distinct tokens, grouped into distinct sets sorted by size, then lexicographically.
+
+    Parameters
+    ----------
+    doc_ptr : int64 (n_docs + 1,), doc_tokens : int32 (or uint64)
+        Each document's distinct tokens, strictly increasing.
+    keys : uint64
+        What :attr:`OrderedSets.keys` holds.
+    total_shingles : int
+    min_size : int
+        As for :func:`order_sets`.
+    """
+    n_docs = len(doc_ptr) - 1
     doc_size = np.diff(doc_ptr)
 
     # Distinct sets, by size then lexicographically; empty documents are left out.
@@ -127,10 +144,10 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     return OrderedSets(
         indptr=set_ptr,
         tokens=set_tokens,
-        keys=unique_keys[by_rank],
+        keys=keys,
         group_indptr=group_indptr,
         group_docs=group_docs,
         doc_set=doc_set,
         doc_size=doc_size.astype(np.int32),
-        total_shingles=int(len(keys)),
+        total_shingles=int(total_shingles),
     )

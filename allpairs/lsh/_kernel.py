@@ -256,3 +256,20 @@ def share_marked_band(sig, marked, r, left, right):
                 out[p] = True
                 break
     return out
+
+
+@kernel
+def distinct_sorted_rows(indptr, keys):
+    """Each row's keys in increasing order with repeats dropped, as CSR (int64 offsets, keys' dtype)."""
+    n = indptr.shape[0] - 1
+    out = np.empty(keys.shape[0], keys.dtype)
+    out_ptr = np.zeros(n + 1, np.int64)
+    o = 0
+    for d in range(n):
+        row = np.sort(keys[indptr[d]:indptr[d + 1]])
+        for k in range(row.shape[0]):
+            if k == 0 or row[k] != row[k - 1]:
+                out[o] = row[k]
+                o += 1
+        out_ptr[d + 1] = o
+    return out_ptr, out[:o]
