@@ -266,10 +266,16 @@ def distinct_sorted_rows(indptr, keys):
     out_ptr = np.zeros(n + 1, np.int64)
     o = 0
     for d in range(n):
-        row = np.sort(keys[indptr[d]:indptr[d + 1]])
-        for k in range(row.shape[0]):
-            if k == 0 or row[k] != row[k - 1]:
-                out[o] = row[k]
-                o += 1
+        # Copy the row to its place in the output, sort it there, then close its gaps.
+        a = indptr[d]
+        m = indptr[d + 1] - a
+        out[o:o + m] = keys[a:a + m]
+        out[o:o + m].sort()
+        w = o
+        for k in range(o, o + m):
+            if k == o or out[k] != out[w - 1]:
+                out[w] = out[k]
+                w += 1
+        o = w
         out_ptr[d + 1] = o
     return out_ptr, out[:o]
