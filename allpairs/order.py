@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._order_kernel import (argsort_sets, distinct_per_doc, estimate_distinct, gather_csr, group_starts,
-                            relabel_and_sort, stable_order_by_count)
+from ._order_kernel import (distinct_per_doc, estimate_distinct, gather_csr, group_starts, relabel_and_sort,
+                            sort_ties, stable_order_by_count)
 
 
 @dataclass
@@ -125,9 +125,12 @@ def group_sets(doc_ptr: np.ndarray, doc_tokens: np.ndarray, keys: np.ndarray, *,
     n_docs = len(doc_ptr) - 1
     doc_size = np.diff(doc_ptr)
 
-    # Distinct sets, by size then lexicographically; empty documents are left out.
-    order = argsort_sets(doc_ptr, doc_tokens)
-    order = order[doc_size[order] >= max(1, min_size)]
+    # Distinct sets, by size then lexicographically; empty documents are left out. Two stable sorts,
+    # by first token then by size, leave only ties for the comparison sort.
+    order = np.flatnonzero(doc_size >= max(1, min_size))
+    order = order[np.argsort(doc_tokens[doc_ptr[order]], kind="stable")]
+    order = order[np.argsort(doc_size[order], kind="stable")]
+    order = sort_ties(doc_ptr, doc_tokens, order)
     starts = group_starts(doc_ptr, doc_tokens, order)
     set_of_sorted = np.cumsum(starts) - 1
     first = order[starts]
@@ -135,9 +138,9 @@ def group_sets(doc_ptr: np.ndarray, doc_tokens: np.ndarray, keys: np.ndarray, *,
 
     doc_set = np.full(n_docs, -1, np.int32)
     doc_set[order] = set_of_sorted
-    # Group members ascending by document: sort the (set, doc) pairs.
-    members = np.lexsort((order, set_of_sorted))
-    group_docs = order[members].astype(np.int32)
+    # Group members ascending by document: documents stably sorted by their set (those without one first).
+    by_set = np.argsort(doc_set, kind="stable")
+    group_docs = by_set[n_docs - len(order):].astype(np.int32)
     group_indptr = np.zeros(len(first) + 1, np.int64)
     np.cumsum(np.bincount(set_of_sorted, minlength=len(first)), out=group_indptr[1:])
 
