@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _malloc
-from ._order_kernel import argsort_sets, gather_csr, group_starts, number_keys, rank_entries
+from ._order_kernel import gather_csr, group_starts, number_keys, rank_entries, sort_ties
 
 
 @dataclass
@@ -100,7 +100,6 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     """
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
-    n_docs = len(indptr) - 1
     # Ranks (document frequency ascending, ties by first occurrence), and each
     # document's distinct ranks in increasing order, in place of its keys. Work
     # arrays come from numpy (large pages where the system has them); pages past
@@ -120,33 +119,54 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
         doc_ptr = rank_entries(indptr, keys, entry, df_rank, np.int64(n_ids), key_of)
     del df_rank
     _malloc.release()
-    doc_tokens = entry[: doc_ptr[-1]]
+    # Ranks are below 2**31: int32 tokens whatever the work array was.
+    doc_tokens = entry[: doc_ptr[-1]].astype(np.int32, copy=False)
+    return group_sets(doc_ptr, doc_tokens, key_of, total_shingles=len(keys), min_size=min_size)
+
+
+def group_sets(doc_ptr: np.ndarray, doc_tokens: np.ndarray, keys: np.ndarray, *, total_shingles: int,
+               min_size: int = 1) -> OrderedSets:
+    """Documents given as sorted distinct tokens, grouped into distinct sets sorted by size, then lexicographically.
+
+    Parameters
+    ----------
+    doc_ptr : int64 (n_docs + 1,), doc_tokens : int32 (or uint64)
+        Each document's distinct tokens, strictly increasing.
+    keys : uint64
+        What :attr:`OrderedSets.keys` holds.
+    total_shingles : int
+    min_size : int
+        As for :func:`order_sets`.
+    """
+    n_docs = len(doc_ptr) - 1
     doc_size = np.diff(doc_ptr)
 
-    # Distinct sets, by size then lexicographically; empty documents are left out.
-    order = argsort_sets(doc_ptr, doc_tokens)
-    order = order[doc_size[order] >= max(1, min_size)]
+    # Distinct sets, by size then lexicographically; empty documents are left out. Two stable sorts,
+    # by first token then by size, leave only ties for the comparison sort.
+    order = np.flatnonzero(doc_size >= max(1, min_size))
+    order = order[np.argsort(doc_tokens[doc_ptr[order]], kind="stable")]
+    order = order[np.argsort(doc_size[order], kind="stable")]
+    order = sort_ties(doc_ptr, doc_tokens, order)
     starts = group_starts(doc_ptr, doc_tokens, order)
     set_of_sorted = np.cumsum(starts) - 1
     first = order[starts]
     set_ptr, set_tokens = gather_csr(doc_ptr, doc_tokens, first)
-    set_tokens = set_tokens.astype(np.int32, copy=False)
 
     doc_set = np.full(n_docs, -1, np.int32)
     doc_set[order] = set_of_sorted
-    # Group members ascending by document: sort the (set, doc) pairs.
-    members = np.lexsort((order, set_of_sorted))
-    group_docs = order[members].astype(np.int32)
+    # Group members ascending by document: documents stably sorted by their set (those without one first).
+    by_set = np.argsort(doc_set, kind="stable")
+    group_docs = by_set[n_docs - len(order):].astype(np.int32)
     group_indptr = np.zeros(len(first) + 1, np.int64)
     np.cumsum(np.bincount(set_of_sorted, minlength=len(first)), out=group_indptr[1:])
 
     return OrderedSets(
         indptr=set_ptr,
         tokens=set_tokens,
-        keys=key_of,
+        keys=keys,
         group_indptr=group_indptr,
         group_docs=group_docs,
         doc_set=doc_set,
         doc_size=doc_size.astype(np.int32),
-        total_shingles=int(len(keys)),
+        total_shingles=int(total_shingles),
     )
