@@ -20,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ._numba import kernels_for
 from ._plural import count
 from .errors import InputError, UsageError
 from .linefile import HashedSets, LineFile, TextLines, TokenSets, read_line_file, read_pieces
@@ -467,7 +468,8 @@ def read_sets(path: str | os.PathLike, *, encoding: str = "utf-8", hashed: bool 
         if str(path) != "-":
             st = os.stat(path)
             size = st.st_size if stat.S_ISREG(st.st_mode) else None
-        sets = HashedSets(*hash_set_pieces(pieces, size))
+        with kernels_for(size):  # a small file is hashed by the plain Python kernel
+            sets = HashedSets(*hash_set_pieces(pieces, size))
     else:
         sets = TokenSets(_open_lines(path, encoding))
     ids = [str(k + 1) for k in range(len(sets))]

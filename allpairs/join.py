@@ -20,7 +20,7 @@ from .errors import EmptyCorpusError, UsageError
 from .clusters import Clusters, find_clusters
 from .exact import prefix_join, prefix_join_rows
 from .exact.prefix import LEFT_SIDE, RIGHT_SIDE, per_size
-from ._numba import resolve_jobs
+from ._numba import PLAIN_BELOW, kernels_for, resolve_jobs
 from .lsh import candidates as lsh_candidates
 from .lsh import (MAX_EXPAND, agreement_needed, check_banding, check_num_perm, choose_params, estimate_pairs,
                   probability, share_joined_bucket, signature_sets, signatures)
@@ -223,6 +223,26 @@ def merge_corpora(left: Corpus, right: Corpus) -> Corpus:
                   skipped=list(left.skipped) + list(right.skipped),
                   kind=left.kind if left.kind == right.kind else "texts",
                   seconds=left.seconds + right.seconds, dropped=left.dropped + right.dropped)
+
+
+def input_bytes(corpus: Corpus, enough: int = PLAIN_BELOW) -> int:
+    """About how many bytes of input ``corpus`` holds: characters of its texts, 8 per token of its sets
+    (a token key's size); counting stops past ``enough``, which is all that
+    :func:`allpairs._numba.kernels_for` needs to know."""
+    docs = corpus.texts if corpus.texts is not None else corpus.sets
+    lines = getattr(docs, "lines", None)  # read from a file: its buffer's size
+    if lines is not None:
+        return len(lines.data)
+    keys = getattr(docs, "keys", None)  # hashed while read: the keys
+    if keys is not None:
+        return 8 * len(keys)
+    per_item = 1 if corpus.texts is not None else 8
+    total = 0
+    for doc in docs:
+        total += per_item * len(doc)
+        if total >= enough:
+            break
+    return total
 
 
 def default_shingle(corpus: Corpus) -> ShingleSpec | None:
@@ -521,21 +541,23 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         n_left = len(corpus)
         corpus = merge_corpora(corpus, as_corpus(against))
     stats = Stats()
-    sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
-                                 stats=stats, progress=progress)
-    if info is None:
-        with _timed(stats, "join"):
-            pairs, found = exact_pairs(sets, t, m, n_left=n_left, jobs=jobs, progress=progress)
-        stats.candidates = found.candidates
-    else:
-        stats.notes.append(info.describe())
-        pairs, _ = lsh_pairs(sets, t, info, verify=verify, jobs=jobs, stats=stats)
-    stats.set_pairs = pairs.num_set_pairs
-    stats.pairs = len(pairs)
-    found_clusters = None
-    if clusters:
-        with _timed(stats, "clusters"):
-            found_clusters = find_clusters(pairs)
+    # A small input runs the kernels as plain Python: no numba to import, no kernels to load.
+    with kernels_for(input_bytes(corpus)):
+        sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
+                                     stats=stats, progress=progress)
+        if info is None:
+            with _timed(stats, "join"):
+                pairs, found = exact_pairs(sets, t, m, n_left=n_left, jobs=jobs, progress=progress)
+            stats.candidates = found.candidates
+        else:
+            stats.notes.append(info.describe())
+            pairs, _ = lsh_pairs(sets, t, info, verify=verify, jobs=jobs, stats=stats)
+        stats.set_pairs = pairs.num_set_pairs
+        stats.pairs = len(pairs)
+        found_clusters = None
+        if clusters:
+            with _timed(stats, "clusters"):
+                found_clusters = find_clusters(pairs)
     stats.peak_memory = peak_memory()
     return JoinResult(pairs=pairs, ids=corpus.ids, threshold=t, shingle=label, method=method,
                       stats=stats, shown=corpus.shown, lsh=info, measure=m, n_left=n_left,
