@@ -72,7 +72,8 @@ class OrderedSets:
 def _distinct_per_doc(indptr: np.ndarray, keys: np.ndarray):
     """:func:`distinct_per_doc` with room for the estimated distinct keys (all keys if that falls short)."""
     n = len(keys)
-    room = min(n, int(estimate_distinct(keys)) * 5 // 4 + 1024)
+    # At most 1024 keys fit whatever the estimate says: skip its 2**14 registers.
+    room = n if n <= 1024 else min(n, int(estimate_distinct(keys)) * 5 // 4 + 1024)
     out = distinct_per_doc(indptr, keys, np.int64(room))
     if out[0] is None:
         out = distinct_per_doc(indptr, keys, np.int64(max(n, 1)))
