@@ -8,7 +8,6 @@ import typer
 from ..errors import AllPairsError
 from ..join import Stats
 from ..output import check_output, open_output
-from ..setsfile import write_sets
 from ._app import Bar, app, err, fail, warn_skipped
 from ._options import (ENCODING, EXCLUDE, ID_FIELD, INCLUDE, JSONL, LINES, MIN_BYTES, NO_NORMALIZE, PATH, QUIET,
                        SETS, SHINGLE, TEXT_FIELD, read_input)
@@ -30,6 +29,8 @@ def sets_command(
     'allpairs join --sets' on the file finds the same pairs as 'allpairs join'
     on PATH, and other tools (e.g. a C set-similarity join) can run on it.
     """
+    from ..setsfile import write_sets  # here, not at the top: only this command needs it
+
     bar = Bar(not quiet)
     try:
         plan = check_output(output)  # refuse an output that cannot be written before the work
