@@ -47,7 +47,7 @@ MODES = ("auto", "compiled", "python")
 
 #: In ``auto`` mode, an input of fewer bytes than this runs the plain Python kernels
 #: (measured break-even of a whole join, see ``scripts/bench_startup.py``).
-PLAIN_BELOW = 32_768
+PLAIN_BELOW = 65_536
 
 
 def _mode_from_environment() -> str:

@@ -19,8 +19,8 @@ from .corpus import Corpus
 from .errors import EmptyCorpusError, UsageError
 from .clusters import Clusters, find_clusters
 from .exact import prefix_join, prefix_join_rows
-from .exact.prefix import LEFT_SIDE, RIGHT_SIDE, per_size
-from ._numba import PLAIN_BELOW, kernels_for, resolve_jobs
+from .exact.prefix import LEFT_SIDE, RIGHT_SIDE, join_plan, per_size
+from ._numba import PLAIN_BELOW, kernel_mode, kernels_for, resolve_jobs
 from .lsh import candidates as lsh_candidates
 from .lsh import (MAX_EXPAND, agreement_needed, check_banding, check_num_perm, choose_params, estimate_pairs,
                   probability, share_joined_bucket, signature_sets, signatures)
@@ -243,6 +243,25 @@ def input_bytes(corpus: Corpus, enough: int = PLAIN_BELOW) -> int:
         if total >= enough:
             break
     return total
+
+
+#: A join of a small input with more candidate entries than this (the bound of
+#: :func:`candidate_bound`) runs its join stage compiled: a handful of sets sharing
+#: frequent tokens can be a lot of work for few bytes.
+PLAIN_CANDIDATES = 50_000
+
+
+def candidate_bound(sets: OrderedSets, t: Threshold, measure: Measure) -> int:
+    """An upper bound on the posting entries the prefix-filter join reads: for each token, the sets
+    whose probing prefix holds it times those whose indexing prefix does (numpy, linear)."""
+    sizes = np.diff(sets.indptr)
+    if len(sizes) == 0:
+        return 0
+    _, index_len, probe_len, _, _ = join_plan(measure, t, sizes)
+    position = np.arange(len(sets.tokens)) - np.repeat(sets.indptr[:-1], sizes)
+    probed = np.bincount(sets.tokens[position < np.repeat(probe_len, sizes)], minlength=sets.num_tokens)
+    indexed = np.bincount(sets.tokens[position < np.repeat(index_len, sizes)], minlength=sets.num_tokens)
+    return int(probed.astype(np.int64) @ indexed.astype(np.int64))
 
 
 def default_shingle(corpus: Corpus) -> ShingleSpec | None:
@@ -546,7 +565,7 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
                                      stats=stats, progress=progress)
         if info is None:
-            with _timed(stats, "join"):
+            with _timed(stats, "join"), kernels_for(None if _much_join(sets, t, m) else 0):
                 pairs, found = exact_pairs(sets, t, m, n_left=n_left, jobs=jobs, progress=progress)
             stats.candidates = found.candidates
         else:
@@ -562,6 +581,11 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
     return JoinResult(pairs=pairs, ids=corpus.ids, threshold=t, shingle=label, method=method,
                       stats=stats, shown=corpus.shown, lsh=info, measure=m, n_left=n_left,
                       clusters=found_clusters)
+
+
+def _much_join(sets: OrderedSets, t: Threshold, measure: Measure) -> bool:
+    """Whether the join stage of a run whose kernels run as plain Python should run compiled after all."""
+    return kernel_mode() == "python" and candidate_bound(sets, t, measure) > PLAIN_CANDIDATES
 
 
 def exact_pairs(sets: OrderedSets, t: Threshold, measure: Measure, *, n_left: int | None = None,
