@@ -1,6 +1,7 @@
 """How kernels run: compiled by numba or as plain Python (allpairs._numba), and that both print the same bytes."""
 from __future__ import annotations
 
+import importlib
 import os
 import pickle
 import subprocess
@@ -157,3 +158,15 @@ def test_a_compile_clock_counts_kernels_compiled_after_numba_is_imported_lazily(
     first, second = python(code, **env), python(code, **env)
     assert first.returncode == 0 and first.stdout.split() == ["1", "True"], first.stderr
     assert second.returncode == 0 and second.stdout.split() == ["0", "False"], second.stderr  # loaded
+
+
+def test_a_small_input_with_much_join_work_joins_compiled(monkeypatch):
+    j = importlib.import_module("allpairs.join")  # the module (allpairs.join is the function)
+    seen = []
+    real = j.exact_pairs
+    monkeypatch.setattr(j, "exact_pairs", lambda *a, **k: (seen.append(kernel_mode()), real(*a, **k))[1])
+    sets = [[0, i] for i in range(1, 1001)]  # 16 KB of tokens, every set sharing token 0: 499,500 pairs
+    with use_kernels("auto"):
+        assert len(j.join(sets, 0.3).pairs) == 499_500
+        assert len(j.join(sets[:10], 0.3).pairs) == 45
+    assert seen == ["compiled", "python"]
