@@ -145,3 +145,42 @@ def test_dedup_keeps_the_first_of_each_group(sets_file):
     out = f.parent / "kept.txt"
     assert run("dedup", "--sets", "-t", "0.7", "-q", "-o", out, f).stdout == ""
     assert out.read_text() == r.stdout
+
+
+def test_sets_dedup_and_index_read_several_paths_and_hidden_files_as_join_does(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    (a / "one.txt").write_text("the quick brown fox jumps over the lazy dog\n")
+    (b / "two.txt").write_text("the quick brown fox jumps over the lazy dog\n")
+    (b / ".three.txt").write_text("the quick brown fox jumps over the lazy cat\n")
+    expect = run("join", "-t", "0.5", "-s", "word:1", a, b, "-q")
+    assert expect.exit_code == 0 and expect.stdout.splitlines() == ["one.txt\ttwo.txt\t1.000000"]
+
+    r = run("sets", "-s", "word:1", a, b, "-q")
+    assert r.exit_code == 0 and len(r.stdout.splitlines()) == 2
+    assert len(run("sets", "-s", "word:1", "--hidden", a, b, "-q").stdout.splitlines()) == 3
+
+    r = run("dedup", "-t", "0.5", "-s", "word:1", a, b, "-q")
+    assert r.exit_code == 0 and r.stdout.splitlines() == ["one.txt"]
+    r = run("dedup", "-t", "0.5", "-s", "word:1", "--hidden", "--count", a, b, "-q")
+    assert r.exit_code == 0 and r.stdout == "1\n"
+
+    idx = tmp_path / "ab.idx"
+    assert run("index", "build", "-t", "0.5", "-s", "word:1", "-o", idx, a, b, "-q").exit_code == 0
+    assert run("index", "add", idx, "--hidden", b, "-q").exit_code == 0
+    r = run("index", "query", idx, a, b, "-q")
+    assert r.exit_code == 0, r.stderr
+    assert {tuple(row[:2]) for row in lines(r.stdout)} >= {("one.txt", "two.txt"), ("two.txt", "one.txt")}
+
+
+@pytest.mark.parametrize("args, flag", [
+    (("sets", "--id-field", "x"), "--id-field"),
+    (("dedup", "-t", "0.5", "--count", "--format", "csv"), "--format"),
+    (("dedup", "-t", "0.5", "--format", "csv"), "--format"),
+    (("index", "build", "-t", "0.5", "-o", "x.idx", "--encoding", "latin-1"), "--encoding"),
+])
+def test_options_that_would_do_nothing_are_refused_by_every_command(args, flag, tmp_path):
+    r = run(*args, TINY)
+    assert r.exit_code == 2
+    assert r.stderr.startswith(f"allpairs: error: {flag}") and "does nothing" in r.stderr
+    assert not (Path.cwd() / "x.idx").exists()

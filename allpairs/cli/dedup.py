@@ -8,26 +8,29 @@ import typer
 from ..errors import AllPairsError
 from ..output import check_output, open_output
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
-from ._options import (ENCODING, EXCLUDE, ID_FIELD, INCLUDE, JSONL, LINES, MIN_BYTES, MIN_SHINGLES, NO_NORMALIZE,
-                       PATH, QUIET, SETS, SHINGLE, TEXT_FIELD, Format, read_input)
+from ._options import (ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, JSONL, LINES, MIN_BYTES, MIN_SHINGLES, NO_IGNORE,
+                       NO_NORMALIZE, OUTPUT, PATHS, QUIET, SETS, SHINGLE, TEXT_FIELD, Format, PanelCommand, read_input,
+                       refuse, refuse_unused_input_options)
 from .index import MEASURE
 
 
-@app.command("dedup")
+@app.command("dedup", cls=PanelCommand,
+             short_help="Keep each document only if no kept one reaches the threshold with it.")
 def dedup_command(
-    path: str = PATH,
-    threshold: str = typer.Option(..., "--threshold", "-t", help="A document is removed when a kept one reaches this similarity with it. Read exactly (0.8 is 4/5)."),
+    ctx: typer.Context,
+    paths: List[str] = PATHS,
+    threshold: str = typer.Option(..., "--threshold", "-t", metavar="T", help="A document is removed when a kept one reaches this similarity with it. Read exactly (0.8 is 4/5)."),
     measure: str = MEASURE, lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
     shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, include: List[str] = INCLUDE,
-    exclude: List[str] = EXCLUDE, min_bytes: int = MIN_BYTES, min_shingles: int = MIN_SHINGLES,
-    encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
-    removed: bool = typer.Option(False, "--removed", help="Write each removed document instead: its id, the id of the kept document it duplicates (the most similar, the earliest among equals), the similarity."),
-    fmt: Format = typer.Option(Format.tsv, "--format", "-f", help="With --removed: tsv, or csv/jsonl with the overlap and both sizes."),
-    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write to FILE (atomically) instead of stdout."),
-    count: bool = typer.Option(False, "--count", help="Print only the number of documents kept."),
+    exclude: List[str] = EXCLUDE, hidden: bool = HIDDEN, no_ignore: bool = NO_IGNORE, min_bytes: int = MIN_BYTES,
+    min_shingles: int = MIN_SHINGLES, encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
+    removed: bool = typer.Option(False, "--removed", rich_help_panel=OUTPUT, help="Write each removed document instead: its id, the id of the kept document it duplicates (the most similar, the earliest among equals), the similarity."),
+    fmt: Format = typer.Option(Format.tsv, "--format", "-f", rich_help_panel=OUTPUT, help="With --removed: tsv, or csv/jsonl with the overlap and both sizes."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT, show_default=False, help="Write to FILE (atomically) instead of stdout."),
+    count: bool = typer.Option(False, "--count", rich_help_panel=OUTPUT, help="Print only the number of documents kept."),
     quiet: bool = QUIET,
 ) -> None:
-    """Read the documents of PATH in order and keep each one only if no kept document reaches THRESHOLD
+    """Read the documents in order and keep each one only if no kept document reaches THRESHOLD
     with it; print the kept ids, one a line.
 
     Exact: every document is compared with every kept one it could reach, by
@@ -39,9 +42,15 @@ def dedup_command(
 
     bar = Bar(not quiet)
     try:
+        refuse_unused_input_options(ctx, lines, sets, jsonl)
+        if count:
+            refuse(ctx, ("output", "fmt", "removed"), "with --count")
+        elif not removed:
+            refuse(ctx, ("fmt",), "without --removed (the kept ids are one a line)")
         plan = check_output(None if count else output)  # refuse an output that cannot be written before the work
         try:
-            corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
+            corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field,
+                                hidden, no_ignore)
             res = dedup(corpus, threshold, measure=measure, shingle=shingle, normalize=not no_normalize,
                         min_shingles=min_shingles, progress=bar)
         finally:

@@ -9,32 +9,35 @@ import typer
 from ..errors import AllPairsError
 from ..output import check_output, open_output
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
-from ._options import (ENCODING, EXCLUDE, ID_FIELD, INCLUDE, JOBS, JSONL, LINES, MIN_BYTES, MIN_SHINGLES,
-                       NO_NORMALIZE, PATH, QUIET, SETS, SHINGLE, TEXT_FIELD, Format, check_jobs, read_input)
+from ._options import (ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, JOBS, JSONL, LINES, MIN_BYTES,
+                       MIN_SHINGLES, NO_IGNORE, NO_NORMALIZE, OUTPUT, PATHS, QUIET, SETS, SHINGLE, SHINGLES, TEXT_FIELD,
+                       Format, PanelCommand, check_jobs, read_input, refuse, refuse_unused_input_options)
 
 index_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                         help="A saved similarity index: build it once, add documents, query it.")
 app.add_typer(index_app, name="index")
 
-MEASURE = typer.Option("jaccard", "--measure", "-m", help="jaccard, cosine, dice, containment (the share of the query found in an indexed document) or overlap (threshold: a whole number of common shingles).")
-INDEX = typer.Argument(..., help="The index file (from 'allpairs index build').")
+MEASURE = typer.Option("jaccard", "--measure", "-m", metavar="NAME", help="jaccard, cosine, dice, containment (the share of the query found in an indexed document) or overlap (threshold: a whole number of common shingles).")
+INDEX = typer.Argument(..., metavar="INDEX", show_default=False, help="The index file (from 'allpairs index build').")
 
 
 def _times(stats) -> str:
     return ", ".join(f"{k} {v:.2f}s" for k, v in stats.seconds.items())
 
 
-@index_app.command("build")
+@index_app.command("build", cls=PanelCommand)
 def build_command(
-    path: str = PATH,
-    threshold: str = typer.Option(..., "--threshold", "-t", help="The lowest threshold the index will answer (queries at it or above are exact). Read exactly (0.7 is 7/10)."),
-    output: Path = typer.Option(..., "--output", "-o", help="The index file to write (atomically)."),
+    ctx: typer.Context,
+    paths: List[str] = PATHS,
+    threshold: str = typer.Option(..., "--threshold", "-t", metavar="T", help="The lowest threshold the index will answer (queries at it or above are exact). Read exactly (0.7 is 7/10)."),
+    output: Path = typer.Option(..., "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT, help="The index file to write (atomically)."),
     measure: str = MEASURE, lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
     shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, include: List[str] = INCLUDE,
-    exclude: List[str] = EXCLUDE, min_bytes: int = MIN_BYTES, min_shingles: int = MIN_SHINGLES,
-    encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD, quiet: bool = QUIET,
+    exclude: List[str] = EXCLUDE, hidden: bool = HIDDEN, no_ignore: bool = NO_IGNORE, min_bytes: int = MIN_BYTES,
+    min_shingles: int = MIN_SHINGLES, encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
+    quiet: bool = QUIET,
 ) -> None:
-    """Index the documents of PATH for similarity queries at THRESHOLD or above, into one file.
+    """Index the documents for similarity queries at THRESHOLD or above, into one file.
 
     The file holds the shingle settings, the global token order, every set and
     the prefix index; queries and added documents are shingled the same way.
@@ -43,8 +46,10 @@ def build_command(
 
     bar = Bar(not quiet)
     try:
+        refuse_unused_input_options(ctx, lines, sets, jsonl)
         try:
-            corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
+            corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field,
+                                hidden, no_ignore)
             run = build_file(corpus, threshold, output, measure=measure, shingle=shingle,
                              normalize=not no_normalize, min_shingles=min_shingles, progress=bar)
         finally:
@@ -61,18 +66,22 @@ def build_command(
         fail(e)
 
 
-@index_app.command("add")
+@index_app.command("add", cls=PanelCommand)
 def add_command(
-    index: Path = INDEX, path: str = PATH, lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
-    include: List[str] = INCLUDE, exclude: List[str] = EXCLUDE, min_bytes: int = MIN_BYTES,
-    encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD, quiet: bool = QUIET,
+    ctx: typer.Context,
+    index: Path = INDEX, paths: List[str] = PATHS, lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
+    include: List[str] = INCLUDE, exclude: List[str] = EXCLUDE, hidden: bool = HIDDEN, no_ignore: bool = NO_IGNORE,
+    min_bytes: int = MIN_BYTES, encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
+    quiet: bool = QUIET,
 ) -> None:
-    """Add the documents of PATH to INDEX without rebuilding it (shingled as the index says); INDEX is
+    """Add the documents to INDEX without rebuilding it (shingled as the index says); INDEX is
     replaced atomically."""
     from ..index.files import add_file
 
     try:
-        corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
+        refuse_unused_input_options(ctx, lines, sets, jsonl)
+        corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field,
+                            hidden, no_ignore)
         run = add_file(index, corpus)
         if not quiet:
             s = run.stats
@@ -84,19 +93,20 @@ def add_command(
         fail(e)
 
 
-@index_app.command("query")
+@index_app.command("query", cls=PanelCommand)
 def query_command(
+    ctx: typer.Context,
     index: Path = INDEX,
-    path: str = typer.Argument(..., help="The queries: a directory (every file a query), or a file with --lines/--sets/--jsonl ('-' for stdin)."),
-    threshold: Optional[str] = typer.Option(None, "--threshold", "-t", help="Answer at this threshold, at or above the index's (default: the index's)."),
+    paths: List[str] = typer.Argument(..., metavar="PATH...", show_default=False, help="The queries: directories (every file below a query) and files, read as one corpus; or one file with --lines/--sets/--jsonl ('-' for stdin)."),
+    threshold: Optional[str] = typer.Option(None, "--threshold", "-t", metavar="T", show_default=False, help="Answer at this threshold, at or above the index's (default: the index's)."),
     lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
-    shingle: Optional[str] = typer.Option(None, "--shingle", "-s", help="Checked against the index's shingle settings (queries are always shingled as the index was)."),
-    no_normalize: bool = typer.Option(False, "--no-normalize", help="Checked against the index: an error unless it was built with --no-normalize."),
-    include: List[str] = INCLUDE, exclude: List[str] = EXCLUDE, min_bytes: int = MIN_BYTES,
-    encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
-    fmt: Format = typer.Option(Format.tsv, "--format", "-f", help="tsv: query id, indexed id, similarity. csv and jsonl add the overlap and both sizes."),
-    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the matches to FILE (atomically) instead of stdout."),
-    count: bool = typer.Option(False, "--count", help="Print only the number of matches."),
+    shingle: Optional[str] = typer.Option(None, "--shingle", "-s", metavar="KIND:N", rich_help_panel=SHINGLES, show_default=False, help="Checked against the index's shingle settings (queries are always shingled as the index was)."),
+    no_normalize: bool = typer.Option(False, "--no-normalize", rich_help_panel=SHINGLES, help="Checked against the index: an error unless it was built with --no-normalize."),
+    include: List[str] = INCLUDE, exclude: List[str] = EXCLUDE, hidden: bool = HIDDEN, no_ignore: bool = NO_IGNORE,
+    min_bytes: int = MIN_BYTES, encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
+    fmt: Format = typer.Option(Format.tsv, "--format", "-f", rich_help_panel=OUTPUT, help="tsv: query id, indexed id, similarity. csv and jsonl add the overlap and both sizes."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT, show_default=False, help="Write the matches to FILE (atomically) instead of stdout."),
+    count: bool = typer.Option(False, "--count", rich_help_panel=OUTPUT, help="Print only the number of matches; no --output or --format."),
     jobs: int = JOBS, quiet: bool = QUIET,
 ) -> None:
     """Print every indexed document reaching the threshold with each query document: query id,
@@ -109,8 +119,12 @@ def query_command(
 
     check_jobs(jobs)
     try:
+        refuse_unused_input_options(ctx, lines, sets, jsonl)
+        if count:
+            refuse(ctx, ("output", "fmt"), "with --count")
         plan = check_output(None if count else output)  # refuse an output that cannot be written before the work
-        corpus = read_input(path, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field)
+        corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field,
+                            hidden, no_ignore)
         matches, stats = query_file(index, corpus, threshold, shingle=shingle,
                                     normalize=False if no_normalize else None, jobs=jobs or None)
         if count:
