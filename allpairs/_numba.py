@@ -40,7 +40,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .errors import UsageError
+from .errors import AllPairsError, UsageError
 
 #: The ways kernels may run (``ALLPAIRS_KERNELS``).
 MODES = ("auto", "compiled", "python")
@@ -140,8 +140,13 @@ def prepare() -> None:
         if _jit is not None:
             return
         _check_mode(_mode)
-        import numba
-        import numba.core.event
+        try:
+            import numba
+            import numba.core.event
+        except (MemoryError, OSError) as e:  # a memory limit (ulimit -v) too low to load numba and LLVM
+            why = "out of memory" if isinstance(e, MemoryError) else (str(e).splitlines() or ["?"])[0]
+            raise AllPairsError(f"cannot load the compiled kernels ({why}); if memory is limited (ulimit -v), "
+                                "raise the limit, or set ALLPAIRS_KERNELS=python (slow on large inputs)") from None
 
         numba.core.event.Listener.register(CompileClock)  # it has the listener's methods
         for clock in _clocks:

@@ -170,3 +170,18 @@ def test_a_small_input_with_much_join_work_joins_compiled(monkeypatch):
         assert len(j.join(sets, 0.3).pairs) == 499_500
         assert len(j.join(sets[:10], 0.3).pairs) == 45
     assert seen == ["compiled", "python"]
+
+
+def test_numba_failing_to_load_under_a_memory_limit_is_one_line_exit_1(tmp_path):
+    # What ulimit -v does to `import numba` now that a big run imports it mid-run: llvmlite fails to map.
+    (tmp_path / "numba").mkdir()
+    (tmp_path / "numba" / "__init__.py").write_text("raise OSError('failed to map segment from shared object')\n")
+    big = tmp_path / "big.sets"
+    big.write_text("".join(f"{i} {i + 1} {i + 2}\n" for i in range(0, 30_000, 3)), encoding="ascii")
+    r = subprocess.run([sys.executable, "-m", "allpairs", "join", "--sets", str(big), "-t", "0.5", "--count"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                       env={**os.environ, "PYTHONPATH": str(tmp_path), "ALLPAIRS_KERNELS": "auto"})
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == ("allpairs: error: cannot load the compiled kernels (failed to map segment from shared "
+                        "object); if memory is limited (ulimit -v), raise the limit, or set ALLPAIRS_KERNELS=python "
+                        "(slow on large inputs)\n")
