@@ -19,8 +19,10 @@ Which way a kernel runs:
 - ``ALLPAIRS_KERNELS=compiled`` or ``python`` (the environment variable, or
   :func:`use_kernels`): always that way;
 - ``auto`` (the default): plain Python inside :func:`kernels_for` a small input
-  (``input_bytes < PLAIN_BELOW``; :func:`allpairs.join` opens it), compiled
-  everywhere else (a big input, any direct call of a kernel, a Spark worker);
+  (``input_bytes < PLAIN_BELOW``; :func:`allpairs.join`, a ``--sets`` file read
+  by :func:`allpairs.corpus.read_sets` and the expanding and writing of
+  :class:`allpairs.pairs.Pairs` open it), compiled everywhere else (a big
+  input, any direct call of a kernel, a Spark worker);
 - ``NUMBA_DISABLE_JIT=1`` keeps its meaning, every kernel plain Python (slow,
   but coverage and debuggers see it), whatever ``ALLPAIRS_KERNELS`` says.
 
