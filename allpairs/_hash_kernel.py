@@ -101,3 +101,26 @@ def xxh64_spans(buf, offsets, seed):
     for i in range(n):
         out[i] = xxh64(buf, offsets[i], offsets[i + 1], seed)
     return out
+
+
+@kernel
+def xxh64_split(buf, sep, n, seed):
+    """XXH64 of each of the ``n`` pieces of ``buf`` between ``sep`` bytes (``n - 1`` of them), in order.
+
+    Returns the keys, or None when ``buf`` does not hold exactly ``n - 1``
+    separators (a piece held one); ``n >= 1``.
+    """
+    out = np.empty(n, np.uint64)
+    start = 0
+    k = 0
+    for p in range(buf.shape[0]):
+        if buf[p] == sep:
+            if k == n - 1:
+                return None
+            out[k] = xxh64(buf, start, p, seed)
+            k += 1
+            start = p + 1
+    if k != n - 1:
+        return None
+    out[k] = xxh64(buf, start, buf.shape[0], seed)
+    return out

@@ -25,24 +25,24 @@ def _less(indptr, tokens, a, b):
 
 
 @kernel
-def argsort_sets(indptr, tokens):
-    """Permutation of the sets by (size, tokens lexicographically, input index).
+def _merge_sort(indptr, tokens, order, lo, hi):
+    """Sort ``order[lo:hi]`` (set indices) in place by :func:`_less`: (size, tokens lexicographically, index).
 
     Bottom-up merge sort; the index tie-break makes it a total order, so the
     result does not depend on the sort's stability.
     """
-    n = indptr.shape[0] - 1
-    src = np.arange(n).astype(np.int64)
+    n = hi - lo
+    src = order[lo:hi].copy()
     dst = np.empty(n, np.int64)
     width = 1
     while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i = lo
+        for a in range(0, n, 2 * width):
+            mid = min(a + width, n)
+            b = min(a + 2 * width, n)
+            i = a
             j = mid
-            k = lo
-            while i < mid and j < hi:
+            k = a
+            while i < mid and j < b:
                 if _less(indptr, tokens, src[j], src[i]):
                     dst[k] = src[j]
                     j += 1
@@ -54,13 +54,34 @@ def argsort_sets(indptr, tokens):
                 dst[k] = src[i]
                 i += 1
                 k += 1
-            while j < hi:
+            while j < b:
                 dst[k] = src[j]
                 j += 1
                 k += 1
         src, dst = dst, src
         width *= 2
-    return src
+    order[lo:hi] = src
+
+
+@kernel
+def sort_ties(indptr, tokens, order):
+    """Finish sorting ``order`` (non-empty sets sorted by size, then first token) by (size, tokens, index).
+
+    Only runs of sets with the same size and first token are left to sort;
+    each is merge sorted by :func:`_less`, in place.
+    """
+    n = order.shape[0]
+    a = 0
+    while a < n:
+        sa = indptr[order[a] + 1] - indptr[order[a]]
+        ta = tokens[indptr[order[a]]]
+        b = a + 1
+        while b < n and indptr[order[b] + 1] - indptr[order[b]] == sa and tokens[indptr[order[b]]] == ta:
+            b += 1
+        if b - a > 1:
+            _merge_sort(indptr, tokens, order, a, b)
+        a = b
+    return order
 
 
 @kernel

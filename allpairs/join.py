@@ -19,11 +19,12 @@ from .corpus import Corpus
 from .errors import EmptyCorpusError, UsageError
 from .clusters import Clusters, find_clusters
 from .exact import prefix_join, prefix_join_rows
-from .exact.prefix import LEFT_SIDE, RIGHT_SIDE, join_plan, per_size
+from .exact.prefix import LEFT_SIDE, RIGHT_SIDE, SetPairs, join_plan, per_size
 from ._numba import PLAIN_BELOW, kernel_mode, kernels_for, resolve_jobs
 from .lsh import candidates as lsh_candidates
 from .lsh import (MAX_EXPAND, agreement_needed, check_banding, check_num_perm, choose_params, estimate_pairs,
                   probability, share_joined_bucket, signature_sets, signatures)
+from .lsh.keysets import KeyedSets, keyed_sets
 from .measures import Measure, Threshold, get_measure, parse_threshold
 from .order import OrderedSets, order_sets
 from .pairs import Pairs
@@ -302,8 +303,13 @@ def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize:
 
 
 def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize: bool,
-                   min_shingles: int, stats: Stats, progress: Progress | None) -> tuple[OrderedSets, str]:
-    """Stages 1–3: shingle every document, drop the near-empty, rank and group (shared by join and compare)."""
+                   min_shingles: int, stats: Stats, progress: Progress | None,
+                   ranked: bool = True) -> tuple[OrderedSets, str]:
+    """Stages 1–3: shingle every document, drop the near-empty, rank and group (shared by join and compare).
+
+    ``ranked=False`` (the LSH path) groups the sets without ranking their keys
+    (:func:`allpairs.lsh.keysets.keyed_sets`): MinHash and verification need no rank order.
+    """
     stats.documents = len(corpus) + len(corpus.skipped)
     stats.skipped = list(corpus.skipped)
     stats.dropped = corpus.dropped
@@ -318,7 +324,7 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     with _timed(stats, "shingle"):
         indptr, keys, label = corpus_keys(corpus, shingle, normalize=normalize, progress=progress)
     with _timed(stats, "order"):
-        sets = order_sets(indptr, keys, min_size=max(1, min_shingles))
+        sets = (order_sets if ranked else keyed_sets)(indptr, keys, min_size=max(1, min_shingles))
     stats.shingles = int(sets.doc_size.sum())
     stats.distinct_shingles = sets.num_tokens
     stats.distinct_sets = sets.num_sets
@@ -400,6 +406,22 @@ def _estimate_join(sig: np.ndarray, rows: np.ndarray, t: Threshold, bits: int | 
     return (rows[np.concatenate([c.left for c in chunks])], rows[np.concatenate([c.right for c in chunks])], found)
 
 
+def _join_rows(sets: OrderedSets, rows: np.ndarray, t: Threshold, jobs: int):
+    """The exact join among the distinct sets ``rows`` (ascending), in indices of all sets.
+
+    Sets of raw keys (:class:`KeyedSets`, in no rank order) are ranked among
+    themselves first, rare keys first, so that the prefix filter stays selective.
+    """
+    if not isinstance(sets, KeyedSets):
+        return prefix_join_rows(sets.indptr, sets.tokens, sets.num_tokens, rows, t, jobs=jobs)
+    sub = order_sets(*sets.rows_keys(rows))
+    found = prefix_join(sub.indptr, sub.tokens, sub.num_tokens, t, jobs=jobs)
+    # The rows are distinct sets: each of sub's sets is one of them.
+    back = rows[sub.group_docs[sub.group_indptr[:-1]]].astype(np.int32)
+    a, b = back[found.left], back[found.right]
+    return SetPairs(np.minimum(a, b), np.maximum(a, b), found.overlap, found.candidates)
+
+
 def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jobs: int, stats: Stats):
     """Stages 4b and 5 of the LSH path: signatures, bands, then exact verification (or the estimate).
 
@@ -437,7 +459,7 @@ def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jo
         info.joined_sets = len(members)
         with _timed(stats, "bucket join"):
             if verify == "exact":
-                found = prefix_join_rows(sets.indptr, sets.tokens, sets.num_tokens, members, t, jobs=jobs)
+                found = _join_rows(sets, members, t, jobs)
                 left, right, value = found.left, found.right, found.overlap
             else:
                 left, right, found = _estimate_join(sig, members, t, info.bits, jobs)
@@ -563,7 +585,7 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
     # A small input runs the kernels as plain Python: no numba to import, no kernels to load.
     with kernels_for(input_bytes(corpus)):
         sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
-                                     stats=stats, progress=progress)
+                                     stats=stats, progress=progress, ranked=info is None)
         if info is None:
             with _timed(stats, "join"), kernels_for(None if _much_join(sets, t, m) else 0):
                 pairs, found = exact_pairs(sets, t, m, n_left=n_left, jobs=jobs, progress=progress)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._order_kernel import (argsort_sets, distinct_per_doc, estimate_distinct, gather_csr, group_starts,
-                            relabel_and_sort, stable_order_by_count)
+from ._order_kernel import (distinct_per_doc, estimate_distinct, gather_csr, group_starts, relabel_and_sort,
+                            sort_ties, stable_order_by_count)
 
 
 @dataclass
@@ -95,7 +95,6 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     """
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
-    n_docs = len(indptr) - 1
     # One entry per distinct (document, shingle), with document frequencies.
     unique_keys, df, doc_ptr, local = _distinct_per_doc(indptr, keys)
     if len(unique_keys) >= 2**31:
@@ -107,11 +106,32 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     rank_of = np.empty(len(unique_keys), np.int32)
     rank_of[by_rank] = np.arange(len(unique_keys), dtype=np.int32)
     doc_tokens = relabel_and_sort(doc_ptr, local, rank_of)
+    return group_sets(doc_ptr, doc_tokens, unique_keys[by_rank], total_shingles=len(keys), min_size=min_size)
+
+
+def group_sets(doc_ptr: np.ndarray, doc_tokens: np.ndarray, keys: np.ndarray, *, total_shingles: int,
+               min_size: int = 1) -> OrderedSets:
+    """Documents given as sorted distinct tokens, grouped into distinct sets sorted by size, then lexicographically.
+
+    Parameters
+    ----------
+    doc_ptr : int64 (n_docs + 1,), doc_tokens : int32 (or uint64)
+        Each document's distinct tokens, strictly increasing.
+    keys : uint64
+        What :attr:`OrderedSets.keys` holds.
+    total_shingles : int
+    min_size : int
+        As for :func:`order_sets`.
+    """
+    n_docs = len(doc_ptr) - 1
     doc_size = np.diff(doc_ptr)
 
-    # Distinct sets, by size then lexicographically; empty documents are left out.
-    order = argsort_sets(doc_ptr, doc_tokens)
-    order = order[doc_size[order] >= max(1, min_size)]
+    # Distinct sets, by size then lexicographically; empty documents are left out. Two stable sorts,
+    # by first token then by size, leave only ties for the comparison sort.
+    order = np.flatnonzero(doc_size >= max(1, min_size))
+    order = order[np.argsort(doc_tokens[doc_ptr[order]], kind="stable")]
+    order = order[np.argsort(doc_size[order], kind="stable")]
+    order = sort_ties(doc_ptr, doc_tokens, order)
     starts = group_starts(doc_ptr, doc_tokens, order)
     set_of_sorted = np.cumsum(starts) - 1
     first = order[starts]
@@ -119,19 +139,19 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
 
     doc_set = np.full(n_docs, -1, np.int32)
     doc_set[order] = set_of_sorted
-    # Group members ascending by document: sort the (set, doc) pairs.
-    members = np.lexsort((order, set_of_sorted))
-    group_docs = order[members].astype(np.int32)
+    # Group members ascending by document: documents stably sorted by their set (those without one first).
+    by_set = np.argsort(doc_set, kind="stable")
+    group_docs = by_set[n_docs - len(order):].astype(np.int32)
     group_indptr = np.zeros(len(first) + 1, np.int64)
     np.cumsum(np.bincount(set_of_sorted, minlength=len(first)), out=group_indptr[1:])
 
     return OrderedSets(
         indptr=set_ptr,
         tokens=set_tokens,
-        keys=unique_keys[by_rank],
+        keys=keys,
         group_indptr=group_indptr,
         group_docs=group_docs,
         doc_set=doc_set,
         doc_size=doc_size.astype(np.int32),
-        total_shingles=int(len(keys)),
+        total_shingles=int(total_shingles),
     )

@@ -58,7 +58,7 @@ import numpy as np
 from allpairs import _shingle_kernel as _k
 from allpairs import codetokens
 from allpairs._codetok_kernel import go_token_keys
-from allpairs._hash_kernel import xxh64_spans
+from allpairs._hash_kernel import xxh64_spans, xxh64_split
 from allpairs.codetokens import language_for_path
 from allpairs.errors import UsageError
 from allpairs.linefile import HashedSets, TokenSets
@@ -651,13 +651,19 @@ def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarr
     indptr = _indptr(list(map(len, sets)))
     # All tokens as one text, hashed by one kernel call: no Python work per token
     # (but str() of tokens that are not strings).
-    tokens = itertools.chain.from_iterable(sets)
+    n = int(indptr[-1])
     try:
-        joined = "".join(tokens)
+        joined = "\0".join(itertools.chain.from_iterable(sets))
     except TypeError:
         return indptr, _keys_of(list(map(str, itertools.chain.from_iterable(sets))))
-    lengths = np.fromiter(map(len, itertools.chain.from_iterable(sets)), dtype=np.int64, count=int(indptr[-1]))
-    buf, offsets = _utf8_joined(joined, lengths)
+    if n:  # a NUL byte is U+0000 and nothing else in UTF-8: unless a token holds one, it ends a token
+        keys = xxh64_split(np.frombuffer(joined.encode("utf-8", "surrogatepass"), dtype=np.uint8), np.uint8(0),
+                           np.int64(n), np.uint64(0))
+        if keys is not None:
+            return indptr, keys
+    del joined
+    lengths = np.fromiter(map(len, itertools.chain.from_iterable(sets)), dtype=np.int64, count=n)
+    buf, offsets = _utf8_joined("".join(itertools.chain.from_iterable(sets)), lengths)
     return indptr, xxh64_spans(buf, offsets, np.uint64(0))
 
 

@@ -411,3 +411,17 @@ def test_tiny_corpus_matches_its_hand_worked_figures():
     assert {tuple(sorted(k)): v for k, v in expected.items()} == computed
     at = lambda t: sum(1 for j in computed.values() if j >= t)  # noqa: E731
     assert [at(Fraction(1)), at(Fraction(7, 10)), at(Fraction(1, 2)), at(Fraction(1, 5))] == [3, 6, 10, 14]
+
+
+def test_social_preset_is_the_explicit_arguments_and_its_first_sets_are_pinned():
+    args = synthetic.zipf_preset("social-1m", n=2)
+    assert args == dict(n=2, avg_size=27, vocabulary=1_000_000, near_duplicates=0.3, seed=0, skew=0.5)
+    sets = synthetic.zipf_sets(**args)
+    assert sets == synthetic.zipf_sets(n=2, avg_size=27, vocabulary=1_000_000, seed=0, skew=0.5)
+    assert sets[0][:5] == [11, 296, 1175, 1736, 31066] and len(sets[0]) == 18
+    assert synthetic.zipf_preset("social-1m")["n"] == 1_000_000
+
+
+def test_synthetic_command_line_preset_yields_to_options_given(capsys):
+    assert synthetic.main(["zipf", "--preset", "social-1m", "--n", "2"]) == 0
+    assert capsys.readouterr().out == _sets_text(synthetic.zipf_sets(**synthetic.zipf_preset("social-1m", n=2)))

@@ -44,6 +44,26 @@ def test_result_does_not_depend_on_jobs(case, jobs):
     assert fast_pairs(sets, t, jobs=jobs) == fast_pairs(sets, t, jobs=1)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.sets(st.integers(0, 300), max_size=90), st.sets(st.integers(0, 300), max_size=90))
+def test_bitmap_bound_is_never_below_the_true_overlap(a, b):
+    from allpairs.exact._kernel import _popcount, bitmaps
+
+    a, b = sorted(a), sorted(b)
+    indptr = np.array([0, len(a), len(a) + len(b)], np.int64)
+    bits = bitmaps(indptr, np.array(a + b, np.int32))
+    bound = (len(a) + len(b) - _popcount(bits[0] ^ bits[1])) // 2
+    assert len(set(a) & set(b)) <= bound
+
+
+def test_pairs_whose_later_matches_lie_past_the_probe_prefix_are_verified_in_full():
+    # Sizes 6..12 sharing a run of tokens: probing stops reading a list at |x| - α(|x|, |y|),
+    # so the overlap past it is counted by verification, which must resume at the right place.
+    sets = [list(range(k, k + n)) for n in range(6, 13) for k in range(0, 4)]
+    for t in ("0.5", "0.6", "2/3", "0.75"):
+        assert fast_pairs(sets, t) == all_pairs(sets, Fraction(t))
+
+
 def test_pair_exactly_at_threshold_is_found():
     # J = 7/10 exactly: 7 common tokens, union 10.
     a = list(range(8))            # 8 tokens

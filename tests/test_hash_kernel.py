@@ -1,11 +1,14 @@
 """The XXH64 kernel against the independent xxhash package: every length class, several seeds."""
 from __future__ import annotations
 
+import itertools
 import random
 
 import numpy as np
 import pytest
 import xxhash
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from allpairs._hash_kernel import xxh64_spans
 
@@ -20,3 +23,14 @@ def test_xxh64_spans_agree_with_the_xxhash_package(seed):
     buf = np.frombuffer(b"".join(data), dtype=np.uint8)
     got = xxh64_spans(buf, offsets, np.uint64(seed)).tolist()
     assert got == [xxhash.xxh64_intdigest(d, seed) for d in data]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.text(alphabet=st.sampled_from(["a", "b", "\x00", "é", "\ud800", "😀", " "]), max_size=4),
+                         max_size=5), max_size=5))
+def test_sets_of_strings_hash_to_xxh64_of_each_tokens_utf8_whatever_the_tokens_hold(sets):
+    from allpairs.shingles import hash_sets
+
+    indptr, keys = hash_sets(sets)
+    assert indptr.tolist() == [0] + list(itertools.accumulate(len(s) for s in sets))
+    assert keys.tolist() == [xxhash.xxh64_intdigest(t.encode("utf-8", "surrogatepass")) for s in sets for t in s]

@@ -3,9 +3,12 @@
 Bayardo, Ma, Srikant, "Scaling up all pairs similarity search", WWW 2007
 (AllPairs: indexing prefix, size bound); Xiao, Wang, Lin, Yu, "Efficient
 similarity joins for near duplicate detection", WWW 2008 (PPJoin: positional
-bound). Every bound arrives from :mod:`allpairs.measures` as an array (prefix
-lengths, the window of partner sets) or scalars (the measure's code and
-``p/q`` for α of each pair, :func:`allpairs._measures_kernel.required_overlap`).
+bound); Sandes, Teodoro, Melo, "Bitmap filter: speeding up exact set
+similarity joins with bitwise operations", Information Systems 2020 (a 64-bit
+signature per set bounds the overlap before verification). Every bound
+arrives from :mod:`allpairs.measures` as an array (prefix lengths, the window
+of partner sets) or scalars (the measure's code and ``p/q`` for α of each
+pair, :func:`allpairs._measures_kernel.required_overlap`).
 
 Kernels assume clean input: sets sorted by size, tokens strictly increasing
 within each set, prefix lengths within [0, |set|], windows within [0, m].
@@ -23,8 +26,10 @@ def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes):
     List ``w * n_classes + c`` holds the sets of class ``c`` (a side of an R–S
     join; one class in a self-join) whose indexed prefix holds token ``w``.
     Returns CSR: ``list_ptr`` (int64, num_tokens * n_classes + 1), and per
-    posting the set (int32) and the token's position in it (int32). Sets enter
-    in order, so each list is sorted by set, hence by size.
+    posting the set, the token's position in it and the set's size (int32
+    each: the probe reads a posting's size with it, not from ``indptr`` at a
+    random place). Sets enter in order, so each list is sorted by set, hence
+    by size.
     """
     m = indptr.shape[0] - 1
     counts = np.zeros(num_tokens * n_classes + 1, np.int64)
@@ -36,14 +41,45 @@ def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes):
     fill = list_ptr[:-1].copy()
     post_set = np.empty(list_ptr[-1], np.int32)
     post_pos = np.empty(list_ptr[-1], np.int32)
+    post_size = np.empty(list_ptr[-1], np.int32)
     for s in range(m):
         c = set_class[s]
+        size = indptr[s + 1] - indptr[s]
         for k in range(index_len[s]):
             w = tokens[indptr[s] + k] * n_classes + c
             post_set[fill[w]] = s
             post_pos[fill[w]] = k
+            post_size[fill[w]] = size
             fill[w] += 1
-    return list_ptr, post_set, post_pos
+    return list_ptr, post_set, post_pos, post_size
+
+
+@kernel
+def _popcount(v):
+    """Bits set in the uint64 ``v`` (SWAR; LLVM turns it into one instruction where there is one)."""
+    v = v - ((v >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    v = (v & np.uint64(0x3333333333333333)) + ((v >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    v = (v + (v >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((v * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@kernel
+def bitmaps(indptr, tokens):
+    """One 64-bit signature per set: bit ``h(w)`` set for each token ``w`` (Sandes et al. 2020).
+
+    ``h`` is Fibonacci hashing of the token to 6 bits. Two sets differ in at
+    least ``popcount(b_x ^ b_y)`` tokens (a bit set on one side only needs a
+    token of that side that the other lacks), so their overlap is at most
+    ``(|x| + |y| - popcount(b_x ^ b_y)) // 2``.
+    """
+    m = indptr.shape[0] - 1
+    out = np.zeros(m, np.uint64)
+    for s in range(m):
+        b = np.uint64(0)
+        for k in range(indptr[s], indptr[s + 1]):
+            b |= np.uint64(1) << ((np.uint64(tokens[k]) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(58))
+        out[s] = b
+    return out
 
 
 @kernel
@@ -93,8 +129,8 @@ def _grow(a, n):
 
 
 @kernel
-def probe(indptr, tokens, list_ptr, post_set, post_pos, probe_len, win_lo, win_hi, set_class, compat, n_classes,
-          code, p, q, lo, hi):
+def probe(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_len, win_lo, win_hi, set_class,
+          compat, n_classes, code, p, q, lo, hi, count, state, touched, alpha_of, alpha_at):
     """Candidates for probe sets ``lo <= x < hi`` among the sets ``win_lo[x] <= y < win_hi[x]``.
 
     The window is the size bound (and which of each pair probes: the later set
@@ -103,15 +139,23 @@ def probe(indptr, tokens, list_ptr, post_set, post_pos, probe_len, win_lo, win_h
     counted so far in the prefixes and the positions of its last prefix match
     in x and y, so that verification resumes the merge after them. A candidate
     is dropped as soon as the positional bound ``A + 1 + min(|x| - i - 1,
-    |y| - j - 1)`` falls below α(|x|, |y|).
+    |y| - j - 1)`` falls below α(|x|, |y|) (Xiao et al. 2008, Lemma 2), and
+    before verification unless its bitmap bound ``(|x| + |y| - popcount(b_x ^
+    b_y)) // 2`` (:func:`bitmaps`) reaches α.
+
+    A posting at position ``i`` of x is read only while ``i <= |x| - α(|x|,
+    |y|)``: a pair's first common token lies there, and later matches are
+    counted by verification (α grows with |y|, so the rest of the list is
+    skipped too).
+
+    Scratch, reused from call to call (a thread's own): ``count`` int32 (m,),
+    zero (per set: A, or -1 once pruned; left zero again), ``state`` int32
+    (m, 4) (i, j and |y| of a candidate's last match), ``touched`` int32 (m,),
+    ``alpha_of`` int32 and ``alpha_at`` int64 (largest size + 1; ``alpha_at``
+    -1): α per partner size, cached for the current probe set.
 
     Returns (x, y, overlap, i, j), each int32.
     """
-    m = indptr.shape[0] - 1
-    count = np.zeros(m, np.int32)  # A[y]; -1 once y is pruned for this x
-    last_i = np.empty(m, np.int32)
-    last_j = np.empty(m, np.int32)
-    touched = np.empty(m, np.int32)
     cap = 1024
     out_x = np.empty(cap, np.int32)
     out_y = np.empty(cap, np.int32)
@@ -144,12 +188,28 @@ def probe(indptr, tokens, list_ptr, post_set, post_pos, probe_len, win_lo, win_h
                     y = post_set[k]
                     if y >= stop_set:
                         break
-                    if count[y] < 0:
+                    size_y = post_size[k]
+                    if alpha_at[size_y] != x:
+                        alpha_at[size_y] = x
+                        alpha_of[size_y] = required_overlap(code, p, q, size_x, size_y)
+                    # A first common token lies in x's first |x| - α + 1; α grows with |y| along the list.
+                    if i > size_x - alpha_of[size_y]:
+                        break
+                    c = count[y]
+                    if c < 0:
                         continue
-                    size_y = indptr[y + 1] - indptr[y]
-                    alpha = required_overlap(code, p, q, size_x, size_y)
-                    n_touched = count_match(y, i, post_pos[k], size_x, size_y, alpha, count, last_i, last_j,
-                                            touched, n_touched)
+                    if c == 0:
+                        touched[n_touched] = y
+                        n_touched += 1
+                        state[y, 2] = size_y
+                    j = post_pos[k]
+                    # Positional bound: the matches so far, this one, and what is left after it.
+                    if c + 1 + min(size_x - i - 1, size_y - j - 1) >= alpha_of[size_y]:
+                        count[y] = c + 1
+                        state[y, 0] = i
+                        state[y, 1] = j
+                    else:
+                        count[y] = -1
         if n_out + n_touched > out_x.shape[0]:
             need = n_out + n_touched
             out_x = _grow(out_x, need)
@@ -157,14 +217,21 @@ def probe(indptr, tokens, list_ptr, post_set, post_pos, probe_len, win_lo, win_h
             out_a = _grow(out_a, need)
             out_i = _grow(out_i, need)
             out_j = _grow(out_j, need)
+        bx = bits[x]
         for t in range(n_touched):
             y = touched[t]
-            if count[y] > 0:
-                out_x[n_out] = x
-                out_y[n_out] = y
-                out_a[n_out] = count[y]
-                out_i[n_out] = last_i[y]
-                out_j[n_out] = last_j[y]
-                n_out += 1
+            c = count[y]
             count[y] = 0
+            if c <= 0:
+                continue
+            size_y = state[y, 2]
+            # Bitmap bound: tokens on one side only are at least the bits set on one side only.
+            if size_x + size_y - _popcount(bx ^ bits[y]) < 2 * alpha_of[size_y]:
+                continue
+            out_x[n_out] = x
+            out_y[n_out] = y
+            out_a[n_out] = c
+            out_i[n_out] = state[y, 0]
+            out_j[n_out] = state[y, 1]
+            n_out += 1
     return out_x[:n_out], out_y[:n_out], out_a[:n_out], out_i[:n_out], out_j[:n_out]

@@ -28,6 +28,7 @@ few times; neither side is ever joined with itself.
 """
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
@@ -37,7 +38,7 @@ import numpy as np
 from .._numba import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
 from ..verify import verify_candidates
-from ._kernel import build_index, probe, probe_cost
+from ._kernel import bitmaps, build_index, probe, probe_cost
 
 #: Bits of :attr:`SetPairs.directions`.
 FORWARD, BACKWARD = 1, 2
@@ -139,17 +140,28 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
     row, index_len, probe_len, win_lo, win_hi = join_plan(measure, threshold, sizes)
     set_class, compat = _classes(sides, m)
     n_classes = compat.shape[0]
-    list_ptr, post_set, post_pos = build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes)
+    list_ptr, post_set, post_pos, post_size = build_index(indptr, tokens, num_tokens, index_len, set_class,
+                                                          n_classes)
+    bits = bitmaps(indptr, tokens)
     cost = probe_cost(indptr, tokens, list_ptr, probe_len, set_class, compat, n_classes)
     bounds = _cut(cost, max(1, min(m, 64 * jobs)))
     cum = np.concatenate([[0], np.cumsum(cost)])
     total_cost = int(cum[-1])
     probes_later = not measure.symmetric
+    largest = int(sizes.max()) if m else 0
+    local = threading.local()  # each thread's probe scratch, made once and reused by its tasks
 
     def task(k):
         lo, hi = int(bounds[k]), int(bounds[k + 1])
-        x, y, counted, li, lj = probe(indptr, tokens, list_ptr, post_set, post_pos, probe_len, win_lo, win_hi,
-                                      set_class, compat, n_classes, row.code, p, q, lo, hi)
+        if not hasattr(local, "state"):
+            local.count = np.zeros(m, np.int32)
+            local.state = np.empty((m, 4), np.int32)
+            local.touched = np.empty(m, np.int32)
+            local.alpha_of = np.empty(largest + 1, np.int32)
+            local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sets: never stale
+        x, y, counted, li, lj = probe(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_len,
+                                      win_lo, win_hi, set_class, compat, n_classes, row.code, p, q, lo, hi,
+                                      local.count, local.state, local.touched, local.alpha_of, local.alpha_at)
         vx, vy, ov = verify_candidates(indptr, tokens, x, y, threshold, counted, li, lj, measure=row)
         return (vx, vy, ov, len(x)) if probes_later else (vy, vx, ov, len(x))
 

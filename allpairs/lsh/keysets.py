@@ -1,0 +1,56 @@
+"""Stage 3 of the LSH path: documents as distinct sets of their raw shingle keys, no global rank order.
+
+MinHash is a function of a set's keys alone, and verification only needs each
+set's tokens in one common increasing order: the keys' own order serves both.
+So the LSH path skips the exact path's ranking of every key by document
+frequency (:func:`allpairs.order.order_sets`, a hash table over all keys) and
+keeps only what it needs: each document's keys sorted with repeats dropped,
+identical documents grouped into one distinct set
+(:func:`allpairs.order.group_sets`), and the number of distinct keys.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._order_kernel import gather_csr
+from ..order import OrderedSets, group_sets
+from ._kernel import distinct_sorted_rows
+
+
+@dataclass
+class KeyedSets(OrderedSets):
+    """:class:`~allpairs.order.OrderedSets` whose tokens are the shingle keys themselves.
+
+    ``tokens`` is uint64, strictly increasing within each set; ``keys`` holds
+    the distinct keys in increasing order (so ``num_tokens`` counts them, and
+    a key's position in ``keys`` is its rank in the keys' own order).
+    """
+
+    def set_keys(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.indptr, self.tokens
+
+    def rows_keys(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct sets ``rows`` (in that order) as CSR of their keys."""
+        return gather_csr(self.indptr, self.tokens, np.asarray(rows, dtype=np.int64))
+
+
+def keyed_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> KeyedSets:
+    """Documents' shingle keys as distinct sets of keys, sorted by size then by keys; identical ones grouped.
+
+    Parameters
+    ----------
+    indptr : int64 (n_docs + 1,), keys : uint64
+        As :func:`allpairs.order.order_sets` takes them (repeats allowed, any order).
+    min_size : int
+        Documents with fewer distinct keys get no set (``doc_set`` -1).
+    """
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    keys = np.ascontiguousarray(keys, dtype=np.uint64)
+    doc_ptr, doc_keys = distinct_sorted_rows(indptr, keys)
+    every = np.sort(doc_keys)
+    distinct = every[np.concatenate([[True], every[1:] != every[:-1]])] if len(every) else every
+    sets = group_sets(doc_ptr, doc_keys, distinct, total_shingles=len(keys), min_size=min_size)
+    return KeyedSets(**vars(sets))
+
