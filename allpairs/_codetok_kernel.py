@@ -97,20 +97,26 @@ def _quoted_end(buf, p, end, quote):
 
 
 @kernel
-def _is_plain_keyword(buf, p, q, kw_bytes, kw_ptr):
-    """Whether ``buf[p:q]`` is a keyword after which no semicolon is inserted."""
-    size = q - p
-    for w in range(kw_ptr.shape[0] - 1):
-        a = kw_ptr[w]
-        if kw_ptr[w + 1] - a != size:
-            continue
-        same = True
-        for k in range(size):
-            if buf[p + k] != kw_bytes[a + k]:
-                same = False
-                break
-        if same:
-            return True
+def _plain_keyword(buf, p, q, h, kw_slot_key, kw_slot, kw_bytes, kw_ptr, kw_plain):
+    """Whether ``buf[p:q]`` (key ``h``) is a keyword after which no semicolon is inserted.
+
+    The keywords' keys sit in a small open-addressing table (``kw_slot_key``,
+    and ``kw_slot`` the keyword there, -1 for none); a key found there is
+    checked byte by byte, so that an identifier of the same key is no keyword.
+    """
+    mask = kw_slot.shape[0] - 1
+    s = np.int64(h & np.uint64(mask))
+    while kw_slot[s] >= 0:
+        if kw_slot_key[s] == h:
+            w = kw_slot[s]
+            a = kw_ptr[w]
+            if kw_ptr[w + 1] - a != q - p:
+                return False
+            for k in range(q - p):
+                if buf[p + k] != kw_bytes[a + k]:
+                    return False
+            return kw_plain[w]
+        s = (s + 1) & mask
     return False
 
 
@@ -134,36 +140,37 @@ def _raw_key(buf, p, q):
 
 
 @kernel
-def _op_size(buf, p, end, ops3, ops2, ops1):
-    """Length of the longest Go operator at ``p`` (0 if none)."""
-    if p + 2 < end:
-        for r in range(ops3.shape[0]):
-            if buf[p] == ops3[r, 0] and buf[p + 1] == ops3[r, 1] and buf[p + 2] == ops3[r, 2]:
-                return 3
-    if p + 1 < end:
-        for r in range(ops2.shape[0]):
-            if buf[p] == ops2[r, 0] and buf[p + 1] == ops2[r, 1]:
-                return 2
-    b = buf[p]
-    if b < 128 and ops1[b]:
-        return 1
-    return 0
+def go_token_keys(buf, doc_ptr, semi_key, kw_slot_key, kw_slot, kw_bytes, kw_ptr, kw_plain,
+                  op_size, op_key, semi_op):
+    """:func:`go_token_keys_into` a new array: ``(indptr, keys, ok)``."""
+    n_docs = doc_ptr.shape[0] - 1
+    out = np.empty(doc_ptr[n_docs] - doc_ptr[0] + n_docs, np.uint64)
+    indptr, ok = go_token_keys_into(buf, doc_ptr, out, semi_key, kw_slot_key, kw_slot, kw_bytes, kw_ptr,
+                                    kw_plain, op_size, op_key, semi_op)
+    return indptr, out[: indptr[n_docs]].copy(), ok
 
 
 @kernel
-def go_token_keys(buf, doc_ptr, semi_key, kw_bytes, kw_ptr, ops3, ops2, ops1, semi1):
+def go_token_keys_into(buf, doc_ptr, out, semi_key, kw_slot_key, kw_slot, kw_bytes, kw_ptr, kw_plain,
+                       op_size, op_key, semi_op):
     """Keys of the Go tokens of every document, automatic semicolons included, comments dropped.
 
-    ``semi_key`` is the key of ``";"``; ``kw_bytes``/``kw_ptr`` spell the
-    keywords after which a line end inserts nothing (CSR of uint8), ``ops3``
-    and ``ops2`` (uint8, one operator a row) are the 3- and 2-character
-    operators, ``ops1`` and ``semi1`` (bool by ASCII byte) the 1-character
-    ones and those of them after which a line end inserts ``;``.  Returns
-    ``(indptr, keys, ok)``: int64 CSR offsets, uint64 token keys, and a bool
-    per document, False where it was declined (then it has no keys here).
+    ``out`` (uint64) has room for a token a byte and a semicolon a document
+    (``doc_ptr[-1] - doc_ptr[0] + n_docs``).  ``semi_key`` is the key of
+    ``";"``.  Keywords: ``kw_bytes``/``kw_ptr`` spell them (CSR of uint8),
+    ``kw_plain`` tells those after which a line end inserts nothing,
+    ``kw_slot_key``/``kw_slot`` find them by key (see :func:`_plain_keyword`).
+    Operators, by their first two bytes ``b0, b1`` (``b1`` 0 at the end or
+    past ASCII), at ``i = b0 * 128 + b1``: ``op_size[i]`` is the length of
+    the longest operator starting so (0 none; 3 for ``b0 b1 =`` or ``...``
+    when the third byte is there, else ``b0 b1`` or, for ``..``, ``.``),
+    ``op_key[i]`` its key, with the key of the 3-byte one at ``b0 * 128 + 127``
+    and of the 1-byte one at ``b0 * 128``; ``semi_op[i]`` whether a line end
+    after it inserts ``;``.  Returns ``(indptr, ok)``: int64 offsets of each
+    document's keys in ``out``, and a bool per document, False where it was
+    declined (then it has no keys).
     """
     n_docs = doc_ptr.shape[0] - 1
-    out = np.empty(doc_ptr[n_docs] - doc_ptr[0] + n_docs, np.uint64)
     indptr = np.zeros(n_docs + 1, np.int64)
     ok = np.ones(n_docs, np.bool_)
     k = 0
@@ -182,11 +189,6 @@ def go_token_keys(buf, doc_ptr, semi_key, kw_bytes, kw_ptr, ops3, ops2, ops1, se
             if b >= 128:
                 ok[d] = False
                 break
-            if b == _SLASH and nxt == _SLASH:  # line comment, up to the newline
-                p += 2
-                while p < end and buf[p] != _NL:
-                    p += 1
-                continue
             if _is_letter(b):
                 q = p + 1
                 while q < end and (_is_letter(buf[q]) or _is_digit(buf[q])):
@@ -194,9 +196,10 @@ def go_token_keys(buf, doc_ptr, semi_key, kw_bytes, kw_ptr, ops3, ops2, ops1, se
                 if q < end and buf[q] >= 128:
                     ok[d] = False
                     break
-                out[k] = xxh64(buf, p, q, _SEED0)
+                h = xxh64(buf, p, q, _SEED0)
+                out[k] = h
                 k += 1
-                pending = not _is_plain_keyword(buf, p, q, kw_bytes, kw_ptr)
+                pending = not _plain_keyword(buf, p, q, h, kw_slot_key, kw_slot, kw_bytes, kw_ptr, kw_plain)
                 p = q
             elif b == _NL:
                 p += 1
@@ -204,6 +207,10 @@ def go_token_keys(buf, doc_ptr, semi_key, kw_bytes, kw_ptr, ops3, ops2, ops1, se
                     out[k] = semi_key
                     k += 1
                     pending = False
+            elif b == _SLASH and nxt == _SLASH:  # line comment, up to the newline
+                p += 2
+                while p < end and buf[p] != _NL:
+                    p += 1
             elif _is_digit(b) or (b == _DOT and _is_digit(nxt)):
                 q = _number_end(buf, p, end)
                 out[k] = xxh64(buf, p, q, _SEED0)
@@ -238,16 +245,24 @@ def go_token_keys(buf, doc_ptr, semi_key, kw_bytes, kw_ptr, ops3, ops2, ops1, se
                 pending = True
                 p = q
             else:
-                size = _op_size(buf, p, end, ops3, ops2, ops1)
+                i = np.int64(b) * 128 + (np.int64(nxt) if nxt < 128 else 0)
+                size = op_size[i]
+                if size == 3:  # b0 b1 "=" or "...", else the 2-byte operator
+                    if p + 2 < end and buf[p + 2] == (_DOT if b == _DOT else 61):
+                        out[k] = op_key[np.int64(b) * 128 + 127]
+                        k += 1
+                        pending = False
+                        p += 3
+                        continue
+                    size = 1 if b == _DOT else 2  # ".." is two dots
                 if size == 0:
                     p += 1  # a character that starts no token is skipped
                     continue
-                out[k] = xxh64(buf, p, p + size, _SEED0)
+                if size == 1:
+                    i = np.int64(b) * 128
+                out[k] = op_key[i]
                 k += 1
-                if size == 2:
-                    pending = (b == 43 and nxt == 43) or (b == 45 and nxt == 45)  # ++ --
-                else:
-                    pending = size == 1 and semi1[b]
+                pending = semi_op[i]
                 p += size
         if not ok[d]:
             k = k_doc
@@ -255,4 +270,4 @@ def go_token_keys(buf, doc_ptr, semi_key, kw_bytes, kw_ptr, ops3, ops2, ops1, se
             out[k] = semi_key
             k += 1
         indptr[d + 1] = k
-    return indptr, out[:k].copy(), ok
+    return indptr, ok

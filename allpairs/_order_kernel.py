@@ -124,123 +124,210 @@ def gather_csr(indptr, tokens, rows):
     return out_ptr, out
 
 
-@kernel
-def _slot(k, mask):
-    """Home slot of key ``k`` in a table of ``mask + 1`` slots (Fibonacci hashing)."""
-    return ((k * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & mask
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
 
 
 @kernel
-def estimate_distinct(keys):
-    """HyperLogLog estimate of the number of distinct keys (Flajolet et al. 2007), 2**14 registers.
+def _spread(k):
+    """Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4): any keys, even small ints, get uniform high bits."""
+    return k * _GOLD
 
-    Keys are hash values (uniform bits); the estimate is within a few percent,
-    enough to size a hash table so that it rarely has to grow.
-    """
-    b = 14
-    m = 1 << b
-    reg = np.zeros(m, np.int64)
+
+@kernel
+def _table_bits(size):
+    """Bits of an open-addressing table for ``size`` keys at load factor at most 1/2 (at least 16 slots)."""
+    bits = 4
+    while (np.int64(1) << bits) < 2 * size:
+        bits += 1
+    return bits
+
+
+@kernel
+def _partition_groups(keys, pbits, most, entry):
+    """Partition sizes, and the partitions cut into consecutive groups of at most ``most`` entries
+    (or one partition, if larger). Returns ``(start, group_start)``: each partition's first entry
+    in partition order (``2**pbits + 1``, int64), each group's first partition (int64, groups + 1);
+    ``entry[t]`` becomes ``-2 - p`` for the partition p of ``keys[t]``."""
+    n_parts = np.int64(1) << pbits
+    shift = np.uint64(64 - pbits)
+    start = np.zeros(n_parts + 1, np.int64)
     for t in range(keys.shape[0]):
-        z = keys[t] * np.uint64(0x9E3779B97F4A7C15)  # spread low-entropy keys (e.g. small ints)
-        j = np.int64(z >> np.uint64(64 - b))
-        w = z << np.uint64(b)
-        rank = 1
-        while rank <= 64 - b and (w >> np.uint64(63)) == 0:
-            w = w << np.uint64(1)
-            rank += 1
-        if rank > reg[j]:
-            reg[j] = rank
-    total = 0.0
-    zeros = 0
-    for j in range(m):
-        total += 2.0 ** -reg[j]
-        if reg[j] == 0:
-            zeros += 1
-    est = 0.7213 / (1.0 + 1.079 / m) * m * m / total
-    if est <= 2.5 * m and zeros > 0:
-        est = m * np.log(m / zeros)  # linear counting for small sets
-    return np.int64(est)
+        p = np.int64(_spread(keys[t]) >> shift)
+        entry[t] = -2 - p
+        start[p + 1] += 1
+    for p in range(n_parts):
+        start[p + 1] += start[p]
+    cuts = np.zeros(n_parts + 1, np.int64)
+    n_groups = 0
+    for p in range(1, n_parts + 1):
+        if start[p] - start[cuts[n_groups]] > most and p - 1 > cuts[n_groups]:
+            n_groups += 1
+            cuts[n_groups] = p - 1
+    n_groups += 1
+    cuts[n_groups] = n_parts
+    return start, cuts[: n_groups + 1].copy()
 
 
 @kernel
-def distinct_per_doc(indptr, keys, room):
-    """Local token ids by an open-addressing hash table, one entry per distinct (document, key).
+def _number_group(indptr, keys, pbits, p0, p1, start, entry, df, n_ids, buf_key, buf_t, buf_doc):
+    """Number the keys of partitions ``p0 .. p1 - 1``: ``entry[t]`` = an id (equal keys, equal ids,
+    new ids from ``n_ids`` up in order of first occurrence within a partition), -1 for a repeat within
+    a document; ``df[id]`` its document frequency. Returns the next free id. An entry not numbered
+    yet holds ``-2 - p`` for its partition p (see :func:`_partition_groups`).
 
-    Returns the distinct keys in first-seen order (uint64), their document
-    frequencies (int64), and each document's distinct local ids as CSR
-    (doc_ptr int64, doc_tok int32), in first-seen order within the document.
-    The table has room for ``room`` distinct keys (at load factor at most
-    0.7); with more, it returns None in place of the keys (ask again with
-    more room: :func:`estimate_distinct` sizes it, not the number of keys,
-    since a Zipf corpus repeats a few keys a lot).
+    The partitions' entries are first copied out in input order, then each
+    partition is numbered by a hash table of its own, which stays in cache
+    where one table over all keys would miss on nearly every probe (radix
+    partitioning: Manegold, Boncz, Kersten, VLDB 2000).
+    """
+    base = start[p0]
+    fill = start[p0:p1 + 1] - base
+    for d in range(indptr.shape[0] - 1):
+        for t in range(indptr[d], indptr[d + 1]):
+            p = -2 - np.int64(entry[t])
+            if p0 <= p < p1:
+                j = fill[p - p0]
+                buf_key[j] = keys[t]
+                buf_t[j] = t
+                buf_doc[j] = d
+                fill[p - p0] = j + 1
+    widest = 0
+    for p in range(p0, p1):
+        widest = max(widest, start[p + 1] - start[p])
+    bits = _table_bits(widest)
+    slot_id = np.empty(np.int64(1) << bits, entry.dtype)
+    slot_key = np.empty(slot_id.shape[0], np.uint64)
+    slot_doc = np.empty(slot_id.shape[0], entry.dtype)
+    for p in range(p0, p1):
+        mask = (np.int64(1) << _table_bits(start[p + 1] - start[p])) - 1
+        slot_id[: mask + 1] = -1
+        for j in range(start[p] - base, start[p + 1] - base):
+            k = buf_key[j]
+            s = np.int64(_spread(k) >> np.uint64(16)) & mask
+            while slot_id[s] != -1 and slot_key[s] != k:
+                s = (s + 1) & mask
+            t = buf_t[j]
+            if slot_id[s] == -1:
+                slot_id[s] = n_ids
+                slot_key[s] = k
+                slot_doc[s] = buf_doc[j]
+                df[n_ids] = 1
+                entry[t] = n_ids
+                n_ids += 1
+            elif slot_doc[s] == buf_doc[j]:
+                entry[t] = -1  # a repeat within the document
+            else:
+                slot_doc[s] = buf_doc[j]
+                df[slot_id[s]] += 1
+                entry[t] = slot_id[s]
+    return n_ids
+
+
+@kernel
+def _radix_sort(a, tmp, digits):
+    """Sort ``a`` (non-negative ints below ``2**(8 * digits)``) in place: LSD radix sort, 8 bits a pass."""
+    n = a.shape[0]
+    if n < 64:
+        for i in range(1, n):  # insertion sort
+            v = a[i]
+            j = i - 1
+            while j >= 0 and a[j] > v:
+                a[j + 1] = a[j]
+                j -= 1
+            a[j + 1] = v
+        return
+    count = np.empty(257, np.int64)
+    src = a
+    dst = tmp[:n]
+    for pass_ in range(digits):
+        shift = 8 * pass_
+        count[:] = 0
+        for i in range(n):
+            count[((src[i] >> shift) & 255) + 1] += 1
+        for c in range(256):
+            count[c + 1] += count[c]
+        for i in range(n):
+            c = (src[i] >> shift) & 255
+            dst[count[c]] = src[i]
+            count[c] += 1
+        src, dst = dst, src
+    if digits % 2 == 1:
+        a[:] = src
+
+
+@kernel
+def number_keys(indptr, keys, pbits, entry, df, buf_key, buf_t, buf_doc):
+    """Number the distinct keys: ``entry[t]`` = the id of ``keys[t]``, -1 for a repeat within its document.
+
+    ``keys`` (uint64) in CSR by ``indptr`` (int64), repeats allowed; ``entry``
+    and ``df`` are ``keys.shape[0]`` integers (int32 when that many fit, else
+    int64). Keys are split in ``2**pbits`` partitions (1 <= pbits <= 32),
+    copied out to ``buf_key`` (uint64), ``buf_t`` and ``buf_doc`` (as
+    ``entry``) a few partitions at a time, as many entries as they hold (or
+    one partition, if larger). Returns the number of ids; ``df[:ids]`` holds
+    each one's document frequency.
+    """
+    start, groups = _partition_groups(keys, pbits, buf_key.shape[0], entry)
+    size = 0
+    for q in range(groups.shape[0] - 1):
+        size = max(size, start[groups[q + 1]] - start[groups[q]])
+    if size > buf_key.shape[0]:  # one partition larger than the buffers
+        buf_key = np.empty(size, np.uint64)
+        buf_t = np.empty(size, entry.dtype)
+        buf_doc = np.empty(size, entry.dtype)
+    n_ids = 0
+    for q in range(groups.shape[0] - 1):
+        n_ids = _number_group(indptr, keys, pbits, groups[q], groups[q + 1], start, entry, df, n_ids,
+                              buf_key, buf_t, buf_doc)
+    return n_ids
+
+
+@kernel
+def rank_entries(indptr, keys, entry, df_rank, n_ids, key_of):
+    """Ranks of the ids that :func:`number_keys` gave, rare to frequent, and each document's sorted.
+
+    A rank is a position in the order by document frequency (``df_rank``,
+    overwritten by the ranks) ascending, ties by first occurrence (document,
+    then position within it). Returns the int64 CSR offsets of each
+    document's distinct ranks, found ascending in ``entry[:doc_ptr[-1]]``;
+    ``key_of[r]`` (uint64, room for ``n_ids``) becomes the key of rank ``r``.
     """
     n_docs = indptr.shape[0] - 1
-    n = keys.shape[0]
-    cap = 1024
-    while 7 * cap < 10 * room:
-        cap *= 2
-    mask = np.uint64(cap - 1)
-    # Key and id side by side (id + 1, 0 = free): one cache line per probe.
-    slots = np.zeros(2 * cap, np.uint64)
-    uniq = np.empty(room, np.uint64)
-    df = np.zeros(room, np.int64)
-    last_doc = np.empty(room, np.int64)
+    # Ranks: a counting sort by document frequency; ids of equal frequency
+    # take their ranks in order of first occurrence, met by scanning the entries.
+    top = 0
+    for g in range(n_ids):
+        top = max(top, np.int64(df_rank[g]))
+    next_rank = np.zeros(top + 2, np.int64)
+    for g in range(n_ids):
+        next_rank[np.int64(df_rank[g]) + 1] += 1
+    for c in range(top + 1):
+        next_rank[c + 1] += next_rank[c]
+    ranked = np.zeros((n_ids + 63) >> 6, np.uint64)
     doc_ptr = np.zeros(n_docs + 1, np.int64)
-    doc_tok = np.empty(n, np.int32)
-    n_uniq = 0
-    n_entry = 0
+    kept = 0
+    longest = 0
     for d in range(n_docs):
         for t in range(indptr[d], indptr[d + 1]):
-            k = keys[t]
-            h = _slot(k, mask)
-            while slots[2 * h + 1] != 0 and slots[2 * h] != k:
-                h = (h + np.uint64(1)) & mask
-            if slots[2 * h + 1] == 0:
-                if n_uniq == room:
-                    return None, df, doc_ptr, doc_tok
-                slots[2 * h] = k
-                slots[2 * h + 1] = n_uniq + 1
-                uniq[n_uniq] = k
-                last_doc[n_uniq] = -1
-                n_uniq += 1
-            i = np.int64(slots[2 * h + 1]) - 1
-            if last_doc[i] != d:
-                last_doc[i] = d
-                df[i] += 1
-                doc_tok[n_entry] = i
-                n_entry += 1
-        doc_ptr[d + 1] = n_entry
-    return uniq[:n_uniq].copy(), df[:n_uniq].copy(), doc_ptr, doc_tok[:n_entry].copy()
-
-
-@kernel
-def stable_order_by_count(by_key, df):
-    """``by_key`` (a permutation) stably re-sorted by ascending ``df`` (counting sort)."""
-    n = by_key.shape[0]
-    top = 0
-    for i in range(n):
-        if df[i] > top:
-            top = df[i]
-    start = np.zeros(top + 2, np.int64)
-    for i in range(n):
-        start[df[i] + 1] += 1
-    for c in range(top + 1):
-        start[c + 1] += start[c]
-    out = np.empty(n, np.int64)
-    for i in by_key:
-        out[start[df[i]]] = i
-        start[df[i]] += 1
-    return out
-
-
-@kernel
-def relabel_and_sort(doc_ptr, doc_tok, rank_of):
-    """Each document's local ids replaced by their ranks, sorted increasingly within the document."""
-    out = np.empty(doc_tok.shape[0], np.int32)
-    for d in range(doc_ptr.shape[0] - 1):
-        a = doc_ptr[d]
-        b = doc_ptr[d + 1]
-        for t in range(a, b):
-            out[t] = rank_of[doc_tok[t]]
-        out[a:b] = np.sort(out[a:b])
-    return out
+            g = entry[t]
+            if g < 0:
+                continue
+            word = g >> 6
+            bit = np.uint64(1) << np.uint64(g & 63)
+            if ranked[word] & bit == 0:  # first occurrence: the frequency becomes the rank
+                ranked[word] |= bit
+                c = df_rank[g]
+                df_rank[g] = next_rank[c]
+                next_rank[c] += 1
+                key_of[df_rank[g]] = keys[t]
+            entry[kept] = df_rank[g]
+            kept += 1
+        doc_ptr[d + 1] = kept
+        longest = max(longest, kept - doc_ptr[d])
+    digits = 1
+    while (np.int64(1) << (8 * digits)) < n_ids:
+        digits += 1
+    tmp = np.empty(longest, entry.dtype)
+    for d in range(n_docs):
+        _radix_sort(entry[doc_ptr[d]:doc_ptr[d + 1]], tmp, digits)
+    return doc_ptr

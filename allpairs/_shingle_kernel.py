@@ -118,34 +118,83 @@ def token_keys(buf, ptr, is_token):
 
 
 @kernel
-def ngram_keys(indptr, keys, n, seed):
-    """Keys of the n-grams of every document; a document shorter than n has none.
+def _keep(h, table, mask, mark):
+    """False if ``h`` is in ``table`` under ``mark`` already, else put it there and True (see ngram_keys_into)."""
+    s = np.int64(h & np.uint64(mask))  # mix64's low bits are as uniform as any
+    while table[2 * s + 1] == mark:
+        if table[2 * s] == h:
+            return False
+        s = (s + 1) & mask
+    table[2 * s] = h
+    table[2 * s + 1] = mark
+    return True
+
+
+@kernel
+def _emit(h, out, k, distinct, table, mask, mark):
+    """Write n-gram key ``h`` at ``out[k]`` unless ``distinct`` and met already; returns the next ``k``."""
+    if distinct and not _keep(h, table, mask, mark):
+        return k
+    out[k] = h
+    return k + 1
+
+
+@kernel
+def ngram_keys_into(indptr, keys, n, seed, distinct, out, k0, table, d0):
+    """Keys of the n-grams of every document, written to ``out`` from ``k0``; a document shorter than n has none.
 
     ``keys`` (uint64) holds the token keys of all documents back to back,
-    document d at ``keys[indptr[d]:indptr[d + 1]]``; ``n >= 1``.  Returns
-    ``(counts, out)``: int64 shingles per document and the uint64 shingle
-    keys in document order, n-grams in text order within a document.
+    document d at ``keys[indptr[d]:indptr[d + 1]]``; ``n >= 1``; ``out``
+    (uint64) has room for every n-gram.  Returns the int64 number of keys
+    written per document, in document order, n-grams in text order within a
+    document.  With ``distinct``, a key already met in the same document is
+    left out, found by an open-addressing table (uint64, twice as long as
+    its slots, a power of two at least twice the most n-grams of a document
+    and at least 16): a key and its document's mark side by side, the mark
+    of document d being ``d0 + d + 1``, so that calls with disjoint ranges
+    of marks (``d0`` >= 0) share a table that is never cleared.
     """
     n_docs = indptr.shape[0] - 1
     counts = np.zeros(n_docs, np.int64)
-    total = 0
-    for d in range(n_docs):
-        m = indptr[d + 1] - indptr[d] - n + 1
-        if m > 0:
-            counts[d] = m
-            total += m
-    out = np.empty(total, np.uint64)
-    k = 0
+    slots = table.shape[0] // 2
+    k = k0
     for d in range(n_docs):
         start = indptr[d]
-        for i in range(counts[d]):
-            # h_0 = seed; h_j = mix(h_{j-1} * GOLDEN + key_j) over the n tokens.
+        m = indptr[d + 1] - start - n + 1
+        # The smallest power of two at least 2 m: at most half full.
+        mask = slots
+        while mask > 16 and mask >= 4 * m:
+            mask >>= 1
+        mask -= 1
+        mark = np.uint64(d0 + d + 1)
+        k_doc = k
+        i = 0
+        # h_0 = seed; h_j = mix(h_{j-1} * GOLDEN + key_j) over the n tokens; four
+        # n-grams at a time, whose chains of multiplications overlap in the CPU.
+        while i + 4 <= m:
+            h0 = seed
+            h1 = seed
+            h2 = seed
+            h3 = seed
+            p = start + i
+            for j in range(n):
+                h0 = _mix(h0 * GOLDEN + keys[p + j])
+                h1 = _mix(h1 * GOLDEN + keys[p + 1 + j])
+                h2 = _mix(h2 * GOLDEN + keys[p + 2 + j])
+                h3 = _mix(h3 * GOLDEN + keys[p + 3 + j])
+            k = _emit(h0, out, k, distinct, table, mask, mark)
+            k = _emit(h1, out, k, distinct, table, mask, mark)
+            k = _emit(h2, out, k, distinct, table, mask, mark)
+            k = _emit(h3, out, k, distinct, table, mask, mark)
+            i += 4
+        while i < m:
             h = seed
             for j in range(n):
                 h = _mix(h * GOLDEN + keys[start + i + j])
-            out[k] = h
-            k += 1
-    return counts, out
+            k = _emit(h, out, k, distinct, table, mask, mark)
+            i += 1
+        counts[d] = k - k_doc
+    return counts
 
 
 @kernel

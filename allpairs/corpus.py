@@ -7,6 +7,7 @@ that name the file and line.
 """
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -20,10 +21,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from ._numba import kernels_for
 from ._plural import count
 from .errors import InputError, UsageError
-from .linefile import HashedSets, LineFile, TextLines, TokenSets, read_line_file, read_pieces
+from .linefile import HashedSets, LineFile, TextLines, TokenSets, Utf8Texts, read_line_file, read_pieces
 
 #: Bytes read to tell a binary file from text (as git and grep do: a NUL byte).
 SNIFF_BYTES = 8192
@@ -38,8 +41,10 @@ class Corpus:
     ids : list
         One id per document, in output order: relative paths, line numbers or
         JSON ids (str), or for Python input dict keys or list positions.
-    texts : list of str or None
-        The documents' texts, when they are to be shingled.
+    texts : sequence of str or None
+        The documents' texts, when they are to be shingled (a directory's
+        files are held as UTF-8 bytes and decoded on access, see
+        :class:`~allpairs.linefile.Utf8Texts`).
     sets : list of list of str or None
         Pre-tokenised sets, when they are the shingles already.
     shown : list of str or None
@@ -267,6 +272,12 @@ def _parent_ignores(root: Path) -> list[_Ignore]:
 
 
 def _walk(root: Path, *, hidden: bool, ignore: bool, left_out: Counter, on_error) -> list[tuple[str, Path]]:
+    """:func:`_walk_paths` with each path a :class:`~pathlib.Path`."""
+    return [(rel, Path(path)) for rel, path in _walk_paths(root, hidden=hidden, ignore=ignore, left_out=left_out,
+                                                           on_error=on_error)]
+
+
+def _walk_paths(root: Path, *, hidden: bool, ignore: bool, left_out: Counter, on_error) -> list[tuple[str, str]]:
     """(relative posix path, path) of every regular file below root, sorted, links not followed.
 
     Unless ``hidden``, names starting with '.' are left out (folders with all
@@ -307,7 +318,7 @@ def _walk(root: Path, *, hidden: bool, ignore: bool, left_out: Counter, on_error
             if is_dir:
                 stack.append((Path(e.path), r, rules))
             else:
-                out.append((r, Path(e.path)))
+                out.append((r, e.path))
     out.sort(key=lambda rp: rp[0])
     return out
 
@@ -321,17 +332,26 @@ def _ignored(rules: list[_Ignore], rel: str, is_dir: bool) -> bool:
     return False
 
 
-def decode_file(data: bytes) -> tuple[str | None, str | None]:
-    """(text, None) for a UTF-8 text file's bytes, a leading BOM dropped; (None, reason) for a binary
+def check_file(data: bytes) -> tuple[bytes | None, str | None]:
+    """(UTF-8 bytes, None) for a text file's bytes, a leading BOM dropped; (None, reason) for a binary
     (a NUL byte in the first SNIFF_BYTES) or undecodable one."""
-    if b"\0" in data[:SNIFF_BYTES]:
+    if data.find(b"\0", 0, SNIFF_BYTES) >= 0:
         return None, "binary"
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        return None, f"not UTF-8 (byte {e.start})"
-    # A byte-order mark is not text: with it, a file's first shingles would differ from its copy's.
-    return (text[1:] if text.startswith("\ufeff") else text), None
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            return None, f"not UTF-8 (byte {e.start})"
+        # A byte-order mark is not text: with it, a file's first shingles would differ from its copy's.
+        if data.startswith(codecs.BOM_UTF8):
+            data = data[len(codecs.BOM_UTF8):]
+    return data, None
+
+
+def decode_file(data: bytes) -> tuple[str | None, str | None]:
+    """:func:`check_file`, the text decoded: (text, None) or (None, reason)."""
+    data, why = check_file(data)
+    return (None, why) if data is None else (data.decode("utf-8"), None)
 
 
 def _disambiguate(ids: list[str], sources: list[str]) -> list[str]:
@@ -347,6 +367,34 @@ def _disambiguate(ids: list[str], sources: list[str]) -> list[str]:
         taken[i] += 1
         final.append(i if clash[i] == 1 or taken[i] == 1 else f"{i}#{taken[i]}")
     return final
+
+
+def _read_bytes(path: str) -> bytes:
+    """The bytes of the file at ``path``."""
+    with open(path, "rb", buffering=0) as f:
+        return f.readall()
+
+
+class _TextBuffer:
+    """Files' texts back to back in one UTF-8 buffer (about a byte a character, no string each),
+    with room for ``capacity`` bytes at first, grown if files turn out larger."""
+
+    def __init__(self, capacity: int) -> None:
+        self.buffer = np.empty(capacity, np.uint8)
+        self.ends = [0]
+
+    def add(self, data: bytes) -> None:
+        start = self.ends[-1]
+        end = start + len(data)
+        if end > len(self.buffer):
+            grown = np.empty(max(end, 2 * len(self.buffer)), np.uint8)
+            grown[:start] = self.buffer[:start]
+            self.buffer = grown
+        self.buffer[start:end] = np.frombuffer(data, np.uint8)
+        self.ends.append(end)
+
+    def texts(self) -> Utf8Texts:
+        return Utf8Texts(self.buffer[: self.ends[-1]], np.array(self.ends, np.int64))
 
 
 def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, include: Sequence[str] = (),
@@ -380,21 +428,21 @@ def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, inc
     for p in paths:
         if not Path(p).exists() and not Path(p).is_symlink():
             raise UsageError(f"{os.fspath(p)}: no such file or directory")
-    from .shingles import language_for_path
-
     skipped: list[tuple[str, str]] = []
     left_out: Counter = Counter()
-    ids, sources, texts, langs = [], [], [], []
+    # First the files to read, with their sizes, so that one buffer holds them all;
+    # a file skipped on the way keeps its place among them (a str: the reason).
+    todo: list[tuple[str, str, int, str] | tuple[str, str]] = []
     read_from: dict[tuple[int, int], int] = {}
     found = dropped = 0
     for k, p in enumerate(paths):
         root = Path(p)
         if root.is_dir():
-            files = _walk(root, hidden=hidden, ignore=ignore, left_out=left_out,
-                          on_error=lambda r, why: skipped.append((r, why)))
+            files = _walk_paths(root, hidden=hidden, ignore=ignore, left_out=left_out,
+                                on_error=lambda r, why: todo.append((r, why)))
             source = os.fspath(p)
         else:
-            files = [(os.fspath(p), root)]
+            files = [(os.fspath(p), os.fspath(p))]
             source = ""
         for rel, f in files:
             found += 1
@@ -405,32 +453,46 @@ def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, inc
                 left_out[EXCLUDED] += 1
                 continue
             try:
-                st = f.stat()
-                if not stat.S_ISREG(st.st_mode):
-                    skipped.append((rel, "not a regular file"))
-                    continue
-                if read_from.setdefault((st.st_dev, st.st_ino), k) != k:
-                    left_out[NAMED_TWICE] += 1
-                    continue
-                if st.st_size < min_bytes:
-                    dropped += 1
-                    continue
-                data = f.read_bytes()
+                st = os.stat(f)
             except OSError as e:
-                skipped.append((rel, f"unreadable ({e.strerror})"))
+                todo.append((rel, f"unreadable ({e.strerror})"))
                 continue
-            text, why = decode_file(data)
-            if text is None:
-                skipped.append((rel, why))
+            if not stat.S_ISREG(st.st_mode):
+                todo.append((rel, "not a regular file"))
                 continue
-            ids.append(rel)
-            sources.append(source)
-            texts.append(text)
-            langs.append(language_for_path(rel))
+            if read_from.setdefault((st.st_dev, st.st_ino), k) != k:
+                left_out[NAMED_TWICE] += 1
+                continue
+            if st.st_size < min_bytes:
+                dropped += 1
+                continue
+            todo.append((rel, f, st.st_size, source))
+    from .shingles import language_for_path
+
+    ids, sources, langs = [], [], []
+    texts = _TextBuffer(sum(item[2] for item in todo if len(item) == 4))
+    for item in todo:
+        if len(item) == 2:
+            skipped.append(item)
+            continue
+        rel, f, _, source = item
+        try:
+            data = _read_bytes(f)
+        except OSError as e:
+            skipped.append((rel, f"unreadable ({e.strerror})"))
+            continue
+        data, why = check_file(data)
+        if data is None:
+            skipped.append((rel, why))
+            continue
+        ids.append(rel)
+        sources.append(source)
+        texts.add(data)
+        langs.append(language_for_path(rel))
     if len(paths) > 1:
         ids = _disambiguate(ids, sources)
-    return Corpus(ids=ids, texts=texts, languages=langs, skipped=skipped, kind="directory", dropped=dropped,
-                  found=found, left_out=dict(left_out), paths=[os.fspath(p) for p in paths])
+    return Corpus(ids=ids, texts=texts.texts(), languages=langs, skipped=skipped, kind="directory",
+                  dropped=dropped, found=found, left_out=dict(left_out), paths=[os.fspath(p) for p in paths])
 
 
 # --- line-oriented files --------------------------------------------------

@@ -234,6 +234,9 @@ def input_bytes(corpus: Corpus, enough: int = PLAIN_BELOW) -> int:
     lines = getattr(docs, "lines", None)  # read from a file: its buffer's size
     if lines is not None:
         return len(lines.data)
+    buffer = getattr(docs, "buffer", None)  # texts held as one UTF-8 buffer
+    if isinstance(buffer, np.ndarray):
+        return len(buffer)
     keys = getattr(docs, "keys", None)  # hashed while read: the keys
     if keys is not None:
         return 8 * len(keys)
@@ -278,7 +281,7 @@ def default_shingle(corpus: Corpus) -> ShingleSpec | None:
 
 
 def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize: bool,
-                progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray, str]:
+                progress: Progress | None = None, jobs: int | None = None) -> tuple[np.ndarray, np.ndarray, str]:
     """Stage 2 for a corpus: the keys of its sets' tokens, or of its texts' shingles (default spec
     as documented in :func:`default_shingle`), as CSR, and the label of what they are."""
     if isinstance(shingle, str):
@@ -298,17 +301,18 @@ def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize:
             progress("shingle", done[0], len(corpus))
 
     indptr, keys = shingle_texts(corpus.texts, shingle, normalize=normalize, languages=corpus.languages,
-                                 progress=tick)
+                                 progress=tick, distinct=True, jobs=jobs)
     return indptr, keys, str(shingle)
 
 
 def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize: bool,
                    min_shingles: int, stats: Stats, progress: Progress | None,
-                   ranked: bool = True) -> tuple[OrderedSets, str]:
+                   ranked: bool = True, jobs: int | None = None) -> tuple[OrderedSets, str]:
     """Stages 1–3: shingle every document, drop the near-empty, rank and group (shared by join and compare).
 
     ``ranked=False`` (the LSH path) groups the sets without ranking their keys
     (:func:`allpairs.lsh.keysets.keyed_sets`): MinHash and verification need no rank order.
+    ``jobs``: threads for the compiled tokenizers (see :func:`allpairs.shingles.shingle_texts`).
     """
     stats.documents = len(corpus) + len(corpus.skipped)
     stats.skipped = list(corpus.skipped)
@@ -322,7 +326,7 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     if len(corpus) == 0:
         raise EmptyCorpusError(corpus.empty_message())
     with _timed(stats, "shingle"):
-        indptr, keys, label = corpus_keys(corpus, shingle, normalize=normalize, progress=progress)
+        indptr, keys, label = corpus_keys(corpus, shingle, normalize=normalize, progress=progress, jobs=jobs)
     with _timed(stats, "order"):
         sets = (order_sets if ranked else keyed_sets)(indptr, keys, min_size=max(1, min_shingles))
     stats.shingles = int(sets.doc_size.sum())
@@ -585,7 +589,7 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
     # A small input runs the kernels as plain Python: no numba to import, no kernels to load.
     with kernels_for(input_bytes(corpus)):
         sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
-                                     stats=stats, progress=progress, ranked=info is None)
+                                     stats=stats, progress=progress, ranked=info is None, jobs=jobs)
         if info is None:
             with _timed(stats, "join"), kernels_for(None if _much_join(sets, t, m) else 0):
                 pairs, found = exact_pairs(sets, t, m, n_left=n_left, jobs=jobs, progress=progress)

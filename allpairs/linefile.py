@@ -73,14 +73,10 @@ class LineFile:
         return np.frombuffer(self.data, dtype=np.uint8)
 
 
-class _LineView(Sequence):
-    """A read-only sequence computed line by line from a :class:`LineFile`."""
+class _LazyView(Sequence):
+    """A read-only sequence whose items are computed on access by ``_item(i)``."""
 
-    def __init__(self, lines: LineFile) -> None:
-        self.lines = lines
-
-    def __len__(self) -> int:
-        return len(self.lines)
+    _what = "item"
 
     def _item(self, i: int):
         raise NotImplementedError
@@ -92,19 +88,79 @@ class _LineView(Sequence):
         if i < 0:
             i += n
         if not 0 <= i < n:
-            raise IndexError("line index out of range")
+            raise IndexError(f"{self._what} index out of range")
         return self._item(i)
 
     def __iter__(self) -> Iterator:
         return (self._item(k) for k in range(len(self)))
 
     def __eq__(self, other) -> bool:
-        if isinstance(other, (list, tuple, _LineView)):
+        if isinstance(other, (list, tuple, _LazyView)):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other))
         return NotImplemented
 
+
+class _LineView(_LazyView):
+    """A read-only sequence computed line by line from a :class:`LineFile`."""
+
+    _what = "line"
+
+    def __init__(self, lines: LineFile) -> None:
+        self.lines = lines
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.lines.name!r}, {len(self)} lines)"
+
+
+class Utf8Texts(_LazyView):
+    """Texts held as their UTF-8 bytes back to back in one buffer, decoded on access.
+
+    The shingle kernels read the bytes (:meth:`span`) without a string per
+    text; the bytes must be valid UTF-8 (lone surrogates passed through).
+
+    Attributes
+    ----------
+    buffer : ndarray of uint8
+    offsets : ndarray of int64, shape (n_texts + 1,)
+        Text ``i`` is ``buffer[offsets[i]:offsets[i + 1]]``.
+    """
+
+    _what = "text"
+
+    def __init__(self, buffer: np.ndarray, offsets: np.ndarray) -> None:
+        self.buffer = buffer
+        self.offsets = offsets
+
+    @classmethod
+    def of(cls, texts: Sequence[bytes]) -> Utf8Texts:
+        """Texts given as one ``bytes`` each."""
+        offsets = np.zeros(len(texts) + 1, np.int64)
+        np.cumsum([len(t) for t in texts], out=offsets[1:])
+        return cls(np.frombuffer(b"".join(texts), np.uint8), offsets)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def _item(self, i: int) -> str:
+        return self.utf8(i).decode("utf-8", "surrogatepass")
+
+    def utf8(self, i: int) -> bytes:
+        """Text ``i`` in UTF-8."""
+        return self.buffer[self.offsets[i]:self.offsets[i + 1]].tobytes()
+
+    def sizes(self) -> np.ndarray:
+        """Each text's size in bytes (int64)."""
+        return np.diff(self.offsets)
+
+    def span(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """Texts ``start .. stop - 1`` as a view of the buffer and their offsets in it (int64, from 0)."""
+        return self.buffer[self.offsets[start]:self.offsets[stop]], self.offsets[start:stop + 1] - self.offsets[start]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} texts, {int(self.offsets[-1] - self.offsets[0]):,} bytes)"
 
 
 class TextLines(_LineView):
@@ -114,7 +170,7 @@ class TextLines(_LineView):
         return self.lines.line(i)
 
 
-class HashedSets(Sequence):
+class HashedSets(_LazyView):
     """Sets whose tokens were hashed while they were read (``--sets`` on the command line).
 
     Holds the keys only (:func:`allpairs.shingles.hash_sets` returns them as
@@ -127,6 +183,8 @@ class HashedSets(Sequence):
     keys : ndarray of uint64
     """
 
+    _what = "set"
+
     def __init__(self, indptr: np.ndarray, keys: np.ndarray) -> None:
         self.indptr = indptr
         self.keys = keys
@@ -134,14 +192,7 @@ class HashedSets(Sequence):
     def __len__(self) -> int:
         return len(self.indptr) - 1
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(len(self)))]
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("set index out of range")
+    def _item(self, i: int) -> list[str]:
         return [f"{k:016x}" for k in self.keys[self.indptr[i]:self.indptr[i + 1]].tolist()]
 
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._order_kernel import (distinct_per_doc, estimate_distinct, gather_csr, group_starts, relabel_and_sort,
-                            sort_ties, stable_order_by_count)
+from . import _malloc
+from ._order_kernel import gather_csr, group_starts, number_keys, rank_entries, sort_ties
 
 
 @dataclass
@@ -69,15 +69,20 @@ class OrderedSets:
         return self.indptr, self.keys[self.tokens]
 
 
-def _distinct_per_doc(indptr: np.ndarray, keys: np.ndarray):
-    """:func:`distinct_per_doc` with room for the estimated distinct keys (all keys if that falls short)."""
-    n = len(keys)
-    # At most 1024 keys fit whatever the estimate says: skip its 2**14 registers.
-    room = n if n <= 1024 else min(n, int(estimate_distinct(keys)) * 5 // 4 + 1024)
-    out = distinct_per_doc(indptr, keys, np.int64(room))
-    if out[0] is None:
-        out = distinct_per_doc(indptr, keys, np.int64(max(n, 1)))
-    return out
+#: Entries per partition of the keys that :func:`number_keys` aims at: its hash
+#: table per partition (16 bytes a slot, half full) then stays in the L2 cache.
+_PARTITION_ENTRIES = 4096
+
+
+#: The keys are copied out, partition by partition, in this many rounds (or more,
+#: for a partition larger than a round): the copies take 16 bytes a key, over
+#: this many rounds.
+_COPY_PARTS = 8
+
+
+def _partition_bits(n: int) -> int:
+    """log2 of the number of partitions for ``n`` entries: about _PARTITION_ENTRIES each, 2 to 4096 of them."""
+    return min(max((n // _PARTITION_ENTRIES).bit_length(), 1), 12)
 
 
 def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> OrderedSets:
@@ -95,18 +100,28 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     """
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
-    # One entry per distinct (document, shingle), with document frequencies.
-    unique_keys, df, doc_ptr, local = _distinct_per_doc(indptr, keys)
-    if len(unique_keys) >= 2**31:
-        raise OverflowError("more than 2**31 distinct shingles")
-
-    # Global order: document frequency ascending, ties by first occurrence
-    # (deterministic: documents and shingles come in input order).
-    by_rank = stable_order_by_count(np.arange(len(unique_keys)), df)
-    rank_of = np.empty(len(unique_keys), np.int32)
-    rank_of[by_rank] = np.arange(len(unique_keys), dtype=np.int32)
-    doc_tokens = relabel_and_sort(doc_ptr, local, rank_of)
-    return group_sets(doc_ptr, doc_tokens, unique_keys[by_rank], total_shingles=len(keys), min_size=min_size)
+    # Ranks (document frequency ascending, ties by first occurrence), and each
+    # document's distinct ranks in increasing order, in place of its keys. Work
+    # arrays come from numpy (large pages where the system has them); pages past
+    # the distinct keys are never touched.
+    n = len(keys)
+    ids = np.int32 if n < 2**31 else np.int64
+    entry, df_rank = np.empty(n, ids), np.empty(n, ids)
+    part = n // _COPY_PARTS + 1
+    copies = np.empty(part, np.uint64), np.empty(part, ids), np.empty(part, ids)
+    with np.errstate(over="ignore"):  # NUMBA_DISABLE_JIT: uint64 products wrap by design
+        n_ids = number_keys(indptr, keys, _partition_bits(n), entry, df_rank, *copies)
+        del copies
+        _malloc.release()
+        if n_ids >= 2**31:
+            raise OverflowError("more than 2**31 distinct shingles")
+        key_of = np.empty(n_ids, np.uint64)
+        doc_ptr = rank_entries(indptr, keys, entry, df_rank, np.int64(n_ids), key_of)
+    del df_rank
+    _malloc.release()
+    # Ranks are below 2**31: int32 tokens whatever the work array was.
+    doc_tokens = entry[: doc_ptr[-1]].astype(np.int32, copy=False)
+    return group_sets(doc_ptr, doc_tokens, key_of, total_shingles=len(keys), min_size=min_size)
 
 
 def group_sets(doc_ptr: np.ndarray, doc_tokens: np.ndarray, keys: np.ndarray, *, total_shingles: int,

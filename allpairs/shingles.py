@@ -39,6 +39,7 @@ ends are stripped.  ``normalize=False`` leaves the text alone.  Program text
 """
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import ctypes
 import functools
@@ -55,13 +56,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from allpairs import _malloc
 from allpairs import _shingle_kernel as _k
 from allpairs import codetokens
-from allpairs._codetok_kernel import go_token_keys
+from allpairs._codetok_kernel import go_token_keys_into
 from allpairs._hash_kernel import xxh64_spans, xxh64_split
+from allpairs._numba import resolve_jobs
 from allpairs.codetokens import language_for_path
 from allpairs.errors import UsageError
-from allpairs.linefile import HashedSets, TokenSets
+from allpairs.linefile import HashedSets, TokenSets, Utf8Texts
 
 __all__ = [
     "KEY_VERSION",
@@ -250,16 +253,21 @@ def _indptr(counts: Sequence[int] | np.ndarray) -> np.ndarray:
     return indptr
 
 
-def _batches(texts: Sequence[str]) -> Iterable[range]:
-    """Consecutive ranges of documents, each at most _BATCH_DOCS docs or about _BATCH_CHARS chars."""
+def _batches(sizes: Sequence[int]) -> Iterable[range]:
+    """Consecutive ranges of documents, each at most _BATCH_DOCS docs or about _BATCH_CHARS chars (or bytes)."""
     start, chars = 0, 0
-    for i, text in enumerate(texts):
-        chars += len(text)
+    for i, size in enumerate(sizes):
+        chars += size
         if i + 1 - start >= _BATCH_DOCS or chars >= _BATCH_CHARS:
             yield range(start, i + 1)
             start, chars = i + 1, 0
-    if start < len(texts):
-        yield range(start, len(texts))
+    if start < len(sizes):
+        yield range(start, len(sizes))
+
+
+def _as_text(doc: str | bytes) -> str:
+    """A document as a string (:func:`_go_shingles` takes UTF-8 bytes too)."""
+    return doc if isinstance(doc, str) else doc.decode("utf-8", "surrogatepass")
 
 
 class _CodeTokens:
@@ -272,12 +280,14 @@ class _CodeTokens:
         self.classes = np.zeros(0, dtype=np.int8)
         self.keys = np.zeros(0, dtype=np.uint64)
 
-    def shingles(self, docs: list[str], n: int, seed: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+    def shingles(self, docs: list[str | bytes], n: int, seed: np.uint64,
+                 distinct: bool = False) -> tuple[np.ndarray, np.ndarray]:
         if self.language == "go":
-            return _go_shingles(docs, n, seed, self._regex_shingles)
-        return self._regex_shingles(docs, n, seed)
+            return _go_shingles(docs, n, seed, self._regex_shingles, distinct)
+        return self._regex_shingles(docs, n, seed, distinct)
 
-    def _regex_shingles(self, docs: list[str], n: int, seed: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+    def _regex_shingles(self, docs: list[str | bytes], n: int, seed: np.uint64,
+                        distinct: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """The regex path: ``findall``, vocabulary ids, :func:`_k.code_stream`."""
         # Built on first use: Go's pattern costs ~1 s (a scan of all of Unicode), and Go
         # documents reach it only when the compiled tokenizer hands one back.
@@ -285,7 +295,7 @@ class _CodeTokens:
         counts = [0] * len(docs)
         parts = []
         for i, doc in enumerate(docs):
-            ids = self.vocab.ids(findall(doc))
+            ids = self.vocab.ids(findall(_as_text(doc)))
             counts[i] = len(ids)
             parts.append(ids)
         self._grow()
@@ -293,7 +303,7 @@ class _CodeTokens:
         indptr, stream = _k.code_stream(
             _indptr(counts), ids, self.classes, np.int32(0), self.language == "go"
         )
-        return _k.ngram_keys(indptr, self.keys[stream], np.int64(n), seed)
+        return _ngram_keys(indptr, self.keys[stream], n, seed, distinct)
 
     def _grow(self) -> None:
         """Classify and hash the tokens that are new since the last batch."""
@@ -316,21 +326,44 @@ class _CodeTokens:
 @functools.lru_cache(maxsize=1)
 def _go_tables() -> tuple:
     """The tables of :func:`allpairs._codetok_kernel.go_token_keys`, from :mod:`allpairs.codetokens`."""
-    plain_keywords = sorted(codetokens._GO_KEYWORDS - codetokens._GO_SEMI_KEYWORDS)
-    kw_bytes = np.frombuffer("".join(plain_keywords).encode(), dtype=np.uint8).copy()
-    kw_ptr = _indptr([len(w) for w in plain_keywords])
+    keywords = sorted(codetokens._GO_KEYWORDS)
+    kw_keys = _keys_of(keywords)
+    kw_bytes = np.frombuffer("".join(keywords).encode(), dtype=np.uint8).copy()
+    kw_ptr = _indptr([len(w) for w in keywords])
+    kw_plain = np.array([w not in codetokens._GO_SEMI_KEYWORDS for w in keywords], dtype=np.bool_)
+    kw_slot = np.full(64, -1, dtype=np.int64)
+    kw_slot_key = np.zeros(64, dtype=np.uint64)
+    for w, key in enumerate(kw_keys.tolist()):
+        s = key & 63
+        while kw_slot[s] >= 0:
+            s = (s + 1) & 63
+        kw_slot[s], kw_slot_key[s] = w, key
+    # Operators by their first two bytes (see go_token_keys).
     ops = codetokens._GO_OPERATORS
-    ops3 = np.array([list(op.encode()) for op in ops if len(op) == 3], dtype=np.uint8)
-    ops2 = np.array([list(op.encode()) for op in ops if len(op) == 2], dtype=np.uint8)
-    ops1 = np.zeros(128, dtype=np.bool_)
-    ops1[[ord(op) for op in ops if len(op) == 1]] = True
-    semi1 = np.zeros(128, dtype=np.bool_)
-    semi1[[ord(op) for op in codetokens._GO_SEMI_OPERATORS if len(op) == 1]] = True
-    return np.uint64(token_key(";")), kw_bytes, kw_ptr, ops3, ops2, ops1, semi1
+    op_keys = dict(zip(ops, _keys_of(ops).tolist()))
+    op_size = np.zeros(128 * 128, dtype=np.int64)
+    op_key = np.zeros(128 * 128, dtype=np.uint64)
+    semi_op = np.zeros(128 * 128, dtype=np.bool_)
+    for op in sorted(ops, key=len):  # longer ones overwrite
+        first = ord(op[0]) * 128
+        if len(op) == 1:
+            op_size[first:first + 128] = 1
+            op_key[first] = op_keys[op]
+            semi_op[first] = op in codetokens._GO_SEMI_OPERATORS
+        elif len(op) == 2:
+            i = first + ord(op[1])
+            op_size[i], op_key[i] = 2, op_keys[op]
+            semi_op[i] = op in codetokens._GO_SEMI_OPERATORS
+        else:
+            assert op[2] == ("." if op[0] == "." else "=") and op_key[first + 127] == 0
+            op_size[first + ord(op[1])] = 3
+            op_key[first + 127] = op_keys[op]
+    return (np.uint64(token_key(";")), kw_slot_key, kw_slot, kw_bytes, kw_ptr, kw_plain,
+            op_size, op_key, semi_op)
 
 
-def _go_shingles(docs, n, seed, regex_shingles) -> tuple[np.ndarray, np.ndarray]:
-    """code:N shingles of Go documents by the compiled tokenizer.
+def _go_shingles(docs, n, seed, regex_shingles, distinct=False) -> tuple[np.ndarray, np.ndarray]:
+    """code:N shingles of Go documents (str, or their UTF-8 bytes) by the compiled tokenizer.
 
     The documents it declines (a byte >= 0x80 outside literals and comments,
     see :mod:`allpairs._codetok_kernel`) go through ``regex_shingles``; both
@@ -338,19 +371,138 @@ def _go_shingles(docs, n, seed, regex_shingles) -> tuple[np.ndarray, np.ndarray]
     """
     # One encode per document: files are few and long, and their byte offsets
     # come free (_utf8 would widen every code point to find them).
-    encoded = [doc.encode("utf-8", "surrogatepass") for doc in docs]
-    buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    doc_ptr = _indptr(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)))
+    encoded = [doc if isinstance(doc, bytes) else doc.encode("utf-8", "surrogatepass") for doc in docs]
+    texts = Utf8Texts.of(encoded)
     del encoded
-    indptr, keys, ok = go_token_keys(buf, doc_ptr, *_go_tables())
-    counts, out = _k.ngram_keys(indptr, keys, np.int64(n), seed)
+    out = _KeyBuffer(len(texts.buffer) + len(texts))
+    batch = range(len(texts))
+    scratch = _Scratch()
+    first_mark = scratch.prepare(texts.sizes(), n, distinct)
+    _go_commit(texts, batch, _go_keys(texts, batch, n, seed, distinct, scratch, first_mark), n, seed, distinct, out,
+               regex_shingles)
+    return out.result()
+
+
+class _Scratch:
+    """Work arrays that the batches of one call reuse (no fresh pages for each): token keys, n-gram
+    keys, and the table of :func:`allpairs._shingle_kernel.ngram_keys_into` with its next document mark.
+
+    They are made in the calling thread (:meth:`prepare`): memory freed by a
+    worker thread's allocator tends to stay with the process.
+    """
+
+    #: A table of more slots than this (16 bytes each), made for a very long text, is not kept.
+    KEEP_SLOTS = 1 << 18
+
+    def __init__(self) -> None:
+        self.keys = np.zeros(0, np.uint64)
+        self.ngrams = np.zeros(0, np.uint64)
+        self.slots = np.zeros(0, np.uint64)
+        self.marks = 0
+
+    def prepare(self, sizes: np.ndarray, n: int, distinct: bool) -> np.int64:
+        """Room for texts of ``sizes`` bytes (UTF-8), at most a token a byte and one more a text;
+        returns the first document mark of the table."""
+        room = int(sizes.sum()) + len(sizes)
+        if len(self.keys) < room:
+            self.keys = np.empty(room, np.uint64)
+        if len(self.ngrams) < room:  # no more n-grams than tokens
+            self.ngrams = np.empty(room, np.uint64)
+        return self.table(int(sizes.max(initial=0)) + 2 - n, len(sizes), distinct)
+
+    def table(self, longest: int, n_docs: int, distinct: bool) -> np.int64:
+        """A table for ``n_docs`` texts of at most ``longest`` n-grams; returns their first document mark."""
+        if distinct:
+            size = 16
+            while size < 2 * longest:
+                size *= 2
+            if len(self.slots) < 2 * size:
+                self.slots = np.zeros(2 * size, np.uint64)
+        first = self.marks
+        self.marks += n_docs
+        return np.int64(first)
+
+    def trim(self) -> None:
+        """Drop a table made for a very long text: every slot of it was likely touched, and the
+        next texts need a fraction of it."""
+        if len(self.slots) > 2 * self.KEEP_SLOTS:
+            self.slots = np.zeros(0, np.uint64)
+
+    def ngram_keys_into(self, indptr, keys, n, seed, distinct, out, k0, first_mark):
+        """:func:`allpairs._shingle_kernel.ngram_keys_into` with this table, marks from ``first_mark``."""
+        return _k.ngram_keys_into(indptr, keys, np.int64(n), seed, distinct, out, np.int64(k0), self.slots,
+                                  first_mark)
+
+
+def _ngram_keys(indptr, keys, n, seed, distinct) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`allpairs._shingle_kernel.ngram_keys_into` a new array: ``(counts, keys)``."""
+    total = int(np.maximum(np.diff(indptr) - n + 1, 0).sum())
+    out = np.empty(total, np.uint64)
+    scratch = _Scratch()
+    first_mark = scratch.table(int(np.diff(indptr).max(initial=0)) - n + 1, len(indptr) - 1, distinct)
+    counts = scratch.ngram_keys_into(indptr, keys, n, seed, distinct, out, 0, first_mark)
+    return counts, out[: int(counts.sum())]
+
+
+def _go_keys(texts: Utf8Texts, batch: range, n, seed, distinct, scratch: _Scratch, first_mark):
+    """The compiled part of :func:`_go_shingles` for texts ``batch``, in ``scratch`` made ready by
+    :meth:`_Scratch.prepare` (kernels only: it may run in a thread of its own). Returns the counts,
+    the keys (a view of ``scratch``) and whether each text was taken (False: declined, no keys)."""
+    buf, doc_ptr = texts.span(batch.start, batch.stop)
+    with np.errstate(over="ignore"):  # NUMBA_DISABLE_JIT: uint64 arithmetic wraps by design
+        indptr, ok = go_token_keys_into(buf, doc_ptr, scratch.keys, *_go_tables())
+        counts = scratch.ngram_keys_into(indptr, scratch.keys, n, seed, distinct, scratch.ngrams, 0, first_mark)
+    return counts, scratch.ngrams[: int(counts.sum())], ok
+
+
+def _go_commit(texts: Utf8Texts, batch: range, found, n, seed, distinct, out: _KeyBuffer, regex_shingles) -> None:
+    """Add :func:`_go_keys`'s result for texts ``batch`` to ``out``, with the declined texts
+    shingled by ``regex_shingles`` in their place."""
+    counts, keys, ok = found
+    if ok.all():
+        out.add(counts, keys)
+        return
     declined = np.flatnonzero(~ok)
-    if declined.size == 0:
-        return counts, out
     compiled = np.flatnonzero(ok)
-    regex = regex_shingles([docs[i] for i in declined], n, seed)
+    regex = regex_shingles([texts[batch.start + i] for i in declined], n, seed, distinct)
     # Declined documents have no keys above: drop their zero counts and interleave.
-    return _interleave(len(docs), [(compiled, (counts[compiled], out)), (declined, regex)])
+    out.add(*_interleave(len(batch), [(compiled, (counts[compiled], keys)), (declined, regex)]))
+
+
+class _KeyBuffer:
+    """The shingle counts and keys of the documents done so far; the keys in one array that kernels write into.
+
+    It starts with room for ``capacity`` keys (untouched pages cost no
+    memory) and grows when a batch needs more.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        try:
+            self.keys = np.empty(max(capacity, 1), np.uint64)
+        except MemoryError:  # more room than the system lends at once: start small and grow
+            self.keys = np.empty(1 << 20, np.uint64)
+        self.size = 0
+        self.counts: list[np.ndarray] = [np.zeros(0, np.int64)]
+
+    def room(self, m: int) -> np.ndarray:
+        """The key array, with room for ``m`` keys from :attr:`size` on."""
+        if self.size + m > len(self.keys):
+            grown = np.empty(max(self.size + m, 2 * len(self.keys)), np.uint64)
+            grown[: self.size] = self.keys[: self.size]
+            self.keys = grown
+        return self.keys
+
+    def add(self, counts: np.ndarray, keys: np.ndarray | None = None) -> None:
+        """Documents done: their counts (int64), and their keys, copied in, unless written in place already."""
+        total = int(counts.sum())
+        if keys is not None:
+            self.room(total)[self.size:self.size + total] = keys
+        self.size += total
+        self.counts.append(counts)
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        """Counts (int64, a document each) and keys (uint64)."""
+        return np.concatenate(self.counts), self.keys[: self.size]
 
 
 def _interleave(n_docs: int, parts) -> tuple[np.ndarray, np.ndarray]:
@@ -394,6 +546,8 @@ def shingle_texts(
     languages: Sequence[str | None] | None = None,
     progress: Callable[[int], None] | None = None,
     workers: int | None = None,
+    distinct: bool = False,
+    jobs: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Shingle keys of each text.
 
@@ -425,13 +579,21 @@ def shingle_texts(
         pool).  The result does not depend on it: each text's keys are a
         function of that text alone.  A pool pays off only when CPUs are idle;
         ``workers=1`` stays in this process.
+    distinct : bool, default False
+        Leave out a key already met in the same text (its first occurrence
+        stays): each text's set of keys in order of first occurrence, which
+        is all :func:`allpairs.order.order_sets` needs, in less memory.
+    jobs : int, optional
+        Threads for the compiled Go tokenizer over files held as UTF-8 (as
+        :func:`allpairs.corpus.read_directory` holds them); default every
+        core, 1 for none. The result does not depend on it.
 
     Returns
     -------
     indptr : ndarray of int64, shape (n_docs + 1,)
     keys : ndarray of uint64, shape (indptr[-1],)
         The shingle keys of text i are ``keys[indptr[i]:indptr[i + 1]]``, in
-        text order, duplicates kept.  A text with fewer than n tokens has no
+        text order, duplicates kept (unless ``distinct``).  A text with fewer than n tokens has no
         shingle.  Keys are defined in the module docstring.
 
     Raises
@@ -446,9 +608,10 @@ def shingle_texts(
     langs = _check_languages(languages, len(texts)) if spec.kind == "code" else None
     pool_size = _pool_size(workers, texts, spec)
     if pool_size > 1:
-        counts, keys = _shingle_in_pool(texts, langs, spec, normalize, progress, pool_size)
+        counts, keys = _shingle_in_pool(texts, langs, spec, normalize, progress, pool_size, distinct)
     else:
-        counts, keys = _shingle_serial(texts, langs, spec, normalize, progress)
+        counts, keys = _shingle_serial(texts, langs, spec, normalize, progress, distinct, resolve_jobs(jobs))
+        _malloc.release()  # the batches' work arrays
     return _indptr(counts), keys
 
 
@@ -471,21 +634,21 @@ def _pool_size(workers: int | None, texts: Sequence[str], spec: ShingleSpec) -> 
         # and the keys sent back (Go tree: 2.55 s in this process, 3.25 s with two).
         return 1
     cpus = len(os.sched_getaffinity(0))
-    if cpus < 2 or sum(map(len, texts)) < PARALLEL_MIN_CHARS:
+    if cpus < 2 or sum(_sizes(texts)) < PARALLEL_MIN_CHARS:
         return 1
     return min(cpus, 8)
 
 
-def _chunks(texts: Sequence[str], size: int) -> list[range]:
+def _chunks(sizes: Sequence[int], size: int) -> list[range]:
     """Consecutive ranges of texts of about ``size`` characters each."""
     chunks, start, chars = [], 0, 0
-    for i, text in enumerate(texts):
-        chars += len(text)
+    for i, n in enumerate(sizes):
+        chars += n
         if chars >= size:
             chunks.append(range(start, i + 1))
             start, chars = i + 1, 0
-    if start < len(texts):
-        chunks.append(range(start, len(texts)))
+    if start < len(sizes):
+        chunks.append(range(start, len(sizes)))
     return chunks
 
 
@@ -494,20 +657,32 @@ def _chunks(texts: Sequence[str], size: int) -> list[range]:
 _FORKED_INPUTS: dict[int, tuple[Sequence[str], list | None]] = {}
 
 
-def _shingle_inherited(call: int, chunk: range, spec: ShingleSpec, normalize: bool):
+def _shingle_inherited(call: int, chunk: range, spec: ShingleSpec, normalize: bool, distinct: bool):
     """Worker side of the fork pool: shingle ``chunk`` of the inherited corpus ``call``."""
     texts, langs = _FORKED_INPUTS[call]
     return _shingle_serial(
-        [texts[i] for i in chunk], None if langs is None else [langs[i] for i in chunk],
-        spec, normalize,
+        _part(texts, chunk), None if langs is None else [langs[i] for i in chunk], spec, normalize,
+        distinct=distinct,
     )
 
 
-def _shingle_in_pool(texts, langs, spec, normalize, progress, pool_size):
+def _part(texts, chunk: range):
+    """The texts ``chunk`` of ``texts``, kept as UTF-8 bytes if they are held so."""
+    if isinstance(texts, Utf8Texts):
+        return Utf8Texts(*texts.span(chunk.start, chunk.stop))
+    return [texts[i] for i in chunk]
+
+
+def _sizes(texts) -> list[int]:
+    """Each text's size: bytes for a :class:`Utf8Texts` (not decoded for that), else characters."""
+    return texts.sizes().tolist() if isinstance(texts, Utf8Texts) else list(map(len, texts))
+
+
+def _shingle_in_pool(texts, langs, spec, normalize, progress, pool_size, distinct):
     """shingle_texts over chunks of texts in worker processes, results in input order."""
-    total = sum(map(len, texts))
+    sizes = _sizes(texts)
     # About four chunks per worker balance skewed file sizes without much overhead.
-    chunks = _chunks(texts, max(total // (4 * pool_size), 1))
+    chunks = _chunks(sizes, max(sum(sizes) // (4 * pool_size), 1))
     fork = sys.platform.startswith("linux")
     context = multiprocessing.get_context("fork" if fork else None)
     call = id(texts)
@@ -515,11 +690,11 @@ def _shingle_in_pool(texts, langs, spec, normalize, progress, pool_size):
     try:
         if fork:
             _FORKED_INPUTS[call] = (texts, langs)
-            jobs = [(_shingle_inherited, call, chunk, spec, normalize) for chunk in chunks]
+            jobs = [(_shingle_inherited, call, chunk, spec, normalize, distinct) for chunk in chunks]
         else:
             jobs = [
-                (_shingle_serial, [texts[i] for i in chunk],
-                 None if langs is None else [langs[i] for i in chunk], spec, normalize)
+                (_shingle_serial, _part(texts, chunk),
+                 None if langs is None else [langs[i] for i in chunk], spec, normalize, None, distinct)
                 for chunk in chunks
             ]
         with _worker_pool(pool_size, context) as pool:
@@ -566,29 +741,75 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _shingle_serial(texts, langs, spec, normalize, progress=None):
-    """Shingle counts (int64, one per text) and keys of ``texts``, in this process."""
-    counts_parts: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-    keys_parts: list[np.ndarray] = [np.zeros(0, dtype=np.uint64)]
-    code_vocabs: dict[str | None, _CodeTokens] = {}
+def _shingle_serial(texts, langs, spec, normalize, progress=None, distinct=False, jobs=1):
+    """Shingle counts (int64, one per text) and keys of ``texts``, in this process.
 
+    Batches of Go files held as UTF-8 go to the compiled tokenizer in
+    ``jobs`` threads (the kernels release the GIL); every batch's keys are
+    added in input order, so the result does not depend on ``jobs``.
+    """
+    code_vocabs: dict[str | None, _CodeTokens] = {}
+    sizes = _sizes(texts)
+    # Room for every shingle: each is a token's, and each token takes a character of
+    # its text, as Go's semicolons take a line end or the end of the text.
+    out = _KeyBuffer(sum(sizes) + len(sizes))
+    go_bytes = spec.kind == "code" and isinstance(texts, Utf8Texts)
+    n, seed = spec.n, _seed(spec)
+
+    def go_vocab() -> _CodeTokens:
+        return code_vocabs.setdefault("go", _CodeTokens("go"))
+
+    # At most jobs Go batches in flight, each with scratch arrays of its own.
+    scratches = [_Scratch() for _ in range(jobs)]
+    pending: collections.deque = collections.deque()
+
+    def commit_oldest() -> None:
+        batch, scratch, found = pending.popleft()
+        if isinstance(found, concurrent.futures.Future):
+            found = found.result()
+        _go_commit(texts, batch, found, n, seed, distinct, out, go_vocab()._regex_shingles)
+        scratch.trim()
+        scratches.append(scratch)
+        if progress is not None:
+            progress(len(batch))
+
+    pool = concurrent.futures.ThreadPoolExecutor(jobs) if jobs > 1 and go_bytes else None
     # uint64 arithmetic wraps by design; errstate only matters when
     # NUMBA_DISABLE_JIT=1 runs the kernels on numpy scalars, which warn.
-    with np.errstate(over="ignore"):
-        for batch in _batches(texts):
-            counts, keys = _shingle_batch(
-                [texts[i] for i in batch], None if langs is None else [langs[i] for i in batch],
-                spec, normalize, code_vocabs,
-            )
-            counts_parts.append(counts)
-            keys_parts.append(keys)
-            if progress is not None:
-                progress(len(batch))
-    return np.concatenate(counts_parts), np.concatenate(keys_parts)
+    try:
+        with np.errstate(over="ignore"):
+            for batch in _batches(sizes):
+                batch_langs = None if langs is None else [langs[i] for i in batch]
+                if go_bytes and all(lang == "go" for lang in batch_langs):
+                    # Go files as read: the compiled tokenizer reads them in place.
+                    if not scratches:
+                        commit_oldest()
+                    scratch = scratches.pop()
+                    first_mark = scratch.prepare(texts.sizes()[batch.start:batch.stop], n, distinct)
+                    job = (texts, batch, n, seed, distinct, scratch, first_mark)
+                    # The first batch runs here: it loads the kernels, whose memory then belongs
+                    # to this thread's allocator rather than a worker's.
+                    threaded = pool is not None and batch.start > 0
+                    pending.append((batch, scratch, pool.submit(_go_keys, *job) if threaded else _go_keys(*job)))
+                    if not threaded:
+                        commit_oldest()
+                    continue
+                while pending:
+                    commit_oldest()
+                out.add(*_shingle_batch([texts[i] for i in batch], batch_langs, spec, normalize, code_vocabs,
+                                        distinct))
+                if progress is not None:
+                    progress(len(batch))
+            while pending:
+                commit_oldest()
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    return out.result()
 
 
-def _shingle_batch(docs, langs, spec, normalize, code_vocabs):
-    """Shingle counts and keys of one batch of documents."""
+def _shingle_batch(docs, langs, spec, normalize, code_vocabs, distinct):
+    """Shingle counts and keys of one batch of documents (str; for code, str or UTF-8 bytes)."""
     seed, n = _seed(spec), spec.n
     if spec.kind == "word" and normalize:
         # Whitespace is never part of a word (\w+), so collapsing it changes no
@@ -597,17 +818,17 @@ def _shingle_batch(docs, langs, spec, normalize, code_vocabs):
     elif spec.kind == "char" and normalize:
         docs = [normalize_text(doc) for doc in docs]
     if spec.kind == "code":
-        return _code_batch(docs, langs, code_vocabs, n, seed)
+        return _code_batch(docs, langs, code_vocabs, n, seed, distinct)
     # The batch's UTF-8 bytes in one buffer; kernels find and hash the tokens.
     buf, doc_ptr = _utf8(docs)
     if spec.kind == "char":
         indptr, keys = _k.char_keys(buf, doc_ptr, _ascii_keys())
     else:
         indptr, keys = _k.token_keys(buf, doc_ptr, _word_table(docs))
-    return _k.ngram_keys(indptr, keys, np.int64(n), seed)
+    return _ngram_keys(indptr, keys, n, seed, distinct)
 
 
-def _code_batch(docs, langs, vocabs, n, seed) -> tuple[np.ndarray, np.ndarray]:
+def _code_batch(docs, langs, vocabs, n, seed, distinct) -> tuple[np.ndarray, np.ndarray]:
     """code:N shingles of one batch, each document with its own language's tokenizer."""
     groups: dict[str | None, list[int]] = {}
     for i, lang in enumerate(langs):
@@ -616,7 +837,7 @@ def _code_batch(docs, langs, vocabs, n, seed) -> tuple[np.ndarray, np.ndarray]:
     for lang, members in groups.items():
         if lang not in vocabs:
             vocabs[lang] = _CodeTokens(lang)
-        results[lang] = vocabs[lang].shingles([docs[i] for i in members], n, seed)
+        results[lang] = vocabs[lang].shingles([docs[i] for i in members], n, seed, distinct)
     if len(groups) == 1:
         return results[next(iter(groups))]
     # Several languages in the batch: put the documents back in input order.

@@ -133,3 +133,22 @@ def dedup(sets, threshold, measure: str = "jaccard") -> list[tuple[int, int | No
         if best is None:
             kept.append(d)
     return out
+
+
+def global_order(sets) -> dict:
+    """The order stage by definition: keys ranked by document frequency, ties by first occurrence
+    (document, then position); each document's distinct ranks ascending; distinct non-empty sets by
+    (size, ranks), each with its documents."""
+    first: dict = {}
+    df: dict = {}
+    for d, s in enumerate(sets):
+        for pos, key in enumerate(s):
+            first.setdefault(key, (d, pos))
+        for key in set(s):
+            df[key] = df.get(key, 0) + 1
+    keys = sorted(first, key=lambda key: (df[key], first[key]))
+    rank = {key: r for r, key in enumerate(keys)}
+    docs = [sorted({rank[key] for key in s}) for s in sets]
+    distinct = sorted({tuple(r) for r in docs if r}, key=lambda r: (len(r), r))
+    members = {r: [d for d, row in enumerate(docs) if tuple(row) == r] for r in distinct}
+    return {"keys": keys, "docs": docs, "sets": [list(r) for r in distinct], "members": [members[r] for r in distinct]}

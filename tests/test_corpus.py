@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from allpairs import corpus
 from allpairs.corpus import matches, read_corpus, read_directory, read_jsonl, read_lines, read_sets
 from allpairs.errors import InputError, UsageError
 
@@ -59,14 +60,14 @@ def test_include_exclude_and_min_bytes(tree):
 
 def test_unreadable_file_is_skipped(tree, monkeypatch):
     # chmod 0 does not stop root (CI runs as root), so fail the read itself.
-    real = Path.read_bytes
+    real = corpus._read_bytes
 
-    def read_bytes(self):
-        if self.name == "one.txt":
+    def read_bytes(path):
+        if Path(path).name == "one.txt":
             raise PermissionError(13, "Permission denied")
-        return real(self)
+        return real(path)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(corpus, "_read_bytes", read_bytes)
     assert dict(read_directory(tree).skipped)["a/one.txt"] == "unreadable (Permission denied)"
 
 

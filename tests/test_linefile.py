@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from allpairs import linefile
 from allpairs.corpus import read_lines, read_sets
 from allpairs.errors import InputError, UsageError
-from allpairs.linefile import read_line_file
+from allpairs.linefile import Utf8Texts, read_line_file
 from allpairs.shingles import hash_sets, shingle_texts
 
 # Every character str.split() splits on, and some that it does not.
@@ -151,3 +151,15 @@ def test_the_line_limit_in_the_help_is_the_one_enforced():
     assert linefile.MAX_LINE_BYTES == 64 * 2**20
     help_text = CliRunner().invoke(app, ["join", "--help"]).stdout
     assert len(re.findall(r"up\s+to\s+64\s+MiB", help_text)) == 3
+
+
+def test_utf8_texts_decode_on_access_and_give_spans_of_their_buffer():
+    texts = Utf8Texts.of(["ab".encode(), "".encode(), "é\n".encode(), "xyz".encode()])
+    assert len(texts) == 4 and texts == ["ab", "", "é\n", "xyz"] and list(texts) == ["ab", "", "é\n", "xyz"]
+    assert texts[-1] == "xyz" and texts[1:3] == ["", "é\n"] and texts.utf8(2) == "é\n".encode()
+    with pytest.raises(IndexError, match="text index out of range"):
+        texts[4]
+    buf, ptr = texts.span(2, 4)
+    assert buf.tobytes() == "é\nxyz".encode() and ptr.tolist() == [0, 3, 6]
+    assert texts.sizes().tolist() == [2, 0, 3, 3]
+    assert "4 texts, 8 bytes" in repr(texts)

@@ -1,10 +1,13 @@
 """The global order: ranks rare to frequent, sets sorted by (size, tokens), identical sets grouped."""
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from allpairs import order
 from allpairs.order import order_sets
 
+from naive import global_order
 from strategies import corpora
 
 
@@ -43,3 +46,37 @@ def test_ties_in_frequency_go_by_first_occurrence():
     o = order_sets(*csr([[30, 10], [20, 10]]))
     # 10 is in two documents, the others in one: 30 and 20 first, in input order.
     assert o.keys.tolist() == [30, 20, 10]
+
+
+def as_naive(o):
+    """An OrderedSets in the shape of naive.global_order."""
+    return {
+        "keys": o.keys.tolist(),
+        "sets": [o.tokens[o.indptr[i]:o.indptr[i + 1]].tolist() for i in range(o.num_sets)],
+        "members": [o.group_docs[o.group_indptr[i]:o.group_indptr[i + 1]].tolist() for i in range(o.num_sets)],
+    }
+
+
+@settings(max_examples=150, deadline=None)
+@given(corpora(max_docs=40, max_size=30), st.integers(1, 6), st.sampled_from([1, 3, 1000]))
+def test_order_sets_agrees_with_the_oracle_however_the_keys_are_partitioned(sets, pbits, rounds):
+    # Many partitions and copy rounds (one partition a round at 1000) on small corpora.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(order, "_partition_bits", lambda n: pbits)
+        mp.setattr(order, "_COPY_PARTS", rounds)
+        o = order_sets(*csr(sets))
+    expected = global_order(sets)
+    got = as_naive(o)
+    assert got == {k: expected[k] for k in got}
+    assert o.doc_size.tolist() == [len(r) for r in expected["docs"]]
+
+
+def test_order_sets_agrees_with_the_oracle_on_hash_keys_with_repeats():
+    # Keys spread over the whole 64 bits, repeats within documents, a few thousand partitions' worth.
+    rng = np.random.default_rng(7)
+    vocab = rng.integers(0, 2**64, size=3000, dtype=np.uint64)
+    sets = [vocab[rng.zipf(1.3, size=rng.integers(0, 400)) % len(vocab)].tolist() for _ in range(120)]
+    sets += [sets[3], sets[5][::-1], []]
+    expected = global_order(sets)
+    got = as_naive(order_sets(*csr(sets)))
+    assert got == {k: expected[k] for k in got}

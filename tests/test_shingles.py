@@ -23,6 +23,7 @@ from allpairs.shingles import (
     token_key,
     token_keys,
 )
+from allpairs.linefile import Utf8Texts
 from conftest import shared_datasets_dir
 
 MASK = 0xFFFFFFFFFFFFFFFF
@@ -202,6 +203,52 @@ def test_batches_do_not_change_the_result(monkeypatch):
     for spec, (indptr, keys) in expected.items():
         got_indptr, got_keys = shingle_texts(docs, spec, languages=langs)
         assert np.array_equal(got_indptr, indptr) and np.array_equal(got_keys, keys)
+
+
+def first_occurrences(row: list[int]) -> list[int]:
+    return list(dict.fromkeys(row))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(texts, max_size=6),
+    specs,
+    st.lists(st.sampled_from(["go", "c", "python", None]), min_size=6, max_size=6),
+    st.integers(1, 4),
+)
+def test_distinct_keeps_each_key_at_its_first_occurrence_whatever_the_texts_are_held_in(docs, spec, langs, batch):
+    langs = langs[: len(docs)]
+    expected = [first_occurrences(r) for r in rows(*shingle_texts(docs, spec, languages=langs))]
+    held = Utf8Texts.of([d.encode("utf-8", "surrogatepass") for d in docs])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(shingles, "_BATCH_DOCS", batch)  # several batches share the repeat table
+        assert rows(*shingle_texts(docs, spec, languages=langs, distinct=True)) == expected
+        assert rows(*shingle_texts(held, spec, languages=langs, distinct=True)) == expected
+
+
+def test_texts_held_as_utf8_give_the_same_keys_in_a_worker_pool():
+    docs = [f"func f{i}() {{\n\treturn {i} + x // é\n}}\n" * (1 + i % 5) for i in range(30)] + ["é := 1\n"]
+    langs = ["go", "c", "python"] * 10 + ["go"]
+    held = Utf8Texts.of([d.encode() for d in docs])
+    for spec in ("code:3", "word:2"):
+        serial = shingle_texts(docs, spec, languages=langs, workers=1)
+        pooled = shingle_texts(held, spec, languages=langs, workers=2, distinct=True)
+        assert rows(*pooled) == [first_occurrences(r) for r in rows(*serial)]
+
+
+def test_go_files_held_as_utf8_give_the_same_keys_with_any_number_of_threads(monkeypatch):
+    docs = [f"package p\n\nfunc f{i}() int {{\n\treturn {i} + x // é\n}}\n" * (1 + i % 7) for i in range(60)]
+    docs[7] = "x := 1\nvar é = 2\n"  # declined by the kernel: the regex path, in its place
+    held = Utf8Texts.of([d.encode() for d in docs])
+    langs = ["go"] * len(docs)
+    expected = rows(*shingle_texts(docs, "code:4", languages=langs, workers=1))
+    monkeypatch.setattr(shingles, "_BATCH_DOCS", 4)
+    for jobs in (1, 2, 5):
+        calls = []
+        got = shingle_texts(held, "code:4", languages=langs, jobs=jobs, progress=calls.append)
+        assert rows(*got) == expected and sum(calls) == len(docs)
+        got = shingle_texts(held, "code:4", languages=langs, jobs=jobs, distinct=True)
+        assert rows(*got) == [first_occurrences(r) for r in expected]
 
 
 def test_progress_adds_up_to_the_number_of_texts(monkeypatch):
