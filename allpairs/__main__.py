@@ -154,7 +154,7 @@ def main() -> None:
     try:
         from .cli import main as command_line
         from .cli._app import BrokenPipe
-    except (MemoryError, OSError) as e:  # a memory limit (ulimit -v) too low to load numba and LLVM
+    except (MemoryError, OSError) as e:  # a memory limit (ulimit -v) too low to load numpy (numba: see _numba.prepare)
         why = "out of memory" if isinstance(e, MemoryError) else (str(e).splitlines() or ["?"])[0]
         os.write(2, f"allpairs: error: cannot start ({why}); if memory is limited (ulimit -v), raise the limit\n"
                  .encode("utf-8", "backslashreplace"))

@@ -1,22 +1,226 @@
 """The one place where numba options and thread counts are set for every compiled kernel.
 
-``NUMBA_DISABLE_JIT=1`` turns every kernel back into plain Python (slow, but
-coverage and debuggers see it).
+Every kernel is written once, as plain Python over arrays and scalars, and
+runs one of two ways:
+
+- compiled by numba (``cache=True``: compiled once, then loaded from numba's
+  cache; ``nogil=True``: threads run kernels side by side), or
+- as the plain Python function itself, inside ``np.errstate(over="ignore")``
+  (uint64 arithmetic wraps the same way; numpy scalars would warn).
+
+Both give the same results; the tests run the oracle comparisons both ways.
+Compiling pays a fixed cost before the first kernel runs: importing numba
+(~0.5 s), its registries (~0.4 s) and loading each kernel from the cache
+(15-25 ms each). For a small input the plain functions finish sooner, so numba
+is imported only when a kernel is first run compiled, never at import time.
+
+Which way a kernel runs:
+
+- ``ALLPAIRS_KERNELS=compiled`` or ``python`` (the environment variable, or
+  :func:`use_kernels`): always that way;
+- ``auto`` (the default): plain Python inside :func:`kernels_for` a small input
+  (``input_bytes < PLAIN_BELOW``; :func:`allpairs.join`, a ``--sets`` file read
+  by :func:`allpairs.corpus.read_sets` and the expanding and writing of
+  :class:`allpairs.pairs.Pairs` open it), compiled everywhere else (a big
+  input, any direct call of a kernel, a Spark worker);
+- ``NUMBA_DISABLE_JIT=1`` keeps its meaning, every kernel plain Python (slow,
+  but coverage and debuggers see it), whatever ``ALLPAIRS_KERNELS`` says.
+
+A compiled kernel calls other kernels through its module's globals: they are
+:class:`Kernel` objects, which numba types as the numba dispatchers behind them.
 """
 from __future__ import annotations
 
+import functools
+import importlib
 import os
+import sys
+import threading
 import time
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
-import numba
-import numba.core.event
+import numpy as np
 
-from .errors import UsageError
+from .errors import AllPairsError, UsageError
 
-#: Every kernel is compiled once and cached on disk (so the CLI does not
-#: recompile on each run) and releases the GIL (so that threads run kernels
-#: side by side).
-kernel = numba.njit(cache=True, nogil=True, boundscheck=False)
+#: The ways kernels may run (``ALLPAIRS_KERNELS``).
+MODES = ("auto", "compiled", "python")
+
+#: In ``auto`` mode, an input of fewer bytes than this runs the plain Python kernels: the
+#: break-even of whole joins measured by ``scripts/bench_startup.py`` (plain Python wins up
+#: to ~75 KB of Kosarak transactions, loses 2× at 160 KB; on text it wins further).
+PLAIN_BELOW = 65_536
+
+
+def _mode_from_environment() -> str:
+    if os.environ.get("NUMBA_DISABLE_JIT", "0").strip() not in ("", "0"):
+        return "python"
+    return os.environ.get("ALLPAIRS_KERNELS", "auto").strip().lower() or "auto"
+
+
+_mode = _mode_from_environment()
+_small = 0  # kernels_for scopes open on a small input ...
+_big = 0  # ... and on a big one
+_plain = _mode == "python"  # the decision every kernel call reads: kept up to date by _decide()
+_lock = threading.RLock()
+_jit: Callable | None = None  # numba.njit with our options, once numba is imported
+_clocks: list["CompileClock"] = []  # installed on numba's compile events as soon as numba is imported
+
+
+def _decide() -> None:
+    global _plain
+    _plain = _mode == "python" or (_mode == "auto" and _small > 0 and _big == 0)
+
+
+def _check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise UsageError(f"ALLPAIRS_KERNELS={mode!r} is not one of {', '.join(MODES)}; "
+                         "leave it unset (auto) or give one of them")
+    return mode
+
+
+def kernel_mode() -> str:
+    """How kernels run now: ``"compiled"`` or ``"python"``."""
+    return "python" if _plain else "compiled"
+
+
+@contextmanager
+def use_kernels(mode: str) -> Iterator[None]:
+    """Run every kernel ``"compiled"``, as ``"python"``, or ``"auto"`` by input size, inside the block
+    (as ``ALLPAIRS_KERNELS`` does for a whole process)."""
+    global _mode
+    _check_mode(mode)
+    with _lock:
+        before, _mode = _mode, mode
+        _decide()
+    try:
+        yield
+    finally:
+        with _lock:
+            _mode = before
+            _decide()
+
+
+@contextmanager
+def kernels_for(input_bytes: int | None) -> Iterator[None]:
+    """Inside the block, kernels run as plain Python when the mode is ``auto`` and the input is small
+    (``input_bytes`` below :data:`PLAIN_BELOW`; None means unknown, taken as big).
+
+    Scopes nest and may be open in several threads at once: kernels run plain
+    only while every open scope is small. An unknown ``ALLPAIRS_KERNELS``
+    value is a :class:`UsageError` here.
+    """
+    global _small, _big
+    _check_mode(_mode)
+    small = input_bytes is not None and input_bytes < PLAIN_BELOW
+    with _lock:
+        if small:
+            _small += 1
+        else:
+            _big += 1
+        _decide()
+    if not _plain:
+        prepare()
+    try:
+        yield
+    finally:
+        with _lock:
+            if small:
+                _small -= 1
+            else:
+                _big -= 1
+            _decide()
+
+
+def prepare() -> None:
+    """Import numba and set up the compiler (idempotent; the first compiled kernel call does it anyway)."""
+    global _jit
+    if _jit is not None:
+        return
+    with _lock:
+        if _jit is not None:
+            return
+        _check_mode(_mode)
+        try:
+            import numba
+            import numba.core.event
+        except (MemoryError, OSError) as e:  # a memory limit (ulimit -v) too low to load numba and LLVM
+            why = "out of memory" if isinstance(e, MemoryError) else (str(e).splitlines() or ["?"])[0]
+            raise AllPairsError(f"cannot load the compiled kernels ({why}); if memory is limited (ulimit -v), "
+                                "raise the limit, or set ALLPAIRS_KERNELS=python (slow on large inputs)") from None
+
+        numba.core.event.Listener.register(CompileClock)  # it has the listener's methods
+        for clock in _clocks:
+            numba.core.event.register("numba:compile", clock)
+        _jit = numba.njit(cache=True, nogil=True, boundscheck=False)
+
+
+class _Depth(threading.local):
+    plain = 0  # plain kernel calls under way in this thread (errstate is set by the outermost)
+
+
+_depth = _Depth()
+
+
+class Kernel:
+    """A kernel: its plain Python function, and the numba dispatcher made from it on first compiled use.
+
+    Calling it runs one or the other (see the module's docstring). numba sees
+    it as its dispatcher, so that a compiled kernel may call another through a
+    module global.
+    """
+
+    def __init__(self, py_func: Callable):
+        self.py_func = py_func
+        self._dispatcher = None
+        functools.update_wrapper(self, py_func)
+
+    @property
+    def dispatcher(self):
+        """The numba dispatcher (made, and numba imported, on first use)."""
+        d = self._dispatcher
+        if d is None:
+            prepare()
+            d = _jit(self.py_func)
+            if self._dispatcher is None:  # another thread may have made one meanwhile: keep the first
+                self._dispatcher = d
+            d = self._dispatcher
+        return d
+
+    @property
+    def _numba_type_(self):
+        """numba's type for this object as a global of a kernel being compiled: its dispatcher's."""
+        return self.dispatcher._numba_type_
+
+    def __call__(self, *args):
+        if not _plain:
+            return self.dispatcher(*args)
+        if _depth.plain:
+            return self.py_func(*args)
+        _depth.plain = 1
+        try:
+            with np.errstate(over="ignore"):
+                return self.py_func(*args)
+        finally:
+            _depth.plain = 0
+
+    def __reduce__(self):
+        # Pickled by name, as a function is (e.g. for a worker process).
+        return _kernel_named, (self.__module__, self.__qualname__)
+
+    def __repr__(self) -> str:
+        return f"<kernel {self.__module__}.{self.__qualname__}>"
+
+
+def _kernel_named(module: str, qualname: str) -> Kernel:
+    return functools.reduce(getattr, qualname.split("."), importlib.import_module(module))
+
+
+def kernel(py_func: Callable) -> Kernel:
+    """The decorator of every kernel: compiled with ``cache=True, nogil=True, boundscheck=False``
+    when it runs compiled, else run as written (see the module's docstring)."""
+    return Kernel(py_func)
 
 
 #: Most threads a run may be given: beyond the cores of any machine this runs on,
@@ -45,11 +249,13 @@ def resolve_jobs(jobs: int | None) -> int:
     return jobs
 
 
-class CompileClock(numba.core.event.Listener):
+class CompileClock:
     """Counts the kernels compiled (not loaded from the cache) while installed, and their wall time.
 
     Only outermost compilations count: a kernel compiled because another one
-    calls it is part of its caller's time.
+    calls it is part of its caller's time. It listens to numba's
+    ``numba:compile`` events (a numba event listener), from the moment numba is
+    imported: a run that never imports numba compiles nothing.
     """
 
     def __init__(self) -> None:
@@ -57,6 +263,12 @@ class CompileClock(numba.core.event.Listener):
         self.seconds = 0.0
         self._depth = 0
         self._start = 0.0
+
+    def notify(self, event) -> None:
+        if event.is_start:
+            self.on_start(event)
+        elif event.is_end:
+            self.on_end(event)
 
     def on_start(self, event) -> None:
         if self._depth == 0:
@@ -70,7 +282,28 @@ class CompileClock(numba.core.event.Listener):
             self.seconds += time.perf_counter() - self._start
 
 
+@contextmanager
+def _watching(clock: CompileClock) -> Iterator[None]:
+    with _lock:
+        _clocks.append(clock)
+        if _jit is not None:
+            import numba.core.event
+
+            numba.core.event.register("numba:compile", clock)
+        elif "numba" in sys.modules:  # numba was imported by someone else: listen from now on
+            prepare()
+    try:
+        yield
+    finally:
+        with _lock:
+            _clocks.remove(clock)
+            if _jit is not None:
+                import numba.core.event
+
+                numba.core.event.unregister("numba:compile", clock)
+
+
 def compile_clock() -> tuple[CompileClock, object]:
     """A :class:`CompileClock` and the context manager that installs it (``with ctx: ...``)."""
     clock = CompileClock()
-    return clock, numba.core.event.install_listener("numba:compile", clock)
+    return clock, _watching(clock)

@@ -23,6 +23,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from ._numba import kernels_for
 from ._plural import count
 from .errors import InputError, UsageError
 from .linefile import HashedSets, LineFile, TextLines, TokenSets, Utf8Texts, read_line_file, read_pieces
@@ -529,7 +530,8 @@ def read_sets(path: str | os.PathLike, *, encoding: str = "utf-8", hashed: bool 
         if str(path) != "-":
             st = os.stat(path)
             size = st.st_size if stat.S_ISREG(st.st_mode) else None
-        sets = HashedSets(*hash_set_pieces(pieces, size))
+        with kernels_for(size):  # a small file is hashed by the plain Python kernel
+            sets = HashedSets(*hash_set_pieces(pieces, size))
     else:
         sets = TokenSets(_open_lines(path, encoding))
     ids = [str(k + 1) for k in range(len(sets))]

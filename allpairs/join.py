@@ -19,8 +19,8 @@ from .corpus import Corpus
 from .errors import EmptyCorpusError, UsageError
 from .clusters import Clusters, find_clusters
 from .exact import prefix_join, prefix_join_rows
-from .exact.prefix import LEFT_SIDE, RIGHT_SIDE, SetPairs, per_size
-from ._numba import resolve_jobs
+from .exact.prefix import LEFT_SIDE, RIGHT_SIDE, SetPairs, join_plan, per_size
+from ._numba import PLAIN_BELOW, kernel_mode, kernels_for, resolve_jobs
 from .lsh import candidates as lsh_candidates
 from .lsh import (MAX_EXPAND, agreement_needed, check_banding, check_num_perm, choose_params, estimate_pairs,
                   probability, share_joined_bucket, signature_sets, signatures)
@@ -224,6 +224,48 @@ def merge_corpora(left: Corpus, right: Corpus) -> Corpus:
                   skipped=list(left.skipped) + list(right.skipped),
                   kind=left.kind if left.kind == right.kind else "texts",
                   seconds=left.seconds + right.seconds, dropped=left.dropped + right.dropped)
+
+
+def input_bytes(corpus: Corpus, enough: int = PLAIN_BELOW) -> int:
+    """About how many bytes of input ``corpus`` holds: characters of its texts, 8 per token of its sets
+    (a token key's size); counting stops past ``enough``, which is all that
+    :func:`allpairs._numba.kernels_for` needs to know."""
+    docs = corpus.texts if corpus.texts is not None else corpus.sets
+    lines = getattr(docs, "lines", None)  # read from a file: its buffer's size
+    if lines is not None:
+        return len(lines.data)
+    buffer = getattr(docs, "buffer", None)  # texts held as one UTF-8 buffer
+    if isinstance(buffer, np.ndarray):
+        return len(buffer)
+    keys = getattr(docs, "keys", None)  # hashed while read: the keys
+    if keys is not None:
+        return 8 * len(keys)
+    per_item = 1 if corpus.texts is not None else 8
+    total = 0
+    for doc in docs:
+        total += per_item * len(doc)
+        if total >= enough:
+            break
+    return total
+
+
+#: A join of a small input with more candidate entries than this (the bound of
+#: :func:`candidate_bound`) runs its join stage compiled: a handful of sets sharing
+#: frequent tokens can be a lot of work for few bytes.
+PLAIN_CANDIDATES = 50_000
+
+
+def candidate_bound(sets: OrderedSets, t: Threshold, measure: Measure) -> int:
+    """An upper bound on the posting entries the prefix-filter join reads: for each token, the sets
+    whose probing prefix holds it times those whose indexing prefix does (numpy, linear)."""
+    sizes = np.diff(sets.indptr)
+    if len(sizes) == 0:
+        return 0
+    _, index_len, probe_len, _, _ = join_plan(measure, t, sizes)
+    position = np.arange(len(sets.tokens)) - np.repeat(sets.indptr[:-1], sizes)
+    probed = np.bincount(sets.tokens[position < np.repeat(probe_len, sizes)], minlength=sets.num_tokens)
+    indexed = np.bincount(sets.tokens[position < np.repeat(index_len, sizes)], minlength=sets.num_tokens)
+    return int(probed.astype(np.int64) @ indexed.astype(np.int64))
 
 
 def default_shingle(corpus: Corpus) -> ShingleSpec | None:
@@ -544,25 +586,32 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         n_left = len(corpus)
         corpus = merge_corpora(corpus, as_corpus(against))
     stats = Stats()
-    sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
-                                 stats=stats, progress=progress, ranked=info is None, jobs=jobs)
-    if info is None:
-        with _timed(stats, "join"):
-            pairs, found = exact_pairs(sets, t, m, n_left=n_left, jobs=jobs, progress=progress)
-        stats.candidates = found.candidates
-    else:
-        stats.notes.append(info.describe())
-        pairs, _ = lsh_pairs(sets, t, info, verify=verify, jobs=jobs, stats=stats)
-    stats.set_pairs = pairs.num_set_pairs
-    stats.pairs = len(pairs)
-    found_clusters = None
-    if clusters:
-        with _timed(stats, "clusters"):
-            found_clusters = find_clusters(pairs)
+    # A small input runs the kernels as plain Python: no numba to import, no kernels to load.
+    with kernels_for(input_bytes(corpus)):
+        sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
+                                     stats=stats, progress=progress, ranked=info is None, jobs=jobs)
+        if info is None:
+            with _timed(stats, "join"), kernels_for(None if _much_join(sets, t, m) else 0):
+                pairs, found = exact_pairs(sets, t, m, n_left=n_left, jobs=jobs, progress=progress)
+            stats.candidates = found.candidates
+        else:
+            stats.notes.append(info.describe())
+            pairs, _ = lsh_pairs(sets, t, info, verify=verify, jobs=jobs, stats=stats)
+        stats.set_pairs = pairs.num_set_pairs
+        stats.pairs = len(pairs)
+        found_clusters = None
+        if clusters:
+            with _timed(stats, "clusters"):
+                found_clusters = find_clusters(pairs)
     stats.peak_memory = peak_memory()
     return JoinResult(pairs=pairs, ids=corpus.ids, threshold=t, shingle=label, method=method,
                       stats=stats, shown=corpus.shown, lsh=info, measure=m, n_left=n_left,
                       clusters=found_clusters)
+
+
+def _much_join(sets: OrderedSets, t: Threshold, measure: Measure) -> bool:
+    """Whether the join stage of a run whose kernels run as plain Python should run compiled after all."""
+    return kernel_mode() == "python" and candidate_bound(sets, t, measure) > PLAIN_CANDIDATES
 
 
 def exact_pairs(sets: OrderedSets, t: Threshold, measure: Measure, *, n_left: int | None = None,

@@ -20,6 +20,7 @@ from typing import BinaryIO, Iterator, NamedTuple, Sequence
 import numpy as np
 
 from . import _pairs_kernel as _k
+from ._numba import kernels_for
 from .errors import UsageError
 from .measures import MEASURES, Measure, get_measure
 from .output import check_output, open_output  # noqa: F401  (where pairs are written)
@@ -29,6 +30,10 @@ FORMATS = ("tsv", "csv", "jsonl")
 
 #: Decimal places of the printed similarity (truncated, never rounded up).
 DECIMALS = 6
+
+#: About the length of one written pair (two ids, a similarity): the unit in which the
+#: output's size decides how its kernels run (see :func:`allpairs._numba.kernels_for`).
+BYTES_PER_PAIR = 32
 
 
 class Pair(NamedTuple):
@@ -155,6 +160,12 @@ class Pairs:
         return self._count
 
     @property
+    def output_bytes(self) -> int:
+        """About how many bytes the pairs take written out: what decides whether expanding and writing
+        them runs the kernels compiled (:func:`allpairs._numba.kernels_for`)."""
+        return BYTES_PER_PAIR * self._count
+
+    @property
     def estimated(self) -> bool:
         """True when the pairs were kept on a MinHash estimate, not verified."""
         return self.set_estimate is not None
@@ -167,7 +178,8 @@ class Pairs:
     def _ranges(self, max_pairs: int) -> Iterator[tuple[int, int, int]]:
         """Runs of left documents [lo, hi) with at most about ``max_pairs`` pairs, and a bound on their pairs."""
         s = self.sets
-        bound = _k.partner_bound(s.doc_set, s.group_indptr, self._adj_ptr, self._adj_set)
+        with kernels_for(self.output_bytes):
+            bound = _k.partner_bound(s.doc_set, s.group_indptr, self._adj_ptr, self._adj_set)
         cum = np.concatenate([[0], np.cumsum(bound)])
         lo = 0
         n = s.num_docs
@@ -182,9 +194,10 @@ class Pairs:
         if not cap:
             return None
         s = self.sets
-        left, right, idx = _k.expand(lo, hi, cap, s.doc_set, s.group_indptr, s.group_docs,
-                                     self._adj_ptr, self._adj_set, self._adj_pair, self._adj_ok,
-                                     self.group_ok, self.mode, self.n_left or 0)
+        with kernels_for(self.output_bytes):
+            left, right, idx = _k.expand(lo, hi, cap, s.doc_set, s.group_indptr, s.group_docs,
+                                         self._adj_ptr, self._adj_set, self._adj_pair, self._adj_ok,
+                                         self.group_ok, self.mode, self.n_left or 0)
         if not len(left):
             return None
         other = idx >= 0
@@ -433,9 +446,10 @@ class PairWriter:
         else:
             num, den = self.measure.ratio(chunk.overlap.astype(np.int64), chunk.left_size.astype(np.int64),
                                           chunk.right_size.astype(np.int64), self.decimals)
-        buf = _k.format_lines(self.template, self.lit_ptr, self.lit_bytes, self.field_ptr, self.field_bytes,
-                              self.n_docs, self.decimals, chunk.left, chunk.right, chunk.overlap, doc_size,
-                              num, den)
+        with kernels_for(BYTES_PER_PAIR * len(chunk)):
+            buf = _k.format_lines(self.template, self.lit_ptr, self.lit_bytes, self.field_ptr, self.field_bytes,
+                                  self.n_docs, self.decimals, chunk.left, chunk.right, chunk.overlap, doc_size,
+                                  num, den)
         return buf.tobytes()
 
     def write(self, pairs: Pairs, out: BinaryIO) -> int:

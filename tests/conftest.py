@@ -44,3 +44,51 @@ def go_reference_src() -> Path:
         return shared_go_src()
     except FileNotFoundError as exc:
         pytest.skip(str(exc).replace("\n", " "))
+
+
+#: Oracle comparisons that run twice, kernels compiled and as plain Python
+#: (``allpairs._numba``; ``ALLPAIRS_KERNELS``): by default a small join runs the
+#: plain functions and a direct kernel call the compiled ones, and each must agree
+#: with the oracle. Chosen to cover every kernel module at modest cost.
+BOTH_KERNELS = {
+    "test_exact": ("test_exact_join_equals_brute_force", "test_every_measure_self_join_equals_brute_force",
+                   "test_every_measure_rs_join_equals_brute_force", "test_clusters_are_the_components_of_the_oracle_pairs",
+                   "test_pair_exactly_at_threshold_is_found", "test_prefix_is_not_shortened_by_float_rounding"),
+    "test_exact_subset": ("test_join_of_chosen_sets_equals_brute_force_on_them",),
+    "test_order": ("test_order_invariants", "test_ties_in_frequency_go_by_first_occurrence"),
+    "test_pairs": ("test_pairs_expand_sorted_by_left_then_right", "test_chunks_do_not_change_the_result",
+                   "test_csv_and_json_round_trip_the_ids", "test_similarity_is_truncated_not_rounded"),
+    "test_shingles": ("test_shingle_texts_agrees_with_the_python_oracle", "test_hash_sets_agrees_with_token_key_of_str",
+                      "test_golden_shingle_keys"),
+    "test_hash_kernel": ("test_xxh64_spans_agree_with_the_xxhash_package",),
+    "test_codetok_kernel": ("test_the_kernel_takes_every_ascii_text_and_agrees_with_the_regex_path",),
+    "test_minhash": ("test_signatures_equal_the_python_int_oracle", "test_golden_signature_values_are_pinned"),
+    "test_bands": ("test_candidates_equal_the_dict_oracle",),
+    "test_measures": ("test_kernel_alpha_equals_the_table_even_for_huge_sizes",),
+    "test_index": ("test_queries_match_the_oracle", "test_growing_index_matches_the_oracle"),
+    "test_dedup": ("test_dedup_matches_the_oracle",),
+    "test_api": ("test_pairs_index_and_slice_like_the_list_they_stand_for", "test_a_pair_gives_a_fraction_and_plain_data_for_json"),
+}
+
+
+def pytest_generate_tests(metafunc):
+    """Run each test of :data:`BOTH_KERNELS` as ``[compiled]`` and ``[python]``."""
+    if metafunc.function.__name__ in BOTH_KERNELS.get(metafunc.module.__name__, ()):
+        if "kernels" not in metafunc.fixturenames:
+            metafunc.fixturenames.append("kernels")
+        # Session scope: the parameter holds no state (the mode is set around the call below),
+        # and hypothesis accepts it beside @given.
+        metafunc.parametrize("kernels", ["compiled", "python"], scope="session")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """Around a test parametrized by ``kernels``: every kernel runs that way (compiled or plain Python)."""
+    callspec = getattr(item, "callspec", None)
+    mode = callspec.params.get("kernels") if callspec is not None else None
+    if mode is None:
+        return (yield)
+    from allpairs._numba import use_kernels
+
+    with use_kernels(mode):
+        return (yield)

@@ -18,8 +18,6 @@ import sys
 import time
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
 from .. import __version__
@@ -176,13 +174,16 @@ class Bar:
     def __init__(self, enabled: bool):
         self.enabled = enabled and err.is_terminal
         self.start = time.monotonic()
-        self.progress: Progress | None = None
+        self.progress = None  # a rich Progress, made (and rich imported) when the bar first shows
         self.tasks: dict[str, int] = {}
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if not self.enabled or time.monotonic() - self.start < 1.0:
             return
         if self.progress is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
             self.progress = Progress(TextColumn("{task.description:>8}"), BarColumn(), TaskProgressColumn(),
                                      TimeElapsedColumn(), console=Console(stderr=True), transient=True)
             self.progress.start()

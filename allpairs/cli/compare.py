@@ -9,7 +9,6 @@ import typer
 
 from ..errors import AllPairsError
 from ..output import check_output
-from ..report import compare as run_compare, render_table
 from ._app import Bar, app, err, fail, warn_skipped
 from ._options import (BANDS, BITS, ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, JOBS, JSONL, MAX_BUCKET,
                        MIN_BYTES, MIN_SHINGLES, NO_IGNORE, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET, RECALL,
@@ -45,6 +44,8 @@ def compare_command(
     share of the pairs of distinct sets, recall overall and per similarity bin
     beside the S-curve's prediction, and each method's time and own peak memory.
     """
+    from ..report import compare as run_compare, render_table  # here, not at the top: only compare needs it
+
     check_jobs(jobs)
     bar = Bar(not quiet)
     try:

@@ -6,8 +6,6 @@ from typing import List, Optional
 import typer
 
 from ..errors import AllPairsError
-from ..index import dedup
-from ..index.output import write_ids, write_rows
 from ..output import check_output, open_output
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
 from ._options import (ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, JSONL, LINES, MIN_BYTES, MIN_SHINGLES, NO_IGNORE,
@@ -39,6 +37,9 @@ def dedup_command(
     the prefix-filter index. Documents with no shingle are skipped (neither
     kept nor removed) and counted on stderr.
     """
+    from ..index import dedup  # here, not at the top: only this command needs it
+    from ..index.output import write_ids, write_rows
+
     bar = Bar(not quiet)
     try:
         refuse_unused_input_options(ctx, lines, sets, jsonl)

@@ -7,7 +7,6 @@ from typing import List, Optional
 import typer
 
 from ..errors import AllPairsError
-from ..index.files import add_file, build_file, query_file
 from ..output import check_output, open_output
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
 from ._options import (ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, JOBS, JSONL, LINES, MIN_BYTES,
@@ -43,6 +42,8 @@ def build_command(
     The file holds the shingle settings, the global token order, every set and
     the prefix index; queries and added documents are shingled the same way.
     """
+    from ..index.files import build_file  # here, not at the top: the other commands need none of the index
+
     bar = Bar(not quiet)
     try:
         refuse_unused_input_options(ctx, lines, sets, jsonl)
@@ -75,6 +76,8 @@ def add_command(
 ) -> None:
     """Add the documents to INDEX without rebuilding it (shingled as the index says); INDEX is
     replaced atomically."""
+    from ..index.files import add_file
+
     try:
         refuse_unused_input_options(ctx, lines, sets, jsonl)
         corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field,
@@ -112,6 +115,8 @@ def query_command(
     A query shingle the index has never seen counts in the query's size and
     matches nothing, so the answer is exact.
     """
+    from ..index.files import query_file
+
     check_jobs(jobs)
     try:
         refuse_unused_input_options(ctx, lines, sets, jsonl)

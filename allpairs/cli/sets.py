@@ -8,7 +8,6 @@ import typer
 from ..errors import AllPairsError
 from ..join import Stats
 from ..output import check_output, open_output
-from ..setsfile import write_sets
 from ._app import Bar, app, err, fail, warn_skipped
 from ._options import (ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, JSONL, LINES, MIN_BYTES, NO_IGNORE, NO_NORMALIZE,
                        OUTPUT, PATHS, QUIET, SETS, SHINGLE, TEXT_FIELD, PanelCommand, read_input,
@@ -34,6 +33,8 @@ def sets_command(
     'allpairs join --sets' on the file finds the same pairs as 'allpairs join'
     on the same paths, and other tools (e.g. a C set-similarity join) can run on it.
     """
+    from ..setsfile import write_sets  # here, not at the top: only this command needs it
+
     bar = Bar(not quiet)
     try:
         refuse_unused_input_options(ctx, lines, sets, jsonl)

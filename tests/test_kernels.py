@@ -1,0 +1,187 @@
+"""How kernels run: compiled by numba or as plain Python (allpairs._numba), and that both print the same bytes."""
+from __future__ import annotations
+
+import importlib
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from allpairs import _numba
+from allpairs._hash_kernel import xxh64, xxh64_spans
+from allpairs._numba import kernel_mode, kernels_for, use_kernels
+from allpairs.cli import app
+from allpairs.errors import UsageError
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "datasets" / "tiny" / "corpus"
+
+
+def run_both(*args) -> dict[str, str]:
+    """stdout of one ``allpairs`` command line with the kernels compiled and as plain Python."""
+    out = {}
+    for mode in ("compiled", "python"):
+        with use_kernels(mode):
+            r = CliRunner().invoke(app, [str(a) for a in args], prog_name="allpairs")
+        assert r.exit_code == 0, (mode, r.stderr)
+        out[mode] = r.stdout
+    return out
+
+
+def python(code: str, **env) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter (numba not yet imported) with ``env`` added."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                          env={**os.environ, **env}, timeout=300)
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "csv", "jsonl"])
+def test_tiny_corpus_prints_the_same_bytes_either_way(fmt):
+    out = run_both("join", "-t", "0.5", "-s", "word:1", "--format", fmt, TINY)
+    assert out["compiled"] == out["python"] and out["compiled"].count("\n") >= 10
+
+
+@pytest.mark.parametrize("args", [["-t", "0.7"], ["-t", "0.5", "--measure", "cosine"],
+                                  ["-t", "0.6", "--method", "lsh", "--clusters"]])
+def test_passwords_print_the_same_bytes_either_way(shared_datasets, args):
+    out = run_both("join", "--lines", shared_datasets / "passwords-john.txt", *args)
+    assert out["compiled"] == out["python"] and out["compiled"]
+
+
+def test_a_kosarak_subsample_prints_the_same_bytes_either_way(shared_datasets, tmp_path):
+    seen, lines = set(), []
+    with open(shared_datasets / "kosarak-sample.dat", encoding="ascii") as f:
+        for line in f:
+            if frozenset(line.split()) not in seen:
+                seen.add(frozenset(line.split()))
+                lines.append(line)
+            if len(lines) == 400:
+                break
+    path = tmp_path / "k400.sets"
+    path.write_text("".join(lines), encoding="ascii")
+    out = run_both("join", "--sets", path, "-t", "0.5", "--format", "csv")
+    assert out["compiled"] == out["python"] and out["compiled"].count("\n") > 1000
+
+
+def test_go_readers_print_the_same_bytes_either_way(go_reference_src):
+    out = run_both("join", "-t", "0.5", "--include", "/bytes/reader.go", "--include", "/strings/reader.go",
+                   "-s", "code:5", "--format", "csv", go_reference_src)
+    assert out["compiled"] == out["python"]
+    assert out["compiled"].splitlines()[1] == "bytes/reader.go,strings/reader.go,0.687407,464,580,559"
+
+
+def test_auto_runs_plain_python_only_inside_a_small_scope():
+    with use_kernels("auto"):
+        assert kernel_mode() == "compiled"  # a direct kernel call (a Spark worker, a script)
+        with kernels_for(100):
+            assert kernel_mode() == "python"
+            with kernels_for(_numba.PLAIN_BELOW):
+                assert kernel_mode() == "compiled"
+            with kernels_for(None):  # size unknown (stdin)
+                assert kernel_mode() == "compiled"
+            assert kernel_mode() == "python"
+        assert kernel_mode() == "compiled"
+    with use_kernels("compiled"), kernels_for(100):
+        assert kernel_mode() == "compiled"
+    with use_kernels("python"), kernels_for(10**12):
+        assert kernel_mode() == "python"
+
+
+def test_a_kernel_gives_the_same_value_either_way_and_calls_kernels_compiled():
+    buf = np.frombuffer(b"the quick brown fox jumps over the lazy dog", np.uint8)
+    offsets = np.array([0, 3, 4, 9, 10, 43], np.int64)
+    got = {}
+    for mode in ("compiled", "python"):
+        with use_kernels(mode):
+            got[mode] = (int(xxh64(buf, 0, len(buf), np.uint64(7))), xxh64_spans(buf, offsets, np.uint64(0)).tolist())
+    assert got["compiled"] == got["python"]
+    assert xxh64_spans.dispatcher.signatures  # compiled: it calls xxh64 through its module's global
+
+
+def test_compiled_kernels_release_the_gil_and_are_cached():
+    assert xxh64.dispatcher.targetoptions["nogil"] and type(xxh64.dispatcher._cache).__name__ == "FunctionCache"
+
+
+def test_a_kernel_pickles_by_name():
+    assert pickle.loads(pickle.dumps(xxh64_spans)) is xxh64_spans
+
+
+def test_an_unknown_mode_is_a_usage_error():
+    with pytest.raises(UsageError, match="ALLPAIRS_KERNELS='fast' is not one of auto, compiled, python"):
+        with use_kernels("fast"):
+            pass
+
+
+def test_an_unknown_mode_in_the_environment_is_one_line_and_exit_2():
+    r = subprocess.run([sys.executable, "-m", "allpairs", "join", "-t", "0.5", str(TINY)], capture_output=True,
+                       text=True, env={**os.environ, "ALLPAIRS_KERNELS": "fast"}, timeout=300)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == ("allpairs: error: ALLPAIRS_KERNELS='fast' is not one of auto, compiled, python; "
+                        "leave it unset (auto) or give one of them\n")
+
+
+def test_a_small_join_never_imports_numba():
+    r = python("import sys\n"
+               "from allpairs.__main__ import main\n"
+               f"sys.argv = ['allpairs', 'join', '-t', '0.5', '-s', 'word:1', {str(TINY)!r}]\n"
+               "try:\n    main()\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
+               "print('numba' in sys.modules, file=sys.stderr)")
+    assert r.returncode == 0 and r.stderr.splitlines()[-1] == "False", r.stderr
+    assert r.stdout == (TINY.parent / "golden-word1-t0.5.tsv").read_text(encoding="utf-8")
+
+
+def test_numba_disable_jit_runs_every_kernel_as_plain_python_without_numba():
+    r = python("import sys, numpy as np\n"
+               "from allpairs import _numba\n"
+               "from allpairs._hash_kernel import xxh64\n"
+               "xxh64(np.zeros(1000, np.uint8), 0, 1000, np.uint64(0))  # outside a join: compiled unless disabled\n"
+               "print(_numba.kernel_mode(), 'numba' in sys.modules)", NUMBA_DISABLE_JIT="1")
+    assert r.returncode == 0 and r.stdout.split() == ["python", "False"], r.stderr
+
+
+def test_a_compile_clock_counts_kernels_compiled_after_numba_is_imported_lazily(tmp_path):
+    (tmp_path / "fresh.py").write_text("from allpairs._numba import kernel\n\n\n"
+                                       "@kernel\ndef add_one(x):\n    return x + 1\n", encoding="utf-8")
+    code = ("import sys\n"
+            "from allpairs import _numba\n"
+            "import fresh\n"
+            "clock, watching = _numba.compile_clock()\n"
+            "with watching:\n"
+            "    assert 'numba' not in sys.modules\n"
+            "    fresh.add_one(41)\n"
+            "print(clock.kernels, clock.seconds > 0)")
+    env = {"PYTHONPATH": str(tmp_path), "NUMBA_CACHE_DIR": str(tmp_path / "cache")}  # an empty cache: compiled
+    first, second = python(code, **env), python(code, **env)
+    assert first.returncode == 0 and first.stdout.split() == ["1", "True"], first.stderr
+    assert second.returncode == 0 and second.stdout.split() == ["0", "False"], second.stderr  # loaded
+
+
+def test_a_small_input_with_much_join_work_joins_compiled(monkeypatch):
+    j = importlib.import_module("allpairs.join")  # the module (allpairs.join is the function)
+    seen = []
+    real = j.exact_pairs
+    monkeypatch.setattr(j, "exact_pairs", lambda *a, **k: (seen.append(kernel_mode()), real(*a, **k))[1])
+    sets = [[0, i] for i in range(1, 1001)]  # 16 KB of tokens, every set sharing token 0: 499,500 pairs
+    with use_kernels("auto"):
+        assert len(j.join(sets, 0.3).pairs) == 499_500
+        assert len(j.join(sets[:10], 0.3).pairs) == 45
+    assert seen == ["compiled", "python"]
+
+
+def test_numba_failing_to_load_under_a_memory_limit_is_one_line_exit_1(tmp_path):
+    # What ulimit -v does to `import numba` now that a big run imports it mid-run: llvmlite fails to map.
+    (tmp_path / "numba").mkdir()
+    (tmp_path / "numba" / "__init__.py").write_text("raise OSError('failed to map segment from shared object')\n")
+    big = tmp_path / "big.sets"
+    big.write_text("".join(f"{i} {i + 1} {i + 2}\n" for i in range(0, 30_000, 3)), encoding="ascii")
+    r = subprocess.run([sys.executable, "-m", "allpairs", "join", "--sets", str(big), "-t", "0.5", "--count"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                       env={**os.environ, "PYTHONPATH": str(tmp_path), "ALLPAIRS_KERNELS": "auto"})
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == ("allpairs: error: cannot load the compiled kernels (failed to map segment from shared "
+                        "object); if memory is limited (ulimit -v), raise the limit, or set ALLPAIRS_KERNELS=python "
+                        "(slow on large inputs)\n")
