@@ -122,6 +122,18 @@ def count_match(y, i, j, size_x, size_y, alpha, count, last_i, last_j, touched, 
 
 
 @kernel
+def lower_bound(a, lo, hi, x):
+    """The first position in ``a[lo:hi]`` (ascending) whose value is not below ``x``; ``hi`` if none."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@kernel
 def _grow(a, n):
     b = np.empty(max(2 * a.shape[0], n), a.dtype)
     b[: a.shape[0]] = a
@@ -176,15 +188,7 @@ def probe(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_l
                     continue
                 w = tokens[xs + i] * n_classes + cy
                 # Size bound: skip the sets below the window by binary search.
-                a = list_ptr[w]
-                b = list_ptr[w + 1]
-                while a < b:
-                    mid = (a + b) >> 1
-                    if post_set[mid] < start_set:
-                        a = mid + 1
-                    else:
-                        b = mid
-                for k in range(a, list_ptr[w + 1]):
+                for k in range(lower_bound(post_set, list_ptr[w], list_ptr[w + 1], start_set), list_ptr[w + 1]):
                     y = post_set[k]
                     if y >= stop_set:
                         break

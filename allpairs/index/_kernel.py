@@ -19,7 +19,7 @@ from .._measures_kernel import (CONTAINMENT, CONTAINMENT_MIN, COSINE, DICE, JACC
                                 required_overlap as _alpha)
 from .._numba import kernel
 from .._verify_kernel import merge
-from ..exact._kernel import _grow, count_match
+from ..exact._kernel import _grow, count_match, lower_bound
 
 
 @kernel
@@ -55,14 +55,7 @@ def slot_of(rank, v0):
 @kernel
 def lookup(keys_sorted, ranks_sorted, key):
     """Rank of ``key`` in the sorted lookup arrays, or -2**31 when absent."""
-    lo = 0
-    hi = keys_sorted.shape[0]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if keys_sorted[mid] < key:
-            lo = mid + 1
-        else:
-            hi = mid
+    lo = lower_bound(keys_sorted, 0, keys_sorted.shape[0], key)
     if lo < keys_sorted.shape[0] and keys_sorted[lo] == key:
         return ranks_sorted[lo]
     return np.int32(-2147483648)
