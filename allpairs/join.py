@@ -227,8 +227,8 @@ def merge_corpora(left: Corpus, right: Corpus) -> Corpus:
 
 
 def input_bytes(corpus: Corpus, enough: int = PLAIN_BELOW) -> int:
-    """About how many bytes of input ``corpus`` holds: characters of its texts, 8 per token of its sets
-    (a token key's size); counting stops past ``enough``, which is all that
+    """About how many bytes of input ``corpus`` holds: characters of its texts and of its sets' string
+    tokens, 8 per token that is not a string (a key's size); counting stops past ``enough``, which is all that
     :func:`allpairs._numba.kernels_for` needs to know."""
     docs = corpus.texts if corpus.texts is not None else corpus.sets
     lines = getattr(docs, "lines", None)  # read from a file: its buffer's size
@@ -240,10 +240,12 @@ def input_bytes(corpus: Corpus, enough: int = PLAIN_BELOW) -> int:
     keys = getattr(docs, "keys", None)  # hashed while read: the keys
     if keys is not None:
         return 8 * len(keys)
-    per_item = 1 if corpus.texts is not None else 8
     total = 0
     for doc in docs:
-        total += per_item * len(doc)
+        if corpus.texts is not None:
+            total += len(doc)
+        else:  # a string token is hashed byte by byte: a few long ones are much work
+            total += sum(len(t) if isinstance(t, str) else 8 for t in doc)
         if total >= enough:
             break
     return total

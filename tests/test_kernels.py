@@ -185,3 +185,12 @@ def test_numba_failing_to_load_under_a_memory_limit_is_one_line_exit_1(tmp_path)
     assert r.stderr == ("allpairs: error: cannot load the compiled kernels (failed to map segment from shared "
                         "object); if memory is limited (ulimit -v), raise the limit, or set ALLPAIRS_KERNELS=python "
                         "(slow on large inputs)\n")
+
+
+def test_a_few_long_string_tokens_count_as_a_big_input_not_as_a_few_keys():
+    from allpairs.corpus import Corpus
+    from allpairs.join import input_bytes
+
+    few_long = Corpus(ids=["a", "b"], sets=[["x" * 40_000, "y"], ["x" * 40_000]])
+    assert input_bytes(few_long) >= 65_536
+    assert input_bytes(Corpus(ids=["a"], sets=[[1, 2, 3]])) == 24
