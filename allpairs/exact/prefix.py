@@ -112,7 +112,8 @@ def join_plan(measure: Measure, threshold: Threshold, sizes: np.ndarray):
 
 def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, threshold: Threshold, *,
                 measure: str | Measure = "jaccard", sides: np.ndarray | None = None, jobs: int | None = None,
-                progress: Callable[[int, int], None] | None = None) -> SetPairs:
+                progress: Callable[[int, int], None] | None = None, index_limit: np.ndarray | None = None,
+                probe_limit: np.ndarray | None = None) -> SetPairs:
     """All pairs of distinct sets that reach the threshold under the measure, exactly.
 
     Parameters
@@ -131,6 +132,18 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
         Threads; default all cores. The result is the same for any value.
     progress : callable(done, total), optional
         Called after each task with the probe cost done so far and in all.
+    index_limit, probe_limit : int64 (m,), optional
+        Index at most the first ``index_limit[s]`` tokens of each set, probe
+        with at most its first ``probe_limit[s]`` (only the tokens within the
+        limits need be below ``num_tokens``; the others are any int32, still
+        strictly increasing). Every pair returned still reaches the threshold
+        with its exact overlap, and so is every pair that reaches it and whose
+        first common token lies within the limits of both sets (the probe
+        limit of the set that probes, the index limit of the other): a match
+        at positions (i, j) within the limits has every common token before it
+        within them too, so the count that the positional bound and
+        verification start from is exact. The Spark engine restricts each task
+        to its own tokens this way (:mod:`allpairs.engines.spark.exact`).
     """
     measure = get_measure(measure, tuple(MEASURES))
     jobs = resolve_jobs(jobs)
@@ -138,6 +151,10 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
     m = len(indptr) - 1
     sizes = np.diff(indptr)
     row, index_len, probe_len, win_lo, win_hi = join_plan(measure, threshold, sizes)
+    if index_limit is not None:
+        index_len = np.minimum(index_len, index_limit)
+    if probe_limit is not None:
+        probe_len = np.minimum(probe_len, probe_limit)
     set_class, compat = _classes(sides, m)
     n_classes = compat.shape[0]
     list_ptr, post_set, post_pos, post_size = build_index(indptr, tokens, num_tokens, index_len, set_class,

@@ -1,4 +1,4 @@
-"""Compiled kernel of the Spark exact join: the first (rarest) token two sets share.
+"""Compiled kernels of the Spark engine: a token group's sets in its task's order, the first token two sets share.
 
 Vernica, Carey, Li, "Efficient parallel set-similarity joins using MapReduce",
 SIGMOD 2010: a pair routed to the groups of several shared prefix tokens is
@@ -9,6 +9,48 @@ Assumes clean input: ranks strictly increasing within each set.
 import numpy as np
 
 from ..._numba import kernel
+from ...exact._kernel import lower_bound
+
+
+@kernel
+def group_tokens(r_ptr, ranks, other, n_single, task, group, groups, hot, span, n_live, n_other, index_len,
+                 probe_len, start, tokens):
+    """Write each row's tokens in its token group's order from ``tokens[start[row]]``; return its limits.
+
+    A row's *live* ranks (``rank % groups == group[row]``, not in the sorted
+    ``hot``) come first, as ``task[row] * span + rank // groups``; then its
+    other ranks as ``n_live + other[k]``; then its own (``n_single[row]``)
+    tokens, numbered on from ``n_live + n_other``. Returns (index_limit,
+    probe_limit), int64 per row: its live ranks within its first
+    ``index_len[row]`` / ``probe_len[row]`` positions of the global order, where
+    its own tokens come first. Assumes ``other[k] < n_other`` and that every id fits int32.
+    """
+    n = r_ptr.shape[0] - 1
+    index_limit = np.zeros(n, np.int64)
+    probe_limit = np.zeros(n, np.int64)
+    own = n_live + n_other
+    n_hot = hot.shape[0]
+    for r in range(n):
+        k = start[r]
+        for live in (True, False):
+            for e in range(r_ptr[r], r_ptr[r + 1]):
+                w = ranks[e]
+                h = lower_bound(hot, 0, n_hot, w)
+                if (w % groups == group[r] and (h == n_hot or hot[h] != w)) != live:
+                    continue
+                if live:
+                    tokens[k] = task[r] * span + w // groups
+                    at = n_single[r] + e - r_ptr[r]
+                    index_limit[r] += at < index_len[r]
+                    probe_limit[r] += at < probe_len[r]
+                else:
+                    tokens[k] = n_live + other[e]
+                k += 1
+        for _ in range(n_single[r]):
+            tokens[k] = own
+            own += 1
+            k += 1
+    return index_limit, probe_limit
 
 
 @kernel

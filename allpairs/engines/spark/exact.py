@@ -43,9 +43,10 @@ import numpy as np
 import pyarrow as pa
 
 from ...exact import prefix_join
-from ...measures import Threshold
+from ...exact.prefix import join_plan
+from ...measures import Threshold, get_measure
 from ...order import order_sets
-from ._kernel import first_shared
+from ._kernel import first_shared, group_tokens
 from .arrow import complete_groups, csr, group_starts, numpy
 
 #: A prefix-token group of more sets than this is split by set size.
@@ -188,16 +189,48 @@ def _route_batches(batches, p, q, plans: dict[int, GroupPlan], groups: int, limi
                 names=["g", "c1", "c2", "chunk", "set", "size", "n_single", "ranks"])
 
 
-def _join_block(table: pa.Table, t: Threshold, hot: np.ndarray, groups: int) -> pa.RecordBatch:
-    """The pairs of the complete tasks in ``table``: one local order and prefix join over all of them."""
-    n = table.num_rows
-    task = np.cumsum(group_starts(table, TASK)) - 1
-    r_ptr, ranks = csr(table.column("ranks"))
-    ranks = ranks.astype(np.int32, copy=False)
-    size = numpy(table.column("size"), np.int64)
-    n_single = numpy(table.column("n_single"), np.int64)
-    # The local join's input: each set's own tokens first (unique keys), then its shared
-    # ranks renamed apart per task (task number in the high bits), so tasks never meet.
+def _group_sets(task, group, r_ptr, ranks, size, n_single, hot, groups: int, t: Threshold):
+    """Rows of token-group tasks as the local join's input, each task restricted to its own tokens.
+
+    A row's tokens in its task's order: first its *live* tokens (those of the
+    task's group, hot tokens excepted), by rank and renamed apart per task;
+    then its other shared tokens, by rank; then its own (``n_single``) ones.
+    Only live tokens are indexed and probed: as far as the row's indexing and
+    probing prefixes of the global order reach (the module's docstring says
+    why that finds every pair of the task's group exactly).
+
+    Returns (rows by size int64, indptr int64, tokens int32, the bound of the
+    live tokens' ids, index limits int64, probe limits int64), all but the
+    first in the join's order (sets by size).
+    """
+    n = len(size)
+    # Live ranks are all ≡ group (mod groups): rank // groups numbers them apart within a task.
+    span = int(ranks.max(initial=0)) // groups + 1
+    n_live = (int(task.max(initial=0)) + 1) * span
+    # The other ranks after them, renumbered densely only where they would not fit int32.
+    other, n_other, n_own = ranks, int(ranks.max(initial=-1)) + 1, int(n_single.sum())
+    if n_live + n_other + n_own >= 2**31:
+        distinct, other = np.unique(ranks, return_inverse=True)
+        other, n_other = other.astype(np.int32), len(distinct)
+        if n_live + n_other + n_own >= 2**31:
+            raise OverflowError(f"a block of {n} routed sets holds more than 2**31 distinct tokens")
+    rows = np.argsort(size, kind="stable")
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(size[rows], out=indptr[1:])
+    start = np.empty(n, np.int64)
+    start[rows] = indptr[:-1]
+    tokens = np.empty(int(indptr[-1]), np.int32)
+    _, index_len, probe_len, _, _ = join_plan(get_measure("jaccard"), t, size)
+    index_limit, probe_limit = group_tokens(r_ptr, ranks, other, n_single, task, group, groups,
+                                            np.asarray(hot, np.int64), span, n_live, n_other, index_len,
+                                            probe_len, start, tokens)
+    return rows, indptr, tokens, n_live, index_limit[rows], probe_limit[rows]
+
+
+def _hot_sets(task, r_ptr, ranks, size, n_single):
+    """Rows of hot-token tasks as the local join's input: each set's own tokens, then its shared ranks renamed
+    apart per task, ranked by the local order. Returns (rows in the join's order int64, the ordered sets)."""
+    n = len(size)
     indptr = np.zeros(n + 1, np.int64)
     np.cumsum(size, out=indptr[1:])
     row_of = np.repeat(np.arange(n, dtype=np.int64), size)
@@ -208,26 +241,54 @@ def _join_block(table: pa.Table, t: Threshold, hot: np.ndarray, groups: int) -> 
     sets = order_sets(indptr, keys)
     if sets.num_sets != n:
         raise RuntimeError(f"{n} routed sets collapsed to {sets.num_sets}: a set reached one task twice")
-    row_of_set = np.empty(n, np.int64)
-    row_of_set[sets.doc_set] = np.arange(n, dtype=np.int64)
-    found = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=1)
-    ra = row_of_set[found.left]
-    rb = row_of_set[found.right]
-    g = numpy(table.column("g"), np.int64)[ra]
+    rows = np.empty(n, np.int64)
+    rows[sets.doc_set] = np.arange(n, dtype=np.int64)
+    return rows, sets
+
+
+def _join_block(table: pa.Table, t: Threshold, hot: np.ndarray, groups: int) -> pa.RecordBatch:
+    """The pairs of the complete tasks in ``table``: one local join for its token groups' tasks, one for its
+    hot tokens' tasks."""
+    task = np.cumsum(group_starts(table, TASK)) - 1
+    r_ptr, ranks = csr(table.column("ranks"))
+    ranks = ranks.astype(np.int32, copy=False)
+    size = numpy(table.column("size"), np.int64)
+    n_single = numpy(table.column("n_single"), np.int64)
+    g = numpy(table.column("g"), np.int64)
     c1 = numpy(table.column("c1"), np.int32)
     c2 = numpy(table.column("c2"), np.int32)
     chunk = numpy(table.column("chunk"), np.int32)
+    ra, rb, overlap = (np.zeros(0, np.int64),) * 3
+    # Group tasks come first (g < 0), hot tokens' after: the rows are sorted by task.
+    cut = int(np.searchsorted(g, 0))
+    for lo, hi in ((0, cut), (cut, len(g))):
+        if lo == hi:
+            continue
+        part_ptr = r_ptr[lo:hi + 1] - r_ptr[lo]
+        part_ranks = ranks[r_ptr[lo]:r_ptr[hi]]
+        if lo == 0:
+            rows, indptr, tokens, n_live, index_limit, probe_limit = _group_sets(
+                task[lo:hi], -1 - g[lo:hi], part_ptr, part_ranks, size[lo:hi], n_single[lo:hi], hot, groups, t)
+            pairs = prefix_join(indptr, tokens, n_live, t, jobs=1, index_limit=index_limit,
+                                probe_limit=probe_limit)
+        else:
+            rows, sets = _hot_sets(task[lo:hi], part_ptr, part_ranks, size[lo:hi], n_single[lo:hi])
+            pairs = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=1)
+        ra = np.concatenate([ra, lo + rows[pairs.left]])
+        rb = np.concatenate([rb, lo + rows[pairs.right]])
+        overlap = np.concatenate([overlap, pairs.overlap])
     # Once per pair: in the task of its first shared token (its group's, or its own hot
     # token's), and there in the task of its two chunks.
     first = first_shared(r_ptr, ranks, ra, rb)
     first_hot = np.isin(first, hot)
-    keep = np.where(g < 0, ~first_hot & (-1 - first % groups == g),
-                    (first == g) & ((c1[ra] == c2[ra]) | (chunk[ra] != chunk[rb])))
+    ga = g[ra]
+    keep = np.where(ga < 0, ~first_hot & (-1 - first % groups == ga),
+                    (first == ga) & ((c1[ra] == c2[ra]) | (chunk[ra] != chunk[rb])))
     ra, rb = ra[keep], rb[keep]
     set_id = numpy(table.column("set"), np.int64)
     return pa.RecordBatch.from_arrays(
         [pa.array(set_id[ra], pa.int64()), pa.array(set_id[rb], pa.int64()),
-         pa.array(found.overlap[keep].astype(np.int32), pa.int32()),
+         pa.array(overlap[keep].astype(np.int32), pa.int32()),
          pa.array(size[ra].astype(np.int32), pa.int32()), pa.array(size[rb].astype(np.int32), pa.int32())],
         names=["a", "b", "overlap", "size_a", "size_b"])
 
