@@ -64,6 +64,30 @@ def test_pairs_whose_later_matches_lie_past_the_probe_prefix_are_verified_in_ful
         assert fast_pairs(sets, t) == all_pairs(sets, Fraction(t))
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpus_and_threshold(), st.data())
+def test_limited_prefixes_return_exact_pairs_and_all_whose_first_common_token_lies_within_them(case, data):
+    # The Spark engine's token groups index and probe only within such limits.
+    sets, t = case
+    indptr = np.zeros(len(sets) + 1, np.int64)
+    indptr[1:] = np.cumsum([len(s) for s in sets])
+    o = order_sets(indptr, np.array([tok for s in sets for tok in s], np.uint64))
+    m = o.num_sets
+    limits = st.lists(st.integers(0, 15), min_size=m, max_size=m).map(lambda v: np.array(v, np.int64))
+    index_limit, probe_limit = data.draw(limits, label="index_limit"), data.draw(limits, label="probe_limit")
+    found = prefix_join(o.indptr, o.tokens, o.num_tokens, Threshold.parse(t), index_limit=index_limit,
+                        probe_limit=probe_limit)
+    got = {(int(a), int(b)): int(v) for a, b, v in zip(found.left, found.right, found.overlap)}
+    distinct = [o.tokens[o.indptr[k]:o.indptr[k + 1]].tolist() for k in range(m)]
+    truth = {(a, b): v for a, b, v, _, _ in all_pairs(distinct, t)}
+    assert got.items() <= truth.items()
+    for a, b in truth:
+        # a (earlier: smaller) is indexed, b probes; positions of their first common token.
+        first = min(set(distinct[a]) & set(distinct[b]))
+        if distinct[a].index(first) < index_limit[a] and distinct[b].index(first) < probe_limit[b]:
+            assert (a, b) in got, (a, b)
+
+
 def test_pair_exactly_at_threshold_is_found():
     # J = 7/10 exactly: 7 common tokens, union 10.
     a = list(range(8))            # 8 tokens

@@ -182,6 +182,116 @@ def test_routing_hands_copies_of_long_sets_to_spark_in_bounded_batches():
     assert pa.Table.from_batches(cut).equals(pa.Table.from_batches(whole))
 
 
+def ranked_batch(ranked):
+    """The ranked sets' Arrow batch (as rank_sets hands it on) from (n_single, sorted ranks) per set; set ids 0, 1, ..."""
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_arrays(
+        [pa.array(range(len(ranked)), pa.int64()), pa.array([o + len(r) for o, r in ranked], pa.int32()),
+         pa.array([o for o, _ in ranked], pa.int32()), pa.array([list(r) for _, r in ranked], pa.list_(pa.int32()))],
+        names=["set", "size", "n_single", "ranks"])
+
+
+def rank_like_spark(sets):
+    """Distinct non-empty sets as (n_single, sorted ranks): shared tokens ranked by (sets holding them, token)."""
+    distinct = sorted({frozenset(s) for s in sets if s}, key=sorted)
+    df = {}
+    for s in distinct:
+        for tok in s:
+            df[tok] = df.get(tok, 0) + 1
+    rank = {tok: r for r, tok in enumerate(sorted((tok for tok in df if df[tok] > 1), key=lambda x: (df[x], x)))}
+    return distinct, [(sum(tok not in rank for tok in s), sorted(rank[tok] for tok in s if tok in rank))
+                      for s in distinct]
+
+
+def block_join(ranked, t, groups, max_group=10_000, batch_rows=7):
+    """The Spark exact join's routing and task joins without Spark: {(a, b): overlap} over set ids a < b.
+
+    Rows are routed, sorted by task as Spark sorts them, and handed to the join in batches of
+    ``batch_rows`` (so that tasks straddle batches); hot tokens (routes of more than ``max_group``
+    sets) are split by size as plan_hot_groups splits them.
+    """
+    import pyarrow as pa
+
+    from allpairs.engines.spark.exact import TASK, _join_batches, _route_batches, _routes, split_group
+    from allpairs.measures import Threshold
+
+    t = Threshold.parse(t)
+    batch = ranked_batch(ranked)
+    row, g = _routes(batch, t.p, t.q)
+    size = np.array([o + len(r) for o, r in ranked], np.int64)
+    plans = {}
+    for gv in np.unique(g).tolist():
+        sizes, counts = np.unique(size[row[g == gv]], return_counts=True)
+        if counts.sum() > max_group:
+            plans[gv] = split_group(sizes, counts, max_group, t)
+    batches = [b for b in _route_batches([batch], t.p, t.q, plans, groups) if b.num_rows]
+    if not batches:
+        return {}
+    routed = pa.Table.from_batches(batches).sort_by([(k, "ascending") for k in TASK])
+    found = {}
+    for out in _join_batches(routed.to_batches(max_chunksize=batch_rows), t, np.array(sorted(plans), np.int64),
+                             groups):
+        for a, b, ov in zip(*(out.column(k).to_pylist() for k in ("a", "b", "overlap"))):
+            key = (min(a, b), max(a, b))
+            assert key not in found, f"pair {key} came out twice"
+            found[key] = ov
+    return found
+
+
+def oracle_of_ranked(ranked, t):
+    """naive.all_pairs over the ranked sets (own tokens spelled apart), as {(a, b): overlap}."""
+    sets = [[f"own{i}_{k}" for k in range(o)] + list(r) for i, (o, r) in enumerate(ranked)]
+    return {(i, j): ov for i, j, ov, _, _ in all_pairs(sets, t)}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpora(max_docs=30), st.sampled_from(THRESHOLDS), st.sampled_from([1, 2, 3, 5, 64]),
+       st.sampled_from([3, 10_000]))
+def test_task_joins_find_each_pair_once_with_its_exact_overlap(sets, t, groups, max_group):
+    # No Spark: the routing and the join of each task, checked against the oracle, with prefix tokens
+    # dealt into 1 to 64 groups and small hot groups split by size.
+    _, ranked = rank_like_spark(sets)
+    assert block_join(ranked, t, groups, max_group) == oracle_of_ranked(ranked, t)
+
+
+def test_a_pair_whose_later_group_matches_follow_other_groups_shared_tokens_is_kept_exactly():
+    # Two groups: even ranks in group 0, odd in group 1. The sets share 0 (their first shared
+    # token: group 0), then 1, 3, 5 (group 1), then 6 (group 0) within the smaller set's indexed
+    # prefix, and 7..13. Counting only group 0's matches in the global order would meet 6 with a
+    # count of 1 where the true one is 4, and the positional bound 1 + 1 + min(20 - 5, 12 - 5) = 9
+    # would drop a pair of overlap 11 (J = 11/21 >= 1/2, needing 11): its task must count every
+    # match before a match it uses.
+    y = [0, 1, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13]
+    x = y[:11] + list(range(20, 29))
+    ranked = [(0, x), (0, y)]
+    t = Fraction(1, 2)
+    assert oracle_of_ranked(ranked, t) == {(0, 1): 11}
+    assert block_join(ranked, t, groups=2) == {(0, 1): 11}
+    assert block_join(ranked, t, groups=1) == {(0, 1): 11}
+
+
+def test_a_pair_is_joined_only_in_the_task_of_its_first_shared_token_group():
+    # The pair shares ranks 2 (group 2 of 3, its first), 3 (group 0) and 4 (group 1): all three
+    # tasks hold both sets, one keeps the pair. Own tokens come first in the global order.
+    from allpairs.engines.spark.exact import _route_rows
+
+    x, y = (1, [2, 3, 4, 9]), (2, [2, 3, 4, 10])
+    row, g, *_ = _route_rows(ranked_batch([x, y]), 1, 3, {}, 3)
+    assert sorted(zip(row.tolist(), g.tolist())) == [(0, -3), (0, -2), (0, -1), (1, -3), (1, -2), (1, -1)]
+    assert block_join([x, y], Fraction(1, 3), groups=3) == {(0, 1): 3} == oracle_of_ranked([x, y], Fraction(1, 3))
+
+
+def test_ranks_too_large_for_int32_ids_are_renumbered_within_a_task():
+    # Live ids take (tasks x max rank / groups) ids and the other ranks follow them: near 2**31 the
+    # others are renumbered densely instead.
+    top = 2**31 - 10
+    ranked = [(1, [top - 6, top - 4, top - 3, top]), (0, [top - 6, top - 4, top - 3, top - 1]),
+              (2, [top - 5, top - 4, top - 3, top])]
+    t = Fraction(2, 5)
+    assert block_join(ranked, t, groups=2) == oracle_of_ranked(ranked, t) != {}
+
+
 def test_lsh_finds_the_local_engines_candidates_and_pairs(spark):
     from datasets.synthetic import zipf_sets
 

@@ -13,17 +13,18 @@ from ...exact._kernel import lower_bound
 
 
 @kernel
-def group_tokens(r_ptr, ranks, other, n_single, task, group, groups, hot, span, n_live, n_other, index_len,
+def group_tokens(r_ptr, ranks, key, div, n_single, task, group, groups, hot, span, n_live, n_other, index_len,
                  probe_len, start, tokens):
     """Write each row's tokens in its token group's order from ``tokens[start[row]]``; return its limits.
 
     A row's *live* ranks (``rank % groups == group[row]``, not in the sorted
-    ``hot``) come first, as ``task[row] * span + rank // groups``; then its
-    other ranks as ``n_live + other[k]``; then its own (``n_single[row]``)
-    tokens, numbered on from ``n_live + n_other``. Returns (index_limit,
+    ``hot``) come first, as ``task[row] * span + key // div``; then its other
+    ranks as ``n_live + key``; then its own (``n_single[row]``) tokens,
+    numbered on from ``n_live + n_other`` (``key`` is the rank, or a dense
+    renumbering of it, per entry of ``ranks``). Returns (index_limit,
     probe_limit), int64 per row: its live ranks within its first
     ``index_len[row]`` / ``probe_len[row]`` positions of the global order, where
-    its own tokens come first. Assumes ``other[k] < n_other`` and that every id fits int32.
+    its own tokens come first. Assumes ``key < n_other``, ids that fit int32.
     """
     n = r_ptr.shape[0] - 1
     index_limit = np.zeros(n, np.int64)
@@ -39,12 +40,12 @@ def group_tokens(r_ptr, ranks, other, n_single, task, group, groups, hot, span, 
                 if (w % groups == group[r] and (h == n_hot or hot[h] != w)) != live:
                     continue
                 if live:
-                    tokens[k] = task[r] * span + w // groups
+                    tokens[k] = task[r] * span + key[e] // div
                     at = n_single[r] + e - r_ptr[r]
                     index_limit[r] += at < index_len[r]
                     probe_limit[r] += at < probe_len[r]
                 else:
-                    tokens[k] = n_live + other[e]
+                    tokens[k] = n_live + key[e]
                 k += 1
         for _ in range(n_single[r]):
             tokens[k] = own

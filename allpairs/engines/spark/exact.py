@@ -3,12 +3,11 @@
 Vernica, Carey, Li, "Efficient parallel set-similarity joins using MapReduce",
 SIGMOD 2010. Every distinct set goes to the task of each shared shingle of its
 probing prefix (``|x| - ⌈t|x|⌉ + 1`` rarest tokens; a pair with ``J >= t``
-shares its rarest common token there). Inside a task the local engine's own
-stage 3 and prefix-filter join (:func:`allpairs.order.order_sets`,
-:func:`allpairs.exact.prefix_join`) find its pairs, and a pair is kept only in
-the task of its first shared token, so each pair comes out once without a
-global distinct. Many tasks share one kernel call: each task's tokens are
-renamed apart (task number in the high 32 bits), so no pair crosses tasks.
+shares its rarest common token there). Inside a task the local engine's
+prefix-filter join (:func:`allpairs.exact.prefix_join`) finds its pairs, and a
+pair is kept only in the task of its first shared token, so each pair comes
+out once without a global distinct. Many tasks share one kernel call: each
+task's tokens are renamed apart, so no pair crosses tasks.
 
 Token groups. A set is copied whole to each task it goes to, so a set whose
 prefix holds ``k`` shared tokens would cost ``k`` copies of itself: ``(1 - t) s²``
@@ -20,6 +19,34 @@ and frequent tokens spread evenly) and a set goes once to each group of its
 prefix tokens: at most ``groups`` copies, whatever its length. A pair is kept
 in the group of its first shared token.
 
+A group's task joins only through its own tokens. Its sets carry all their
+tokens (verification needs them), and a join over all of them would meet
+every pair of sets that reach the task, whatever group its first shared token
+is in: with short sets nearly every set reaches nearly every group, and each
+task would redo most of the whole join. So in the task of group ``g`` the
+*live* tokens are those of ``g`` (hot tokens excepted); each set's tokens are
+put in the task's order, live tokens first (by rank), then its other shared
+tokens (by rank), then its own ones; and a set indexes only its live tokens
+that lie within its indexing prefix of the global order, and probes only
+those within its probing prefix (``index_limit``, ``probe_limit`` of
+:func:`allpairs.exact.prefix_join`). Why that finds each pair of ``g``
+exactly: let ``w`` (live) be the first shared token of a pair with ``J >= t``.
+Prefix filtering is exact in any order the sets share, and the task's order is
+one. In the global order ``w`` lies within the indexing prefix of the earlier
+(smaller) set and the probing prefix of the later one, so it lies within both
+limits; it is also the first shared token in the task's order (a shared token
+before it there would be live with a smaller rank). A match at positions
+``(i, j)`` within the limits has only live tokens before it in both sets, all
+within the limits, so every common token before it was matched: the count the
+positional bound (Xiao et al., WWW 2008) and verification start from is
+exact, the pair is never pruned wrongly and its overlap is exact. Skipping
+the other groups' tokens in the global order instead would undercount the
+matches before a live one, and the positional bound would drop true pairs
+(``tests/test_spark.py`` has such a pair). Every pair the task returns is
+thus exact; those whose first shared token is in another group are dropped.
+The local join's work over all groups is then about one join of all sets,
+not one per group: each posting list is that of a token's own task.
+
 Hot tokens. A token in the prefixes of more than ``max_group`` sets gets
 tasks of its own, split by set size. Its sizes, ascending, are cut into
 ranges of at most ``max_group`` sets; a single size with more sets than that
@@ -29,7 +56,10 @@ unordered pair of chunks whose sizes can meet the size bound ``t|y| <= |x|``,
 i.e. ``q·max(range 1) >= p·min(range 2)``), and a task of two different chunks
 keeps only the pairs that cross them. So each pair is still found exactly once,
 no hot task holds more than two chunks (``2 · max_group`` sets), and a set is
-copied to as many tasks as there are chunks of sizes it can pair with.
+copied to as many tasks as there are chunks of sizes it can pair with. A hot
+task joins its sets over all their tokens, ranked by its own frequencies
+(:func:`allpairs.order.order_sets`), and keeps the pairs whose first shared
+token is its own.
 
 Task keys (``g``, ``c1``, ``c2``): ``g = -1 - group`` for a group of ordinary
 tokens (``c1 = c2 = 0``), ``g = rank`` of a hot token with chunks ``c1 <= c2``.
@@ -204,16 +234,19 @@ def _group_sets(task, group, r_ptr, ranks, size, n_single, hot, groups: int, t: 
     first in the join's order (sets by size).
     """
     n = len(size)
-    # Live ranks are all ≡ group (mod groups): rank // groups numbers them apart within a task.
-    span = int(ranks.max(initial=0)) // groups + 1
-    n_live = (int(task.max(initial=0)) + 1) * span
-    # The other ranks after them, renumbered densely only where they would not fit int32.
-    other, n_other, n_own = ranks, int(ranks.max(initial=-1)) + 1, int(n_single.sum())
-    if n_live + n_other + n_own >= 2**31:
-        distinct, other = np.unique(ranks, return_inverse=True)
-        other, n_other = other.astype(np.int32), len(distinct)
-        if n_live + n_other + n_own >= 2**31:
-            raise OverflowError(f"a block of {n} routed sets holds more than 2**31 distinct tokens")
+    # Live ranks are all ≡ group (mod groups): rank // groups numbers them apart within a task; the
+    # other ranks follow them. Where those ids would not fit int32, the block's ranks are renumbered
+    # densely first (live: task * distinct + number).
+    n_tasks, n_own = int(task.max(initial=0)) + 1, int(n_single.sum())
+    key, div, n_other = ranks, groups, int(ranks.max(initial=-1)) + 1
+    span = (n_other - 1) // groups + 1
+    if n_tasks * span + n_other + n_own >= 2**31:
+        distinct, key = np.unique(ranks, return_inverse=True)
+        key, div, n_other = key.astype(np.int32), 1, len(distinct)
+        span = n_other
+        if (n_tasks + 1) * n_other + n_own >= 2**31:
+            raise OverflowError(f"a block of {n} routed sets holds more than 2**31 token ids")
+    n_live = n_tasks * span
     rows = np.argsort(size, kind="stable")
     indptr = np.zeros(n + 1, np.int64)
     np.cumsum(size[rows], out=indptr[1:])
@@ -221,7 +254,7 @@ def _group_sets(task, group, r_ptr, ranks, size, n_single, hot, groups: int, t: 
     start[rows] = indptr[:-1]
     tokens = np.empty(int(indptr[-1]), np.int32)
     _, index_len, probe_len, _, _ = join_plan(get_measure("jaccard"), t, size)
-    index_limit, probe_limit = group_tokens(r_ptr, ranks, other, n_single, task, group, groups,
+    index_limit, probe_limit = group_tokens(r_ptr, ranks, key, div, n_single, task, group, groups,
                                             np.asarray(hot, np.int64), span, n_live, n_other, index_len,
                                             probe_len, start, tokens)
     return rows, indptr, tokens, n_live, index_limit[rows], probe_limit[rows]
