@@ -204,12 +204,13 @@ def rank_like_spark(sets):
                       for s in distinct]
 
 
-def block_join(ranked, t, groups, max_group=10_000, batch_rows=7):
+def block_join(ranked, t, groups, max_group=10_000, batch_rows=7, apart=False):
     """The Spark exact join's routing and task joins without Spark: {(a, b): overlap} over set ids a < b.
 
     Rows are routed, sorted by task as Spark sorts them, and handed to the join in batches of
     ``batch_rows`` (so that tasks straddle batches); hot tokens (routes of more than ``max_group``
-    sets) are split by size as plan_hot_groups splits them.
+    sets) are split by size as plan_hot_groups splits them. ``apart``: the token groups' tasks and
+    the hot tokens' tasks in two partitions of their own, else all in one.
     """
     import pyarrow as pa
 
@@ -229,13 +230,15 @@ def block_join(ranked, t, groups, max_group=10_000, batch_rows=7):
     if not batches:
         return {}
     routed = pa.Table.from_batches(batches).sort_by([(k, "ascending") for k in TASK])
+    cut = int(np.searchsorted(routed.column("g").to_numpy(), 0)) if apart else 0
     found = {}
-    for out in _join_batches(routed.to_batches(max_chunksize=batch_rows), t, np.array(sorted(plans), np.int64),
-                             groups):
-        for a, b, ov in zip(*(out.column(k).to_pylist() for k in ("a", "b", "overlap"))):
-            key = (min(a, b), max(a, b))
-            assert key not in found, f"pair {key} came out twice"
-            found[key] = ov
+    for part in (routed.slice(0, cut), routed.slice(cut)):
+        for out in _join_batches(part.to_batches(max_chunksize=batch_rows), t, np.array(sorted(plans), np.int64),
+                                 groups):
+            for a, b, ov in zip(*(out.column(k).to_pylist() for k in ("a", "b", "overlap"))):
+                key = (min(a, b), max(a, b))
+                assert key not in found, f"pair {key} came out twice"
+                found[key] = ov
     return found
 
 
@@ -247,12 +250,13 @@ def oracle_of_ranked(ranked, t):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(corpora(max_docs=30), st.sampled_from(THRESHOLDS), st.sampled_from([1, 2, 3, 5, 64]),
-       st.sampled_from([3, 10_000]))
-def test_task_joins_find_each_pair_once_with_its_exact_overlap(sets, t, groups, max_group):
+       st.sampled_from([3, 10_000]), st.booleans())
+def test_task_joins_find_each_pair_once_with_its_exact_overlap(sets, t, groups, max_group, apart):
     # No Spark: the routing and the join of each task, checked against the oracle, with prefix tokens
-    # dealt into 1 to 64 groups and small hot groups split by size.
+    # dealt into 1 to 64 groups, small hot groups split by size, and hot tasks in a partition of their
+    # own or beside the groups' tasks.
     _, ranked = rank_like_spark(sets)
-    assert block_join(ranked, t, groups, max_group) == oracle_of_ranked(ranked, t)
+    assert block_join(ranked, t, groups, max_group, apart=apart) == oracle_of_ranked(ranked, t)
 
 
 def test_a_pair_whose_later_group_matches_follow_other_groups_shared_tokens_is_kept_exactly():

@@ -294,12 +294,12 @@ def _join_block(table: pa.Table, t: Threshold, hot: np.ndarray, groups: int) -> 
     ra, rb, overlap = (np.zeros(0, np.int64),) * 3
     # Group tasks come first (g < 0), hot tokens' after: the rows are sorted by task.
     cut = int(np.searchsorted(g, 0))
-    for lo, hi in ((0, cut), (cut, len(g))):
+    for lo, hi, grouped in ((0, cut, True), (cut, len(g), False)):
         if lo == hi:
             continue
         part_ptr = r_ptr[lo:hi + 1] - r_ptr[lo]
         part_ranks = ranks[r_ptr[lo]:r_ptr[hi]]
-        if lo == 0:
+        if grouped:
             rows, indptr, tokens, n_live, index_limit, probe_limit = _group_sets(
                 task[lo:hi], -1 - g[lo:hi], part_ptr, part_ranks, size[lo:hi], n_single[lo:hi], hot, groups, t)
             pairs = prefix_join(indptr, tokens, n_live, t, jobs=1, index_limit=index_limit,
