@@ -132,8 +132,10 @@ def limited(sc, group: str, seconds: float | None, fn) -> tuple[object, str | No
     th.start()
     th.join(seconds)
     if th.is_alive():
-        sc.cancelJobGroup(group)
-        th.join()
+        # Cancelling stops the group's running jobs only: a job ``fn`` starts after it is cancelled too.
+        while th.is_alive():
+            sc.cancelJobGroup(group)
+            th.join(1.0)
         return None, f"stopped after {seconds:.0f}s"
     if "error" in result:
         e = result["error"]
