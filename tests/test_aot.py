@@ -125,3 +125,36 @@ def test_a_join_runs_the_built_kernels_without_numba_and_matches_the_jit(shared_
     assert out["compiled"][:2] == out["jit"][:2] and int(out["jit"][0]) > 1000
     assert out["compiled"][2] == "False", "the built kernels should have served every call"
     assert out["jit"][2] == "True"
+
+
+CLI = """
+import sys
+from allpairs.__main__ import main
+sys.argv = ["allpairs", *sys.argv[1:]]
+try:
+    main()
+finally:
+    sys.stderr.write("numba imported: %s\\n" % ("numba" in sys.modules))
+"""
+
+
+@pytest.mark.parametrize("args", [
+    ["join", "--sets", "{kosarak}", "-t", "0.5", "-o", "{out}"],
+    ["join", "--sets", "{kosarak}", "-t", "0.5", "--method", "lsh", "--count"],
+    ["join", "--lines", "{passwords}", "-t", "0.6", "-s", "char:2", "--count"],
+    ["join", "-t", "0.5", "-s", "code:5", "--count", "{go}"],
+    ["dedup", "--sets", "{kosarak}", "-t", "0.8"],
+    ["compare", "--sets", "{kosarak}", "-t", "0.5"],
+], ids=["exact-sets-tsv", "lsh-sets", "char-lines", "go-code", "dedup", "compare"])
+def test_the_usual_commands_are_served_by_the_built_kernels_alone(args, shared_datasets, go_reference_src, tmp_path):
+    # A kernel whose arguments changed type would fall back to numba: correct, but a second slower.
+    if not _built():
+        pytest.skip("the ahead-of-time kernels are not built here (see the test above)")
+    values = {"kosarak": shared_datasets / "kosarak-sample.dat", "passwords": shared_datasets / "passwords-john.txt",
+              "go": go_reference_src / "strings", "out": tmp_path / "out.tsv"}
+    argv = [a.format(**values) for a in args]
+    r = subprocess.run([sys.executable, "-c", CLI, *argv, "-q"], capture_output=True, text=True, cwd=REPO,
+                       env={**os.environ, "ALLPAIRS_KERNELS": "compiled"}, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.strip().endswith("numba imported: False"), (
+        f"{r.stderr}: a kernel met argument types that were not built; re-run scripts/record_kernel_signatures.py")
