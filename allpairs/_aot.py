@@ -45,20 +45,23 @@ _INT64 = (-(1 << 63), 1 << 63)
 
 def type_name(value) -> str | None:
     """numba's name of ``value``'s type (``str(numba.typeof(value))``), or None for a kind not matched here."""
-    if isinstance(value, np.ndarray):
-        dtype = value.dtype
-        if dtype.kind not in "biuf" or not dtype.isnative or not value.flags.aligned:
-            return None
+    kind = type(value)
+    if kind is np.ndarray:  # the usual case first, its names cached (a kernel call names every argument)
         flags = value.flags
-        layout = "C" if flags.c_contiguous else ("F" if flags.f_contiguous else "A")
-        name = f"array({dtype.name}, {value.ndim}d, {layout})"
-        return name if flags.writeable else "readonly " + name
+        key = (value.dtype, value.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable, flags.aligned)
+        name = _ARRAY_NAMES.get(key, False)
+        if name is False:
+            name = _ARRAY_NAMES[key] = _array_name(*key)
+        return name
+    if kind is int:
+        return _int_name(value)
+    if isinstance(value, np.ndarray):
+        return _array_name(value.dtype, value.ndim, value.flags.c_contiguous, value.flags.f_contiguous,
+                           value.flags.writeable, value.flags.aligned)
     if isinstance(value, (bool, np.bool_)):
         return "bool"
     if isinstance(value, int):
-        if _INT64[0] <= value < _INT64[1]:
-            return "int64"
-        return "uint64" if 0 <= value < (1 << 64) else None
+        return _int_name(value)
     if isinstance(value, float):
         return "float64"
     if isinstance(value, np.generic) and value.dtype.kind in "iuf":
@@ -66,6 +69,23 @@ def type_name(value) -> str | None:
     if value is None:
         return "none"
     return None
+
+
+_ARRAY_NAMES: dict = {}
+
+
+def _array_name(dtype, ndim, c_contiguous, f_contiguous, writeable, aligned) -> str | None:
+    if dtype.kind not in "biuf" or not dtype.isnative or not aligned:
+        return None
+    layout = "C" if c_contiguous else ("F" if f_contiguous else "A")
+    name = f"array({dtype.name}, {ndim}d, {layout})"
+    return name if writeable else "readonly " + name
+
+
+def _int_name(value: int) -> str | None:
+    if _INT64[0] <= value < _INT64[1]:
+        return "int64"
+    return "uint64" if 0 <= value < (1 << 64) else None
 
 
 def signature_line(module: str, qualname: str, args: tuple[str, ...], returns: str) -> str:
