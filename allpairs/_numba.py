@@ -3,25 +3,30 @@
 Every kernel is written once, as plain Python over arrays and scalars, and
 runs one of two ways:
 
-- compiled by numba (``cache=True``: compiled once, then loaded from numba's
-  cache; ``nogil=True``: threads run kernels side by side), or
+- compiled: ahead of time, at install, for the signatures the library uses
+  (:mod:`allpairs._aot`: loaded without numba), else by numba on first use
+  (``cache=True``: compiled once, then loaded from numba's cache;
+  ``nogil=True``: threads run kernels side by side), or
 - as the plain Python function itself, inside ``np.errstate(over="ignore")``
   (uint64 arithmetic wraps the same way; numpy scalars would warn).
 
 Both give the same results; the tests run the oracle comparisons both ways.
-Compiling pays a fixed cost before the first kernel runs: importing numba
-(~0.5 s), its registries (~0.4 s) and loading each kernel from the cache
+Compiling by numba pays a fixed cost before the first kernel runs: importing
+numba (~0.5 s), its registries (~0.4 s) and loading each kernel from the cache
 (15-25 ms each). For a small input the plain functions finish sooner, so numba
-is imported only when a kernel is first run compiled, never at import time.
+is imported only when a kernel is first run by numba, never at import time.
 
 Which way a kernel runs:
 
 - ``ALLPAIRS_KERNELS=compiled`` or ``python`` (the environment variable, or
-  :func:`use_kernels`): always that way;
-- ``auto`` (the default): plain Python inside :func:`kernels_for` a small input
-  (``input_bytes < PLAIN_BELOW``; :func:`allpairs.join`, a ``--sets`` file read
-  by :func:`allpairs.corpus.read_sets` and the expanding and writing of
-  :class:`allpairs.pairs.Pairs` open it), compiled everywhere else (a big
+  :func:`use_kernels`): always that way; ``jit``: compiled, but always by
+  numba, never ahead of time;
+- ``auto`` (the default): the function built ahead of time for the call's
+  argument types whenever there is one (it costs nothing to start); else
+  plain Python inside :func:`kernels_for` a small input (``input_bytes <
+  PLAIN_BELOW``; :func:`allpairs.join`, a ``--sets`` file read by
+  :func:`allpairs.corpus.read_sets` and the expanding and writing of
+  :class:`allpairs.pairs.Pairs` open it), and numba everywhere else (a big
   input, any direct call of a kernel, a Spark worker);
 - ``NUMBA_DISABLE_JIT=1`` keeps its meaning, every kernel plain Python (slow,
   but coverage and debuggers see it), whatever ``ALLPAIRS_KERNELS`` says.
@@ -42,10 +47,11 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from . import _aot
 from .errors import AllPairsError, UsageError
 
 #: The ways kernels may run (``ALLPAIRS_KERNELS``).
-MODES = ("auto", "compiled", "python")
+MODES = ("auto", "compiled", "jit", "python")
 
 #: In ``auto`` mode, an input of fewer bytes than this runs the plain Python kernels: the
 #: break-even of whole joins measured by ``scripts/bench_startup.py`` (plain Python wins up
@@ -63,14 +69,16 @@ _mode = _mode_from_environment()
 _small = 0  # kernels_for scopes open on a small input ...
 _big = 0  # ... and on a big one
 _plain = _mode == "python"  # the decision every kernel call reads: kept up to date by _decide()
+_ahead = _mode not in ("jit", "python")  # calls may run the ahead-of-time functions
 _lock = threading.RLock()
 _jit: Callable | None = None  # numba.njit with our options, once numba is imported
 _clocks: list["CompileClock"] = []  # installed on numba's compile events as soon as numba is imported
 
 
 def _decide() -> None:
-    global _plain
+    global _plain, _ahead
     _plain = _mode == "python" or (_mode == "auto" and _small > 0 and _big == 0)
+    _ahead = _mode not in ("jit", "python")
 
 
 def _check_mode(mode: str) -> str:
@@ -120,8 +128,6 @@ def kernels_for(input_bytes: int | None) -> Iterator[None]:
         else:
             _big += 1
         _decide()
-    if not _plain:
-        prepare()
     try:
         yield
     finally:
@@ -164,9 +170,12 @@ _depth = _Depth()
 
 
 class Kernel:
-    """A kernel: its plain Python function, and the numba dispatcher made from it on first compiled use.
+    """A kernel: its plain Python function, its functions compiled ahead of time, and the numba
+    dispatcher made from it on first use.
 
-    Calling it runs one or the other (see the module's docstring). numba sees
+    Calling it runs one of them (see the module's docstring): compiled, the
+    ahead-of-time function built for exactly its arguments' types if there is
+    one, else the dispatcher. numba sees
     it as its dispatcher, so that a compiled kernel may call another through a
     module global.
     """
@@ -174,6 +183,7 @@ class Kernel:
     def __init__(self, py_func: Callable):
         self.py_func = py_func
         self._dispatcher = None
+        self._ahead = None  # its ahead-of-time functions by argument types, read on first compiled call
         functools.update_wrapper(self, py_func)
 
     @property
@@ -194,10 +204,18 @@ class Kernel:
         return self.dispatcher._numba_type_
 
     def __call__(self, *args):
+        if _depth.plain:  # inside a kernel running as plain Python: all of it runs so
+            return self.py_func(*args)
+        if _ahead:
+            built = self._ahead
+            if built is None:
+                built = self._ahead = _aot.functions(self.__module__, self.__qualname__)
+            if built:
+                fn = built.get(tuple(map(_aot.type_name, args)))
+                if fn is not None:
+                    return fn(*args)
         if not _plain:
             return self.dispatcher(*args)
-        if _depth.plain:
-            return self.py_func(*args)
         _depth.plain = 1
         try:
             with np.errstate(over="ignore"):

@@ -156,8 +156,29 @@ class JoinResult:
         return self.pairs.to_arrow(self.ids, self.measure)
 
 
+def process_status(field_name: str) -> int | None:
+    """A size field of /proc/self/status (``VmRSS``, ``VmHWM``) in bytes (Linux), or None."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field_name + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def peak_memory() -> int:
-    """Peak resident memory of this process so far, in bytes."""
+    """Peak resident memory of this process so far, in bytes.
+
+    The kernel's high-water mark of this program's memory (``VmHWM``) where
+    there is one: getrusage's ``ru_maxrss`` also keeps the peak of the
+    process this program was started from (Linux carries it across exec), so
+    a run started by a large Python process would report that one's peak.
+    """
+    hwm = process_status("VmHWM")
+    if hwm is not None:
+        return hwm
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return rss if sys.platform == "darwin" else rss * 1024
 

@@ -83,6 +83,21 @@ class PairChunk:
         return len(self.left)
 
 
+#: Pairs counted at a time by :func:`_products`.
+_COUNT_CHUNK = 1 << 20
+
+
+def _products(a: np.ndarray, i: np.ndarray, b: np.ndarray, j: np.ndarray, where: np.ndarray | None = None) -> int:
+    """``sum(a[i] * b[j])`` over the positions where ``where`` is true (all if None), in chunks of pairs."""
+    total = 0
+    for lo in range(0, len(i), _COUNT_CHUNK):
+        x = a[i[lo:lo + _COUNT_CHUNK]]
+        if where is not None:
+            x *= where[lo:lo + _COUNT_CHUNK]
+        total += int(np.dot(x, b[j[lo:lo + _COUNT_CHUNK]]))
+    return total
+
+
 class Pairs:
     """All document pairs that reach the threshold, sorted by (left, right); iterate for :class:`Pair` tuples.
 
@@ -138,23 +153,24 @@ class Pairs:
         self._cached: tuple[int, PairChunk | None] | None = None  # the chunk pairs[i] expanded last
 
     def _count_pairs(self) -> int:
-        """How many document pairs the distinct-set pairs expand to, in closed form."""
+        """How many document pairs the distinct-set pairs expand to, in closed form (in chunks of
+        pairs, so that counting millions of them needs no array as long as they)."""
         s = self.sets
         group = np.diff(s.group_indptr).astype(np.int64)
         fwd = (self.set_directions & 1) > 0
         back = (self.set_directions & 2) > 0
-        lg, rg = group[self.set_left], group[self.set_right]
+        left, right = self.set_left, self.set_right
         if self.mode == _k.UNORDERED:
-            return int((self.group_ok * group * (group - 1) // 2).sum() + (lg * rg).sum())
+            return int((self.group_ok * group * (group - 1) // 2).sum()) + _products(group, left, group, right)
         if self.mode == _k.ORDERED:
-            return int((self.group_ok * group * (group - 1)).sum() + (lg * rg * fwd).sum() + (lg * rg * back).sum())
+            return (int((self.group_ok * group * (group - 1)).sum()) + _products(group, left, group, right, fwd)
+                    + _products(group, left, group, right, back))
         # CROSS: left-side members of one set with right-side members of the other.
         on_left = s.doc_set[: self.n_left]
         ls = np.bincount(on_left[on_left >= 0], minlength=s.num_sets).astype(np.int64)
         rs = group - ls
-        return int((self.group_ok * ls * rs).sum()
-                   + (ls[self.set_left] * rs[self.set_right] * fwd).sum()
-                   + (ls[self.set_right] * rs[self.set_left] * back).sum())
+        return (int((self.group_ok * ls * rs).sum()) + _products(ls, left, rs, right, fwd)
+                + _products(ls, right, rs, left, back))
 
     def __len__(self) -> int:
         return self._count

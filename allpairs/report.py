@@ -27,7 +27,7 @@ import numpy as np
 from .corpus import Corpus
 from .exact import prefix_join
 from .join import (LSHInfo, Progress, Stats, _timed, as_corpus, lsh_pairs, lsh_settings, peak_memory,
-                   shingle_corpus)
+                   process_status, shingle_corpus)
 from ._numba import resolve_jobs
 from ._plural import count
 from .lsh import MAX_EXPAND
@@ -199,18 +199,6 @@ def recall_by_bin(sets: OrderedSets, exact: Pairs, lsh: Pairs, t: Threshold, inf
     return bins
 
 
-def _status(field_name: str) -> int | None:
-    """A field of /proc/self/status in bytes (Linux), or None."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field_name + ":"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
 @contextmanager
 def own_peak_memory(out: dict, key: str):
     """Put in ``out[key]`` how far resident memory rose above its level at the start while the block ran.
@@ -222,7 +210,7 @@ def own_peak_memory(out: dict, key: str):
     process-wide: a peak read from getrusage afterwards no longer includes
     what came before it (``compare`` reads the shared stages' peak first).
     """
-    start = _status("VmRSS")
+    start = process_status("VmRSS")
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
@@ -231,7 +219,7 @@ def own_peak_memory(out: dict, key: str):
     try:
         yield
     finally:
-        peak = _status("VmHWM") if start is not None else None
+        peak = process_status("VmHWM") if start is not None else None
         out[key] = None if peak is None else max(0, peak - start)
 
 

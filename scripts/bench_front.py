@@ -31,7 +31,9 @@ Workloads:
 and two runs of allpairs alone: ``go-tree`` (the Go tree from its files,
 code:5, the README's command) and ``tiny`` (the 10-document example,
 ``-s word:1``: the fixed cost of a warm run). Before timing, one untimed run
-of each command loads (or compiles) the kernels.
+of each command loads (or compiles) the kernels. With ``--jit``, each allpairs
+run is followed by the same run through numba's JIT (``ALLPAIRS_KERNELS=jit``)
+and a second table compares the two.
 
 The machine may be shared: quote medians, and ratios rather than absolute
 times. Standard output carries only the table; progress goes to standard
@@ -62,6 +64,7 @@ REF_SOURCE = REPO_ROOT.parent / "shared" / "tools" / "allpairs_ref.c"
 GO_OPTIONS = ["--include", "*.go", "--exclude", "*_test.go", "--exclude", "testdata/**", "--min-bytes", "2048",
               "-s", "code:5"]
 ZIPF = synthetic.zipf_preset("social-1m")
+JIT = {"ALLPAIRS_KERNELS": "jit"}
 WORKLOADS = ("kosarak-distinct", "kosarak-raw", "go-sets", "zipf-1m", "go-tree", "tiny")
 
 
@@ -78,6 +81,7 @@ class Row:
     name: str
     c: list[Run] = field(default_factory=list)
     ap: list[Run] = field(default_factory=list)
+    jit: list[Run] = field(default_factory=list)  # allpairs with ALLPAIRS_KERNELS=jit (--jit)
 
 
 def allpairs_command() -> list[str]:
@@ -85,11 +89,12 @@ def allpairs_command() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "allpairs"]
 
 
-def measure(cmd: list[str]) -> Run:
-    """Run ``cmd`` to the end; its wall time, peak RSS (wait4's ru_maxrss), stdout and CPU time."""
+def measure(cmd: list[str], env: dict[str, str] | None = None) -> Run:
+    """Run ``cmd`` (with ``env`` added to the environment) to the end; its wall time, peak RSS (wait4's
+    ru_maxrss), stdout and CPU time."""
     with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         stderr = proc.stderr.read().decode(errors="replace")
@@ -160,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="timed runs of each command (default 3)")
     ap.add_argument("--only", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
     ap.add_argument("--ref", type=Path, default=REF_SOURCE, help="the yardstick's C source")
+    ap.add_argument("--jit", action="store_true",
+                    help="also run allpairs with ALLPAIRS_KERNELS=jit (numba's JIT instead of the kernels built "
+                         "at install) and print both side by side")
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
@@ -185,10 +193,14 @@ def main(argv: list[str] | None = None) -> int:
                     ap_cmd = allpairs_command() + ["join", "--sets", str(path), "-t", THRESHOLD, "--count", "-q"]
                 log(f"{name}: " + " ".join(ap_cmd))
                 measure(ap_cmd)  # loads (or compiles) the kernels
+                if args.jit:
+                    measure(ap_cmd, JIT)
                 for _ in range(args.repeat):
                     if c_cmd:
                         row.c.append(measure(c_cmd))
                     row.ap.append(measure(ap_cmd))
+                    if args.jit:
+                        row.jit.append(measure(ap_cmd, JIT))
                 if row.c and c_pairs(row.c[0]) != ap_pairs(row.ap[0]):
                     problems.append(f"{name}: the yardstick counted {c_pairs(row.c[0]):,} pairs, "
                                     f"allpairs {ap_pairs(row.ap[0]):,}")
@@ -215,6 +227,17 @@ def main(argv: list[str] | None = None) -> int:
         else:
             c_cells, ratios = "- | - | -", "- | -"
         print(f"| {row.name} | {pairs:,} | {c_cells} | {aw:.2f} s | {ac:.2f} s | {am / 2**20:,.0f} MiB | {ratios} |")
+    if args.jit:
+        print()
+        print("kernels built at install (allpairs) vs numba's JIT (ALLPAIRS_KERNELS=jit, warm cache), same runs")
+        print()
+        print("| workload | built wall | built peak | JIT wall | JIT peak | wall ratio (built / JIT) | peak ratio |")
+        print("|---|---|---|---|---|---|---|")
+        for row in rows:
+            aw, am = median(row.ap, "wall"), median(row.ap, "peak")
+            jw, jm = median(row.jit, "wall"), median(row.jit, "peak")
+            print(f"| {row.name} | {aw:.2f} s | {am / 2**20:,.0f} MiB | {jw:.2f} s | {jm / 2**20:,.0f} MiB "
+                  f"| {aw / jw:.2f}× | {am / jm:.2f}× |")
     return exit_status(problems)
 
 

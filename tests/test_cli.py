@@ -208,8 +208,10 @@ def test_ctrl_c_exits_130_and_leaves_no_partial_file(tmp_path):
     f = tmp_path / "sets.dat"
     f.write_text("1 2 3\n" * 8000)
     out = tmp_path / "out.tsv"
+    # SIGINT as a terminal gives it, even where this runs as a background job (whose SIGINT is ignored).
     proc = subprocess.Popen([sys.executable, "-m", "allpairs", "join", "--sets", "-t", "0.5", "-q", "-o", str(out), str(f)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     part = []
     while time.monotonic() < deadline and not part:
@@ -435,3 +437,18 @@ def test_measure_options_refuse_bad_values_with_exit_2(args, message, tmp_path):
     assert r.exit_code == 2, (r.stdout, r.stderr)
     assert message in r.stderr
     assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_peak_memory_is_the_programs_own_not_that_of_a_larger_process_that_started_it():
+    # Linux carries getrusage's maxrss across exec: started from a process of 600 MiB, a run reported 600 MiB.
+    tiny = Path(__file__).resolve().parents[1] / "datasets" / "tiny" / "corpus"
+    parent = ("import subprocess, sys\n"
+              "ballast = bytearray(600 * 2**20)\n"
+              "for i in range(0, len(ballast), 4096): ballast[i] = 1\n"
+              f"r = subprocess.run([sys.executable, '-m', 'allpairs', 'join', '-t', '0.5', '-s', 'word:1', {str(tiny)!r}],"
+              " capture_output=True, text=True)\n"
+              "sys.stdout.write(r.stderr)\n")
+    r = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, timeout=300)
+    m = re.search(r"peak memory ([\d,]+) MiB", r.stdout)
+    assert m, r.stdout + r.stderr
+    assert int(m.group(1).replace(",", "")) < 400

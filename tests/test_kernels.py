@@ -95,11 +95,11 @@ def test_a_kernel_gives_the_same_value_either_way_and_calls_kernels_compiled():
     buf = np.frombuffer(b"the quick brown fox jumps over the lazy dog", np.uint8)
     offsets = np.array([0, 3, 4, 9, 10, 43], np.int64)
     got = {}
-    for mode in ("compiled", "python"):
+    for mode in ("compiled", "jit", "python"):  # compiled: ahead of time where built; jit: by numba
         with use_kernels(mode):
             got[mode] = (int(xxh64(buf, 0, len(buf), np.uint64(7))), xxh64_spans(buf, offsets, np.uint64(0)).tolist())
-    assert got["compiled"] == got["python"]
-    assert xxh64_spans.dispatcher.signatures  # compiled: it calls xxh64 through its module's global
+    assert got["compiled"] == got["jit"] == got["python"]
+    assert xxh64_spans.dispatcher.signatures  # jit: it calls xxh64 through its module's global
 
 
 def test_compiled_kernels_release_the_gil_and_are_cached():
@@ -111,7 +111,7 @@ def test_a_kernel_pickles_by_name():
 
 
 def test_an_unknown_mode_is_a_usage_error():
-    with pytest.raises(UsageError, match="ALLPAIRS_KERNELS='fast' is not one of auto, compiled, python"):
+    with pytest.raises(UsageError, match="ALLPAIRS_KERNELS='fast' is not one of auto, compiled, jit, python"):
         with use_kernels("fast"):
             pass
 
@@ -120,7 +120,7 @@ def test_an_unknown_mode_in_the_environment_is_one_line_and_exit_2():
     r = subprocess.run([sys.executable, "-m", "allpairs", "join", "-t", "0.5", str(TINY)], capture_output=True,
                        text=True, env={**os.environ, "ALLPAIRS_KERNELS": "fast"}, timeout=300)
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr == ("allpairs: error: ALLPAIRS_KERNELS='fast' is not one of auto, compiled, python; "
+    assert r.stderr == ("allpairs: error: ALLPAIRS_KERNELS='fast' is not one of auto, compiled, jit, python; "
                         "leave it unset (auto) or give one of them\n")
 
 
@@ -173,14 +173,15 @@ def test_a_small_input_with_much_join_work_joins_compiled(monkeypatch):
 
 
 def test_numba_failing_to_load_under_a_memory_limit_is_one_line_exit_1(tmp_path):
-    # What ulimit -v does to `import numba` now that a big run imports it mid-run: llvmlite fails to map.
+    # What ulimit -v does to `import numba` when a big run imports it mid-run: llvmlite fails to map.
+    # (jit: the kernels built ahead of time would not need numba at all.)
     (tmp_path / "numba").mkdir()
     (tmp_path / "numba" / "__init__.py").write_text("raise OSError('failed to map segment from shared object')\n")
     big = tmp_path / "big.sets"
     big.write_text("".join(f"{i} {i + 1} {i + 2}\n" for i in range(0, 30_000, 3)), encoding="ascii")
     r = subprocess.run([sys.executable, "-m", "allpairs", "join", "--sets", str(big), "-t", "0.5", "--count"],
                        capture_output=True, text=True, cwd=tmp_path, timeout=300,
-                       env={**os.environ, "PYTHONPATH": str(tmp_path), "ALLPAIRS_KERNELS": "auto"})
+                       env={**os.environ, "PYTHONPATH": str(tmp_path), "ALLPAIRS_KERNELS": "jit"})
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr == ("allpairs: error: cannot load the compiled kernels (failed to map segment from shared "
                         "object); if memory is limited (ulimit -v), raise the limit, or set ALLPAIRS_KERNELS=python "

@@ -1,0 +1,160 @@
+"""The kernels compiled ahead of time (allpairs._aot): matched by exact types, found only for current sources,
+and giving the same output as numba's JIT without loading numba."""
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+
+from allpairs import _aot
+from allpairs._numba import Kernel
+
+REPO = Path(__file__).resolve().parents[1]
+
+MATCHED = [
+    np.zeros(3, np.int64), np.zeros(3, np.uint64), np.zeros(3, np.int32), np.zeros(3, np.uint32),
+    np.zeros(3, np.int8), np.zeros(3, np.uint8), np.zeros(3, np.int16), np.zeros(3, np.float64),
+    np.zeros(3, np.float32), np.zeros(3, bool), np.zeros(0, np.int64), np.zeros((2, 3), np.int32),
+    np.zeros((2, 3), np.int32, order="F"), np.zeros((4, 4), bool)[:, ::2], np.zeros(8, np.int64)[::2],
+    np.zeros((2, 3), np.uint64).T, np.frombuffer(b"abc", np.uint8), np.zeros(1, np.int64)[0:1],
+    0, -5, 2**63 - 1, -(2**63), 2**63, 2**64 - 1, True, False, np.True_, 1.5, np.int32(3), np.uint64(7),
+    np.int64(-1), np.float64(2.0), np.uint8(1), None,
+]
+NOT_MATCHED = [
+    np.zeros(3, ">i8"), np.zeros(3, object), np.zeros(3, "U2"), np.zeros(3, np.complex128),
+    np.frombuffer(b"\0" * 17, np.uint8)[1:].view(np.int64), 2**64, -(2**63) - 1, [1, 2], "a", (1, 2),
+]
+
+
+@pytest.mark.parametrize("value", MATCHED, ids=lambda v: f"{type(v).__name__}:{getattr(v, 'dtype', v)!s}")
+def test_type_names_are_numbas_own(value):
+    name = _aot.type_name(value)
+    assert name == str(numba.typeof(value))
+    assert _aot.numba_type(name) == numba.typeof(value)
+
+
+@pytest.mark.parametrize("value", NOT_MATCHED, ids=lambda v: f"{type(v).__name__}:{getattr(v, 'dtype', '')!s}")
+def test_values_of_other_kinds_are_left_to_numba(value):
+    assert _aot.type_name(value) is None
+
+
+def test_tuple_and_return_types_read_back():
+    for name in ["Tuple(array(int64, 1d, C), array(int32, 2d, C), int64)", "UniTuple(array(uint64, 1d, C) x 2)",
+                 "none", "readonly array(uint8, 1d, A)", "bool"]:
+        assert str(_aot.numba_type(name)) == name
+
+
+def test_every_signature_names_a_kernel_and_reads_back():
+    lines = _aot.read_signatures()
+    assert len(lines) >= 30 and lines == sorted(set(lines))
+    for line in lines:
+        module, qualname, args, returns = _aot.parse_line(line)
+        kernel = getattr(importlib.import_module(module), qualname)
+        assert isinstance(kernel, Kernel), line
+        assert len(inspect.signature(kernel.py_func).parameters) == len(args), \
+            f"{line}: the kernel's arguments changed; re-run scripts/record_kernel_signatures.py"
+        assert _aot.signature_line(module, qualname, args, returns) == line
+        for name in (*args, returns):
+            assert str(_aot.numba_type(name)) == name, line
+
+
+def test_the_digest_covers_every_kernel_module():
+    names = {p.relative_to(_aot.PACKAGE_ROOT).as_posix() for p in _aot.kernel_sources()}
+    assert {"_hash_kernel.py", "_mix.py", "exact/_kernel.py", "lsh/_kernel.py", "index/_kernel.py"} <= names
+    assert "_numba.py" not in names and "join.py" not in names
+
+
+def test_a_changed_kernel_source_matches_no_built_function(tmp_path):
+    root = tmp_path / "allpairs"
+    shutil.copytree(_aot.PACKAGE_ROOT, root, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    before = _aot.source_digest(root)
+    assert before == _aot.source_digest(_aot.PACKAGE_ROOT)
+    path = root / "_verify_kernel.py"
+    path.write_text(path.read_text() + "\n# a change\n")
+    after = _aot.source_digest(root)
+    assert after != before
+    line = _aot.read_signatures()[0]
+    assert _aot.symbol(after, line) != _aot.symbol(before, line)
+
+
+def test_the_table_is_empty_when_sources_changed(monkeypatch):
+    monkeypatch.setattr(_aot, "source_digest", lambda root=None: "0" * 64)
+    assert _aot._Table._load() == {}
+
+
+def _built() -> bool:
+    try:
+        importlib.import_module(_aot.MODULE)
+        return True
+    except ImportError:
+        return False
+
+
+RUN = """
+import hashlib, sys
+import allpairs
+from allpairs.corpus import read_sets
+res = allpairs.join(read_sets(sys.argv[1]), threshold=0.5)
+pairs = sorted(map(tuple, res.pairs))
+print(len(pairs), hashlib.sha256(repr(pairs).encode()).hexdigest(), "numba" in sys.modules)
+"""
+
+
+def test_a_join_runs_the_built_kernels_without_numba_and_matches_the_jit(shared_datasets, tmp_path):
+    if not _built():
+        if shutil.which("cc") is None and shutil.which("gcc") is None:
+            pytest.skip("no C compiler here, so the install could not build the ahead-of-time kernels")
+        pytest.fail("a C compiler is here but allpairs._kernels_aot was not built: reinstall (pip install -e .) "
+                    "and read its warning")
+    f = tmp_path / "k.dat"
+    f.write_text("".join(open(shared_datasets / "kosarak-sample.dat").readlines()[:8000]))
+    out = {}
+    for mode in ("compiled", "jit"):
+        r = subprocess.run([sys.executable, "-c", RUN, str(f)], capture_output=True, text=True, cwd=REPO,
+                           env={**os.environ, "ALLPAIRS_KERNELS": mode}, timeout=600)
+        assert r.returncode == 0, r.stderr
+        out[mode] = r.stdout.split()
+    assert out["compiled"][:2] == out["jit"][:2] and int(out["jit"][0]) > 1000
+    assert out["compiled"][2] == "False", "the built kernels should have served every call"
+    assert out["jit"][2] == "True"
+
+
+CLI = """
+import sys
+from allpairs.__main__ import main
+sys.argv = ["allpairs", *sys.argv[1:]]
+try:
+    main()
+finally:
+    sys.stderr.write("numba imported: %s\\n" % ("numba" in sys.modules))
+"""
+
+
+@pytest.mark.parametrize("args", [
+    ["join", "--sets", "{kosarak}", "-t", "0.5", "-o", "{out}"],
+    ["join", "--sets", "{kosarak}", "-t", "0.5", "--method", "lsh", "--count"],
+    ["join", "--lines", "{passwords}", "-t", "0.6", "-s", "char:2", "--count"],
+    ["join", "-t", "0.5", "-s", "code:5", "--count", "{go}"],
+    ["dedup", "--sets", "{kosarak}", "-t", "0.8"],
+    ["compare", "--sets", "{kosarak}", "-t", "0.5"],
+], ids=["exact-sets-tsv", "lsh-sets", "char-lines", "go-code", "dedup", "compare"])
+def test_the_usual_commands_are_served_by_the_built_kernels_alone(args, shared_datasets, go_reference_src, tmp_path):
+    # A kernel whose arguments changed type would fall back to numba: correct, but a second slower.
+    if not _built():
+        pytest.skip("the ahead-of-time kernels are not built here (see the test above)")
+    values = {"kosarak": shared_datasets / "kosarak-sample.dat", "passwords": shared_datasets / "passwords-john.txt",
+              "go": go_reference_src / "strings", "out": tmp_path / "out.tsv"}
+    argv = [a.format(**values) for a in args]
+    r = subprocess.run([sys.executable, "-c", CLI, *argv, "-q"], capture_output=True, text=True, cwd=REPO,
+                       env={**os.environ, "ALLPAIRS_KERNELS": "compiled"}, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.strip().endswith("numba imported: False"), (
+        f"{r.stderr}: a kernel met argument types that were not built; re-run scripts/record_kernel_signatures.py")
