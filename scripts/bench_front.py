@@ -11,7 +11,7 @@ built here with ``cc -O2``. Each workload is one ``--sets`` file, joined at
 ``t = 0.5`` by the yardstick and by ``allpairs join --sets FILE -t 0.5
 --count -q``, in turn, ``--repeat`` times; the table gives the median wall
 time, CPU time (user + system, all threads) and peak resident memory of
-each whole process (from ``wait4``), their ratios (allpairs / C), and
+each whole process (from GNU time where it is installed, else ``wait4``), their ratios (allpairs / C), and
 whether the two counted the same pairs. On a loaded machine the CPU times
 say more than the wall times (allpairs runs its join on every core, the
 yardstick on one).
@@ -89,22 +89,40 @@ def allpairs_command() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "allpairs"]
 
 
+#: GNU time, through which children are run where it exists (see :func:`measure`).
+GNU_TIME = "/usr/bin/time" if Path("/usr/bin/time").exists() else None
+
+
 def measure(cmd: list[str], env: dict[str, str] | None = None) -> Run:
-    """Run ``cmd`` (with ``env`` added to the environment) to the end; its wall time, peak RSS (wait4's
-    ru_maxrss), stdout and CPU time."""
-    with tempfile.TemporaryFile() as out:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        stderr = proc.stderr.read().decode(errors="replace")
-        proc.stderr.close()
-        out.seek(0)
-        text = out.read().decode(errors="replace")
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {code}: {stderr.strip()[-500:]}")
-    return Run(wall, usage.ru_maxrss * 1024, text, usage.ru_utime + usage.ru_stime)
+    """Run ``cmd`` (with ``env`` added to the environment) to the end; its wall time, peak RSS, stdout and CPU time.
+
+    The peak is the child's ``ru_maxrss``, which Linux carries across exec from
+    the process that forked it: a child forked from this Python process would
+    report this process's ~60 MiB at least. So the child is started by GNU
+    time (a process of a few MiB), which reports the child's own figures.
+    """
+    timing = tempfile.NamedTemporaryFile(suffix=".time", delete=False)
+    timing.close()
+    run = [GNU_TIME, "-f", "%M %U %S", "-o", timing.name, *cmd] if GNU_TIME else cmd
+    try:
+        with tempfile.TemporaryFile() as out:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(run, stdout=out, stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - t0
+            stderr = proc.stderr.read().decode(errors="replace")
+            proc.stderr.close()
+            out.seek(0)
+            text = out.read().decode(errors="replace")
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            raise RuntimeError(f"{' '.join(cmd)} exited {code}: {stderr.strip()[-500:]}")
+        if GNU_TIME:
+            peak_kib, user, system = Path(timing.name).read_text().split()[-3:]
+            return Run(wall, int(peak_kib) * 1024, text, float(user) + float(system))
+        return Run(wall, usage.ru_maxrss * 1024, text, usage.ru_utime + usage.ru_stime)
+    finally:
+        os.unlink(timing.name)
 
 
 def build_ref(source: Path, folder: Path) -> Path | None:
