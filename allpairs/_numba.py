@@ -53,7 +53,8 @@ from .errors import AllPairsError, UsageError
 #: The ways kernels may run (``ALLPAIRS_KERNELS``).
 MODES = ("auto", "compiled", "jit", "python")
 
-#: In ``auto`` mode, an input of fewer bytes than this runs the plain Python kernels: the
+#: In ``auto`` mode, an input of fewer bytes than this runs as plain Python the kernels that have
+#: no function built ahead of time for their arguments (the others run built, at no start-up cost): the
 #: break-even of whole joins measured by ``scripts/bench_startup.py`` (plain Python wins up
 #: to ~75 KB of Kosarak transactions, loses 2× at 160 KB; on text it wins further).
 PLAIN_BELOW = 65_536
@@ -183,7 +184,7 @@ class Kernel:
     def __init__(self, py_func: Callable):
         self.py_func = py_func
         self._dispatcher = None
-        self._ahead = None  # its ahead-of-time functions by argument types, read on first compiled call
+        self._built = None  # its functions built ahead of time, by argument types (read on first call)
         functools.update_wrapper(self, py_func)
 
     @property
@@ -207,9 +208,9 @@ class Kernel:
         if _depth.plain:  # inside a kernel running as plain Python: all of it runs so
             return self.py_func(*args)
         if _ahead:
-            built = self._ahead
+            built = self._built
             if built is None:
-                built = self._ahead = _aot.functions(self.__module__, self.__qualname__)
+                built = self._built = _aot.functions(self.__module__, self.__qualname__)
             if built:
                 fn = built.get(tuple(map(_aot.type_name, args)))
                 if fn is not None:
