@@ -9,8 +9,9 @@ Every compiled kernel call made from Python (a kernel calling another inside
 compiled code is part of its caller) is noted with the numba types of its
 arguments (:func:`allpairs._aot.type_name`, checked here against
 ``numba.typeof``) and the return type numba infers. The file is rewritten
-with the union of what the test suite (all but the Spark tests, whose kernels
-run in worker processes) and the workloads called, sorted. Re-run it after a
+with the union of what the test suite and the workloads called, sorted. Spark
+tasks run their kernels in worker processes, which this does not see; the
+Spark tests that run the tasks' code without Spark call the same kernels here. Re-run it after a
 change to what a kernel takes, then reinstall (``pip install -e .``) to build them.
 """
 from __future__ import annotations
@@ -117,8 +118,8 @@ def main() -> int:
     if not args.no_tests:
         import pytest
 
-        code = pytest.main(["-q", "-x", "-p", "no:cacheprovider", "--ignore", "tests/test_spark.py",
-                            "--ignore", "tests/test_aot.py", *args.pytest_args])
+        code = pytest.main(["-q", "-x", "-p", "no:cacheprovider", "--ignore", "tests/test_aot.py",
+                            *args.pytest_args])
         if code != 0:
             print(f"the test suite failed ({code}): the file is not rewritten", file=sys.stderr)
             return 1
