@@ -46,7 +46,7 @@ _INT64 = (-(1 << 63), 1 << 63)
 def type_name(value) -> str | None:
     """numba's name of ``value``'s type (``str(numba.typeof(value))``), or None for a kind not matched here."""
     kind = type(value)
-    if kind is np.ndarray:  # the usual case first, its names cached (a kernel call names every argument)
+    if kind is np.ndarray or isinstance(value, np.ndarray):  # names cached: a kernel call names every argument
         flags = value.flags
         key = (value.dtype, value.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable, flags.aligned)
         name = _ARRAY_NAMES.get(key, False)
@@ -55,9 +55,6 @@ def type_name(value) -> str | None:
         return name
     if kind is int:
         return _int_name(value)
-    if isinstance(value, np.ndarray):
-        return _array_name(value.dtype, value.ndim, value.flags.c_contiguous, value.flags.f_contiguous,
-                           value.flags.writeable, value.flags.aligned)
     if isinstance(value, (bool, np.bool_)):
         return "bool"
     if isinstance(value, int):
@@ -288,8 +285,8 @@ def build(output: str | Path, log: Callable[[str], None] = lambda s: None) -> in
         cpu = binding.get_host_cpu_name()
     cc.target_cpu = "" if cpu == "generic" else cpu
     digest = source_digest()
-    lines = read_signatures()
-    for line in lines:
+    exported = 0
+    for line in read_signatures():
         module, qualname, args, returns = parse_line(line)
         kernel = getattr(_kernel_module(module), qualname)
         if len(inspect.signature(kernel.py_func).parameters) != len(args):
@@ -297,12 +294,13 @@ def build(output: str | Path, log: Callable[[str], None] = lambda s: None) -> in
             continue
         sig = numba_type(returns)(*(numba_type(a) for a in args))
         cc.export(symbol(digest, line), sig)(kernel.py_func)
+        exported += 1
     start = time.perf_counter()
-    log(f"compiling {len(lines)} kernel signatures ahead of time for CPU {cpu} into {output.name} ...")
+    log(f"compiling {exported} kernel signatures ahead of time for CPU {cpu} into {output.name} ...")
     os.makedirs(output.parent, exist_ok=True)
     cc.compile()
     log(f"compiled them in {time.perf_counter() - start:.0f} s")
-    return len(lines)
+    return exported
 
 
 if __name__ == "__main__":  # python -m allpairs._aot OUTPUT: build the module by hand

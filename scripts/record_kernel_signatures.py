@@ -48,9 +48,11 @@ WORKLOADS = [
 
 def api_workloads() -> None:
     """Calls of the library the command line does not make: string tokens from Python, exact and LSH."""
+    import random
+
     import allpairs
 
-    rng = __import__("random").Random(1)
+    rng = random.Random(1)
     docs = [[f"w{rng.randint(0, 3000)}" for _ in range(rng.randint(1, 40))] for _ in range(20_000)]
     allpairs.join(docs, threshold=0.5)
     allpairs.join(docs, threshold=0.5, method="lsh")
