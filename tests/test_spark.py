@@ -327,6 +327,53 @@ def test_lsh_finds_the_local_engines_candidates_and_pairs(spark):
         planned.unpersist()
 
 
+def test_lsh_joins_buckets_larger_than_max_expand_instead_of_expanding_them(spark):
+    # Expanding every bucket of up to max_bucket sets, as at first, made 48 M candidates of 100k Zipf sets
+    # (32 x 2 bands, max_bucket 1000), each shuffled with both sets' keys: the join never finished. Buckets
+    # of more than max_expand sets are now joined exactly in one task each, as locally: the same pairs.
+    from datasets.synthetic import zipf_sets
+
+    from allpairs.engines.spark.lsh import MARKED
+    from allpairs.lsh import candidates, signatures
+    from allpairs.order import order_sets
+    from allpairs.shingles import hash_sets
+
+    sets = [[f"0:{x}" for x in s] for s in zipf_sets(n=400, avg_size=10, vocabulary=200, near_duplicates=0.4, seed=5)]
+    t, k, b, r, seed, max_bucket, max_expand = 0.5, 32, 16, 2, 3, 40, 4
+    planned = plan(token_frame(spark, [sets]), t, tokens_col="toks", order_col="n", method="lsh", num_perm=k,
+                   bands=b, rows=r, seed=seed, max_bucket=max_bucket, max_expand=max_expand)
+    try:
+        o = order_sets(*hash_sets(sets))
+        cand = candidates(signatures(*o.set_keys(), k, seed=seed), b, r, max_bucket=max_bucket, max_expand=max_expand)
+        assert cand.joined_buckets and cand.oversized
+        marked = planned.buckets.where(f"a = {MARKED}").groupBy("band", "first").count().collect()
+        assert sorted((row.band, row["count"]) for row in marked) == cand.joined_buckets
+        assert planned.candidates.count() == len(cand)
+        pairs = by_corpus(planned.pairs.collect()).get(0, [])
+        local = sorted(tuple(p) for p in allpairs.join(sets, t, method="lsh", num_perm=k, bands=b, rows=r, seed=seed,
+                                                       max_bucket=max_bucket, max_expand=max_expand).pairs)
+        expanded = allpairs.join(sets, t, method="lsh", num_perm=k, bands=b, rows=r, seed=seed, max_bucket=max_bucket,
+                                 max_expand=None).pairs
+        assert pairs == local == sorted(tuple(p) for p in expanded) and len(pairs) > 20
+    finally:
+        planned.unpersist()
+
+
+def test_a_bucket_join_pairs_sets_only_within_one_bucket():
+    import pyarrow as pa
+
+    from allpairs.engines.spark.lsh import _bucket_join
+    from allpairs.measures import Threshold
+
+    # Sets 1 and 2 are identical but sit in different buckets; 1 and 3 share bucket (0, 1) with J = 3/5.
+    rows = [(0, 1, 1, [1, 2, 3, 4]), (0, 1, 3, [1, 2, 3, 5]), (0, 1, 4, [7, 8]),
+            (2, 2, 2, [1, 2, 3, 4]), (2, 2, 5, [9])]
+    block = pa.table({"band": pa.array([x[0] for x in rows], pa.int32()), "first": [x[1] for x in rows],
+                      "set": [x[2] for x in rows], "keys": pa.array([x[3] for x in rows], pa.list_(pa.int64()))})
+    got = _bucket_join(block, Threshold.parse("1/2")).to_pylist()
+    assert got == [{"a": 1, "b": 3, "overlap": 3, "size_a": 4, "size_b": 4}]
+
+
 def test_cli_on_the_tiny_corpus_writes_the_golden_pairs_as_parquet(spark, tmp_path):
     import pyarrow.parquet as pq
 

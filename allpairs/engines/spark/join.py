@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ...errors import UsageError
 from ...join import LSHInfo, lsh_settings
+from ...lsh import MAX_EXPAND
 from ...measures import Threshold
 from ...shingles import ShingleSpec
 from . import exact, lsh, sets
@@ -63,7 +64,7 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
          normalize: bool = True, min_shingles: int = 1, method: str = "exact", max_group: int = exact.MAX_GROUP,
          broadcast_limit: int = sets.BROADCAST_LIMIT, token_groups: int | None = None, num_perm: int = 128,
          bands: int | None = None, rows: int | None = None, recall: float = 0.99, seed: int = 1, bits: int | None = None,
-         max_bucket: int | None = None) -> SparkJoin:
+         max_bucket: int | None = None, max_expand: int | None = MAX_EXPAND) -> SparkJoin:
     """Plan the join of :func:`join` and keep its intermediate results (see :class:`SparkJoin`)."""
     require_pyspark()
     t = Threshold.parse(threshold)
@@ -80,7 +81,7 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     info = None
     if method == "lsh":
         info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
-                            max_bucket=max_bucket)
+                            max_bucket=max_bucket, max_expand=max_expand)
     if tokens_col is not None:
         if shingle is not None:
             raise UsageError("pre-tokenised sets are joined on their tokens; drop shingle")
@@ -102,7 +103,8 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         return SparkJoin(document_pairs(found, members), members, distinct, grouped, t, method, label,
                          ranked=ranked, order=order, plans=plans, groups=groups)
     bucket_rows = lsh.buckets(distinct, num_perm=info.num_perm, bands=info.bands, rows=info.rows, seed=info.seed,
-                              bits=info.bits, max_bucket=info.max_bucket, report=LARGE_BUCKET)
+                              bits=info.bits, max_bucket=info.max_bucket, max_expand=info.max_expand,
+                              report=LARGE_BUCKET)
     cand, found = lsh.set_pairs(distinct, bucket_rows, t)
     return SparkJoin(document_pairs(found, members), members, distinct, grouped, t, method, label,
                      buckets=bucket_rows, candidates=cand, lsh=info)
@@ -143,7 +145,9 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         ``broadcast_limit`` (shared shingles ranked on the driver and broadcast
         up to this many, default 4 M; more are joined), and for LSH
         ``num_perm``, ``bands``, ``rows``, ``recall``, ``seed``, ``bits``,
-        ``max_bucket``, as in :func:`allpairs.join`.
+        ``max_bucket``, ``max_expand``, as in :func:`allpairs.join` (a bucket
+        of more than ``max_expand`` sets is joined exactly in one task instead
+        of expanded pair by pair: the same pairs).
 
     Returns
     -------
