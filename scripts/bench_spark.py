@@ -1,26 +1,35 @@
 """allpairs on Spark beside MLlib's MinHashLSH, on seeded Zipf corpora with planted near-duplicates.
 
-For each corpus size (default 100k, 300k, 1M sets of ~20 Zipf tokens from a
-vocabulary as large as the corpus, 30% planted near-duplicates;
+For each corpus size (default 10k, 30k, 100k sets of ~20 Zipf tokens from a
+vocabulary as large as the corpus, at least 10,000, 30% planted near-duplicates;
 :func:`datasets.synthetic.zipf_sets`, every parameter given explicitly so that
 a change of its defaults cannot change these corpora), on one Spark session
 (default local[2]):
 
 * allpairs exact on Spark (``allpairs.spark``, method exact);
-* allpairs LSH on Spark (K = 64, banding chosen for P(t) >= 0.99, --max-bucket 1000);
+* allpairs LSH on Spark (K = 64, banding chosen for P(t) >= 0.99 as the local
+  engine chooses it: 32 bands x 2 rows at t = 0.5; --max-bucket 1000; buckets
+  of more than max_expand = 64 sets joined exactly, as locally);
 * MLlib ``MinHashLSH(numHashTables=H).approxSimilarityJoin`` at distance
-  < 1 - t (+1e-9, so that J = t counts), H = allpairs' band count, a
-  comparable number of hash tables.
+  < 1 - t (+1e-9, so that J = t counts), H = allpairs' band count by default
+  (--mllib-tables): as many buckets per set as allpairs LSH has. An MLlib hash
+  table is one MinHash value (MLlib ORs its tables and has no AND of several
+  rows), so its candidates are the pairs sharing any one of H MinHash values.
 
 LSH and MLlib each get a time limit per size (--lsh-timeout, --mllib-timeout):
 past it their Spark jobs are cancelled and the row says "stopped after N s".
 Each row gets: wall time, shuffle bytes written (Spark's own task metrics, read
 from the driver's status store, no REST server needed), the longest task's time
-and the bytes it read (input + shuffle), pairs found, recall against the exact
-pairs. The corpora are written once as Parquet under --cache (reused by later
-runs). Usage (from the repository root)::
+and the bytes it read (input + shuffle), candidates, pairs found, recall
+against the exact pairs (for MLlib, also the pairs it returned that the exact
+join does not have: none expected, its distance is exact), and per size the
+ratios of LSH's and MLlib's wall time to the exact join's. MLlib's candidates
+(pairs sharing a bucket, summed over its tables) and largest bucket are
+counted from its hashes by a separate, untimed aggregation. The corpora are
+written once as Parquet under --cache (reused by later runs). Usage (from the
+repository root)::
 
-    .venv/bin/python scripts/bench_spark.py [--sizes 100000 300000 1000000] [--master local[2]]
+    .venv/bin/python scripts/bench_spark.py [--sizes 10000 30000 100000] [--master local[2]]
 
 Figures from a shared machine are noisy: quote medians of several runs.
 """
@@ -39,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
+from allpairs.lsh import MAX_EXPAND  # noqa: E402
 from datasets.synthetic import zipf_sets  # noqa: E402
 
 
@@ -145,7 +155,7 @@ def limited(sc, group: str, seconds: float | None, fn) -> tuple[object, str | No
     return result["value"], None
 
 
-def run_size(spark, n: int, t: float, args) -> list[dict]:
+def run_size(spark, n: int, t: float, args, info) -> list[dict]:
     from pyspark.sql import functions as F
 
     from allpairs.engines.spark import plan
@@ -177,46 +187,48 @@ def run_size(spark, n: int, t: float, args) -> list[dict]:
     # allpairs LSH, within its time limit.
     def lsh():
         state["lsh"] = plan(df, t, id_col="id", tokens_col="toks", order_col="id", method="lsh",
-                            num_perm=args.num_perm, max_bucket=args.max_bucket, seed=args.seed + 1)
+                            num_perm=args.num_perm, max_bucket=args.max_bucket, max_expand=args.max_expand,
+                            seed=args.seed + 1)
+        state["lsh"].buckets.persist()
         found = pairs_of(state["lsh"]).persist()
         try:
             return found.count(), found.join(exact_pairs, ["a", "b"]).count()
         finally:
             found.unpersist()
 
-    from allpairs.join import lsh_settings
-    from allpairs.measures import Threshold
-
-    info = lsh_settings(Threshold.parse(t), num_perm=args.num_perm, bands=None, rows=None, recall=0.99,
-                        seed=args.seed + 1, bits=None, max_bucket=args.max_bucket)
     what = f"allpairs LSH {info.bands}x{info.rows}"
     (res, stopped), m = measured(sc, lambda: limited(sc, f"lsh-{n}", args.lsh_timeout, lsh))
-    if "lsh" in state:
-        state.pop("lsh").unpersist()
     if stopped:
         rows.append({"n": n, "what": what, "pairs": None, "recall": None, **m, "note": stopped})
     else:
-        rows.append({"n": n, "what": what, "pairs": res[0], "recall": res[1] / n_exact if n_exact else 1.0, **m})
+        rows.append({"n": n, "what": what, "pairs": res[0], "recall": res[1] / n_exact if n_exact else 1.0, **m,
+                     "note": lsh_note(state["lsh"], args.max_expand)})
+    if "lsh" in state:
+        state["lsh"].buckets.unpersist()
+        state.pop("lsh").unpersist()
     print(f"  lsh: {rows[-1]['pairs']} pairs in {m['wall_s']:.1f}s", file=sys.stderr)
 
     # MLlib MinHashLSH, as many hash tables as allpairs has bands, within its time limit.
     from pyspark.ml.feature import MinHashLSH
+    from pyspark.ml.functions import vector_to_array
     from pyspark.ml.linalg import SparseVector, VectorUDT
 
     dim = max(10000, n) + 1
+    tables = args.mllib_tables or info.bands
 
     @F.udf(VectorUDT())
     def vec(toks):
         idx = sorted(set(int(x) for x in toks))
         return SparseVector(dim, idx, [1.0] * len(idx))
 
+    vectors = df.where(F.size("toks") > 0).select("id", vec("toks").alias("v"))
+    model = MinHashLSH(inputCol="v", outputCol="h", numHashTables=tables, seed=args.seed).fit(vectors)
+
     def mllib():
         # MLlib's join chooses a broadcast that does not fit a 6 GB driver at 100k sets (it fails
         # "Not enough memory to build and broadcast the table"): let it sort-merge instead.
         for key in ("spark.sql.autoBroadcastJoinThreshold", "spark.sql.adaptive.autoBroadcastJoinThreshold"):
             spark.conf.set(key, "-1")
-        vectors = df.where(F.size("toks") > 0).select("id", vec("toks").alias("v"))
-        model = MinHashLSH(inputCol="v", outputCol="h", numHashTables=info.bands, seed=args.seed).fit(vectors)
         joined = model.approxSimilarityJoin(vectors, vectors, 1 - t + 1e-9, distCol="d") \
             .select(F.col("datasetA.id").alias("a"), F.col("datasetB.id").alias("b")).where("a < b")
         found = joined.persist()
@@ -227,24 +239,60 @@ def run_size(spark, n: int, t: float, args) -> list[dict]:
             for key in ("spark.sql.autoBroadcastJoinThreshold", "spark.sql.adaptive.autoBroadcastJoinThreshold"):
                 spark.conf.unset(key)
 
-    what = f"MLlib MinHashLSH {info.bands} tables"
+    what = f"MLlib MinHashLSH {tables} tables"
     (res, stopped), m = measured(sc, lambda: limited(sc, f"mllib-{n}", args.mllib_timeout, mllib))
+    # Its candidates, from its hashes (untimed): pairs sharing a bucket, summed over the tables.
+    buckets = model.transform(vectors).select(F.posexplode("h").alias("table", "hv")) \
+        .groupBy("table", vector_to_array("hv")[0].alias("value")).count()
+    cand = buckets.agg(F.sum(F.col("count") * (F.col("count") - 1) / 2).alias("pairs"),
+                       F.max("count").alias("largest")).collect()[0]
+    note = f"{int(cand['pairs']):,} candidates over its tables, largest bucket {cand['largest']:,} sets"
     if stopped:
-        rows.append({"n": n, "what": what, "pairs": None, "recall": None, **m, "note": stopped})
+        rows.append({"n": n, "what": what, "pairs": None, "recall": None, **m, "note": f"{stopped}; {note}"})
     else:
-        rows.append({"n": n, "what": what, "pairs": res[0], "recall": res[1] / n_exact if n_exact else 1.0, **m})
+        extra = res[0] - res[1]
+        rows.append({"n": n, "what": what, "pairs": res[0], "recall": res[1] / n_exact if n_exact else 1.0, **m,
+                     "note": f"{note}; {extra:,} pairs not in the exact answer"})
     print(f"  mllib: {rows[-1]['pairs']} pairs in {m['wall_s']:.1f}s", file=sys.stderr)
     exact_pairs.unpersist()
     return rows
 
 
+def lsh_note(planned, max_expand: int) -> str:
+    """Candidates of the expanded buckets, and the buckets joined exactly instead, of a computed LSH plan."""
+    from pyspark.sql import functions as F
+
+    from allpairs.engines.spark.lsh import MARKED
+
+    n_cand = planned.candidates.count()
+    marked = planned.buckets.where(F.col("a") == MARKED).agg(
+        F.countDistinct("band", "first").alias("k"), F.countDistinct("b").alias("sets"),
+        F.max("n").alias("largest"), F.sum((F.col("n") - 1) / 2).alias("pairs")).collect()[0]
+    note = f"{n_cand:,} candidates verified"
+    if marked["k"]:
+        note += (f"; {marked['k']:,} buckets of {max_expand}-{marked['largest']:,} sets joined exactly "
+                 f"({marked['sets']:,} sets, {int(marked['pairs']):,} candidates not expanded)")
+    return note
+
+
+def ratio(rows: list[dict], what: str) -> str:
+    """``what``'s wall time over the exact join's, of one size's rows ("> x" when it was stopped)."""
+    exact = rows[0]["wall_s"]
+    r = next(r for r in rows if r["what"].startswith(what))
+    x = r["wall_s"] / exact
+    return f"> {x:.1f}x" if r["pairs"] is None else f"{x:.1f}x"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 300_000, 1_000_000])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 30_000, 100_000])
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("-t", "--threshold", type=float, default=0.5)
     ap.add_argument("--num-perm", type=int, default=64)
     ap.add_argument("--max-bucket", type=int, default=1000)
+    ap.add_argument("--max-expand", type=int, default=MAX_EXPAND,
+                    help="allpairs LSH joins buckets of more sets exactly instead of expanding them")
+    ap.add_argument("--mllib-tables", type=int, default=None, help="MLlib's hash tables (default: allpairs' bands)")
     ap.add_argument("--partitions", type=int, default=8, help="input and shuffle partitions")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--lsh-timeout", type=float, default=600.0, help="seconds per size for allpairs LSH")
@@ -260,17 +308,29 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     print(f"Spark {spark.version} on {spark.sparkContext.master}; t = {args.threshold}; {args.partitions} "
           f"partitions; machine shared (load average {os.getloadavg()[0]:.1f} at start)", flush=True)
+    from allpairs.join import lsh_settings
+    from allpairs.measures import Threshold
+
+    info = lsh_settings(Threshold.parse(args.threshold), num_perm=args.num_perm, bands=None, rows=None, recall=0.99,
+                        seed=args.seed + 1, bits=None, max_bucket=args.max_bucket, max_expand=args.max_expand)
+    print(f"allpairs LSH: K = {info.num_perm}, {info.bands} bands x {info.rows} rows (the local engine's choice for "
+          f"P(t) >= 0.99), seed {info.seed}, max_bucket {args.max_bucket}, max_expand {args.max_expand}; MLlib: "
+          f"MinHashLSH(numHashTables={args.mllib_tables or info.bands}, seed={args.seed}).approxSimilarityJoin at "
+          f"distance < 1 - t + 1e-9; LSH {args.lsh_timeout:.0f} s and MLlib {args.mllib_timeout:.0f} s per size",
+          flush=True)
     header = (f"{'sets':>9} {'what':<28} {'wall s':>8} {'shuffle':>10} {'longest task':>13} {'its input':>10} "
               f"{'pairs':>10} {'recall':>7}  note")
     print(header, flush=True)
     for n in args.sizes:
-        for r in run_size(spark, n, args.threshold, args):
+        rows = run_size(spark, n, args.threshold, args, info)
+        for r in rows:
             pairs = "-" if r["pairs"] is None else f"{r['pairs']:,}"
             recall = "-" if r["recall"] is None else f"{r['recall']:.4f}"
             print(f"{r['n']:>9,} {r['what']:<28} {r['wall_s']:>8.1f} {mib(r['shuffle_bytes']):>10} "
                   f"{r['longest_task_s']:>12.1f}s {mib(r['longest_task_in']):>10} {pairs:>10} {recall:>7}  "
                   f"{r.get('note', '')}", flush=True)
-        print(f"  (load average {os.getloadavg()[0]:.1f})", flush=True)
+        print(f"  wall time over the exact join's: allpairs LSH {ratio(rows, 'allpairs LSH')}, "
+              f"MLlib {ratio(rows, 'MLlib')}; load average {os.getloadavg()[0]:.1f}", flush=True)
     spark.stop()
 
 
