@@ -449,6 +449,12 @@ def _join_rows(sets: OrderedSets, rows: np.ndarray, t: Threshold, jobs: int):
     return SetPairs(np.minimum(a, b), np.maximum(a, b), found.overlap, found.candidates)
 
 
+def joined_note(buckets: int, max_expand: int, largest: int, sets: int, pairs: int) -> str:
+    """The summary line of the LSH buckets joined exactly instead of expanded (for every engine)."""
+    return (f"{buckets:,} LSH buckets of more than {max_expand:,} distinct sets (largest {largest:,}) were joined "
+            f"exactly instead of expanded: {sets:,} sets, {pairs:,} candidate pairs not expanded; same result")
+
+
 def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jobs: int, stats: Stats):
     """Stages 4b and 5 of the LSH path: signatures, bands, then exact verification (or the estimate).
 
@@ -501,10 +507,8 @@ def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jo
     else:
         pairs = Pairs(sets, left, right, np.full(len(left), -1, np.int32), estimate=value)
     if info.joined:
-        stats.notes.append(
-            f"{len(info.joined):,} LSH buckets of more than {info.max_expand:,} distinct sets (largest "
-            f"{max(size for _, size in info.joined):,}) were joined exactly instead of expanded: "
-            f"{info.joined_sets:,} sets, {info.joined_pairs:,} candidate pairs not expanded; same result")
+        stats.notes.append(joined_note(len(info.joined), info.max_expand, max(size for _, size in info.joined),
+                                       info.joined_sets, info.joined_pairs))
     if info.max_bucket is None and info.max_expand is None and info.largest_bucket > LARGE_BUCKET:
         n = info.largest_bucket
         stats.notes.append(

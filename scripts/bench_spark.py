@@ -9,7 +9,7 @@ a change of its defaults cannot change these corpora), on one Spark session
 * allpairs exact on Spark (``allpairs.spark``, method exact);
 * allpairs LSH on Spark (K = 64, banding chosen for P(t) >= 0.99 as the local
   engine chooses it: 32 bands x 2 rows at t = 0.5; --max-bucket 1000; buckets
-  of more than max_expand = 64 sets joined exactly, as locally);
+  of more than --max-expand sets, the Spark engine's default 4, joined exactly);
 * MLlib ``MinHashLSH(numHashTables=H).approxSimilarityJoin`` at distance
   < 1 - t (+1e-9, so that J = t counts), H = allpairs' band count by default
   (--mllib-tables): as many buckets per set as allpairs LSH has. An MLlib hash
@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from allpairs.lsh import MAX_EXPAND  # noqa: E402
+from allpairs.engines.spark.lsh import MAX_EXPAND  # noqa: E402
 from datasets.synthetic import zipf_sets  # noqa: E402
 
 
@@ -267,11 +267,11 @@ def lsh_note(planned, max_expand: int) -> str:
     n_cand = planned.candidates.count()
     marked = planned.buckets.where(F.col("a") == MARKED).agg(
         F.countDistinct("band", "first").alias("k"), F.countDistinct("b").alias("sets"),
-        F.max("n").alias("largest"), F.sum((F.col("n") - 1) / 2).alias("pairs")).collect()[0]
+        F.max("n").alias("largest"), F.sum(F.col("n") - 1).alias("pairs")).collect()[0]
     note = f"{n_cand:,} candidates verified"
     if marked["k"]:
-        note += (f"; {marked['k']:,} buckets of {max_expand}-{marked['largest']:,} sets joined exactly "
-                 f"({marked['sets']:,} sets, {int(marked['pairs']):,} candidates not expanded)")
+        note += (f"; {marked['k']:,} buckets of more than {max_expand} sets (largest {marked['largest']:,}) joined "
+                 f"exactly ({marked['sets']:,} sets, {marked['pairs'] // 2:,} candidates not expanded)")
     return note
 
 

@@ -307,7 +307,7 @@ def test_lsh_finds_the_local_engines_candidates_and_pairs(spark):
     sets = [[f"0:{x}" for x in s] for s in zipf_sets(n=600, avg_size=12, vocabulary=300, near_duplicates=0.4, seed=3)]
     t, k, b, r, seed, max_bucket = 0.5, 40, 10, 4, 7, 6
     planned = plan(token_frame(spark, [sets]), t, tokens_col="toks", order_col="n", method="lsh", num_perm=k,
-                   bands=b, rows=r, seed=seed, max_bucket=max_bucket)
+                   bands=b, rows=r, seed=seed, max_bucket=max_bucket, max_expand=None)
     try:
         # Local candidates, as pairs of the first document of each distinct set.
         o = order_sets(*hash_sets(sets))
@@ -350,11 +350,18 @@ def test_lsh_joins_buckets_larger_than_max_expand_instead_of_expanding_them(spar
         assert sorted((row.band, row["count"]) for row in marked) == cand.joined_buckets
         assert planned.candidates.count() == len(cand)
         pairs = by_corpus(planned.pairs.collect()).get(0, [])
-        local = sorted(tuple(p) for p in allpairs.join(sets, t, method="lsh", num_perm=k, bands=b, rows=r, seed=seed,
-                                                       max_bucket=max_bucket, max_expand=max_expand).pairs)
+        res = allpairs.join(sets, t, method="lsh", num_perm=k, bands=b, rows=r, seed=seed, max_bucket=max_bucket,
+                            max_expand=max_expand)
+        local = sorted(tuple(p) for p in res.pairs)
         expanded = allpairs.join(sets, t, method="lsh", num_perm=k, bands=b, rows=r, seed=seed, max_bucket=max_bucket,
                                  max_expand=None).pairs
         assert pairs == local == sorted(tuple(p) for p in expanded) and len(pairs) > 20
+        # The run's note on the joined buckets is the local engine's, figure for figure.
+        from allpairs.engines.spark.run import SparkRun, _bucket_notes
+
+        run = SparkRun("local[2]", "lsh", "1/2", "tokens")
+        _bucket_notes(planned, run)
+        assert next(n for n in res.stats.notes if "joined exactly" in n) in run.notes
     finally:
         planned.unpersist()
 

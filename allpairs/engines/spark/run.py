@@ -22,8 +22,10 @@ import pyarrow as pa
 
 from ...corpus import _walk, decode_file, jsonl_record, matches
 from ...errors import InputError, UsageError
+from ...join import joined_note
 from ...shingles import ShingleSpec, language_for_path
 from .join import plan
+from .lsh import MARKED
 from .pairs import COLUMNS, ORDER
 from .session import get_session
 
@@ -308,7 +310,14 @@ def _bucket_notes(planned, res: SparkRun) -> None:
 
     info = planned.lsh
     res.notes.append(info.describe())
-    rows = planned.buckets.where(F.col("a") < 0)
+    joined = planned.buckets.where(F.col("a") == MARKED).agg(
+        F.countDistinct("band", "first").alias("k"), F.max("n").alias("largest"), F.countDistinct("b").alias("sets"),
+        F.sum(F.col("n") - 1).alias("pairs")).collect()[0]
+    if joined["k"]:
+        # n - 1 on each of a bucket's n rows: twice its n (n - 1) / 2 pairs.
+        res.notes.append(joined_note(joined["k"], info.max_expand, joined["largest"], joined["sets"],
+                                     joined["pairs"] // 2))
+    rows = planned.buckets.where(F.col("a") == -1)
     if info.max_bucket is not None:
         big = rows.where(F.col("n") > info.max_bucket).agg(
             F.count(F.lit(1)).alias("k"), F.max("n").alias("largest"),
