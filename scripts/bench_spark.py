@@ -11,8 +11,9 @@ a change of its defaults cannot change these corpora), on one Spark session
   engine chooses it: 32 bands x 2 rows at t = 0.5; --max-bucket 1000; buckets
   of more than --max-expand sets, the Spark engine's default 4, joined exactly);
 * MLlib ``MinHashLSH(numHashTables=H).approxSimilarityJoin`` at distance
-  < 1 - t (+1e-9, so that J = t counts), H = allpairs' band count by default
-  (--mllib-tables): as many buckets per set as allpairs LSH has. An MLlib hash
+  < 1 - t (+1e-9, so that J = t counts), H = allpairs' band count by default:
+  as many buckets per set as allpairs LSH has (--mllib-tables 32 4 1 runs
+  each of those counts, fewer tables being cheaper and less complete). An MLlib hash
   table is one MinHash value (MLlib ORs its tables and has no AND of several
   rows), so its candidates are the pairs sharing any one of H MinHash values.
 
@@ -166,8 +167,9 @@ def run_size(spark, n: int, t: float, args, info) -> list[dict]:
     rows = []
 
     def pairs_of(planned):
-        return planned.pairs.select(F.least("left", "right").cast("long").alias("a"),
-                                    F.greatest("left", "right").cast("long").alias("b"))
+        # The ids are strings: compared as numbers (as MLlib's are), not as text ("10" < "9").
+        left, right = F.col("left").cast("long"), F.col("right").cast("long")
+        return planned.pairs.select(F.least(left, right).alias("a"), F.greatest(left, right).alias("b"))
 
     # Exact.
     state = {}
@@ -208,13 +210,12 @@ def run_size(spark, n: int, t: float, args, info) -> list[dict]:
         state.pop("lsh").unpersist()
     print(f"  lsh: {rows[-1]['pairs']} pairs in {m['wall_s']:.1f}s", file=sys.stderr)
 
-    # MLlib MinHashLSH, as many hash tables as allpairs has bands, within its time limit.
+    # MLlib MinHashLSH: by default as many hash tables as allpairs has bands; each within its time limit.
     from pyspark.ml.feature import MinHashLSH
     from pyspark.ml.functions import vector_to_array
     from pyspark.ml.linalg import SparseVector, VectorUDT
 
     dim = max(10000, n) + 1
-    tables = args.mllib_tables or info.bands
 
     @F.udf(VectorUDT())
     def vec(toks):
@@ -222,40 +223,45 @@ def run_size(spark, n: int, t: float, args, info) -> list[dict]:
         return SparseVector(dim, idx, [1.0] * len(idx))
 
     vectors = df.where(F.size("toks") > 0).select("id", vec("toks").alias("v"))
-    model = MinHashLSH(inputCol="v", outputCol="h", numHashTables=tables, seed=args.seed).fit(vectors)
-
-    def mllib():
-        # MLlib's join chooses a broadcast that does not fit a 6 GB driver at 100k sets (it fails
-        # "Not enough memory to build and broadcast the table"): let it sort-merge instead.
-        for key in ("spark.sql.autoBroadcastJoinThreshold", "spark.sql.adaptive.autoBroadcastJoinThreshold"):
-            spark.conf.set(key, "-1")
-        joined = model.approxSimilarityJoin(vectors, vectors, 1 - t + 1e-9, distCol="d") \
-            .select(F.col("datasetA.id").alias("a"), F.col("datasetB.id").alias("b")).where("a < b")
-        found = joined.persist()
-        try:
-            return found.count(), found.join(exact_pairs, ["a", "b"]).count()
-        finally:
-            found.unpersist()
-            for key in ("spark.sql.autoBroadcastJoinThreshold", "spark.sql.adaptive.autoBroadcastJoinThreshold"):
-                spark.conf.unset(key)
-
-    what = f"MLlib MinHashLSH {tables} tables"
-    (res, stopped), m = measured(sc, lambda: limited(sc, f"mllib-{n}", args.mllib_timeout, mllib))
-    # Its candidates, from its hashes (untimed): pairs sharing a bucket, summed over the tables.
-    buckets = model.transform(vectors).select(F.posexplode("h").alias("table", "hv")) \
-        .groupBy("table", vector_to_array("hv")[0].alias("value")).count()
-    cand = buckets.agg(F.sum(F.col("count") * (F.col("count") - 1) / 2).alias("pairs"),
-                       F.max("count").alias("largest")).collect()[0]
-    note = f"{int(cand['pairs']):,} candidates over its tables, largest bucket {cand['largest']:,} sets"
-    if stopped:
-        rows.append({"n": n, "what": what, "pairs": None, "recall": None, **m, "note": f"{stopped}; {note}"})
-    else:
-        extra = res[0] - res[1]
-        rows.append({"n": n, "what": what, "pairs": res[0], "recall": res[1] / n_exact if n_exact else 1.0, **m,
-                     "note": f"{note}; {extra:,} pairs not in the exact answer"})
-    print(f"  mllib: {rows[-1]['pairs']} pairs in {m['wall_s']:.1f}s", file=sys.stderr)
+    for tables in args.mllib_tables or [info.bands]:
+        model = MinHashLSH(inputCol="v", outputCol="h", numHashTables=tables, seed=args.seed).fit(vectors)
+        what = f"MLlib MinHashLSH {tables} tables"
+        (res, stopped), m = measured(sc, lambda: limited(sc, f"mllib-{n}-{tables}", args.mllib_timeout,
+                                                         lambda: mllib(spark, model, vectors, t, exact_pairs)))
+        # Its candidates, from its hashes (untimed): pairs sharing a bucket, summed over the tables.
+        buckets = model.transform(vectors).select(F.posexplode("h").alias("table", "hv")) \
+            .groupBy("table", vector_to_array("hv")[0].alias("value")).count()
+        cand = buckets.agg(F.sum(F.col("count") * (F.col("count") - 1) / 2).alias("pairs"),
+                           F.max("count").alias("largest")).collect()[0]
+        note = f"{int(cand['pairs']):,} candidates over its tables, largest bucket {cand['largest']:,} sets"
+        if stopped:
+            rows.append({"n": n, "what": what, "pairs": None, "recall": None, **m, "note": f"{stopped}; {note}"})
+        else:
+            extra = res[0] - res[1]
+            rows.append({"n": n, "what": what, "pairs": res[0], "recall": res[1] / n_exact if n_exact else 1.0, **m,
+                         "note": f"{note}; {extra:,} pairs not in the exact answer"})
+        print(f"  mllib {tables}: {rows[-1]['pairs']} pairs in {m['wall_s']:.1f}s", file=sys.stderr)
     exact_pairs.unpersist()
     return rows
+
+
+def mllib(spark, model, vectors, t: float, exact_pairs) -> tuple[int, int]:
+    """MLlib's pairs at distance < 1 - t (+1e-9, so that J = t counts), and how many are exact pairs."""
+    from pyspark.sql import functions as F
+
+    # MLlib's join chooses a broadcast that does not fit a 6 GB driver at 100k sets (it fails
+    # "Not enough memory to build and broadcast the table"): let it sort-merge instead.
+    for key in ("spark.sql.autoBroadcastJoinThreshold", "spark.sql.adaptive.autoBroadcastJoinThreshold"):
+        spark.conf.set(key, "-1")
+    joined = model.approxSimilarityJoin(vectors, vectors, 1 - t + 1e-9, distCol="d") \
+        .select(F.col("datasetA.id").alias("a"), F.col("datasetB.id").alias("b")).where("a < b")
+    found = joined.persist()
+    try:
+        return found.count(), found.join(exact_pairs, ["a", "b"]).count()
+    finally:
+        found.unpersist()
+        for key in ("spark.sql.autoBroadcastJoinThreshold", "spark.sql.adaptive.autoBroadcastJoinThreshold"):
+            spark.conf.unset(key)
 
 
 def lsh_note(planned, max_expand: int) -> str:
@@ -275,12 +281,10 @@ def lsh_note(planned, max_expand: int) -> str:
     return note
 
 
-def ratio(rows: list[dict], what: str) -> str:
-    """``what``'s wall time over the exact join's, of one size's rows ("> x" when it was stopped)."""
+def ratios(rows: list[dict]) -> str:
+    """Each row's wall time over the exact join's, of one size's rows ("> x" when it was stopped)."""
     exact = rows[0]["wall_s"]
-    r = next(r for r in rows if r["what"].startswith(what))
-    x = r["wall_s"] / exact
-    return f"> {x:.1f}x" if r["pairs"] is None else f"{x:.1f}x"
+    return ", ".join(f"{r['what']} {'> ' if r['pairs'] is None else ''}{r['wall_s'] / exact:.1f}x" for r in rows[1:])
 
 
 def main() -> None:
@@ -292,7 +296,8 @@ def main() -> None:
     ap.add_argument("--max-bucket", type=int, default=1000)
     ap.add_argument("--max-expand", type=int, default=MAX_EXPAND,
                     help="allpairs LSH joins buckets of more sets exactly instead of expanding them")
-    ap.add_argument("--mllib-tables", type=int, default=None, help="MLlib's hash tables (default: allpairs' bands)")
+    ap.add_argument("--mllib-tables", type=int, nargs="+", default=None,
+                    help="MLlib's hash tables, one run each (default: as many as allpairs' bands)")
     ap.add_argument("--partitions", type=int, default=8, help="input and shuffle partitions")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--lsh-timeout", type=float, default=600.0, help="seconds per size for allpairs LSH")
@@ -315,7 +320,8 @@ def main() -> None:
                         seed=args.seed + 1, bits=None, max_bucket=args.max_bucket, max_expand=args.max_expand)
     print(f"allpairs LSH: K = {info.num_perm}, {info.bands} bands x {info.rows} rows (the local engine's choice for "
           f"P(t) >= 0.99), seed {info.seed}, max_bucket {args.max_bucket}, max_expand {args.max_expand}; MLlib: "
-          f"MinHashLSH(numHashTables={args.mllib_tables or info.bands}, seed={args.seed}).approxSimilarityJoin at "
+          f"MinHashLSH(numHashTables={' / '.join(map(str, args.mllib_tables or [info.bands]))}, seed={args.seed})"
+          f".approxSimilarityJoin at "
           f"distance < 1 - t + 1e-9; LSH {args.lsh_timeout:.0f} s and MLlib {args.mllib_timeout:.0f} s per size",
           flush=True)
     header = (f"{'sets':>9} {'what':<28} {'wall s':>8} {'shuffle':>10} {'longest task':>13} {'its input':>10} "
@@ -329,8 +335,7 @@ def main() -> None:
             print(f"{r['n']:>9,} {r['what']:<28} {r['wall_s']:>8.1f} {mib(r['shuffle_bytes']):>10} "
                   f"{r['longest_task_s']:>12.1f}s {mib(r['longest_task_in']):>10} {pairs:>10} {recall:>7}  "
                   f"{r.get('note', '')}", flush=True)
-        print(f"  wall time over the exact join's: allpairs LSH {ratio(rows, 'allpairs LSH')}, "
-              f"MLlib {ratio(rows, 'MLlib')}; load average {os.getloadavg()[0]:.1f}", flush=True)
+        print(f"  wall time over the exact join's: {ratios(rows)}; load average {os.getloadavg()[0]:.1f}", flush=True)
     spark.stop()
 
 
