@@ -115,14 +115,10 @@ def _bucket_join(block: pa.Table, t: Threshold) -> pa.RecordBatch:
     indptr, keys = csr(block.column("keys"))
     indptr = indptr.astype(np.int64, copy=False)
     size = np.diff(indptr)
-    # Keys renamed apart per bucket (a dense number for each (bucket, key)), so that buckets never meet;
-    # the local order then ranks them rare first, as in a join of each bucket alone.
-    owner = np.repeat(bucket, size)
-    by = np.lexsort((keys, owner))
-    new = np.ones(len(by), bool)
-    new[1:] = (owner[by][1:] != owner[by][:-1]) | (keys[by][1:] != keys[by][:-1])
-    code = np.empty(len(by), np.uint64)
-    code[by] = (np.cumsum(new) - 1).astype(np.uint64)
+    # Keys renamed apart per bucket (bucket number, then the key's number in the block), so that buckets
+    # never meet; the local order then ranks them rare first, as in a join of each bucket alone.
+    _, number = np.unique(keys, return_inverse=True)
+    code = (np.repeat(bucket, size).astype(np.uint64) << np.uint64(32)) | number.astype(np.uint64)
     sets = order_sets(indptr, code)
     if sets.num_sets != len(size):
         raise RuntimeError(f"{len(size)} sets of LSH buckets collapsed to {sets.num_sets}: a set sat twice in one bucket")
