@@ -24,7 +24,9 @@ from the driver's status store, no REST server needed), the longest task's time
 and the bytes it read (input + shuffle), candidates, pairs found, recall
 against the exact pairs (for MLlib, also the pairs it returned that the exact
 join does not have: none expected, its distance is exact), and per size the
-ratios of LSH's and MLlib's wall time to the exact join's. MLlib's candidates
+ratios of LSH's and MLlib's wall time to the exact join's. An unreported
+warm-up join on --warmup sets (default 2000) runs first, so that the first
+size does not pay for starting the session's Python workers. MLlib's candidates
 (pairs sharing a bucket, summed over its tables) and largest bucket are
 counted from its hashes by a separate, untimed aggregation. The corpora are
 written once as Parquet under --cache (reused by later runs). Usage (from the
