@@ -356,7 +356,7 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
                                           sorted_rows=not ranked)
     with _timed(stats, "order"):
         if ranked:
-            sets = order_sets(indptr, keys, min_size=max(1, min_shingles))
+            sets = order_sets(indptr, keys, min_size=max(1, min_shingles), jobs=jobs)
         else:
             sets = keyed_sets(indptr, keys, min_size=max(1, min_shingles), jobs=jobs)
     stats.shingles = int(sets.doc_size.sum())
