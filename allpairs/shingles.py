@@ -25,12 +25,11 @@ Keys (key version 2, :data:`KEY_VERSION`)
 Key version 1 (allpairs 0.1.0 before the compiled front end) used 8-byte
 BLAKE2b for tokens and splitmix64 of the code point for characters.
 
-Words, characters and ``--sets`` tokens are found and hashed by compiled
-kernels over the UTF-8 bytes of a batch of documents
-(:mod:`allpairs._shingle_kernel`, :mod:`allpairs._hash_kernel`), without a
-Python object per token; normalisation stays per document in Python's
-C-level string methods.  Program tokens are found by one regular expression
-per language and hashed once per distinct token.
+Words, characters, program tokens and ``--sets`` tokens are found and
+hashed by compiled kernels over the UTF-8 bytes of a batch of documents
+(:mod:`allpairs._shingle_kernel`, :mod:`allpairs._hash_kernel`, the code
+tokenizers of :mod:`allpairs.codetokens`), without a Python object per
+token; normalisation stays per document in Python's C-level string methods.
 
 Normalisation (``normalize=True``, word and char only): Unicode NFKC, then
 ``str.casefold()``, then every run of whitespace becomes one space and the
@@ -59,9 +58,8 @@ import numpy as np
 from allpairs import _malloc
 from allpairs import _shingle_kernel as _k
 from allpairs import codetokens
-from allpairs._codetok_c_kernel import c_token_keys_into
+from allpairs._codetok_c_python_kernel import token_keys_into as c_python_token_keys_into
 from allpairs._codetok_kernel import go_token_keys_into
-from allpairs._codetok_python_kernel import python_token_keys_into
 from allpairs._hash_kernel import xxh64_spans, xxh64_split
 from allpairs._numba import resolve_jobs
 from allpairs.codetokens import language_for_path
@@ -364,7 +362,7 @@ def _go_tables() -> tuple:
 
 @functools.lru_cache(maxsize=None)
 def _operator_tables(language: str) -> tuple:
-    """The operator table of :func:`allpairs._codetok_c_kernel.operator_size` for ``language``
+    """The operator table of :func:`allpairs._codetok_c_python_kernel._operator_size` for ``language``
     ("c" or "python"), with each operator's key."""
     ops = sorted(codetokens._C_OPERATORS if language == "c" else codetokens._PY_OPERATORS,
                  key=lambda op: (op[0], -len(op)))
@@ -374,18 +372,18 @@ def _operator_tables(language: str) -> tuple:
 
 
 def _tokenizer(language: str) -> tuple:
-    """The compiled tokenizer of ``language`` ("go", "c" or "python") and its tables."""
+    """The compiled tokenizer of ``language`` ("go", "c" or "python") and the arguments after its first three."""
     if language == "go":
         return go_token_keys_into, _go_tables()
-    return (python_token_keys_into if language == "python" else c_token_keys_into), _operator_tables(language)
+    return c_python_token_keys_into, (language == "python", *_operator_tables(language))
 
 
 def _compiled_shingles(docs, language, n, seed, regex_shingles, distinct=False) -> tuple[np.ndarray, np.ndarray]:
     """code:N shingles of documents (str, or their UTF-8 bytes) by the compiled tokenizer of ``language``.
 
     The documents it declines (a byte >= 0x80 outside literals and comments
-    where Unicode letter rules decide, see :mod:`allpairs._codetok_kernel`,
-    :mod:`allpairs._codetok_c_kernel`, :mod:`allpairs._codetok_python_kernel`)
+    where Unicode letter rules decide, see :mod:`allpairs._codetok_kernel`
+    and :mod:`allpairs._codetok_c_python_kernel`)
     go through ``regex_shingles``; both give the same keys for any text, the
     kernel only faster.
     """
@@ -596,7 +594,7 @@ def shingle_texts(
         a pool of one process per available CPU is used on Linux when the
         texts hold at least ``PARALLEL_MIN_CHARS`` characters, else the work
         is done in this process; code shingles are made in this process
-        unless ``workers`` says otherwise (the compiled Go tokenizer beats a
+        unless ``workers`` says otherwise (the compiled tokenizers beat a
         pool).  The result does not depend on it: each text's keys are a
         function of that text alone.  A pool pays off only when CPUs are idle;
         ``workers=1`` stays in this process.
@@ -605,7 +603,7 @@ def shingle_texts(
         stays): each text's set of keys in order of first occurrence, which
         is all :func:`allpairs.order.order_sets` needs, in less memory.
     jobs : int, optional
-        Threads for the compiled Go tokenizer over files held as UTF-8 (as
+        Threads for the compiled code tokenizers over files held as UTF-8 (as
         :func:`allpairs.corpus.read_directory` holds them); default every
         core, 1 for none. The result does not depend on it.
 
