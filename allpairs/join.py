@@ -312,7 +312,7 @@ def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize:
     if corpus.sets is not None:
         if shingle is not None:
             raise UsageError("pre-tokenised sets are joined on their tokens; drop --shingle")
-        indptr, keys = hash_sets(corpus.sets)
+        indptr, keys = hash_sets(corpus.sets, jobs=jobs)
         return indptr, keys, "tokens"
     if shingle is None:
         shingle = default_shingle(corpus)
@@ -351,7 +351,10 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     with _timed(stats, "shingle"):
         indptr, keys, label = corpus_keys(corpus, shingle, normalize=normalize, progress=progress, jobs=jobs)
     with _timed(stats, "order"):
-        sets = (order_sets if ranked else keyed_sets)(indptr, keys, min_size=max(1, min_shingles))
+        if ranked:
+            sets = order_sets(indptr, keys, min_size=max(1, min_shingles))
+        else:
+            sets = keyed_sets(indptr, keys, min_size=max(1, min_shingles), jobs=jobs)
     stats.shingles = int(sets.doc_size.sum())
     stats.distinct_shingles = sets.num_tokens
     stats.distinct_sets = sets.num_sets

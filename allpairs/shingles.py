@@ -866,7 +866,7 @@ def _code_batch(docs, langs, vocabs, n, seed, distinct) -> tuple[np.ndarray, np.
     return _interleave(len(docs), [(members, results[lang]) for lang, members in groups.items()])
 
 
-def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarray]:
+def hash_sets(sets: Sequence[Iterable[str | int]], *, jobs: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Keys of pre-tokenised sets (the ``--sets`` input, e.g. Kosarak).
 
     The key of a token is ``token_key(str(token))``, so the integer 5 and the
@@ -878,6 +878,10 @@ def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarr
         The sets; a :class:`~allpairs.linefile.TokenSets` (what
         :func:`allpairs.read_sets` gives) is split and hashed by a compiled
         kernel straight from its UTF-8 buffer.
+    jobs : int, optional
+        With more than one (default: every core), string tokens are hashed on
+        a second thread while the next block of them is joined and encoded.
+        The keys do not depend on it.
 
     Returns
     -------
@@ -891,23 +895,56 @@ def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarr
     if isinstance(sets, TokenSets):
         return _k.token_keys(sets.lines.buffer(), sets.lines.starts, _NOT_SPACE)
     sets = [s if isinstance(s, (list, tuple)) else list(s) for s in sets]
-    indptr = _indptr(list(map(len, sets)))
-    # All tokens as one text, hashed by one kernel call: no Python work per token
-    # (but str() of tokens that are not strings).
-    n = int(indptr[-1])
+    counts = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
+    indptr = _indptr(counts)
     try:
-        joined = "\0".join(itertools.chain.from_iterable(sets))
-    except TypeError:
+        keys = _split_keys(sets, indptr, resolve_jobs(jobs))
+    except TypeError:  # a token that is not a string
         return indptr, _keys_of(list(map(str, itertools.chain.from_iterable(sets))))
-    if n:  # a NUL byte is U+0000 and nothing else in UTF-8: unless a token holds one, it ends a token
-        keys = xxh64_split(np.frombuffer(joined.encode("utf-8", "surrogatepass"), dtype=np.uint8), np.uint8(0),
-                           np.int64(n), np.uint64(0))
-        if keys is not None:
-            return indptr, keys
-    del joined
-    lengths = np.fromiter(map(len, itertools.chain.from_iterable(sets)), dtype=np.int64, count=n)
-    buf, offsets = _utf8_joined("".join(itertools.chain.from_iterable(sets)), lengths)
-    return indptr, xxh64_spans(buf, offsets, np.uint64(0))
+    if keys is None:  # a token holds U+0000, the separator: hash by lengths
+        lengths = np.fromiter(map(len, itertools.chain.from_iterable(sets)), dtype=np.int64, count=int(indptr[-1]))
+        buf, offsets = _utf8_joined("".join(itertools.chain.from_iterable(sets)), lengths)
+        keys = xxh64_spans(buf, offsets, np.uint64(0))
+    return indptr, keys
+
+
+#: Tokens joined and hashed per block by :func:`_split_keys`.
+_SPLIT_TOKENS = 1 << 18
+
+
+def _split_keys(sets: list, indptr: np.ndarray, jobs: int) -> np.ndarray | None:
+    """XXH64 of every string token, or None if a token holds U+0000.
+
+    Blocks of whole sets are joined with NUL (UTF-8 has no other zero byte),
+    encoded and split and hashed by one kernel call each. Joining and encoding
+    hold the GIL and the kernel does not, so with ``jobs > 1`` one block is
+    hashed while the next is joined; at most two blocks' bytes are alive.
+    """
+    out = np.empty(int(indptr[-1]), np.uint64)
+    cuts = np.unique(np.concatenate(([0], np.searchsorted(indptr, np.arange(0, indptr[-1], _SPLIT_TOKENS), "right") - 1,
+                                     [len(sets)])))
+    pool = concurrent.futures.ThreadPoolExecutor(1) if jobs > 1 and len(cuts) > 2 else None
+    pending: collections.deque = collections.deque()
+    try:
+        for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+            k0, k1 = int(indptr[a]), int(indptr[b])
+            if k0 == k1:
+                continue
+            text = "\0".join(itertools.chain.from_iterable(sets[a:b])).encode("utf-8", "surrogatepass")
+            call = functools.partial(xxh64_split, np.frombuffer(text, dtype=np.uint8), np.uint8(0),
+                                     out[k0:k1], np.uint64(0))
+            del text
+            if pool is None:
+                if not call():
+                    return None
+                continue
+            pending.append(pool.submit(call))
+            if len(pending) == 2 and not pending.popleft().result():
+                return None
+        return out if all(f.result() for f in pending) else None
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
 
 
 def hash_set_pieces(pieces: Iterable[tuple[bytes, np.ndarray]],

@@ -29,10 +29,11 @@ def groups(sets):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(corpora(), st.integers(1, 3))
-def test_keyed_sets_group_the_documents_as_the_ranked_sets_do(sets, min_size):
+@given(corpora(), st.integers(1, 3), st.sampled_from([1, 2, 3]))
+def test_keyed_sets_group_the_documents_as_the_ranked_sets_do(sets, min_size, jobs):
+    # jobs > 1: rows sorted in blocks on threads, distinct keys counted beside the grouping.
     indptr, keys = csr(sets)
-    ranked, keyed = order_sets(indptr, keys, min_size=min_size), keyed_sets(indptr, keys, min_size=min_size)
+    ranked, keyed = order_sets(indptr, keys, min_size=min_size), keyed_sets(indptr, keys, min_size=min_size, jobs=jobs)
     assert isinstance(keyed, KeyedSets)
     assert groups(keyed) == groups(ranked)
     assert keyed.doc_size.tolist() == ranked.doc_size.tolist()

@@ -10,13 +10,16 @@ identical documents grouped into one distinct set
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
+from .._numba import resolve_jobs
 from .._order_kernel import gather_csr
 from ..order import OrderedSets, group_sets
 from ._kernel import distinct_sorted_rows
+from .minhash import row_blocks
 
 
 @dataclass
@@ -36,7 +39,7 @@ class KeyedSets(OrderedSets):
         return gather_csr(self.indptr, self.tokens, np.asarray(rows, dtype=np.int64))
 
 
-def keyed_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> KeyedSets:
+def keyed_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1, jobs: int | None = None) -> KeyedSets:
     """Documents' shingle keys as distinct sets of keys, sorted by size then by keys; identical ones grouped.
 
     Parameters
@@ -45,12 +48,39 @@ def keyed_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Ke
         As :func:`allpairs.order.order_sets` takes them (repeats allowed, any order).
     min_size : int
         Documents with fewer distinct keys get no set (``doc_set`` -1).
+    jobs : int, optional
+        Threads (default: every core): rows are sorted in blocks side by side,
+        and the distinct keys are counted while the sets are grouped. The
+        result does not depend on it.
     """
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
-    doc_ptr, doc_keys = distinct_sorted_rows(indptr, keys)
-    every = np.sort(doc_keys)
-    distinct = every[np.concatenate([[True], every[1:] != every[:-1]])] if len(every) else every
-    sets = group_sets(doc_ptr, doc_keys, distinct, total_shingles=len(keys), min_size=min_size)
-    return KeyedSets(**vars(sets))
+    jobs = resolve_jobs(jobs)
+    doc_ptr, doc_keys = _distinct_sorted_rows(indptr, keys, jobs)
+    if jobs == 1:
+        distinct = _distinct_keys(doc_keys)
+        sets = group_sets(doc_ptr, doc_keys, distinct, total_shingles=len(keys), min_size=min_size)
+        return KeyedSets(**vars(sets))
+    with ThreadPoolExecutor(1) as pool:  # np.sort releases the GIL, as the kernels do
+        counting = pool.submit(_distinct_keys, doc_keys)
+        sets = group_sets(doc_ptr, doc_keys, doc_keys[:0], total_shingles=len(keys), min_size=min_size)
+        return KeyedSets(**{**vars(sets), "keys": counting.result()})
 
+
+def _distinct_keys(keys: np.ndarray) -> np.ndarray:
+    """The distinct values of ``keys``, increasing."""
+    every = np.sort(keys)
+    return every[np.concatenate([[True], every[1:] != every[:-1]])] if len(every) else every
+
+
+def _distinct_sorted_rows(indptr: np.ndarray, keys: np.ndarray, jobs: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~allpairs.lsh._kernel.distinct_sorted_rows` on ``jobs`` blocks of rows side by side."""
+    edges = row_blocks(indptr, jobs)
+    if len(edges) <= 2:
+        return distinct_sorted_rows(indptr, keys)
+    with ThreadPoolExecutor(len(edges) - 1) as pool:  # offsets stay absolute: each block reads its rows of keys
+        parts = list(pool.map(lambda lo, hi: distinct_sorted_rows(indptr[lo:hi + 1], keys),
+                              edges[:-1].tolist(), edges[1:].tolist()))
+    shift = np.cumsum([0] + [int(p[-1]) for p, _ in parts[:-1]])
+    doc_ptr = np.concatenate([parts[0][0][:1]] + [p[1:] + s for (p, _), s in zip(parts, shift.tolist())])
+    return doc_ptr, np.concatenate([k for _, k in parts])

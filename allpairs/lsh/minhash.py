@@ -131,7 +131,7 @@ def _check_csr(indptr, keys) -> tuple[np.ndarray, np.ndarray]:
     return indptr, keys
 
 
-def _row_blocks(indptr: np.ndarray, parts: int) -> np.ndarray:
+def row_blocks(indptr: np.ndarray, parts: int) -> np.ndarray:
     """Cut rows into ``parts`` contiguous blocks of about equal cost (keys + one per row)."""
     n = indptr.shape[0] - 1
     cost = indptr + np.arange(n + 1, dtype=np.int64)
@@ -187,7 +187,7 @@ def signatures(indptr, keys, num_perm: int, *, seed: int = 1, bits: int | None =
     out = np.empty((n, int(num_perm)), dtype)
     if n == 0:
         return out
-    edges = _row_blocks(indptr, jobs)
+    edges = row_blocks(indptr, jobs)
 
     def fill(t: int) -> None:
         lo, hi = edges[t], edges[t + 1]
