@@ -1,6 +1,7 @@
 """Compiled kernels for the global order: sorting and grouping sets held as CSR.
 
-Kernels assume clean input: tokens strictly increasing within each set.
+Kernels assume clean input: tokens strictly increasing within each set (but for
+:func:`distinct_sorted_rows` and :func:`rows_increasing`, which take any rows).
 """
 import numpy as np
 
@@ -331,3 +332,36 @@ def rank_entries(indptr, keys, entry, df_rank, n_ids, key_of):
     for d in range(n_docs):
         _radix_sort(entry[doc_ptr[d]:doc_ptr[d + 1]], tmp, digits)
     return doc_ptr
+
+
+@kernel
+def distinct_sorted_rows(indptr, keys):
+    """Each row's keys in increasing order with repeats dropped, as CSR (int64 offsets, keys' dtype)."""
+    n = indptr.shape[0] - 1
+    out = np.empty(keys.shape[0], keys.dtype)
+    out_ptr = np.zeros(n + 1, np.int64)
+    o = 0
+    for d in range(n):
+        # Copy the row to its place in the output, sort it there, then close its gaps.
+        a = indptr[d]
+        m = indptr[d + 1] - a
+        out[o:o + m] = keys[a:a + m]
+        out[o:o + m].sort()
+        w = o
+        for k in range(o, o + m):
+            if k == o or out[k] != out[w - 1]:
+                out[w] = out[k]
+                w += 1
+        o = w
+        out_ptr[d + 1] = o
+    return out_ptr, out[:o]
+
+
+@kernel
+def rows_increasing(indptr, keys):
+    """Whether every row of the CSR ``indptr`` (int64) / ``keys`` is strictly increasing."""
+    for d in range(indptr.shape[0] - 1):
+        for t in range(indptr[d] + 1, indptr[d + 1]):
+            if keys[t] <= keys[t - 1]:
+                return False
+    return True

@@ -61,6 +61,7 @@ from allpairs import codetokens
 from allpairs._codetok_c_python_kernel import token_keys_into as c_python_token_keys_into
 from allpairs._codetok_kernel import go_token_keys_into
 from allpairs._hash_kernel import xxh64_spans, xxh64_split
+from allpairs._order_kernel import distinct_sorted_rows
 from allpairs._numba import resolve_jobs
 from allpairs.codetokens import language_for_path
 from allpairs.errors import UsageError
@@ -866,7 +867,8 @@ def _code_batch(docs, langs, vocabs, n, seed, distinct) -> tuple[np.ndarray, np.
     return _interleave(len(docs), [(members, results[lang]) for lang, members in groups.items()])
 
 
-def hash_sets(sets: Sequence[Iterable[str | int]], *, jobs: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def hash_sets(sets: Sequence[Iterable[str | int]], *, jobs: int | None = None,
+              sorted_rows: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Keys of pre-tokenised sets (the ``--sets`` input, e.g. Kosarak).
 
     The key of a token is ``token_key(str(token))``, so the integer 5 and the
@@ -882,69 +884,103 @@ def hash_sets(sets: Sequence[Iterable[str | int]], *, jobs: int | None = None) -
         With more than one (default: every core), string tokens are hashed on
         a second thread while the next block of them is joined and encoded.
         The keys do not depend on it.
+    sorted_rows : bool, default False
+        Each set's keys in increasing order with repeats dropped (what the LSH
+        path keeps), instead of in input order; string tokens are then sorted
+        on the hashing thread, block by block, while their keys are in cache.
 
     Returns
     -------
     indptr : ndarray of int64, shape (n_sets + 1,)
     keys : ndarray of uint64
         Keys of set i at ``keys[indptr[i]:indptr[i + 1]]``, in input order,
-        duplicates kept.
+        duplicates kept (or as ``sorted_rows`` says).
     """
     if isinstance(sets, HashedSets):
-        return sets.indptr, sets.keys
-    if isinstance(sets, TokenSets):
-        return _k.token_keys(sets.lines.buffer(), sets.lines.starts, _NOT_SPACE)
-    sets = [s if isinstance(s, (list, tuple)) else list(s) for s in sets]
-    counts = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
-    indptr = _indptr(counts)
-    try:
-        keys = _split_keys(sets, indptr, resolve_jobs(jobs))
-    except TypeError:  # a token that is not a string
-        return indptr, _keys_of(list(map(str, itertools.chain.from_iterable(sets))))
-    if keys is None:  # a token holds U+0000, the separator: hash by lengths
-        lengths = np.fromiter(map(len, itertools.chain.from_iterable(sets)), dtype=np.int64, count=int(indptr[-1]))
-        buf, offsets = _utf8_joined("".join(itertools.chain.from_iterable(sets)), lengths)
-        keys = xxh64_spans(buf, offsets, np.uint64(0))
-    return indptr, keys
+        indptr, keys = sets.indptr, sets.keys
+    elif isinstance(sets, TokenSets):
+        indptr, keys = _k.token_keys(sets.lines.buffer(), sets.lines.starts, _NOT_SPACE)
+    else:
+        sets = [s if isinstance(s, (list, tuple)) else list(s) for s in sets]
+        indptr = _indptr(np.fromiter(map(len, sets), dtype=np.int64, count=len(sets)))
+        try:
+            found = _split_keys(sets, indptr, resolve_jobs(jobs), sorted_rows)
+        except TypeError:  # a token that is not a string
+            found = None
+            keys = _keys_of(list(map(str, itertools.chain.from_iterable(sets))))
+        else:
+            if found is not None:
+                return found
+            # A token holds U+0000, the separator: hash by lengths.
+            lengths = np.fromiter(map(len, itertools.chain.from_iterable(sets)), dtype=np.int64,
+                                  count=int(indptr[-1]))
+            buf, offsets = _utf8_joined("".join(itertools.chain.from_iterable(sets)), lengths)
+            keys = xxh64_spans(buf, offsets, np.uint64(0))
+    return distinct_sorted_rows(indptr, keys) if sorted_rows else (indptr, keys)
 
 
 #: Tokens joined and hashed per block by :func:`_split_keys`.
 _SPLIT_TOKENS = 1 << 18
 
 
-def _split_keys(sets: list, indptr: np.ndarray, jobs: int) -> np.ndarray | None:
-    """XXH64 of every string token, or None if a token holds U+0000.
+def _split_keys(sets: list, indptr: np.ndarray, jobs: int,
+                sorted_rows: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`hash_sets` of string tokens, or None if a token holds U+0000.
 
     Blocks of whole sets are joined with NUL (UTF-8 has no other zero byte),
-    encoded and split and hashed by one kernel call each. Joining and encoding
-    hold the GIL and the kernel does not, so with ``jobs > 1`` one block is
-    hashed while the next is joined; at most two blocks' bytes are alive.
+    encoded, and split and hashed by one kernel call each (then, with
+    ``sorted_rows``, each set's keys sorted). Joining and encoding hold the GIL
+    and the kernels do not, so with ``jobs > 1`` one block is hashed while the
+    next is joined; at most two blocks' bytes are alive.
     """
     out = np.empty(int(indptr[-1]), np.uint64)
     cuts = np.unique(np.concatenate(([0], np.searchsorted(indptr, np.arange(0, indptr[-1], _SPLIT_TOKENS), "right") - 1,
                                      [len(sets)])))
+
+    def block(buf: np.ndarray, a: int, b: int):
+        k0, k1 = int(indptr[a]), int(indptr[b])
+        if not xxh64_split(buf, np.uint8(0), out[k0:k1], np.uint64(0)):
+            return None
+        return distinct_sorted_rows(indptr[a:b + 1] - k0, out[k0:k1]) if sorted_rows else True
+
     pool = concurrent.futures.ThreadPoolExecutor(1) if jobs > 1 and len(cuts) > 2 else None
     pending: collections.deque = collections.deque()
+    done: list = []
     try:
         for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
-            k0, k1 = int(indptr[a]), int(indptr[b])
-            if k0 == k1:
-                continue
             text = "\0".join(itertools.chain.from_iterable(sets[a:b])).encode("utf-8", "surrogatepass")
-            call = functools.partial(xxh64_split, np.frombuffer(text, dtype=np.uint8), np.uint8(0),
-                                     out[k0:k1], np.uint64(0))
-            del text
-            if pool is None:
-                if not call():
-                    return None
+            if indptr[a] == indptr[b]:
+                done.append((np.zeros(b - a + 1, np.int64), out[:0]) if sorted_rows else True)
                 continue
-            pending.append(pool.submit(call))
-            if len(pending) == 2 and not pending.popleft().result():
-                return None
-        return out if all(f.result() for f in pending) else None
+            call = functools.partial(block, np.frombuffer(text, dtype=np.uint8), a, b)
+            del text
+            pending.append(pool.submit(call) if pool else _Done(call()))
+            if len(pending) == 2 or pool is None:
+                done.append(pending.popleft().result())
+                if done[-1] is None:
+                    return None
+        done += [f.result() for f in pending]
+        if any(d is None for d in done):
+            return None
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+    if not sorted_rows:
+        return indptr, out
+    ptrs, keys = zip(*done) if done else ((), ())
+    shift = np.cumsum([0] + [int(p[-1]) for p in ptrs[:-1]], dtype=np.int64)
+    doc_ptr = np.concatenate([np.zeros(1, np.int64)] + [p[1:] + s for p, s in zip(ptrs, shift.tolist())])
+    return doc_ptr, np.concatenate((out[:0],) + keys)
+
+
+class _Done:
+    """A result already computed, with the interface of a future."""
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+    def result(self):
+        return self.value
 
 
 def hash_set_pieces(pieces: Iterable[tuple[bytes, np.ndarray]],

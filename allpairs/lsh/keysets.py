@@ -16,9 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._numba import resolve_jobs
-from .._order_kernel import gather_csr
+from .._order_kernel import distinct_sorted_rows, gather_csr, rows_increasing
 from ..order import OrderedSets, group_sets
-from ._kernel import distinct_sorted_rows
 from .minhash import row_blocks
 
 
@@ -56,7 +55,10 @@ def keyed_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1, jobs:
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
     jobs = resolve_jobs(jobs)
-    doc_ptr, doc_keys = _distinct_sorted_rows(indptr, keys, jobs)
+    if rows_increasing(indptr, keys):  # already as needed (hash_sets(..., sorted_rows=True) gives them so)
+        doc_ptr, doc_keys = indptr, keys
+    else:
+        doc_ptr, doc_keys = _distinct_sorted_rows(indptr, keys, jobs)
     if jobs == 1:
         distinct = _distinct_keys(doc_keys)
         sets = group_sets(doc_ptr, doc_keys, distinct, total_shingles=len(keys), min_size=min_size)
@@ -74,7 +76,7 @@ def _distinct_keys(keys: np.ndarray) -> np.ndarray:
 
 
 def _distinct_sorted_rows(indptr: np.ndarray, keys: np.ndarray, jobs: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`~allpairs.lsh._kernel.distinct_sorted_rows` on ``jobs`` blocks of rows side by side."""
+    """:func:`~allpairs._order_kernel.distinct_sorted_rows` on ``jobs`` blocks of rows side by side."""
     edges = row_blocks(indptr, jobs)
     if len(edges) <= 2:
         return distinct_sorted_rows(indptr, keys)
