@@ -13,12 +13,13 @@ sorted by size, then lexicographically, which the prefix index relies on.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import _malloc
-from ._order_kernel import gather_csr, group_starts, number_keys, rank_entries, sort_ties
+from ._order_kernel import distinct_sorted_rows, gather_csr, group_starts, number_keys, rank_entries, sort_ties
 
 
 @dataclass
@@ -170,3 +171,25 @@ def group_sets(doc_ptr: np.ndarray, doc_tokens: np.ndarray, keys: np.ndarray, *,
         doc_size=doc_size.astype(np.int32),
         total_shingles=int(total_shingles),
     )
+
+
+def row_blocks(indptr: np.ndarray, parts: int) -> np.ndarray:
+    """Cut rows into ``parts`` contiguous blocks of about equal cost (keys + one per row)."""
+    n = indptr.shape[0] - 1
+    cost = indptr + np.arange(n + 1, dtype=np.int64)
+    cuts = np.searchsorted(cost, np.linspace(0, cost[-1], parts + 1)[1:-1])
+    return np.unique(np.concatenate(([0], cuts, [n])))
+
+
+def distinct_rows(indptr: np.ndarray, keys: np.ndarray, jobs: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's keys in increasing order with repeats dropped (:func:`~allpairs._order_kernel.distinct_sorted_rows`),
+    on ``jobs`` blocks of rows side by side."""
+    edges = row_blocks(indptr, jobs)
+    if len(edges) <= 2:
+        return distinct_sorted_rows(indptr, keys)
+    with ThreadPoolExecutor(len(edges) - 1) as pool:  # offsets stay absolute: each block reads its rows of keys
+        parts = list(pool.map(lambda lo, hi: distinct_sorted_rows(indptr[lo:hi + 1], keys),
+                              edges[:-1].tolist(), edges[1:].tolist()))
+    shift = np.cumsum([0] + [int(p[-1]) for p, _ in parts[:-1]])
+    doc_ptr = np.concatenate([parts[0][0][:1]] + [p[1:] + s for (p, _), s in zip(parts, shift.tolist())])
+    return doc_ptr, np.concatenate([k for _, k in parts])

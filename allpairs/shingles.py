@@ -65,6 +65,7 @@ from allpairs._order_kernel import distinct_sorted_rows
 from allpairs._numba import resolve_jobs
 from allpairs.codetokens import language_for_path
 from allpairs.errors import UsageError
+from allpairs.order import distinct_rows
 from allpairs.linefile import HashedSets, TokenSets, Utf8Texts
 
 __all__ = [
@@ -916,7 +917,7 @@ def hash_sets(sets: Sequence[Iterable[str | int]], *, jobs: int | None = None,
                                   count=int(indptr[-1]))
             buf, offsets = _utf8_joined("".join(itertools.chain.from_iterable(sets)), lengths)
             keys = xxh64_spans(buf, offsets, np.uint64(0))
-    return distinct_sorted_rows(indptr, keys) if sorted_rows else (indptr, keys)
+    return distinct_rows(indptr, keys, resolve_jobs(jobs)) if sorted_rows else (indptr, keys)
 
 
 #: Tokens joined and hashed per block by :func:`_split_keys`.

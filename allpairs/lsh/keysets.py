@@ -16,9 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._numba import resolve_jobs
-from .._order_kernel import distinct_sorted_rows, gather_csr, rows_increasing
-from ..order import OrderedSets, group_sets
-from .minhash import row_blocks
+from .._order_kernel import gather_csr, rows_increasing
+from ..order import OrderedSets, distinct_rows, group_sets
 
 
 @dataclass
@@ -58,7 +57,7 @@ def keyed_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1, jobs:
     if rows_increasing(indptr, keys):  # already as needed (hash_sets(..., sorted_rows=True) gives them so)
         doc_ptr, doc_keys = indptr, keys
     else:
-        doc_ptr, doc_keys = _distinct_sorted_rows(indptr, keys, jobs)
+        doc_ptr, doc_keys = distinct_rows(indptr, keys, jobs)
     if jobs == 1:
         distinct = _distinct_keys(doc_keys)
         sets = group_sets(doc_ptr, doc_keys, distinct, total_shingles=len(keys), min_size=min_size)
@@ -73,16 +72,3 @@ def _distinct_keys(keys: np.ndarray) -> np.ndarray:
     """The distinct values of ``keys``, increasing."""
     every = np.sort(keys)
     return every[np.concatenate([[True], every[1:] != every[:-1]])] if len(every) else every
-
-
-def _distinct_sorted_rows(indptr: np.ndarray, keys: np.ndarray, jobs: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`~allpairs._order_kernel.distinct_sorted_rows` on ``jobs`` blocks of rows side by side."""
-    edges = row_blocks(indptr, jobs)
-    if len(edges) <= 2:
-        return distinct_sorted_rows(indptr, keys)
-    with ThreadPoolExecutor(len(edges) - 1) as pool:  # offsets stay absolute: each block reads its rows of keys
-        parts = list(pool.map(lambda lo, hi: distinct_sorted_rows(indptr[lo:hi + 1], keys),
-                              edges[:-1].tolist(), edges[1:].tolist()))
-    shift = np.cumsum([0] + [int(p[-1]) for p, _ in parts[:-1]])
-    doc_ptr = np.concatenate([parts[0][0][:1]] + [p[1:] + s for (p, _), s in zip(parts, shift.tolist())])
-    return doc_ptr, np.concatenate([k for _, k in parts])

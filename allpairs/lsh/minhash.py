@@ -43,6 +43,7 @@ import numpy as np
 
 from .._numba import resolve_jobs
 from ..errors import UsageError
+from ..order import row_blocks
 from . import _kernel
 
 __all__ = [
@@ -129,14 +130,6 @@ def _check_csr(indptr, keys) -> tuple[np.ndarray, np.ndarray]:
     if indptr.shape[0] - 1 > np.iinfo(np.int32).max:
         raise ValueError(f"{indptr.shape[0] - 1} sets exceed the int32 row ids used downstream")
     return indptr, keys
-
-
-def row_blocks(indptr: np.ndarray, parts: int) -> np.ndarray:
-    """Cut rows into ``parts`` contiguous blocks of about equal cost (keys + one per row)."""
-    n = indptr.shape[0] - 1
-    cost = indptr + np.arange(n + 1, dtype=np.int64)
-    cuts = np.searchsorted(cost, np.linspace(0, cost[-1], parts + 1)[1:-1])
-    return np.unique(np.concatenate(([0], cuts, [n])))
 
 
 def signatures(indptr, keys, num_perm: int, *, seed: int = 1, bits: int | None = None,
