@@ -25,12 +25,11 @@ Keys (key version 2, :data:`KEY_VERSION`)
 Key version 1 (allpairs 0.1.0 before the compiled front end) used 8-byte
 BLAKE2b for tokens and splitmix64 of the code point for characters.
 
-Words, characters and ``--sets`` tokens are found and hashed by compiled
-kernels over the UTF-8 bytes of a batch of documents
-(:mod:`allpairs._shingle_kernel`, :mod:`allpairs._hash_kernel`), without a
-Python object per token; normalisation stays per document in Python's
-C-level string methods.  Program tokens are found by one regular expression
-per language and hashed once per distinct token.
+Words, characters, program tokens and ``--sets`` tokens are found and
+hashed by compiled kernels over the UTF-8 bytes of a batch of documents
+(:mod:`allpairs._shingle_kernel`, :mod:`allpairs._hash_kernel`, the code
+tokenizers of :mod:`allpairs.codetokens`), without a Python object per
+token; normalisation stays per document in Python's C-level string methods.
 
 Normalisation (``normalize=True``, word and char only): Unicode NFKC, then
 ``str.casefold()``, then every run of whitespace becomes one space and the
@@ -59,6 +58,7 @@ import numpy as np
 from allpairs import _malloc
 from allpairs import _shingle_kernel as _k
 from allpairs import codetokens
+from allpairs._codetok_c_python_kernel import token_keys_into as c_python_token_keys_into
 from allpairs._codetok_kernel import go_token_keys_into
 from allpairs._hash_kernel import xxh64_spans, xxh64_split
 from allpairs._order_kernel import distinct_sorted_rows
@@ -268,7 +268,7 @@ def _batches(sizes: Sequence[int]) -> Iterable[range]:
 
 
 def _as_text(doc: str | bytes) -> str:
-    """A document as a string (:func:`_go_shingles` takes UTF-8 bytes too)."""
+    """A document as a string (:func:`_compiled_shingles` takes UTF-8 bytes too)."""
     return doc if isinstance(doc, str) else doc.decode("utf-8", "surrogatepass")
 
 
@@ -284,14 +284,12 @@ class _CodeTokens:
 
     def shingles(self, docs: list[str | bytes], n: int, seed: np.uint64,
                  distinct: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        if self.language == "go":
-            return _go_shingles(docs, n, seed, self._regex_shingles, distinct)
-        return self._regex_shingles(docs, n, seed, distinct)
+        return _compiled_shingles(docs, self.language, n, seed, self._regex_shingles, distinct)
 
     def _regex_shingles(self, docs: list[str | bytes], n: int, seed: np.uint64,
                         distinct: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """The regex path: ``findall``, vocabulary ids, :func:`_k.code_stream`."""
-        # Built on first use: Go's pattern costs ~1 s (a scan of all of Unicode), and Go
+        # Built on first use: Go's pattern costs ~1 s (a scan of all of Unicode), and
         # documents reach it only when the compiled tokenizer hands one back.
         findall = codetokens.token_pattern(self.language).findall
         counts = [0] * len(docs)
@@ -364,12 +362,32 @@ def _go_tables() -> tuple:
             op_size, op_key, semi_op)
 
 
-def _go_shingles(docs, n, seed, regex_shingles, distinct=False) -> tuple[np.ndarray, np.ndarray]:
-    """code:N shingles of Go documents (str, or their UTF-8 bytes) by the compiled tokenizer.
+@functools.lru_cache(maxsize=None)
+def _operator_tables(language: str) -> tuple:
+    """The operator table of :func:`allpairs._codetok_c_python_kernel._operator_size` for ``language``
+    ("c" or "python"), with each operator's key."""
+    ops = sorted(codetokens._C_OPERATORS if language == "c" else codetokens._PY_OPERATORS,
+                 key=lambda op: (op[0], -len(op)))
+    ops_bytes = np.frombuffer("".join(ops).encode("ascii"), dtype=np.uint8).copy()
+    ops_first = np.searchsorted(np.array([ord(op[0]) for op in ops]), np.arange(129)).astype(np.int64)
+    return ops_bytes, _indptr([len(op) for op in ops]), ops_first, _keys_of(ops)
 
-    The documents it declines (a byte >= 0x80 outside literals and comments,
-    see :mod:`allpairs._codetok_kernel`) go through ``regex_shingles``; both
-    give the same keys for any text, the kernel only faster.
+
+def _tokenizer(language: str) -> tuple:
+    """The compiled tokenizer of ``language`` ("go", "c" or "python") and the arguments after its first three."""
+    if language == "go":
+        return go_token_keys_into, _go_tables()
+    return c_python_token_keys_into, (language == "python", *_operator_tables(language))
+
+
+def _compiled_shingles(docs, language, n, seed, regex_shingles, distinct=False) -> tuple[np.ndarray, np.ndarray]:
+    """code:N shingles of documents (str, or their UTF-8 bytes) by the compiled tokenizer of ``language``.
+
+    The documents it declines (a byte >= 0x80 outside literals and comments
+    where Unicode letter rules decide, see :mod:`allpairs._codetok_kernel`
+    and :mod:`allpairs._codetok_c_python_kernel`)
+    go through ``regex_shingles``; both give the same keys for any text, the
+    kernel only faster.
     """
     # One encode per document: files are few and long, and their byte offsets
     # come free (_utf8 would widen every code point to find them).
@@ -380,8 +398,8 @@ def _go_shingles(docs, n, seed, regex_shingles, distinct=False) -> tuple[np.ndar
     batch = range(len(texts))
     scratch = _Scratch()
     first_mark = scratch.prepare(texts.sizes(), n, distinct)
-    _go_commit(texts, batch, _go_keys(texts, batch, n, seed, distinct, scratch, first_mark), n, seed, distinct, out,
-               regex_shingles)
+    found = _code_keys(texts, batch, language, n, seed, distinct, scratch, first_mark)
+    _code_commit(texts, batch, found, n, seed, distinct, out, regex_shingles)
     return out.result()
 
 
@@ -446,19 +464,20 @@ def _ngram_keys(indptr, keys, n, seed, distinct) -> tuple[np.ndarray, np.ndarray
     return counts, out[: int(counts.sum())]
 
 
-def _go_keys(texts: Utf8Texts, batch: range, n, seed, distinct, scratch: _Scratch, first_mark):
-    """The compiled part of :func:`_go_shingles` for texts ``batch``, in ``scratch`` made ready by
+def _code_keys(texts: Utf8Texts, batch: range, language, n, seed, distinct, scratch: _Scratch, first_mark):
+    """The compiled part of :func:`_compiled_shingles` for texts ``batch``, in ``scratch`` made ready by
     :meth:`_Scratch.prepare` (kernels only: it may run in a thread of its own). Returns the counts,
     the keys (a view of ``scratch``) and whether each text was taken (False: declined, no keys)."""
     buf, doc_ptr = texts.span(batch.start, batch.stop)
     with np.errstate(over="ignore"):  # NUMBA_DISABLE_JIT: uint64 arithmetic wraps by design
-        indptr, ok = go_token_keys_into(buf, doc_ptr, scratch.keys, *_go_tables())
+        tokenizer, tables = _tokenizer(language)
+        indptr, ok = tokenizer(buf, doc_ptr, scratch.keys, *tables)
         counts = scratch.ngram_keys_into(indptr, scratch.keys, n, seed, distinct, scratch.ngrams, 0, first_mark)
     return counts, scratch.ngrams[: int(counts.sum())], ok
 
 
-def _go_commit(texts: Utf8Texts, batch: range, found, n, seed, distinct, out: _KeyBuffer, regex_shingles) -> None:
-    """Add :func:`_go_keys`'s result for texts ``batch`` to ``out``, with the declined texts
+def _code_commit(texts: Utf8Texts, batch: range, found, n, seed, distinct, out: _KeyBuffer, regex_shingles) -> None:
+    """Add :func:`_code_keys`'s result for texts ``batch`` to ``out``, with the declined texts
     shingled by ``regex_shingles`` in their place."""
     counts, keys, ok = found
     if ok.all():
@@ -577,7 +596,7 @@ def shingle_texts(
         a pool of one process per available CPU is used on Linux when the
         texts hold at least ``PARALLEL_MIN_CHARS`` characters, else the work
         is done in this process; code shingles are made in this process
-        unless ``workers`` says otherwise (the compiled Go tokenizer beats a
+        unless ``workers`` says otherwise (the compiled tokenizers beat a
         pool).  The result does not depend on it: each text's keys are a
         function of that text alone.  A pool pays off only when CPUs are idle;
         ``workers=1`` stays in this process.
@@ -586,7 +605,7 @@ def shingle_texts(
         stays): each text's set of keys in order of first occurrence, which
         is all :func:`allpairs.order.order_sets` needs, in less memory.
     jobs : int, optional
-        Threads for the compiled Go tokenizer over files held as UTF-8 (as
+        Threads for the compiled code tokenizers over files held as UTF-8 (as
         :func:`allpairs.corpus.read_directory` holds them); default every
         core, 1 for none. The result does not depend on it.
 
@@ -746,7 +765,7 @@ def _die_with_parent(parent: int) -> None:
 def _shingle_serial(texts, langs, spec, normalize, progress=None, distinct=False, jobs=1):
     """Shingle counts (int64, one per text) and keys of ``texts``, in this process.
 
-    Batches of Go files held as UTF-8 go to the compiled tokenizer in
+    Batches of program files of one language held as UTF-8 go to the compiled tokenizer in
     ``jobs`` threads (the kernels release the GIL); every batch's keys are
     added in input order, so the result does not depend on ``jobs``.
     """
@@ -755,44 +774,47 @@ def _shingle_serial(texts, langs, spec, normalize, progress=None, distinct=False
     # Room for every shingle: each is a token's, and each token takes a character of
     # its text, as Go's semicolons take a line end or the end of the text.
     out = _KeyBuffer(sum(sizes) + len(sizes))
-    go_bytes = spec.kind == "code" and isinstance(texts, Utf8Texts)
+    code_bytes = spec.kind == "code" and isinstance(texts, Utf8Texts)
     n, seed = spec.n, _seed(spec)
 
-    def go_vocab() -> _CodeTokens:
-        return code_vocabs.setdefault("go", _CodeTokens("go"))
+    def vocab(language: str) -> _CodeTokens:
+        return code_vocabs.setdefault(language, _CodeTokens(language))
 
-    # At most jobs Go batches in flight, each with scratch arrays of its own.
+    # At most jobs batches in flight, each with scratch arrays of its own.
     scratches = [_Scratch() for _ in range(jobs)]
     pending: collections.deque = collections.deque()
 
     def commit_oldest() -> None:
-        batch, scratch, found = pending.popleft()
+        batch, language, scratch, found = pending.popleft()
         if isinstance(found, concurrent.futures.Future):
             found = found.result()
-        _go_commit(texts, batch, found, n, seed, distinct, out, go_vocab()._regex_shingles)
+        _code_commit(texts, batch, found, n, seed, distinct, out, vocab(language)._regex_shingles)
         scratch.trim()
         scratches.append(scratch)
         if progress is not None:
             progress(len(batch))
 
-    pool = concurrent.futures.ThreadPoolExecutor(jobs) if jobs > 1 and go_bytes else None
+    pool = concurrent.futures.ThreadPoolExecutor(jobs) if jobs > 1 and code_bytes else None
     # uint64 arithmetic wraps by design; errstate only matters when
     # NUMBA_DISABLE_JIT=1 runs the kernels on numpy scalars, which warn.
     try:
         with np.errstate(over="ignore"):
             for batch in _batches(sizes):
                 batch_langs = None if langs is None else [langs[i] for i in batch]
-                if go_bytes and all(lang == "go" for lang in batch_langs):
-                    # Go files as read: the compiled tokenizer reads them in place.
+                languages = {"c" if lang is None else lang for lang in batch_langs} if code_bytes else ()
+                if len(languages) == 1:
+                    # Files of one language as read: the compiled tokenizer reads them in place.
+                    language = languages.pop()
                     if not scratches:
                         commit_oldest()
                     scratch = scratches.pop()
                     first_mark = scratch.prepare(texts.sizes()[batch.start:batch.stop], n, distinct)
-                    job = (texts, batch, n, seed, distinct, scratch, first_mark)
+                    job = (texts, batch, language, n, seed, distinct, scratch, first_mark)
                     # The first batch runs here: it loads the kernels, whose memory then belongs
                     # to this thread's allocator rather than a worker's.
                     threaded = pool is not None and batch.start > 0
-                    pending.append((batch, scratch, pool.submit(_go_keys, *job) if threaded else _go_keys(*job)))
+                    found = pool.submit(_code_keys, *job) if threaded else _code_keys(*job)
+                    pending.append((batch, language, scratch, found))
                     if not threaded:
                         commit_oldest()
                     continue

@@ -143,15 +143,19 @@ finally:
     ["join", "--sets", "{kosarak}", "-t", "0.5", "--method", "lsh", "--count"],
     ["join", "--lines", "{passwords}", "-t", "0.6", "-s", "char:2", "--count"],
     ["join", "-t", "0.5", "-s", "code:5", "--count", "{go}"],
+    ["join", "-t", "0.5", "-s", "code:5", "--count", "--include", "*.py", "{repo}/allpairs"],
+    ["join", "-t", "0.5", "-s", "code:5", "--count", "{repo}/datasets/tiny"],
+    ["join", "-t", "0.5", "-s", "code:5", "--count", "{repo}/datasets"],
     ["dedup", "--sets", "{kosarak}", "-t", "0.8"],
     ["compare", "--sets", "{kosarak}", "-t", "0.5"],
-], ids=["exact-sets-tsv", "lsh-sets", "char-lines", "go-code", "dedup", "compare"])
+], ids=["exact-sets-tsv", "lsh-sets", "char-lines", "go-code", "python-code", "c-code", "mixed-code", "dedup",
+        "compare"])
 def test_the_usual_commands_are_served_by_the_built_kernels_alone(args, shared_datasets, go_reference_src, tmp_path):
     # A kernel whose arguments changed type would fall back to numba: correct, but a second slower.
     if not _built():
         pytest.skip("the ahead-of-time kernels are not built here (see the test above)")
     values = {"kosarak": shared_datasets / "kosarak-sample.dat", "passwords": shared_datasets / "passwords-john.txt",
-              "go": go_reference_src / "strings", "out": tmp_path / "out.tsv"}
+              "go": go_reference_src / "strings", "out": tmp_path / "out.tsv", "repo": REPO}
     argv = [a.format(**values) for a in args]
     r = subprocess.run([sys.executable, "-c", CLI, *argv, "-q"], capture_output=True, text=True, cwd=REPO,
                        env={**os.environ, "ALLPAIRS_KERNELS": "compiled"}, timeout=600)
