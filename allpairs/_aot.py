@@ -17,6 +17,14 @@ module: after any change to a kernel's source, no name matches any more and
 every kernel runs through numba until the next install (``pip install -e .``)
 rebuilds the module. ``ALLPAIRS_KERNELS=jit`` never uses the module.
 
+Kernels whose inner loop the compiler vectorises (:data:`WIDE_KERNELS`,
+MinHash) are built a second time, into ``allpairs._kernels_aot_wide``, for
+x86-64-v3 (AVX2, FMA, BMI2: x86 CPUs since 2013-2015); a run uses those only
+when the CPU it runs on has every feature of that level (:func:`wide_cpu`).
+The baseline build runs anywhere; MinHash of 3.9 M keys x 128 took 0.26 s
+baseline against 0.16-0.19 s for x86-64-v3 or numba's JIT (CPU seconds, one
+thread).
+
 The types are numba's own names (``str(numba.typeof(value))``), computed here
 without numba for the kinds of values kernels take; any other value (a
 non-native byte order, an unaligned array, a list) is not matched and goes to
@@ -26,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import os
 import re
 import sys
 import threading
@@ -36,6 +45,14 @@ import numpy as np
 
 #: The extension module the install builds.
 MODULE = "allpairs._kernels_aot"
+#: The second extension module: :data:`WIDE_KERNELS` built for :data:`WIDE_CPU` (x86-64 only).
+WIDE_MODULE = "allpairs._kernels_aot_wide"
+#: LLVM's name of the CPU level the wide module is built for.
+WIDE_CPU = "x86-64-v3"
+#: The x86-64-v3 features, as Linux names them in /proc/cpuinfo (lzcnt is "abm").
+WIDE_FLAGS = frozenset(("avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "movbe", "abm", "xsave"))
+#: Kernels (module, qualname) built a second time for :data:`WIDE_CPU`: the ones whose loops vectorise.
+WIDE_KERNELS = frozenset({("allpairs.lsh._kernel", "minhash")})
 #: One kernel signature a line: ``module qualname (arg types) -> return type`` (see :func:`signature_line`).
 SIGNATURES = Path(__file__).with_name("aot_signatures.txt")
 PACKAGE_ROOT = Path(__file__).resolve().parent
@@ -133,6 +150,24 @@ def symbol(digest: str, line: str) -> str:
     return "k_" + hashlib.sha256(f"{digest}\n{line}".encode()).hexdigest()[:24]
 
 
+def wide_cpu(cpuinfo: str | None = None) -> bool:
+    """Whether this CPU runs x86-64-v3 code: an x86-64 CPU whose /proc/cpuinfo flags hold :data:`WIDE_FLAGS`
+    (``cpuinfo``: that file's text, read here when None). Elsewhere (no such file) False."""
+    import platform
+
+    if cpuinfo is None:
+        if platform.machine().lower() not in ("x86_64", "amd64"):
+            return False
+        try:
+            with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+                cpuinfo = f.read()
+        except OSError:
+            return False
+    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines()
+                  if line.startswith("flags") and ":" in line), [])
+    return WIDE_FLAGS.issubset(flags)
+
+
 class _Table:
     """The functions of the built module by (module, qualname) and argument types, read once."""
 
@@ -149,20 +184,24 @@ class _Table:
 
     @staticmethod
     def _load() -> dict:
-        try:
-            built = importlib.import_module(MODULE)
-        except Exception:  # not built (no C compiler at install), or built for another Python or numpy
-            return {}
         lines = read_signatures()
         if not lines:
             return {}
         digest = source_digest()
         table: dict = {}
-        for line in lines:
-            fn = getattr(built, symbol(digest, line), None)
-            if fn is not None:
-                module, qualname, args, _ = parse_line(line)
-                table.setdefault((module, qualname), {})[args] = fn
+        modules = [MODULE]
+        if os.environ.get("ALLPAIRS_AOT_WIDE", "1") != "0" and wide_cpu():
+            modules.append(WIDE_MODULE)  # loaded second: its functions take the place of the baseline's
+        for name in modules:
+            try:
+                built = importlib.import_module(name)
+            except Exception:  # not built (no C compiler at install), or built for another Python or numpy
+                continue
+            for line in lines:
+                fn = getattr(built, symbol(digest, line), None)
+                if fn is not None:
+                    module, qualname, args, _ = parse_line(line)
+                    table.setdefault((module, qualname), {})[args] = fn
         return table
 
 
@@ -243,9 +282,9 @@ def _kernel_module(name: str):
     return importlib.import_module(name)
 
 
-def build(output: str | Path, log: Callable[[str], None] = lambda s: None) -> int:
+def build(output: str | Path, log: Callable[[str], None] = lambda s: None, *, wide: bool = False) -> int:
     """Compile every signature of :data:`SIGNATURES` into the extension module file ``output``;
-    the number of functions built.
+    the number of functions built. ``wide``: only those of :data:`WIDE_KERNELS`, for :data:`WIDE_CPU`.
 
     Uses numba's ``pycc`` (a C compiler and Python's headers are needed).
     Functions release the GIL, as the numba kernels do (``nogil=True``). The
@@ -257,7 +296,6 @@ def build(output: str | Path, log: Callable[[str], None] = lambda s: None) -> in
     than ``host`` (the hashing of 3.9 M short strings: 0.30 vs 0.35 s, best of 7).
     """
     import inspect
-    import os
     import time
     import warnings
 
@@ -278,7 +316,7 @@ def build(output: str | Path, log: Callable[[str], None] = lambda s: None) -> in
     cc.output_dir = str(output.parent)
     cc.output_file = output.name
     cc.verbose = False
-    cpu = os.environ.get("ALLPAIRS_AOT_CPU", "generic").strip() or "generic"
+    cpu = WIDE_CPU if wide else (os.environ.get("ALLPAIRS_AOT_CPU", "generic").strip() or "generic")
     if cpu == "host":
         from llvmlite import binding
 
@@ -288,6 +326,8 @@ def build(output: str | Path, log: Callable[[str], None] = lambda s: None) -> in
     exported = 0
     for line in read_signatures():
         module, qualname, args, returns = parse_line(line)
+        if wide and (module, qualname) not in WIDE_KERNELS:
+            continue
         kernel = getattr(_kernel_module(module), qualname)
         if len(inspect.signature(kernel.py_func).parameters) != len(args):
             log(f"skipped {module}.{qualname}: it now takes other arguments than recorded")
@@ -303,7 +343,7 @@ def build(output: str | Path, log: Callable[[str], None] = lambda s: None) -> in
     return exported
 
 
-if __name__ == "__main__":  # python -m allpairs._aot OUTPUT: build the module by hand
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m allpairs._aot OUTPUT.so")
-    build(sys.argv[1], log=lambda s: print(s, file=sys.stderr))
+if __name__ == "__main__":  # python -m allpairs._aot OUTPUT [--wide]: build a module by hand
+    if len(sys.argv) not in (2, 3) or sys.argv[2:] not in ([], ["--wide"]):
+        sys.exit("usage: python -m allpairs._aot OUTPUT.so [--wide]")
+    build(sys.argv[1], log=lambda s: print(s, file=sys.stderr), wide=sys.argv[2:] == ["--wide"])

@@ -104,23 +104,23 @@ def xxh64_spans(buf, offsets, seed):
 
 
 @kernel
-def xxh64_split(buf, sep, n, seed):
-    """XXH64 of each of the ``n`` pieces of ``buf`` between ``sep`` bytes (``n - 1`` of them), in order.
+def xxh64_split(buf, sep, out, seed):
+    """XXH64 of each piece of ``buf`` between ``sep`` bytes, in order, into ``out`` (``len(out) >= 1`` pieces).
 
-    Returns the keys, or None when ``buf`` does not hold exactly ``n - 1``
-    separators (a piece held one); ``n >= 1``.
+    Returns False, with ``out`` partly written, when ``buf`` does not hold
+    exactly ``len(out) - 1`` separators (a piece held one).
     """
-    out = np.empty(n, np.uint64)
+    n = out.shape[0]
     start = 0
     k = 0
     for p in range(buf.shape[0]):
         if buf[p] == sep:
             if k == n - 1:
-                return None
+                return False
             out[k] = xxh64(buf, start, p, seed)
             k += 1
             start = p + 1
     if k != n - 1:
-        return None
+        return False
     out[k] = xxh64(buf, start, buf.shape[0], seed)
-    return out
+    return True

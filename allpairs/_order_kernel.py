@@ -1,6 +1,7 @@
 """Compiled kernels for the global order: sorting and grouping sets held as CSR.
 
-Kernels assume clean input: tokens strictly increasing within each set.
+Kernels assume clean input: tokens strictly increasing within each set (but for
+:func:`distinct_sorted_rows` and :func:`rows_increasing`, which take any rows).
 """
 import numpy as np
 
@@ -143,7 +144,7 @@ def _table_bits(size):
 
 
 @kernel
-def _partition_groups(keys, pbits, most, entry):
+def partition_keys(keys, pbits, most, entry):
     """Partition sizes, and the partitions cut into consecutive groups of at most ``most`` entries
     (or one partition, if larger). Returns ``(start, group_start)``: each partition's first entry
     in partition order (``2**pbits + 1``, int64), each group's first partition (int64, groups + 1);
@@ -173,7 +174,7 @@ def _number_group(indptr, keys, pbits, p0, p1, start, entry, df, n_ids, buf_key,
     """Number the keys of partitions ``p0 .. p1 - 1``: ``entry[t]`` = an id (equal keys, equal ids,
     new ids from ``n_ids`` up in order of first occurrence within a partition), -1 for a repeat within
     a document; ``df[id]`` its document frequency. Returns the next free id. An entry not numbered
-    yet holds ``-2 - p`` for its partition p (see :func:`_partition_groups`).
+    yet holds ``-2 - p`` for its partition p (see :func:`partition_keys`).
 
     The partitions' entries are first copied out in input order, then each
     partition is numbered by a hash table of its own, which stays in cache
@@ -256,18 +257,18 @@ def _radix_sort(a, tmp, digits):
 
 
 @kernel
-def number_keys(indptr, keys, pbits, entry, df, buf_key, buf_t, buf_doc):
-    """Number the distinct keys: ``entry[t]`` = the id of ``keys[t]``, -1 for a repeat within its document.
+def number_groups(indptr, keys, pbits, groups, start, entry, df, buf_key, buf_t, buf_doc):
+    """Number the distinct keys of the partitions of ``groups`` (consecutive groups' first partitions, as
+    :func:`partition_keys` gives them): ``entry[t]`` = an id from 0 up, -1 for a repeat within its
+    document, for every entry of those partitions (no other entry is written); ``df[id]`` its document
+    frequency. Returns the number of ids.
 
-    ``keys`` (uint64) in CSR by ``indptr`` (int64), repeats allowed; ``entry``
-    and ``df`` are ``keys.shape[0]`` integers (int32 when that many fit, else
-    int64). Keys are split in ``2**pbits`` partitions (1 <= pbits <= 32),
-    copied out to ``buf_key`` (uint64), ``buf_t`` and ``buf_doc`` (as
-    ``entry``) a few partitions at a time, as many entries as they hold (or
-    one partition, if larger). Returns the number of ids; ``df[:ids]`` holds
-    each one's document frequency.
+    ``keys`` (uint64) in CSR by ``indptr`` (int64); ``entry`` as :func:`partition_keys` left it
+    (int32 when that many fit, else int64); ``df`` (as ``entry``) has room for the ids. A group's
+    entries are copied out to ``buf_key`` (uint64), ``buf_t`` and ``buf_doc`` (as ``entry``), made
+    larger here for a group larger than they are. Numbering consecutive runs of groups apart, each from
+    0, and adding to each run's ids those of the runs before it gives the ids of one pass over all.
     """
-    start, groups = _partition_groups(keys, pbits, buf_key.shape[0], entry)
     size = 0
     for q in range(groups.shape[0] - 1):
         size = max(size, start[groups[q + 1]] - start[groups[q]])
@@ -280,6 +281,17 @@ def number_keys(indptr, keys, pbits, entry, df, buf_key, buf_t, buf_doc):
         n_ids = _number_group(indptr, keys, pbits, groups[q], groups[q + 1], start, entry, df, n_ids,
                               buf_key, buf_t, buf_doc)
     return n_ids
+
+
+@kernel
+def offset_ids(keys, pbits, p0, p1, entry, offset):
+    """Add ``offset`` to the ids (``entry[t] >= 0``) of the entries whose key is in partitions ``p0 .. p1 - 1``."""
+    shift = np.uint64(64 - pbits)
+    for t in range(keys.shape[0]):
+        if entry[t] >= 0:
+            p = np.int64(_spread(keys[t]) >> shift)
+            if p0 <= p < p1:
+                entry[t] += offset
 
 
 @kernel
@@ -331,3 +343,36 @@ def rank_entries(indptr, keys, entry, df_rank, n_ids, key_of):
     for d in range(n_docs):
         _radix_sort(entry[doc_ptr[d]:doc_ptr[d + 1]], tmp, digits)
     return doc_ptr
+
+
+@kernel
+def distinct_sorted_rows(indptr, keys):
+    """Each row's keys in increasing order with repeats dropped, as CSR (int64 offsets, keys' dtype)."""
+    n = indptr.shape[0] - 1
+    out = np.empty(keys.shape[0], keys.dtype)
+    out_ptr = np.zeros(n + 1, np.int64)
+    o = 0
+    for d in range(n):
+        # Copy the row to its place in the output, sort it there, then close its gaps.
+        a = indptr[d]
+        m = indptr[d + 1] - a
+        out[o:o + m] = keys[a:a + m]
+        out[o:o + m].sort()
+        w = o
+        for k in range(o, o + m):
+            if k == o or out[k] != out[w - 1]:
+                out[w] = out[k]
+                w += 1
+        o = w
+        out_ptr[d + 1] = o
+    return out_ptr, out[:o]
+
+
+@kernel
+def rows_increasing(indptr, keys):
+    """Whether every row of the CSR ``indptr`` (int64) / ``keys`` is strictly increasing."""
+    for d in range(indptr.shape[0] - 1):
+        for t in range(indptr[d] + 1, indptr[d + 1]):
+            if keys[t] <= keys[t - 1]:
+                return False
+    return True

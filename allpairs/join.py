@@ -304,15 +304,18 @@ def default_shingle(corpus: Corpus) -> ShingleSpec | None:
 
 
 def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize: bool,
-                progress: Progress | None = None, jobs: int | None = None) -> tuple[np.ndarray, np.ndarray, str]:
+                progress: Progress | None = None, jobs: int | None = None,
+                sorted_rows: bool = False) -> tuple[np.ndarray, np.ndarray, str]:
     """Stage 2 for a corpus: the keys of its sets' tokens, or of its texts' shingles (default spec
-    as documented in :func:`default_shingle`), as CSR, and the label of what they are."""
+    as documented in :func:`default_shingle`), as CSR, and the label of what they are.
+    ``sorted_rows``: sets' tokens may come back sorted with repeats dropped, where that is cheaper
+    here than later (see :func:`allpairs.shingles.hash_sets`)."""
     if isinstance(shingle, str):
         shingle = ShingleSpec.parse(shingle)
     if corpus.sets is not None:
         if shingle is not None:
             raise UsageError("pre-tokenised sets are joined on their tokens; drop --shingle")
-        indptr, keys = hash_sets(corpus.sets)
+        indptr, keys = hash_sets(corpus.sets, jobs=jobs, sorted_rows=sorted_rows)
         return indptr, keys, "tokens"
     if shingle is None:
         shingle = default_shingle(corpus)
@@ -349,9 +352,13 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     if len(corpus) == 0:
         raise EmptyCorpusError(corpus.empty_message())
     with _timed(stats, "shingle"):
-        indptr, keys, label = corpus_keys(corpus, shingle, normalize=normalize, progress=progress, jobs=jobs)
+        indptr, keys, label = corpus_keys(corpus, shingle, normalize=normalize, progress=progress, jobs=jobs,
+                                          sorted_rows=not ranked)
     with _timed(stats, "order"):
-        sets = (order_sets if ranked else keyed_sets)(indptr, keys, min_size=max(1, min_shingles))
+        if ranked:
+            sets = order_sets(indptr, keys, min_size=max(1, min_shingles), jobs=jobs)
+        else:
+            sets = keyed_sets(indptr, keys, min_size=max(1, min_shingles), jobs=jobs)
     stats.shingles = int(sets.doc_size.sum())
     stats.distinct_shingles = sets.num_tokens
     stats.distinct_sets = sets.num_sets

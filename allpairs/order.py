@@ -13,12 +13,15 @@ sorted by size, then lexicographically, which the prefix index relies on.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import _malloc
-from ._order_kernel import gather_csr, group_starts, number_keys, rank_entries, sort_ties
+from ._numba import resolve_jobs
+from ._order_kernel import (distinct_sorted_rows, gather_csr, group_starts, number_groups, offset_ids,
+                            partition_keys, rank_entries, sort_ties)
 
 
 @dataclass
@@ -69,7 +72,7 @@ class OrderedSets:
         return self.indptr, self.keys[self.tokens]
 
 
-#: Entries per partition of the keys that :func:`number_keys` aims at: its hash
+#: Entries per partition of the keys that :func:`number_groups` aims at: its hash
 #: table per partition (16 bytes a slot, half full) then stays in the L2 cache.
 _PARTITION_ENTRIES = 4096
 
@@ -85,7 +88,7 @@ def _partition_bits(n: int) -> int:
     return min(max((n // _PARTITION_ENTRIES).bit_length(), 1), 12)
 
 
-def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> OrderedSets:
+def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1, jobs: int | None = 1) -> OrderedSets:
     """Rank shingle keys rare to frequent and turn documents into distinct sorted sets.
 
     Parameters
@@ -97,6 +100,9 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     min_size : int
         Documents with fewer distinct shingles get no set (``doc_set`` -1);
         empty documents never get one.
+    jobs : int, optional
+        Threads numbering the keys (default 1; None or 0: every core). The
+        result does not depend on it.
     """
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
@@ -107,11 +113,8 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     n = len(keys)
     ids = np.int32 if n < 2**31 else np.int64
     entry, df_rank = np.empty(n, ids), np.empty(n, ids)
-    part = n // _COPY_PARTS + 1
-    copies = np.empty(part, np.uint64), np.empty(part, ids), np.empty(part, ids)
     with np.errstate(over="ignore"):  # NUMBA_DISABLE_JIT: uint64 products wrap by design
-        n_ids = number_keys(indptr, keys, _partition_bits(n), entry, df_rank, *copies)
-        del copies
+        n_ids = _number_keys(indptr, keys, entry, df_rank, resolve_jobs(jobs))
         _malloc.release()
         if n_ids >= 2**31:
             raise OverflowError("more than 2**31 distinct shingles")
@@ -122,6 +125,47 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Or
     # Ranks are below 2**31: int32 tokens whatever the work array was.
     doc_tokens = entry[: doc_ptr[-1]].astype(np.int32, copy=False)
     return group_sets(doc_ptr, doc_tokens, key_of, total_shingles=len(keys), min_size=min_size)
+
+
+def _number_keys(indptr: np.ndarray, keys: np.ndarray, entry: np.ndarray, df: np.ndarray, jobs: int) -> int:
+    """:func:`~allpairs._order_kernel.number_groups` over all the keys' partitions: the number of ids.
+
+    With ``jobs > 1`` the groups of partitions are cut into runs of about equal
+    entries, numbered side by side from 0 each (a run writes only its own
+    partitions' entries), then each run's ids are moved up past the runs
+    before it: the ids of one pass in order.
+    """
+    n = len(keys)
+    pbits = _partition_bits(n)
+    part = n // _COPY_PARTS + 1
+    start, groups = partition_keys(keys, pbits, part, entry)
+    edges = np.unique(np.concatenate(([0], np.searchsorted(start[groups], np.linspace(0, n, jobs + 1)[1:-1]),
+                                      [len(groups) - 1])))
+    if len(edges) <= 2:
+        return int(number_groups(indptr, keys, pbits, groups, start, entry, df, *_copy_buffers(part, entry.dtype)))
+
+    def number(a: int, b: int) -> tuple[int, np.ndarray]:
+        local = df if a == 0 else np.empty(start[groups[b]] - start[groups[a]], df.dtype)
+        return int(number_groups(indptr, keys, pbits, groups[a:b + 1], start, entry, local,
+                                 *_copy_buffers(part, entry.dtype))), local
+
+    runs = list(zip(edges[:-1].tolist(), edges[1:].tolist()))
+    with ThreadPoolExecutor(len(runs)) as pool:
+        numbered = list(pool.map(lambda run: number(*run), runs))
+        offsets = np.cumsum([0] + [k for k, _ in numbered]).tolist()
+
+        def move(r: int) -> None:
+            (a, b), (k, local), off = runs[r], numbered[r], offsets[r]
+            offset_ids(keys, pbits, int(groups[a]), int(groups[b]), entry, off)
+            df[off:off + k] = local[:k]
+
+        list(pool.map(move, range(1, len(runs))))
+    return offsets[-1]
+
+
+def _copy_buffers(size: int, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The buffers a group of partitions is copied out to (see :func:`~allpairs._order_kernel.number_groups`)."""
+    return np.empty(size, np.uint64), np.empty(size, dtype), np.empty(size, dtype)
 
 
 def group_sets(doc_ptr: np.ndarray, doc_tokens: np.ndarray, keys: np.ndarray, *, total_shingles: int,
@@ -170,3 +214,25 @@ def group_sets(doc_ptr: np.ndarray, doc_tokens: np.ndarray, keys: np.ndarray, *,
         doc_size=doc_size.astype(np.int32),
         total_shingles=int(total_shingles),
     )
+
+
+def row_blocks(indptr: np.ndarray, parts: int) -> np.ndarray:
+    """Cut rows into ``parts`` contiguous blocks of about equal cost (keys + one per row)."""
+    n = indptr.shape[0] - 1
+    cost = indptr + np.arange(n + 1, dtype=np.int64)
+    cuts = np.searchsorted(cost, np.linspace(0, cost[-1], parts + 1)[1:-1])
+    return np.unique(np.concatenate(([0], cuts, [n])))
+
+
+def distinct_rows(indptr: np.ndarray, keys: np.ndarray, jobs: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's keys in increasing order with repeats dropped (:func:`~allpairs._order_kernel.distinct_sorted_rows`),
+    on ``jobs`` blocks of rows side by side."""
+    edges = row_blocks(indptr, jobs)
+    if len(edges) <= 2:
+        return distinct_sorted_rows(indptr, keys)
+    with ThreadPoolExecutor(len(edges) - 1) as pool:  # offsets stay absolute: each block reads its rows of keys
+        parts = list(pool.map(lambda lo, hi: distinct_sorted_rows(indptr[lo:hi + 1], keys),
+                              edges[:-1].tolist(), edges[1:].tolist()))
+    shift = np.cumsum([0] + [int(p[-1]) for p, _ in parts[:-1]])
+    doc_ptr = np.concatenate([parts[0][0][:1]] + [p[1:] + s for (p, _), s in zip(parts, shift.tolist())])
+    return doc_ptr, np.concatenate([k for _, k in parts])

@@ -84,7 +84,7 @@ class PairChunk:
 
 
 #: Pairs counted at a time by :func:`_products`.
-_COUNT_CHUNK = 1 << 20
+_COUNT_CHUNK = 1 << 16
 
 
 def _products(a: np.ndarray, i: np.ndarray, b: np.ndarray, j: np.ndarray, where: np.ndarray | None = None) -> int:
@@ -146,8 +146,7 @@ class Pairs:
         self.set_directions = (np.full(len(self.set_left), 3, np.uint8) if directions is None
                                else np.asarray(directions, np.uint8))
         self.group_ok = np.ones(sets.num_sets, np.bool_) if group_ok is None else np.asarray(group_ok, np.bool_)
-        self._adj_ptr, self._adj_set, self._adj_pair, self._adj_ok = _k.adjacency(
-            sets.num_sets, self.set_left, self.set_right, self.set_directions)
+        self._adj: tuple[np.ndarray, ...] | None = None  # made on the first pair read: a count needs none
         self._count = self._count_pairs()
         self._index: list[tuple[int, int, int, int]] | None = None  # chunk starts, for pairs[i]
         self._cached: tuple[int, PairChunk | None] | None = None  # the chunk pairs[i] expanded last
@@ -191,11 +190,19 @@ class Pairs:
         """Pairs of distinct sets (before identical documents expand them)."""
         return len(self.set_left)
 
+    def _adjacency(self) -> tuple[np.ndarray, ...]:
+        """Each distinct set's partners (offsets, partner, pair index, direction holds), made once."""
+        if self._adj is None:
+            with kernels_for(self.output_bytes):
+                self._adj = _k.adjacency(self.sets.num_sets, self.set_left, self.set_right, self.set_directions)
+        return self._adj
+
     def _ranges(self, max_pairs: int) -> Iterator[tuple[int, int, int]]:
         """Runs of left documents [lo, hi) with at most about ``max_pairs`` pairs, and a bound on their pairs."""
         s = self.sets
+        adj_ptr, adj_set, _, _ = self._adjacency()
         with kernels_for(self.output_bytes):
-            bound = _k.partner_bound(s.doc_set, s.group_indptr, self._adj_ptr, self._adj_set)
+            bound = _k.partner_bound(s.doc_set, s.group_indptr, adj_ptr, adj_set)
         cum = np.concatenate([[0], np.cumsum(bound)])
         lo = 0
         n = s.num_docs
@@ -210,9 +217,9 @@ class Pairs:
         if not cap:
             return None
         s = self.sets
+        adj = self._adjacency()
         with kernels_for(self.output_bytes):
-            left, right, idx = _k.expand(lo, hi, cap, s.doc_set, s.group_indptr, s.group_docs,
-                                         self._adj_ptr, self._adj_set, self._adj_pair, self._adj_ok,
+            left, right, idx = _k.expand(lo, hi, cap, s.doc_set, s.group_indptr, s.group_docs, *adj,
                                          self.group_ok, self.mode, self.n_left or 0)
         if not len(left):
             return None

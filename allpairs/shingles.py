@@ -25,12 +25,11 @@ Keys (key version 2, :data:`KEY_VERSION`)
 Key version 1 (allpairs 0.1.0 before the compiled front end) used 8-byte
 BLAKE2b for tokens and splitmix64 of the code point for characters.
 
-Words, characters and ``--sets`` tokens are found and hashed by compiled
-kernels over the UTF-8 bytes of a batch of documents
-(:mod:`allpairs._shingle_kernel`, :mod:`allpairs._hash_kernel`), without a
-Python object per token; normalisation stays per document in Python's
-C-level string methods.  Program tokens are found by one regular expression
-per language and hashed once per distinct token.
+Words, characters, program tokens and ``--sets`` tokens are found and
+hashed by compiled kernels over the UTF-8 bytes of a batch of documents
+(:mod:`allpairs._shingle_kernel`, :mod:`allpairs._hash_kernel`, the code
+tokenizers of :mod:`allpairs.codetokens`), without a Python object per
+token; normalisation stays per document in Python's C-level string methods.
 
 Normalisation (``normalize=True``, word and char only): Unicode NFKC, then
 ``str.casefold()``, then every run of whitespace becomes one space and the
@@ -59,11 +58,14 @@ import numpy as np
 from allpairs import _malloc
 from allpairs import _shingle_kernel as _k
 from allpairs import codetokens
+from allpairs._codetok_c_python_kernel import token_keys_into as c_python_token_keys_into
 from allpairs._codetok_kernel import go_token_keys_into
 from allpairs._hash_kernel import xxh64_spans, xxh64_split
+from allpairs._order_kernel import distinct_sorted_rows
 from allpairs._numba import resolve_jobs
 from allpairs.codetokens import language_for_path
 from allpairs.errors import UsageError
+from allpairs.order import distinct_rows
 from allpairs.linefile import HashedSets, TokenSets, Utf8Texts
 
 __all__ = [
@@ -266,7 +268,7 @@ def _batches(sizes: Sequence[int]) -> Iterable[range]:
 
 
 def _as_text(doc: str | bytes) -> str:
-    """A document as a string (:func:`_go_shingles` takes UTF-8 bytes too)."""
+    """A document as a string (:func:`_compiled_shingles` takes UTF-8 bytes too)."""
     return doc if isinstance(doc, str) else doc.decode("utf-8", "surrogatepass")
 
 
@@ -282,14 +284,12 @@ class _CodeTokens:
 
     def shingles(self, docs: list[str | bytes], n: int, seed: np.uint64,
                  distinct: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        if self.language == "go":
-            return _go_shingles(docs, n, seed, self._regex_shingles, distinct)
-        return self._regex_shingles(docs, n, seed, distinct)
+        return _compiled_shingles(docs, self.language, n, seed, self._regex_shingles, distinct)
 
     def _regex_shingles(self, docs: list[str | bytes], n: int, seed: np.uint64,
                         distinct: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """The regex path: ``findall``, vocabulary ids, :func:`_k.code_stream`."""
-        # Built on first use: Go's pattern costs ~1 s (a scan of all of Unicode), and Go
+        # Built on first use: Go's pattern costs ~1 s (a scan of all of Unicode), and
         # documents reach it only when the compiled tokenizer hands one back.
         findall = codetokens.token_pattern(self.language).findall
         counts = [0] * len(docs)
@@ -362,12 +362,32 @@ def _go_tables() -> tuple:
             op_size, op_key, semi_op)
 
 
-def _go_shingles(docs, n, seed, regex_shingles, distinct=False) -> tuple[np.ndarray, np.ndarray]:
-    """code:N shingles of Go documents (str, or their UTF-8 bytes) by the compiled tokenizer.
+@functools.lru_cache(maxsize=None)
+def _operator_tables(language: str) -> tuple:
+    """The operator table of :func:`allpairs._codetok_c_python_kernel._operator_size` for ``language``
+    ("c" or "python"), with each operator's key."""
+    ops = sorted(codetokens._C_OPERATORS if language == "c" else codetokens._PY_OPERATORS,
+                 key=lambda op: (op[0], -len(op)))
+    ops_bytes = np.frombuffer("".join(ops).encode("ascii"), dtype=np.uint8).copy()
+    ops_first = np.searchsorted(np.array([ord(op[0]) for op in ops]), np.arange(129)).astype(np.int64)
+    return ops_bytes, _indptr([len(op) for op in ops]), ops_first, _keys_of(ops)
 
-    The documents it declines (a byte >= 0x80 outside literals and comments,
-    see :mod:`allpairs._codetok_kernel`) go through ``regex_shingles``; both
-    give the same keys for any text, the kernel only faster.
+
+def _tokenizer(language: str) -> tuple:
+    """The compiled tokenizer of ``language`` ("go", "c" or "python") and the arguments after its first three."""
+    if language == "go":
+        return go_token_keys_into, _go_tables()
+    return c_python_token_keys_into, (language == "python", *_operator_tables(language))
+
+
+def _compiled_shingles(docs, language, n, seed, regex_shingles, distinct=False) -> tuple[np.ndarray, np.ndarray]:
+    """code:N shingles of documents (str, or their UTF-8 bytes) by the compiled tokenizer of ``language``.
+
+    The documents it declines (a byte >= 0x80 outside literals and comments
+    where Unicode letter rules decide, see :mod:`allpairs._codetok_kernel`
+    and :mod:`allpairs._codetok_c_python_kernel`)
+    go through ``regex_shingles``; both give the same keys for any text, the
+    kernel only faster.
     """
     # One encode per document: files are few and long, and their byte offsets
     # come free (_utf8 would widen every code point to find them).
@@ -378,8 +398,8 @@ def _go_shingles(docs, n, seed, regex_shingles, distinct=False) -> tuple[np.ndar
     batch = range(len(texts))
     scratch = _Scratch()
     first_mark = scratch.prepare(texts.sizes(), n, distinct)
-    _go_commit(texts, batch, _go_keys(texts, batch, n, seed, distinct, scratch, first_mark), n, seed, distinct, out,
-               regex_shingles)
+    found = _code_keys(texts, batch, language, n, seed, distinct, scratch, first_mark)
+    _code_commit(texts, batch, found, n, seed, distinct, out, regex_shingles)
     return out.result()
 
 
@@ -444,19 +464,20 @@ def _ngram_keys(indptr, keys, n, seed, distinct) -> tuple[np.ndarray, np.ndarray
     return counts, out[: int(counts.sum())]
 
 
-def _go_keys(texts: Utf8Texts, batch: range, n, seed, distinct, scratch: _Scratch, first_mark):
-    """The compiled part of :func:`_go_shingles` for texts ``batch``, in ``scratch`` made ready by
+def _code_keys(texts: Utf8Texts, batch: range, language, n, seed, distinct, scratch: _Scratch, first_mark):
+    """The compiled part of :func:`_compiled_shingles` for texts ``batch``, in ``scratch`` made ready by
     :meth:`_Scratch.prepare` (kernels only: it may run in a thread of its own). Returns the counts,
     the keys (a view of ``scratch``) and whether each text was taken (False: declined, no keys)."""
     buf, doc_ptr = texts.span(batch.start, batch.stop)
     with np.errstate(over="ignore"):  # NUMBA_DISABLE_JIT: uint64 arithmetic wraps by design
-        indptr, ok = go_token_keys_into(buf, doc_ptr, scratch.keys, *_go_tables())
+        tokenizer, tables = _tokenizer(language)
+        indptr, ok = tokenizer(buf, doc_ptr, scratch.keys, *tables)
         counts = scratch.ngram_keys_into(indptr, scratch.keys, n, seed, distinct, scratch.ngrams, 0, first_mark)
     return counts, scratch.ngrams[: int(counts.sum())], ok
 
 
-def _go_commit(texts: Utf8Texts, batch: range, found, n, seed, distinct, out: _KeyBuffer, regex_shingles) -> None:
-    """Add :func:`_go_keys`'s result for texts ``batch`` to ``out``, with the declined texts
+def _code_commit(texts: Utf8Texts, batch: range, found, n, seed, distinct, out: _KeyBuffer, regex_shingles) -> None:
+    """Add :func:`_code_keys`'s result for texts ``batch`` to ``out``, with the declined texts
     shingled by ``regex_shingles`` in their place."""
     counts, keys, ok = found
     if ok.all():
@@ -575,7 +596,7 @@ def shingle_texts(
         a pool of one process per available CPU is used on Linux when the
         texts hold at least ``PARALLEL_MIN_CHARS`` characters, else the work
         is done in this process; code shingles are made in this process
-        unless ``workers`` says otherwise (the compiled Go tokenizer beats a
+        unless ``workers`` says otherwise (the compiled tokenizers beat a
         pool).  The result does not depend on it: each text's keys are a
         function of that text alone.  A pool pays off only when CPUs are idle;
         ``workers=1`` stays in this process.
@@ -584,7 +605,7 @@ def shingle_texts(
         stays): each text's set of keys in order of first occurrence, which
         is all :func:`allpairs.order.order_sets` needs, in less memory.
     jobs : int, optional
-        Threads for the compiled Go tokenizer over files held as UTF-8 (as
+        Threads for the compiled code tokenizers over files held as UTF-8 (as
         :func:`allpairs.corpus.read_directory` holds them); default every
         core, 1 for none. The result does not depend on it.
 
@@ -744,7 +765,7 @@ def _die_with_parent(parent: int) -> None:
 def _shingle_serial(texts, langs, spec, normalize, progress=None, distinct=False, jobs=1):
     """Shingle counts (int64, one per text) and keys of ``texts``, in this process.
 
-    Batches of Go files held as UTF-8 go to the compiled tokenizer in
+    Batches of program files of one language held as UTF-8 go to the compiled tokenizer in
     ``jobs`` threads (the kernels release the GIL); every batch's keys are
     added in input order, so the result does not depend on ``jobs``.
     """
@@ -753,44 +774,47 @@ def _shingle_serial(texts, langs, spec, normalize, progress=None, distinct=False
     # Room for every shingle: each is a token's, and each token takes a character of
     # its text, as Go's semicolons take a line end or the end of the text.
     out = _KeyBuffer(sum(sizes) + len(sizes))
-    go_bytes = spec.kind == "code" and isinstance(texts, Utf8Texts)
+    code_bytes = spec.kind == "code" and isinstance(texts, Utf8Texts)
     n, seed = spec.n, _seed(spec)
 
-    def go_vocab() -> _CodeTokens:
-        return code_vocabs.setdefault("go", _CodeTokens("go"))
+    def vocab(language: str) -> _CodeTokens:
+        return code_vocabs.setdefault(language, _CodeTokens(language))
 
-    # At most jobs Go batches in flight, each with scratch arrays of its own.
+    # At most jobs batches in flight, each with scratch arrays of its own.
     scratches = [_Scratch() for _ in range(jobs)]
     pending: collections.deque = collections.deque()
 
     def commit_oldest() -> None:
-        batch, scratch, found = pending.popleft()
+        batch, language, scratch, found = pending.popleft()
         if isinstance(found, concurrent.futures.Future):
             found = found.result()
-        _go_commit(texts, batch, found, n, seed, distinct, out, go_vocab()._regex_shingles)
+        _code_commit(texts, batch, found, n, seed, distinct, out, vocab(language)._regex_shingles)
         scratch.trim()
         scratches.append(scratch)
         if progress is not None:
             progress(len(batch))
 
-    pool = concurrent.futures.ThreadPoolExecutor(jobs) if jobs > 1 and go_bytes else None
+    pool = concurrent.futures.ThreadPoolExecutor(jobs) if jobs > 1 and code_bytes else None
     # uint64 arithmetic wraps by design; errstate only matters when
     # NUMBA_DISABLE_JIT=1 runs the kernels on numpy scalars, which warn.
     try:
         with np.errstate(over="ignore"):
             for batch in _batches(sizes):
                 batch_langs = None if langs is None else [langs[i] for i in batch]
-                if go_bytes and all(lang == "go" for lang in batch_langs):
-                    # Go files as read: the compiled tokenizer reads them in place.
+                languages = {"c" if lang is None else lang for lang in batch_langs} if code_bytes else ()
+                if len(languages) == 1:
+                    # Files of one language as read: the compiled tokenizer reads them in place.
+                    language = languages.pop()
                     if not scratches:
                         commit_oldest()
                     scratch = scratches.pop()
                     first_mark = scratch.prepare(texts.sizes()[batch.start:batch.stop], n, distinct)
-                    job = (texts, batch, n, seed, distinct, scratch, first_mark)
+                    job = (texts, batch, language, n, seed, distinct, scratch, first_mark)
                     # The first batch runs here: it loads the kernels, whose memory then belongs
                     # to this thread's allocator rather than a worker's.
                     threaded = pool is not None and batch.start > 0
-                    pending.append((batch, scratch, pool.submit(_go_keys, *job) if threaded else _go_keys(*job)))
+                    found = pool.submit(_code_keys, *job) if threaded else _code_keys(*job)
+                    pending.append((batch, language, scratch, found))
                     if not threaded:
                         commit_oldest()
                     continue
@@ -844,7 +868,8 @@ def _code_batch(docs, langs, vocabs, n, seed, distinct) -> tuple[np.ndarray, np.
     return _interleave(len(docs), [(members, results[lang]) for lang, members in groups.items()])
 
 
-def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarray]:
+def hash_sets(sets: Sequence[Iterable[str | int]], *, jobs: int | None = None,
+              sorted_rows: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Keys of pre-tokenised sets (the ``--sets`` input, e.g. Kosarak).
 
     The key of a token is ``token_key(str(token))``, so the integer 5 and the
@@ -856,36 +881,107 @@ def hash_sets(sets: Sequence[Iterable[str | int]]) -> tuple[np.ndarray, np.ndarr
         The sets; a :class:`~allpairs.linefile.TokenSets` (what
         :func:`allpairs.read_sets` gives) is split and hashed by a compiled
         kernel straight from its UTF-8 buffer.
+    jobs : int, optional
+        With more than one (default: every core), string tokens are hashed on
+        a second thread while the next block of them is joined and encoded.
+        The keys do not depend on it.
+    sorted_rows : bool, default False
+        Each set's keys in increasing order with repeats dropped (what the LSH
+        path keeps), instead of in input order; string tokens are then sorted
+        on the hashing thread, block by block, while their keys are in cache.
 
     Returns
     -------
     indptr : ndarray of int64, shape (n_sets + 1,)
     keys : ndarray of uint64
         Keys of set i at ``keys[indptr[i]:indptr[i + 1]]``, in input order,
-        duplicates kept.
+        duplicates kept (or as ``sorted_rows`` says).
     """
     if isinstance(sets, HashedSets):
-        return sets.indptr, sets.keys
-    if isinstance(sets, TokenSets):
-        return _k.token_keys(sets.lines.buffer(), sets.lines.starts, _NOT_SPACE)
-    sets = [s if isinstance(s, (list, tuple)) else list(s) for s in sets]
-    indptr = _indptr(list(map(len, sets)))
-    # All tokens as one text, hashed by one kernel call: no Python work per token
-    # (but str() of tokens that are not strings).
-    n = int(indptr[-1])
+        indptr, keys = sets.indptr, sets.keys
+    elif isinstance(sets, TokenSets):
+        indptr, keys = _k.token_keys(sets.lines.buffer(), sets.lines.starts, _NOT_SPACE)
+    else:
+        sets = [s if isinstance(s, (list, tuple)) else list(s) for s in sets]
+        indptr = _indptr(np.fromiter(map(len, sets), dtype=np.int64, count=len(sets)))
+        try:
+            found = _split_keys(sets, indptr, resolve_jobs(jobs), sorted_rows)
+        except TypeError:  # a token that is not a string
+            found = None
+            keys = _keys_of(list(map(str, itertools.chain.from_iterable(sets))))
+        else:
+            if found is not None:
+                return found
+            # A token holds U+0000, the separator: hash by lengths.
+            lengths = np.fromiter(map(len, itertools.chain.from_iterable(sets)), dtype=np.int64,
+                                  count=int(indptr[-1]))
+            buf, offsets = _utf8_joined("".join(itertools.chain.from_iterable(sets)), lengths)
+            keys = xxh64_spans(buf, offsets, np.uint64(0))
+    return distinct_rows(indptr, keys, resolve_jobs(jobs)) if sorted_rows else (indptr, keys)
+
+
+#: Tokens joined and hashed per block by :func:`_split_keys`.
+_SPLIT_TOKENS = 1 << 18
+
+
+def _split_keys(sets: list, indptr: np.ndarray, jobs: int,
+                sorted_rows: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`hash_sets` of string tokens, or None if a token holds U+0000.
+
+    Blocks of whole sets are joined with NUL (UTF-8 has no other zero byte),
+    encoded, and split and hashed by one kernel call each (then, with
+    ``sorted_rows``, each set's keys sorted). Joining and encoding hold the GIL
+    and the kernels do not, so with ``jobs > 1`` one block is hashed while the
+    next is joined; at most two blocks' bytes are alive.
+    """
+    out = np.empty(int(indptr[-1]), np.uint64)
+    cuts = np.unique(np.concatenate(([0], np.searchsorted(indptr, np.arange(0, indptr[-1], _SPLIT_TOKENS), "right") - 1,
+                                     [len(sets)])))
+
+    def block(buf: np.ndarray, a: int, b: int):
+        k0, k1 = int(indptr[a]), int(indptr[b])
+        if not xxh64_split(buf, np.uint8(0), out[k0:k1], np.uint64(0)):
+            return None
+        return distinct_sorted_rows(indptr[a:b + 1] - k0, out[k0:k1]) if sorted_rows else True
+
+    pool = concurrent.futures.ThreadPoolExecutor(1) if jobs > 1 and len(cuts) > 2 else None
+    pending: collections.deque = collections.deque()
+    done: list = []
     try:
-        joined = "\0".join(itertools.chain.from_iterable(sets))
-    except TypeError:
-        return indptr, _keys_of(list(map(str, itertools.chain.from_iterable(sets))))
-    if n:  # a NUL byte is U+0000 and nothing else in UTF-8: unless a token holds one, it ends a token
-        keys = xxh64_split(np.frombuffer(joined.encode("utf-8", "surrogatepass"), dtype=np.uint8), np.uint8(0),
-                           np.int64(n), np.uint64(0))
-        if keys is not None:
-            return indptr, keys
-    del joined
-    lengths = np.fromiter(map(len, itertools.chain.from_iterable(sets)), dtype=np.int64, count=n)
-    buf, offsets = _utf8_joined("".join(itertools.chain.from_iterable(sets)), lengths)
-    return indptr, xxh64_spans(buf, offsets, np.uint64(0))
+        for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+            text = "\0".join(itertools.chain.from_iterable(sets[a:b])).encode("utf-8", "surrogatepass")
+            if indptr[a] == indptr[b]:
+                done.append((np.zeros(b - a + 1, np.int64), out[:0]) if sorted_rows else True)
+                continue
+            call = functools.partial(block, np.frombuffer(text, dtype=np.uint8), a, b)
+            del text
+            pending.append(pool.submit(call) if pool else _Done(call()))
+            if len(pending) == 2 or pool is None:
+                done.append(pending.popleft().result())
+                if done[-1] is None:
+                    return None
+        done += [f.result() for f in pending]
+        if any(d is None for d in done):
+            return None
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    if not sorted_rows:
+        return indptr, out
+    ptrs, keys = zip(*done) if done else ((), ())
+    shift = np.cumsum([0] + [int(p[-1]) for p in ptrs[:-1]], dtype=np.int64)
+    doc_ptr = np.concatenate([np.zeros(1, np.int64)] + [p[1:] + s for p, s in zip(ptrs, shift.tolist())])
+    return doc_ptr, np.concatenate((out[:0],) + keys)
+
+
+class _Done:
+    """A result already computed, with the interface of a future."""
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+    def result(self):
+        return self.value
 
 
 def hash_set_pieces(pieces: Iterable[tuple[bytes, np.ndarray]],

@@ -28,9 +28,14 @@ Workloads:
   the preset's docstring says where the numbers come from), generated once
   into the cache folder (a few minutes).
 
-and two runs of allpairs alone: ``go-tree`` (the Go tree from its files,
-code:5, the README's command) and ``tiny`` (the 10-document example,
-``-s word:1``: the fixed cost of a warm run). Before timing, one untimed run
+and runs of allpairs alone: ``go-tree`` (the Go tree from its files,
+code:5, the README's command), ``tiny`` (the 10-document example,
+``-s word:1``: the fixed cost of a warm run), and the C-family and Python
+tokenizers on trees found wherever Python runs: ``py-stdlib`` (this
+Python's standard library, ``*.py`` without ``site-packages``) and
+``usr-include`` (the ``*.h`` headers under /usr/include), each joined at
+code:5 (``--count``) and written by ``allpairs sets`` (``py-stdlib-sets``,
+``usr-include-sets``; no pairs counted). Before timing, one untimed run
 of each command loads (or compiles) the kernels. With ``--jit``, each allpairs
 run is followed by the same run through numba's JIT (``ALLPAIRS_KERNELS=jit``)
 and a second table compares the two.
@@ -47,6 +52,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -65,7 +71,13 @@ GO_OPTIONS = ["--include", "*.go", "--exclude", "*_test.go", "--exclude", "testd
               "-s", "code:5"]
 ZIPF = synthetic.zipf_preset("social-1m")
 JIT = {"ALLPAIRS_KERNELS": "jit"}
-WORKLOADS = ("kosarak-distinct", "kosarak-raw", "go-sets", "zipf-1m", "go-tree", "tiny")
+#: Program trees of the C family and Python: (path, options) of each.
+TREES = {
+    "py-stdlib": (Path(sysconfig.get_paths()["stdlib"]), ["--include", "*.py", "--exclude", "site-packages/**"]),
+    "usr-include": (Path("/usr/include"), ["--include", "*.h"]),
+}
+WORKLOADS = ("kosarak-distinct", "kosarak-raw", "go-sets", "zipf-1m", "go-tree", "tiny", "py-stdlib",
+             "py-stdlib-sets", "usr-include", "usr-include-sets")
 
 
 @dataclass
@@ -170,8 +182,9 @@ def c_pairs(run: Run) -> int:
     return int(run.out.split()[0])
 
 
-def ap_pairs(run: Run) -> int:
-    return int(run.out.split()[0])
+def ap_pairs(run: Run) -> int | None:
+    """The pairs counted, None for a run that wrote sets."""
+    return int(run.out.split()[0]) if run.out.strip() else None
 
 
 def median(runs: list[Run], attr: str) -> float:
@@ -201,6 +214,14 @@ def main(argv: list[str] | None = None) -> int:
                     c_cmd = None
                     ap_cmd = allpairs_command() + ["join", "-t", THRESHOLD, "--count", "-q", *GO_OPTIONS,
                                                    str(go.shared_go_src())]
+                elif name.removesuffix("-sets") in TREES:
+                    c_cmd = None
+                    root, options = TREES[name.removesuffix("-sets")]
+                    if not root.is_dir():
+                        raise FileNotFoundError(f"{root} not found")
+                    tail = ["sets", "-o", str(folder / f"{name}.txt")] if name.endswith("-sets") else \
+                        ["join", "-t", THRESHOLD, "--count"]
+                    ap_cmd = allpairs_command() + [*tail, "-q", *options, "-s", "code:5", str(root)]
                 elif name == "tiny":
                     c_cmd = None
                     ap_cmd = allpairs_command() + ["join", "-t", THRESHOLD, "--count", "-q", "-s", "word:1",
@@ -236,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
           "| peak ratio |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
-        pairs = ap_pairs(row.ap[0])
+        pairs = "-" if ap_pairs(row.ap[0]) is None else f"{ap_pairs(row.ap[0]):,}"
         aw, ac, am = median(row.ap, "wall"), median(row.ap, "cpu"), median(row.ap, "peak")
         if row.c:
             cw, cc, cm = median(row.c, "wall"), median(row.c, "cpu"), median(row.c, "peak")
@@ -244,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
             ratios = f"{aw / cw:.2f}× | {am / cm:.2f}×"
         else:
             c_cells, ratios = "- | - | -", "- | -"
-        print(f"| {row.name} | {pairs:,} | {c_cells} | {aw:.2f} s | {ac:.2f} s | {am / 2**20:,.0f} MiB | {ratios} |")
+        print(f"| {row.name} | {pairs} | {c_cells} | {aw:.2f} s | {ac:.2f} s | {am / 2**20:,.0f} MiB | {ratios} |")
     if args.jit:
         print()
         print("kernels built at install (allpairs) vs numba's JIT (ALLPAIRS_KERNELS=jit, warm cache), same runs")

@@ -73,8 +73,11 @@ fast as rensa) are reported there, not asserted.
 
 Every time is the best of ``--repeat`` runs, and end to end also their median
 (the machine is shared: others'
-jobs slow single runs), after an untimed warm-up on a tiny corpus (allpairs
-loads its compiled kernels there).  Peak memory is that of the first timed run.
+jobs slow single runs). The tools take turns: every tool's child is started
+and builds its corpus, then run 1 of each tool, run 2 of each, and so on, one
+run at a time, so that a change in the machine's load falls on all of them
+(``--in-a-row`` runs one child after another instead). Runs come after an
+untimed warm-up on a tiny corpus (allpairs loads its compiled kernels there).  Peak memory is that of the first timed run.
 
 Standard output carries the tables; progress goes to standard error.
 Exit status 0, or 1 if a child failed or a check (LSH pairs are exact pairs;
@@ -349,6 +352,10 @@ def child(tool: str, args) -> int:
     runs = []
     memory = None
     for k in range(args.repeat):
+        if args.interleaved:  # the parent says when: the tools' runs take turns
+            print("ready", flush=True)
+            if sys.stdin.readline().strip() != "run":
+                return 1
         log(f"  [{tool}] run {k + 1} of {args.repeat} ...")
         meter = PeakMemory() if k == 0 else None
         if meter:
@@ -367,6 +374,8 @@ def child(tool: str, args) -> int:
         runs.append(out)
         log(f"  [{tool}] run {k + 1}: {out['e2e']:.3f} s end to end, {len(out['keys'])} pairs")
         gc.collect()
+    if args.interleaved:
+        print("ready", flush=True)  # the last run is over
     first = runs[0]
     for r in runs[1:]:
         if not np.array_equal(r["keys"], first["keys"]):
@@ -394,19 +403,60 @@ def child(tool: str, args) -> int:
 
 # ---------------------------------------------------------------- parent: run, compare, print
 
-def run_child(tool: str, args) -> dict | None:
+def child_command(tool: str, args, interleaved: bool) -> list[str]:
     cmd = [sys.executable, __file__, "--only", tool, "--n", str(args.n), "--repeat", str(args.repeat),
            "--rensa-bands", str(args.rensa_bands)]
     if args.jobs is not None:
         cmd += ["--jobs", str(args.jobs)]
+    if interleaved:
+        cmd.append("--interleaved")
+    return cmd
+
+
+def last_report(stdout: str) -> dict | None:
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
+    return json.loads(lines[-1]) if lines else None
+
+
+def run_child(tool: str, args) -> dict | None:
+    """One tool's child, all its runs in a row."""
+    cmd = child_command(tool, args, interleaved=False)
     log(f"[{tool}] {' '.join(Path(c).name if c == __file__ else c for c in cmd[1:])}")
     start = time.perf_counter()
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     log(f"[{tool}] child done in {time.perf_counter() - start:.1f} s (exit {proc.returncode})")
-    if proc.returncode != 0:
-        return None
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    return json.loads(lines[-1]) if lines else None
+    return last_report(proc.stdout) if proc.returncode == 0 else None
+
+
+def run_children_in_turns(tools: list[str], args) -> dict[str, dict | None]:
+    """Every tool's child at once, each holding its corpus; run k of every tool, then run k + 1 of every tool.
+
+    A change in the machine's load between rounds then falls on every tool alike.
+    The children are started one after the other (each builds its corpus), and
+    only one runs at a time.
+    """
+    procs: dict[str, subprocess.Popen] = {}
+    alive: dict[str, bool] = {}
+    for tool in tools:
+        cmd = child_command(tool, args, interleaved=True)
+        log(f"[{tool}] {' '.join(Path(c).name if c == __file__ else c for c in cmd[1:])}")
+        procs[tool] = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        alive[tool] = procs[tool].stdout.readline().strip() == "ready"  # its corpus built, warmed up
+    for k in range(args.repeat):
+        for tool in tools:
+            if not alive[tool]:
+                continue
+            proc = procs[tool]
+            proc.stdin.write("run\n")
+            proc.stdin.flush()
+            alive[tool] = proc.stdout.readline().strip() == "ready"  # after its run
+    reports: dict[str, dict | None] = {}
+    for tool in tools:
+        out, _ = procs[tool].communicate()
+        ok = alive[tool] and procs[tool].returncode == 0
+        reports[tool] = last_report(out) if ok else None
+        log(f"[{tool}] child done (exit {procs[tool].returncode})")
+    return reports
 
 
 def fmt(x, spec=".3f", none="-") -> str:
@@ -430,6 +480,10 @@ def main(argv=None) -> int:
     ap.add_argument("--rensa-bands", type=int, default=32,
                     help=f"bands of rensa's LSH (and of allpairs-bands); must divide {NUM_PERM} (default 32)")
     ap.add_argument("--skip", default="", help=f"tools not to run, comma-separated, from {', '.join(TOOLS)}")
+    ap.add_argument("--in-a-row", action="store_true",
+                    help="run each tool's runs in a row, one child after another (default: the tools take turns, "
+                         "run by run, their children alive side by side)")
+    ap.add_argument("--interleaved", action="store_true", help=argparse.SUPPRESS)  # a child driven by the parent
     ap.add_argument("--json", metavar="FILE", help="also write every child's report (without pairs) as JSON")
     ap.add_argument("--only", choices=TOOLS, help=argparse.SUPPRESS)  # a child: one tool, JSON on stdout
     args = ap.parse_args(argv)
@@ -458,10 +512,13 @@ def main(argv=None) -> int:
 
     reports: dict[str, dict] = {}
     problems: list[str] = []
-    for tool in TOOLS:
-        if tool in skip:
-            continue
-        rep = run_child(tool, args)
+    tools = [tool for tool in TOOLS if tool not in skip]
+    if args.in_a_row:
+        found = {tool: run_child(tool, args) for tool in tools}
+    else:
+        found = run_children_in_turns(tools, args)
+    for tool in tools:
+        rep = found[tool]
         if rep is None:
             problems.append(f"{tool}: the child process failed")
         else:

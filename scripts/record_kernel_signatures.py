@@ -40,6 +40,10 @@ WORKLOADS = [
     f"join --lines {GO}/passwords-john.txt -t 0.6 -s char:2 --method lsh --count",
     "join -t 0.5 --count --include *.go --exclude *_test.go --exclude testdata/** --min-bytes 2048 -s code:5 {go}",
     "sets -s code:5 --include *.go {go} -o {tmp}/go.sets",
+    # The C-family and Python tokenizers: files of one language read in place, and mixed batches.
+    "join -t 0.5 --count -s code:5 datasets/tiny",
+    "join -t 0.5 --count -s code:5 --include *.py allpairs",
+    "join -t 0.5 --count -s code:5 datasets",
     "join --sets {tmp}/go.sets -t 0.5 --count",
     f"compare --sets {GO}/kosarak-sample.dat -t 0.5",
     f"dedup --sets {GO}/kosarak-sample.dat -t 0.8",

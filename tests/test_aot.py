@@ -143,18 +143,67 @@ finally:
     ["join", "--sets", "{kosarak}", "-t", "0.5", "--method", "lsh", "--count"],
     ["join", "--lines", "{passwords}", "-t", "0.6", "-s", "char:2", "--count"],
     ["join", "-t", "0.5", "-s", "code:5", "--count", "{go}"],
+    ["join", "-t", "0.5", "-s", "code:5", "--count", "--include", "*.py", "{repo}/allpairs"],
+    ["join", "-t", "0.5", "-s", "code:5", "--count", "{repo}/datasets/tiny"],
+    ["join", "-t", "0.5", "-s", "code:5", "--count", "{repo}/datasets"],
     ["dedup", "--sets", "{kosarak}", "-t", "0.8"],
     ["compare", "--sets", "{kosarak}", "-t", "0.5"],
-], ids=["exact-sets-tsv", "lsh-sets", "char-lines", "go-code", "dedup", "compare"])
+], ids=["exact-sets-tsv", "lsh-sets", "char-lines", "go-code", "python-code", "c-code", "mixed-code", "dedup",
+        "compare"])
 def test_the_usual_commands_are_served_by_the_built_kernels_alone(args, shared_datasets, go_reference_src, tmp_path):
     # A kernel whose arguments changed type would fall back to numba: correct, but a second slower.
     if not _built():
         pytest.skip("the ahead-of-time kernels are not built here (see the test above)")
     values = {"kosarak": shared_datasets / "kosarak-sample.dat", "passwords": shared_datasets / "passwords-john.txt",
-              "go": go_reference_src / "strings", "out": tmp_path / "out.tsv"}
+              "go": go_reference_src / "strings", "out": tmp_path / "out.tsv", "repo": REPO}
     argv = [a.format(**values) for a in args]
     r = subprocess.run([sys.executable, "-c", CLI, *argv, "-q"], capture_output=True, text=True, cwd=REPO,
                        env={**os.environ, "ALLPAIRS_KERNELS": "compiled"}, timeout=600)
     assert r.returncode == 0, r.stderr
     assert r.stderr.strip().endswith("numba imported: False"), (
         f"{r.stderr}: a kernel met argument types that were not built; re-run scripts/record_kernel_signatures.py")
+
+
+CPUINFO = "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu sse2 {}\nbugs\t\t: spectre_v1\n"
+
+
+def test_the_wide_build_is_used_only_on_a_cpu_with_every_x86_64_v3_feature():
+    every = sorted(_aot.WIDE_FLAGS)
+    assert _aot.wide_cpu(CPUINFO.format(" ".join(every)))
+    for missing in every:
+        assert not _aot.wide_cpu(CPUINFO.format(" ".join(f for f in every if f != missing))), missing
+    assert not _aot.wide_cpu("processor\t: 0\n")  # no flags line at all (another architecture's file)
+    assert not _aot.wide_cpu(CPUINFO.format("avx2_like fma3"))  # names match whole words only
+
+
+def test_the_wide_minhash_gives_the_baselines_signatures(shared_datasets):
+    # Both builds of the same kernel, called directly, on real sets (Kosarak) and empty ones.
+    if not _aot.wide_cpu():
+        pytest.skip("this CPU lacks x86-64-v3 features: the wide build is not used here")
+    try:
+        base, wide = importlib.import_module(_aot.MODULE), importlib.import_module(_aot.WIDE_MODULE)
+    except ImportError:
+        if not _built():
+            pytest.skip("the ahead-of-time kernels were not built here (see the test above)")
+        pytest.fail("allpairs._kernels_aot was built but allpairs._kernels_aot_wide was not: reinstall")
+    from allpairs.lsh.minhash import permutation_params
+    from allpairs.shingles import hash_sets
+
+    lines = open(shared_datasets / "kosarak-sample.dat").read().splitlines()[:3000]
+    indptr, keys = hash_sets([ln.split() for ln in lines] + [[], []])
+    a, b = permutation_params(64, 7)
+    digest = _aot.source_digest()
+    checked = 0
+    for line in _aot.read_signatures():
+        module, qualname, args, _ = _aot.parse_line(line)
+        if (module, qualname) not in _aot.WIDE_KERNELS or args[-1] != "array(uint32, 2d, C)":
+            continue
+        outs = []
+        for built in (base, wide):
+            out = np.zeros((len(indptr) - 1, 64), np.uint32)
+            getattr(built, _aot.symbol(digest, line))(indptr, keys, a, b, np.uint32(0xFFFFFFFF),
+                                                      np.uint32(0xFFFFFFFF), out)
+            outs.append(out)
+        assert (outs[0] == outs[1]).all() and (outs[0][-1] == 0xFFFFFFFF).all()
+        checked += 1
+    assert checked == 1

@@ -1,19 +1,27 @@
-"""The compiled Go tokenizer gives the same code:N keys as the regex path, for any text.
+"""The compiled tokenizers give the same code:N keys as the regex path, for any text.
 
-The regex path (``codetokens.token_pattern("go").findall``, vocabulary ids,
-``_shingle_kernel.code_stream``) is the definition; the kernel either agrees
-with it key for key or declines the document, which then goes by the regex
-path.  Both are compared here on random Go-ish texts and on the Go tree.
+The regex path (``codetokens.token_pattern(language).findall``, vocabulary
+ids, ``_shingle_kernel.code_stream``) is the definition; each kernel (Go,
+the C family, Python) either agrees with it key for key or declines the
+document, which then goes by the regex path.  Both are compared here on
+random source-like texts and on real trees: the Go tree, the Python standard
+library of the running interpreter, the C headers under /usr/include.
 """
 from __future__ import annotations
 
+import sysconfig
+from pathlib import Path
+
 import numpy as np
-from hypothesis import given, settings
+import pytest
+import xxhash
+from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from allpairs import shingles
+from allpairs import codetokens, shingles
 from allpairs._codetok_kernel import go_token_keys
-from allpairs.shingles import ShingleSpec, _CodeTokens, _go_shingles, _go_tables, _seed, _utf8
+from allpairs.corpus import read_directory
+from allpairs.shingles import ShingleSpec, _CodeTokens, _compiled_shingles, _go_tables, _seed, _tokenizer, _utf8
 
 # Pieces that exercise every branch of the Go regex: operators (longest
 # match), numbers of every base with '.', exponents, '_' and 'i', strings,
@@ -36,52 +44,125 @@ _PIECES = [
     "//", "// c\n", "//é", "/*", "*/", "/**/", "/* a */", "/*\n*/", "/*/", "/* é\r\n */", "*", "/ *",
 ]
 
+# The same for the C family: identifiers with '$', string and raw-string
+# prefixes (and near misses such as bR"( or r##), numbers with separators and
+# suffixes, character literals with every escape form, Rust lifetimes, C#
+# verbatim strings, template literals, backslashes, every operator.
+_C_PIECES = [
+    " ", "  ", "\t", "\n", "\r\n", "\r", "\f", "\v", "\x00", "\x7f",
+    "x", "y1", "_", "$el", "a$", "é", "ü1", "日本", "²", "\ufeff", "\ud800", "𝔘", "\u00a0",
+    "L", "u", "U", "u8", "b", "r", "br", "R", "uR", "u8R", "LR", "bR", "@", "r#", "r##", "r###", "##",
+    "0", "7", "09", "1_000", "0x", "0X1F", "0x1p-3", "0x1.8P+4", "0x'1", "1'000", "1'", "1.", ".5", "1..2",
+    "1e9", "1E+9", "e", "p", "10ULL", "1.5f", "1u32", "10n", "0b101",
+    '"', "'", "`", '"abc"', '"a\\"b"', "'a'", "'\\''", "'\\x41'", "'\\x'", "'\\u{41}'", "'\\u{'",
+    "'\\u0041'", "'\\U00000041'", "'\\U0041'", "'\\101'", "'\\1234'", "'\\18'", "'é'", "'\\é'",
+    "'a", "'ab'", "'static", "'_", "'1", "'\\n'",
+    "\\", '\\"', "\\'", "\\\n", "\\x", "\\u", "\\U", "${", "{", "}", "(", ")",
+    'R"(', ')"', '"#', '"##', '"###', '@"', '""', '"é"', "`é`",
+    "//", "/*", "*/", "/**/", "/*/", "// c\n", "/* é */", "//é\n",
+    *codetokens._C_OPERATORS,
+]
 
-go_texts = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join)
-ascii_go_texts = st.lists(st.sampled_from([p for p in _PIECES if p.isascii()]), max_size=40).map("".join)
+# And for Python: string prefixes (valid, invalid, too long), triple quotes
+# (closed, unterminated, ending in a backslash), numbers of every base, '#'
+# comments, characters that start no Python token.
+_PY_PIECES = [
+    " ", "  ", "\t", "\n", "\r\n", "\r", "\f", "\v", "\x00", "\x7f",
+    "x", "y1", "_", "é", "ü1", "日本", "²", "\ufeff", "\ud800", "𝔘", "\u00a0",
+    "r", "b", "f", "t", "u", "U", "R", "F", "rb", "Rb", "bR", "fr", "tr", "ur", "rr", "br", "rbf",
+    "0", "7", "09", "1_000", "0x", "0X1F", "0o17", "0O", "0b1", "0B", "1.", ".5", "1..2", "1e9", "1E+9",
+    "1j", "1.5e-3J", "e", "j",
+    '"', "'", "'''", '"""', '"abc"', "'a'", "'''a'''", '"""a"""', '"é"', "'\\''",
+    "\\", '\\"', "\\'", "\\\n", "{", "}", "$", "?", "`",
+    "#", "# c\n", "#é\n",
+    *codetokens._PY_OPERATORS,
+]
+
+LANGUAGES = ("go", "c", "python")
+_ALL_PIECES = {"go": _PIECES, "c": _C_PIECES, "python": _PY_PIECES}
+TEXTS = {lang: st.lists(st.sampled_from(pieces), max_size=40).map("".join) for lang, pieces in _ALL_PIECES.items()}
+ASCII_TEXTS = {lang: st.lists(st.sampled_from([p for p in pieces if p.isascii()]), max_size=40).map("".join)
+               for lang, pieces in _ALL_PIECES.items()}
 
 
-def regex_keys(texts: list[str], n: int) -> tuple[list[int], list[int]]:
-    counts, keys = _CodeTokens("go")._regex_shingles(texts, n, _seed(ShingleSpec("code", n)))
+def regex_keys(texts: list[str], n: int, language: str = "go") -> tuple[list[int], list[int]]:
+    counts, keys = _CodeTokens(language)._regex_shingles(texts, n, _seed(ShingleSpec("code", n)))
     return counts.tolist(), keys.tolist()
 
 
-def compiled_keys(texts: list[str], n: int) -> tuple[list[int], list[int]]:
-    def refuse(docs, n, seed):
+def compiled_keys(texts: list[str], n: int, language: str = "go") -> tuple[list[int], list[int]]:
+    def refuse(docs, n, seed, distinct=False):
         raise AssertionError("the kernel declined a document")
 
     with np.errstate(over="ignore"):
-        counts, keys = _go_shingles(texts, n, _seed(ShingleSpec("code", n)), refuse)
+        counts, keys = _compiled_shingles(texts, language, n, _seed(ShingleSpec("code", n)), refuse)
     return counts.tolist(), keys.tolist()
 
 
-def accepted(text: str) -> bool:
-    buf, doc_ptr = _utf8([text])
-    return bool(go_token_keys(buf, doc_ptr, *_go_tables())[2][0])
-
-
-@settings(max_examples=400, deadline=None)
-@given(ascii_go_texts, st.integers(1, 3))
-def test_the_kernel_takes_every_ascii_text_and_agrees_with_the_regex_path(text, n):
-    assert compiled_keys([text], n) == regex_keys([text], n)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(go_texts, max_size=5), st.integers(1, 3))
-def test_go_shingles_agree_with_the_regex_path_with_unicode_declined_documents_included(texts, n):
+def shingled_keys(texts: list[str], n: int, language: str = "go") -> tuple[list[int], list[int]]:
+    """The compiled path with its fallback for declined documents, as shingle_texts runs it."""
     with np.errstate(over="ignore"):
-        spec = ShingleSpec("code", n)
-        counts, keys = shingles._go_shingles(texts, n, _seed(spec), _CodeTokens("go")._regex_shingles)
-    assert (counts.tolist(), keys.tolist()) == regex_keys(texts, n)
+        counts, keys = _compiled_shingles(texts, language, n, _seed(ShingleSpec("code", n)),
+                                          _CodeTokens(language)._regex_shingles)
+    return counts.tolist(), keys.tolist()
 
 
+def accepted(text: str, language: str = "go") -> bool:
+    buf, doc_ptr = _utf8([text])
+    kernel, tables = _tokenizer(language)
+    with np.errstate(over="ignore"):
+        return bool(kernel(buf, doc_ptr, np.empty(len(buf) + 1, np.uint64), *tables)[1][0])
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), n=st.integers(1, 3))
+def test_the_kernel_takes_every_ascii_text_and_agrees_with_the_regex_path(language, data, n):
+    text = data.draw(ASCII_TEXTS[language], label="text")
+    assert compiled_keys([text], n, language) == regex_keys([text], n, language)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
 @settings(max_examples=200, deadline=None)
-@given(go_texts)
-def test_the_kernel_declines_only_texts_with_non_ascii_outside_literals_and_comments(text):
+@given(data=st.data(), n=st.integers(1, 3))
+def test_shingles_agree_with_the_regex_path_with_unicode_declined_documents_included(language, data, n):
+    texts = data.draw(st.lists(TEXTS[language], max_size=5), label="texts")
+    assert shingled_keys(texts, n, language) == regex_keys(texts, n, language)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_the_kernel_declines_only_texts_with_non_ascii_outside_literals_and_comments(language, data):
+    text = data.draw(TEXTS[language], label="text")
     if text.isascii():
-        assert accepted(text)
-    if accepted(text):
-        assert compiled_keys([text], 1) == regex_keys([text], 1)
+        assert accepted(text, language)
+    if accepted(text, language):
+        assert compiled_keys([text], 1, language) == regex_keys([text], 1, language)
+
+
+_MASK, _GOLDEN = (1 << 64) - 1, 0x9E3779B97F4A7C15
+
+
+def _mix(z: int) -> int:
+    """splitmix64's finaliser on Python ints (the mixing step of a shingle key)."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+@pytest.mark.parametrize("language", ["c", "python"])
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_code1_keys_are_the_xxhash_of_the_reference_tokens(language, data):
+    # Independent of the regex path's vocabulary and of the hash kernel: tokenize() and the xxhash package.
+    text = data.draw(TEXTS[language], label="text")
+    tokens = codetokens.tokenize(text, language)
+    note(f"reference tokens: {tokens!r}")
+    seed = xxhash.xxh64_intdigest(b"code:1")
+    expected = [_mix((seed * _GOLDEN + xxhash.xxh64_intdigest(t.encode("utf-8", "surrogatepass"))) & _MASK)
+                for t in tokens]
+    assert shingled_keys([text], 1, language)[1] == expected
 
 
 def test_non_ascii_in_strings_and_comments_is_compiled_but_in_identifiers_declined():
@@ -90,6 +171,81 @@ def test_non_ascii_in_strings_and_comments_is_compiled_but_in_identifiers_declin
     assert not accepted("xé := 1\n")
     assert not accepted("\ufeffpackage p\n")
     assert not accepted("x := 1² \n")
+
+
+@pytest.mark.parametrize("src", [
+    "s = \"é\"; c = 'é'; d = '\\é'; // ü\n/* 日本 */ t = `𝔘\r`; r#\"ß\"#; R\"(ß)\"; @\"ß\"",
+    "s = u8\"é\" L'é' b\"é\"",
+])
+def test_c_non_ascii_in_literals_and_comments_is_compiled(src):
+    assert accepted(src, "c")
+    assert compiled_keys([src], 2, "c") == regex_keys([src], 2, "c")
+
+
+@pytest.mark.parametrize("src", ["é = 1", "xé = 1", "1é", "0x1é", "'é", "'aé", "\ufeffint x;", "x\u00a0= 1"])
+def test_c_non_ascii_where_unicode_rules_decide_is_declined(src):
+    assert not accepted(src, "c")
+    assert shingled_keys([src], 1, "c") == regex_keys([src], 1, "c")
+
+
+@pytest.mark.parametrize("src", [
+    "s = 'é' + \"ß\" + '''日本\n''' + rb'\\é'  # ü\nt = 1",
+    "x = f\"{a}é\" # 𝔘",
+])
+def test_python_non_ascii_in_strings_and_comments_is_compiled(src):
+    assert accepted(src, "python")
+    assert compiled_keys([src], 2, "python") == regex_keys([src], 2, "python")
+
+
+@pytest.mark.parametrize("src", ["é = 1", "xé = 1", "x = 1 ² 2", "\ufeffimport os"])
+def test_python_non_ascii_where_unicode_rules_decide_is_declined(src):
+    assert not accepted(src, "python")
+    assert shingled_keys([src], 1, "python") == regex_keys([src], 1, "python")
+
+
+# The edge cases that codetokens' docstring documents, with the tokens the regex gives.
+@pytest.mark.parametrize("language, src, tokens", [
+    ("c", "a >>>= b <=> c ... d ..= e ??= f ->g ## h::i", [
+        "a", ">>>=", "b", "<=>", "c", "...", "d", "..=", "e", "??=", "f", "->", "g", "##", "h", "::", "i"]),
+    ("c", 'r#"a "b" c"# r##"x"#y"## r###"z"### br#"q"# r"p" br"\\d"',
+     ['r#"a "b" c"#', 'r##"x"#y"##', 'r###"z"###', 'br#"q"#', 'r"p"', 'br"\\d"']),
+    ("c", 'r#"open r"open', ["r", "#", '"open r"', "open"]),
+    ("c", 'R"(a "q" \\ b)" u8R"(x)" LR"(y)" bR"(z)"',
+     ['R"(a "q" \\ b)"', 'u8R"(x)"', 'LR"(y)"', "bR", '"(z)"']),
+    ("c", 'L"w" u"x" U"y" u8"z" b"v" L\'w\' u8\'z\' b\'\\x41\' xL"q"',
+     ['L"w"', 'u"x"', 'U"y"', 'u8"z"', 'b"v"', "L'w'", "u8'z'", "b'\\x41'", "xL", '"q"']),
+    ("c", "'\\101' '\\x4f' '\\u{1F600}' '\\u00e9' '\\U0001F600' '\\'' '\\\\' '\\1234'",
+     ["'\\101'", "'\\x4f'", "'\\u{1F600}'", "'\\u00e9'", "'\\U0001F600'", "'\\''", "'\\\\'",
+      "'", "\\", "1234", "'"]),
+    ("c", "fn f<'a, 'static>(x: &'a T) { 'outer: loop {} } 'ab'",
+     ["fn", "f", "<", "'a", ",", "'static", ">", "(", "x", ":", "&", "'a", "T", ")", "{", "'outer", ":",
+      "loop", "{", "}", "}", "'", "ab", "'"]),
+    ("c", '@"a""b" @"open', ['@"a""b"', "@", '"open']),
+    ("c", "`a\n${b}\\`c` `open\\", ["`a\n${b}\\`c`", "`open", "\\"]),
+    ("c", '"a\\\nb" "open\nx "end\\', ['"a\\\nb"', '"open', "x", '"end', "\\"]),
+    ("c", "1'000'000 0x'1F 1.5e-3f 10ULL 1..2 0x1.8p+3L .5e 1u32 10n",
+     ["1'000'000", "0x'1F", "1.5e-3f", "10ULL", "1", "..", "2", "0x1.8p+3L", ".5e", "1u32", "10n"]),
+    ("c", "a /* b */ c // d\r\ne /* open", ["a", "c", "e"]),
+    ("c", "a\x00b\x7fc", ["a", "b", "c"]),
+    ("python", "x = r'\\'' + Rb\"x\" + rb'''a\n''' + f\"{a}\" + t'' + u'y' + ur'z' + rbf'w'",
+     ["x", "=", "r'\\''", "+", 'Rb"x"', "+", "rb'''a\n'''", "+", 'f"{a}"', "+", "t''", "+", "u'y'",
+      "+", "ur", "'z'", "+", "rbf", "'w'"]),
+    ("python", "'''a''''", ["'''a'''", "'"]),
+    ("python", "''''", ["''''"]),
+    ("python", "'''open\n\"\"\"", ["'''open\n\"\"\""]),
+    ("python", "'''ends in \\", ["''", "'ends in "]),
+    ("python", "'open\nx", ["'open", "x"]),
+    ("python", "a **= b //= c >>= d ... e -> f := g @= h != i", [
+        "a", "**=", "b", "//=", "c", ">>=", "d", "...", "e", "->", "f", ":=", "g", "@=", "h", "!=", "i"]),
+    ("python", "x = 1 # c\r\ny = 0x_FF + 0o17 + 0b1 + 1_0.5e-3j + 1..2 + 1else", [
+        "x", "=", "1", "y", "=", "0x_FF", "+", "0o17", "+", "0b1", "+", "1_0.5e-3j", "+", "1.", ".2", "+",
+        "1e", "lse"]),
+    ("python", "a $ b ? c ` d \\\n e\x00f", ["a", "b", "c", "d", "e", "f"]),
+])
+def test_documented_edge_cases_are_compiled_as_the_regex_gives_them(language, src, tokens):
+    assert codetokens.tokenize(src, language) == tokens
+    assert accepted(src, language)
+    assert compiled_keys([src], 1, language) == regex_keys([src], 1, language)
 
 
 def test_shingle_texts_go_matches_the_regex_path_file_by_file_on_the_go_tree(go_reference_src):
@@ -103,3 +259,44 @@ def test_shingle_texts_go_matches_the_regex_path_file_by_file_on_the_go_tree(go_
     buf, doc_ptr = _utf8(texts)
     ok = go_token_keys(buf, doc_ptr, *_go_tables())[2]
     assert ok.mean() > 0.9  # the comparison is mostly of the kernel, not of the fallback
+
+
+def _tree_matches_the_regex_path(root: Path, include: list[str], exclude: list[str], every: int = 1) -> None:
+    """Files under ``root`` read as the CLI reads them (UTF-8 in one buffer, shingled in place, two
+    threads): the same code:5 keys as the regex path, file by file."""
+    corpus = read_directory(root, include=include, exclude=exclude)
+    if every > 1:  # a fixed sample of a big tree (the regex path it is compared with is slow)
+        corpus = read_directory([root / i for i in corpus.ids[::every]])
+    assert len(corpus.ids) > 100, f"only {len(corpus.ids)} files under {root}"
+    indptr, keys = shingles.shingle_texts(corpus.texts, "code:5", languages=corpus.languages, jobs=2)
+    texts = list(corpus.texts)
+    counts = np.diff(indptr)
+    for language in sorted(set(corpus.languages), key=str):
+        members = [i for i, lang in enumerate(corpus.languages) if lang == language]
+        expected_counts, expected = regex_keys([texts[i] for i in members], 5, language or "c")
+        got = [keys[indptr[i]:indptr[i + 1]].tolist() for i in members]
+        offsets = np.concatenate([[0], np.cumsum(expected_counts)])
+        for j, i in enumerate(members):
+            assert got[j] == expected[offsets[j]:offsets[j + 1]], f"{corpus.ids[i]}: keys differ"
+        assert counts[members].tolist() == expected_counts
+    # The comparison is mostly of the kernels, not of the fallback.
+    for language in set(corpus.languages):
+        members = [i for i, lang in enumerate(corpus.languages) if lang == language]
+        buf, doc_ptr = _utf8([texts[i] for i in members])
+        kernel, tables = _tokenizer(language or "c")
+        ok = kernel(buf, doc_ptr, np.empty(len(buf) + 1, np.uint64), *tables)[1]
+        assert ok.mean() > 0.95, f"{language}: {int((~ok).sum())} of {len(ok)} files declined"
+
+
+def test_the_python_standard_library_gets_the_regex_paths_keys_file_by_file():
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    if not (stdlib / "os.py").is_file():
+        pytest.skip(f"no Python standard library sources at {stdlib}")
+    _tree_matches_the_regex_path(stdlib, ["*.py"], ["site-packages/**", "test/**"], every=2)
+
+
+def test_the_c_headers_under_usr_include_get_the_regex_paths_keys_file_by_file():
+    root = Path("/usr/include")
+    if not (root / "stdio.h").is_file():
+        pytest.skip("no C headers at /usr/include (install libc6-dev or equivalent)")
+    _tree_matches_the_regex_path(root, ["*.h"], [], every=8)

@@ -5,6 +5,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from allpairs._order_kernel import distinct_sorted_rows
 from allpairs.join import LSHInfo, Stats, lsh_pairs
 from allpairs.lsh.keysets import KeyedSets, keyed_sets
 from allpairs.measures import Threshold
@@ -29,15 +30,20 @@ def groups(sets):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(corpora(), st.integers(1, 3))
-def test_keyed_sets_group_the_documents_as_the_ranked_sets_do(sets, min_size):
+@given(corpora(), st.integers(1, 3), st.sampled_from([1, 2, 3]))
+def test_keyed_sets_group_the_documents_as_the_ranked_sets_do(sets, min_size, jobs):
+    # jobs > 1: rows sorted in blocks on threads, distinct keys counted beside the grouping.
     indptr, keys = csr(sets)
-    ranked, keyed = order_sets(indptr, keys, min_size=min_size), keyed_sets(indptr, keys, min_size=min_size)
+    ranked, keyed = order_sets(indptr, keys, min_size=min_size), keyed_sets(indptr, keys, min_size=min_size, jobs=jobs)
     assert isinstance(keyed, KeyedSets)
     assert groups(keyed) == groups(ranked)
     assert keyed.doc_size.tolist() == ranked.doc_size.tolist()
     assert (keyed.doc_set >= 0).tolist() == (ranked.doc_set >= 0).tolist()
     assert keyed.num_tokens == ranked.num_tokens and keyed.total_shingles == ranked.total_shingles
+    # Rows already sorted, repeats dropped (as hash_sets(..., sorted_rows=True) gives them): the same sets.
+    presorted = keyed_sets(*distinct_sorted_rows(indptr, keys), min_size=min_size, jobs=jobs)
+    assert groups(presorted) == groups(keyed) and presorted.num_tokens == keyed.num_tokens
+    assert presorted.doc_set.tolist() == keyed.doc_set.tolist()
     sizes = np.diff(keyed.indptr)
     assert (np.diff(sizes) >= 0).all()
     assert all((np.diff(keyed.tokens[a:b].astype(np.float64)) > 0).all()

@@ -58,17 +58,20 @@ def as_naive(o):
 
 
 @settings(max_examples=150, deadline=None)
-@given(corpora(max_docs=40, max_size=30), st.integers(1, 6), st.sampled_from([1, 3, 1000]))
-def test_order_sets_agrees_with_the_oracle_however_the_keys_are_partitioned(sets, pbits, rounds):
-    # Many partitions and copy rounds (one partition a round at 1000) on small corpora.
+@given(corpora(max_docs=40, max_size=30), st.integers(1, 6), st.sampled_from([1, 3, 1000]), st.sampled_from([1, 2, 3]))
+def test_order_sets_agrees_with_the_oracle_however_the_keys_are_partitioned(sets, pbits, rounds, jobs):
+    # Many partitions and copy rounds (one partition a round at 1000) on small corpora; with jobs > 1,
+    # runs of groups numbered side by side and their ids moved up after.
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(order, "_partition_bits", lambda n: pbits)
         mp.setattr(order, "_COPY_PARTS", rounds)
-        o = order_sets(*csr(sets))
+        o = order_sets(*csr(sets), jobs=jobs)
+        one = order_sets(*csr(sets), jobs=1)
     expected = global_order(sets)
     got = as_naive(o)
     assert got == {k: expected[k] for k in got}
     assert o.doc_size.tolist() == [len(r) for r in expected["docs"]]
+    assert o.tokens.tolist() == one.tokens.tolist() and o.keys.tolist() == one.keys.tolist()
 
 
 def test_order_sets_agrees_with_the_oracle_on_hash_keys_with_repeats():

@@ -102,6 +102,27 @@ def test_hash_sets_agrees_with_token_key_of_str(sets):
     assert rows(indptr, keys) == [[xxh64(str(t)) for t in s] for s in sets]
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.text(max_size=4), st.integers(0, 9)), max_size=6), max_size=10),
+       st.integers(1, 4), st.sampled_from([1, 2]))
+def test_hash_sets_in_blocks_on_a_second_thread_gives_the_same_keys_or_sorted_rows(sets, block, jobs):
+    # Blocks of a few tokens: boundaries fall everywhere, also next to empty sets; a token holding
+    # U+0000 (the separator) or one that is not a string, in any block, sends all to the slow path.
+    old = shingles._SPLIT_TOKENS
+    shingles._SPLIT_TOKENS = block
+    try:
+        indptr, keys = hash_sets(sets, jobs=jobs)
+    finally:
+        shingles._SPLIT_TOKENS = old
+    assert rows(indptr, keys) == [[xxh64(str(t)) for t in s] for s in sets]
+    shingles._SPLIT_TOKENS = block
+    try:
+        indptr, keys = hash_sets(sets, jobs=jobs, sorted_rows=True)
+    finally:
+        shingles._SPLIT_TOKENS = old
+    assert rows(indptr, keys) == [sorted({xxh64(str(t)) for t in s}) for s in sets]
+
+
 # --- Golden values: keys must never change ------------------------------------------
 
 # Regenerated for key version 2 from the ``xxhash`` package and the documented

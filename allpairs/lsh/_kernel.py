@@ -256,26 +256,3 @@ def share_marked_band(sig, marked, r, left, right):
                 out[p] = True
                 break
     return out
-
-
-@kernel
-def distinct_sorted_rows(indptr, keys):
-    """Each row's keys in increasing order with repeats dropped, as CSR (int64 offsets, keys' dtype)."""
-    n = indptr.shape[0] - 1
-    out = np.empty(keys.shape[0], keys.dtype)
-    out_ptr = np.zeros(n + 1, np.int64)
-    o = 0
-    for d in range(n):
-        # Copy the row to its place in the output, sort it there, then close its gaps.
-        a = indptr[d]
-        m = indptr[d + 1] - a
-        out[o:o + m] = keys[a:a + m]
-        out[o:o + m].sort()
-        w = o
-        for k in range(o, o + m):
-            if k == o or out[k] != out[w - 1]:
-                out[w] = out[k]
-                w += 1
-        o = w
-        out_ptr[d + 1] = o
-    return out_ptr, out[:o]

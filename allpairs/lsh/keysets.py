@@ -10,13 +10,14 @@ identical documents grouped into one distinct set
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._order_kernel import gather_csr
-from ..order import OrderedSets, group_sets
-from ._kernel import distinct_sorted_rows
+from .._numba import resolve_jobs
+from .._order_kernel import gather_csr, rows_increasing
+from ..order import OrderedSets, distinct_rows, group_sets
 
 
 @dataclass
@@ -36,7 +37,7 @@ class KeyedSets(OrderedSets):
         return gather_csr(self.indptr, self.tokens, np.asarray(rows, dtype=np.int64))
 
 
-def keyed_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> KeyedSets:
+def keyed_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1, jobs: int | None = None) -> KeyedSets:
     """Documents' shingle keys as distinct sets of keys, sorted by size then by keys; identical ones grouped.
 
     Parameters
@@ -45,12 +46,29 @@ def keyed_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1) -> Ke
         As :func:`allpairs.order.order_sets` takes them (repeats allowed, any order).
     min_size : int
         Documents with fewer distinct keys get no set (``doc_set`` -1).
+    jobs : int, optional
+        Threads (default: every core): rows are sorted in blocks side by side,
+        and the distinct keys are counted while the sets are grouped. The
+        result does not depend on it.
     """
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
-    doc_ptr, doc_keys = distinct_sorted_rows(indptr, keys)
-    every = np.sort(doc_keys)
-    distinct = every[np.concatenate([[True], every[1:] != every[:-1]])] if len(every) else every
-    sets = group_sets(doc_ptr, doc_keys, distinct, total_shingles=len(keys), min_size=min_size)
-    return KeyedSets(**vars(sets))
+    jobs = resolve_jobs(jobs)
+    if rows_increasing(indptr, keys):  # already as needed (hash_sets(..., sorted_rows=True) gives them so)
+        doc_ptr, doc_keys = indptr, keys
+    else:
+        doc_ptr, doc_keys = distinct_rows(indptr, keys, jobs)
+    if jobs == 1:
+        distinct = _distinct_keys(doc_keys)
+        sets = group_sets(doc_ptr, doc_keys, distinct, total_shingles=len(keys), min_size=min_size)
+        return KeyedSets(**vars(sets))
+    with ThreadPoolExecutor(1) as pool:  # np.sort releases the GIL, as the kernels do
+        counting = pool.submit(_distinct_keys, doc_keys)
+        sets = group_sets(doc_ptr, doc_keys, doc_keys[:0], total_shingles=len(keys), min_size=min_size)
+        return KeyedSets(**{**vars(sets), "keys": counting.result()})
 
+
+def _distinct_keys(keys: np.ndarray) -> np.ndarray:
+    """The distinct values of ``keys``, increasing."""
+    every = np.sort(keys)
+    return every[np.concatenate([[True], every[1:] != every[:-1]])] if len(every) else every

@@ -43,6 +43,7 @@ import numpy as np
 
 from .._numba import resolve_jobs
 from ..errors import UsageError
+from ..order import row_blocks
 from . import _kernel
 
 __all__ = [
@@ -131,14 +132,6 @@ def _check_csr(indptr, keys) -> tuple[np.ndarray, np.ndarray]:
     return indptr, keys
 
 
-def _row_blocks(indptr: np.ndarray, parts: int) -> np.ndarray:
-    """Cut rows into ``parts`` contiguous blocks of about equal cost (keys + one per row)."""
-    n = indptr.shape[0] - 1
-    cost = indptr + np.arange(n + 1, dtype=np.int64)
-    cuts = np.searchsorted(cost, np.linspace(0, cost[-1], parts + 1)[1:-1])
-    return np.unique(np.concatenate(([0], cuts, [n])))
-
-
 def signatures(indptr, keys, num_perm: int, *, seed: int = 1, bits: int | None = None,
                jobs: int | None = None) -> np.ndarray:
     """MinHash signatures of all sets of a CSR corpus, one row per set.
@@ -187,7 +180,7 @@ def signatures(indptr, keys, num_perm: int, *, seed: int = 1, bits: int | None =
     out = np.empty((n, int(num_perm)), dtype)
     if n == 0:
         return out
-    edges = _row_blocks(indptr, jobs)
+    edges = row_blocks(indptr, jobs)
 
     def fill(t: int) -> None:
         lo, hi = edges[t], edges[t + 1]
