@@ -428,6 +428,16 @@ def run_child(tool: str, args) -> dict | None:
     return last_report(proc.stdout) if proc.returncode == 0 else None
 
 
+def await_ready(tool: str, proc: subprocess.Popen) -> bool:
+    """Read the child's standard output up to its next "ready" line (True), or to its end (False);
+    any other line is shown on standard error, so that a stray print cannot stall the turns unseen."""
+    for line in proc.stdout:
+        if line.strip() == "ready":
+            return True
+        log(f"[{tool}] unexpected output: {line.rstrip()[:200]}")
+    return False
+
+
 def run_children_in_turns(tools: list[str], args) -> dict[str, dict | None]:
     """Every tool's child at once, each holding its corpus; run k of every tool, then run k + 1 of every tool.
 
@@ -441,7 +451,7 @@ def run_children_in_turns(tools: list[str], args) -> dict[str, dict | None]:
         cmd = child_command(tool, args, interleaved=True)
         log(f"[{tool}] {' '.join(Path(c).name if c == __file__ else c for c in cmd[1:])}")
         procs[tool] = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        alive[tool] = procs[tool].stdout.readline().strip() == "ready"  # its corpus built, warmed up
+        alive[tool] = await_ready(tool, procs[tool])  # its corpus built, warmed up
     for k in range(args.repeat):
         for tool in tools:
             if not alive[tool]:
@@ -449,13 +459,18 @@ def run_children_in_turns(tools: list[str], args) -> dict[str, dict | None]:
             proc = procs[tool]
             proc.stdin.write("run\n")
             proc.stdin.flush()
-            alive[tool] = proc.stdout.readline().strip() == "ready"  # after its run
+            alive[tool] = await_ready(tool, proc)  # after its run
     reports: dict[str, dict | None] = {}
     for tool in tools:
-        out, _ = procs[tool].communicate()
+        # Not communicate(): it reads the pipe's file descriptor, missing what the readline()s above
+        # already buffered (the report may follow the last "ready" at once).
+        procs[tool].stdin.close()
+        out = procs[tool].stdout.read()
+        procs[tool].wait()
         ok = alive[tool] and procs[tool].returncode == 0
         reports[tool] = last_report(out) if ok else None
-        log(f"[{tool}] child done (exit {procs[tool].returncode})")
+        log(f"[{tool}] child done (exit {procs[tool].returncode}"
+            + ("" if reports[tool] else f"; its turns {'ran' if alive[tool] else 'broke off'}, no report read") + ")")
     return reports
 
 
