@@ -233,6 +233,13 @@ def distinct_rows(indptr: np.ndarray, keys: np.ndarray, jobs: int) -> tuple[np.n
     with ThreadPoolExecutor(len(edges) - 1) as pool:  # offsets stay absolute: each block reads its rows of keys
         parts = list(pool.map(lambda lo, hi: distinct_sorted_rows(indptr[lo:hi + 1], keys),
                               edges[:-1].tolist(), edges[1:].tolist()))
-    shift = np.cumsum([0] + [int(p[-1]) for p, _ in parts[:-1]])
-    doc_ptr = np.concatenate([parts[0][0][:1]] + [p[1:] + s for (p, _), s in zip(parts, shift.tolist())])
-    return doc_ptr, np.concatenate([k for _, k in parts])
+    return concat_rows(parts)
+
+
+def concat_rows(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Consecutive blocks of rows, each a CSR ``(ptr, keys)`` with offsets from 0, as one CSR."""
+    if not parts:
+        return np.zeros(1, np.int64), np.zeros(0, np.uint64)
+    shift = np.cumsum([0] + [int(p[-1]) for p, _ in parts[:-1]], dtype=np.int64)
+    ptr = np.concatenate([np.zeros(1, np.int64)] + [p[1:] + s for (p, _), s in zip(parts, shift.tolist())])
+    return ptr, np.concatenate([k for _, k in parts])

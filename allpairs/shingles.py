@@ -65,7 +65,7 @@ from allpairs._order_kernel import distinct_sorted_rows
 from allpairs._numba import resolve_jobs
 from allpairs.codetokens import language_for_path
 from allpairs.errors import UsageError
-from allpairs.order import distinct_rows
+from allpairs.order import concat_rows, distinct_rows
 from allpairs.linefile import HashedSets, TokenSets, Utf8Texts
 
 __all__ = [
@@ -949,39 +949,27 @@ def _split_keys(sets: list, indptr: np.ndarray, jobs: int,
     done: list = []
     try:
         for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
-            text = "\0".join(itertools.chain.from_iterable(sets[a:b])).encode("utf-8", "surrogatepass")
-            if indptr[a] == indptr[b]:
+            if indptr[a] == indptr[b]:  # sets without a token
                 done.append((np.zeros(b - a + 1, np.int64), out[:0]) if sorted_rows else True)
                 continue
+            text = "\0".join(itertools.chain.from_iterable(sets[a:b])).encode("utf-8", "surrogatepass")
             call = functools.partial(block, np.frombuffer(text, dtype=np.uint8), a, b)
             del text
-            pending.append(pool.submit(call) if pool else _Done(call()))
-            if len(pending) == 2 or pool is None:
-                done.append(pending.popleft().result())
-                if done[-1] is None:
-                    return None
+            if pool is None:
+                done.append(call())
+            else:
+                pending.append(pool.submit(call))
+                if len(pending) == 2:
+                    done.append(pending.popleft().result())
+            if done and done[-1] is None:
+                return None
         done += [f.result() for f in pending]
         if any(d is None for d in done):
             return None
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-    if not sorted_rows:
-        return indptr, out
-    ptrs, keys = zip(*done) if done else ((), ())
-    shift = np.cumsum([0] + [int(p[-1]) for p in ptrs[:-1]], dtype=np.int64)
-    doc_ptr = np.concatenate([np.zeros(1, np.int64)] + [p[1:] + s for p, s in zip(ptrs, shift.tolist())])
-    return doc_ptr, np.concatenate((out[:0],) + keys)
-
-
-class _Done:
-    """A result already computed, with the interface of a future."""
-
-    def __init__(self, value) -> None:
-        self.value = value
-
-    def result(self):
-        return self.value
+    return concat_rows(done) if sorted_rows else (indptr, out)
 
 
 def hash_set_pieces(pieces: Iterable[tuple[bytes, np.ndarray]],
