@@ -296,7 +296,7 @@ def offset_ids(keys, pbits, p0, p1, entry, offset):
 
 @kernel
 def rank_entries(indptr, keys, entry, df_rank, n_ids, key_of):
-    """Ranks of the ids that :func:`number_keys` gave, rare to frequent, and each document's sorted.
+    """Ranks of the ids that :func:`number_groups` gave, rare to frequent, and each document's sorted.
 
     A rank is a position in the order by document frequency (``df_rank``,
     overwritten by the ranks) ascending, ties by first occurrence (document,

@@ -141,8 +141,6 @@ def _number_keys(indptr: np.ndarray, keys: np.ndarray, entry: np.ndarray, df: np
     start, groups = partition_keys(keys, pbits, part, entry)
     edges = np.unique(np.concatenate(([0], np.searchsorted(start[groups], np.linspace(0, n, jobs + 1)[1:-1]),
                                       [len(groups) - 1])))
-    if len(edges) <= 2:
-        return int(number_groups(indptr, keys, pbits, groups, start, entry, df, *_copy_buffers(part, entry.dtype)))
 
     def number(a: int, b: int) -> tuple[int, np.ndarray]:
         local = df if a == 0 else np.empty(start[groups[b]] - start[groups[a]], df.dtype)
@@ -150,6 +148,8 @@ def _number_keys(indptr: np.ndarray, keys: np.ndarray, entry: np.ndarray, df: np
                                  *_copy_buffers(part, entry.dtype))), local
 
     runs = list(zip(edges[:-1].tolist(), edges[1:].tolist()))
+    if len(runs) == 1:
+        return number(*runs[0])[0]
     with ThreadPoolExecutor(len(runs)) as pool:
         numbered = list(pool.map(lambda run: number(*run), runs))
         offsets = np.cumsum([0] + [k for k, _ in numbered]).tolist()
