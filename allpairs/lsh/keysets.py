@@ -59,11 +59,18 @@ def keyed_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1, jobs:
     else:
         doc_ptr, doc_keys = distinct_rows(indptr, keys, jobs)
     if jobs == 1:
-        distinct = np.unique(doc_keys)
+        distinct = _distinct_keys(doc_keys)
         sets = group_sets(doc_ptr, doc_keys, distinct, total_shingles=len(keys), min_size=min_size)
     else:
-        with ThreadPoolExecutor(1) as pool:  # np.unique sorts, releasing the GIL, as the kernels do
-            counting = pool.submit(np.unique, doc_keys)
+        with ThreadPoolExecutor(1) as pool:  # np.sort releases the GIL, as the kernels do
+            counting = pool.submit(_distinct_keys, doc_keys)
             sets = group_sets(doc_ptr, doc_keys, doc_keys[:0], total_shingles=len(keys), min_size=min_size)
             distinct = counting.result()
     return KeyedSets(**{**vars(sets), "keys": distinct})
+
+
+def _distinct_keys(keys: np.ndarray) -> np.ndarray:
+    """The distinct values of ``keys``, increasing: a sort and a mask. Not ``np.unique``, which took 6.0 s
+    for 3.9 M random uint64 keys here (numpy 2.4) against 0.08 s for this."""
+    every = np.sort(keys)
+    return every[np.concatenate([[True], every[1:] != every[:-1]])] if len(every) else every
