@@ -1,7 +1,8 @@
 """Compiled kernels for the global order: sorting and grouping sets held as CSR.
 
 Kernels assume clean input: tokens strictly increasing within each set (but for
-:func:`distinct_sorted_rows` and :func:`rows_increasing`, which take any rows).
+:func:`distinct_sorted_rows`, :func:`rows_increasing` and :func:`count_distinct`, which take
+any rows or keys).
 """
 import numpy as np
 
@@ -225,17 +226,28 @@ def _number_group(indptr, keys, pbits, p0, p1, start, entry, df, n_ids, buf_key,
 
 
 @kernel
+def _insertion_sort(a, budget):
+    """Sort ``a`` in place by insertion, unless that takes more than ``budget`` moves: whether it finished."""
+    moves = 0
+    for i in range(1, a.shape[0]):
+        v = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > v:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = v
+        moves += i - 1 - j
+        if moves > budget:
+            return False
+    return True
+
+
+@kernel
 def _radix_sort(a, tmp, digits):
     """Sort ``a`` (non-negative ints below ``2**(8 * digits)``) in place: LSD radix sort, 8 bits a pass."""
     n = a.shape[0]
     if n < 64:
-        for i in range(1, n):  # insertion sort
-            v = a[i]
-            j = i - 1
-            while j >= 0 and a[j] > v:
-                a[j + 1] = a[j]
-                j -= 1
-            a[j + 1] = v
+        _insertion_sort(a, n * n)
         return
     count = np.empty(257, np.int64)
     src = a
@@ -345,19 +357,59 @@ def rank_entries(indptr, keys, entry, df_rank, n_ids, key_of):
     return doc_ptr
 
 
+#: Buckets of :func:`_sort_hashed` are at most ``2**_BUCKET_BITS``; longer rows are quicksorted.
+_BUCKET_BITS = 16
+
+
+@kernel
+def _sort_hashed(src, dst, count):
+    """``dst[:] = sorted(src)`` (uint64): expected linear time for hash keys, n log n for any keys.
+
+    Sorting by distribution (Knuth, TAOCP vol. 3, 5.2.5): one counting pass on
+    the top bits scatters the keys into about as many buckets as keys, in bucket
+    order; an insertion sort then moves each key only within its bucket. Keys
+    crowded into few buckets (not hashes) would make that quadratic: past 8
+    moves a key, numba's quicksort finishes the job.
+    ``count`` (int64) has room for ``2**_BUCKET_BITS + 1`` counters.
+    """
+    n = src.shape[0]
+    if n < 16 or n > (np.int64(8) << _BUCKET_BITS):
+        dst[:] = src
+        if n >= 16:
+            dst.sort()
+            return
+    else:
+        bits = 1
+        while (np.int64(1) << bits) < n and bits < _BUCKET_BITS:
+            bits += 1
+        shift = np.uint64(64 - bits)
+        buckets = np.int64(1) << bits
+        count[: buckets + 1] = 0
+        for i in range(n):
+            count[np.int64(src[i] >> shift) + 1] += 1
+        for b in range(buckets):
+            count[b + 1] += count[b]
+        for i in range(n):
+            b = np.int64(src[i] >> shift)
+            dst[count[b]] = src[i]
+            count[b] += 1
+    if not _insertion_sort(dst, 8 * n):
+        dst.sort()
+
+
 @kernel
 def distinct_sorted_rows(indptr, keys):
-    """Each row's keys in increasing order with repeats dropped, as CSR (int64 offsets, keys' dtype)."""
+    """Each row's keys in increasing order with repeats dropped, as CSR (int64 offsets; keys uint64, any order)."""
     n = indptr.shape[0] - 1
     out = np.empty(keys.shape[0], keys.dtype)
     out_ptr = np.zeros(n + 1, np.int64)
+    count = np.empty((np.int64(1) << _BUCKET_BITS) + 1, np.int64)
     o = 0
     for d in range(n):
-        # Copy the row to its place in the output, sort it there, then close its gaps.
+        # Sort the row into its place in the output, then close the gaps its repeats leave.
         a = indptr[d]
         m = indptr[d + 1] - a
-        out[o:o + m] = keys[a:a + m]
-        out[o:o + m].sort()
+        _sort_hashed(keys[a:a + m], out[o:o + m], count)
         w = o
         for k in range(o, o + m):
             if k == o or out[k] != out[w - 1]:
@@ -366,6 +418,49 @@ def distinct_sorted_rows(indptr, keys):
         o = w
         out_ptr[d + 1] = o
     return out_ptr, out[:o]
+
+
+@kernel
+def count_distinct(keys, pbits):
+    """The number of distinct values of ``keys`` (uint64, any order), in ``2**pbits`` partitions by their spread
+    top bits, each counted by a hash table of its own that stays in cache (radix partitioning: Manegold,
+    Boncz, Kersten, VLDB 2000; as :func:`number_groups`, without numbering)."""
+    n = keys.shape[0]
+    shift = np.uint64(64 - pbits)
+    start = np.zeros((np.int64(1) << pbits) + 1, np.int64)
+    for t in range(n):
+        start[np.int64(_spread(keys[t]) >> shift) + 1] += 1
+    widest = 0
+    for p in range(start.shape[0] - 1):
+        widest = max(widest, start[p + 1])
+        start[p + 1] += start[p]
+    fill = start[:-1].copy()
+    part = np.empty(n, np.uint64)
+    for t in range(n):
+        p = np.int64(_spread(keys[t]) >> shift)
+        part[fill[p]] = keys[t]
+        fill[p] += 1
+    # Slots hold keys; 0 marks an empty slot, so a key 0 is counted apart.
+    table = np.empty(np.int64(1) << _table_bits(widest), np.uint64)
+    distinct = 0
+    for p in range(start.shape[0] - 1):
+        mask = (np.int64(1) << _table_bits(start[p + 1] - start[p])) - 1
+        table[: mask + 1] = 0
+        zero = False
+        for j in range(start[p], start[p + 1]):
+            k = part[j]
+            if k == 0:
+                if not zero:
+                    zero = True
+                    distinct += 1
+                continue
+            s = np.int64(_spread(k) >> np.uint64(16)) & mask
+            while table[s] != 0 and table[s] != k:
+                s = (s + 1) & mask
+            if table[s] == 0:
+                table[s] = k
+                distinct += 1
+    return distinct
 
 
 @kernel

@@ -83,7 +83,7 @@ _PARTITION_ENTRIES = 4096
 _COPY_PARTS = 8
 
 
-def _partition_bits(n: int) -> int:
+def partition_bits(n: int) -> int:
     """log2 of the number of partitions for ``n`` entries: about _PARTITION_ENTRIES each, 2 to 4096 of them."""
     return min(max((n // _PARTITION_ENTRIES).bit_length(), 1), 12)
 
@@ -136,7 +136,7 @@ def _number_keys(indptr: np.ndarray, keys: np.ndarray, entry: np.ndarray, df: np
     before it: the ids of one pass in order.
     """
     n = len(keys)
-    pbits = _partition_bits(n)
+    pbits = partition_bits(n)
     part = n // _COPY_PARTS + 1
     start, groups = partition_keys(keys, pbits, part, entry)
     edges = np.unique(np.concatenate(([0], np.searchsorted(start[groups], np.linspace(0, n, jobs + 1)[1:-1]),

@@ -63,7 +63,7 @@ def test_order_sets_agrees_with_the_oracle_however_the_keys_are_partitioned(sets
     # Many partitions and copy rounds (one partition a round at 1000) on small corpora; with jobs > 1,
     # runs of groups numbered side by side and their ids moved up after.
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(order, "_partition_bits", lambda n: pbits)
+        mp.setattr(order, "partition_bits", lambda n: pbits)
         mp.setattr(order, "_COPY_PARTS", rounds)
         o = order_sets(*csr(sets), jobs=jobs)
         one = order_sets(*csr(sets), jobs=1)
@@ -83,3 +83,36 @@ def test_order_sets_agrees_with_the_oracle_on_hash_keys_with_repeats():
     expected = global_order(sets)
     got = as_naive(order_sets(*csr(sets)))
     assert got == {k: expected[k] for k in got}
+
+
+# Rows of keys shaped to reach every branch of the row sort: hash keys (the
+# bucket sort), small or equal keys and keys sharing their top bits (crowded
+# buckets: the quicksort takes over), descending runs, rows of 0 to 300 keys.
+_KEYS = {
+    "hash": st.integers(0, 2**64 - 1),
+    "small": st.integers(0, 40),
+    "top bits shared": st.integers(0, 2**30),
+    "few hashes": st.sampled_from([0, 1, 2**63, 2**64 - 1, 0x9E3779B97F4A7C15]),
+}
+
+
+@st.composite
+def key_rows(draw):
+    kind = draw(st.sampled_from(sorted(_KEYS)))
+    rows = draw(st.lists(st.lists(_KEYS[kind], max_size=draw(st.sampled_from([3, 40, 300]))), max_size=8))
+    if draw(st.booleans()):
+        rows = [sorted(r, reverse=True) for r in rows]
+    return rows
+
+
+@settings(max_examples=200, deadline=None)
+@given(key_rows())
+def test_rows_are_sorted_and_keys_counted_as_sets_of_python_ints_say(rows):
+    from allpairs._order_kernel import count_distinct, distinct_sorted_rows
+
+    indptr, keys = csr(rows)
+    ptr, out = distinct_sorted_rows(indptr, keys)
+    assert [out[a:b].tolist() for a, b in zip(ptr[:-1], ptr[1:])] == [sorted(set(r)) for r in rows]
+    every = {k for r in rows for k in r}
+    for pbits in (1, 4, 9):
+        assert count_distinct(keys, np.int64(pbits)) == len(every)
