@@ -59,7 +59,7 @@ def _ignore(signum, frame) -> None:
 
 def _die(signum: int) -> None:
     """Remove partial output, end worker processes, say why, exit 128 + signum."""
-    output = sys.modules.get("allpairs.output")
+    output = sys.modules.get("allpairs.pairs.output")
     if output is not None:
         output.remove_partial_files()
     mp = sys.modules.get("multiprocessing")

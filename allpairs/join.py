@@ -17,7 +17,6 @@ import numpy as np
 
 from .corpus import Corpus
 from .errors import EmptyCorpusError, UsageError
-from .clusters import Clusters, find_clusters
 from .exact import prefix_join, prefix_join_rows
 from .exact.prefix import LEFT_SIDE, RIGHT_SIDE, SetPairs, join_plan, per_size
 from ._numba import PLAIN_BELOW, kernel_mode, kernels_for, resolve_jobs
@@ -28,6 +27,7 @@ from .lsh.keysets import KeyedSets, keyed_sets
 from .measures import Measure, Threshold, get_measure, parse_threshold
 from .order import OrderedSets, order_sets
 from .pairs import Pairs
+from .pairs.clusters import Clusters, find_clusters
 from .verify import verify_candidates
 from .shingles import ShingleSpec, hash_sets, shingle_texts
 

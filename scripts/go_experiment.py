@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5. The pictures of 12 × 4, through the library's own compare and plot functions.
     if args.plot is not None:
-        from allpairs.plot import plot_comparison
+        from allpairs.report.plot import plot_comparison
         from allpairs.report import compare
 
         log("compare and plot 12 × 4 ...")

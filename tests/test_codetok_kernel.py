@@ -1,7 +1,7 @@
 """The compiled tokenizers give the same code:N keys as the regex path, for any text.
 
 The regex path (``codetokens.token_pattern(language).findall``, vocabulary
-ids, ``_shingle_kernel.code_stream``) is the definition; each kernel (Go,
+ids, ``shingles._kernel.code_stream``) is the definition; each kernel (Go,
 the C family, Python) either agrees with it key for key or declines the
 document, which then goes by the regex path.  Both are compared here on
 random source-like texts and on real trees: the Go tree, the Python standard
@@ -18,10 +18,11 @@ import xxhash
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from allpairs import codetokens, shingles
-from allpairs._codetok_kernel import go_token_keys
+from allpairs.shingles import codetokens
+from allpairs.shingles import keys as shingles
+from allpairs.shingles._codetok_kernel import go_token_keys
 from allpairs.corpus import read_directory
-from allpairs.shingles import ShingleSpec, _CodeTokens, _compiled_shingles, _go_tables, _seed, _tokenizer, _utf8
+from allpairs.shingles.keys import ShingleSpec, _CodeTokens, _compiled_shingles, _go_tables, _seed, _tokenizer, _utf8
 
 # Pieces that exercise every branch of the Go regex: operators (longest
 # match), numbers of every base with '.', exponents, '_' and 'i', strings,

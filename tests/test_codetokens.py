@@ -18,8 +18,8 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 import xxhash
 
-from allpairs import codetokens
-from allpairs.codetokens import language_for_path, tokenize
+from allpairs.shingles import codetokens
+from allpairs.shingles.codetokens import language_for_path, tokenize
 from allpairs.errors import UsageError
 from allpairs.shingles import shingle_texts
 

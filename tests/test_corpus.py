@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from allpairs import corpus
+from allpairs.corpus import documents as corpus
 from allpairs.corpus import matches, read_corpus, read_directory, read_jsonl, read_lines, read_sets
 from allpairs.errors import InputError, UsageError
 

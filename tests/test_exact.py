@@ -165,7 +165,7 @@ def measure_pairs(sets, threshold, measure, against=None, jobs=1, clusters=False
     out = [tuple(p) for p in pairs]
     assert len(out) == len(pairs)
     if clusters:
-        from allpairs.clusters import find_clusters
+        from allpairs.pairs.clusters import find_clusters
         return out, list(find_clusters(pairs))
     return out
 

@@ -10,7 +10,7 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allpairs._hash_kernel import xxh64_spans
+from allpairs.shingles._hash_kernel import xxh64_spans
 
 
 @pytest.mark.parametrize("seed", [0, 1, 0x9E3779B185EBCA87, 2**64 - 1])

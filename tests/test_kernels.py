@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from allpairs import _numba
-from allpairs._hash_kernel import xxh64, xxh64_spans
+from allpairs.shingles._hash_kernel import xxh64, xxh64_spans
 from allpairs._numba import kernel_mode, kernels_for, use_kernels
 from allpairs.cli import app
 from allpairs.errors import UsageError
@@ -137,7 +137,7 @@ def test_a_small_join_never_imports_numba():
 def test_numba_disable_jit_runs_every_kernel_as_plain_python_without_numba():
     r = python("import sys, numpy as np\n"
                "from allpairs import _numba\n"
-               "from allpairs._hash_kernel import xxh64\n"
+               "from allpairs.shingles._hash_kernel import xxh64\n"
                "xxh64(np.zeros(1000, np.uint8), 0, 1000, np.uint64(0))  # outside a join: compiled unless disabled\n"
                "print(_numba.kernel_mode(), 'numba' in sys.modules)", NUMBA_DISABLE_JIT="1")
     assert r.returncode == 0 and r.stdout.split() == ["python", "False"], r.stderr

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allpairs import linefile
+from allpairs.corpus import linefile
 from allpairs.corpus import read_lines, read_sets
 from allpairs.errors import InputError, UsageError
-from allpairs.linefile import Utf8Texts, read_line_file
+from allpairs.corpus.linefile import Utf8Texts, read_line_file
 from allpairs.shingles import hash_sets, shingle_texts
 
 # Every character str.split() splits on, and some that it does not.
@@ -129,7 +129,7 @@ def test_ascii_chunks_skip_decoding_but_not_the_rules(monkeypatch, tmp_path):
 
 
 def test_a_size_hint_too_small_still_hashes_every_set(tmp_path, monkeypatch):
-    from allpairs.linefile import read_pieces
+    from allpairs.corpus.linefile import read_pieces
     from allpairs.shingles import hash_set_pieces
 
     monkeypatch.setattr(linefile, "CHUNK_BYTES", 4)

@@ -10,7 +10,7 @@ import pytest
 
 import datasets.synthetic
 from allpairs.errors import InputError, UsageError
-from allpairs.plot import (MAX_CHORDS, _chords_figure, _clusters_figure, check_plot_path, chords_path,
+from allpairs.report.plot import (MAX_CHORDS, _chords_figure, _clusters_figure, check_plot_path, chords_path,
                            chords_readable, plot_chords, plot_comparison, plot_scurve)
 from allpairs.report import compare
 
@@ -137,7 +137,7 @@ def test_without_matplotlib_the_error_says_how_to_install_it(comparison, tmp_pat
 
 
 def test_importing_the_library_loads_neither_matplotlib_nor_the_cli_toolkit():
-    code = ("import sys, allpairs, allpairs.plot, allpairs.report; "
+    code = ("import sys, allpairs, allpairs.report.plot, allpairs.report; "
             "print(sorted(m for m in ('matplotlib', 'typer', 'rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -120,7 +120,7 @@ def test_candidate_shares_are_of_the_pairs_of_distinct_sets():
 
 
 def test_each_method_reports_its_own_peak_memory_not_the_process_peak(monkeypatch):
-    import allpairs.report as report
+    import allpairs.report.comparison as report
 
     big = {}
     real = report.lsh_pairs

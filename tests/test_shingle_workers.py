@@ -12,7 +12,7 @@ import pytest
 # The parent starts a pool the way shingle_texts does, prints its workers' pids, and waits.
 PARENT = """
 import os, sys, time
-from allpairs import shingles
+from allpairs.shingles import keys as shingles
 pool = shingles._worker_pool(2)
 pids = sorted(set(pool.submit(os.getpid).result() for _ in range(8)))
 futures = [pool.submit(time.sleep, 120) for _ in range(2)]

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import xxhash
 
-from allpairs import shingles
-from allpairs.codetokens import tokenize
+from allpairs.shingles import keys as shingles
+from allpairs.shingles.codetokens import tokenize
 from allpairs.errors import UsageError
 from allpairs.shingles import (
     ShingleSpec,
@@ -23,7 +23,7 @@ from allpairs.shingles import (
     token_key,
     token_keys,
 )
-from allpairs.linefile import Utf8Texts
+from allpairs.corpus.linefile import Utf8Texts
 from conftest import shared_datasets_dir
 
 MASK = 0xFFFFFFFFFFFFFFFF

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import AllPairsError
-from ..output import check_output
+from ..pairs.output import check_output
 from ._app import Bar, app, err, fail, warn_skipped
 from ._options import (BANDS, BITS, ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, JOBS, JSONL, MAX_BUCKET,
                        MIN_BYTES, MIN_SHINGLES, NO_IGNORE, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET, RECALL,
@@ -53,7 +53,7 @@ def compare_command(
         refuse_unused_lsh_options(ctx, True, bands, rows)
         check_output(None)  # a closed stdout is refused before the work
         if plot is not None:
-            from ..plot import check_plot_path
+            from ..report.plot import check_plot_path
 
             check_plot_path(plot)  # refuse a bad file name before the work, not after
         try:
@@ -73,7 +73,7 @@ def compare_command(
         else:
             typer.echo(render_table(c), nl=False)
         if plot is not None:
-            from ..plot import plot_comparison
+            from ..report.plot import plot_comparison
 
             for written in plot_comparison(c, plot):
                 if not quiet:

@@ -6,7 +6,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import AllPairsError
-from ..output import check_output, open_output
+from ..pairs.output import check_output, open_output
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
 from ._options import (ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, JSONL, LINES, MIN_BYTES, MIN_SHINGLES, NO_IGNORE,
                        NO_NORMALIZE, OUTPUT, PATHS, QUIET, SETS, SHINGLE, TEXT_FIELD, Format, PanelCommand, read_input,

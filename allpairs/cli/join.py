@@ -7,12 +7,12 @@ from typing import List, Optional
 
 import typer
 
-from ..clusters import write_clusters
 from ..errors import AllPairsError
 from ..join import join as run_join
 from ..measures import JOIN_MEASURES
-from ..output import check_output, open_output
 from ..pairs import PairWriter
+from ..pairs.clusters import write_clusters
+from ..pairs.output import check_output, open_output
 from ._app import Bar, BrokenPipe, app, err, fail, summary, warn_skipped
 from ._options import (BANDS, BITS, ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, INPUT, JOBS, JSONL, LSH,
                        MAX_BUCKET, MIN_BYTES, MIN_SHINGLES, NO_IGNORE, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET,

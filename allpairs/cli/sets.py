@@ -7,7 +7,7 @@ import typer
 
 from ..errors import AllPairsError
 from ..join import Stats
-from ..output import check_output, open_output
+from ..pairs.output import check_output, open_output
 from ._app import Bar, app, err, fail, warn_skipped
 from ._options import (ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, JSONL, LINES, MIN_BYTES, NO_IGNORE, NO_NORMALIZE,
                        OUTPUT, PATHS, QUIET, SETS, SHINGLE, TEXT_FIELD, PanelCommand, read_input,

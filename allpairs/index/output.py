@@ -10,7 +10,7 @@ from typing import BinaryIO, Sequence
 
 from ..errors import UsageError
 from ..measures import Measure
-from ..pairs import DECIMALS, FORMATS, _csv_field, _json_field, _tsv_field
+from ..pairs.result import DECIMALS, FORMATS, _csv_field, _json_field, _tsv_field
 
 _ESCAPE = {"tsv": _tsv_field, "csv": _csv_field, "jsonl": _json_field}
 

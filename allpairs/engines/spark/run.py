@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ...corpus import _walk, decode_file, jsonl_record, matches
+from ...corpus.documents import _walk, decode_file, jsonl_record, matches
 from ...errors import InputError, UsageError
 from ...join import joined_note
 from ...shingles import ShingleSpec, language_for_path

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..._hash_kernel import xxh64_spans
+from ...shingles._hash_kernel import xxh64_spans
 from ...shingles import ShingleSpec, hash_sets, shingle_texts
 from ._kernel import sorted_segments
 from .arrow import csr, list_array, list_indptr, numpy

@@ -23,9 +23,9 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ._numba import kernels_for
-from ._plural import count
-from .errors import InputError, UsageError
+from .._numba import kernels_for
+from .._plural import count
+from ..errors import InputError, UsageError
 from .linefile import HashedSets, LineFile, TextLines, TokenSets, Utf8Texts, read_line_file, read_pieces
 
 #: Bytes read to tell a binary file from text (as git and grep do: a NUL byte).
@@ -44,7 +44,7 @@ class Corpus:
     texts : sequence of str or None
         The documents' texts, when they are to be shingled (a directory's
         files are held as UTF-8 bytes and decoded on access, see
-        :class:`~allpairs.linefile.Utf8Texts`).
+        :class:`~allpairs.corpus.linefile.Utf8Texts`).
     sets : list of list of str or None
         Pre-tokenised sets, when they are the shingles already.
     shown : list of str or None
@@ -467,7 +467,7 @@ def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, inc
                 dropped += 1
                 continue
             todo.append((rel, f, st.st_size, source))
-    from .shingles import language_for_path
+    from ..shingles import language_for_path
 
     ids, sources, langs = [], [], []
     texts = _TextBuffer(sum(item[2] for item in todo if len(item) == 4))
@@ -498,7 +498,7 @@ def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, inc
 # --- line-oriented files --------------------------------------------------
 
 def _open_lines(path: str | os.PathLike, encoding: str) -> LineFile:
-    """The file's lines, read in chunks ('-' reads stdin); see :mod:`allpairs.linefile` for the rules."""
+    """The file's lines, read in chunks ('-' reads stdin); see :mod:`allpairs.corpus.linefile` for the rules."""
     return read_line_file(path, encoding)
 
 
@@ -523,7 +523,7 @@ def read_sets(path: str | os.PathLike, *, encoding: str = "utf-8", hashed: bool 
     them): the file's text is never held whole.
     """
     if hashed:
-        from .shingles import hash_set_pieces
+        from ..shingles import hash_set_pieces
 
         name, pieces = read_pieces(path, encoding)
         size = None

@@ -14,8 +14,8 @@ Two forms of each tokenizer live here:
   yields, and :func:`allpairs.shingles.shingle_texts` falls back to it.
 
 The third, compiled form of the regex path is what
-:func:`allpairs.shingles.shingle_texts` runs: :mod:`allpairs._codetok_kernel`
-(Go) and :mod:`allpairs._codetok_c_python_kernel` (C family, Python)
+:func:`allpairs.shingles.shingle_texts` runs: :mod:`allpairs.shingles._codetok_kernel`
+(Go) and :mod:`allpairs.shingles._codetok_c_python_kernel` (C family, Python)
 find and hash the tokens
 over UTF-8 bytes, trying the regex's branches in the same order, with the
 same result for any text and no Python string per token.  They hand back to

@@ -1,9 +1,9 @@
 """Compiled Go tokenizer for ``code:N``: token keys straight from UTF-8 bytes.
 
 It scans each document exactly as ``codetokens.token_pattern("go").findall``
-followed by ``_shingle_kernel.code_stream`` does (the regex path is the
-definition; :mod:`allpairs.codetokens` documents the tokens), and hashes
-each token where it lies with XXH64 (:func:`allpairs._hash_kernel.xxh64`),
+followed by ``shingles._kernel.code_stream`` does (the regex path is the
+definition; :mod:`allpairs.shingles.codetokens` documents the tokens), and hashes
+each token where it lies with XXH64 (:func:`allpairs.shingles._hash_kernel.xxh64`),
 so that no Python string is made per token.
 
 Clean input assumed: ``buf`` is UTF-8 (uint8), document d at
@@ -16,7 +16,7 @@ The caller tokenizes declined documents by the regex path.
 """
 import numpy as np
 
-from allpairs._hash_kernel import xxh64
+from allpairs.shingles._hash_kernel import xxh64
 from allpairs._numba import kernel
 
 _SEED0 = np.uint64(0)

@@ -2,7 +2,7 @@
 
 A shingle is ``n`` consecutive tokens of a document: words (``word:N``),
 characters (``char:N``) or program tokens (``code:N``, see
-:mod:`allpairs.codetokens`).  Each shingle becomes one 64-bit key, and each
+:mod:`allpairs.shingles.codetokens`).  Each shingle becomes one 64-bit key, and each
 key is the same in every process, on every machine and in every version of
 allpairs (Python's ``hash()`` is never used).  The keys of a corpus travel as
 CSR: ``indptr`` (int64, ``n_docs + 1``) and ``keys`` (uint64), the keys of
@@ -27,8 +27,8 @@ BLAKE2b for tokens and splitmix64 of the code point for characters.
 
 Words, characters, program tokens and ``--sets`` tokens are found and
 hashed by compiled kernels over the UTF-8 bytes of a batch of documents
-(:mod:`allpairs._shingle_kernel`, :mod:`allpairs._hash_kernel`, the code
-tokenizers of :mod:`allpairs.codetokens`), without a Python object per
+(:mod:`allpairs.shingles._kernel`, :mod:`allpairs.shingles._hash_kernel`, the code
+tokenizers of :mod:`allpairs.shingles.codetokens`), without a Python object per
 token; normalisation stays per document in Python's C-level string methods.
 
 Normalisation (``normalize=True``, word and char only): Unicode NFKC, then
@@ -56,17 +56,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from allpairs import _malloc
-from allpairs import _shingle_kernel as _k
-from allpairs import codetokens
-from allpairs._codetok_c_python_kernel import token_keys_into as c_python_token_keys_into
-from allpairs._codetok_kernel import go_token_keys_into
-from allpairs._hash_kernel import xxh64_spans, xxh64_split
-from allpairs._order_kernel import distinct_sorted_rows
 from allpairs._numba import resolve_jobs
-from allpairs.codetokens import language_for_path
+from allpairs._order_kernel import distinct_sorted_rows
+from allpairs.corpus.linefile import HashedSets, TokenSets, Utf8Texts
 from allpairs.errors import UsageError
 from allpairs.order import concat_rows, distinct_rows
-from allpairs.linefile import HashedSets, TokenSets, Utf8Texts
+from allpairs.shingles import _kernel as _k
+from allpairs.shingles import codetokens
+from allpairs.shingles._codetok_c_python_kernel import token_keys_into as c_python_token_keys_into
+from allpairs.shingles._codetok_kernel import go_token_keys_into
+from allpairs.shingles._hash_kernel import xxh64_spans, xxh64_split
+from allpairs.shingles.codetokens import language_for_path
 
 __all__ = [
     "KEY_VERSION",
@@ -325,7 +325,7 @@ class _CodeTokens:
 
 @functools.lru_cache(maxsize=1)
 def _go_tables() -> tuple:
-    """The tables of :func:`allpairs._codetok_kernel.go_token_keys`, from :mod:`allpairs.codetokens`."""
+    """The tables of :func:`allpairs.shingles._codetok_kernel.go_token_keys`, from :mod:`allpairs.shingles.codetokens`."""
     keywords = sorted(codetokens._GO_KEYWORDS)
     kw_keys = _keys_of(keywords)
     kw_bytes = np.frombuffer("".join(keywords).encode(), dtype=np.uint8).copy()
@@ -364,7 +364,7 @@ def _go_tables() -> tuple:
 
 @functools.lru_cache(maxsize=None)
 def _operator_tables(language: str) -> tuple:
-    """The operator table of :func:`allpairs._codetok_c_python_kernel._operator_size` for ``language``
+    """The operator table of :func:`allpairs.shingles._codetok_c_python_kernel._operator_size` for ``language``
     ("c" or "python"), with each operator's key."""
     ops = sorted(codetokens._C_OPERATORS if language == "c" else codetokens._PY_OPERATORS,
                  key=lambda op: (op[0], -len(op)))
@@ -384,8 +384,8 @@ def _compiled_shingles(docs, language, n, seed, regex_shingles, distinct=False) 
     """code:N shingles of documents (str, or their UTF-8 bytes) by the compiled tokenizer of ``language``.
 
     The documents it declines (a byte >= 0x80 outside literals and comments
-    where Unicode letter rules decide, see :mod:`allpairs._codetok_kernel`
-    and :mod:`allpairs._codetok_c_python_kernel`)
+    where Unicode letter rules decide, see :mod:`allpairs.shingles._codetok_kernel`
+    and :mod:`allpairs.shingles._codetok_c_python_kernel`)
     go through ``regex_shingles``; both give the same keys for any text, the
     kernel only faster.
     """
@@ -405,7 +405,7 @@ def _compiled_shingles(docs, language, n, seed, regex_shingles, distinct=False) 
 
 class _Scratch:
     """Work arrays that the batches of one call reuse (no fresh pages for each): token keys, n-gram
-    keys, and the table of :func:`allpairs._shingle_kernel.ngram_keys_into` with its next document mark.
+    keys, and the table of :func:`allpairs.shingles._kernel.ngram_keys_into` with its next document mark.
 
     They are made in the calling thread (:meth:`prepare`): memory freed by a
     worker thread's allocator tends to stay with the process.
@@ -449,13 +449,13 @@ class _Scratch:
             self.slots = np.zeros(0, np.uint64)
 
     def ngram_keys_into(self, indptr, keys, n, seed, distinct, out, k0, first_mark):
-        """:func:`allpairs._shingle_kernel.ngram_keys_into` with this table, marks from ``first_mark``."""
+        """:func:`allpairs.shingles._kernel.ngram_keys_into` with this table, marks from ``first_mark``."""
         return _k.ngram_keys_into(indptr, keys, np.int64(n), seed, distinct, out, np.int64(k0), self.slots,
                                   first_mark)
 
 
 def _ngram_keys(indptr, keys, n, seed, distinct) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`allpairs._shingle_kernel.ngram_keys_into` a new array: ``(counts, keys)``."""
+    """:func:`allpairs.shingles._kernel.ngram_keys_into` a new array: ``(counts, keys)``."""
     total = int(np.maximum(np.diff(indptr) - n + 1, 0).sum())
     out = np.empty(total, np.uint64)
     scratch = _Scratch()
@@ -580,7 +580,7 @@ def shingle_texts(
         ``word:N`` (n-grams of words, a word being a run of Unicode word
         characters ``\\w+``), ``char:N`` (n-grams of characters, i.e. code
         points) or ``code:N`` (n-grams of program tokens, see
-        :mod:`allpairs.codetokens`).
+        :mod:`allpairs.shingles.codetokens`).
     normalize : bool, default True
         For word and char: NFKC, casefold, whitespace runs collapsed to one
         space and stripped before tokenizing (see :func:`normalize_text`).
@@ -878,7 +878,7 @@ def hash_sets(sets: Sequence[Iterable[str | int]], *, jobs: int | None = None,
     Parameters
     ----------
     sets : sequence of iterables of str or int, or TokenSets
-        The sets; a :class:`~allpairs.linefile.TokenSets` (what
+        The sets; a :class:`~allpairs.corpus.linefile.TokenSets` (what
         :func:`allpairs.read_sets` gives) is split and hashed by a compiled
         kernel straight from its UTF-8 buffer.
     jobs : int, optional
@@ -975,7 +975,7 @@ def _split_keys(sets: list, indptr: np.ndarray, jobs: int,
 def hash_set_pieces(pieces: Iterable[tuple[bytes, np.ndarray]],
                     size_hint: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`hash_sets` of ``--sets`` text given as pieces of whole lines (see
-    :func:`allpairs.linefile.read_pieces`), each hashed as it comes: only the keys are kept.
+    :func:`allpairs.corpus.linefile.read_pieces`), each hashed as it comes: only the keys are kept.
 
     With ``size_hint`` (at least the text's size in bytes, e.g. a regular
     file's size) the keys are written straight into one array with room for

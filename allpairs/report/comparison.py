@@ -24,17 +24,17 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .corpus import Corpus
-from .exact import prefix_join
-from .join import (LSHInfo, Progress, Stats, _timed, as_corpus, lsh_pairs, lsh_settings, peak_memory,
+from ..corpus import Corpus
+from ..exact import prefix_join
+from ..join import (LSHInfo, Progress, Stats, _timed, as_corpus, lsh_pairs, lsh_settings, peak_memory,
                    process_status, shingle_corpus)
-from ._numba import resolve_jobs
-from ._plural import count
-from .lsh import MAX_EXPAND
-from .measures import Threshold
-from .order import OrderedSets
-from .pairs import Pairs
-from .verify import verify_candidates
+from .._numba import resolve_jobs
+from .._plural import count
+from ..lsh import MAX_EXPAND
+from ..measures import Threshold
+from ..order import OrderedSets
+from ..pairs import Pairs
+from ..verify import verify_candidates
 
 
 @dataclass

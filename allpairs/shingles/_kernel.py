@@ -8,24 +8,24 @@ Text arrives as UTF-8 bytes (a uint8 array; lone surrogates passed through
 as their 3-byte form) with int64 byte offsets per document, and tokens are
 hashed where they lie, with no Python object per token.
 
-Keys (the definition that :mod:`allpairs.shingles` documents, key version 2):
+Keys (the definition that :mod:`allpairs.shingles.keys` documents, key version 2):
 
 * the key of a token (a word, a character, a ``--sets`` token) is XXH64 with
-  seed 0 of its UTF-8 bytes, :func:`allpairs._hash_kernel.xxh64`;
+  seed 0 of its UTF-8 bytes, :func:`allpairs.shingles._hash_kernel.xxh64`;
 * the key of an n-gram with token keys ``k_1 .. k_n`` under a seed ``s``
   is ``h_n`` where ``h_0 = s`` and ``h_i = mix(h_{i-1} * GOLDEN + k_i)``,
   ``mix`` being the splitmix64 finaliser :func:`allpairs._mix.mix64`.
 """
 import numpy as np
 
-from allpairs._hash_kernel import xxh64
+from allpairs.shingles._hash_kernel import xxh64
 from allpairs._mix import GOLDEN
 from allpairs._mix import mix64 as _mix
 from allpairs._numba import kernel
 
 _SEED0 = np.uint64(0)
 
-# Token classes, as in allpairs.codetokens (PLAIN, SEMI_AFTER, LINE_END, DROP).
+# Token classes, as in allpairs.shingles.codetokens (PLAIN, SEMI_AFTER, LINE_END, DROP).
 _PLAIN = 0
 _SEMI_AFTER = 1
 _LINE_END = 2

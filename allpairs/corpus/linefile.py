@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError, UsageError
+from ..errors import InputError, UsageError
 
 #: The longest line accepted, in bytes of UTF-8 (64 MiB).
 MAX_LINE_BYTES = 1 << 26

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
-from .errors import OutputError
+from ..errors import OutputError
 
 #: Suffix of the temporary file; its name is ``.NAME.XXXXXXXX.part`` beside the output.
 PART_SUFFIX = b".part"

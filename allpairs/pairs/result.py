@@ -19,12 +19,12 @@ from typing import BinaryIO, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
-from . import _pairs_kernel as _k
-from ._numba import kernels_for
-from .errors import UsageError
-from .measures import MEASURES, Measure, get_measure
+from . import _kernel as _k
+from .._numba import kernels_for
+from ..errors import UsageError
+from ..measures import MEASURES, Measure, get_measure
 from .output import check_output, open_output  # noqa: F401  (where pairs are written)
-from .order import OrderedSets
+from ..order import OrderedSets
 
 FORMATS = ("tsv", "csv", "jsonl")
 

@@ -14,8 +14,8 @@ from typing import BinaryIO, Iterator, Sequence
 import numpy as np
 
 from ._clusters_kernel import components
-from .errors import UsageError
-from .pairs import FORMATS, Pairs, _csv_field, _json_field, _tsv_field
+from ..errors import UsageError
+from .result import FORMATS, Pairs, _csv_field, _json_field, _tsv_field
 
 
 @dataclass

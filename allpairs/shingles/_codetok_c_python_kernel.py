@@ -3,10 +3,10 @@
 Each scans a document exactly as ``codetokens.token_pattern(language).findall``
 does for ``"c"`` and ``"python"``, comments dropped: the regex is the
 definition, and its branches are tried here in the same order, with the same
-greedy, lazy and possessive extents (:mod:`allpairs.codetokens` documents
+greedy, lazy and possessive extents (:mod:`allpairs.shingles.codetokens` documents
 the tokens).  Each token is hashed where it lies with XXH64
-(:func:`allpairs._hash_kernel.xxh64`), so that no Python string is made per
-token.  Unlike Go's (:mod:`allpairs._codetok_kernel`), these tokens need no
+(:func:`allpairs.shingles._hash_kernel.xxh64`), so that no Python string is made per
+token.  Unlike Go's (:mod:`allpairs.shingles._codetok_kernel`), these tokens need no
 state from one token to the next: one loop serves both languages, with a
 function per language that reads the token at a position.
 
@@ -22,7 +22,7 @@ path.
 """
 import numpy as np
 
-from allpairs._hash_kernel import xxh64
+from allpairs.shingles._hash_kernel import xxh64
 from allpairs._numba import kernel
 
 _SEED0 = np.uint64(0)

@@ -1,0 +1,7 @@
+"""Stage 7: exact and LSH side by side (``comparison.py``), and its pictures (``plot.py``).
+
+``plot.py`` imports matplotlib only when it draws, and is not imported here.
+"""
+from .comparison import Comparison, compare, recall_by_bin, render_table
+
+__all__ = ["Comparison", "compare", "recall_by_bin", "render_table"]
