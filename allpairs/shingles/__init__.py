@@ -9,16 +9,5 @@ is XXH64, the token hash.
 from .keys import (KEY_VERSION, PARALLEL_MIN_CHARS, ShingleSpec, format_sets, hash_set_pieces, hash_sets,
                    language_for_path, normalize_text, shingle_texts, token_key, token_keys)
 
-__all__ = [
-    "KEY_VERSION",
-    "PARALLEL_MIN_CHARS",
-    "ShingleSpec",
-    "format_sets",
-    "hash_set_pieces",
-    "hash_sets",
-    "language_for_path",
-    "normalize_text",
-    "shingle_texts",
-    "token_key",
-    "token_keys",
-]
+__all__ = ["KEY_VERSION", "PARALLEL_MIN_CHARS", "ShingleSpec", "format_sets", "hash_set_pieces", "hash_sets",
+           "language_for_path", "normalize_text", "shingle_texts", "token_key", "token_keys"]
