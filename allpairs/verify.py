@@ -17,7 +17,7 @@ def verify_candidates(indptr, tokens, x, y, threshold: Threshold, counted=None, 
 
     Parameters
     ----------
-    indptr : int64 (m + 1,), tokens : int32
+    indptr : int64 (m + 1,), tokens : int32 (ranks) or uint64 (keys)
         The distinct sets, tokens strictly increasing within each set.
     x, y : int32 (k,)
         Candidate pairs of set indices.

@@ -141,10 +141,9 @@ def _verify_batches(batches, t: Threshold):
         ib, kb = csr(batch.column("keys_b"))
         m = len(ia) - 1
         indptr = np.concatenate([ia, ib[1:] + ia[-1]])
-        # Local ranks in key order keep each set's keys (sorted as uint64) strictly increasing.
+        # Each set's keys are strictly increasing as uint64: the merge compares the keys themselves.
         keys = np.concatenate([ka, kb]).astype(np.int64, copy=False).view(np.uint64)
-        _, tokens = np.unique(keys, return_inverse=True)
-        x, y, overlap = verify_candidates(indptr, tokens.astype(np.int32), np.arange(m, dtype=np.int32),
+        x, y, overlap = verify_candidates(indptr, keys, np.arange(m, dtype=np.int32),
                                           np.arange(m, 2 * m, dtype=np.int32), t)
         y = y - m
         a = numpy(batch.column("a"), np.int64)
