@@ -35,6 +35,7 @@ from typing import Callable
 
 import numpy as np
 
+from .. import _malloc
 from .._numba import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
 from ..verify import verify_candidates
@@ -108,6 +109,20 @@ def join_plan(measure: Measure, threshold: Threshold, sizes: np.ndarray):
     either = MEASURES["containment_either"]
     probe_len = per_size(lambda s: either.index_prefix(threshold, s), sizes)
     return either, sizes.astype(np.int64), probe_len, np.arange(1, m + 1, dtype=np.int64), np.full(m, m, np.int64)
+
+
+def _columns(parts: list) -> list[np.ndarray]:
+    """The tasks' pair columns (left, right, overlap: the first three of each part), each joined into one
+    array. ``parts`` is emptied: each column's pieces are freed, and the heap memory they held given back,
+    before the next column is joined, so that the peak is the pieces plus one column, not plus three."""
+    pieces = [list(column) for column in zip(*parts)][:3] if parts else [[], [], []]
+    parts.clear()
+    columns = []
+    for k in range(3):
+        columns.append(np.concatenate(pieces[k]) if pieces[k] else np.empty(0, np.int32))
+        pieces[k] = None
+        _malloc.release()
+    return columns
 
 
 def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, threshold: Threshold, *,
@@ -189,14 +204,11 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
             parts.append(part)
             if progress is not None:
                 progress(int(cum[bounds[k + 1]]), total_cost)
-    empty = np.empty(0, np.int32)
-    left = np.concatenate([pt[0] for pt in parts]) if parts else empty
-    right = np.concatenate([pt[1] for pt in parts]) if parts else empty
-    overlap = np.concatenate([pt[2] for pt in parts]) if parts else empty
+    candidates = sum(pt[3] for pt in parts)
+    left, right, overlap = _columns(parts)
     directions = None
     if not measure.symmetric:
         o = overlap.astype(np.int64) * q
         directions = (np.where(o >= p * sizes[left], FORWARD, 0)
                       | np.where(o >= p * sizes[right], BACKWARD, 0)).astype(np.uint8)
-    return SetPairs(left=left, right=right, overlap=overlap, candidates=sum(pt[3] for pt in parts),
-                    directions=directions)
+    return SetPairs(left=left, right=right, overlap=overlap, candidates=candidates, directions=directions)
