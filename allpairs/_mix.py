@@ -24,7 +24,7 @@ _S27 = np.uint64(27)
 _S31 = np.uint64(31)
 
 
-@kernel
+@kernel(wraps=True)
 def mix64(z):
     """The splitmix64 finaliser of one uint64."""
     z = (z ^ (z >> _S30)) * _M1

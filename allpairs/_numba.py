@@ -7,10 +7,21 @@ runs one of two ways:
   (:mod:`allpairs._aot`: loaded without numba), else by numba on first use
   (``cache=True``: compiled once, then loaded from numba's cache;
   ``nogil=True``: threads run kernels side by side), or
-- as the plain Python function itself, inside ``np.errstate(over="ignore")``
-  (uint64 arithmetic wraps the same way; numpy scalars would warn).
+- as the plain Python function itself. Its arithmetic is numpy's on numpy
+  scalars, which is numba's only where the kernel says which type it means:
+  numba computes on at least 64 bits (``int32 * int32`` is int64), numpy
+  keeps the narrower type (``int32 * int32`` wraps at 2**31), so kernels
+  widen to int64 before arithmetic that could leave 32 bits. A kernel whose
+  arithmetic is meant to wrap modulo 2**64 (a hash: ``@kernel(wraps=True)``)
+  runs inside ``np.errstate(over="ignore")``; every other one inside
+  ``np.errstate(over="raise")``, so that an overflow which the compiled code
+  would not have, or would hide, stops the run with
+  :class:`KernelOverflowError` instead of giving another answer.
 
-Both give the same results; the tests run the oracle comparisons both ways.
+All three ways give the same results; the tests run the oracle comparisons
+all three ways (``scripts/audit_kernel_paths.py`` runs every kernel family on
+extreme inputs and compares).
+
 Compiling by numba pays a fixed cost before the first kernel runs: importing
 numba (~0.5 s), its registries (~0.4 s) and loading each kernel from the cache
 (15-25 ms each). For a small input the plain functions finish sooner, so numba
@@ -48,7 +59,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from . import _aot
-from .errors import AllPairsError, UsageError
+from .errors import AllPairsError, KernelOverflowError, UsageError
 
 #: The ways kernels may run (``ALLPAIRS_KERNELS``).
 MODES = ("auto", "compiled", "jit", "python")
@@ -165,6 +176,7 @@ def prepare() -> None:
 
 class _Depth(threading.local):
     plain = 0  # plain kernel calls under way in this thread (errstate is set by the outermost)
+    wraps = False  # the errstate under way lets integers wrap (a wrapping kernel is running)
 
 
 _depth = _Depth()
@@ -181,8 +193,10 @@ class Kernel:
     module global.
     """
 
-    def __init__(self, py_func: Callable):
+    def __init__(self, py_func: Callable, wraps: bool = False):
         self.py_func = py_func
+        #: True when the kernel's uint64 arithmetic is meant to wrap modulo 2**64 (hashes).
+        self.wraps = wraps
         self._dispatcher = None
         self._built = None  # its functions built ahead of time, by argument types (read on first call)
         functools.update_wrapper(self, py_func)
@@ -206,6 +220,8 @@ class Kernel:
 
     def __call__(self, *args):
         if _depth.plain:  # inside a kernel running as plain Python: all of it runs so
+            if self.wraps and not _depth.wraps:
+                return self._run_plain(args)
             return self.py_func(*args)
         if _ahead:
             built = self._built
@@ -217,12 +233,23 @@ class Kernel:
                     return fn(*args)
         if not _plain:
             return self.dispatcher(*args)
-        _depth.plain = 1
+        return self._run_plain(args)
+
+    def _run_plain(self, args):
+        """The plain function, with numpy's overflow checks as the kernel's arithmetic wants them."""
+        before = _depth.plain, _depth.wraps
+        _depth.plain, _depth.wraps = 1, self.wraps
         try:
-            with np.errstate(over="ignore"):
+            with np.errstate(over="ignore" if self.wraps else "raise"):
                 return self.py_func(*args)
+        except FloatingPointError as e:
+            if before[0]:  # an inner kernel: the outermost one reports
+                raise
+            raise KernelOverflowError(f"kernel {self.__module__}.{self.__qualname__} overflowed on the "
+                                      f"plain-Python path ({e}); this is a bug in allpairs, please report it "
+                                      "with the input that caused it") from None
         finally:
-            _depth.plain = 0
+            _depth.plain, _depth.wraps = before
 
     def __reduce__(self):
         # Pickled by name, as a function is (e.g. for a worker process).
@@ -236,10 +263,18 @@ def _kernel_named(module: str, qualname: str) -> Kernel:
     return functools.reduce(getattr, qualname.split("."), importlib.import_module(module))
 
 
-def kernel(py_func: Callable) -> Kernel:
+def kernel(py_func: Callable | None = None, *, wraps: bool = False):
     """The decorator of every kernel: compiled with ``cache=True, nogil=True, boundscheck=False``
-    when it runs compiled, else run as written (see the module's docstring)."""
-    return Kernel(py_func)
+    when it runs compiled, else run as written (see the module's docstring).
+
+    ``@kernel(wraps=True)`` marks a kernel whose uint64 arithmetic wraps
+    modulo 2**64 on purpose (hashes, mixing, SWAR): its plain run lets numpy
+    scalars wrap as the compiled code does; any other kernel's plain run
+    raises :class:`KernelOverflowError` on an integer overflow.
+    """
+    if py_func is None:
+        return lambda f: Kernel(f, wraps)
+    return Kernel(py_func, wraps)
 
 
 #: Most threads a run may be given: beyond the cores of any machine this runs on,

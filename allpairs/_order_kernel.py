@@ -129,7 +129,7 @@ def gather_csr(indptr, tokens, rows):
 _GOLD = np.uint64(0x9E3779B97F4A7C15)
 
 
-@kernel
+@kernel(wraps=True)
 def _spread(k):
     """Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4): any keys, even small ints, get uniform high bits."""
     return k * _GOLD
@@ -144,7 +144,7 @@ def _table_bits(size):
     return bits
 
 
-@kernel
+@kernel(wraps=True)
 def partition_keys(keys, pbits, most, entry):
     """Partition sizes, and the partitions cut into consecutive groups of at most ``most`` entries
     (or one partition, if larger). Returns ``(start, group_start)``: each partition's first entry
@@ -170,7 +170,7 @@ def partition_keys(keys, pbits, most, entry):
     return start, cuts[: n_groups + 1].copy()
 
 
-@kernel
+@kernel(wraps=True)
 def _number_group(indptr, keys, pbits, p0, p1, start, entry, df, n_ids, buf_key, buf_t, buf_doc):
     """Number the keys of partitions ``p0 .. p1 - 1``: ``entry[t]`` = an id (equal keys, equal ids,
     new ids from ``n_ids`` up in order of first occurrence within a partition), -1 for a repeat within
@@ -295,7 +295,7 @@ def number_groups(indptr, keys, pbits, groups, start, entry, df, buf_key, buf_t,
     return n_ids
 
 
-@kernel
+@kernel(wraps=True)
 def offset_ids(keys, pbits, p0, p1, entry, offset):
     """Add ``offset`` to the ids (``entry[t] >= 0``) of the entries whose key is in partitions ``p0 .. p1 - 1``."""
     shift = np.uint64(64 - pbits)
@@ -420,7 +420,7 @@ def distinct_sorted_rows(indptr, keys):
     return out_ptr, out[:o]
 
 
-@kernel
+@kernel(wraps=True)
 def count_distinct(keys, pbits):
     """The number of distinct values of ``keys`` (uint64, any order), in ``2**pbits`` partitions by their spread
     top bits, each counted by a hash table of its own that stays in cache (radix partitioning: Manegold,

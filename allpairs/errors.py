@@ -27,3 +27,7 @@ class EmptyCorpusError(InputError):
 
 class OutputError(AllPairsError):
     """The results cannot be written: a full disk, a closed stdout, a directory or read-only file as output (exit status 1)."""
+
+
+class KernelOverflowError(AllPairsError):
+    """A kernel running as plain Python overflowed where its compiled twin computes in 64 bits: a bug, reported, never a wrong answer (exit status 1)."""

@@ -195,3 +195,56 @@ def test_a_few_long_string_tokens_count_as_a_big_input_not_as_a_few_keys():
     few_long = Corpus(ids=["a", "b"], sets=[["x" * 40_000, "y"], ["x" * 40_000]])
     assert input_bytes(few_long) >= 65_536
     assert input_bytes(Corpus(ids=["a"], sets=[[1, 2, 3]])) == 24
+
+
+# --- issue 23: the oracle tests run on all three kernel paths, at large denominators ---
+
+#: The oracle test of each command (join self and R–S, index, dedup, compat, the CLI) and of the
+#: per-pair arithmetic: each must run compiled, by numba's JIT and as plain Python.
+ORACLE_TESTS = {
+    "test_exact": ("test_every_measure_self_join_equals_brute_force", "test_every_measure_rs_join_equals_brute_force"),
+    "test_index": ("test_queries_match_the_oracle",),
+    "test_dedup": ("test_dedup_matches_the_oracle",),
+    "test_compat": ("test_search_index_is_set_similarity_search",),
+    "test_cli_fuzz": ("test_cli_fuzz_one_line_right_exit_code_no_traceback_no_stray_file",),
+    "test_measures": ("test_kernel_alpha_equals_the_table_even_for_huge_sizes",
+                      "test_kernel_bounds_take_int32_sizes_as_the_join_passes_them"),
+}
+
+
+def test_the_oracle_tests_run_on_every_kernel_path():
+    # What pytest collects, not what a table says: a renamed test or a lost parameter fails here.
+    files = [str(REPO / "tests" / f"{module}.py") for module in ORACLE_TESTS]
+    r = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *files],
+                       capture_output=True, text=True, cwd=REPO, timeout=300)
+    collected = set(r.stdout.split())
+    for module, tests in ORACLE_TESTS.items():
+        for test in tests:
+            for path in ("compiled", "jit", "python"):
+                assert f"tests/{module}.py::{test}[{path}]" in collected, (module, test, path, r.stdout[-2000:])
+
+
+def test_the_oracle_strategies_draw_every_large_denominator_threshold_and_near_hits():
+    from fractions import Fraction
+
+    from hypothesis import find, settings
+
+    from strategies import LARGE_DENOMINATORS, corpus_and_threshold, large_denominator_thresholds
+
+    quick = settings(max_examples=5000, database=None)
+    for t in LARGE_DENOMINATORS:
+        assert find(large_denominator_thresholds, lambda v, t=t: v == t, settings=quick) == t
+    assert find(corpus_and_threshold(), lambda c: c[1].denominator == 10**9 and c[1] != Fraction(1, 10**9),
+                settings=quick)
+    assert find(corpus_and_threshold(), lambda c: c[1].denominator > 10**6, settings=quick)
+
+
+def test_a_kernel_that_overflows_on_the_plain_path_stops_with_one_line_not_a_wrong_answer():
+    # numpy scalars keep an int32's width (numba computes on 64 bits): the plain path must
+    # refuse to go on rather than print what a wrapped product gives.
+    bad = _numba.kernel(lambda a, b: a * b)
+    with use_kernels("python"):
+        with pytest.raises(_numba.KernelOverflowError, match="overflowed on the plain-Python path"):
+            bad(np.int32(2**30), np.int32(4))
+        assert _numba.kernel(wraps=True)(lambda a, b: a * b)(np.uint64(2**63), np.uint64(2)) == 0
+        assert bad(np.int64(2**30), np.int64(4)) == 2**32

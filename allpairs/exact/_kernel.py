@@ -12,6 +12,9 @@ pair, :func:`allpairs._measures_kernel.required_overlap`).
 
 Kernels assume clean input: sets sorted by size, tokens strictly increasing
 within each set, prefix lengths within [0, |set|], windows within [0, m].
+Values read from int32 arrays are widened to int64 before arithmetic that
+could leave 32 bits, as numba does by itself and numpy scalars (the plain
+path) do not.
 """
 import numpy as np
 
@@ -36,7 +39,7 @@ def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes):
     for s in range(m):
         c = set_class[s]
         for k in range(index_len[s]):
-            counts[tokens[indptr[s] + k] * n_classes + c + 1] += 1
+            counts[np.int64(tokens[indptr[s] + k]) * n_classes + c + 1] += 1
     list_ptr = np.cumsum(counts)
     fill = list_ptr[:-1].copy()
     post_set = np.empty(list_ptr[-1], np.int32)
@@ -46,7 +49,7 @@ def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes):
         c = set_class[s]
         size = indptr[s + 1] - indptr[s]
         for k in range(index_len[s]):
-            w = tokens[indptr[s] + k] * n_classes + c
+            w = np.int64(tokens[indptr[s] + k]) * n_classes + c
             post_set[fill[w]] = s
             post_pos[fill[w]] = k
             post_size[fill[w]] = size
@@ -54,7 +57,7 @@ def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes):
     return list_ptr, post_set, post_pos, post_size
 
 
-@kernel
+@kernel(wraps=True)
 def _popcount(v):
     """Bits set in the uint64 ``v`` (SWAR; LLVM turns it into one instruction where there is one)."""
     v = v - ((v >> np.uint64(1)) & np.uint64(0x5555555555555555))
@@ -63,7 +66,7 @@ def _popcount(v):
     return np.int64((v * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
-@kernel
+@kernel(wraps=True)
 def bitmaps(indptr, tokens):
     """One 64-bit signature per set: bit ``h(w)`` set for each token ``w`` (Sandes et al. 2020).
 
@@ -91,7 +94,7 @@ def probe_cost(indptr, tokens, list_ptr, probe_len, set_class, compat, n_classes
         cx = set_class[x]
         c = probe_len[x]
         for i in range(probe_len[x]):
-            w = tokens[indptr[x] + i] * n_classes
+            w = np.int64(tokens[indptr[x] + i]) * n_classes
             for cy in range(n_classes):
                 if compat[cx, cy]:
                     c += list_ptr[w + cy + 1] - list_ptr[w + cy]
@@ -186,7 +189,7 @@ def probe(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_l
             for cy in range(n_classes):
                 if not compat[cx, cy]:
                     continue
-                w = tokens[xs + i] * n_classes + cy
+                w = np.int64(tokens[xs + i]) * n_classes + cy
                 # Size bound: skip the sets below the window by binary search.
                 for k in range(lower_bound(post_set, list_ptr[w], list_ptr[w + 1], start_set), list_ptr[w + 1]):
                     y = post_set[k]
@@ -230,7 +233,7 @@ def probe(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_l
                 continue
             size_y = state[y, 2]
             # Bitmap bound: tokens on one side only are at least the bits set on one side only.
-            if size_x + size_y - _popcount(bx ^ bits[y]) < 2 * alpha_of[size_y]:
+            if size_x + size_y - _popcount(bx ^ bits[y]) < 2 * np.int64(alpha_of[size_y]):
                 continue
             out_x[n_out] = x
             out_y[n_out] = y

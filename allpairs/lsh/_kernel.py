@@ -19,7 +19,7 @@ _S32 = np.uint64(32)
 _U64_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
-@kernel
+@kernel(wraps=True)
 def splitmix64_stream(seed, count):
     """``count`` successive outputs (uint64) of the splitmix64 generator started at ``seed``."""
     out = np.empty(count, np.uint64)
@@ -30,7 +30,7 @@ def splitmix64_stream(seed, count):
     return out
 
 
-@kernel
+@kernel(wraps=True)
 def minhash(indptr, keys, a, b, mask, empty_value, out):
     """Fill row ``i`` of ``out`` with the MinHash signature of the ``i``-th set of ``indptr``.
 
@@ -94,7 +94,7 @@ def count_equal(sig, left, right):
     return out
 
 
-@kernel
+@kernel(wraps=True)
 def band_keys(sig, ids, col0, r):
     """One uint64 key per listed row, mixed from its ``r`` values starting at column ``col0``."""
     m = ids.shape[0]

@@ -448,7 +448,7 @@ def _python_token_at(buf, p, end):
     return p, _NONE
 
 
-@kernel
+@kernel(wraps=True)
 def token_keys_into(buf, doc_ptr, out, python, ops_bytes, ops_ptr, ops_first, ops_key):
     """Keys of the C-family tokens (Python's when ``python``) of every document, comments dropped.
 

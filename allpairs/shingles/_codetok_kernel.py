@@ -120,7 +120,7 @@ def _plain_keyword(buf, p, q, h, kw_slot_key, kw_slot, kw_bytes, kw_ptr, kw_plai
     return False
 
 
-@kernel
+@kernel(wraps=True)
 def _raw_key(buf, p, q):
     """XXH64 of the raw string ``buf[p:q]`` with its carriage returns removed (Go drops them)."""
     has_cr = False
@@ -150,7 +150,7 @@ def go_token_keys(buf, doc_ptr, semi_key, kw_slot_key, kw_slot, kw_bytes, kw_ptr
     return indptr, out[: indptr[n_docs]].copy(), ok
 
 
-@kernel
+@kernel(wraps=True)
 def go_token_keys_into(buf, doc_ptr, out, semi_key, kw_slot_key, kw_slot, kw_bytes, kw_ptr, kw_plain,
                        op_size, op_key, semi_op):
     """Keys of the Go tokens of every document, automatic semicolons included, comments dropped.

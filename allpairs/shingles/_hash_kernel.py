@@ -20,7 +20,7 @@ _P5 = np.uint64(0x27D4EB2F165667C5)
 _ZERO = np.uint64(0)
 
 
-@kernel
+@kernel(wraps=True)
 def _rotl(x, r):
     return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
 
@@ -34,19 +34,19 @@ def _read_le(buf, p, width):
     return v
 
 
-@kernel
+@kernel(wraps=True)
 def _round(acc, lane):
     acc = acc + lane * _P2
     return _rotl(acc, 31) * _P1
 
 
-@kernel
+@kernel(wraps=True)
 def _merge(acc, v):
     acc = acc ^ _round(_ZERO, v)
     return acc * _P1 + _P4
 
 
-@kernel
+@kernel(wraps=True)
 def xxh64(buf, start, end, seed):
     """XXH64 of ``buf[start:end]`` (uint8) with a uint64 ``seed``; uint64 result."""
     p = start
@@ -93,7 +93,7 @@ def xxh64(buf, start, end, seed):
     return h ^ (h >> np.uint64(32))
 
 
-@kernel
+@kernel(wraps=True)
 def xxh64_spans(buf, offsets, seed):
     """XXH64 of each span ``buf[offsets[i]:offsets[i + 1]]``; offsets int64, non-decreasing."""
     n = offsets.shape[0] - 1
@@ -103,7 +103,7 @@ def xxh64_spans(buf, offsets, seed):
     return out
 
 
-@kernel
+@kernel(wraps=True)
 def xxh64_split(buf, sep, out, seed):
     """XXH64 of each piece of ``buf`` between ``sep`` bytes, in order, into ``out`` (``len(out) >= 1`` pieces).
 

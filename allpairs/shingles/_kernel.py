@@ -45,7 +45,7 @@ def _utf8_at(buf, p):
             | ((np.int64(buf[p + 2]) & 0x3F) << 6) | (np.int64(buf[p + 3]) & 0x3F)), 4
 
 
-@kernel
+@kernel(wraps=True)
 def char_keys(buf, doc_ptr, ascii_keys):
     """Key of every character of every document: XXH64 of its UTF-8 bytes.
 
@@ -74,7 +74,7 @@ def char_keys(buf, doc_ptr, ascii_keys):
     return indptr, out[:k].copy()
 
 
-@kernel
+@kernel(wraps=True)
 def token_keys_into(buf, ptr, is_token, out, k0):
     """Key of every token (maximal run of code points c with ``is_token[c]``) of every document, into ``out``.
 
@@ -139,7 +139,7 @@ def _emit(h, out, k, distinct, table, mask, mark):
     return k + 1
 
 
-@kernel
+@kernel(wraps=True)
 def ngram_keys_into(indptr, keys, n, seed, distinct, out, k0, table, d0):
     """Keys of the n-grams of every document, written to ``out`` from ``k0``; a document shorter than n has none.
 
