@@ -38,6 +38,11 @@ from .errors import UsageError
 #: sets of up to 2**31 tokens.
 MAX_DENOMINATOR = 10**9
 
+#: Largest set size the kernels take (int32 sizes): no size bound is above it,
+#: so that a bound fits wherever a size does (cosine's ``⌊x/t²⌋`` at ``t = 1e-9``
+#: would be 10**18·x).
+MAX_SET_SIZE = 2**31 - 1
+
 
 #: The threshold forms accepted, for messages and help.
 THRESHOLD_FORMS = (f"give a decimal with at most {len(str(MAX_DENOMINATOR)) - 1} decimal places (0.7, .5, 7e-1) "
@@ -252,6 +257,13 @@ class Measure:
         raise NotImplementedError
 
     def partner_sizes(self, t: Threshold, size: int, side: str = "left") -> tuple[int, int | None]:
+        """(lo, hi): the sizes a partner can have, from o <= min(x, y); hi is None where unbounded and
+        at most :data:`MAX_SET_SIZE` otherwise."""
+        _check_side(side)
+        lo, hi = self._window(t, size, side)
+        return lo, None if hi is None else min(hi, MAX_SET_SIZE)
+
+    def _window(self, t: Threshold, size: int, side: str) -> tuple[int, int | None]:
         raise NotImplementedError
 
     def _min_alpha(self, t: Threshold, size: int, side: str) -> int:
@@ -304,7 +316,7 @@ class Jaccard(Measure):
     def required_overlap(self, t, size_x, size_y):
         return _ceil_div(t.p * (size_x + size_y), t.p + t.q)
 
-    def partner_sizes(self, t, size, side="left"):
+    def _window(self, t, size, side):
         return _ceil_div(t.p * size, t.q), (t.q * size) // t.p
 
     def _min_alpha(self, t, size, side):
@@ -350,7 +362,7 @@ class Cosine(Measure):
             r += 1
         return _ceil_div(r, t.q)
 
-    def partner_sizes(self, t, size, side="left"):
+    def _window(self, t, size, side):
         return _ceil_div(t.p * t.p * size, t.q * t.q), (t.q * t.q * size) // (t.p * t.p)
 
     def _min_alpha(self, t, size, side):
@@ -384,7 +396,7 @@ class Dice(Measure):
     def required_overlap(self, t, size_x, size_y):
         return _ceil_div(t.p * (size_x + size_y), 2 * t.q)
 
-    def partner_sizes(self, t, size, side="left"):
+    def _window(self, t, size, side):
         return _ceil_div(t.p * size, 2 * t.q - t.p), ((2 * t.q - t.p) * size) // t.p
 
     def _min_alpha(self, t, size, side):
@@ -422,8 +434,7 @@ class Containment(Measure):
     def required_overlap(self, t, size_x, size_y):
         return _ceil_div(t.p * size_x, t.q)
 
-    def partner_sizes(self, t, size, side="left"):
-        _check_side(side)
+    def _window(self, t, size, side):
         if side == "left":
             return _ceil_div(t.p * size, t.q), None
         return 1, (t.q * size) // t.p
@@ -458,7 +469,7 @@ class Overlap(Measure):
     def required_overlap(self, t, size_x, size_y):
         return _ceil_div(t.p, t.q)
 
-    def partner_sizes(self, t, size, side="left"):
+    def _window(self, t, size, side):
         return _ceil_div(t.p, t.q), None
 
     def _min_alpha(self, t, size, side):
@@ -499,7 +510,7 @@ class ContainmentMin(_OverOneSize):
     name, code, formula = "containment_min", 5, "|x∩y| / max(|x|,|y|)"
     _size = staticmethod(max)
 
-    def partner_sizes(self, t, size, side="left"):
+    def _window(self, t, size, side):
         return _ceil_div(t.p * size, t.q), (t.q * size) // t.p
 
     def _min_alpha(self, t, size, side):
@@ -523,7 +534,7 @@ class ContainmentEither(_OverOneSize):
     name, code, formula = "containment_either", 6, "|x∩y| / min(|x|,|y|)"
     _size = staticmethod(min)
 
-    def partner_sizes(self, t, size, side="left"):
+    def _window(self, t, size, side):
         return 1, None
 
     def _min_alpha(self, t, size, side):

@@ -452,3 +452,12 @@ def test_peak_memory_is_the_programs_own_not_that_of_a_larger_process_that_start
     m = re.search(r"peak memory ([\d,]+) MiB", r.stdout)
     assert m, r.stdout + r.stderr
     assert int(m.group(1).replace(",", "")) < 400
+
+
+def test_a_cosine_join_at_0_700000001_counts_13_pairs_on_every_kernel_path(tmp_path, kernels):
+    # The plain-Python kernels counted 7: their 128-bit product comparison took int32 sizes and wrapped.
+    sets = tmp_path / "cos.sets"
+    sets.write_text("2 4 0 1\n4 2 1 3 0\n4 2 0 1\n0 3 2\n2 0 3 1 4\n0 2 4 1 3\n")
+    for t, expected in [("0.700000001", 13), ("536870913/1000000000", 15), ("0.999999999", 4), ("1e-9", 15)]:
+        r = run("join", "-q", "--sets", sets, "-t", t, "--measure", "cosine", "--count")
+        assert (r.exit_code, r.stdout) == (0, f"{expected}\n"), (t, r.stdout, r.stderr)

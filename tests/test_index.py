@@ -191,3 +191,34 @@ def test_index_of_other_shingle_keys_is_refused(saved, monkeypatch):
     monkeypatch.setattr(search, "KEY_VERSION", search.KEY_VERSION + 1)
     with pytest.raises(IndexFileError, match="shingle keys of version"):
         SearchIndex.load(saved)
+
+
+# --- issue 23: exact on every kernel path and every threshold -----------------
+
+def test_a_containment_query_at_999999999_over_10_9_returns_no_match_below_it():
+    # The plain-Python kernels multiplied p by an int32 size in int32 and wrapped: 2/3 passed as >= t.
+    sets = [[0, 1, 2, 3, 5, 7], [0, 3, 4, 5, 6]]
+    index = SearchIndex.build(sets, "999999999/1000000000", measure="containment")
+    assert answers(index, [[6, 7, 3], [0, 3, 4, 5, 6]]) == [(1, 1, 5, 5, 5)]
+
+
+EXTREMES = ["1e-9", "1/1000000000", "0.000000001", "0.999999999", "536870913/1000000000", "1"]
+
+
+@pytest.mark.parametrize("threshold", EXTREMES)
+@pytest.mark.parametrize("measure", [m for m in JOIN_MEASURES if m != "overlap"])
+def test_every_measure_answers_queries_of_any_size_at_the_extreme_thresholds(measure, threshold):
+    # A cosine index at 1e-9 raised OverflowError for a query of 12 tokens: its size bound
+    # ⌊x/t²⌋ = 12·10**18 left int64. Every bound now stays within the largest set size.
+    sets = [["t23"], ["t5", "t9", "t8", "t14", "t1"], ["t23", "t9"], [f"t{i}" for i in range(3000)]]
+    queries = [[f"t{i}" for i in range(n)] for n in (1, 11, 12, 100, 5000)] + [["t23", "t9"], ["u1", "t23"]]
+    index = SearchIndex.build(sets, threshold, measure=measure)
+    t = Fraction(threshold)
+    assert answers(index, queries) == naive.rs_pairs(queries, sets, t, measure)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3000, 2**31 - 1])
+def test_overlap_answers_queries_of_any_size_at_the_extreme_counts(k):
+    sets = [["t23"], ["t5", "t9", "t8", "t14", "t1"], [f"t{i}" for i in range(3000)]]
+    queries = [[f"t{i}" for i in range(n)] for n in (1, 12, 5000)]
+    assert answers(SearchIndex.build(sets, k, measure="overlap"), queries) == naive.rs_pairs(queries, sets, k, "overlap")

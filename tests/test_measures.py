@@ -251,3 +251,69 @@ def test_the_suggested_rounding_of_any_too_fine_threshold_is_accepted(t):
 def test_a_threshold_that_is_not_a_number_names_the_accepted_forms():
     with pytest.raises(UsageError, match=r"is not a number; give a decimal .* or a fraction p/q"):
         Threshold.parse("half")
+
+
+# --- issue 23: one arithmetic on every kernel path, bounds within the set sizes ---
+
+from strategies import LARGE_DENOMINATORS, large_denominator_thresholds  # noqa: E402
+
+from allpairs.index._kernel import more_similar  # noqa: E402
+from allpairs.measures import MAX_SET_SIZE  # noqa: E402
+
+int32_sizes = st.one_of(st.integers(1, 60), st.integers(1, 2**31 - 1), st.sampled_from([46340, 46341, 2**31 - 1]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(MEASURE_NAMES), st.one_of(large_denominator_thresholds, thresholds), st.integers(1, 2**31 - 1),
+       int32_sizes, int32_sizes, st.integers(0, 2**31 - 1), st.integers(0, 2**31 - 1))
+def test_kernel_bounds_take_int32_sizes_as_the_join_passes_them(name, t, k, x, y, o1, o2):
+    # The kernels read sizes and overlaps from int32 arrays. numba widens them to int64; the plain path
+    # kept int32 and wrapped p·x (and the 128-bit halves of cosine's products) at 2**31.
+    m = MEASURES[name]
+    th = _threshold_for(name, t, k)
+    alpha = m.required_overlap(th, x, y)
+    assert mk.required_overlap(m.code, th.p, th.q, np.int32(x), np.int32(y)) == alpha
+    o = min(alpha, x, y)
+    assert mk.accept(m.code, th.p, th.q, np.int32(o), np.int32(x), np.int32(y)) == m.accept(th, o, x, y)
+    if o:
+        assert not mk.accept(m.code, th.p, th.q, np.int32(o - 1), np.int32(x), np.int32(y))
+    o1, o2 = min(o1, x), min(o2, x, y)
+    if name not in ("containment", "containment_either"):  # the dedup ranks matches of one query x
+        s1, s2 = (m.similarity(o1, x, x), m.similarity(o2, x, y)) if name != "cosine" else (
+            Fraction(o1 * o1, x * x), Fraction(o2 * o2, x * y))
+        want = (s1 > s2) - (s1 < s2)
+        assert more_similar(m.code, np.int32(x), np.int32(o1), np.int32(x), np.int32(o2), np.int32(y)) == want
+
+
+EXTREME_SIZES = [0, 1, 2, 11, 12, 46341, 10**6, 2**31 - 1]
+
+
+@pytest.mark.parametrize("t", [*LARGE_DENOMINATORS, Fraction(1)], ids=str)
+def test_no_bound_of_any_measure_leaves_the_set_sizes(t):
+    # Cosine's upper size bound at 1e-9 was ⌊x/t²⌋ = 10**18·x, past int64 for x >= 10: the index
+    # raised OverflowError. Every size bound now lies within [0, MAX_SET_SIZE], every prefix within [0, x].
+    from allpairs.index.search import Rule
+
+    for name, m in MEASURES.items():
+        th = _threshold_for(name, t, 1 if t == 1 else 2**31 - 1)
+        for x in EXTREME_SIZES:
+            for side in ("left", "right"):
+                lo, hi = m.partner_sizes(th, x, side)
+                assert 0 <= lo and (hi is None or hi <= MAX_SET_SIZE), (name, x, side, lo, hi)
+                assert 0 <= m.index_prefix(th, x, side) <= m.probe_prefix(th, x, side) <= x
+        if name in ("containment_min", "containment_either"):
+            continue
+        rule = Rule(name, th.p, th.q)
+        plen, lo, hi = rule.probe(np.array(EXTREME_SIZES, np.int64))
+        assert ((0 <= plen) & (plen <= EXTREME_SIZES)).all() and (hi <= 2**62).all()
+        assert (0 <= rule.index_prefix(np.array(EXTREME_SIZES))).all()
+
+
+def test_cosine_alpha_at_the_extreme_thresholds_of_huge_sets_is_exact():
+    c = MEASURES["cosine"]
+    for t in LARGE_DENOMINATORS:
+        th = Threshold(t.numerator, t.denominator)
+        for x, y in [(2**31 - 1, 2**31 - 1), (2**31 - 1, 1), (46341, 46340), (12, 1)]:
+            alpha = c.required_overlap(th, x, y)
+            assert Fraction(alpha * alpha, x * y) >= t * t > Fraction((alpha - 1) ** 2, x * y)
+            assert mk.required_overlap(c.code, th.p, th.q, np.int32(x), np.int32(y)) == alpha

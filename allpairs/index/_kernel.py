@@ -30,7 +30,12 @@ def required_overlap(code, p, q, size_x, size_y):
 
 @kernel
 def more_similar(code, size_x, o1, size_1, o2, size_2):
-    """Sign of sim(x, y1) - sim(x, y2) from overlaps and sizes, decided on integers."""
+    """Sign of sim(x, y1) - sim(x, y2) from overlaps and sizes, decided on integers (int64 products)."""
+    size_x = np.int64(size_x)
+    o1 = np.int64(o1)
+    size_1 = np.int64(size_1)
+    o2 = np.int64(o2)
+    size_2 = np.int64(size_2)
     if code == JACCARD:
         a, b = o1 * (size_x + size_2 - o2), o2 * (size_x + size_1 - o1)
     elif code == COSINE:  # o1/√(x·y1) vs o2/√(x·y2): o1²·y2 vs o2²·y1, in 128 bits
@@ -158,7 +163,7 @@ def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, l
     touched = scratch[3]
     res_s = scratch[4]
     res_o = scratch[5]
-    size_x = xt.shape[0] + u
+    size_x = np.int64(xt.shape[0]) + np.int64(u)
     if size_x == 0:
         return 0
     n_slots = list_ptr.shape[0] - 1
@@ -244,7 +249,7 @@ def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
             out_s[n_out] = scratch[4, t]
             out_o[n_out] = scratch[5, t]
             n_out += 1
-        size_x = xt.shape[0] + u
+        size_x = np.int64(xt.shape[0]) + np.int64(u)
         if size_x == 0:
             continue
         for e in range(x_ptr[k], x_ptr[k + 1]):
