@@ -46,10 +46,11 @@ def go_reference_src() -> Path:
         pytest.skip(str(exc).replace("\n", " "))
 
 
-#: Oracle comparisons that run twice, kernels compiled and as plain Python
-#: (``allpairs._numba``; ``ALLPAIRS_KERNELS``): by default a small join runs the
-#: plain functions and a direct kernel call the compiled ones, and each must agree
-#: with the oracle. Chosen to cover every kernel module at modest cost.
+#: Oracle comparisons that run on more than one kernel path (``allpairs._numba``;
+#: ``ALLPAIRS_KERNELS``): ``[compiled]`` (the functions built ahead of time where
+#: the install built them, numba's otherwise) and ``[python]`` (the plain
+#: functions, whose numpy arithmetic must give the same integers), each against
+#: the oracle. Chosen to cover every kernel module at modest cost.
 BOTH_KERNELS = {
     "test_exact": ("test_exact_join_equals_brute_force", "test_every_measure_self_join_equals_brute_force",
                    "test_every_measure_rs_join_equals_brute_force", "test_clusters_are_the_components_of_the_oracle_pairs",
@@ -64,27 +65,60 @@ BOTH_KERNELS = {
     "test_codetok_kernel": ("test_the_kernel_takes_every_ascii_text_and_agrees_with_the_regex_path",),
     "test_minhash": ("test_signatures_equal_the_python_int_oracle", "test_golden_signature_values_are_pinned"),
     "test_bands": ("test_candidates_equal_the_dict_oracle",),
-    "test_measures": ("test_kernel_alpha_equals_the_table_even_for_huge_sizes",),
-    "test_index": ("test_queries_match_the_oracle", "test_growing_index_matches_the_oracle"),
+    "test_measures": ("test_kernel_alpha_equals_the_table_even_for_huge_sizes", "test_128_bit_products_compare_exactly",
+                      "test_printed_cosine_is_truncated_exactly", "test_kernel_bounds_take_int32_sizes_as_the_join_passes_them",
+                      "test_cosine_alpha_at_the_extreme_thresholds_of_huge_sets_is_exact"),
+    "test_index": ("test_queries_match_the_oracle", "test_growing_index_matches_the_oracle",
+                   "test_a_containment_query_at_999999999_over_10_9_returns_no_match_below_it",
+                   "test_every_measure_answers_queries_of_any_size_at_the_extreme_thresholds"),
+    "test_cli": ("test_a_cosine_join_at_0_700000001_counts_13_pairs_on_every_kernel_path",),
     "test_dedup": ("test_dedup_matches_the_oracle",),
+    "test_compat": ("test_all_pairs_is_set_similarity_search", "test_search_index_is_set_similarity_search"),
+    "test_cli_fuzz": ("test_cli_fuzz_one_line_right_exit_code_no_traceback_no_stray_file",),
     "test_spark": ("test_task_joins_find_each_pair_once_with_its_exact_overlap",),
     "test_api": ("test_pairs_index_and_slice_like_the_list_they_stand_for", "test_a_pair_gives_a_fraction_and_plain_data_for_json"),
 }
 
+#: Of those, the oracle tests that run a third way, ``[jit]``: always by numba's JIT, never
+#: ahead of time, as on an install that could not build the ahead-of-time module for these
+#: argument types. One per command and kernel family (join self and R–S, every measure; index;
+#: dedup; compat; the CLI; the per-pair arithmetic; MinHash's wrap-around), so that the
+#: ahead-of-time module is never the only thing keeping answers exact. numba compiles each
+#: kernel once per signature (seconds each on a fresh install, then loaded from its cache).
+JIT_TOO = {
+    "test_exact": ("test_every_measure_self_join_equals_brute_force", "test_every_measure_rs_join_equals_brute_force"),
+    "test_measures": ("test_kernel_alpha_equals_the_table_even_for_huge_sizes", "test_128_bit_products_compare_exactly",
+                      "test_printed_cosine_is_truncated_exactly", "test_kernel_bounds_take_int32_sizes_as_the_join_passes_them"),
+    "test_index": ("test_queries_match_the_oracle", "test_a_containment_query_at_999999999_over_10_9_returns_no_match_below_it"),
+    "test_cli": ("test_a_cosine_join_at_0_700000001_counts_13_pairs_on_every_kernel_path",),
+    "test_dedup": ("test_dedup_matches_the_oracle",),
+    "test_compat": ("test_search_index_is_set_similarity_search",),
+    "test_cli_fuzz": ("test_cli_fuzz_one_line_right_exit_code_no_traceback_no_stray_file",),
+    "test_minhash": ("test_golden_signature_values_are_pinned",),
+}
+
+
+def kernel_paths(module: str, test: str) -> list[str]:
+    """The kernel paths a test runs on: those of :data:`BOTH_KERNELS` and :data:`JIT_TOO`, or none."""
+    if test not in BOTH_KERNELS.get(module, ()):
+        return []
+    return ["compiled", "python"] + (["jit"] if test in JIT_TOO.get(module, ()) else [])
+
 
 def pytest_generate_tests(metafunc):
-    """Run each test of :data:`BOTH_KERNELS` as ``[compiled]`` and ``[python]``."""
-    if metafunc.function.__name__ in BOTH_KERNELS.get(metafunc.module.__name__, ()):
+    """Run each test of :data:`BOTH_KERNELS` as ``[compiled]`` and ``[python]`` (and ``[jit]`` if in :data:`JIT_TOO`)."""
+    paths = kernel_paths(metafunc.module.__name__, metafunc.function.__name__)
+    if paths:
         if "kernels" not in metafunc.fixturenames:
             metafunc.fixturenames.append("kernels")
         # Session scope: the parameter holds no state (the mode is set around the call below),
         # and hypothesis accepts it beside @given.
-        metafunc.parametrize("kernels", ["compiled", "python"], scope="session")
+        metafunc.parametrize("kernels", paths, scope="session")
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
-    """Around a test parametrized by ``kernels``: every kernel runs that way (compiled or plain Python)."""
+    """Around a test parametrized by ``kernels``: every kernel runs that way (compiled, jit or plain Python)."""
     callspec = getattr(item, "callspec", None)
     mode = callspec.params.get("kernels") if callspec is not None else None
     if mode is None:

@@ -6,13 +6,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allpairs.compat import SearchIndex, all_pairs
-from strategies import corpora
+from strategies import LARGE_DENOMINATORS, corpora, large_denominator_fractions
 
 SetSimilaritySearch = pytest.importorskip("SetSimilaritySearch")
 
 SYMMETRIC = ["jaccard", "cosine", "containment_min"]
 ALL = SYMMETRIC + ["containment"]
-THRESHOLDS = st.sampled_from([0.0, 0.1, 1 / 3, 0.5, 0.7, 0.9, 1.0, 0.28])
+#: Round thresholds and large-denominator ones (SetSimilaritySearch takes floats: 1e-9, 0.999999999, ...).
+THRESHOLDS = st.one_of(st.sampled_from([0.0, 0.1, 1 / 3, 0.5, 0.7, 0.9, 1.0, 0.28]),
+                       st.sampled_from([float(t) for t in LARGE_DENOMINATORS]),
+                       large_denominator_fractions.map(float))
 
 
 def ours_all_pairs(sets, func, t):

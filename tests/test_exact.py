@@ -13,7 +13,7 @@ from allpairs.pairs import Pairs
 
 import naive
 from naive import all_pairs
-from strategies import corpora, corpus_and_threshold
+from strategies import ROUND_THRESHOLDS, corpora, corpus_and_threshold, large_denominator_thresholds, near_hits
 
 
 def fast_pairs(sets, threshold, jobs=1):
@@ -199,11 +199,12 @@ def measure_case(draw, rs=False):
         other = other + [list(s) for s in draw(st.lists(st.sampled_from(sets), max_size=4))]  # shared copies
     hits = _hits(measure, sets + (other or []))
     if measure == "overlap":
-        fixed = st.integers(1, 6).map(Fraction)
+        choices = [st.integers(1, 6).map(Fraction)]
     else:
-        fixed = st.sampled_from([Fraction(1, 2), Fraction(7, 10), Fraction(9, 10), Fraction(1), Fraction(1, 3),
-                                 Fraction(28, 100), Fraction(1, 10)])
-    t = draw(st.one_of(fixed, st.sampled_from(hits)) if hits else fixed)
+        near = near_hits(sets + (other or []))
+        choices = [st.sampled_from(ROUND_THRESHOLDS), large_denominator_thresholds] + (
+            [st.sampled_from(near)] if near else [])
+    t = draw(st.one_of(*choices, st.sampled_from(hits)) if hits else st.one_of(*choices))
     return measure, sets, other, t
 
 
