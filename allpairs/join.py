@@ -403,21 +403,6 @@ def lsh_settings(threshold: Threshold, *, num_perm: int, bands: int | None, rows
                    max_bucket=max_bucket, max_expand=max_expand)
 
 
-def _union(*parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Pairs (left < right, int32) and their values (overlaps or estimates) from several parts, each once, sorted."""
-    left = np.concatenate([p[0] for p in parts]).astype(np.int64)
-    right = np.concatenate([p[1] for p in parts]).astype(np.int64)
-    value = np.concatenate([p[2] for p in parts])
-    # A pair in several parts has the same value in each: keep any one (argsort, not np.unique: faster in numpy 2.4).
-    codes = (left << 32) | right
-    order = np.argsort(codes)
-    codes = codes[order]
-    first = np.ones(codes.size, bool)
-    first[1:] = codes[1:] != codes[:-1]
-    codes = codes[first]
-    return (codes >> 32).astype(np.int32), (codes & 0xFFFFFFFF).astype(np.int32), value[order[first]]
-
-
 def _estimate_join(sig: np.ndarray, rows: np.ndarray, t: Threshold, bits: int | None, jobs: int):
     """Pairs of ``rows`` (ascending) whose MinHash estimate is >= t, found by an exact join of their signatures.
 
@@ -506,7 +491,10 @@ def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jo
             shared = share_joined_bucket(sig, cand, left, right)
             left, right = left[shared], right[shared]
             value = value[shared] if verify == "exact" else estimate_pairs(sig, left, right, bits=info.bits)
-            kept = _union(kept, (left, right, value))
+            # A kept candidate that shares a joined bucket too was found again by the join: keep it
+            # once, without sorting the union (the pairs are expanded in order whatever theirs).
+            again = share_joined_bucket(sig, cand, kept[0], kept[1])
+            kept = tuple(np.concatenate([a[~again], b]) for a, b in zip(kept, (left, right, value)))
         stats.candidates += found.candidates
     left, right, value = kept
     if verify == "exact":
