@@ -317,3 +317,34 @@ def test_cosine_alpha_at_the_extreme_thresholds_of_huge_sets_is_exact():
             alpha = c.required_overlap(th, x, y)
             assert Fraction(alpha * alpha, x * y) >= t * t > Fraction((alpha - 1) ** 2, x * y)
             assert mk.required_overlap(c.code, th.p, th.q, np.int32(x), np.int32(y)) == alpha
+
+
+def test_plain_cosine_alpha_takes_a_few_exact_steps_not_millions(monkeypatch):
+    # At 536870913/10**9 the plain path stepped o by one from an estimate made of wrapped
+    # products, through the 128-bit comparison each time: minutes for a join of 100 sets. Now
+    # each α is the float root's ceiling, or a few exact comparisons where the root is near a
+    # whole number (as at t = 1/2 and x = y).
+    from allpairs._numba import use_kernels
+
+    calls = 0
+    real = mk.products_ge.py_func
+
+    def counted(*args):
+        nonlocal calls
+        calls += 1
+        assert calls <= 10_000, "the cosine α loop runs away"
+        return real(*args)
+
+    monkeypatch.setattr(mk.products_ge, "py_func", counted)
+    c = MEASURES["cosine"]
+    sizes = [1, 2, 3, 7, 12, 40, 100, 46341, 2**31 - 1]
+    alphas = 0
+    with use_kernels("python"):
+        for t in [Fraction(536870913, 10**9), Fraction(1, 2), Fraction(7, 10), Fraction(1, 10**9)]:
+            th = Threshold(t.numerator, t.denominator)
+            for x in sizes:
+                for y in sizes:
+                    alphas += 1
+                    assert mk.required_overlap(c.code, th.p, th.q, np.int32(x), np.int32(y)) == \
+                        c.required_overlap(th, x, y)
+    assert calls <= 2 * alphas + 2 * sum(1 for x in sizes for y in sizes if x == y), (calls, alphas)
