@@ -4,6 +4,8 @@ Run from the repository root::
 
     python scripts/bench_startup.py               # every workload, 3 runs each
     python scripts/bench_startup.py --repeat 5 --only kosarak
+    python scripts/bench_startup.py --only kosarak --measure cosine -t 536870913/1000000000 \
+        --command dedup --modes python compiled jit
 
 A warm run with compiled kernels pays a fixed cost before any work: importing
 numba and its registries, then loading each kernel from numba's cache. The
@@ -22,6 +24,12 @@ Workloads (each a series of sizes):
 * ``words``: N copies of the tiny corpus's texts (each copy's words suffixed with its number),
   one file each, ``-s word:1``, t = 0.5;
 * ``tiny``: the tiny corpus, ``-s word:1`` (the fixed cost).
+
+``--measure`` and ``-t`` replace every workload's measure and threshold,
+``--command dedup`` runs ``allpairs dedup`` (the index's probe loop) instead of
+``join``, and ``--modes`` picks the ways compared: ``jit`` is numba's JIT with
+its warm cache, never the ahead-of-time module (what ``compiled`` runs where
+the install built it). The ``faster`` column compares the first two modes.
 
 The machine may be shared: quote medians. Standard output carries only the
 table; progress goes to standard error. Exit status: 0, or 1 when the two
@@ -67,12 +75,12 @@ def run(cmd: list[str], mode: str) -> tuple[float, bytes]:
     return wall, proc.stdout
 
 
-def inputs(name: str, folder: Path) -> list[tuple[str, list[str], int]]:
+def inputs(name: str, folder: Path, threshold: str | None = None) -> list[tuple[str, list[str], int]]:
     """(label, join arguments, input bytes) for each size of workload ``name``."""
     out = []
     if name == "tiny":
         size = sum(p.stat().st_size for p in TINY.iterdir() if p.is_file())
-        return [("tiny", ["-t", "0.5", "-s", "word:1", str(TINY.parent)], size)]
+        return [("tiny", ["-t", threshold or "0.5", "-s", "word:1", str(TINY.parent)], size)]
     for n in SIZES[name]:
         if name == "kosarak":
             seen, lines = set(), []
@@ -86,11 +94,11 @@ def inputs(name: str, folder: Path) -> list[tuple[str, list[str], int]]:
                             break
             path = folder / f"kosarak-{n}.sets"
             path.write_text("".join(lines), encoding="ascii")
-            args = ["--sets", str(path), "-t", "0.5"]
+            args = ["--sets", str(path), "-t", threshold or "0.5"]
         elif name == "passwords":
             path = folder / f"passwords-{n}.txt"
             path.write_text("".join(p + "\n" for p in passwords.john_passwords()[:n]), encoding="utf-8")
-            args = ["--lines", str(path), "-t", "0.7"]
+            args = ["--lines", str(path), "-t", threshold or "0.7"]
         else:
             path = folder / f"words-{n}"
             path.mkdir()
@@ -98,7 +106,7 @@ def inputs(name: str, folder: Path) -> list[tuple[str, list[str], int]]:
                 for doc in sorted(TINY.glob("*.txt")):
                     words = doc.read_text(encoding="utf-8").split()
                     (path / f"{k}-{doc.name}").write_text(" ".join(f"{w}{k}" for w in words), encoding="utf-8")
-            args = ["-t", "0.5", "-s", "word:1", str(path)]
+            args = ["-t", threshold or "0.5", "-s", "word:1", str(path)]
         size = path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in path.iterdir())
         out.append((f"{name}-{n}", args, size))
     return out
@@ -108,24 +116,35 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="timed runs of each command in each mode (default 3)")
     ap.add_argument("--only", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
+    ap.add_argument("--modes", nargs="+", choices=("python", "compiled", "jit"), default=["python", "compiled"],
+                    help="kernel paths to time (default: python compiled); the first two are compared")
+    ap.add_argument("--measure", help="join every workload on this measure (default: each one's jaccard)")
+    ap.add_argument("-t", "--threshold", help="join every workload at this threshold (default: each one's)")
+    ap.add_argument("--command", choices=("join", "dedup"), default="join")
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
+    if len(args.modes) < 2:
+        ap.error("--modes needs two kernel paths or more")
     problems: list[str] = []
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.only:
             try:
-                cases = inputs(name, Path(tmp))
+                cases = inputs(name, Path(tmp), args.threshold)
             except FileNotFoundError as e:
                 problems.append(f"{name}: {e}")
                 continue
             for label, join_args, size in cases:
-                cmd = allpairs_command() + ["join", *join_args, "-q"]
+                cmd = allpairs_command() + [args.command, *join_args, "-q"]
+                if args.measure:
+                    cmd += ["--measure", args.measure]
                 log(f"{label} ({size:,} bytes): {' '.join(cmd)}")
                 try:
-                    run(cmd, "compiled")  # loads (or compiles) the kernels
-                    times: dict[str, list[float]] = {"python": [], "compiled": []}
+                    for mode in args.modes:
+                        if mode != "python":
+                            run(cmd, mode)  # loads (or compiles) the kernels
+                    times: dict[str, list[float]] = {mode: [] for mode in args.modes}
                     outputs = {}
                     for _ in range(args.repeat):
                         for mode in times:
@@ -134,20 +153,25 @@ def main(argv: list[str] | None = None) -> int:
                 except RuntimeError as e:
                     problems.append(f"{label}: {e}")
                     continue
-                same = outputs["python"] == outputs["compiled"]
+                same = len(set(outputs.values())) == 1
                 if not same:
-                    problems.append(f"{label}: the two modes printed different output")
-                py, nb = statistics.median(times["python"]), statistics.median(times["compiled"])
-                rows.append((label, size, outputs["compiled"].count(b"\n"), py, nb, same))
+                    problems.append(f"{label}: the modes printed different output")
+                medians = [statistics.median(times[mode]) for mode in args.modes]
+                rows.append((label, size, outputs[args.modes[0]].count(b"\n"), medians, same))
 
-    print(f"allpairs join, kernels as Python vs compiled (warm cache), whole processes, median of {args.repeat} "
+    what = f"allpairs {args.command}" + (f" --measure {args.measure}" if args.measure else "") + (
+        f" -t {args.threshold}" if args.threshold else "")
+    print(f"{what}, kernels {' vs '.join(args.modes)} (warm cache), whole processes, median of {args.repeat} "
           "(machine possibly shared)")
     print()
-    print("| input | bytes | pairs | python | compiled | faster | same output |")
-    print("|---|---|---|---|---|---|---|")
-    for label, size, pairs, py, nb, same in rows:
-        faster = "python" if py < nb else "compiled"
-        print(f"| {label} | {size:,} | {pairs:,} | {py:.2f} s | {nb:.2f} s | {faster} ({max(py, nb) / min(py, nb):.1f}×) "
+    first, second = args.modes[:2]
+    print(f"| input | bytes | lines | {' | '.join(args.modes)} | faster | same output |")
+    print("|---|---|---|" + "---|" * len(args.modes) + "---|---|")
+    for label, size, lines, medians, same in rows:
+        a, b = medians[:2]
+        faster = first if a < b else second
+        cells = " | ".join(f"{m:.2f} s" for m in medians)
+        print(f"| {label} | {size:,} | {lines:,} | {cells} | {faster} ({max(a, b) / min(a, b):.1f}×) "
               f"| {'yes' if same else 'NO'} |")
     return exit_status(problems)
 
