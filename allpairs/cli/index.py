@@ -47,11 +47,12 @@ def build_command(
     bar = Bar(not quiet)
     try:
         refuse_unused_input_options(ctx, lines, sets, jsonl)
+        plan = check_output(output, role="index")  # refuse an index that cannot be written before the work
         try:
             corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field,
                                 hidden, no_ignore)
             run = build_file(corpus, threshold, output, measure=measure, shingle=shingle,
-                             normalize=not no_normalize, min_shingles=min_shingles, progress=bar)
+                             normalize=not no_normalize, min_shingles=min_shingles, progress=bar, plan=plan)
         finally:
             bar.close()
         if not quiet:
@@ -75,14 +76,19 @@ def add_command(
     quiet: bool = QUIET,
 ) -> None:
     """Add the documents to INDEX without rebuilding it (shingled as the index says); INDEX is
-    replaced atomically."""
-    from ..index.files import add_file
+    replaced atomically, and locked meanwhile: a second run adding to it waits for the first."""
+    from ..index.files import add_file, check_index_file
+
+    def waiting() -> None:
+        if not quiet:
+            err.print(f"allpairs: waiting for another run to finish with {index}")
 
     try:
         refuse_unused_input_options(ctx, lines, sets, jsonl)
+        check_index_file(index, update=True)  # a FIFO, device or read-only index is refused before the work
         corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field,
                             hidden, no_ignore)
-        run = add_file(index, corpus)
+        run = add_file(index, corpus, on_wait=waiting)
         if not quiet:
             s = run.stats
             warn_skipped(s)
@@ -115,7 +121,7 @@ def query_command(
     A query shingle the index has never seen counts in the query's size and
     matches nothing, so the answer is exact.
     """
-    from ..index.files import query_file
+    from ..index.files import check_index_file, query_file
 
     check_jobs(jobs)
     try:
@@ -123,6 +129,7 @@ def query_command(
         if count:
             refuse(ctx, ("output", "fmt"), "with --count")
         plan = check_output(None if count else output)  # refuse an output that cannot be written before the work
+        check_index_file(index)  # and an index that cannot be read (a FIFO would block)
         corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field,
                             hidden, no_ignore)
         matches, stats = query_file(index, corpus, threshold, shingle=shingle,

@@ -38,8 +38,10 @@ from ..measures import JOIN_MEASURES, MEASURES, Measure, Threshold, get_measure,
 from .. import shingles
 from ..shingles import ShingleSpec, hash_sets, shingle_texts
 from . import _kernel as _k
+from ..pairs.output import OutputPlan
 from .output import write_rows
-from .store import IndexFileError, read_index, write_index
+from .store import read_index, write_index
+from .validate import check_arrays, check_meta
 
 #: The version of the shingle keys (allpairs.shingles): an index of other keys is refused, not misread.
 KEY_VERSION = getattr(shingles, "KEY_VERSION", 1)
@@ -609,8 +611,12 @@ class SearchIndex:
 
     # ---- files -------------------------------------------------------------
 
-    def save(self, path: str | os.PathLike) -> int:
-        """Write the index to ``path`` atomically (temporary file, then rename); return its size in bytes."""
+    def save(self, path: str | os.PathLike, *, plan: OutputPlan | None = None) -> int:
+        """Write the index to ``path`` atomically (temporary file, then rename); return its size in bytes.
+
+        ``path`` is written as every allpairs output is (:mod:`allpairs.pairs.output`);
+        ``plan`` is what :func:`~allpairs.pairs.output.check_output` said of it before the work.
+        """
         if self.delta or len(self.extra_keys):
             self._compact()
         meta = {"measure": self.rule.measure, "p": self.rule.p, "q": self.rule.q, "label": self.label,
@@ -623,24 +629,22 @@ class SearchIndex:
             "id_ptr": self.ids.ptr.array, "id_bytes": self.ids.blob.array,
             "list_ptr": self.list_ptr, "post": self.post,
         }
-        return write_index(path, meta, arrays)
+        return write_index(path, meta, arrays, plan=plan)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, *, check: bool = True) -> "SearchIndex":
-        """Open an index file written by :meth:`save` (memory-mapped; refused if of another version or damaged)."""
-        meta, a = read_index(path, check=check)
-        try:
-            if meta["key_version"] != KEY_VERSION:
-                raise IndexFileError(f"index {path} holds shingle keys of version {meta['key_version']}, this "
-                                     f"allpairs makes version {KEY_VERSION}; build it again with this version")
-            if meta["measure"] not in MEASURES:
-                raise IndexFileError(f"index {path} uses the measure {meta['measure']!r}, unknown to this allpairs")
-            rule = Rule(meta["measure"], int(meta["p"]), int(meta["q"]))
-            return cls(rule=rule, label=meta["label"], normalize=bool(meta["normalize"]),
-                       min_shingles=int(meta["min_shingles"]), v0=int(meta["v0"]),
-                       slot_keys=a["slot_keys"], lookup_keys=a["lookup_keys"], lookup_ranks=a["lookup_ranks"],
-                       indptr=a["indptr"], tokens=a["tokens"], set_doc_ptr=a["set_doc_ptr"], set_docs=a["set_docs"],
-                       ids=_Ids(a["id_ptr"], a["id_bytes"]),
-                       postings=(a["list_ptr"], a["post"]))
-        except KeyError as e:
-            raise IndexFileError(f"index {path} is damaged (no {e.args[0]!r}); build it again") from None
+    def load(cls, path: str | os.PathLike, *, check: bool = True, fd: int | None = None) -> "SearchIndex":
+        """Open an index file written by :meth:`save` (memory-mapped; refused if of another version or damaged).
+
+        Every header field and array is checked (:mod:`allpairs.index.validate`) before
+        it is used, so that no file, however made, leads a kernel out of bounds.
+        ``fd``: the file already open (and locked, see :func:`~allpairs.index.store.locked`).
+        """
+        meta, a = read_index(path, check=check, fd=fd)
+        meta = check_meta(meta, path, key_version=KEY_VERSION, tokens_label=TOKENS)
+        rule = Rule(meta["measure"], meta["p"], meta["q"])
+        check_arrays(a, meta, path, rule.index_prefix)
+        return cls(rule=rule, label=meta["label"], normalize=meta["normalize"], min_shingles=meta["min_shingles"],
+                   v0=meta["v0"], slot_keys=a["slot_keys"], lookup_keys=a["lookup_keys"],
+                   lookup_ranks=a["lookup_ranks"], indptr=a["indptr"], tokens=a["tokens"],
+                   set_doc_ptr=a["set_doc_ptr"], set_docs=a["set_docs"], ids=_Ids(a["id_ptr"], a["id_bytes"]),
+                   postings=(a["list_ptr"], a["post"]))
