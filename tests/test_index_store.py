@@ -139,6 +139,8 @@ CASES = {
     "post: negative position": _put("post", (0, 1), -1),
     "post: position past the set": _put("post", (0, 1), 1000),
     "post: wrong set size": _put("post", (0, 2), 99),
+    "post: a position of its set that holds another token": lambda c: c.array("post").__setitem__(
+        (int(np.flatnonzero((c.array("post")[:, 2] == 4) & (c.array("post")[:, 1] == 0))[0]), 1), 1),
     "post: size out of order": lambda c: c.array("post").__setitem__((slice(0, 2), 2), [9, 1]),
     "list_ptr: negative": _put("list_ptr", 1, -5),
     "list_ptr: end past the postings": _put("list_ptr", -1, 10**12),

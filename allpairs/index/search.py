@@ -793,10 +793,13 @@ class SearchIndex:
         it is used, so that no file, however made, leads a kernel out of bounds.
         ``fd``: the file already open (and locked, see :func:`~allpairs.index.store.locked`).
         """
-        meta, a = read_index(path, check=check, fd=fd)
-        meta = check_meta(meta, path, key_version=KEY_VERSION, tokens_label=TOKENS)
-        rule = Rule(meta["measure"], meta["p"], meta["q"])
-        check_arrays(a, meta, path, rule.index_prefix)
+        def validate(meta: dict, arrays: dict) -> Rule:
+            check_meta(meta, path, key_version=KEY_VERSION, tokens_label=TOKENS)
+            rule = Rule(meta["measure"], meta["p"], meta["q"])
+            check_arrays(arrays, meta, path, rule.index_prefix)
+            return rule
+
+        meta, a, rule = read_index(path, check=check, fd=fd, validate=validate)
         return cls(rule=rule, label=meta["label"], normalize=meta["normalize"], min_shingles=meta["min_shingles"],
                    v0=meta["v0"], slot_keys=a["slot_keys"], lookup_keys=a["lookup_keys"],
                    lookup_ranks=a["lookup_ranks"], indptr=a["indptr"], tokens=a["tokens"],

@@ -13,11 +13,11 @@ Layout (all integers little-endian)::
 An index file is input like any other: the SHA-256 catches damage, not
 intent (anyone can recompute it). Loading checks the type of the path (a FIFO
 or a device is refused before it is opened), then maps the file read-only and
-checks the magic, the version, the length, the checksum, the header's shape
-(JSON of known keys and types, of bounded size) and the array table (known
-dtypes, shapes that fit the file, offsets inside it, no overlap) before it
-views any array in place (no copy). What the arrays hold is checked by
-:mod:`allpairs.index.validate`.
+checks the magic, the version, the length, the header's shape (JSON of known
+keys and types, of bounded size) and the array table (known dtypes, shapes
+that fit the file, offsets inside it, no overlap) before it views any array
+in place (no copy). What the arrays hold is checked by
+:mod:`allpairs.index.validate` while another thread computes the checksum.
 
 Writing goes through the output module of every allpairs file
 (:mod:`allpairs.pairs.output`): a temporary file beside the target, flushed
@@ -36,13 +36,14 @@ import mmap
 import os
 import stat
 import struct
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
 import numpy as np
 
 from .. import __version__
-from ..errors import InputError, UsageError
+from ..errors import AllPairsError, InputError, UsageError
 from ..pairs.output import OutputPlan, open_output
 
 MAGIC = b"allpairs-index\n\0"
@@ -202,13 +203,18 @@ def _stat_or_none(path) -> os.stat_result | None:
         return None
 
 
-def read_index(path: str | os.PathLike, *, check: bool = True,
-               fd: int | None = None) -> tuple[dict, dict[str, np.ndarray]]:
-    """The meta dict and the arrays (read-only views of a memory map) of an index file.
+def read_index(path: str | os.PathLike, *, check: bool = True, fd: int | None = None,
+               validate: Callable[[dict, dict[str, np.ndarray]], object] | None = None,
+               ) -> tuple[dict, dict[str, np.ndarray], object]:
+    """The meta dict, the arrays (read-only views of a memory map) of an index file, and what
+    ``validate(meta, arrays)`` returned.
 
     ``fd``, when given, is the file already open (see :func:`locked`); it
-    stays open. The arrays' values are not checked here (see
-    :mod:`allpairs.index.validate`), only that each lies within the file.
+    stays open. The arrays' values are not checked here, only that each lies
+    within the file: ``validate`` checks them (see :mod:`allpairs.index.validate`),
+    in this thread while another computes the checksum, so that the two
+    passes over the file take the time of one on two cores. It must be safe
+    on any bytes; a checksum mismatch is reported before what it raises.
 
     Raises
     ------
@@ -254,8 +260,6 @@ def read_index(path: str | os.PathLike, *, check: bool = True,
     if size != total:
         what = "truncated" if size < total else "longer than written"
         raise IndexFileError(f"index {path} is {what}: {size:,} bytes where {total:,} were written; build it again")
-    if check and hashlib.sha256(memoryview(buf)[_PREAMBLE.size:]).digest() != digest:
-        raise IndexFileError(f"index {path} is damaged (checksum mismatch); build it again")
     arrays = {}
     spans = []
     for name, spec in header["arrays"].items():
@@ -270,7 +274,20 @@ def read_index(path: str | os.PathLike, *, check: bool = True,
     for (_, end, a), (start, _, b) in zip(spans, spans[1:]):
         if start < end:
             raise IndexFileError(f"index {path} is damaged (arrays {a!r} and {b!r} overlap); build it again")
-    return header["meta"], arrays
+    meta = header["meta"]
+    if not check:
+        return meta, arrays, validate(meta, arrays) if validate is not None else None
+    with ThreadPoolExecutor(1) as pool:
+        same = pool.submit(lambda: hashlib.sha256(memoryview(buf)[_PREAMBLE.size:]).digest() == digest)
+        try:
+            checked, failure = (validate(meta, arrays) if validate is not None else None), None
+        except AllPairsError as e:
+            checked, failure = None, e
+        if not same.result():
+            raise IndexFileError(f"index {path} is damaged (checksum mismatch); build it again")
+    if failure is not None:
+        raise failure
+    return meta, arrays, checked
 
 
 def _is_int(v) -> bool:

@@ -7,13 +7,15 @@ real positions. A file that anyone can edit (and re-sign: the SHA-256 is not
 keyed) must not make them read or write out of bounds, nor give silently
 wrong answers, so every header field and every array is checked here against
 what the writer would have produced: dtype, shape, monotonicity, range, and
-the postings against the sets they index. Each check is a few numpy passes
-over an array (linear in the file), far cheaper than the answers the index
-saves. A failure is one :class:`~allpairs.index.store.IndexFileError` line
+the postings against the sets they index. Each check is a numpy pass over an
+array, or for the sets and postings one compiled sequential pass over each
+(:func:`~allpairs.index._kernel.check_postings`), linear in the file and
+cheap against its checksum. A failure is one :class:`~allpairs.index.store.IndexFileError` line
 naming the array and the first offending value.
 """
 from __future__ import annotations
 
+import os
 from fractions import Fraction
 from typing import Callable
 
@@ -22,6 +24,8 @@ import numpy as np
 from ..errors import UsageError
 from ..measures import JOIN_MEASURES, parse_threshold
 from ..shingles import ShingleSpec
+from ._kernel import (CHECK_POSTING_ORDER, CHECK_POSTING_POSITION, CHECK_POSTING_SET, CHECK_POSTINGS_COUNT,
+                      CHECK_POSTINGS_DIFFER, CHECK_TOKEN_ORDER, CHECK_TOKEN_RANGE, check_postings)
 from .store import IndexFileError
 
 #: The arrays of an index file: dtype and number of dimensions.
@@ -59,8 +63,9 @@ def check_meta(meta: dict, path, *, key_version: int, tokens_label: str) -> dict
         raise _damaged(path, f"threshold p = {p!r}, q = {q!r}: both must be whole numbers above 0")
     try:
         t = parse_threshold(Fraction(p, q), measure)
-    except UsageError as e:
-        raise _damaged(path, f"threshold {p}/{q}: {e}") from None
+    except UsageError:
+        shown = f"{p}/{q}" if len(str(p)) + len(str(q)) < 40 else "p/q of more than 40 digits"
+        raise _damaged(path, f"threshold {shown} is none that {measure} takes") from None
     if (t.p, t.q) != (p, q):
         raise _damaged(path, f"threshold {p}/{q} is not in lowest terms")
     label = meta["label"]
@@ -96,18 +101,6 @@ def _offsets(path, name: str, ptr: np.ndarray, end: int, *, strict: bool = False
         k = _first_bad(ok)
         raise _damaged(path, f"{name} {'does not rise' if strict else 'falls'} at {k:,}: "
                              f"{int(ptr[k]):,} then {int(ptr[k + 1]):,}")
-
-
-def _rising_within(path, name: str, values: np.ndarray, starts: np.ndarray) -> None:
-    """``values`` rise strictly within each run (runs start at ``starts``, ascending offsets)."""
-    if len(values) < 2:
-        return
-    ok = values[1:] > values[:-1]
-    cut = starts[(starts > 0) & (starts < len(values))]
-    ok[cut - 1] = True
-    if not ok.all():
-        k = _first_bad(ok) + 1
-        raise _damaged(path, f"{name} not in increasing order at {k:,}")
 
 
 def _within(path, name: str, values: np.ndarray, lo: int, hi: int) -> None:
@@ -158,16 +151,13 @@ def check_arrays(arrays: dict[str, np.ndarray], meta: dict, path,
     if n_tok and not (a["slot_keys"][slots] == keys).all():
         raise _damaged(path, "lookup_ranks do not match slot_keys")
 
-    # The sets: offsets, and ranks of known tokens, strictly increasing within each set.
+    # The sets' offsets, and the documents behind each set: every document in exactly one set; ids as
+    # offsets into the id bytes.
     indptr, tokens = a["indptr"], a["tokens"]
     _offsets(path, "indptr", indptr, len(tokens))
-    _within(path, "tokens", tokens, low, v0 - 1)
-    _rising_within(path, "tokens of a set", tokens, indptr)
     sizes = np.diff(indptr)
     if m and sizes.max() > _MAX_ID:
         raise _damaged(path, "a set larger than int32 sizes allow")
-
-    # The documents behind each set: every document in exactly one set; ids as offsets into the bytes.
     set_doc_ptr, set_docs = a["set_doc_ptr"], a["set_docs"]
     if len(set_doc_ptr) != m + 1:
         raise _damaged(path, f"set_doc_ptr has {len(set_doc_ptr):,} entries for {m:,} sets")
@@ -179,28 +169,25 @@ def check_arrays(arrays: dict[str, np.ndarray], meta: dict, path,
         raise _damaged(path, "a document in no set or in two")
     _offsets(path, "id_ptr", a["id_ptr"], len(a["id_bytes"]))
 
-    # The postings: one list per token slot, each posting (set, position, size) of a token of the set's
-    # indexing prefix, listed under that token, sorted by (size, set); every prefix token listed once.
+    # Each set's ranks, and the postings: one list per token slot, each posting (set, position, size)
+    # of a token of the set's indexing prefix, listed under that token, sorted by (size, set); every
+    # prefix token listed once. One compiled pass over each (random access would cost more than the load).
     list_ptr, post = a["list_ptr"], a["post"]
     if len(list_ptr) != n_tok + 1:
         raise _damaged(path, f"list_ptr has {len(list_ptr):,} entries for {n_tok:,} tokens")
     _offsets(path, "list_ptr", list_ptr, len(post))
-    if not len(post):
-        if m and index_prefix(sizes).any():
-            raise _damaged(path, "no postings for sets that need them")
-        return
-    y, j, size = post[:, 0], post[:, 1], post[:, 2]
-    _within(path, "the set of a posting", y, 0, m - 1)
-    if not (size == sizes[y]).all():
-        raise _damaged(path, "a posting's set size differs from the set's")
-    plen = index_prefix(sizes)
-    _within(path, "the position of a posting", j, 0, int(sizes.max()))
-    if not (j < plen[y]).all():
-        raise _damaged(path, "a posting beyond its set's indexing prefix")
-    if not (np.bincount(y, minlength=m) == plen).all():
-        raise _damaged(path, "a set's indexing prefix not posted exactly once")
-    token = tokens[indptr[y] + j].astype(np.int64)
-    slot = np.where(token >= 0, token, v0 - 1 - token)
-    if not (slot == np.repeat(np.arange(n_tok, dtype=np.int64), np.diff(list_ptr))).all():
-        raise _damaged(path, "a posting under a token its set does not hold there")
-    _rising_within(path, "postings of a token (by size, then set)", (size.astype(np.int64) << 32) | y, list_ptr)
+    plen = np.asarray(index_prefix(sizes), np.int64)
+    key = np.frombuffer(os.urandom(40), np.uint64) | np.array([0, 1, 1, 1, 1], np.uint64)
+    code, at = check_postings(indptr, tokens, plen, list_ptr, post, low, v0, key)
+    if code:
+        what = {
+            CHECK_TOKEN_RANGE: lambda: f"tokens holds {int(tokens[at]):,} at {at:,}, outside {low:,} .. {v0 - 1:,}",
+            CHECK_TOKEN_ORDER: lambda: f"tokens of a set not in increasing order at {at:,}",
+            CHECK_POSTINGS_COUNT: lambda: f"{len(post):,} postings where the sets' indexing prefixes hold {at:,}",
+            CHECK_POSTING_SET: lambda: f"the set of a posting holds {int(post[at, 0]):,}, outside 0 .. {m - 1:,}",
+            CHECK_POSTING_POSITION: lambda: (f"posting {at:,} at position {int(post[at, 1]):,} of a set of "
+                                             f"{int(post[at, 2]):,}"),
+            CHECK_POSTING_ORDER: lambda: f"postings of a token not in order of (size, set) at {at:,}",
+            CHECK_POSTINGS_DIFFER: lambda: "the postings are not the sets' indexing prefixes",
+        }[code]
+        raise _damaged(path, what())
