@@ -176,7 +176,7 @@ def check_arrays(arrays: dict[str, np.ndarray], meta: dict, path,
     if len(list_ptr) != n_tok + 1:
         raise _damaged(path, f"list_ptr has {len(list_ptr):,} entries for {n_tok:,} tokens")
     _offsets(path, "list_ptr", list_ptr, len(post))
-    plen = np.asarray(index_prefix(sizes), np.int64)
+    plen = np.clip(np.asarray(index_prefix(sizes), np.int64), 0, sizes)  # the kernel reads no further
     key = np.frombuffer(os.urandom(40), np.uint64) | np.array([0, 1, 1, 1, 1], np.uint64)
     code, at = check_postings(indptr, tokens, plen, list_ptr, post, low, v0, key)
     if code:
