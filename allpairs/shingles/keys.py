@@ -908,15 +908,10 @@ def hash_sets(sets: Sequence[Iterable[str | int]], *, jobs: int | None = None,
             found = _split_keys(sets, indptr, resolve_jobs(jobs), sorted_rows)
         except TypeError:  # a token that is not a string
             found = None
-            keys = _keys_of(list(map(str, itertools.chain.from_iterable(sets))))
-        else:
-            if found is not None:
-                return found
-            # A token holds U+0000, the separator: hash by lengths.
-            lengths = np.fromiter(map(len, itertools.chain.from_iterable(sets)), dtype=np.int64,
-                                  count=int(indptr[-1]))
-            buf, offsets = _utf8_joined("".join(itertools.chain.from_iterable(sets)), lengths)
-            keys = xxh64_spans(buf, offsets, np.uint64(0))
+        if found is not None:
+            return found
+        # A token that is not a string, or one holding U+0000 (the separator): hash by lengths.
+        keys = _keys_of(list(map(str, itertools.chain.from_iterable(sets))))
     return distinct_rows(indptr, keys, resolve_jobs(jobs)) if sorted_rows else (indptr, keys)
 
 
