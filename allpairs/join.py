@@ -24,12 +24,13 @@ from .lsh import candidates as lsh_candidates
 from .lsh import (MAX_EXPAND, agreement_needed, check_banding, check_num_perm, choose_params, estimate_pairs,
                   probability, share_joined_bucket, signature_sets, signatures)
 from .lsh.keysets import KeyedSets, keyed_sets
+from ._plural import count
 from .measures import Measure, Threshold, get_measure, parse_threshold
 from .order import OrderedSets, order_sets
 from .pairs import Pairs
 from .pairs.clusters import Clusters, find_clusters
 from .verify import verify_candidates
-from .shingles import ShingleSpec, hash_sets, shingle_texts
+from .shingles import ShingleSpec, hash_sets, shingle_for_texts, shingle_texts
 
 #: progress(stage, done, total): called now and then during long stages.
 Progress = Callable[[str, int, int], None]
@@ -291,23 +292,44 @@ def candidate_bound(sets: OrderedSets, t: Threshold, measure: Measure) -> int:
     return int(probed.astype(np.int64) @ indexed.astype(np.int64))
 
 
-def default_shingle(corpus: Corpus) -> ShingleSpec | None:
-    """The documented default: tokens as given for sets, ``char:3`` for line records,
-    ``code:5`` for a tree of source files only, ``word:5`` otherwise."""
+def default_shingle(corpus: Corpus) -> tuple[ShingleSpec | None, str | None]:
+    """The documented default and, when it was chosen from the data, a line that says so: tokens as
+    given for sets; ``code:5`` for a tree of source files only; else the shingle the texts' lengths
+    call for (:func:`allpairs.shingles.shingle_for_texts`: ``char:3``, ``word:1`` or ``word:5``)."""
     if corpus.sets is not None:
-        return None
-    if corpus.kind == "lines":
-        return ShingleSpec("char", 3)
+        return None, None
     if corpus.kind == "directory" and corpus.languages and all(corpus.languages):
-        return ShingleSpec("code", 5)
-    return ShingleSpec("word", 5)
+        return ShingleSpec("code", 5), None
+    choice = shingle_for_texts(corpus.texts)
+    return choice.spec, choice.describe()
+
+
+#: The share of documents with a single shingle above which the summary suggests a shorter shingle.
+SHORT_SHARE = 0.1
+
+
+def short_note(spec: ShingleSpec, doc_size: np.ndarray) -> str | None:
+    """A line for the summary when many documents are a single shingle (too short for ``spec``): at a
+    threshold above 1/2 each pairs only with copies of it, so a shorter shingle of the kind is named."""
+    shorter = {"word": ShingleSpec("word", 1), "char": ShingleSpec("char", 3)}.get(spec.kind)
+    if shorter is None or shorter.n >= spec.n:
+        return None
+    joined = int((doc_size > 0).sum())
+    single = int((doc_size == 1).sum())
+    if not joined or single < SHORT_SHARE * joined:
+        return None
+    unit = "words" if spec.kind == "word" else "characters"
+    return (f"note: {single:,} of {count(joined, 'document')} ({100 * single / joined:.0f}%) are a single {spec} "
+            f"shingle ({spec.n} {unit} or fewer): above t = 0.5 each pairs only with copies of it; "
+            f"--shingle {shorter} suits texts this short")
 
 
 def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize: bool,
                 progress: Progress | None = None, jobs: int | None = None,
-                sorted_rows: bool = False) -> tuple[np.ndarray, np.ndarray, str]:
+                sorted_rows: bool = False, notes: list[str] | None = None) -> tuple[np.ndarray, np.ndarray, str]:
     """Stage 2 for a corpus: the keys of its sets' tokens, or of its texts' shingles (default spec
-    as documented in :func:`default_shingle`), as CSR, and the label of what they are.
+    as documented in :func:`default_shingle`, which ``notes`` is told of when chosen from the data),
+    as CSR, and the label of what they are.
     ``sorted_rows``: sets' tokens may come back sorted with repeats dropped, where that is cheaper
     here than later (see :func:`allpairs.shingles.hash_sets`)."""
     if isinstance(shingle, str):
@@ -318,7 +340,9 @@ def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize:
         indptr, keys = hash_sets(corpus.sets, jobs=jobs, sorted_rows=sorted_rows)
         return indptr, keys, "tokens"
     if shingle is None:
-        shingle = default_shingle(corpus)
+        shingle, why = default_shingle(corpus)
+        if why and notes is not None:
+            notes.append(why)
     done = [0]
 
     def tick(k: int) -> None:
@@ -353,7 +377,7 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
         raise EmptyCorpusError(corpus.empty_message())
     with _timed(stats, "shingle"):
         indptr, keys, label = corpus_keys(corpus, shingle, normalize=normalize, progress=progress, jobs=jobs,
-                                          sorted_rows=not ranked)
+                                          sorted_rows=not ranked, notes=stats.notes)
     with _timed(stats, "order"):
         if ranked:
             sets = order_sets(indptr, keys, min_size=max(1, min_shingles), jobs=jobs)
@@ -363,6 +387,10 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     stats.distinct_shingles = sets.num_tokens
     stats.distinct_sets = sets.num_sets
     stats.joined = int((sets.doc_set >= 0).sum())
+    if label != "tokens":
+        note = short_note(ShingleSpec.parse(label), np.where(sets.doc_set >= 0, sets.doc_size, 0))
+        if note:
+            stats.notes.append(note)
     dropped = np.flatnonzero(sets.doc_set < 0)
     for d in dropped.tolist():
         if sets.doc_size[d] == 0:

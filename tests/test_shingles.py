@@ -60,6 +60,11 @@ def naive_keys(text: str, spec: ShingleSpec, normalize: bool = True, language=No
         for k in keys[i : i + spec.n]:
             h = mix((h * GOLDEN + k) & MASK)
         out.append(h)
+    if spec.kind != "code" and 0 < len(keys) < spec.n:  # shorter than one shingle: the whole sequence
+        h = xxh64(str(spec))
+        for k in keys:
+            h = mix((h * GOLDEN + k) & MASK)
+        out.append(h)
     return out
 
 
@@ -163,12 +168,16 @@ def test_same_token_differs_by_kind_and_by_n():
 
 # --- Shapes, edge cases --------------------------------------------------------------
 
-def test_texts_shorter_than_n_have_no_shingle():
-    indptr, keys = shingle_texts(["a b", "", "a b c", "x"], "word:3")
-    assert indptr.tolist() == [0, 0, 0, 1, 1] and len(keys) == 1
-    # Go "x" is two tokens: x and the semicolon at the end of the file.
+def test_a_text_shorter_than_one_shingle_is_one_shingle_and_a_short_program_none():
+    indptr, keys = shingle_texts(["a b", "", "a b c", "x", "A, b!"], "word:3")
+    assert indptr.tolist() == [0, 1, 1, 2, 3, 4]
+    # "a b" is its whole word sequence: the same key as its copy, none of any 3-gram's.
+    assert keys[0] == keys[3] and len(set(keys[:3].tolist())) == 3
+    assert shingle_texts(["ab"], "char:3")[0].tolist() == [0, 1]
+    # Go "x" is two tokens: x and the semicolon at the end of the file; a program shorter than
+    # one shingle is near-empty (a package clause): it has none.
+    assert shingle_texts(["x", "// only a comment\n"], "code:3", languages=["go", "go"])[0].tolist() == [0, 0, 0]
     assert shingle_texts(["x", "// only a comment\n"], "code:2", languages=["go", "go"])[0].tolist() == [0, 1, 1]
-    assert shingle_texts(["ab"], "char:3")[0].tolist() == [0, 0]
 
 
 def test_empty_corpus_gives_empty_csr():
