@@ -368,6 +368,7 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     stats.skipped = list(corpus.skipped)
     stats.dropped = corpus.dropped
     stats.input_kind = corpus.kind
+    stats.notes.extend(corpus.notes)
     left_out = corpus.left_out_note()
     if left_out:
         stats.notes.append(left_out)
