@@ -131,17 +131,23 @@ class JoinResult:
     shingle: str
     method: str
     stats: Stats
-    shown: list[str] | None = None
+    #: Columns carried beside each id into the output (the line for ``--lines``, ``--keep-col`` columns).
+    columns: dict[str, Sequence[str]] = field(default_factory=dict)
     lsh: LSHInfo | None = None
     measure: Measure = field(default_factory=lambda: get_measure("jaccard"))
     #: For an R–S join, the number of documents of the first corpus: ``ids``
-    #: (and ``shown``) hold both corpora, the first one's first.
+    #: (and ``columns``) hold both corpora, the first one's first.
     n_left: int | None = None
     #: With ``clusters=True``: the connected components of the pairs.
     clusters: Clusters | None = None
 
     def __len__(self) -> int:
         return len(self.pairs)
+
+    @property
+    def shown(self) -> Sequence[str] | None:
+        """The first carried column (a line's text for ``--lines``), or None."""
+        return next(iter(self.columns.values()), None)
 
     def similarity(self, pair):
         """The pair's exact similarity under the join's measure (a Fraction; int for overlap; float for cosine)."""
@@ -237,11 +243,10 @@ def merge_corpora(left: Corpus, right: Corpus) -> Corpus:
         return None if a is None and b is None else list(a or [None] * n_a) + list(b or [None] * n_b)
 
     n_l, n_r = len(left), len(right)
-    shown = None
-    if left.shown is not None or right.shown is not None:
-        shown = list(left.shown or [""] * n_l) + list(right.shown or [""] * n_r)
+    columns = {name: list(left.columns.get(name, [""] * n_l)) + list(right.columns.get(name, [""] * n_r))
+               for name in {**left.columns, **right.columns}}
     return Corpus(ids=list(left.ids) + list(right.ids), texts=both(left.texts, right.texts, n_l, n_r),
-                  sets=both(left.sets, right.sets, n_l, n_r), shown=shown,
+                  sets=both(left.sets, right.sets, n_l, n_r), columns=columns, notes=left.notes + right.notes,
                   languages=both(left.languages, right.languages, n_l, n_r),
                   skipped=list(left.skipped) + list(right.skipped),
                   kind=left.kind if left.kind == right.kind else "texts",
@@ -487,8 +492,11 @@ def _join_rows(sets: OrderedSets, rows: np.ndarray, t: Threshold, jobs: int):
 
 def joined_note(buckets: int, max_expand: int, largest: int, sets: int, pairs: int) -> str:
     """The summary line of the LSH buckets joined exactly instead of expanded (for every engine)."""
-    return (f"{buckets:,} LSH buckets of more than {max_expand:,} distinct sets (largest {largest:,}) were joined "
-            f"exactly instead of expanded: {sets:,} sets, {pairs:,} candidate pairs not expanded; same result")
+    what = "LSH bucket of more than" if buckets == 1 else "LSH buckets of more than"
+    were = "was" if buckets == 1 else "were"
+    return (f"{buckets:,} {what} {count(max_expand, 'distinct set')} (largest {largest:,}) {were} joined "
+            f"exactly instead of expanded: {count(sets, 'set')}, {count(pairs, 'candidate pair')} not expanded; "
+            "same result")
 
 
 def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jobs: int, stats: Stats):
@@ -548,13 +556,15 @@ def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jo
     if info.max_bucket is None and info.max_expand is None and info.largest_bucket > LARGE_BUCKET:
         n = info.largest_bucket
         stats.notes.append(
-            f"warning: an LSH bucket holds {n:,} distinct sets, {n * (n - 1) // 2:,} candidate pairs on its own: "
+            f"warning: an LSH bucket holds {count(n, 'distinct set')}, {count(n * (n - 1) // 2, 'candidate pair')} "
+            "on its own: "
             "boilerplate or near-empty documents; bound it with --max-bucket or drop them with --min-shingles")
     if info.oversized:
         sizes = sorted((size for _, size in info.oversized), reverse=True)
         stats.notes.append(
-            f"warning: {len(sizes):,} LSH buckets larger than --max-bucket {info.max_bucket:,} were not expanded "
-            f"(largest {sizes[0]:,} sets; {info.skipped_pairs:,} candidate pairs left out): boilerplate or "
+            f"warning: {count(len(sizes), 'LSH bucket')} larger than --max-bucket {info.max_bucket:,} "
+            f"{'was' if len(sizes) == 1 else 'were'} not expanded (largest {count(sizes[0], 'set')}; "
+            f"{count(info.skipped_pairs, 'candidate pair')} left out): boilerplate or "
             "near-empty documents; drop them with --min-shingles or raise --max-bucket")
     return pairs, cand
 
@@ -668,7 +678,7 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
                 found_clusters = find_clusters(pairs)
     stats.peak_memory = peak_memory()
     return JoinResult(pairs=pairs, ids=corpus.ids, threshold=t, shingle=label, method=method,
-                      stats=stats, shown=corpus.shown, lsh=info, measure=m, n_left=n_left,
+                      stats=stats, columns=corpus.columns, lsh=info, measure=m, n_left=n_left,
                       clusters=found_clusters)
 
 

@@ -62,7 +62,9 @@ def _parse(out: str, fmt: str) -> list[tuple[str, str, int | None]]:
     if fmt == "csv":
         rows = list(csv.reader(io.StringIO(out, newline="")))
         return [(r[0], r[1], int(r[3])) for r in rows[1:]]
-    return [tuple(line.split("\t")[:2]) + (None,) for line in out.splitlines()]
+    header, *rows = out.splitlines()
+    assert header == "left\tright\tsimilarity"
+    return [tuple(line.split("\t")[:2]) + (None,) for line in rows]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,

@@ -456,8 +456,8 @@ def test_go_whole_tree_gives_the_local_engines_1590_pairs_row_for_row(spark, go_
 def test_cli_spark_usage_errors_exit_2_before_starting_spark(tmp_path):
     r = cli("join", "--engine", "spark", "-t", "0.5", TINY)
     assert r.exit_code == 2 and "-o DIR" in r.stderr
-    r = cli("join", "-t", "0.5", "--parquet", TINY)
-    assert r.exit_code == 2 and "--engine spark" in r.stderr
+    r = cli("join", "-t", "0.5", "--parquet", TINY)  # read locally: a directory of text files is no Parquet dataset
+    assert r.exit_code == 1 and "cannot read as Parquet" in r.stderr
     r = cli("join", "--engine", "spark", "-t", "0.5", "--format", "csv", TINY, "--count")
     assert r.exit_code == 2 and "--format" in r.stderr
 

@@ -169,8 +169,12 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col) -> Corpus:
     if str(path) != "-" and not os.path.exists(path):
         raise UsageError(f"{path}: no such file or directory")
     try:
-        source = pa.BufferReader(sys.stdin.buffer.read()) if str(path) == "-" else path
-        schema = pq.read_schema(source)
+        if str(path) == "-":
+            source = pa.BufferReader(sys.stdin.buffer.read())
+            schema = pq.read_schema(source)
+        else:  # a file, or a directory of them (a dataset, as Spark writes it)
+            source = os.fspath(path)
+            schema = pq.ParquetDataset(source).schema if os.path.isdir(source) else pq.read_schema(source)
     except (OSError, pa.ArrowException) as e:
         raise InputError(f"{name}: cannot read as Parquet ({str(e).splitlines()[0]})") from None
     names = list(schema.names)
