@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from allpairs.cli import app
-from allpairs.corpus import read_table
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "datasets" / "tiny" / "corpus"
@@ -163,6 +162,8 @@ texts = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(texts, texts), max_size=6, unique_by=lambda row: row[0]), st.sampled_from(["csv", "tsv"]))
 def test_a_table_written_by_the_csv_module_reads_back_every_id_and_text(tmp_path_factory, rows, kind):
+    from allpairs.corpus import read_table
+
     f = tmp_path_factory.mktemp("t") / f"t.{kind}"
     with open(f, "w", newline="", encoding="utf-8") as out:
         csv.writer(out, dialect="excel" if kind == "csv" else "excel-tab").writerows([("id", "text"), *rows])
@@ -222,3 +223,140 @@ def test_parquet_without_pyarrow_is_one_line_naming_the_extra(tmp_path, monkeypa
     r = run("join", "-t", "0.5", "--parquet", f)
     assert r.exit_code == 2 and r.stderr.count("\n") == 1
     assert "--parquet needs pyarrow: pip install 'allpairs-join[parquet]'" in r.stderr
+
+
+# --- 5. the same columns for the same input kind in every command ------------------------------------
+
+PASSWORDS = "password1\npassword12\nqwerty\nPassword1\n"
+
+
+def test_lines_carry_their_text_into_every_command(tmp_path):
+    f = tmp_path / "pw.txt"
+    f.write_text(PASSWORDS)
+    pairs = run("join", "--lines", "-t", "0.6", "-q", f)
+    assert rows_of(pairs.stdout)[:2] == [["left", "right", "similarity", "left_text", "right_text"],
+                                          ["1", "2", "0.875000", "password1", "password12"]]
+    clusters = run("join", "--lines", "-t", "0.6", "-q", "--clusters", f)
+    assert rows_of(clusters.stdout) == [["id", "cluster", "cluster_size", "text"], ["1", "1", "3", "password1"],
+                                        ["2", "1", "3", "password12"], ["4", "1", "3", "Password1"]]
+    kept = run("dedup", "--lines", "-t", "0.6", "-q", f)
+    assert rows_of(kept.stdout) == [["id", "text"], ["1", "password1"], ["3", "qwerty"]]
+    removed = run("dedup", "--lines", "-t", "0.6", "-q", "--removed", f)
+    assert rows_of(removed.stdout) == [["removed", "kept", "similarity", "removed_text", "kept_text"],
+                                       ["2", "1", "0.875000", "password12", "password1"],
+                                       ["4", "1", "1.000000", "Password1", "password1"]]
+    idx = tmp_path / "pw.idx"
+    assert run("index", "build", "--lines", "-t", "0.6", "-q", f, "-o", idx).exit_code == 0
+    query = run("index", "query", idx, "--lines", "-q", "-", input="qwerty1\n")
+    assert rows_of(query.stdout) == [["query", "indexed", "similarity", "query_text", "indexed_text"],
+                                     ["1", "3", "0.800000", "qwerty1", "qwerty"]]
+
+
+def test_keep_col_carries_columns_of_a_table_into_pairs_clusters_dedup_and_queries(products, tmp_path):
+    args = ["--csv", products, "--text-col", "title", "--id-col", "sku", "--keep-col", "title", "-q"]
+    pairs = run("join", "-t", "0.8", *args, "-f", "csv")
+    table = list(csv.reader(io.StringIO(pairs.stdout, newline="")))
+    assert table[0] == ["left", "right", "similarity", "overlap", "left_size", "right_size", "left_title",
+                        "right_title"]
+    assert table[2][-2:] == ['Mug "World\'s Best Boss"\n11 oz', 'Mug "world\'s best boss" 11 oz']
+    clusters = run("join", "-t", "0.8", *args, "--clusters", "-f", "jsonl")
+    assert [json.loads(line) for line in clusters.stdout.splitlines()][0] == {
+        "id": "A1", "cluster": 1, "cluster_size": 2, "title": "Apple iPhone 12 Case, Black"}
+    removed = run("dedup", "-t", "0.8", *args, "--removed")
+    assert rows_of(removed.stdout)[1] == ["A2", "A1", "1.000000", "apple iphone 12 case - black",
+                                          "Apple iPhone 12 Case, Black"]
+    idx = tmp_path / "p.idx"
+    assert run("index", "build", "-t", "0.8", *args, "-o", idx).exit_code == 0
+    query = run("index", "query", idx, "--csv", "-", "--text-col", "title", "--keep-col", "title", "-q",
+                input="title\nUSB C Cable 2m\n")
+    assert rows_of(query.stdout) == [["query", "indexed", "similarity", "query_title", "indexed_title"],
+                                     ["1", "C1", "1.000000", "USB C Cable 2m", "USB-C cable 2m"]]
+
+
+# --- 6. a cluster id per document ----------------------------------------------------------------
+
+def test_the_long_cluster_form_numbers_clusters_largest_first_in_every_format(tmp_path):
+    f = tmp_path / "c.sets"
+    f.write_text("1 2 3\n9 9\n1 2 3 4\n5 6\n1 2 3\n5 6\n0\n")
+    r = run("join", "--sets", "-t", "0.7", "--clusters", "--singletons", "-j", "1", f)
+    assert r.exit_code == 0, r.stderr
+    assert rows_of(r.stdout) == [["id", "cluster", "cluster_size"], ["1", "1", "3"], ["3", "1", "3"], ["5", "1", "3"],
+                                 ["4", "2", "2"], ["6", "2", "2"], ["2", "3", "1"], ["7", "4", "1"]]
+    assert r.stdout == run("join", "--sets", "-t", "0.7", "--clusters", "--singletons", "-j", "2", f).stdout
+    c = run("join", "--sets", "-t", "0.7", "--clusters", "-f", "csv", "-q", f)
+    assert c.stdout.splitlines() == ["id,cluster,cluster_size", "1,1,3", "3,1,3", "5,1,3", "4,2,2", "6,2,2"]
+    j = run("join", "--sets", "-t", "0.7", "--clusters", "-f", "jsonl", "-q", f)
+    assert json.loads(j.stdout.splitlines()[3]) == {"id": "4", "cluster": 2, "cluster_size": 2}
+    pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is not installed (pip install 'allpairs-join[parquet]')")
+    out = tmp_path / "c.parquet"
+    p = run("join", "--sets", "-t", "0.7", "--clusters", "-f", "parquet", "-o", out, "-q", f)
+    assert p.exit_code == 0, p.stderr
+    assert pq.read_table(out).to_pylist()[3] == {"id": "4", "cluster": 2, "cluster_size": 2}
+    no_file = run("join", "--sets", "-t", "0.7", "--clusters", "-f", "parquet", f)
+    assert no_file.exit_code == 2 and "--format parquet is binary: write it to a file with -o FILE" in no_file.stderr
+
+
+# --- 7. headers -----------------------------------------------------------------------------------
+
+def test_tables_have_a_header_row_by_default_and_no_header_drops_it(tmp_path):
+    f = tmp_path / "d.jsonl"
+    f.write_text("".join(json.dumps({"id": i, "text": "one two three"}) + "\n" for i in ('a,"b"', "c\nd")))
+    for fmt, header in (("tsv", "left\tright\tsimilarity"), ("csv", "left,right,similarity,overlap,left_size,"
+                                                                    "right_size")):
+        r = run("join", "--jsonl", "-t", "0.5", "-q", "-f", fmt, f)
+        assert r.stdout.splitlines()[0] == header
+        bare = run("join", "--jsonl", "-t", "0.5", "-q", "-f", fmt, "--no-header", f)
+        assert bare.stdout == r.stdout.split("\n", 1)[1]
+    # CSV is quoted by the csv module's rules: the ids read back as they were.
+    c = run("join", "--jsonl", "-t", "0.5", "-q", "-f", "csv", f)
+    assert list(csv.reader(io.StringIO(c.stdout, newline="")))[1][:2] == ['a,"b"', "c\nd"]
+    for args in (["dedup", "-t", "0.5"], ["join", "-t", "0.5", "--clusters"]):
+        first = run(*args, "--jsonl", "-q", f).stdout.splitlines()[0].split("\t")[0]
+        assert first == "id"
+        assert run(*args, "--jsonl", "-q", "--no-header", f).stdout.splitlines()[0].split("\t")[0] == 'a,"b"'
+
+
+# --- 9. allpairs sets ------------------------------------------------------------------------------
+
+def test_sets_skips_a_line_without_a_shingle_as_join_does_and_ids_name_every_line(tmp_path):
+    f = tmp_path / "l.txt"
+    f.write_text("abcd\n\nabce\n")
+    out, ids = tmp_path / "l.sets", tmp_path / "l.ids"
+    r = run("sets", "--lines", f, "-o", out, "--ids", ids)
+    assert r.exit_code == 0, r.stderr
+    assert len(out.read_text().splitlines()) == 2 and ids.read_text() == "1\n3\n"
+    assert "skipped 1 document (no shingle: 1): line 2 (no shingle)" in r.stderr
+    same = run("sets", "--lines", f, "-o", out, "--ids", out)
+    assert same.exit_code == 2 and "give the ids a file of their own" in same.stderr
+
+
+# --- 10. one tool, one set of words ------------------------------------------------------------------
+
+def test_commands_are_listed_in_pipeline_order():
+    listed = run("--help").stdout.split("Commands:")[1].splitlines()
+    names = [line.split()[0] for line in listed if line.startswith("  ") and not line.startswith("   ")]
+    assert names == ["sets", "join", "compare", "index", "dedup"]
+
+
+@pytest.mark.parametrize("command", [["sets"], ["join"], ["compare"], ["index", "build"], ["index", "add"],
+                                     ["index", "query"], ["dedup"]])
+def test_every_command_reading_documents_takes_the_same_input_options_in_the_same_panels(command):
+    r = run(*command, "--help")
+    assert r.exit_code == 0
+    panels = [line for line in r.stdout.splitlines() if line.endswith(("options:", "Options:"))]
+    assert panels[:2] == ["Options:", "Input options:"]
+    for flag in ("--csv", "--tsv", "--parquet", "--text-col", "--id-col", "--keep-col", "--hidden", "--no-ignore"):
+        assert flag in r.stdout, (command, flag)
+    assert "PATH..." in r.stdout and "-m," not in r.stdout.replace("-m, --method", "")
+
+
+def test_counts_of_one_and_of_none_read_as_english(tmp_path):
+    f = tmp_path / "s.sets"
+    f.write_text("a b c\na b c d\n")
+    idx = tmp_path / "s.idx"
+    assert run("index", "build", "--sets", "-t", "0.5", f, "-o", idx).exit_code == 0
+    q = run("index", "query", idx, "--sets", "-", input="a b c\n")
+    assert "1 query against 2 documents at jaccard >= 0.5: 2 matches" in q.stderr
+    none = run("join", "--sets", "-t", "0.9", "--clusters", f)
+    assert "0 pairs" in none.stderr and "no cluster of 2 or more documents" in none.stderr
+    assert "the largest of 0" not in none.stderr
