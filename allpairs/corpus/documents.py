@@ -702,7 +702,7 @@ def _record_file_notes(paths: Sequence[str | os.PathLike]) -> list[str]:
         option = RECORD_FILES.get(os.path.splitext(os.fspath(p))[1].lower())
         if option and os.path.isfile(p):
             cols = " (--text-col names the text column)" if option != "--jsonl" else ""
-            notes.append(f"{os.fspath(p)} was read as one document; {option} reads each of its records as "
+            notes.append(f"warning: {os.fspath(p)} was read as one document; {option} reads each of its records as "
                          f"one{cols}")
     return notes
 
