@@ -385,3 +385,20 @@ def test_go_tree_calibration_distinct_code5_shingles(go_calibration_texts):
     bytes_r, strings_r, gofmt, go_format = (set(row) for row in rows(indptr, keys))
     assert (len(bytes_r), len(strings_r), len(bytes_r & strings_r)) == (580, 559, 464)
     assert (len(gofmt & go_format), len(gofmt | go_format)) == (580, 584)
+
+
+def test_the_default_shingle_follows_the_median_text_length_at_3_and_50_words():
+    from allpairs.shingles import shingle_for_texts
+
+    def texts(words, n=5):
+        return [" ".join(["w"] * words)] * n
+
+    assert [str(shingle_for_texts(texts(k)).spec) for k in (1, 2, 3, 49, 50, 400)] == \
+        ["char:3", "char:3", "word:1", "word:1", "word:5", "word:5"]
+    # The median decides: three titles and two pages are titles; words are runs of \w ("USB-C" is two).
+    choice = shingle_for_texts(["USB-C cable, 2m"] * 3 + [" ".join(["page"] * 900)] * 2)
+    assert (str(choice.spec), choice.median_words) == ("word:1", 4)
+    assert "the median text has 4 words" in choice.describe()
+    assert "50 words or more" in shingle_for_texts(texts(900)).describe()
+    held = Utf8Texts.of([t.encode() for t in texts(2) + texts(60, 2)])  # files as read: UTF-8, not decoded
+    assert shingle_for_texts(held).median_words == 2

@@ -256,7 +256,7 @@ def normalize_text(text: str) -> str:
 #: or two (a password, a name, a code), below ``LONG_WORDS`` a title or a sentence, else a paragraph or a page.
 SHORT_WORDS, LONG_WORDS = 3, 50
 #: Texts whose words :func:`shingle_for_texts` counts, evenly spaced through the corpus.
-LENGTH_SAMPLE = 2000
+LENGTH_SAMPLE = 1000
 
 
 @dataclass(frozen=True)
@@ -271,8 +271,24 @@ class ShingleChoice:
         """One line for the summary: what was chosen, from what, and the rule."""
         of = f"the median of {self.sampled:,} sampled texts" if self.sampled >= LENGTH_SAMPLE else "the median text"
         words = f"{self.median_words:,} word{'' if self.median_words == 1 else 's'}"
+        if self.median_words >= LONG_WORDS:
+            words = f"{LONG_WORDS} words or more"
         return (f"{self.spec} shingles, chosen from the texts' lengths: {of} has {words} (char:3 below "
                 f"{SHORT_WORDS} words, word:1 below {LONG_WORDS}, word:5 from {LONG_WORDS}; --shingle chooses)")
+
+
+#: Characters of a text in which :func:`shingle_for_texts` counts words (LONG_WORDS fit in far fewer).
+LENGTH_PREFIX = 512
+
+
+def _prefix(texts: Sequence[str], i: int) -> str:
+    """The first LENGTH_PREFIX characters of text ``i`` (of a file held as UTF-8, its first bytes,
+    without decoding the rest)."""
+    if isinstance(texts, Utf8Texts):
+        a = int(texts.offsets[i])
+        head = texts.buffer[a:min(int(texts.offsets[i + 1]), a + 4 * LENGTH_PREFIX)].tobytes()
+        return head.decode("utf-8", "ignore")[:LENGTH_PREFIX]  # "ignore": a character cut at the end
+    return texts[i][:LENGTH_PREFIX]
 
 
 def shingle_for_texts(texts: Sequence[str]) -> ShingleChoice:
@@ -285,15 +301,22 @@ def shingle_for_texts(texts: Sequence[str]) -> ShingleChoice:
     :data:`SHORT_WORDS` words (passwords, names, codes: a typo changes a few
     of its trigrams), ``word:1`` below :data:`LONG_WORDS` (titles, sentences:
     robust to case, punctuation and word order), else ``word:5`` (paragraphs
-    and pages, Broder's w-shingling). Words are runs of ``\w`` characters,
-    counted in up to :data:`LENGTH_SAMPLE` texts evenly spaced through the
-    corpus (the same ones on every run); the median is the middle one of them
-    (the upper of the two middle ones for an even count).
+    and pages, Broder's w-shingling). Words are runs of ``\\w`` characters,
+    counted (up to :data:`LONG_WORDS`, all the rule needs, in a text's first
+    :data:`LENGTH_PREFIX` characters) in up to :data:`LENGTH_SAMPLE` texts
+    evenly spaced through the corpus (the same ones on every run); the median
+    is the middle one of them (the upper of the two middle ones for an even
+    count).
     """
     n = len(texts)
     picks = range(n) if n <= LENGTH_SAMPLE else np.linspace(0, n - 1, LENGTH_SAMPLE).astype(np.int64).tolist()
-    counts = sorted(len(_WORD.findall(texts[i])) for i in picks)
-    median = counts[len(counts) // 2] if counts else 0
+    # The words of each text's first LENGTH_PREFIX characters, by the word kernel: LONG_WORDS of them
+    # is all the rule needs, and a long text is not read through.
+    sample = [_prefix(texts, i) for i in picks]
+    buf, doc_ptr = _utf8(sample)
+    indptr, _ = _k.token_keys(buf, doc_ptr, _word_table(sample))
+    counts = np.sort(np.minimum(np.diff(indptr), LONG_WORDS))
+    median = int(counts[len(counts) // 2]) if len(counts) else 0
     spec = ShingleSpec("char", 3) if median < SHORT_WORDS else ShingleSpec("word", 1) if median < LONG_WORDS \
         else ShingleSpec("word", 5)
     return ShingleChoice(spec, median, len(counts))
