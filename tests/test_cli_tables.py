@@ -360,3 +360,11 @@ def test_counts_of_one_and_of_none_read_as_english(tmp_path):
     none = run("join", "--sets", "-t", "0.9", "--clusters", f)
     assert "0 pairs" in none.stderr and "no cluster of 2 or more documents" in none.stderr
     assert "the largest of 0" not in none.stderr
+
+
+def test_spark_refuses_the_table_options_it_does_not_take_before_starting():
+    for args, flag in ((["--headerless"], "--headerless does nothing without --csv or --tsv"),
+                       (["--no-header", "-o", "x"], "--no-header not available with --engine spark"),
+                       (["--csv", "--text-col", "t", "-o", "x"], "--csv not available with --engine spark")):
+        r = run("join", "--engine", "spark", "-t", "0.5", *args, TINY)
+        assert r.exit_code == 2 and flag in r.stderr, r.stderr

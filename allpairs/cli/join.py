@@ -90,9 +90,14 @@ def join_command(
     contained document comes first. The similarity is truncated to 6 decimals.
     """
     check_jobs(jobs)
+    try:
+        refuse_unused_input_options(ctx)
+    except AllPairsError as e:
+        fail(e)
     if engine is Engine.spark:
         local_only = [flag for flag, used in (("--measure", measure.value != "jaccard"), ("--against", against is not None),
-                                              ("--clusters", clusters), ("--hidden", inputs["hidden"]),
+                                              ("--clusters", clusters), ("--no-header", no_header),
+                                              ("--hidden", inputs["hidden"]),
                                               ("--no-ignore", inputs["no_ignore"]), ("--csv", inputs["csv"]),
                                               ("--tsv", inputs["tsv"]), ("--keep-col", bool(inputs["keep_col"])),
                                               ("several --text-col", len(inputs["text_col"]) > 1))
@@ -114,7 +119,6 @@ def join_command(
         raise typer.BadParameter("--master goes with --engine spark")
     bar = Bar(not quiet)
     try:
-        refuse_unused_input_options(ctx)
         refuse_unused_lsh_options(ctx, method is Method.lsh, bands, rows)
         if count:
             refuse(ctx, ("output", "fmt", "no_header", "singletons", "wide"), "with --count, which prints only a number")
