@@ -391,7 +391,7 @@ def test_cli_on_the_tiny_corpus_writes_the_golden_pairs_as_parquet(spark, tmp_pa
     table = pq.read_table(out).to_pylist()
     lines = [f"{p['left']}\t{p['right']}\t{int(p['overlap'] * 10**6 // (p['left_size'] + p['right_size'] - p['overlap'])) / 10**6:.6f}"
              for p in table]
-    assert "\n".join(lines) + "\n" == GOLDEN.read_text()
+    assert "\n".join(["left\tright\tsimilarity", *lines]) + "\n" == GOLDEN.read_text()  # the golden TSV's header
     assert "skipped 2" not in r.stderr and "8 documents, 2 skipped (binary: 1" in r.stderr
     r = cli("join", "--engine", "spark", "-t", "0.5", "-s", "word:1", TINY, "-o", out)
     assert r.exit_code == 2 and "exists" in r.stderr
