@@ -35,6 +35,9 @@ ARRAYS = {
     "id_ptr": ("<i8", 1), "id_bytes": ("|u1", 1), "list_ptr": ("<i8", 1), "post": ("<i4", 2),
 }
 
+#: The most columns an index carries beside its ids.
+MAX_COLUMNS = 1000
+
 #: Ids (sets, documents, tokens) are int32.
 _MAX_ID = 2**31 - 1
 
@@ -84,7 +87,19 @@ def check_meta(meta: dict, path, *, key_version: int, tokens_label: str) -> dict
         raise _damaged(path, f"min_shingles {meta['min_shingles']!r}")
     if not _int(meta["v0"]) or not 0 <= meta["v0"] <= _MAX_ID:
         raise _damaged(path, f"v0 {meta['v0']!r}")
+    columns = meta.get("columns", [])  # absent from files written before documents carried columns
+    if not isinstance(columns, list) or len(columns) > MAX_COLUMNS or len(set(map(repr, columns))) < len(columns) \
+            or not all(isinstance(c, str) for c in columns):
+        raise _damaged(path, f"carried columns {str(columns)[:80]}: not a list of distinct names")
     return meta
+
+
+def _expected_arrays(meta: dict) -> dict[str, tuple[str, int]]:
+    """The arrays an index file with this meta holds: :data:`ARRAYS` and two per carried column."""
+    out = dict(ARRAYS)
+    for k in range(len(meta.get("columns", []))):
+        out[f"column{k}_ptr"], out[f"column{k}_bytes"] = ("<i8", 1), ("|u1", 1)
+    return out
 
 
 def _first_bad(ok: np.ndarray) -> int:
@@ -117,11 +132,12 @@ def check_arrays(arrays: dict[str, np.ndarray], meta: dict, path,
     ``index_prefix(sizes)`` is the rule's indexing prefix of sets of those sizes
     (the postings must hold exactly those tokens of every set).
     """
-    missing = sorted(set(ARRAYS) - set(arrays))
-    extra = sorted(set(arrays) - set(ARRAYS))
+    expected = _expected_arrays(meta)
+    missing = sorted(set(expected) - set(arrays))
+    extra = sorted(set(arrays) - set(expected))
     if missing or extra:
         raise _damaged(path, f"arrays missing: {', '.join(missing) or 'none'}; unknown: {', '.join(extra) or 'none'}")
-    for name, (dtype, ndim) in ARRAYS.items():
+    for name, (dtype, ndim) in expected.items():
         a = arrays[name]
         if a.dtype.str != dtype or a.ndim != ndim or (ndim == 2 and a.shape[1] != 3):
             raise _damaged(path, f"array {name!r} is {a.dtype.str} of shape {a.shape}, not {dtype} "
@@ -167,7 +183,10 @@ def check_arrays(arrays: dict[str, np.ndarray], meta: dict, path,
     _within(path, "set_docs", set_docs, 0, n_docs - 1)
     if n_docs and not (np.bincount(set_docs, minlength=n_docs) == 1).all():
         raise _damaged(path, "a document in no set or in two")
-    _offsets(path, "id_ptr", a["id_ptr"], len(a["id_bytes"]))
+    for name in ["id"] + [f"column{k}" for k in range(len(meta.get("columns", [])))]:
+        if len(a[f"{name}_ptr"]) != n_docs + 1:
+            raise _damaged(path, f"{name}_ptr has {len(a[f'{name}_ptr']):,} entries for {n_docs:,} documents")
+        _offsets(path, f"{name}_ptr", a[f"{name}_ptr"], len(a[f"{name}_bytes"]))
 
     # Each set's ranks, and the postings: one list per token slot, each posting (set, position, size)
     # of a token of the set's indexing prefix, listed under that token, sorted by (size, set); every
