@@ -11,11 +11,10 @@ import fcntl
 import hashlib
 import json
 import os
-import signal
+import re
 import struct
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -23,7 +22,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from allpairs.errors import AllPairsError
 from allpairs.index import IndexFileError, SearchIndex
 
 PREAMBLE = struct.Struct("<16sII32s")
@@ -268,6 +266,37 @@ def test_a_crafted_re_signed_index_is_refused_in_one_line_never_a_signal(index_f
     assert not bad, f"{len(bad)} of {len(outcomes)} runs (a negative status is a signal):\n" + "\n".join(bad)
     assert len(outcomes) == 2 * len(CASES)
     assert all(path.read_bytes() == data for path, data in before.items()), "a crafted file was changed"
+
+
+COLUMN_CASES = {
+    "column0_ptr: past the bytes": _put("column0_ptr", -1, 10**9),
+    "column0_ptr: falls": _put("column0_ptr", 2, 0),
+    "column0_ptr: missing": _set(["arrays", "column0_ptr"], KeyError),
+    "column0_bytes: wrong dtype": _set(["arrays", "column0_bytes", "dtype"], "<i8"),
+    "meta: columns not a list": _set(["meta", "columns"], "text"),
+    "meta: a column named twice": _set(["meta", "columns"], ["text", "text"]),
+    "meta: a column more than the arrays": _set(["meta", "columns"], ["text", "other"]),
+}
+
+
+def test_a_crafted_index_with_carried_columns_is_refused_in_one_line(tmp_path):
+    # An index of texts carries each line (the "text" column) beside its ids: its arrays are checked too.
+    (tmp_path / "s1.txt").write_text(SETS)
+    idx = tmp_path / "s1.idx"
+    assert program("index", "build", "--lines", "-s", "word:1", "-t", "0.5", tmp_path / "s1.txt", "-o", idx,
+                   "-q").returncode == 0
+    argvs, names = [], {}
+    for k, (name, change) in enumerate(COLUMN_CASES.items()):
+        c = Crafted(idx.read_bytes())
+        change(c)
+        path = tmp_path / f"evil{k}.idx"
+        path.write_bytes(c.signed())
+        names[str(path)] = name
+        argvs.append(["index", "query", path, "--lines", tmp_path / "s1.txt"])
+    bad = [f"{names[r['argv'][2]]}: status {r['status']}, stderr {r['stderr'][-300:]!r}" for r in forked_runs(argvs)
+           if r["status"] != 1 or not re.fullmatch(r"allpairs: error: index \S+ is damaged \(.*\); build it again\n",
+                                                    r["stderr"])]
+    assert not bad, "\n".join(bad)
 
 
 def test_the_issue_crafted_posting_no_longer_crashes_and_names_the_array(index_file, tmp_path):
