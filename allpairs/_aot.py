@@ -128,9 +128,13 @@ def read_signatures(path: Path = SIGNATURES) -> list[str]:
     return [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
 
 
+#: A line that decorates a kernel: ``@kernel`` or ``@kernel(wraps=True)``.
+_KERNEL_LINE = re.compile(r"^@kernel(\(.*\))?$", re.MULTILINE)
+
+
 def kernel_sources(root: Path = PACKAGE_ROOT) -> list[Path]:
-    """Every module of the package that defines kernels (a line ``@kernel``), in a fixed order."""
-    return sorted((p for p in root.rglob("*.py") if "\n@kernel\n" in p.read_text(encoding="utf-8")),
+    """Every module of the package that defines kernels (a line ``@kernel`` or ``@kernel(...)``), in a fixed order."""
+    return sorted((p for p in root.rglob("*.py") if _KERNEL_LINE.search(p.read_text(encoding="utf-8"))),
                   key=lambda p: p.relative_to(root).as_posix())
 
 
