@@ -68,6 +68,8 @@ BOTH_KERNELS = {
     "test_index": ("test_queries_match_the_oracle", "test_growing_index_matches_the_oracle"),
     "test_dedup": ("test_dedup_matches_the_oracle",),
     "test_spark": ("test_task_joins_find_each_pair_once_with_its_exact_overlap",),
+    "test_compat": ("test_all_pairs_gives_set_similarity_searchs_pairs_in_its_order_with_its_values_and_types",
+                    "test_queries_give_set_similarity_searchs_results_in_its_order_with_its_values_and_types"),
     "test_api": ("test_pairs_index_and_slice_like_the_list_they_stand_for", "test_a_pair_gives_a_fraction_and_plain_data_for_json"),
 }
 
