@@ -143,26 +143,26 @@ def test_exact_top_k_reading_the_index_internals_prints_the_same(tmp_path, share
     assert theirs["stdout"].count(b"\n") == 201
 
 
-def go_comments(src: Path, prefix: str) -> str:
-    """Comment lines of three words or more from the Go files under ``prefix``: a translation memory's segments."""
+def go_comments(src: Path, prefix: str, most: int) -> str:
+    """The first ``most`` comment lines of three words or more from the Go files under ``prefix``: segments."""
     lines = []
     for path in sorted((src / prefix).rglob("*.go")):
         for line in path.read_text(errors="replace").splitlines():
             text = line.strip()
             if text.startswith("//") and len(text[2:].split()) >= 3:
                 lines.append(text[2:].strip())
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines[:most]) + "\n"
 
 
 @pytest.mark.parametrize("func", ["containment_min", "jaccard"])
 def test_a_translation_memory_fuzzy_matcher_writes_the_same_matches(tmp_path, go_reference_src, func):
     # go/types is generated from types2: its comments are a memory full of near and exact matches,
     # and a quarter of them repeat a word.
-    (tmp_path / "tm.txt").write_text(go_comments(go_reference_src, "go/types"))
-    (tmp_path / "in.txt").write_text(go_comments(go_reference_src, "cmd/compile/internal/types2"))
+    (tmp_path / "tm.txt").write_text(go_comments(go_reference_src, "go/types", 6000))
+    (tmp_path / "in.txt").write_text(go_comments(go_reference_src, "cmd/compile/internal/types2", 2000))
     theirs = same_output(tmp_path, CLIENTS / "tm_fuzzy.py", "tm.txt", "in.txt", "matches.txt", "--function", func,
                          "--minscore", 0.5, files=["matches.txt"])
-    assert theirs["matches.txt"].count(b"\n") > 1000
+    assert theirs["matches.txt"].count(b"\n") > 500
 
 
 def test_dpu_utils_duplicate_detector_finds_the_same_clusters_in_the_same_order(tmp_path, go_reference_src,

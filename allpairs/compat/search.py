@@ -168,6 +168,8 @@ class SearchIndex(object):
         known = np.fromiter(map(self.order.get, s, repeat(-1)), np.int64)
         s1 = np.sort(known[known >= 0])
         _debug("{} original tokens and {} tokens after applying frequency order.", len(s), len(s1))
+        if len(s1) and s1[-1] >= len(self._post_ptr) - 1:
+            return self._query_beyond_index(s1, l1)
         prefixes, position_cut, similarity_cut = self._query_rules()
         n1 = len(s1)
         prefix = prefixes.get(n1)
@@ -196,6 +198,22 @@ class SearchIndex(object):
             for w in touched:
                 index[w]
         results = list(zip(ids, sims if MEASURES[self._measure] == COSINE else sims.tolist()))
+        _debug("{} verified sets found.", len(results))
+        return results
+
+    def _query_beyond_index(self, s1, l1):
+        """``query`` when ``order`` gives a rank the compiled lists do not hold (a program added tokens to
+        ``order``): the same steps in Python, over ``index`` and ``sets`` as they are now."""
+        threshold, index, sets = self.similarity_threshold, self.index, self.sets
+        hits = [i for p1, token in enumerate(self._get_prefix(s1)) for i, p2 in index[token]
+                if self.position_filter_func(l1, len(sets[i]), p1, p2, threshold)]
+        candidates = set(hits)
+        _debug("{} candidates found.", len(candidates))
+        results = []
+        for i in candidates:
+            sim = self.similarity_func(s1, sets[i], l1, len(sets[i]))
+            if not sim < threshold:
+                results.append((i, sim))
         _debug("{} verified sets found.", len(results))
         return results
 
