@@ -22,8 +22,8 @@ before the call (corpus and imports), and a checksum of the whole output
 (indices and similarity values in order, and their types): the two libraries must
 agree on it, or the script exits 1. Consuming a pair costs both sides the same
 Python loop (``hash`` of a tuple per result). A peer run still going after
-``--peer-timeout`` seconds is stopped and shown as "> N"; its ratio is then a
-lower bound.
+``--peer-timeout`` seconds (wall) is stopped and shown as "> N", N the CPU
+seconds it had used; its ratio is then a lower bound.
 
 Standard output carries only the table; progress goes to standard error.
 """
@@ -96,12 +96,15 @@ def run_child(who: str, call: str, func: str, threshold: float, args, timeout: f
     cmd = [sys.executable, __file__, "--child", who, call, func, repr(threshold), "--queries", str(args.queries),
            "--seed", str(args.seed)]
     log(f"[{WHO[who]}] {call} {func} {threshold} ...")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                               env=dict(os.environ, PYTHONHASHSEED="0"))
-    except subprocess.TimeoutExpired:
-        log(f"  stopped after {timeout:.0f} s")
-        return None
+    except subprocess.TimeoutExpired:  # killed and waited for: its CPU time is in RUSAGE_CHILDREN
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+        log(f"  stopped after {timeout:.0f} s (wall), {cpu:.0f} s CPU")
+        return {"stopped": True, "cpu": cpu}
     if done.returncode != 0:
         raise SystemExit(f"{WHO[who]} {call} {func} {threshold} failed:\n{done.stderr}")
     out = json.loads(done.stdout.strip().splitlines()[-1])
@@ -113,10 +116,8 @@ def same(out: dict) -> tuple:
     return out["count"], out["checksum"], out["types"]
 
 
-def fmt(value, spec=".2f", timeout=None) -> str:
-    if value is None:
-        return f"> {timeout:.0f}" if timeout else "-"
-    return format(value, spec)
+def fmt(value, spec=".2f") -> str:
+    return "-" if value is None else format(value, spec)
 
 
 def main(argv=None) -> int:
@@ -126,7 +127,7 @@ def main(argv=None) -> int:
     ap.add_argument("--query-func", default="jaccard")
     ap.add_argument("--query-threshold", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--peer-timeout", type=float, default=1800.0)
+    ap.add_argument("--peer-timeout", type=float, default=1800.0, help="seconds (wall) before a peer run is stopped")
     ap.add_argument("--child", nargs=4, metavar=("WHO", "CALL", "FUNC", "THRESHOLD"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -141,7 +142,11 @@ def main(argv=None) -> int:
     for call, func, t in calls:
         ours = run_child("compat", call, func, t, args, None)
         theirs = run_child("sss", call, func, t, args, args.peer_timeout)
-        if theirs is not None and same(theirs) != same(ours):
+        if theirs.get("stopped"):
+            theirs = None, theirs["cpu"]
+        else:
+            theirs = theirs, None
+        if theirs[0] is not None and same(theirs[0]) != same(ours):
             problems.append(f"{call} {func} {t}: the outputs differ")
         rows.append((call, func, t, ours, theirs))
     load = os.getloadavg()
@@ -150,14 +155,15 @@ def main(argv=None) -> int:
     print("| call | results | CPU s SSS | CPU s compat | CPU ratio | first pair / build s SSS | compat | "
           "peak MiB SSS | compat | same output |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for call, func, t, ours, theirs in rows:
+    for call, func, t, ours, (theirs, stopped_cpu) in rows:
         what = f"all_pairs {func} {t}" if call == "all_pairs" else f"{args.queries:,} × query ({func} {t})"
         th = theirs or {}
-        ratio = (th["cpu"] / ours["cpu"]) if theirs else None
-        lower = "≥ " if theirs is None else ""
-        ratio_text = f"{lower}{(args.peer_timeout / ours['cpu']):.0f}×" if theirs is None else f"{ratio:.0f}×"
-        print(f"| {what} | {ours['count']:,} | {fmt(th.get('cpu'), timeout=args.peer_timeout)} | {ours['cpu']:.2f} | "
-              f"{ratio_text} | {fmt(th.get('first'), '.3f', args.peer_timeout)} | {ours['first']:.3f} | "
+        if theirs is None:  # stopped: what it had used is a lower bound
+            peer_cpu, ratio_text = f"> {stopped_cpu:.0f}", f"> {stopped_cpu / ours['cpu']:.0f}×"
+        else:
+            peer_cpu, ratio_text = f"{th['cpu']:.2f}", f"{th['cpu'] / ours['cpu']:.0f}×"
+        print(f"| {what} | {ours['count']:,} | {peer_cpu} | {ours['cpu']:.2f} | "
+              f"{ratio_text} | {fmt(th.get('first'), '.3f')} | {ours['first']:.3f} | "
               f"{fmt(th.get('peak_mib'), '.0f')} | {ours['peak_mib']:.0f} | "
               f"{'-' if not theirs else 'yes' if same(theirs) == same(ours) else 'NO'} |")
     for p in problems:
