@@ -24,12 +24,13 @@ from .lsh import candidates as lsh_candidates
 from .lsh import (MAX_EXPAND, agreement_needed, check_banding, check_num_perm, choose_params, estimate_pairs,
                   probability, share_joined_bucket, signature_sets, signatures)
 from .lsh.keysets import KeyedSets, keyed_sets
+from ._plural import count
 from .measures import Measure, Threshold, get_measure, parse_threshold
 from .order import OrderedSets, order_sets
 from .pairs import Pairs
 from .pairs.clusters import Clusters, find_clusters
 from .verify import verify_candidates
-from .shingles import ShingleSpec, hash_sets, shingle_texts
+from .shingles import ShingleSpec, hash_sets, shingle_for_texts, shingle_texts
 
 #: progress(stage, done, total): called now and then during long stages.
 Progress = Callable[[str, int, int], None]
@@ -130,17 +131,23 @@ class JoinResult:
     shingle: str
     method: str
     stats: Stats
-    shown: list[str] | None = None
+    #: Columns carried beside each id into the output (the line for ``--lines``, ``--keep-col`` columns).
+    columns: dict[str, Sequence[str]] = field(default_factory=dict)
     lsh: LSHInfo | None = None
     measure: Measure = field(default_factory=lambda: get_measure("jaccard"))
     #: For an R–S join, the number of documents of the first corpus: ``ids``
-    #: (and ``shown``) hold both corpora, the first one's first.
+    #: (and ``columns``) hold both corpora, the first one's first.
     n_left: int | None = None
     #: With ``clusters=True``: the connected components of the pairs.
     clusters: Clusters | None = None
 
     def __len__(self) -> int:
         return len(self.pairs)
+
+    @property
+    def shown(self) -> Sequence[str] | None:
+        """The first carried column (a line's text for ``--lines``), or None."""
+        return next(iter(self.columns.values()), None)
 
     def similarity(self, pair):
         """The pair's exact similarity under the join's measure (a Fraction; int for overlap; float for cosine)."""
@@ -236,11 +243,10 @@ def merge_corpora(left: Corpus, right: Corpus) -> Corpus:
         return None if a is None and b is None else list(a or [None] * n_a) + list(b or [None] * n_b)
 
     n_l, n_r = len(left), len(right)
-    shown = None
-    if left.shown is not None or right.shown is not None:
-        shown = list(left.shown or [""] * n_l) + list(right.shown or [""] * n_r)
+    columns = {name: list(left.columns.get(name, [""] * n_l)) + list(right.columns.get(name, [""] * n_r))
+               for name in {**left.columns, **right.columns}}
     return Corpus(ids=list(left.ids) + list(right.ids), texts=both(left.texts, right.texts, n_l, n_r),
-                  sets=both(left.sets, right.sets, n_l, n_r), shown=shown,
+                  sets=both(left.sets, right.sets, n_l, n_r), columns=columns, notes=left.notes + right.notes,
                   languages=both(left.languages, right.languages, n_l, n_r),
                   skipped=list(left.skipped) + list(right.skipped),
                   kind=left.kind if left.kind == right.kind else "texts",
@@ -291,23 +297,44 @@ def candidate_bound(sets: OrderedSets, t: Threshold, measure: Measure) -> int:
     return int(probed.astype(np.int64) @ indexed.astype(np.int64))
 
 
-def default_shingle(corpus: Corpus) -> ShingleSpec | None:
-    """The documented default: tokens as given for sets, ``char:3`` for line records,
-    ``code:5`` for a tree of source files only, ``word:5`` otherwise."""
+def default_shingle(corpus: Corpus) -> tuple[ShingleSpec | None, str | None]:
+    """The documented default and, when it was chosen from the data, a line that says so: tokens as
+    given for sets; ``code:5`` for a tree of source files only; else the shingle the texts' lengths
+    call for (:func:`allpairs.shingles.shingle_for_texts`: ``char:3``, ``word:1`` or ``word:5``)."""
     if corpus.sets is not None:
-        return None
-    if corpus.kind == "lines":
-        return ShingleSpec("char", 3)
+        return None, None
     if corpus.kind == "directory" and corpus.languages and all(corpus.languages):
-        return ShingleSpec("code", 5)
-    return ShingleSpec("word", 5)
+        return ShingleSpec("code", 5), None
+    choice = shingle_for_texts(corpus.texts)
+    return choice.spec, choice.describe()
+
+
+#: The share of documents with a single shingle above which the summary suggests a shorter shingle.
+SHORT_SHARE = 0.1
+
+
+def short_note(spec: ShingleSpec, doc_size: np.ndarray) -> str | None:
+    """A line for the summary when many documents are a single shingle (too short for ``spec``): at a
+    threshold above 1/2 each pairs only with copies of it, so a shorter shingle of the kind is named."""
+    shorter = {"word": ShingleSpec("word", 1), "char": ShingleSpec("char", 3)}.get(spec.kind)
+    if shorter is None or shorter.n >= spec.n:
+        return None
+    joined = int((doc_size > 0).sum())
+    single = int((doc_size == 1).sum())
+    if not joined or single < SHORT_SHARE * joined:
+        return None
+    unit = "words" if spec.kind == "word" else "characters"
+    return (f"note: {single:,} of {count(joined, 'document')} ({100 * single / joined:.0f}%) are a single {spec} "
+            f"shingle ({spec.n} {unit} or fewer): above t = 0.5 each pairs only with copies of it; "
+            f"--shingle {shorter} suits texts this short")
 
 
 def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize: bool,
                 progress: Progress | None = None, jobs: int | None = None,
-                sorted_rows: bool = False) -> tuple[np.ndarray, np.ndarray, str]:
+                sorted_rows: bool = False, notes: list[str] | None = None) -> tuple[np.ndarray, np.ndarray, str]:
     """Stage 2 for a corpus: the keys of its sets' tokens, or of its texts' shingles (default spec
-    as documented in :func:`default_shingle`), as CSR, and the label of what they are.
+    as documented in :func:`default_shingle`, which ``notes`` is told of when chosen from the data),
+    as CSR, and the label of what they are.
     ``sorted_rows``: sets' tokens may come back sorted with repeats dropped, where that is cheaper
     here than later (see :func:`allpairs.shingles.hash_sets`)."""
     if isinstance(shingle, str):
@@ -318,7 +345,9 @@ def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize:
         indptr, keys = hash_sets(corpus.sets, jobs=jobs, sorted_rows=sorted_rows)
         return indptr, keys, "tokens"
     if shingle is None:
-        shingle = default_shingle(corpus)
+        shingle, why = default_shingle(corpus)
+        if why and notes is not None:
+            notes.append(why)
     done = [0]
 
     def tick(k: int) -> None:
@@ -344,6 +373,7 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     stats.skipped = list(corpus.skipped)
     stats.dropped = corpus.dropped
     stats.input_kind = corpus.kind
+    stats.notes.extend(corpus.notes)
     left_out = corpus.left_out_note()
     if left_out:
         stats.notes.append(left_out)
@@ -353,7 +383,7 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
         raise EmptyCorpusError(corpus.empty_message())
     with _timed(stats, "shingle"):
         indptr, keys, label = corpus_keys(corpus, shingle, normalize=normalize, progress=progress, jobs=jobs,
-                                          sorted_rows=not ranked)
+                                          sorted_rows=not ranked, notes=stats.notes)
     with _timed(stats, "order"):
         if ranked:
             sets = order_sets(indptr, keys, min_size=max(1, min_shingles), jobs=jobs)
@@ -363,6 +393,10 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     stats.distinct_shingles = sets.num_tokens
     stats.distinct_sets = sets.num_sets
     stats.joined = int((sets.doc_set >= 0).sum())
+    if label != "tokens":
+        note = short_note(ShingleSpec.parse(label), np.where(sets.doc_set >= 0, sets.doc_size, 0))
+        if note:
+            stats.notes.append(note)
     dropped = np.flatnonzero(sets.doc_set < 0)
     for d in dropped.tolist():
         if sets.doc_size[d] == 0:
@@ -458,8 +492,11 @@ def _join_rows(sets: OrderedSets, rows: np.ndarray, t: Threshold, jobs: int):
 
 def joined_note(buckets: int, max_expand: int, largest: int, sets: int, pairs: int) -> str:
     """The summary line of the LSH buckets joined exactly instead of expanded (for every engine)."""
-    return (f"{buckets:,} LSH buckets of more than {max_expand:,} distinct sets (largest {largest:,}) were joined "
-            f"exactly instead of expanded: {sets:,} sets, {pairs:,} candidate pairs not expanded; same result")
+    what = "LSH bucket of more than" if buckets == 1 else "LSH buckets of more than"
+    were = "was" if buckets == 1 else "were"
+    return (f"{buckets:,} {what} {count(max_expand, 'distinct set')} (largest {largest:,}) {were} joined "
+            f"exactly instead of expanded: {count(sets, 'set')}, {count(pairs, 'candidate pair')} not expanded; "
+            "same result")
 
 
 def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jobs: int, stats: Stats):
@@ -519,13 +556,15 @@ def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jo
     if info.max_bucket is None and info.max_expand is None and info.largest_bucket > LARGE_BUCKET:
         n = info.largest_bucket
         stats.notes.append(
-            f"warning: an LSH bucket holds {n:,} distinct sets, {n * (n - 1) // 2:,} candidate pairs on its own: "
+            f"warning: an LSH bucket holds {count(n, 'distinct set')}, {count(n * (n - 1) // 2, 'candidate pair')} "
+            "on its own: "
             "boilerplate or near-empty documents; bound it with --max-bucket or drop them with --min-shingles")
     if info.oversized:
         sizes = sorted((size for _, size in info.oversized), reverse=True)
         stats.notes.append(
-            f"warning: {len(sizes):,} LSH buckets larger than --max-bucket {info.max_bucket:,} were not expanded "
-            f"(largest {sizes[0]:,} sets; {info.skipped_pairs:,} candidate pairs left out): boilerplate or "
+            f"warning: {count(len(sizes), 'LSH bucket')} larger than --max-bucket {info.max_bucket:,} "
+            f"{'was' if len(sizes) == 1 else 'were'} not expanded (largest {count(sizes[0], 'set')}; "
+            f"{count(info.skipped_pairs, 'candidate pair')} left out): boilerplate or "
             "near-empty documents; drop them with --min-shingles or raise --max-bucket")
     return pairs, cand
 
@@ -639,7 +678,7 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
                 found_clusters = find_clusters(pairs)
     stats.peak_memory = peak_memory()
     return JoinResult(pairs=pairs, ids=corpus.ids, threshold=t, shingle=label, method=method,
-                      stats=stats, shown=corpus.shown, lsh=info, measure=m, n_left=n_left,
+                      stats=stats, columns=corpus.columns, lsh=info, measure=m, n_left=n_left,
                       clusters=found_clusters)
 
 

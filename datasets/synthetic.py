@@ -25,6 +25,10 @@ Two generators:
     ``near_duplicates`` are copies of an earlier text with up to
     ``max_edits`` one-word edits (substitute, insert, delete). For word
     5-shingles and the MinHash+LSH benchmark.
+:func:`products`
+    A CSV export of product titles (sku, brand, title, price), a share of
+    them relisted with other case, punctuation, a pasted line break or a word
+    dropped: short texts for ``--csv``, clusters and the length rule.
 
 Named settings of :func:`zipf_sets` are in :data:`PRESETS` (see
 :func:`zipf_preset`); ``social-1m`` is the 1 M-set benchmark of
@@ -36,6 +40,7 @@ Command line (writes a ``--sets`` file, or one file per document)::
     python -m datasets.synthetic zipf --preset social-1m -o social-1m.sets
     python -m datasets.synthetic documents --n 20000 -o docs/
     python -m datasets.synthetic planted --n 20000 -o planted.tsv
+    python -m datasets.synthetic products --n 50000 -o products.csv
 """
 from __future__ import annotations
 
@@ -53,6 +58,8 @@ __all__ = [
     "documents",
     "documents_planted",
     "planted_pairs",
+    "products",
+    "products_planted",
     "word",
     "zipf_preset",
     "zipf_sets",
@@ -370,6 +377,101 @@ def documents_planted(
     return _documents(n, words, near_duplicates, seed, vocabulary, skew, max_edits)[1]
 
 
+#: What :func:`products` builds titles from: kinds of product, their details, colours, brands' syllables.
+_KINDS = ["Case", "Cable", "Charger", "Mug", "Lamp", "Backpack", "Headphones", "Keyboard", "Mouse", "Stand",
+          "Bottle", "Notebook", "Pen", "Speaker", "Adapter", "Sleeve", "Tripod", "Watch Band", "Screen Protector",
+          "Power Bank"]
+_DETAILS = ["USB-C", "Wireless", "Bluetooth 5.3", "Stainless Steel", "Leather", "Silicone", "Magnetic", "Foldable",
+            "Waterproof", "LED", "Ergonomic", "Mini", "Pro", "Max", "Slim", "Heavy Duty", "2-Pack", "Fast Charging",
+            "Noise Cancelling", "Rechargeable"]
+_FITS = ["iPhone 12", "iPhone 15 Pro", "Galaxy S21", "Pixel 8", "MacBook Air 13\"", "iPad 10.9\"", "Switch OLED",
+         "Kindle Paperwhite", "Surface Pro 9", "ThinkPad X1"]
+_COLOURS = ["Black", "White", "Blue", "Red", "Green", "Grey", "Rose Gold", "Navy", "Clear", "Purple"]
+_SIZES = ["1m", "2m", "3 ft", "11 oz", "15 oz", "500 ml", "1 L", "20,000 mAh", "65W", "10 inch"]
+
+
+def _title(u: _Uniforms, brand: str) -> str:
+    """A product title of 3 to 12 words: brand, details, kind, what it fits, colour, size; now and then a
+    quoted nickname or a comma, as catalogues write them."""
+    parts = [brand]
+    parts += [_DETAILS[u.below(len(_DETAILS))] for _ in range(u.below(3))]
+    parts.append(_KINDS[u.below(len(_KINDS))])
+    if u.one() < 0.5:
+        parts.append("for " + _FITS[u.below(len(_FITS))])
+    if u.one() < 0.15:
+        parts.append(f'"{word(u.below(400)).capitalize()} {word(u.below(400)).capitalize()}"')
+    tail = [_COLOURS[u.below(len(_COLOURS))]] if u.one() < 0.6 else []
+    if u.one() < 0.4:
+        tail.append(_SIZES[u.below(len(_SIZES))])
+    title = " ".join(parts)
+    return title + (", " + " ".join(tail) if tail and u.one() < 0.5 else (" " + " ".join(tail) if tail else ""))
+
+
+def _restyle(u: _Uniforms, title: str) -> str:
+    """The same product as another seller lists it: changed case, punctuation and spacing, a line break
+    from a pasted description now and then, rarely a word dropped."""
+    out = title
+    r = u.one()
+    if r < 0.3:
+        out = out.lower()
+    elif r < 0.45:
+        out = out.upper()
+    elif r < 0.6:
+        out = out.title()
+    if u.one() < 0.4:
+        out = out.replace(", ", " - ") if ", " in out else out.replace(" ", ", ", 1)
+    if u.one() < 0.3:
+        out = out.replace("-", " ")
+    if u.one() < 0.2:
+        out += "!" if u.one() < 0.5 else " ."
+    if u.one() < 0.05:
+        words = out.split(" ")
+        out = " ".join(words[:-1]) + "\n" + words[-1] if len(words) > 1 else out
+    if u.one() < 0.1:
+        words = out.split(" ")
+        if len(words) > 3:
+            del words[1 + u.below(len(words) - 1)]
+            out = " ".join(words)
+    return out
+
+
+def _products(n, near_duplicates, seed, brands):
+    _check(n, near_duplicates, (0.0, 1.0))
+    u = _Uniforms(seed)
+    names = [word(70 + k).capitalize() for k in range(brands)]
+    rows, planted = [], []
+    for i in range(n):
+        sku = f"SKU{i:06d}"
+        if u.one() < near_duplicates and i > 0:
+            source = u.below(i)
+            _, brand, title, price = rows[source]
+            rows.append((sku, brand, _restyle(u, title), f"{float(price) * (0.9 + 0.2 * u.one()):.2f}"))
+            planted.append((source, i))
+            continue
+        brand = names[u.below(brands)]
+        rows.append((sku, brand, _title(u, brand), f"{2 + 98 * u.one():.2f}"))
+    return rows, planted
+
+
+def products(n: int = 50000, near_duplicates: float = 0.2, seed: int = 0, brands: int = 300) -> list[tuple]:
+    """A product catalogue as a CSV export holds it: rows of (sku, brand, title, price).
+
+    Titles are 3 to 12 words (a brand of made-up syllables, up to two details,
+    a kind of product, what it fits, colour, size; some with a quoted
+    nickname or a comma). A share ``near_duplicates`` of the rows list an
+    earlier row's product again the way another seller would: in lower,
+    upper or title case, with other punctuation, a line break pasted in, or a
+    word dropped, at a price within 10%. The first row's sku is SKU000000.
+    """
+    return _products(n, near_duplicates, seed, brands)[0]
+
+
+def products_planted(n: int = 50000, near_duplicates: float = 0.2, seed: int = 0,
+                     brands: int = 300) -> list[tuple[int, int]]:
+    """The (source, copy) rows that :func:`products` with the same arguments planted (0-based)."""
+    return _products(n, near_duplicates, seed, brands)[1]
+
+
 def _write_text(path: str, text: str) -> None:
     if path == "-":
         sys.stdout.write(text)
@@ -407,6 +509,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--vocabulary", type=int, default=20000, help="distinct words (default %(default)s)")
     p.add_argument("--max-edits", type=int, default=None, help="most edits in a copy (default words/10)")
     p.add_argument("-o", "--output", required=True, help="directory to write doc00000.txt ... into")
+    p = sub.add_parser("products", help="a CSV of product titles: sku, brand, title, price",
+                       description="a CSV of product titles (sku, brand, title, price) with relisted products")
+    p.add_argument("--n", type=int, default=50000, help="number of rows (default %(default)s)")
+    p.add_argument("--near-duplicates", type=float, default=0.2, help="share of relisted rows (default %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="PCG64 seed (default %(default)s)")
+    p.add_argument("-o", "--output", default="-", help="output file, - for stdout (default)")
     args = parser.parse_args(argv)
     if getattr(args, "preset", None):
         # Parse again with the preset as defaults: options given on the line still win.
@@ -422,6 +530,14 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 text = "".join(f"{a}\t{b}\t{j.numerator}/{j.denominator}\n" for a, b, j in planted)
             _write_text(args.output, text)
+        elif args.kind == "products":
+            import csv
+            import io
+
+            buf = io.StringIO(newline="")
+            csv.writer(buf).writerows([("sku", "brand", "title", "price"),
+                                       *products(args.n, args.near_duplicates, args.seed)])
+            _write_text(args.output, buf.getvalue())
         else:
             texts = documents(args.n, args.words, args.near_duplicates, args.seed,
                               args.vocabulary, args.skew, args.max_edits)

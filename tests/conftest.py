@@ -53,6 +53,7 @@ def go_reference_src() -> Path:
 BOTH_KERNELS = {
     "test_exact": ("test_exact_join_equals_brute_force", "test_every_measure_self_join_equals_brute_force",
                    "test_every_measure_rs_join_equals_brute_force", "test_clusters_are_the_components_of_the_oracle_pairs",
+                   "test_the_long_cluster_form_numbers_each_document_as_the_oracle_components_are",
                    "test_pair_exactly_at_threshold_is_found", "test_prefix_is_not_shortened_by_float_rounding"),
     "test_exact_subset": ("test_join_of_chosen_sets_equals_brute_force_on_them",),
     "test_order": ("test_order_invariants", "test_ties_in_frequency_go_by_first_occurrence"),

@@ -104,11 +104,14 @@ def clusters(n: int, pairs) -> list[list[int]]:
 
 
 def char_shingles(text: str, n: int) -> set[str]:
-    """Character n-grams after the documented normalisation (NFKC, casefold, whitespace runs to one space)."""
+    """Character n-grams after the documented normalisation (NFKC, casefold, whitespace runs to one space);
+    a text of 1 to n - 1 characters is one shingle, itself."""
     import re
     import unicodedata
 
     text = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).casefold()).strip()
+    if 0 < len(text) < n:
+        return {text}
     return {text[i:i + n] for i in range(len(text) - n + 1)}
 
 

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import allpairs
+from allpairs._plural import count
 import naive_lsh
 from allpairs.errors import UsageError
 from allpairs.lsh import candidates, empty_rows, probability, share_joined_bucket, signatures
@@ -224,7 +225,7 @@ def test_joining_large_buckets_gives_what_expanding_them_gives(case, banding, ve
     assert bounded.lsh.oversized == expanded.lsh.oversized
     joined = [size for _, size in bounded.lsh.joined]
     assert all(limit < size <= (max_bucket or size) for size in joined)
-    assert bool(joined) == any(f"of more than {limit} distinct sets" in n for n in bounded.stats.notes)
+    assert bool(joined) == any(f"of more than {count(limit, 'distinct set')}" in n for n in bounded.stats.notes)
     if max_bucket is None and bits is None:
         assert [p[:2] for p in lsh_rows(bounded)] == oracle_lsh_pairs(sets, t, b, r, verify)
 

@@ -51,6 +51,7 @@ def test_tiny_corpus_pair_counts_per_threshold_as_worked_out_by_hand():
 def test_stdout_is_data_only_and_quiet_silences_stderr():
     r = run("join", "-t", "0.5", "-s", "word:1", TINY)
     assert all(len(line.split("\t")) == 3 for line in r.stdout.splitlines())
+    assert r.stdout.splitlines()[0] == "left\tright\tsimilarity"
     assert "skipped 2 documents" in r.stderr and "pixel.png (binary)" in r.stderr
     assert "10 pairs" in r.stderr and "peak memory" in r.stderr
     q = run("join", "-t", "0.5", "-s", "word:1", "--quiet", TINY)
@@ -70,7 +71,7 @@ def test_csv_and_jsonl_carry_overlap_and_sizes():
 
 
 def test_include_exclude_min_bytes_min_shingles():
-    r = run("join", "-t", "0.5", "-s", "word:1", "-q", "--include", "fox*", "--exclude", "*short*", TINY)
+    r = run("join", "-t", "0.5", "-s", "word:1", "-q", "--no-header", "--include", "fox*", "--exclude", "*short*", TINY)
     assert "fox-short" not in r.stdout and r.stdout.count("\n") == 6
     r = run("join", "-t", "0.5", "-s", "word:1", "-q", "--min-bytes", "40", TINY)
     assert "fox-short" not in r.stdout
@@ -81,19 +82,20 @@ def test_include_exclude_min_bytes_min_shingles():
 def test_lines_print_the_text_and_ids_are_line_numbers(tmp_path):
     f = tmp_path / "pw.txt"
     f.write_text("password1\npassword12\nqwerty\nPassword1\n")
-    r = run("join", "--lines", "-t", "0.6", "-q", f)
+    r = run("join", "--lines", "-t", "0.6", "-q", "--no-header", f)
     assert r.exit_code == 0, r.stderr
     # char:3: password1 has 7 trigrams, password12 one more (d12): J = 7/8.
     # With case folding "password1" and "Password1" are the same set.
     assert r.stdout.splitlines()[0] == "1\t2\t0.875000\tpassword1\tpassword12"
     assert "1\t4\t1.000000\tpassword1\tPassword1" in r.stdout.splitlines()
     raw = run("join", "--lines", "-t", "0.6", "-q", "--no-normalize", f)
+    assert raw.stdout.splitlines()[0] == "left\tright\tsimilarity\tleft_text\tright_text"
     # Without folding only "Pas"/"pas" differ: 6 of 8 trigrams shared.
     assert "1\t4\t0.750000\tpassword1\tPassword1" in raw.stdout.splitlines()
 
 
 def test_sets_from_stdin(tmp_path):
-    r = run("join", "--sets", "-t", "0.5", "-q", "-", input="1 2 3\n1 2 3 4\n\n9\n")
+    r = run("join", "--sets", "-t", "0.5", "-q", "--no-header", "-", input="1 2 3\n1 2 3 4\n\n9\n")
     assert r.exit_code == 0, r.stderr
     assert r.stdout == "1\t2\t0.750000\n"
 
@@ -102,7 +104,7 @@ def test_jsonl_input(tmp_path):
     f = tmp_path / "d.jsonl"
     f.write_text('{"id": "a", "text": "one two three four"}\n{"id": "b", "text": "one two three four five"}\n')
     r = run("join", "--jsonl", "-t", "0.5", "-s", "word:1", "-q", f)
-    assert r.stdout == "a\tb\t0.800000\n"
+    assert r.stdout == "left\tright\tsimilarity\na\tb\t0.800000\n"
 
 
 def test_output_file_is_written_whole(tmp_path):
@@ -158,7 +160,7 @@ def test_absurd_arguments_are_refused_at_once_with_one_line_and_the_bound(args, 
 def test_lsh_says_on_stderr_how_many_buckets_were_joined_instead_of_expanded(tmp_path):
     f = tmp_path / "two-token.txt"
     f.write_text("".join(f"a {i}\n" for i in range(1000)) + "x y z\nx y z w\n")
-    r = run("join", "--sets", "-m", "lsh", "-t", "0.5", f)
+    r = run("join", "--sets", "-m", "lsh", "-t", "0.5", "--no-header", f)
     assert r.exit_code == 0, r.stderr
     assert r.stdout == "1001\t1002\t0.750000\n"
     assert re.search(r"allpairs: [0-9,]+ LSH buckets of more than 64 distinct sets \(largest [0-9,]+\) were joined "
@@ -179,8 +181,8 @@ def test_data_errors_exit_1(tmp_path):
     assert r.exit_code == 1 and "latin.txt:2: not valid utf-8" in r.stderr
     h = tmp_path / "short.txt"
     h.write_text("a\nb\n")
-    r = run("join", "--lines", "-t", "0.5", h)
-    assert r.exit_code == 1 and "no document has 1 or more char:3 shingles" in r.stderr
+    r = run("join", "--lines", "-t", "0.5", "--min-shingles", "2", h)
+    assert r.exit_code == 1 and "no document has 2 or more char:3 shingles" in r.stderr
 
 
 def test_failed_run_leaves_no_output_file(tmp_path):
@@ -230,7 +232,7 @@ def test_file_names_that_are_not_utf8_are_written_back_as_they_are(tmp_path):
         with open(os.path.join(root, name), "w") as f:
             f.write("hello world again\n")
     out = tmp_path / "o.tsv"
-    r = run("join", "-t", "0.5", "-s", "word:1", "-q", "-o", out, tmp_path)
+    r = run("join", "-t", "0.5", "-s", "word:1", "-q", "--no-header", "-o", out, tmp_path)
     assert r.exit_code == 0, r.stderr
     assert out.read_bytes() == b"b.txt\tcaf\xe9.txt\t1.000000\n"
     j = run("join", "-t", "0.5", "-s", "word:1", "-q", "-f", "jsonl", "--include", "*.txt", tmp_path)
@@ -263,7 +265,11 @@ def test_a_bad_output_path_is_refused_before_the_corpus_is_read(tmp_path, monkey
     (["--count", "-o", "x.tsv"], "--output does nothing with --count"),
     (["--count", "-f", "csv"], "--format does nothing with --count"),
     (["-m", "lsh", "-b", "4", "-r", "2", "--recall", "0.9"], "--recall does nothing when --bands and --rows"),
-    (["--id-field", "url"], "--id-field does nothing without --jsonl"),
+    (["--id-field", "url"], "--id-col does nothing without --jsonl, --csv, --tsv or --parquet"),
+    (["--keep-col", "url"], "--keep-col does nothing without --jsonl, --csv, --tsv or --parquet"),
+    (["--headerless"], "--headerless does nothing without --csv or --tsv"),
+    (["--no-header", "-f", "jsonl"], "--no-header does nothing with --format jsonl"),
+    (["--singletons"], "--singletons does nothing without --clusters"),
     (["--encoding", "latin-1"], "--encoding does nothing for a directory"),
 ])
 def test_options_that_would_do_nothing_are_refused_in_one_line(args, message, tmp_path, monkeypatch):
@@ -292,20 +298,20 @@ def test_empty_corpus_error_counts_files_and_each_filter(tmp_path):
 def test_several_paths_and_single_files_are_one_corpus(tmp_path, monkeypatch):
     monkeypatch.chdir(TINY)
     files = sorted(p.name for p in TINY.glob("fox-*.txt"))
-    r = run("join", "-t", "0.5", "-s", "word:1", "-q", *files)
+    r = run("join", "-t", "0.5", "-s", "word:1", "-q", "--no-header", *files)
     expected = [line for line in GOLDEN.read_text().splitlines()
                 if line.split("\t")[0] in files and line.split("\t")[1] in files]
     assert r.exit_code == 0, r.stderr
     assert r.stdout.splitlines() == expected
     one = run("join", "-t", "0.5", "-s", "word:1", "-q", "cat.txt")
-    assert one.exit_code == 0 and one.stdout == "", one.stderr
+    assert one.exit_code == 0 and one.stdout == "left\tright\tsimilarity\n", one.stderr  # a table of no row
     (tmp_path / "json").mkdir()
     (tmp_path / "email").mkdir()
     (tmp_path / "json" / "a.txt").write_text("the quick brown fox")
     (tmp_path / "email" / "a.txt").write_text("the quick brown fox")
     monkeypatch.chdir(tmp_path)
     r = run("join", "-t", "0.5", "-s", "word:1", "-q", "json/", "email/")
-    assert r.stdout == "json/a.txt\temail/a.txt\t1.000000\n"
+    assert r.stdout == "left\tright\tsimilarity\njson/a.txt\temail/a.txt\t1.000000\n"
 
 
 def test_hidden_and_ignored_files_are_left_out_and_the_summary_says_so(tmp_path):
@@ -315,7 +321,7 @@ def test_hidden_and_ignored_files_are_left_out_and_the_summary_says_so(tmp_path)
     (tmp_path / "b.txt").write_text("the quick brown fox")
     (tmp_path / "c.log").write_text("the quick brown fox")
     (tmp_path / ".gitignore").write_text("*.log\n")
-    r = run("join", "-t", "0.5", "-s", "word:1", tmp_path)
+    r = run("join", "-t", "0.5", "-s", "word:1", "--no-header", tmp_path)
     assert r.stdout == "a.txt\tb.txt\t1.000000\n"
     assert ("allpairs: left out 1 folder and 1 file hidden; --hidden reads them; "
             "1 file ignored (.gitignore, .ignore, .git); --no-ignore reads them") in r.stderr, r.stderr
@@ -355,7 +361,7 @@ def test_counts_of_one_are_singular_sets_say_tokens_and_line_records_say_line(tm
     assert "; tokens: 7 (4 distinct); 2 distinct sets" in r.stderr
     assert "1 candidate, 1 pair (1 between distinct sets)" in r.stderr
     g = tmp_path / "l.txt"
-    g.write_text("abcd\nab\n")
+    g.write_text("abcd\n\n")
     r = run("join", "--lines", "-t", "0.5", g)
     assert "line 2 (no shingle)" in r.stderr and "1 distinct set\n" in r.stderr, r.stderr
 
@@ -385,7 +391,7 @@ MEASURE_SETS = "1 2 3\n1 2 3 4\n\n9\n1 2 3\n5 6\n"
     (["-t", "4", "--measure", "overlap"], ""),
 ])
 def test_every_measure_prints_its_own_similarity(args, expected):
-    r = run("join", "--sets", "-q", *args, "-", input=MEASURE_SETS)
+    r = run("join", "--sets", "-q", "--no-header", *args, "-", input=MEASURE_SETS)
     assert r.exit_code == 0, r.stderr
     assert r.stdout == expected
 
@@ -401,7 +407,7 @@ def test_rs_join_pairs_the_first_corpus_with_the_other_only(tmp_path):
     left, right = tmp_path / "l.sets", tmp_path / "r.sets"
     left.write_text("1 2 3\n1 2 3\n7 8\n")
     right.write_text("1 2 3 4\n7 8\n1 2 3\n")
-    r = run("join", "--sets", "-t", "0.75", left, "--against", right)
+    r = run("join", "--sets", "-t", "0.75", "--no-header", left, "--against", right)
     assert r.exit_code == 0, r.stderr
     assert r.stdout == "1\t1\t0.750000\n1\t3\t1.000000\n2\t1\t0.750000\n2\t3\t1.000000\n3\t2\t1.000000\n"
     assert "of 3 against 3 documents" in r.stderr
@@ -410,13 +416,13 @@ def test_rs_join_pairs_the_first_corpus_with_the_other_only(tmp_path):
 def test_clusters_print_size_then_ids_largest_first_and_are_counted(tmp_path):
     f = tmp_path / "c.sets"
     f.write_text("1 2 3\n9 9\n1 2 3 4\n5 6\n1 2 3\n5 6\n0\n")
-    r = run("join", "--sets", "-t", "0.7", "--clusters", f)
+    r = run("join", "--sets", "-t", "0.7", "--clusters", "--wide", f)
     assert r.exit_code == 0, r.stderr
     assert r.stdout == "3\t1\t3\t5\n2\t4\t6\n"
     assert "2 clusters of 2 or more documents, the largest of 3" in r.stderr
     c = run("join", "--sets", "-q", "-t", "0.7", "--clusters", "--count", f)
     assert c.stdout == "2\n"
-    j = run("join", "--sets", "-q", "-t", "0.7", "--clusters", "-f", "jsonl", f)
+    j = run("join", "--sets", "-q", "-t", "0.7", "--clusters", "--wide", "-f", "jsonl", f)
     assert [json.loads(x) for x in j.stdout.splitlines()] == [{"size": 3, "ids": ["1", "3", "5"]},
                                                              {"size": 2, "ids": ["4", "6"]}]
 

@@ -37,8 +37,8 @@ BAD_THRESHOLDS = ["[/x]", "1.5", "0", "half", "\x1b[2J", "-0.5", "nan", "1/0", "
 @st.composite
 def runs(draw):
     sets, t = draw(corpus_and_threshold(max_docs=10, max_size=8))
-    kind = draw(st.sampled_from(["sets", "jsonl"]))
-    names = [draw(ids) for _ in sets] if kind == "jsonl" else [str(k + 1) for k in range(len(sets))]
+    kind = draw(st.sampled_from(["sets", "jsonl", "csv"]))
+    names = [str(k + 1) for k in range(len(sets))] if kind == "sets" else [draw(ids) for _ in sets]
     fmt = draw(st.sampled_from(["tsv", "csv", "jsonl"]))
     threshold = f"{t.numerator}/{t.denominator}"
     if draw(st.integers(0, 9)) == 0:
@@ -51,6 +51,11 @@ def runs(draw):
 def _input(case) -> str:
     if case["kind"] == "sets":
         return "".join(" ".join(f"t{x}" for x in s) + "\n" for s in case["sets"])
+    if case["kind"] == "csv":  # a table as the csv module writes it: ids with commas, quotes, line breaks
+        buf = io.StringIO(newline="")
+        csv.writer(buf).writerows([("id", "text"), *((name, " ".join(f"t{x}" for x in s))
+                                                    for name, s in zip(case["names"], case["sets"]))])
+        return buf.getvalue()
     return "".join(json.dumps({"id": name, "text": " ".join(f"t{x}" for x in s)}) + "\n"
                    for name, s in zip(case["names"], case["sets"]))
 
@@ -62,7 +67,9 @@ def _parse(out: str, fmt: str) -> list[tuple[str, str, int | None]]:
     if fmt == "csv":
         rows = list(csv.reader(io.StringIO(out, newline="")))
         return [(r[0], r[1], int(r[3])) for r in rows[1:]]
-    return [tuple(line.split("\t")[:2]) + (None,) for line in out.splitlines()]
+    header, *rows = out.splitlines()
+    assert header == "left\tright\tsimilarity"
+    return [tuple(line.split("\t")[:2]) + (None,) for line in rows]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -76,7 +83,7 @@ def test_cli_fuzz_one_line_right_exit_code_no_traceback_no_stray_file(tmp_path_f
     outdir.mkdir()
     out = outdir / "pairs.out"
     args = ["join", f"--{case['kind']}", "-t", case["threshold"], "-f", case["fmt"], "-j", case["jobs"]]
-    if case["kind"] == "jsonl":
+    if case["kind"] != "sets":
         args += ["-s", "word:1", "--no-normalize"]
     if case["count"]:
         args.append("--count")

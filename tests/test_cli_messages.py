@@ -46,7 +46,7 @@ def test_hostile_ids_in_warnings_are_shown_escaped_on_one_line(tmp_path):
     for text in ("see [/b]", "app/[slug]/page.tsx", "\\x1b[2J\\x1b]0;pwned\\x07", "x\\nallpairs: error: disk on fire"):
         assert text in warning
     assert "\x1b" not in r.stderr and "disk on fire" not in r.stderr.replace(warning, "")
-    assert r.stdout == "a\tb\t1.000000\n"
+    assert r.stdout == "left\tright\tsimilarity\na\tb\t1.000000\n"
 
 
 def test_file_names_with_brackets_and_escapes_are_shown_verbatim(tmp_path):
@@ -115,6 +115,7 @@ def test_tsv_escapes_control_characters_and_writes_lone_surrogates_as_text(tmp_p
     r = run("join", "--jsonl", "-t", "0.5", "-s", "word:1", "-q", "-o", out, f)
     assert r.exit_code == 0, r.stderr
     assert out.read_bytes().decode("utf-8").splitlines() == [
+        "left\tright\tsimilarity",
         "nul\\x00\\x1b[2J\tlone\\ud800\t1.000000",
         "nul\\x00\\x1b[2J\ttab\\there\\\\\t1.000000",
         "lone\\ud800\ttab\\there\\\\\t1.000000",

@@ -425,3 +425,17 @@ def test_social_preset_is_the_explicit_arguments_and_its_first_sets_are_pinned()
 def test_synthetic_command_line_preset_yields_to_options_given(capsys):
     assert synthetic.main(["zipf", "--preset", "social-1m", "--n", "2"]) == 0
     assert capsys.readouterr().out == _sets_text(synthetic.zipf_sets(**synthetic.zipf_preset("social-1m", n=2)))
+
+
+def test_products_are_pinned_short_and_their_relisted_copies_differ_in_case_or_punctuation():
+    rows = synthetic.products(n=500, seed=0)
+    assert hashlib.sha256(repr(rows).encode()).hexdigest() == (
+        "77e08c762154ae61dff8453ff0e8ffd55c39a50472e8976ae4c9e14c03ddee15"
+    )
+    assert rows[:2] == [("SKU000000", "Fabe", "Fabe Case", "55.28"),
+                        ("SKU000001", "Mubo", "Mubo Watch Band for Kindle Paperwhite", "31.37")]
+    words = sorted(len(title.split()) for _, _, title, _ in rows)
+    assert 3 <= words[len(words) // 2] <= 10 and max(words) <= 16
+    planted = synthetic.products_planted(n=500, seed=0)
+    assert 60 <= len(planted) <= 140 and all(a < b for a, b in planted)
+    assert any(rows[a][2] != rows[b][2] and rows[a][2].lower() == rows[b][2].lower() for a, b in planted)

@@ -233,6 +233,23 @@ def test_clusters_are_the_components_of_the_oracle_pairs(case):
     assert found == naive.clusters(len(sets), naive.all_pairs(sets, t, measure))
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(measure_case(), st.booleans())
+def test_the_long_cluster_form_numbers_each_document_as_the_oracle_components_are(case, singletons):
+    from allpairs.pairs.clusters import find_clusters
+
+    measure, sets, _, t = case
+    m = get_measure(measure)
+    pairs, _ = exact_pairs(_ordered(sets), parse_threshold(_t(measure, t), m), m)
+    doc, cluster, size = find_clusters(pairs).rows(len(sets), singletons)
+    groups = naive.clusters(len(sets), naive.all_pairs(sets, t, measure))
+    if singletons:  # every other document a cluster of its own, in input order, numbered on
+        clustered = {d for g in groups for d in g}
+        groups += [[d] for d in range(len(sets)) if d not in clustered]
+    want = [(d, k + 1, len(g)) for k, g in enumerate(groups) for d in g]
+    assert list(zip(doc.tolist(), cluster.tolist(), size.tolist())) == want
+
+
 @settings(max_examples=40, deadline=None)
 @given(measure_case(rs=True), st.integers(2, 4))
 def test_every_measure_does_not_depend_on_jobs(case, jobs):

@@ -24,7 +24,7 @@ def cli(*args):
 
 def test_six_directories_have_59_pairs_at_half(go_reference_src):
     include = [arg for d in SIX for arg in ("--include", f"/{d}/*.go")]
-    r = cli("join", "-t", "0.5", *include, *TREE_OPTIONS, go_reference_src)
+    r = cli("join", "-t", "0.5", "--no-header", *include, *TREE_OPTIONS, go_reference_src)
     assert "139 documents" in r.stderr
     assert len(r.stdout.splitlines()) == 59
     assert "bytes/reader.go\tstrings/reader.go\t0.687407" in r.stdout.splitlines()
@@ -43,7 +43,7 @@ def test_gofmt_and_go_format_internal_share_580_of_584(go_reference_src):
 
 
 def test_whole_tree_pair_counts(go_reference_src):
-    r = cli("join", "-t", "0.5", "--include", "*.go", *TREE_OPTIONS, go_reference_src)
+    r = cli("join", "-t", "0.5", "--no-header", "--include", "*.go", *TREE_OPTIONS, go_reference_src)
     assert "3,104 documents, 38 skipped" in r.stderr and "no shingle: 38" in r.stderr
     assert len(r.stdout.splitlines()) == 1590
     sims = [Fraction(line.split("\t")[2]) for line in r.stdout.splitlines()]

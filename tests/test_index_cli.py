@@ -37,7 +37,8 @@ def built(tmp_path, sets_file):
 
 
 def lines(text):
-    return [line.split("\t") for line in text.splitlines()]
+    """The rows of a TSV table, its header row left out."""
+    return [line.split("\t") for line in text.splitlines()[1:]]
 
 
 def test_every_index_command_has_help():
@@ -51,6 +52,7 @@ def test_query_prints_every_match_as_the_oracle_finds_it(built):
     queries = ["a b c", "x y z q", "nothing here"]
     r = run("index", "query", idx, "--sets", "-t", "0.6", "-", input="\n".join(queries) + "\n")
     assert r.exit_code == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "query\tindexed\tsimilarity"
     expected = naive.rs_pairs([q.split() for q in queries], rows, 0.6)
     assert [(int(q) - 1, int(d) - 1) for q, d, _ in lines(r.stdout)] == [(q, d) for q, d, *_ in expected]
     assert lines(r.stdout)[0] == ["1", "1", "0.750000"]
@@ -101,13 +103,16 @@ def test_text_index_round_trip_on_the_tiny_corpus(tmp_path):
     (["index", "query", "{idx}", "--sets", "-", "-t", "1.5"], 2, "outside (0, 1]"),
     (["index", "query", "{dir}/none.idx", "--sets", "-"], 1, "does not exist"),
     (["index", "query", "{dir}/corpus.sets", "--sets", "-"], 1, "is not an allpairs index file"),
-    (["index", "build", "--sets", "-t", "0.5", "{dir}/corpus.sets", "-o", "{dir}/new.idx", "-m", "hamming"], 2,
-     "unknown measure 'hamming'"),
-    (["index", "build", "--sets", "-t", "0.5", "{dir}/corpus.sets", "-o", "{dir}/new.idx", "-m", "overlap"], 2,
-     "not a whole number"),
+    (["index", "build", "--sets", "-t", "0.5", "{dir}/corpus.sets", "-o", "{dir}/new.idx", "--measure", "hamming"], 2,
+     "'hamming' is not one of"),
+    (["index", "build", "--sets", "-t", "0.5", "{dir}/corpus.sets", "-o", "{dir}/new.idx", "--measure", "overlap"],
+     2, "not a whole number"),
+    # -m is --method, and only in join: one meaning per option.
+    (["index", "build", "--sets", "-t", "0.5", "{dir}/corpus.sets", "-o", "{dir}/new.idx", "-m", "cosine"], 2,
+     "no such option: -m"),
     (["index", "build", "--sets", "-t", "0.5", "{dir}/corpus.sets"], 2, "--output"),
     (["dedup", "--sets", "-t", "2", "{dir}/corpus.sets"], 2, "outside (0, 1]"),
-    (["dedup", "--sets", "-t", "0.5", "-m", "nope", "{dir}/corpus.sets"], 2, "unknown measure"),
+    (["dedup", "--sets", "-t", "0.5", "--measure", "nope", "{dir}/corpus.sets"], 2, "'nope' is not one of"),
 ])
 def test_bad_input_is_one_line_and_the_right_exit_code(built, args, code, message):
     idx, _ = built
@@ -137,7 +142,7 @@ def test_dedup_keeps_the_first_of_each_group(sets_file):
     r = run("dedup", "--sets", "-t", "0.7", f)
     assert r.exit_code == 0, r.stderr
     expected = naive.dedup(rows, 0.7)
-    assert r.stdout.split() == [str(d + 1) for d, k in expected if k is None]
+    assert r.stdout.split() == ["id"] + [str(d + 1) for d, k in expected if k is None]
     assert "4 kept, 2 removed at jaccard >= 0.7" in r.stderr and "skipped 1 document (" in r.stderr
     removed = run("dedup", "--sets", "-t", "0.7", "--removed", "-q", f)
     assert lines(removed.stdout) == [["2", "1", "0.750000"], ["4", "1", "1.000000"]]
@@ -154,14 +159,14 @@ def test_sets_dedup_and_index_read_several_paths_and_hidden_files_as_join_does(t
     (b / "two.txt").write_text("the quick brown fox jumps over the lazy dog\n")
     (b / ".three.txt").write_text("the quick brown fox jumps over the lazy cat\n")
     expect = run("join", "-t", "0.5", "-s", "word:1", a, b, "-q")
-    assert expect.exit_code == 0 and expect.stdout.splitlines() == ["one.txt\ttwo.txt\t1.000000"]
+    assert expect.exit_code == 0 and lines(expect.stdout) == [["one.txt", "two.txt", "1.000000"]]
 
     r = run("sets", "-s", "word:1", a, b, "-q")
     assert r.exit_code == 0 and len(r.stdout.splitlines()) == 2
     assert len(run("sets", "-s", "word:1", "--hidden", a, b, "-q").stdout.splitlines()) == 3
 
     r = run("dedup", "-t", "0.5", "-s", "word:1", a, b, "-q")
-    assert r.exit_code == 0 and r.stdout.splitlines() == ["one.txt"]
+    assert r.exit_code == 0 and r.stdout.splitlines() == ["id", "one.txt"]
     r = run("dedup", "-t", "0.5", "-s", "word:1", "--hidden", "--count", a, b, "-q")
     assert r.exit_code == 0 and r.stdout == "1\n"
 
@@ -174,9 +179,10 @@ def test_sets_dedup_and_index_read_several_paths_and_hidden_files_as_join_does(t
 
 
 @pytest.mark.parametrize("args, flag", [
-    (("sets", "--id-field", "x"), "--id-field"),
+    (("sets", "--id-field", "x"), "--id-col"),
     (("dedup", "-t", "0.5", "--count", "--format", "csv"), "--format"),
-    (("dedup", "-t", "0.5", "--format", "csv"), "--format"),
+    (("dedup", "-t", "0.5", "--no-header", "--format", "jsonl"), "--no-header"),
+    (("index", "query", "x.idx", "--headerless"), "--headerless"),
     (("index", "build", "-t", "0.5", "-o", "x.idx", "--encoding", "latin-1"), "--encoding"),
 ])
 def test_options_that_would_do_nothing_are_refused_by_every_command(args, flag, tmp_path):

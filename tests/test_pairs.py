@@ -9,9 +9,9 @@ import allpairs
 from allpairs.pairs import PairWriter
 
 
-def write(res, fmt, texts=None):
+def write(res, fmt, texts=None, header=True):
     out = io.BytesIO()
-    PairWriter(res.ids, fmt, texts=texts).write(res.pairs, out)
+    PairWriter(res.ids, fmt, texts=texts, header=header).write(res.pairs, out)
     return out.getvalue().decode()
 
 
@@ -22,7 +22,7 @@ def corpus_with_awkward_ids():
 
 
 def test_tsv_escapes_tab_newline_backslash():
-    lines = write(corpus_with_awkward_ids(), "tsv").splitlines()
+    lines = write(corpus_with_awkward_ids(), "tsv", header=False).splitlines()
     assert lines[0] == 'tab\\there\tquote"comma,\t1.000000'
     assert 'new\\nline' in lines[1] and all(len(line.split("\t")) == 3 for line in lines)
     assert "tab\\there\tünï\t1.000000" in lines
@@ -41,7 +41,7 @@ def test_csv_and_json_round_trip_the_ids():
 def test_similarity_is_truncated_not_rounded():
     # 2/3 = 0.666666...: printed 0.666666, never 0.666667.
     res = allpairs.join([["a", "b"], ["a", "b", "c"]], 0.5)
-    assert write(res, "tsv") == "0\t1\t0.666666\n"
+    assert write(res, "tsv") == "left\tright\tsimilarity\n0\t1\t0.666666\n"
 
 
 def test_pairs_expand_sorted_by_left_then_right():

@@ -64,7 +64,9 @@ def test_estimate_mode_marks_estimates(tmp_path):
     out = tmp_path / "o.tsv"
     with open(out, "wb") as f:
         w.write(res.pairs, f)
-    left, right, sim = out.read_text().split("\t")
+    header, row = out.read_text().splitlines()
+    assert header == "left\tright\testimate"
+    left, right, sim = row.split("\t")
     assert (left, right) == ("0", "1") and sim.startswith("~0.")
 
 

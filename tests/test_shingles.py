@@ -60,6 +60,11 @@ def naive_keys(text: str, spec: ShingleSpec, normalize: bool = True, language=No
         for k in keys[i : i + spec.n]:
             h = mix((h * GOLDEN + k) & MASK)
         out.append(h)
+    if spec.kind != "code" and 0 < len(keys) < spec.n:  # shorter than one shingle: the whole sequence
+        h = xxh64(str(spec))
+        for k in keys:
+            h = mix((h * GOLDEN + k) & MASK)
+        out.append(h)
     return out
 
 
@@ -163,12 +168,16 @@ def test_same_token_differs_by_kind_and_by_n():
 
 # --- Shapes, edge cases --------------------------------------------------------------
 
-def test_texts_shorter_than_n_have_no_shingle():
-    indptr, keys = shingle_texts(["a b", "", "a b c", "x"], "word:3")
-    assert indptr.tolist() == [0, 0, 0, 1, 1] and len(keys) == 1
-    # Go "x" is two tokens: x and the semicolon at the end of the file.
+def test_a_text_shorter_than_one_shingle_is_one_shingle_and_a_short_program_none():
+    indptr, keys = shingle_texts(["a b", "", "a b c", "x", "A, b!"], "word:3")
+    assert indptr.tolist() == [0, 1, 1, 2, 3, 4]
+    # "a b" is its whole word sequence: the same key as its copy, none of any 3-gram's.
+    assert keys[0] == keys[3] and len(set(keys[:3].tolist())) == 3
+    assert shingle_texts(["ab"], "char:3")[0].tolist() == [0, 1]
+    # Go "x" is two tokens: x and the semicolon at the end of the file; a program shorter than
+    # one shingle is near-empty (a package clause): it has none.
+    assert shingle_texts(["x", "// only a comment\n"], "code:3", languages=["go", "go"])[0].tolist() == [0, 0, 0]
     assert shingle_texts(["x", "// only a comment\n"], "code:2", languages=["go", "go"])[0].tolist() == [0, 1, 1]
-    assert shingle_texts(["ab"], "char:3")[0].tolist() == [0, 0]
 
 
 def test_empty_corpus_gives_empty_csr():
@@ -376,3 +385,20 @@ def test_go_tree_calibration_distinct_code5_shingles(go_calibration_texts):
     bytes_r, strings_r, gofmt, go_format = (set(row) for row in rows(indptr, keys))
     assert (len(bytes_r), len(strings_r), len(bytes_r & strings_r)) == (580, 559, 464)
     assert (len(gofmt & go_format), len(gofmt | go_format)) == (580, 584)
+
+
+def test_the_default_shingle_follows_the_median_text_length_at_3_and_50_words():
+    from allpairs.shingles import shingle_for_texts
+
+    def texts(words, n=5):
+        return [" ".join(["w"] * words)] * n
+
+    assert [str(shingle_for_texts(texts(k)).spec) for k in (1, 2, 3, 49, 50, 400)] == \
+        ["char:3", "char:3", "word:1", "word:1", "word:5", "word:5"]
+    # The median decides: three titles and two pages are titles; words are runs of \w ("USB-C" is two).
+    choice = shingle_for_texts(["USB-C cable, 2m"] * 3 + [" ".join(["page"] * 900)] * 2)
+    assert (str(choice.spec), choice.median_words) == ("word:1", 4)
+    assert "the median text has 4 words" in choice.describe()
+    assert "50 words or more" in shingle_for_texts(texts(900)).describe()
+    held = Utf8Texts.of([t.encode() for t in texts(2) + texts(60, 2)])  # files as read: UTF-8, not decoded
+    assert shingle_for_texts(held).median_words == 2

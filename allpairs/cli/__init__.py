@@ -12,6 +12,7 @@ import sys
 
 from . import compare, dedup, index, join, sets  # noqa: F401  (each module registers its command on the app)
 from .._numba import CompileClock, compile_clock
+from .._plural import count
 from ._app import app, err
 
 __all__ = ["app", "main"]
@@ -31,7 +32,7 @@ def _quiet(argv: list[str]) -> bool:
 def _say_compiled(clock: CompileClock) -> None:
     """On a cold first run (kernels not yet in numba's cache): one line saying so, and how long it took."""
     if clock.kernels and not _quiet(sys.argv[1:]):
-        err.print(f"allpairs: compiled {clock.kernels} kernels once in {clock.seconds:.1f}s "
+        err.print(f"allpairs: compiled {count(clock.kernels, 'kernel')} once in {clock.seconds:.1f}s "
                   "(cached for later runs, which skip this)")
 
 

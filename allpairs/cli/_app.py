@@ -100,10 +100,18 @@ def _usage_line(e: Exception) -> str:
     return message[:1].lower() + message[1:]
 
 
+#: The commands in the order of the pipeline they run (the help lists them so).
+PIPELINE = ("sets", "join", "compare", "index", "dedup")
+
+
 class Group(TyperGroup):
     """The command group, with our own ending for every outcome: usage errors as one line
     (exit 2), library errors as one line (exit 1 or 2), Ctrl-C (130), a closed pipe (quiet,
-    141), a full disk or other I/O error and exhausted memory (one line, exit 1)."""
+    141), a full disk or other I/O error and exhausted memory (one line, exit 1).
+    Its commands are listed in pipeline order (:data:`PIPELINE`), not alphabetically."""
+
+    def list_commands(self, ctx):
+        return sorted(self.commands, key=lambda name: (PIPELINE + (name,)).index(name))
 
     def invoke(self, ctx):
         try:
@@ -211,12 +219,15 @@ def summary(res: JoinResult, write_seconds: float | None) -> None:
     at = f"k = {res.threshold.p}" if res.measure.integer_threshold else f"t = {res.threshold}"
     what = f"{res.method} join" if measure == "jaccard" else f"{res.method} {measure} join"
     if res.n_left is not None:
-        what += f" of {res.n_left:,} against {len(res.ids) - res.n_left:,} documents"
+        what += f" of {res.n_left:,} against {count(len(res.ids) - res.n_left, 'document')}"
     err.print(f"allpairs: {what} at {at}: {count(s.candidates, 'candidate')}, "
               f"{count(s.pairs, 'pair')} ({s.set_pairs:,} between distinct sets)")
     if res.clusters is not None:
-        err.print(f"allpairs: {count(len(res.clusters), 'cluster')} of 2 or more documents, the largest of "
-                  f"{res.clusters.largest:,}")
+        if len(res.clusters):
+            err.print(f"allpairs: {count(len(res.clusters), 'cluster')} of 2 or more documents, the largest of "
+                      f"{res.clusters.largest:,}")
+        else:
+            err.print("allpairs: no cluster of 2 or more documents")
     for note in s.notes:
         err.print(f"allpairs: {note}")
     times = dict(s.seconds)

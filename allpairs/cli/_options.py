@@ -2,7 +2,9 @@
 name, and refusing options that would do nothing."""
 from __future__ import annotations
 
+import inspect
 from enum import Enum
+from typing import List, Optional
 
 import typer
 from typer.core import TyperCommand
@@ -11,7 +13,7 @@ from .._numba import MAX_JOBS
 from ..corpus import Corpus, read_corpus
 from ..errors import UsageError
 from ..lsh import MAX_EXPAND, MAX_NUM_PERM
-from ..measures import MAX_DENOMINATOR, MAX_THRESHOLD_CHARS, MAX_THRESHOLD_EXPONENT
+from ..measures import JOIN_MEASURES, MAX_DENOMINATOR, MAX_THRESHOLD_CHARS, MAX_THRESHOLD_EXPONENT
 from ._app import fail
 
 
@@ -19,6 +21,15 @@ class Format(str, Enum):
     tsv = "tsv"
     csv = "csv"
     jsonl = "jsonl"
+    parquet = "parquet"
+
+
+Measure = Enum("Measure", {name: name for name in JOIN_MEASURES}, type=str)
+
+MEASURE = typer.Option("jaccard", "--measure", show_default=True,
+                       help="jaccard |A∩B|/|A∪B|, cosine |A∩B|/√(|A||B|), dice 2|A∩B|/(|A|+|B|), containment "
+                            "|A∩B|/|A| (A the contained document: in a join each ordered pair is tested both ways; "
+                            "in an index, the query), overlap |A∩B| >= k (a whole number, printed as the count).")
 
 
 # Help panels: join has some thirty options; each belongs to one step of the run.
@@ -47,14 +58,15 @@ class PanelCommand(TyperCommand):
         if args:
             with formatter.section("Arguments"):
                 formatter.write_dl(args)
-        for panel, records in panels.items():
+        order = ("", INPUT, SHINGLES, OUTPUT, LSH, PERFORMANCE, SPARK)  # the order of the run, whatever the signature's
+        for panel, records in sorted(panels.items(), key=lambda item: (order + (item[0],)).index(item[0])):
             with formatter.section(f"{panel} options" if panel else "Options"):
                 formatter.write_dl(records)
 
 
 PATHS = typer.Argument(..., metavar="PATH...", show_default=False,
                        help="Directories (every file below is a document) and files, read as one corpus; "
-                            "or one file with --lines/--sets/--jsonl ('-' for stdin).")
+                            "or one file with --lines/--sets/--jsonl/--csv/--tsv/--parquet ('-' for stdin).")
 THRESHOLD = typer.Option(..., "--threshold", "-t", metavar="FLOAT",
                          help=f"Jaccard threshold in (0, 1]: pairs with J >= t. Read exactly (0.7 is 7/10): a "
                               f"decimal with at most 9 decimal places (0.7, 7e-1) or a fraction p/q with q <= "
@@ -64,10 +76,33 @@ SETS = typer.Option(False, "--sets", rich_help_panel=INPUT,
                     help="Each line of PATH is a set of whitespace-separated tokens (id = line number). A line may "
                          "hold up to 64 MiB.")
 JSONL = typer.Option(False, "--jsonl", rich_help_panel=INPUT,
-                     help="PATH is JSON Lines with an id and a text field. A line may hold up to 64 MiB.")
+                     help="PATH is JSON Lines, an object a document: its text field (--text-col) and id (--id-col, "
+                          "else line numbers). A line may hold up to 64 MiB.")
+CSV = typer.Option(False, "--csv", rich_help_panel=INPUT,
+                   help="PATH is a CSV table, a row a document (--text-col, --id-col, --keep-col name columns); "
+                        "the first row is the header unless --headerless. Quoting as Python's csv module reads it.")
+TSV = typer.Option(False, "--tsv", rich_help_panel=INPUT, help="PATH is a tab-separated table, as --csv.")
+PARQUET = typer.Option(False, "--parquet", rich_help_panel=INPUT,
+                       help="PATH is a Parquet file, a row a document, columns as for --csv (pip install "
+                            "'allpairs-join[parquet]'); with --engine spark, a Parquet dataset.")
+TEXT_COL = typer.Option([], "--text-col", "--text-field", metavar="NAME", rich_help_panel=INPUT, show_default=False,
+                        help="Records (--jsonl, --csv, --tsv, --parquet): the column holding the text; repeat to "
+                             "join several, separated by a space. Default: text (a table's only column, if one).")
+ID_COL = typer.Option(None, "--id-col", "--id-field", metavar="NAME", rich_help_panel=INPUT, show_default=False,
+                      help="Records: the column holding each document's id. Default: id, when there is one; "
+                           "else row numbers (line numbers for --jsonl), as the summary says.")
+KEEP_COL = typer.Option([], "--keep-col", metavar="NAME", rich_help_panel=INPUT, show_default=False,
+                        help="Records: carry this column into the output beside each id (repeatable).")
+HEADERLESS = typer.Option(False, "--headerless", rich_help_panel=INPUT,
+                          help="--csv/--tsv: the table has no header row; name columns by number from 1.")
+TOKENS_COL = typer.Option(None, "--tokens-col", metavar="NAME", rich_help_panel=INPUT, show_default=False,
+                          help="--parquet: a column of lists of strings, joined as sets (tokens as they are).")
+NO_HEADER = typer.Option(False, "--no-header", rich_help_panel=OUTPUT,
+                         help="Write tables (TSV and CSV) without their header row.")
 SHINGLE = typer.Option(None, "--shingle", "-s", metavar="KIND:N", rich_help_panel=SHINGLES,
-                       help="word:N, char:N or code:N. Default: code:5 for a tree of source files, word:5 for other "
-                            "files and JSON Lines, char:3 for --lines.")
+                       help="word:N, char:N or code:N; a text shorter than one shingle is one, its whole sequence. "
+                            "Default: code:5 for a tree of source files; else from the texts' lengths, as the summary "
+                            "says: char:3 when the median text has fewer than 3 words, word:1 below 50, else word:5.")
 NO_NORMALIZE = typer.Option(False, "--no-normalize", rich_help_panel=SHINGLES,
                             help="Keep text as is (default: NFKC, case folding, whitespace collapsed) for word and "
                                  "char shingles.")
@@ -84,11 +119,7 @@ MIN_BYTES = typer.Option(0, "--min-bytes", metavar="N", rich_help_panel=INPUT,
 MIN_SHINGLES = typer.Option(1, "--min-shingles", metavar="N", rich_help_panel=SHINGLES,
                             help="Drop documents with fewer than N distinct shingles.")
 ENCODING = typer.Option("utf-8", "--encoding", metavar="NAME", rich_help_panel=INPUT,
-                        help="Encoding of --lines/--sets/--jsonl input.")
-ID_FIELD = typer.Option("id", "--id-field", metavar="NAME", rich_help_panel=INPUT,
-                        help="JSON Lines: the field holding the document id.")
-TEXT_FIELD = typer.Option("text", "--text-field", metavar="NAME", rich_help_panel=INPUT,
-                          help="JSON Lines: the field holding the text.")
+                        help="Encoding of --lines/--sets/--jsonl/--csv/--tsv input.")
 JOBS = typer.Option(0, "--jobs", "-j", metavar="N", rich_help_panel=PERFORMANCE,
                     help=f"Threads (0 = one per core; at most {MAX_JOBS}). The output is the same for any value.")
 QUIET = typer.Option(False, "--quiet", "-q", rich_help_panel=OUTPUT,
@@ -114,28 +145,54 @@ MAX_BUCKET = typer.Option(None, "--max-bucket", metavar="N", rich_help_panel=LSH
                                "pair by pair, with the same result.")
 
 
-def lines_option(shown: str) -> typer.models.OptionInfo:
-    """--lines, whose help says what the command shows of each line."""
-    return typer.Option(False, "--lines", rich_help_panel=INPUT,
-                        help=f"Each line of PATH is a record (id = line number){shown}. A line may hold up to "
-                             "64 MiB.")
+LINES = typer.Option(False, "--lines", rich_help_panel=INPUT,
+                     help="Each line of PATH is a document (id = line number), carried into the output as its "
+                          "text. A line may hold up to 64 MiB.")
 
 
-#: For commands that read one path (index, dedup), and --lines for any command.
-PATH = typer.Argument(..., metavar="PATH", show_default=False,
-                      help="A directory (every file a document), or a file with --lines/--sets/--jsonl ('-' for stdin).")
-LINES = lines_option("")
+#: The input options every command that reads documents takes: (parameter name, type, option).
+INPUT_OPTIONS = (
+    ("lines", bool, LINES), ("sets", bool, SETS), ("jsonl", bool, JSONL), ("csv", bool, CSV), ("tsv", bool, TSV),
+    ("parquet", bool, PARQUET), ("text_col", List[str], TEXT_COL), ("id_col", Optional[str], ID_COL),
+    ("keep_col", List[str], KEEP_COL), ("headerless", bool, HEADERLESS), ("tokens_col", Optional[str], TOKENS_COL),
+    ("include", List[str], INCLUDE), ("exclude", List[str], EXCLUDE), ("hidden", bool, HIDDEN),
+    ("no_ignore", bool, NO_IGNORE), ("min_bytes", int, MIN_BYTES), ("encoding", str, ENCODING),
+)
 
 
-def read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field,
-               hidden=False, no_ignore=False) -> Corpus:
-    """The corpus named by the shared input options (at most one of --lines, --sets, --jsonl)."""
-    kinds = [k for k, on in (("lines", lines), ("sets", sets), ("jsonl", jsonl)) if on]
+def input_options(command):
+    """Give a command (whose signature ends in ``**inputs``) the options of :data:`INPUT_OPTIONS`, so that
+    every command reads input with the same options, help and defaults; :func:`read_input` reads them."""
+    sig = inspect.signature(command)
+    own = [p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
+             for name, kind, option in INPUT_OPTIONS]
+    command.__signature__ = sig.replace(parameters=own + added)
+    return command
+
+
+#: The options that say what kind of file PATH is, by parameter name.
+KINDS = ("lines", "sets", "jsonl", "csv", "tsv", "parquet")
+
+
+def input_kind(ctx: typer.Context) -> str:
+    """The kind of input the options chose ("directory" by default); at most one of :data:`KINDS`."""
+    kinds = [k for k in KINDS if ctx.params.get(k)]
     if len(kinds) > 1:
-        raise typer.BadParameter(f"choose one of --lines, --sets, --jsonl (got {', '.join('--' + k for k in kinds)})")
-    return read_corpus(paths, kinds[0] if kinds else "directory", include=include, exclude=exclude,
-                       min_bytes=min_bytes, encoding=encoding, id_field=id_field, text_field=text_field,
-                       hidden=hidden, ignore=not no_ignore)
+        raise typer.BadParameter(f"choose one of {', '.join('--' + k for k in KINDS)} "
+                                 f"(got {', '.join('--' + k for k in kinds)})")
+    return kinds[0] if kinds else "directory"
+
+
+def read_input(ctx: typer.Context, paths=None) -> Corpus:
+    """The corpus named by the command's input options (its PATHs, or ``paths``)."""
+    p = ctx.params
+    return read_corpus(p["paths"] if paths is None else paths, input_kind(ctx), include=p.get("include", ()),
+                       exclude=p.get("exclude", ()), min_bytes=p.get("min_bytes", 0),
+                       encoding=p.get("encoding", "utf-8"), id_field=p.get("id_col"),
+                       text_field=p.get("text_col") or None, keep=p.get("keep_col", ()),
+                       header=not p.get("headerless", False), tokens_field=p.get("tokens_col"),
+                       hidden=p.get("hidden", False), ignore=not p.get("no_ignore", False))
 
 
 def check_jobs(jobs: int) -> None:
@@ -164,12 +221,29 @@ def refuse(ctx: typer.Context, names: tuple[str, ...], why: str) -> None:
         raise UsageError(f"{', '.join(flags)} {verb} nothing {why}")
 
 
-def refuse_unused_input_options(ctx: typer.Context, lines: bool, sets: bool, jsonl: bool) -> None:
+def refuse_unused_input_options(ctx: typer.Context) -> None:
     """Input options that the kind of input chosen does not read."""
-    if not jsonl:
-        refuse(ctx, ("id_field", "text_field"), "without --jsonl")
-    if not (lines or sets or jsonl):
-        refuse(ctx, ("encoding",), "for a directory (files are read as UTF-8); it goes with --lines, --sets, --jsonl")
+    kind = input_kind(ctx)
+    if kind not in ("jsonl", "csv", "tsv", "parquet"):
+        refuse(ctx, ("id_col", "text_col", "keep_col"), "without --jsonl, --csv, --tsv or --parquet")
+    if kind not in ("csv", "tsv"):
+        refuse(ctx, ("headerless",), "without --csv or --tsv")
+    if kind != "parquet":
+        refuse(ctx, ("tokens_col",), "without --parquet")
+    if kind in ("directory", "parquet"):
+        refuse(ctx, ("encoding",), f"for {'a directory (files are read as UTF-8)' if kind == 'directory' else 'Parquet'}; "
+                                   "it goes with --lines, --sets, --jsonl, --csv, --tsv")
+
+
+def check_table_output(ctx: typer.Context, fmt: Format, output, *, wide: bool = False) -> None:
+    """Refuse a table format that cannot be written where asked, and --no-header where there is no header."""
+    if fmt is Format.parquet:
+        if output is None or str(output) == "-":
+            raise UsageError("--format parquet is binary: write it to a file with -o FILE")
+        if wide:
+            raise UsageError("--wide lines are of varying width, no table: choose tsv, csv or jsonl")
+    if fmt in (Format.jsonl, Format.parquet):
+        refuse(ctx, ("no_header",), f"with --format {fmt.value}, which has no header row")
 
 
 def refuse_unused_lsh_options(ctx: typer.Context, method_lsh: bool, bands, rows) -> None:

@@ -10,20 +10,17 @@ import typer
 from ..errors import AllPairsError
 from ..pairs.output import check_output
 from ._app import Bar, app, err, fail, warn_skipped
-from ._options import (BANDS, BITS, ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, JOBS, JSONL, MAX_BUCKET,
-                       MIN_BYTES, MIN_SHINGLES, NO_IGNORE, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET, RECALL,
-                       ROWS, SEED, SETS, SHINGLE, TEXT_FIELD, THRESHOLD, PanelCommand, check_jobs, lines_option,
-                       read_input, refuse_unused_input_options, refuse_unused_lsh_options)
+from ._options import (BANDS, BITS, JOBS, MAX_BUCKET, MIN_SHINGLES, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET,
+                       RECALL, ROWS, SEED, SHINGLE, THRESHOLD, PanelCommand, check_jobs, input_options, read_input,
+                       refuse_unused_input_options, refuse_unused_lsh_options)
 
 
 @app.command("compare", cls=PanelCommand,
              short_help="Run the exact and the LSH join on the same sets; compare recall and cost.")
+@input_options
 def compare_command(
     ctx: typer.Context,
-    paths: List[str] = PATHS, threshold: str = THRESHOLD, lines: bool = lines_option(""), sets: bool = SETS,
-    jsonl: bool = JSONL, include: List[str] = INCLUDE, exclude: List[str] = EXCLUDE, hidden: bool = HIDDEN,
-    no_ignore: bool = NO_IGNORE, min_bytes: int = MIN_BYTES, encoding: str = ENCODING, id_field: str = ID_FIELD,
-    text_field: str = TEXT_FIELD,
+    paths: List[str] = PATHS, threshold: str = THRESHOLD,
     shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, min_shingles: int = MIN_SHINGLES,
     json_out: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT,
                                   help="Print the comparison as JSON instead of a table."),
@@ -36,6 +33,7 @@ def compare_command(
     num_perm: int = NUM_PERM, bands: Optional[int] = BANDS, rows: Optional[int] = ROWS, recall: float = RECALL,
     seed: int = SEED, bits: Optional[int] = BITS, max_bucket: Optional[int] = MAX_BUCKET,
     jobs: int = JOBS,
+    **inputs,
 ) -> None:
     """Run the exact join and the LSH join on the same shingle sets and compare recall and cost.
 
@@ -49,7 +47,7 @@ def compare_command(
     check_jobs(jobs)
     bar = Bar(not quiet)
     try:
-        refuse_unused_input_options(ctx, lines, sets, jsonl)
+        refuse_unused_input_options(ctx)
         refuse_unused_lsh_options(ctx, True, bands, rows)
         check_output(None)  # a closed stdout is refused before the work
         if plot is not None:
@@ -57,8 +55,7 @@ def compare_command(
 
             check_plot_path(plot)  # refuse a bad file name before the work, not after
         try:
-            corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field,
-                                text_field, hidden, no_ignore)
+            corpus = read_input(ctx)
             c = run_compare(corpus, threshold, shingle=shingle, normalize=not no_normalize,
                             min_shingles=min_shingles, jobs=jobs or None, num_perm=num_perm, bands=bands,
                             rows=rows, recall=recall, seed=seed, bits=bits, max_bucket=max_bucket, progress=bar)

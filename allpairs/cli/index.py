@@ -6,18 +6,18 @@ from typing import List, Optional
 
 import typer
 
+from .._plural import count as count_of
 from ..errors import AllPairsError
 from ..pairs.output import check_output, open_output
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
-from ._options import (ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, JOBS, JSONL, LINES, MIN_BYTES,
-                       MIN_SHINGLES, NO_IGNORE, NO_NORMALIZE, OUTPUT, PATHS, QUIET, SETS, SHINGLE, SHINGLES, TEXT_FIELD,
-                       Format, PanelCommand, check_jobs, read_input, refuse, refuse_unused_input_options)
+from ._options import (JOBS, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET, SHINGLE, SHINGLES,
+                       Format, Measure, PanelCommand, check_jobs, check_table_output, input_options, read_input, refuse,
+                       refuse_unused_input_options)
 
 index_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                         help="A saved similarity index: build it once, add documents, query it.")
 app.add_typer(index_app, name="index")
 
-MEASURE = typer.Option("jaccard", "--measure", "-m", metavar="NAME", help="jaccard, cosine, dice, containment (the share of the query found in an indexed document) or overlap (threshold: a whole number of common shingles).")
 INDEX = typer.Argument(..., metavar="INDEX", show_default=False, help="The index file (from 'allpairs index build').")
 
 
@@ -26,16 +26,15 @@ def _times(stats) -> str:
 
 
 @index_app.command("build", cls=PanelCommand)
+@input_options
 def build_command(
     ctx: typer.Context,
     paths: List[str] = PATHS,
     threshold: str = typer.Option(..., "--threshold", "-t", metavar="T", help="The lowest threshold the index will answer (queries at it or above are exact). Read exactly (0.7 is 7/10)."),
     output: Path = typer.Option(..., "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT, help="The index file to write (atomically)."),
-    measure: str = MEASURE, lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
-    shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, include: List[str] = INCLUDE,
-    exclude: List[str] = EXCLUDE, hidden: bool = HIDDEN, no_ignore: bool = NO_IGNORE, min_bytes: int = MIN_BYTES,
-    min_shingles: int = MIN_SHINGLES, encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
-    quiet: bool = QUIET,
+    measure: Measure = MEASURE, shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE,
+    min_shingles: int = MIN_SHINGLES, quiet: bool = QUIET,
+    **inputs,
 ) -> None:
     """Index the documents for similarity queries at THRESHOLD or above, into one file.
 
@@ -46,68 +45,68 @@ def build_command(
 
     bar = Bar(not quiet)
     try:
-        refuse_unused_input_options(ctx, lines, sets, jsonl)
+        refuse_unused_input_options(ctx)
         try:
-            corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field,
-                                hidden, no_ignore)
-            run = build_file(corpus, threshold, output, measure=measure, shingle=shingle,
+            corpus = read_input(ctx)
+            run = build_file(corpus, threshold, output, measure=measure.value, shingle=shingle,
                              normalize=not no_normalize, min_shingles=min_shingles, progress=bar)
         finally:
             bar.close()
         if not quiet:
             s, ix = run.stats, run.index
             warn_skipped(s)
-            err.print(f"allpairs: {s.documents:,} documents, {len(s.skipped):,} skipped, {ix.num_docs:,} indexed; "
-                      f"{ix.label} shingles: {s.distinct_shingles:,} distinct; {ix.num_sets:,} distinct sets")
-            err.print(f"allpairs: index for {ix.rule}: {len(ix.post):,} postings; wrote {run.path} "
-                      f"({run.size:,} bytes)")
+            err.print(f"allpairs: {count_of(s.documents, 'document')}, {len(s.skipped):,} skipped, {ix.num_docs:,} "
+                      f"indexed; {ix.label} shingles: {s.distinct_shingles:,} distinct; "
+                      f"{count_of(ix.num_sets, 'distinct set')}")
+            for note in s.notes:
+                err.print(f"allpairs: {note}")
+            err.print(f"allpairs: index for {ix.rule}: {count_of(len(ix.post), 'posting')}; wrote {run.path} "
+                      f"({count_of(run.size, 'byte')})")
             err.print(f"allpairs: time {_times(s)}; peak memory {mib(s.peak_memory)}")
     except AllPairsError as e:
         fail(e)
 
 
 @index_app.command("add", cls=PanelCommand)
+@input_options
 def add_command(
     ctx: typer.Context,
-    index: Path = INDEX, paths: List[str] = PATHS, lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
-    include: List[str] = INCLUDE, exclude: List[str] = EXCLUDE, hidden: bool = HIDDEN, no_ignore: bool = NO_IGNORE,
-    min_bytes: int = MIN_BYTES, encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
-    quiet: bool = QUIET,
+    index: Path = INDEX, paths: List[str] = PATHS, quiet: bool = QUIET,
+    **inputs,
 ) -> None:
     """Add the documents to INDEX without rebuilding it (shingled as the index says); INDEX is
     replaced atomically."""
     from ..index.files import add_file
 
     try:
-        refuse_unused_input_options(ctx, lines, sets, jsonl)
-        corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field,
-                            hidden, no_ignore)
+        refuse_unused_input_options(ctx)
+        corpus = read_input(ctx)
         run = add_file(index, corpus)
         if not quiet:
             s = run.stats
             warn_skipped(s)
-            err.print(f"allpairs: added {run.added:,} of {s.documents:,} documents; the index holds "
-                      f"{run.index.num_docs:,} ({run.index.num_sets:,} sets); wrote {run.path} ({run.size:,} bytes)")
+            err.print(f"allpairs: added {run.added:,} of {count_of(s.documents, 'document')}; the index holds "
+                      f"{run.index.num_docs:,} ({count_of(run.index.num_sets, 'set')}); wrote {run.path} "
+                      f"({count_of(run.size, 'byte')})")
             err.print(f"allpairs: time {_times(s)}; peak memory {mib(s.peak_memory)}")
     except AllPairsError as e:
         fail(e)
 
 
 @index_app.command("query", cls=PanelCommand)
+@input_options
 def query_command(
     ctx: typer.Context,
     index: Path = INDEX,
     paths: List[str] = typer.Argument(..., metavar="PATH...", show_default=False, help="The queries: directories (every file below a query) and files, read as one corpus; or one file with --lines/--sets/--jsonl ('-' for stdin)."),
     threshold: Optional[str] = typer.Option(None, "--threshold", "-t", metavar="T", show_default=False, help="Answer at this threshold, at or above the index's (default: the index's)."),
-    lines: bool = LINES, sets: bool = SETS, jsonl: bool = JSONL,
     shingle: Optional[str] = typer.Option(None, "--shingle", "-s", metavar="KIND:N", rich_help_panel=SHINGLES, show_default=False, help="Checked against the index's shingle settings (queries are always shingled as the index was)."),
     no_normalize: bool = typer.Option(False, "--no-normalize", rich_help_panel=SHINGLES, help="Checked against the index: an error unless it was built with --no-normalize."),
-    include: List[str] = INCLUDE, exclude: List[str] = EXCLUDE, hidden: bool = HIDDEN, no_ignore: bool = NO_IGNORE,
-    min_bytes: int = MIN_BYTES, encoding: str = ENCODING, id_field: str = ID_FIELD, text_field: str = TEXT_FIELD,
-    fmt: Format = typer.Option(Format.tsv, "--format", "-f", rich_help_panel=OUTPUT, help="tsv: query id, indexed id, similarity. csv and jsonl add the overlap and both sizes."),
+    fmt: Format = typer.Option(Format.tsv, "--format", "-f", rich_help_panel=OUTPUT, help="tsv: query id, indexed id, similarity. csv, jsonl and parquet add the overlap and both sizes. Carried columns follow: the queries' and those the index keeps (--lines, --keep-col at build)."),
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT, show_default=False, help="Write the matches to FILE (atomically) instead of stdout."),
     count: bool = typer.Option(False, "--count", rich_help_panel=OUTPUT, help="Print only the number of matches; no --output or --format."),
-    jobs: int = JOBS, quiet: bool = QUIET,
+    no_header: bool = NO_HEADER, jobs: int = JOBS, quiet: bool = QUIET,
+    **inputs,
 ) -> None:
     """Print every indexed document reaching the threshold with each query document: query id,
     indexed id, similarity (truncated to 6 decimals), sorted by query then indexed document.
@@ -119,24 +118,24 @@ def query_command(
 
     check_jobs(jobs)
     try:
-        refuse_unused_input_options(ctx, lines, sets, jsonl)
+        refuse_unused_input_options(ctx)
         if count:
-            refuse(ctx, ("output", "fmt"), "with --count")
+            refuse(ctx, ("output", "fmt", "no_header"), "with --count")
+        check_table_output(ctx, fmt, output)
         plan = check_output(None if count else output)  # refuse an output that cannot be written before the work
-        corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field, text_field,
-                            hidden, no_ignore)
+        corpus = read_input(ctx)
         matches, stats = query_file(index, corpus, threshold, shingle=shingle,
                                     normalize=False if no_normalize else None, jobs=jobs or None)
         if count:
             typer.echo(len(matches))
         else:
             with open_output(output, plan) as out:
-                matches.write(out, fmt.value)
+                matches.write(out, fmt.value, header=not no_header)
         if not quiet:
             warn_skipped(stats)
             ix = matches.index
-            err.print(f"allpairs: {len(corpus):,} queries against {ix.num_docs:,} documents at {matches.rule}: "
-                      f"{len(matches):,} matches")
+            err.print(f"allpairs: {count_of(len(corpus), 'query', 'queries')} against {count_of(ix.num_docs, 'document')} "
+                      f"at {matches.rule}: {count_of(len(matches), 'match', 'matches')}")
             err.print(f"allpairs: time {_times(stats)}; peak memory {mib(stats.peak_memory)}")
     except AllPairsError as e:
         fail(e)

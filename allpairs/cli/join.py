@@ -7,17 +7,19 @@ from typing import List, Optional
 
 import typer
 
+from .._plural import count as count_of
 from ..errors import AllPairsError
 from ..join import join as run_join
-from ..measures import JOIN_MEASURES
 from ..pairs import PairWriter
-from ..pairs.clusters import write_clusters
+from ..pairs.clusters import write_cluster_table, write_clusters
 from ..pairs.output import check_output, open_output
+from ..pairs.rows import write_pairs_table
 from ._app import Bar, BrokenPipe, app, err, fail, summary, warn_skipped
-from ._options import (BANDS, BITS, ENCODING, EXCLUDE, HIDDEN, ID_FIELD, INCLUDE, INPUT, JOBS, JSONL, LSH,
-                       MAX_BUCKET, MIN_BYTES, MIN_SHINGLES, NO_IGNORE, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET,
-                       RECALL, ROWS, SEED, SETS, SHINGLE, SPARK, TEXT_FIELD, Format, PanelCommand, check_jobs,
-                       lines_option, read_input, refuse, refuse_unused_input_options, refuse_unused_lsh_options)
+from ._options import (BANDS, BITS, INPUT, JOBS, LSH, MAX_BUCKET, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE,
+                       NUM_PERM, OUTPUT, PATHS, QUIET, RECALL, ROWS, SEED, SHINGLE, SPARK, Format, Measure,
+                       PanelCommand, check_jobs,
+                       check_table_output, input_options, read_input, refuse, refuse_unused_input_options,
+                       refuse_unused_lsh_options)
 
 
 class Method(str, Enum):
@@ -35,36 +37,26 @@ class Engine(str, Enum):
     spark = "spark"
 
 
-Measure = Enum("Measure", {name: name for name in JOIN_MEASURES}, type=str)
-
 JOIN_THRESHOLD = typer.Option(..., "--threshold", "-t", metavar="T",
                               help="Pairs with similarity >= T, T in (0, 1], read exactly (0.7 is 7/10); for "
                                    "--measure overlap a whole number k of common tokens.")
 METHOD = typer.Option(Method.exact, "--method", "-m",
                       help="exact: prefix-filter join, every pair. lsh: MinHash + LSH candidates, verified; finds "
                            "a pair of similarity s with probability P(s).")
-MEASURE = typer.Option("jaccard", "--measure",
-                       help="jaccard |A∩B|/|A∪B|, cosine |A∩B|/√(|A||B|), dice 2|A∩B|/(|A|+|B|), containment "
-                            "|A∩B|/|A| (each ordered pair tested both ways, printed contained first), overlap "
-                            "|A∩B| >= k (printed as the count).")
-
-
 @app.command("join", cls=PanelCommand, short_help="Print every pair of documents with similarity >= t.")
+@input_options
 def join_command(
     ctx: typer.Context,
     paths: List[str] = PATHS, threshold: str = JOIN_THRESHOLD,
     method: Method = METHOD, measure: Measure = MEASURE,
-    lines: bool = lines_option("; the line is printed after the similarity"), sets: bool = SETS,
-    jsonl: bool = JSONL, include: List[str] = INCLUDE, exclude: List[str] = EXCLUDE, hidden: bool = HIDDEN,
-    no_ignore: bool = NO_IGNORE, min_bytes: int = MIN_BYTES, encoding: str = ENCODING, id_field: str = ID_FIELD,
-    text_field: str = TEXT_FIELD,
     against: Optional[str] = typer.Option(None, "--against", metavar="OTHER", rich_help_panel=INPUT,
                                           show_default=False,
                                           help="An R–S join: pairs (a, b) with a from PATH and b from OTHER only, "
                                                "read with the same input options."),
     shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, min_shingles: int = MIN_SHINGLES,
     fmt: Format = typer.Option(Format.tsv, "--format", "-f", rich_help_panel=OUTPUT,
-                               help="tsv: left, right, similarity. csv and jsonl add overlap and both set sizes."),
+                               help="tsv: left, right, similarity. csv, jsonl and parquet add overlap and both set "
+                                    "sizes. Carried columns (--lines, --keep-col) follow, as left_NAME, right_NAME."),
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT,
                                           show_default=False,
                                           help="Write pairs to FILE (atomically) instead of stdout."),
@@ -73,7 +65,13 @@ def join_command(
                                     "or --format."),
     clusters: bool = typer.Option(False, "--clusters", rich_help_panel=OUTPUT,
                                   help="Print instead of pairs the groups of documents linked by pairs (connected "
-                                       "components of 2 or more): size, then ids, one line each, largest first."),
+                                       "components of 2 or more), a row a document: id, cluster (numbered from 1, "
+                                       "largest first), cluster_size, then carried columns."),
+    singletons: bool = typer.Option(False, "--singletons", rich_help_panel=OUTPUT,
+                                    help="With --clusters: every other document too, as a cluster of its own."),
+    wide: bool = typer.Option(False, "--wide", rich_help_panel=OUTPUT,
+                              help="With --clusters: a line a cluster instead, its size then its ids."),
+    no_header: bool = NO_HEADER,
     quiet: bool = QUIET,
     num_perm: int = NUM_PERM, bands: Optional[int] = BANDS, rows: Optional[int] = ROWS, recall: float = RECALL,
     seed: int = SEED, bits: Optional[int] = BITS, max_bucket: Optional[int] = MAX_BUCKET,
@@ -83,10 +81,7 @@ def join_command(
     jobs: int = JOBS,
     engine: Engine = typer.Option(Engine.local, "--engine", rich_help_panel=SPARK, help="local: this process. spark: Apache Spark (pip install 'allpairs-join[spark]', Java 17+); writes a Parquet dataset (-o DIR) or counts."),
     master: Optional[str] = typer.Option(None, "--master", metavar="URL", rich_help_panel=SPARK, help="Spark: the master URL, e.g. local[*] (default), spark://host:7077, yarn."),
-    parquet: bool = typer.Option(False, "--parquet", rich_help_panel=SPARK, help="Spark: PATH is a Parquet dataset with --id-col and --text-col (or --tokens-col)."),
-    id_col: Optional[str] = typer.Option(None, "--id-col", metavar="COLUMN", rich_help_panel=SPARK, help="Parquet: the id column (default id)."),
-    text_col: Optional[str] = typer.Option(None, "--text-col", metavar="COLUMN", rich_help_panel=SPARK, help="Parquet: the text column (default text)."),
-    tokens_col: Optional[str] = typer.Option(None, "--tokens-col", metavar="COLUMN", rich_help_panel=SPARK, help="Parquet: an array column of tokens, joined as they are."),
+    **inputs,
 ) -> None:
     """Print every pair of documents whose shingle sets have similarity >= THRESHOLD (Jaccard by default).
 
@@ -95,35 +90,48 @@ def join_command(
     contained document comes first. The similarity is truncated to 6 decimals.
     """
     check_jobs(jobs)
+    try:
+        refuse_unused_input_options(ctx)
+    except AllPairsError as e:
+        fail(e)
     if engine is Engine.spark:
         local_only = [flag for flag, used in (("--measure", measure.value != "jaccard"), ("--against", against is not None),
-                                              ("--clusters", clusters), ("--hidden", hidden), ("--no-ignore", no_ignore))
+                                              ("--clusters", clusters), ("--no-header", no_header),
+                                              ("--hidden", inputs["hidden"]),
+                                              ("--no-ignore", inputs["no_ignore"]), ("--csv", inputs["csv"]),
+                                              ("--tsv", inputs["tsv"]), ("--keep-col", bool(inputs["keep_col"])),
+                                              ("several --text-col", len(inputs["text_col"]) > 1))
                       if used]
         if local_only:
             raise typer.BadParameter(f"{', '.join(local_only)} not available with --engine spark (Jaccard self-joins "
                                      "of one PATH, hidden and ignored files left out as by default)")
         if len(paths) != 1:
             raise typer.BadParameter(f"--engine spark reads one PATH, got {len(paths)}")
-        return _spark(paths[0], threshold, lines, sets, jsonl, parquet, shingle, no_normalize, include, exclude, min_bytes,
-                      min_shingles, encoding, id_field, text_field, id_col, text_col, tokens_col, method, num_perm,
-                      bands, rows, recall, seed, bits, max_bucket, verify, fmt, output, count, jobs, quiet, master)
-    if parquet or master or id_col or text_col or tokens_col:
-        raise typer.BadParameter("--parquet, --master, --id-col, --text-col and --tokens-col go with --engine spark")
+        # The columns of --parquet, the fields of --jsonl: one option each here, two parameters there.
+        id_col, text_col = inputs["id_col"], (inputs["text_col"] or [None])[0]
+        pq = inputs["parquet"]
+        return _spark(paths[0], threshold, inputs["lines"], inputs["sets"], inputs["jsonl"], pq, shingle,
+                      no_normalize, inputs["include"], inputs["exclude"], inputs["min_bytes"], min_shingles,
+                      inputs["encoding"], id_col or "id", text_col or "text", id_col if pq else None,
+                      text_col if pq else None, inputs["tokens_col"], method, num_perm, bands, rows, recall, seed,
+                      bits, max_bucket, verify, fmt, output, count, jobs, quiet, master)
+    if master:
+        raise typer.BadParameter("--master goes with --engine spark")
     bar = Bar(not quiet)
     try:
-        refuse_unused_input_options(ctx, lines, sets, jsonl)
         refuse_unused_lsh_options(ctx, method is Method.lsh, bands, rows)
         if count:
-            refuse(ctx, ("output", "fmt"), "with --count, which prints only a number")
+            refuse(ctx, ("output", "fmt", "no_header", "singletons", "wide"), "with --count, which prints only a number")
+        if not clusters:
+            refuse(ctx, ("singletons", "wide"), "without --clusters")
+        elif wide:
+            refuse(ctx, ("singletons", "no_header"), "with --wide, whose lines of varying width are no table")
+        check_table_output(ctx, fmt, output, wide=wide)
         # Refuse an output that cannot be written before the work, not after.
         plan = check_output(None if count else output)
         try:
-            corpus = read_input(paths, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field,
-                                text_field, hidden, no_ignore)
-            other = None
-            if against is not None:
-                other = read_input(against, lines, sets, jsonl, include, exclude, min_bytes, encoding, id_field,
-                                   text_field, hidden, no_ignore)
+            corpus = read_input(ctx)
+            other = read_input(ctx, against) if against is not None else None
             res = run_join(corpus, threshold, method=method.value, shingle=shingle, normalize=not no_normalize,
                            min_shingles=min_shingles, jobs=jobs or None, num_perm=num_perm, bands=bands,
                            rows=rows, recall=recall, seed=seed, bits=bits, max_bucket=max_bucket,
@@ -139,11 +147,16 @@ def join_command(
             with open_output(None if count else output, plan) as out:
                 if count:
                     out.write(f"{len(res.clusters) if clusters else len(res.pairs)}\n".encode())
-                elif clusters:
+                elif clusters and wide:
                     write_clusters(res.clusters, res.ids, out, fmt.value)
+                elif clusters:
+                    write_cluster_table(res.clusters, res.ids, out, fmt.value, columns=res.columns,
+                                        singletons=singletons, header=not no_header)
+                elif fmt is Format.parquet:
+                    write_pairs_table(res.pairs, res.ids, out, res.measure, columns=res.columns)
                 else:
-                    writer = PairWriter(res.ids, fmt.value, texts=res.shown, estimated=res.pairs.estimated,
-                                        measure=res.measure)
+                    writer = PairWriter(res.ids, fmt.value, columns=res.columns, estimated=res.pairs.estimated,
+                                        measure=res.measure, header=not no_header)
                     writer.write(res.pairs, out)
                 if not count:
                     write_seconds = time.perf_counter() - t0
@@ -188,11 +201,11 @@ def _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, 
         return
     skipped = sum(res.skipped.values())
     reasons = f" ({', '.join(f'{why}: {n:,}' for why, n in sorted(res.skipped.items()))})" if skipped else ""
-    err.print(f"allpairs: spark {res.master}: {res.documents:,} documents, {skipped:,} skipped{reasons}, "
-              f"{res.joined:,} joined; {res.shingle} shingles; {res.distinct_sets:,} distinct sets")
-    cand = f"{res.candidates:,} candidates, " if res.candidates is not None else ""
+    err.print(f"allpairs: spark {res.master}: {count_of(res.documents, 'document')}, {skipped:,} skipped{reasons}, "
+              f"{res.joined:,} joined; {res.shingle} shingles; {count_of(res.distinct_sets, 'distinct set')}")
+    cand = f"{count_of(res.candidates, 'candidate')}, " if res.candidates is not None else ""
     where = f" written to {res.output}" if res.output else ""
-    err.print(f"allpairs: {res.method} join at t = {res.threshold}: {cand}{res.pairs:,} pairs{where}")
+    err.print(f"allpairs: {res.method} join at t = {res.threshold}: {cand}{count_of(res.pairs, 'pair')}{where}")
     for note in res.notes:
         err.print(f"allpairs: {note}")
     err.print("allpairs: time " + ", ".join(f"{k} {v:.2f}s" for k, v in res.seconds.items()))

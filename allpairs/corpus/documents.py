@@ -47,15 +47,17 @@ class Corpus:
         :class:`~allpairs.corpus.linefile.Utf8Texts`).
     sets : list of list of str or None
         Pre-tokenised sets, when they are the shingles already.
-    shown : list of str or None
-        Text printed beside each id in the output (line records).
+    columns : dict of str to sequence of str
+        Columns carried beside each id into every output, by name: the line
+        for ``--lines`` ("text"), the ``--keep-col`` columns of a table or
+        JSON Lines.
     languages : list of (str or None) or None
         Programming language of each document, for ``code:N`` shingles.
     skipped : list of (id, reason)
         Documents left out, with the reason.
     kind : str
-        "directory", "lines", "sets", "jsonl", or for Python lists and dicts
-        "texts" or "tokens".
+        "directory", "lines", "sets", "jsonl", "csv", "tsv", "parquet", or for
+        Python lists and dicts "texts" or "tokens".
     seconds : float
         Time spent reading.
     dropped : int
@@ -68,12 +70,15 @@ class Corpus:
         .ignore or being .git), "--include", "--exclude", "named twice".
     paths : list of str
         The paths read, as given.
+    notes : list of str
+        What the reader decided that the summary should say (ids taken from
+        line numbers, a table read as one document).
     """
 
     ids: list[str]
     texts: list[str] | None = None
     sets: list[list[str]] | None = None
-    shown: list[str] | None = None
+    columns: dict[str, Sequence[str]] = field(default_factory=dict)
     languages: list[str | None] | None = None
     skipped: list[tuple[str, str]] = field(default_factory=list)
     kind: str = "texts"
@@ -82,9 +87,15 @@ class Corpus:
     found: int = 0
     left_out: dict[str, int] = field(default_factory=dict)
     paths: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def shown(self) -> Sequence[str] | None:
+        """The first carried column (a line's text for ``--lines``), or None: what labels a document."""
+        return next(iter(self.columns.values()), None)
 
     def left_out_note(self) -> str | None:
         """What the hidden and ignore rules left out, in words, or None if nothing."""
@@ -115,6 +126,7 @@ class Corpus:
         if self.skipped:
             reasons = Counter(why.split(" (")[0] for _, why in self.skipped)
             parts.append("skipped " + ", ".join(f"{n:,} {why}" for why, n in reasons.most_common()))
+        parts += self.notes
         return f"the corpus is empty: no document was read{where}" + (f" ({'; '.join(parts)})" if parts else "")
 
 
@@ -510,7 +522,7 @@ def read_lines(path: str | os.PathLike, *, encoding: str = "utf-8") -> Corpus:
     lines = _open_lines(path, encoding)
     ids = [str(k + 1) for k in range(len(lines))]
     texts = TextLines(lines)
-    return Corpus(ids=ids, texts=texts, shown=texts, kind="lines")
+    return Corpus(ids=ids, texts=texts, columns={"text": texts}, kind="lines")
 
 
 def read_sets(path: str | os.PathLike, *, encoding: str = "utf-8", hashed: bool = False) -> Corpus:
@@ -538,15 +550,58 @@ def read_sets(path: str | os.PathLike, *, encoding: str = "utf-8", hashed: bool 
     return Corpus(ids=ids, sets=sets, kind="sets")
 
 
-def jsonl_record(line: str, where: str, id_field: str = "id", text_field: str = "text") -> tuple[str, str] | None:
-    """(id, text) of one JSON Lines record, None for a blank line; ``where`` ("file:line") starts each error.
+def fields_of(record: Sequence[str], most: int = 12) -> str:
+    """The names of a record's fields (or a table's columns) for a message: the first ``most`` of them."""
+    names = [str(k) for k in record]
+    more = f", and {len(names) - most:,} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more if names else "none"
 
-    Raises
-    ------
-    InputError
-        Not JSON, not an object, a field missing, an id that is not a string or
-        an integer, a text that is not a string.
-    """
+
+def cell_text(value) -> str:
+    """A carried field's value as text: a string as it is, nothing (None) as "", anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class Records:
+    """Documents read record by record from a table or JSON Lines: ids (given, or numbered), texts and
+    carried columns; an id given twice is an error naming the places of both: lines (a table's record
+    that spans lines by the line it starts on), or ``unit`` ("row" for Parquet)."""
+
+    def __init__(self, keep: Sequence[str], unit: str = "line") -> None:
+        self.unit = unit
+        self.ids: list = []
+        self.texts: list[str] = []
+        self.columns: dict[str, list[str]] = {name: [] for name in keep}
+        self.seen: dict = {}
+
+    def add(self, where: str, place: int, doc_id, text: str, kept: Sequence) -> None:
+        """One document: its id (already a string), text and carried values, found at ``where`` (file:line),
+        the ``place``-th line (or row) of its file."""
+        if doc_id in self.seen:
+            raise InputError(f"{where}: id {doc_id!r} already used on {self.unit} {self.seen[doc_id]:,}")
+        self.seen[doc_id] = place
+        self.ids.append(doc_id)
+        self.texts.append(text)
+        for values, value in zip(self.columns.values(), kept):
+            values.append(cell_text(value))
+
+    def corpus(self, kind: str, notes: list[str]) -> Corpus:
+        return Corpus(ids=self.ids, texts=self.texts, columns=self.columns, kind=kind, notes=notes)
+
+
+def id_text(value, where: str, name: str) -> str:
+    """An id field's value as the id (a string or an integer, as text), else an error naming the field."""
+    if not isinstance(value, (str, int)) or isinstance(value, bool):
+        raise InputError(f"{where}: field {name!r} must be a string or an integer, got {json.dumps(value)[:40]}")
+    return str(value)
+
+
+def jsonl_object(line: str, where: str) -> dict | None:
+    """One JSON Lines record as a dict, None for a blank line; ``where`` ("file:line") starts each error."""
     if not line.strip():
         return None
     try:
@@ -560,54 +615,130 @@ def jsonl_record(line: str, where: str, id_field: str = "id", text_field: str = 
                          "write such an id as a string") from None
     if not isinstance(obj, dict):
         raise InputError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-    if id_field not in obj:
-        raise InputError(f"{where}: no {id_field!r} field; name the id field with --id-field")
-    if text_field not in obj:
-        raise InputError(f"{where}: no {text_field!r} field; name the text field with --text-field")
-    doc_id, text = obj[id_field], obj[text_field]
-    if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
-        raise InputError(f"{where}: field {id_field!r} must be a string or an integer")
-    if not isinstance(text, str):
-        raise InputError(f"{where}: field {text_field!r} must be a string, got {type(text).__name__}")
-    return str(doc_id), text
+    return obj
 
 
-def read_jsonl(path: str | os.PathLike, *, id_field: str = "id", text_field: str = "text",
-               encoding: str = "utf-8") -> Corpus:
-    """JSON Lines: one object per line with an id and a text; blank lines are ignored."""
+def jsonl_field(obj: dict, name: str, where: str, option: str):
+    """The value of field ``name``, or an error listing the fields the record has and the option to use."""
+    if name not in obj:
+        raise InputError(f"{where}: no {name!r} field (the record has {fields_of(obj)}); "
+                         f"name the field with {option}")
+    return obj[name]
+
+
+def jsonl_text(obj: dict, names: Sequence[str], where: str) -> str:
+    """The text of a record: its text fields, strings, joined by a space."""
+    parts = []
+    for name in names:
+        value = jsonl_field(obj, name, where, "--text-col")
+        if not isinstance(value, str):
+            raise InputError(f"{where}: field {name!r} must be a string, got {type(value).__name__}")
+        parts.append(value)
+    return " ".join(parts)
+
+
+def jsonl_record(line: str, where: str, id_field: str = "id", text_field: str = "text") -> tuple[str, str] | None:
+    """(id, text) of one JSON Lines record, None for a blank line; ``where`` ("file:line") starts each error.
+
+    Raises
+    ------
+    InputError
+        Not JSON, not an object, a field missing (the message lists the
+        record's fields), an id that is not a string or an integer, a text
+        that is not a string.
+    """
+    obj = jsonl_object(line, where)
+    if obj is None:
+        return None
+    return id_text(jsonl_field(obj, id_field, where, "--id-col"), where, id_field), jsonl_text(obj, [text_field], where)
+
+
+def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_field: str | Sequence[str] = "text",
+               keep: Sequence[str] = (), encoding: str = "utf-8") -> Corpus:
+    """JSON Lines: one object per line with a text field (or several, joined by a space); blank lines are ignored.
+
+    Ids are the ``id_field`` of each record; by default the ``id`` field, or,
+    when the first record has none, the line numbers (from 1, as for
+    ``--lines``; the corpus's notes say so). ``keep`` names fields carried
+    into the output beside each id (as text: a string as it is, a missing
+    field or null as "", anything else as JSON); the first record must have
+    them. A field missing is an error that lists the fields the record has.
+    """
     lines = _open_lines(path, encoding)
     name = lines.name
-    ids, texts, seen = [], [], {}
+    text_fields = [text_field] if isinstance(text_field, str) else list(text_field)
+    records = Records(keep)
+    by_line = None  # whether ids are line numbers, decided at the first record
     for k in range(1, len(lines) + 1):
-        record = jsonl_record(lines.line(k - 1), f"{name}:{k}", id_field, text_field)
-        if record is None:
+        where = f"{name}:{k}"
+        obj = jsonl_object(lines.line(k - 1), where)
+        if obj is None:
             continue
-        doc_id, text = record
-        if doc_id in seen:
-            raise InputError(f"{name}:{k}: id {doc_id!r} already used on line {seen[doc_id]}")
-        seen[doc_id] = k
-        ids.append(doc_id)
-        texts.append(text)
-    return Corpus(ids=ids, texts=texts, kind="jsonl")
+        if by_line is None:
+            by_line = id_field is None and "id" not in obj
+            for field_name in keep:
+                jsonl_field(obj, field_name, where, "--keep-col")
+        if by_line:
+            doc_id = str(k)
+        else:
+            doc_id = id_text(jsonl_field(obj, id_field or "id", where, "--id-col"), where, id_field or "id")
+        records.add(where, k, doc_id, jsonl_text(obj, text_fields, where), [obj.get(f) for f in keep])
+    notes = ["ids are line numbers: the records have no 'id' field (--id-col names one)"] if by_line else []
+    return records.corpus("jsonl", notes)
 
 
-INPUT_KINDS = ("directory", "lines", "sets", "jsonl")
+INPUT_KINDS = ("directory", "lines", "sets", "jsonl", "csv", "tsv", "parquet")
+
+#: What a file named as a PATH of a directory corpus looks like by its ending, and the option that reads it
+#: record by record: the summary suggests it.
+RECORD_FILES = {".csv": "--csv", ".tsv": "--tsv", ".tab": "--tsv", ".jsonl": "--jsonl", ".ndjson": "--jsonl",
+                ".parquet": "--parquet"}
+
+
+def _record_file_notes(paths: Sequence[str | os.PathLike]) -> list[str]:
+    """For each file given by name whose ending says it holds records, a line suggesting the option."""
+    notes = []
+    for p in paths:
+        option = RECORD_FILES.get(os.path.splitext(os.fspath(p))[1].lower())
+        if option and os.path.isfile(p):
+            cols = " (--text-col names the text column)" if option != "--jsonl" else ""
+            notes.append(f"warning: {os.fspath(p)} was read as one document; {option} reads each of its records as "
+                         f"one{cols}")
+    return notes
 
 
 def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str = "directory", *,
                 include: Sequence[str] = (), exclude: Sequence[str] = (), min_bytes: int = 0,
-                encoding: str = "utf-8", id_field: str = "id", text_field: str = "text", hidden: bool = False,
-                ignore: bool = True) -> Corpus:
-    """Read a corpus of the given kind (one of :data:`INPUT_KINDS`); '-' is stdin for line-oriented kinds.
+                encoding: str = "utf-8", id_field: str | None = None, text_field: str | Sequence[str] | None = None,
+                keep: Sequence[str] = (), header: bool = True, tokens_field: str | None = None,
+                hidden: bool = False, ignore: bool = True) -> Corpus:
+    """Read a corpus of the given kind (one of :data:`INPUT_KINDS`); '-' is stdin for the kinds that read one file.
 
     A directory corpus takes any number of directories and files (see
-    :func:`read_directory`); the line-oriented kinds read one file.
+    :func:`read_directory`); a file named there whose ending says it holds
+    records (``.csv``, ``.jsonl``, ...) is read as one document, and the
+    corpus's notes suggest the option that reads its records. The other kinds
+    read one file. For record input (``jsonl``, ``csv``, ``tsv``,
+    ``parquet``): ``id_field`` and ``text_field`` name the id and the text
+    field or column (several text columns are joined by a space), ``keep``
+    the columns carried into the output, ``header`` whether a CSV/TSV has a
+    header row (without one, columns are named by number from 1), and
+    ``tokens_field`` a Parquet column of token lists to join as sets; see
+    :func:`read_jsonl` and :func:`allpairs.corpus.tables.read_table`.
     """
     if kind not in INPUT_KINDS:
         raise UsageError(f"unknown input kind {kind!r}; choose one of {', '.join(INPUT_KINDS)}")
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     if min_bytes < 0:
         raise UsageError(f"minimum size {min_bytes} is negative; give 0 or more bytes")
+    records = kind in ("jsonl", "csv", "tsv", "parquet")
+    if not records and (id_field is not None or text_field is not None or keep):
+        raise UsageError(f"--id-col, --text-col and --keep-col name fields of records (--jsonl, --csv, --tsv, "
+                         f"--parquet); {'a directory' if kind == 'directory' else '--' + kind} has none")
+    if kind not in ("csv", "tsv") and not header:
+        raise UsageError("--headerless goes with --csv and --tsv (a table's first row is its header by default)")
+    if kind != "parquet" and tokens_field is not None:
+        raise UsageError("--tokens-col names a column of token lists in --parquet input")
     if kind != "directory":
         if include or exclude or min_bytes or hidden or not ignore:
             raise UsageError("--include, --exclude, --min-bytes, --hidden and --no-ignore choose files in a "
@@ -616,16 +747,22 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
             raise UsageError(f"--{kind} reads one file; got {len(paths)} paths")
         path = paths[0]
     if kind == "directory" and any(str(p) == "-" for p in paths):
-        raise UsageError("'-' (stdin) needs --lines, --sets or --jsonl")
+        raise UsageError("'-' (stdin) needs --lines, --sets, --jsonl, --csv, --tsv or --parquet")
     t0 = time.perf_counter()
     if kind == "directory":
         corpus = read_directory(paths, include=include, exclude=exclude, min_bytes=min_bytes, hidden=hidden,
                                 ignore=ignore)
+        corpus.notes += _record_file_notes(paths)
     elif kind == "lines":
         corpus = read_lines(path, encoding=encoding)
     elif kind == "sets":
         corpus = read_sets(path, encoding=encoding, hashed=True)
+    elif kind == "jsonl":
+        corpus = read_jsonl(path, id_field=id_field, text_field=text_field or "text", keep=keep, encoding=encoding)
     else:
-        corpus = read_jsonl(path, id_field=id_field, text_field=text_field, encoding=encoding)
+        from .tables import read_table
+
+        corpus = read_table(path, kind, id_col=id_field, text_cols=text_field, keep=keep, header=header,
+                            tokens_col=tokens_field, encoding=encoding)
     corpus.seconds = time.perf_counter() - t0
     return corpus

@@ -39,6 +39,8 @@ class DedupResult:
     ids : list of str
     rule : Rule
     stats : Stats
+    columns : dict of str to sequence of str
+        Columns carried beside each id into the output (as the corpus gave them).
     """
 
     kept: np.ndarray
@@ -51,6 +53,7 @@ class DedupResult:
     rule: Rule
     shingle: str
     stats: Stats = field(default_factory=Stats)
+    columns: dict = field(default_factory=dict)
 
 
 def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, measure: str = "jaccard",
@@ -89,4 +92,4 @@ def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, measu
     return DedupResult(kept=kept, removed=removed, duplicate_of=duplicate_of, overlap=overlap,
                        removed_size=sizes[sets.doc_set[removed]].astype(np.int32),
                        kept_size=sizes[sets.doc_set[duplicate_of]].astype(np.int32),
-                       ids=list(corpus.ids), rule=rule, shingle=label, stats=stats)
+                       ids=list(corpus.ids), rule=rule, shingle=label, stats=stats, columns=corpus.columns)

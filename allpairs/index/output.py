@@ -1,18 +1,17 @@
-"""Writing query matches and dedup results: TSV (default), CSV or JSON Lines, one line each.
+"""Writing query matches and dedup results as tables: TSV (default), CSV, JSON Lines or Parquet, a row each.
 
 The similarity is the measure's exact value truncated (never rounded up) to 6
 decimals, as :mod:`allpairs.pairs` prints it; overlap prints its whole count.
-Ids are escaped as in :mod:`allpairs.pairs`.
+Ids are escaped as in :mod:`allpairs.pairs`; TSV and CSV start with a header
+row unless ``header`` is False (see :mod:`allpairs.pairs.rows`).
 """
 from __future__ import annotations
 
 from typing import BinaryIO, Sequence
 
-from ..errors import UsageError
 from ..measures import Measure
-from ..pairs.result import DECIMALS, FORMATS, _csv_field, _json_field, _tsv_field
-
-_ESCAPE = {"tsv": _tsv_field, "csv": _csv_field, "jsonl": _json_field}
+from ..pairs.result import DECIMALS
+from ..pairs.rows import Column, carried, write_table
 
 
 def similarity_text(row: Measure, overlap: int, size_x: int, size_y: int) -> str:
@@ -23,32 +22,29 @@ def similarity_text(row: Measure, overlap: int, size_x: int, size_y: int) -> str
     return f"{v // 10**DECIMALS}.{v % 10**DECIMALS:0{DECIMALS}d}"
 
 
-def write_rows(out: BinaryIO, fmt: str, names: tuple[str, str], left: Sequence[str], right: Sequence[str],
-               row: Measure, overlap: Sequence[int], left_size: Sequence[int], right_size: Sequence[int]) -> int:
-    """Write one line per (left, right) pair with the similarity (and, for CSV/JSON Lines, overlap and sizes)."""
-    if fmt not in FORMATS:
-        raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    esc = _ESCAPE[fmt]
+def write_rows(out: BinaryIO, fmt: str, names: tuple[str, str], left: Sequence[int], right: Sequence[int],
+               row: Measure, overlap: Sequence[int], left_size: Sequence[int], right_size: Sequence[int], *,
+               left_ids: Sequence[str], right_ids: Sequence[str], left_columns: dict | None = None,
+               right_columns: dict | None = None, header: bool = True) -> int:
+    """One row per (left, right) pair of documents (positions into ``left_ids`` and ``right_ids``): both ids
+    and the similarity; CSV, JSON Lines and Parquet add the overlap and both sizes; then each side's carried
+    columns, as ``NAME_COLUMN`` with the side's name (``query_text``, ``indexed_text``)."""
     a, b = names
-    lines = []
-    if fmt == "csv":
-        lines.append(f"{a},{b},similarity,overlap,{a}_size,{b}_size")
-    for l_id, r_id, o, x, y in zip(left, right, overlap, left_size, right_size):
-        sim = similarity_text(row, o, x, y)
-        if fmt == "tsv":
-            lines.append(f"{esc(l_id)}\t{esc(r_id)}\t{sim}")
-        elif fmt == "csv":
-            lines.append(f"{esc(l_id)},{esc(r_id)},{sim},{o},{x},{y}")
-        else:
-            lines.append(f'{{"{a}": {esc(l_id)}, "{b}": {esc(r_id)}, "similarity": {sim}, "overlap": {o}, '
-                         f'"{a}_size": {x}, "{b}_size": {y}}}')
-    if lines:
-        out.write(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
-    return len(lines) - (fmt == "csv")
+    sims = [similarity_text(row, o, x, y) for o, x, y in zip(overlap, left_size, right_size)]
+    table = [Column(a, [left_ids[d] for d in left]), Column(b, [right_ids[d] for d in right]),
+             Column("similarity", sims, "int" if row.integer_threshold else "number")]
+    if fmt != "tsv":
+        table += [Column("overlap", overlap, "int"), Column(f"{a}_size", left_size, "int"),
+                  Column(f"{b}_size", right_size, "int")]
+    for name in dict.fromkeys([*(left_columns or {}), *(right_columns or {})]):
+        for side, docs, cols in ((a, left, left_columns), (b, right, right_columns)):
+            if name in (cols or {}):
+                table += carried(f"{side}_", {name: cols[name]}, docs)
+    return write_table(out, fmt, table, header=header)
 
 
-def write_ids(out: BinaryIO, ids: Sequence[str]) -> int:
-    """One id a line (TSV escaping: a tab or newline inside an id cannot break the line)."""
-    if ids:
-        out.write(("\n".join(_tsv_field(str(i)) for i in ids) + "\n").encode("utf-8", "surrogateescape"))
-    return len(ids)
+def write_ids(out: BinaryIO, ids: Sequence[str], docs: Sequence[int], fmt: str = "tsv", *,
+              columns: dict | None = None, header: bool = True) -> int:
+    """A row per document ``docs`` (positions into ``ids``): its id and its carried columns."""
+    return write_table(out, fmt, [Column("id", [ids[d] for d in docs]), *carried("", columns or {}, docs)],
+                       header=header)

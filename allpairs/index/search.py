@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 
@@ -220,6 +220,8 @@ class Matches:
     query_ids: list[str]
     index: "SearchIndex"
     rule: Rule
+    #: Columns of the queries carried into the output (the line of ``--lines``, ``--keep-col`` columns).
+    query_columns: dict = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.query)
@@ -232,13 +234,14 @@ class Matches:
         """Exact similarity of each match."""
         return [self.rule.similarity(m.overlap, m.query_size, m.indexed_size) for m in self]
 
-    def write(self, out, fmt: str = "tsv") -> int:
-        """Write one line per match to the binary stream ``out``: query id, indexed id, similarity
-        (CSV and JSON Lines add the overlap and both sizes); return the number written."""
-        ids = self.index.ids
-        return write_rows(out, fmt, ("query", "indexed"), [self.query_ids[q] for q in self.query.tolist()],
-                          [ids[d] for d in self.indexed.tolist()], self.rule.row, self.overlap.tolist(),
-                          self.query_size.tolist(), self.indexed_size.tolist())
+    def write(self, out, fmt: str = "tsv", *, header: bool = True) -> int:
+        """Write one row per match to the binary stream ``out``: query id, indexed id, similarity
+        (CSV, JSON Lines and Parquet add the overlap and both sizes), then the carried columns of the
+        queries (``query_NAME``) and of the indexed documents (``indexed_NAME``); return the rows written."""
+        return write_rows(out, fmt, ("query", "indexed"), self.query.tolist(), self.indexed.tolist(), self.rule.row,
+                          self.overlap.tolist(), self.query_size.tolist(), self.indexed_size.tolist(),
+                          left_ids=self.query_ids, right_ids=self.index.ids, left_columns=self.query_columns,
+                          right_columns=self.index.columns, header=header)
 
 
 def scratch(m: int) -> np.ndarray:
@@ -269,7 +272,8 @@ class SearchIndex:
     def __init__(self, *, rule: Rule, label: str, normalize: bool, min_shingles: int, v0: int,
                  slot_keys: np.ndarray, lookup_keys: np.ndarray, lookup_ranks: np.ndarray,
                  indptr: np.ndarray, tokens: np.ndarray, set_doc_ptr: np.ndarray, set_docs: np.ndarray,
-                 ids: _Ids, postings: tuple[np.ndarray, np.ndarray] | None = None):
+                 ids: _Ids, postings: tuple[np.ndarray, np.ndarray] | None = None,
+                 columns: dict[str, _Ids] | None = None):
         self.rule = rule
         self.label = label
         self.normalize = normalize
@@ -285,6 +289,8 @@ class SearchIndex:
         self.set_doc_ptr = _Column(set_doc_ptr, np.int64)
         self.set_docs = _Column(set_docs, np.int32)
         self.ids = ids
+        #: Columns carried beside each indexed document's id into query answers, by name.
+        self.columns: dict[str, _Ids] = dict(columns or {})
         self.delta = SortedList()
         self._scratch: list[tuple[np.ndarray, ...]] = []
         if postings is None:
@@ -354,17 +360,21 @@ class SearchIndex:
                                      stats=stats, progress=progress)
         kept = sets.doc_set >= 0
         position = np.cumsum(kept) - 1  # corpus position -> position among indexed documents
-        ids = [corpus.ids[d] for d in np.flatnonzero(kept).tolist()]
+        docs = np.flatnonzero(kept).tolist()
+        ids = [corpus.ids[d] for d in docs]
+        columns = {name: [values[d] for d in docs] for name, values in corpus.columns.items()}
         with _timed(stats, "index"):
             index = cls.empty(rule, keys=sets.keys, label=label, normalize=normalize, min_shingles=min_shingles,
                               indptr=sets.indptr, tokens=sets.tokens, set_doc_ptr=sets.group_indptr,
-                              set_docs=position[sets.group_docs].astype(np.int32), ids=ids)
+                              set_docs=position[sets.group_docs].astype(np.int32), ids=ids, columns=columns)
         return index
 
     @classmethod
     def empty(cls, rule: Rule, *, keys: np.ndarray, label: str, normalize: bool = True, min_shingles: int = 1,
-              indptr=None, tokens=None, set_doc_ptr=None, set_docs=None, ids: Sequence[str] = ()) -> "SearchIndex":
-        """An index whose order ranks ``keys`` (rank = position), holding the given sets (none by default)."""
+              indptr=None, tokens=None, set_doc_ptr=None, set_docs=None, ids: Sequence[str] = (),
+              columns: dict[str, Sequence[str]] | None = None) -> "SearchIndex":
+        """An index whose order ranks ``keys`` (rank = position), holding the given sets (none by default)
+        and the given documents' carried ``columns``."""
         keys = np.asarray(keys, np.uint64)
         by_key = np.argsort(keys, kind="stable")
         return cls(rule=rule, label=label, normalize=normalize, min_shingles=min_shingles, v0=len(keys),
@@ -372,7 +382,8 @@ class SearchIndex:
                    indptr=np.zeros(1, np.int64) if indptr is None else indptr,
                    tokens=np.zeros(0, np.int32) if tokens is None else tokens,
                    set_doc_ptr=np.zeros(1, np.int64) if set_doc_ptr is None else set_doc_ptr,
-                   set_docs=np.zeros(0, np.int32) if set_docs is None else set_docs, ids=_Ids.of(ids))
+                   set_docs=np.zeros(0, np.int32) if set_docs is None else set_docs, ids=_Ids.of(ids),
+                   columns={name: _Ids.of(values) for name, values in (columns or {}).items()})
 
     def _compact(self) -> None:
         """Merge the added tokens and postings into the compiled arrays (postings rebuilt, sorted by set size)."""
@@ -448,7 +459,9 @@ class SearchIndex:
         indptr, keys = self._keys(corpus, shingle, normalize)
         ranked = self._rank(indptr, keys)
         q, s, o = self._query_ranked(ranked, rule, jobs=resolve_jobs(jobs))
-        return self._matches(ranked, q, s, o, list(corpus.ids), rule)
+        matches = self._matches(ranked, q, s, o, list(corpus.ids), rule)
+        matches.query_columns = corpus.columns
+        return matches
 
     def _matches(self, ranked: Ranked, q, s, o, query_ids, rule) -> Matches:
         """Expand matching sets to their documents, sorted by (query, indexed document)."""
@@ -562,6 +575,9 @@ class SearchIndex:
             ids = [corpus.ids[d] for d in keep.tolist()]
         else:  # a plain list: each document's id is its position in the index
             ids = [str(d) for d in positions[keep].tolist()]
+        for name, column in self.columns.items():  # what the documents carry, "" where they carry nothing
+            values = corpus.columns.get(name)
+            column.extend([values[d] for d in keep.tolist()] if values is not None else [""] * len(keep))
         self._append(ranked.indptr, ranked.tokens, keep, ids)
         return positions
 
@@ -615,7 +631,7 @@ class SearchIndex:
             self._compact()
         meta = {"measure": self.rule.measure, "p": self.rule.p, "q": self.rule.q, "label": self.label,
                 "normalize": self.normalize, "min_shingles": self.min_shingles, "v0": self.v0,
-                "key_version": KEY_VERSION}
+                "key_version": KEY_VERSION, "columns": list(self.columns)}
         arrays = {
             "slot_keys": self.slot_keys.array, "lookup_keys": self.lookup_keys, "lookup_ranks": self.lookup_ranks,
             "indptr": self.indptr.array, "tokens": self.tokens.array,
@@ -623,6 +639,8 @@ class SearchIndex:
             "id_ptr": self.ids.ptr.array, "id_bytes": self.ids.blob.array,
             "list_ptr": self.list_ptr, "post": self.post,
         }
+        for k, column in enumerate(self.columns.values()):
+            arrays[f"column{k}_ptr"], arrays[f"column{k}_bytes"] = column.ptr.array, column.blob.array
         return write_index(path, meta, arrays)
 
     @classmethod
@@ -641,6 +659,8 @@ class SearchIndex:
                        slot_keys=a["slot_keys"], lookup_keys=a["lookup_keys"], lookup_ranks=a["lookup_ranks"],
                        indptr=a["indptr"], tokens=a["tokens"], set_doc_ptr=a["set_doc_ptr"], set_docs=a["set_docs"],
                        ids=_Ids(a["id_ptr"], a["id_bytes"]),
-                       postings=(a["list_ptr"], a["post"]))
+                       postings=(a["list_ptr"], a["post"]),
+                       columns={name: _Ids(a[f"column{k}_ptr"], a[f"column{k}_bytes"])
+                                for k, name in enumerate(meta.get("columns", []))})
         except KeyError as e:
             raise IndexFileError(f"index {path} is damaged (no {e.args[0]!r}); build it again") from None

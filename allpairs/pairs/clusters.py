@@ -16,6 +16,7 @@ import numpy as np
 from ._clusters_kernel import components
 from ..errors import UsageError
 from .result import FORMATS, Pairs, _csv_field, _json_field, _tsv_field
+from .rows import Column, carried, write_table
 
 
 @dataclass
@@ -39,6 +40,28 @@ class Clusters:
     def largest(self) -> int:
         """Documents in the largest cluster (0 when there is none)."""
         return int(self.indptr[1] - self.indptr[0]) if len(self) else 0
+
+    def rows(self, n_docs: int, singletons: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The long form: each clustered document, its cluster's number and size (int64 arrays), by cluster.
+
+        Clusters are numbered from 1 in their order (the largest first; ties:
+        the one whose first document comes first), documents ascending within
+        one, so the numbering is the same on every run. With ``singletons``,
+        every other document of the ``n_docs`` follows as a cluster of its own
+        (size 1), numbered on in input order.
+        """
+        sizes = np.diff(self.indptr)
+        doc = self.docs.astype(np.int64)
+        cluster = np.repeat(np.arange(1, len(self) + 1, dtype=np.int64), sizes)
+        size = np.repeat(sizes, sizes).astype(np.int64)
+        if singletons:
+            alone = np.ones(n_docs, bool)
+            alone[doc] = False
+            rest = np.flatnonzero(alone)
+            doc = np.concatenate([doc, rest])
+            cluster = np.concatenate([cluster, len(self) + 1 + np.arange(len(rest), dtype=np.int64)])
+            size = np.concatenate([size, np.ones(len(rest), np.int64)])
+        return doc, cluster, size
 
 
 def find_clusters(pairs: Pairs) -> Clusters:
@@ -79,8 +102,22 @@ def find_clusters(pairs: Pairs) -> Clusters:
     return Clusters(indptr, docs.astype(np.int32))
 
 
+def write_cluster_table(clusters: Clusters, ids: Sequence[str], out: BinaryIO, fmt: str = "tsv", *,
+                        columns: dict[str, Sequence[str]] | None = None, singletons: bool = False,
+                        header: bool = True) -> int:
+    """The long form, a table a user's table can join on: ``id, cluster, cluster_size`` and the carried
+    ``columns`` of each document in a cluster (see :meth:`Clusters.rows`), in any table format; returns
+    the rows written."""
+    doc, cluster, size = clusters.rows(len(ids), singletons)
+    docs = doc.tolist()
+    table = [Column("id", [ids[d] for d in docs]), Column("cluster", cluster, "int"),
+             Column("cluster_size", size, "int"), *carried("", columns or {}, docs)]
+    return write_table(out, fmt, table, header=header)
+
+
 def write_clusters(clusters: Clusters, ids: Sequence[str], out: BinaryIO, fmt: str = "tsv") -> int:
-    """One line per cluster: its size, then its ids (TSV/CSV fields, or ``{"size", "ids"}`` in JSON Lines)."""
+    """The wide form: one line per cluster, its size, then its ids (TSV/CSV fields, or ``{"size", "ids"}``
+    in JSON Lines); lines of varying width, so no header."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
     for members in clusters:

@@ -391,63 +391,55 @@ def _encode_fields(columns: Sequence[Sequence[str]], escape) -> tuple[np.ndarray
 class PairWriter:
     """Renders chunks of pairs as lines of one format.
 
-    ``ids`` names each document; ``texts``, when given (line records), is
-    printed after the similarity in TSV, and as extra columns/keys otherwise.
+    ``ids`` names each document; ``columns`` (name -> one value a document),
+    when given, are carried after the similarity (TSV) or the sizes (CSV), as
+    ``left_NAME`` and ``right_NAME`` for each name; ``texts`` is the column
+    ``text`` (line records). TSV and CSV start with a header row unless
+    ``header`` is False.
     """
 
     def __init__(self, ids: Sequence[str], fmt: str = "tsv", texts: Sequence[str] | None = None,
-                 decimals: int = DECIMALS, estimated: bool = False, measure: Measure | str = "jaccard"):
+                 decimals: int = DECIMALS, estimated: bool = False, measure: Measure | str = "jaccard",
+                 columns: dict[str, Sequence[str]] | None = None, header: bool = True):
         if fmt not in FORMATS:
             raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
         self.n_docs = len(ids)
         self.measure = get_measure(measure, tuple(MEASURES))
         # An overlap is a count: printed whole.
         self.decimals = 0 if self.measure.integer_threshold else decimals
-        columns = [ids] if texts is None else [ids, texts]
+        columns = dict(columns or {})
+        if texts is not None:
+            columns["text"] = texts
         escape = {"tsv": _tsv_field, "csv": _csv_field, "jsonl": _json_field}[fmt]
-        self.field_ptr, self.field_bytes = _encode_fields(columns, escape)
-        has_text = texts is not None
+        self.field_ptr, self.field_bytes = _encode_fields([ids, *columns.values()], escape)
         L, R, S = _k.OP_LEFT, _k.OP_RIGHT, _k.OP_SIMILARITY
         O, LS, RS = _k.OP_OVERLAP, _k.OP_LEFT_SIZE, _k.OP_RIGHT_SIZE
         self.estimated = estimated
-        if estimated:
-            # Kept on a MinHash estimate: say so in every line; no overlap is known.
-            if fmt == "tsv":
-                steps = [(L, 0), "\t", (R, 0), "\t~", (S, 0)]
-                self.header = ""
-            elif fmt == "csv":
-                steps = [(L, 0), ",", (R, 0), ",", (S, 0), ",", (LS, 0), ",", (RS, 0)]
-                self.header = "left,right,estimate,left_size,right_size\n"
-            else:
-                steps = ['{"left": ', (L, 0), ', "right": ', (R, 0), ', "estimate": ', (S, 0),
-                         ', "left_size": ', (LS, 0), ', "right_size": ', (RS, 0), "}"]
-                self.header = ""
-            if has_text:
-                sep = "\t" if fmt == "tsv" else ","
-                if fmt == "jsonl":
-                    steps[-1:] = [', "left_text": ', (L, 1), ', "right_text": ', (R, 1), "}"]
-                else:
-                    steps += [sep, (L, 1), sep, (R, 1)]
-                    if fmt == "csv":
-                        self.header = self.header[:-1] + ",left_text,right_text\n"
-        elif fmt == "tsv":
-            steps = [(L, 0), "\t", (R, 0), "\t", (S, 0)]
-            if has_text:
-                steps += ["\t", (L, 1), "\t", (R, 1)]
+        # The columns of each format: (name, steps that write the value), in order.
+        score = "estimate" if estimated else "similarity"
+        cols = [("left", [(L, 0)]), ("right", [(R, 0)]), (score, ["~", (S, 0)] if estimated and fmt == "tsv"
+                                                              else [(S, 0)])]
+        if fmt != "tsv":
+            cols += [] if estimated else [("overlap", [(O, 0)])]
+            cols += [("left_size", [(LS, 0)]), ("right_size", [(RS, 0)])]
+        for f, name in enumerate(columns, start=1):
+            cols += [(f"left_{name}", [(L, f)]), (f"right_{name}", [(R, f)])]
+        names = [name for name, _ in cols]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise UsageError(f"the output would have two columns named {twice[0]!r}; carry the column under "
+                             "another name or leave it out")
+        steps: list = []
+        if fmt == "jsonl":
+            for k, (name, value) in enumerate(cols):
+                steps += [("{" if k == 0 else ", ") + _json_field(name) + ": ", *value]
+            steps.append("}")
             self.header = ""
-        elif fmt == "csv":
-            steps = [(L, 0), ",", (R, 0), ",", (S, 0), ",", (O, 0), ",", (LS, 0), ",", (RS, 0)]
-            if has_text:
-                steps += [",", (L, 1), ",", (R, 1)]
-            self.header = "left,right,similarity,overlap,left_size,right_size" + (
-                ",left_text,right_text" if has_text else "") + "\n"
         else:
-            steps = ['{"left": ', (L, 0), ', "right": ', (R, 0), ', "similarity": ', (S, 0),
-                     ', "overlap": ', (O, 0), ', "left_size": ', (LS, 0), ', "right_size": ', (RS, 0)]
-            if has_text:
-                steps += [', "left_text": ', (L, 1), ', "right_text": ', (R, 1)]
-            steps += ["}"]
-            self.header = ""
+            sep = "\t" if fmt == "tsv" else ","
+            for k, (name, value) in enumerate(cols):
+                steps += ([sep] if k else []) + value
+            self.header = sep.join(escape(name) for name in names) + "\n" if header else ""
         steps.append("\n")
         literals: list[bytes] = []
         template: list[int] = []
@@ -478,7 +470,7 @@ class PairWriter:
     def write(self, pairs: Pairs, out: BinaryIO) -> int:
         """Write every pair to the binary stream ``out``; return the number written."""
         if self.header:
-            out.write(self.header.encode())
+            out.write(_utf8(self.header))
         n = 0
         for chunk in pairs.chunks():
             out.write(self.render(chunk, pairs.sets.doc_size))

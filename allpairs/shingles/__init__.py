@@ -6,8 +6,10 @@ tokenizers (compiled in ``_codetok_kernel.py`` for Go and
 ``_codetok_c_python_kernel.py`` for the C family and Python); ``_hash_kernel.py``
 is XXH64, the token hash.
 """
-from .keys import (KEY_VERSION, PARALLEL_MIN_CHARS, ShingleSpec, format_sets, hash_set_pieces, hash_sets,
-                   language_for_path, normalize_text, shingle_texts, token_key, token_keys)
+from .keys import (KEY_VERSION, PARALLEL_MIN_CHARS, ShingleChoice, ShingleSpec, format_sets, hash_set_pieces,
+                   hash_sets, language_for_path, normalize_text, shingle_for_texts, shingle_texts, token_key,
+                   token_keys)
 
-__all__ = ["KEY_VERSION", "PARALLEL_MIN_CHARS", "ShingleSpec", "format_sets", "hash_set_pieces", "hash_sets",
-           "language_for_path", "normalize_text", "shingle_texts", "token_key", "token_keys"]
+__all__ = ["KEY_VERSION", "PARALLEL_MIN_CHARS", "ShingleChoice", "ShingleSpec", "format_sets", "hash_set_pieces",
+           "hash_sets", "language_for_path", "normalize_text", "shingle_for_texts", "shingle_texts", "token_key",
+           "token_keys"]

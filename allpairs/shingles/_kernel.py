@@ -140,12 +140,15 @@ def _emit(h, out, k, distinct, table, mask, mark):
 
 
 @kernel
-def ngram_keys_into(indptr, keys, n, seed, distinct, out, k0, table, d0):
-    """Keys of the n-grams of every document, written to ``out`` from ``k0``; a document shorter than n has none.
+def ngram_keys_into(indptr, keys, n, seed, distinct, whole, out, k0, table, d0):
+    """Keys of the n-grams of every document, written to ``out`` from ``k0``; with ``whole``, a document of
+    1 to n - 1 tokens gets one key, the chain over all its tokens (the same recurrence, stopped early), else none.
 
+    Clean input: ``n >= 1``, ``table`` sized as below. The w-shingling of Broder (1997), and of
+    Leskovec, Rajaraman, Ullman, *Mining of Massive Datasets*, ch. 3.2.
     ``keys`` (uint64) holds the token keys of all documents back to back,
-    document d at ``keys[indptr[d]:indptr[d + 1]]``; ``n >= 1``; ``out``
-    (uint64) has room for every n-gram.  Returns the int64 number of keys
+    document d at ``keys[indptr[d]:indptr[d + 1]]``; ``out`` (uint64) has room
+    for every n-gram and one key per short document.  Returns the int64 number of keys
     written per document, in document order, n-grams in text order within a
     document.  With ``distinct``, a key already met in the same document is
     left out, found by an open-addressing table (uint64, twice as long as
@@ -193,6 +196,14 @@ def ngram_keys_into(indptr, keys, n, seed, distinct, out, k0, table, d0):
                 h = _mix(h * GOLDEN + keys[start + i + j])
             k = _emit(h, out, k, distinct, table, mask, mark)
             i += 1
+        if whole and m <= 0 and indptr[d + 1] > start:
+            # Shorter than one shingle: the whole token sequence is its one shingle, so that it
+            # still pairs with its copies (a chain of fewer than n steps is no n-gram's key).
+            h = seed
+            for p in range(start, indptr[d + 1]):
+                h = _mix(h * GOLDEN + keys[p])
+            out[k] = h
+            k += 1
         counts[d] = k - k_doc
     return counts
 

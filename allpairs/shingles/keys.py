@@ -21,6 +21,12 @@ Keys (key version 2, :data:`KEY_VERSION`)
   ``h_i = mix(h_{i-1} * 0x9E3779B97F4A7C15 + k_i)``, key ``h_n``, where
   ``mix`` is the splitmix64 finaliser (:mod:`allpairs._mix`); all
   arithmetic modulo 2**64.
+* A text of 1 to n - 1 words or characters (``word:N``, ``char:N``) is
+  shorter than one shingle: its one shingle is its whole token sequence,
+  key ``h_m`` for its m tokens (same seed), so that it pairs with its
+  copies; no n-gram has that key, since a chain of m < n steps is none.  A
+  program of fewer than n tokens (``code:N``: a package clause and comments)
+  has no shingle: near-empty, it would pair with every other such file.
 
 Key version 1 (allpairs 0.1.0 before the compiled front end) used 8-byte
 BLAKE2b for tokens and splitmix64 of the code point for characters.
@@ -75,6 +81,7 @@ __all__ = [
     "hash_sets",
     "language_for_path",
     "normalize_text",
+    "shingle_for_texts",
     "shingle_texts",
     "token_key",
     "token_keys",
@@ -245,6 +252,76 @@ def normalize_text(text: str) -> str:
     return _WHITESPACE.sub(" ", folded).strip()
 
 
+#: The length rule of :func:`shingle_for_texts`: below ``SHORT_WORDS`` words the median text is a word
+#: or two (a password, a name, a code), below ``LONG_WORDS`` a title or a sentence, else a paragraph or a page.
+SHORT_WORDS, LONG_WORDS = 3, 50
+#: Texts whose words :func:`shingle_for_texts` counts, evenly spaced through the corpus.
+LENGTH_SAMPLE = 1000
+
+
+@dataclass(frozen=True)
+class ShingleChoice:
+    """The shingle :func:`shingle_for_texts` chose, and what it saw: the median text's words, of ``sampled``."""
+
+    spec: ShingleSpec
+    median_words: int
+    sampled: int
+
+    def describe(self) -> str:
+        """One line for the summary: what was chosen, from what, and the rule."""
+        of = f"the median of {self.sampled:,} sampled texts" if self.sampled >= LENGTH_SAMPLE else "the median text"
+        words = f"{self.median_words:,} word{'' if self.median_words == 1 else 's'}"
+        if self.median_words >= LONG_WORDS:
+            words = f"{LONG_WORDS} words or more"
+        return (f"{self.spec} shingles, chosen from the texts' lengths: {of} has {words} (char:3 below "
+                f"{SHORT_WORDS} words, word:1 below {LONG_WORDS}, word:5 from {LONG_WORDS}; --shingle chooses)")
+
+
+#: Characters of a text in which :func:`shingle_for_texts` counts words (LONG_WORDS fit in far fewer).
+LENGTH_PREFIX = 512
+
+
+def _prefix(texts: Sequence[str], i: int) -> str:
+    """The first LENGTH_PREFIX characters of text ``i`` (of a file held as UTF-8, its first bytes,
+    without decoding the rest)."""
+    if isinstance(texts, Utf8Texts):
+        a = int(texts.offsets[i])
+        head = texts.buffer[a:min(int(texts.offsets[i + 1]), a + 4 * LENGTH_PREFIX)].tobytes()
+        return head.decode("utf-8", "ignore")[:LENGTH_PREFIX]  # "ignore": a character cut at the end
+    return texts[i][:LENGTH_PREFIX]
+
+
+def shingle_for_texts(texts: Sequence[str]) -> ShingleChoice:
+    """The default shingle of texts of free length, chosen from the median text's number of words.
+
+    One rule cannot serve both titles and web pages: five-word shingles of a
+    title of five words leave it one shingle, which pairs only with its
+    copies, while single words of a page pair it with any page of the same
+    vocabulary. So: ``char:3`` when the median text has fewer than
+    :data:`SHORT_WORDS` words (passwords, names, codes: a typo changes a few
+    of its trigrams), ``word:1`` below :data:`LONG_WORDS` (titles, sentences:
+    robust to case, punctuation and word order), else ``word:5`` (paragraphs
+    and pages, Broder's w-shingling). Words are runs of ``\\w`` characters,
+    counted (up to :data:`LONG_WORDS`, all the rule needs, in a text's first
+    :data:`LENGTH_PREFIX` characters) in up to :data:`LENGTH_SAMPLE` texts
+    evenly spaced through the corpus (the same ones on every run); the median
+    is the middle one of them (the upper of the two middle ones for an even
+    count).
+    """
+    n = len(texts)
+    picks = range(n) if n <= LENGTH_SAMPLE else np.linspace(0, n - 1, LENGTH_SAMPLE).astype(np.int64).tolist()
+    # The words of each text's first LENGTH_PREFIX characters, by the word kernel: LONG_WORDS of them
+    # is all the rule needs, and a long text is not read through.
+    sample = [_prefix(texts, i) for i in picks]
+    buf, doc_ptr = _utf8(sample)
+    indptr, _ = _k.token_keys(buf, doc_ptr, _word_table(sample))
+    counts = np.sort(np.minimum(np.diff(indptr), LONG_WORDS))
+    median = int(counts[len(counts) // 2]) if len(counts) else 0
+    spec = ShingleSpec("char", 3) if median < SHORT_WORDS else ShingleSpec("word", 1) if median < LONG_WORDS \
+        else ShingleSpec("word", 5)
+    return ShingleChoice(spec, median, len(counts))
+
+
 def _seed(spec: ShingleSpec) -> np.uint64:
     return np.uint64(token_key(str(spec)))
 
@@ -303,7 +380,7 @@ class _CodeTokens:
         indptr, stream = _k.code_stream(
             _indptr(counts), ids, self.classes, np.int32(0), self.language == "go"
         )
-        return _ngram_keys(indptr, self.keys[stream], n, seed, distinct)
+        return _ngram_keys(indptr, self.keys[stream], n, seed, distinct, False)
 
     def _grow(self) -> None:
         """Classify and hash the tokens that are new since the last batch."""
@@ -448,19 +525,21 @@ class _Scratch:
         if len(self.slots) > 2 * self.KEEP_SLOTS:
             self.slots = np.zeros(0, np.uint64)
 
-    def ngram_keys_into(self, indptr, keys, n, seed, distinct, out, k0, first_mark):
+    def ngram_keys_into(self, indptr, keys, n, seed, distinct, out, k0, first_mark, whole=False):
         """:func:`allpairs.shingles._kernel.ngram_keys_into` with this table, marks from ``first_mark``."""
-        return _k.ngram_keys_into(indptr, keys, np.int64(n), seed, distinct, out, np.int64(k0), self.slots,
+        return _k.ngram_keys_into(indptr, keys, np.int64(n), seed, distinct, whole, out, np.int64(k0), self.slots,
                                   first_mark)
 
 
-def _ngram_keys(indptr, keys, n, seed, distinct) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`allpairs.shingles._kernel.ngram_keys_into` a new array: ``(counts, keys)``."""
-    total = int(np.maximum(np.diff(indptr) - n + 1, 0).sum())
+def _ngram_keys(indptr, keys, n, seed, distinct, whole) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`allpairs.shingles._kernel.ngram_keys_into` a new array: ``(counts, keys)``; ``whole``: a text
+    shorter than one shingle gets one, its whole token sequence (word and char; see :func:`shingle_texts`)."""
+    tokens = np.diff(indptr)
+    total = int(np.maximum(tokens - n + 1, 0).sum()) + (int(((tokens > 0) & (tokens < n)).sum()) if whole else 0)
     out = np.empty(total, np.uint64)
     scratch = _Scratch()
-    first_mark = scratch.table(int(np.diff(indptr).max(initial=0)) - n + 1, len(indptr) - 1, distinct)
-    counts = scratch.ngram_keys_into(indptr, keys, n, seed, distinct, out, 0, first_mark)
+    first_mark = scratch.table(int(tokens.max(initial=0)) - n + 1, len(indptr) - 1, distinct)
+    counts = scratch.ngram_keys_into(indptr, keys, n, seed, distinct, out, 0, first_mark, whole)
     return counts, out[: int(counts.sum())]
 
 
@@ -614,8 +693,9 @@ def shingle_texts(
     indptr : ndarray of int64, shape (n_docs + 1,)
     keys : ndarray of uint64, shape (indptr[-1],)
         The shingle keys of text i are ``keys[indptr[i]:indptr[i + 1]]``, in
-        text order, duplicates kept (unless ``distinct``).  A text with fewer than n tokens has no
-        shingle.  Keys are defined in the module docstring.
+        text order, duplicates kept (unless ``distinct``).  A text of 1 to n - 1 words or
+        characters has one shingle, its whole sequence; a program of fewer than n tokens none; an
+        empty text none.  Keys are defined in the module docstring.
 
     Raises
     ------
@@ -849,7 +929,7 @@ def _shingle_batch(docs, langs, spec, normalize, code_vocabs, distinct):
         indptr, keys = _k.char_keys(buf, doc_ptr, _ascii_keys())
     else:
         indptr, keys = _k.token_keys(buf, doc_ptr, _word_table(docs))
-    return _ngram_keys(indptr, keys, n, seed, distinct)
+    return _ngram_keys(indptr, keys, n, seed, distinct, True)
 
 
 def _code_batch(docs, langs, vocabs, n, seed, distinct) -> tuple[np.ndarray, np.ndarray]:
@@ -908,15 +988,10 @@ def hash_sets(sets: Sequence[Iterable[str | int]], *, jobs: int | None = None,
             found = _split_keys(sets, indptr, resolve_jobs(jobs), sorted_rows)
         except TypeError:  # a token that is not a string
             found = None
-            keys = _keys_of(list(map(str, itertools.chain.from_iterable(sets))))
-        else:
-            if found is not None:
-                return found
-            # A token holds U+0000, the separator: hash by lengths.
-            lengths = np.fromiter(map(len, itertools.chain.from_iterable(sets)), dtype=np.int64,
-                                  count=int(indptr[-1]))
-            buf, offsets = _utf8_joined("".join(itertools.chain.from_iterable(sets)), lengths)
-            keys = xxh64_spans(buf, offsets, np.uint64(0))
+        if found is not None:
+            return found
+        # A token that is not a string, or one holding U+0000 (the separator): hash by lengths.
+        keys = _keys_of(list(map(str, itertools.chain.from_iterable(sets))))
     return distinct_rows(indptr, keys, resolve_jobs(jobs)) if sorted_rows else (indptr, keys)
 
 

@@ -1,0 +1,218 @@
+"""Stage 1 for tables: CSV, TSV and Parquet, a row a document.
+
+A row's text is one column, or several joined by a space (``--text-col``,
+repeatable); its id is the ``--id-col`` column, by default the ``id`` column
+when there is one, else the row number (1 for the first row after the
+header); ``--keep-col`` columns are carried into every output beside the id.
+
+CSV and TSV are read as Python's :mod:`csv` module reads them (the ``excel``
+and ``excel-tab`` dialects): quoted fields may hold the delimiter, line
+breaks and quotes written twice; the first row is the header unless
+``header=False``, when columns are named by number from 1. A malformed
+quote, a row with more or fewer fields than the header, a NUL byte and an id
+given twice are errors naming the line. Parquet is read by pyarrow (the
+``parquet`` extra), locally; a column of lists of strings can be joined as
+sets (``tokens_col``).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+import sys
+from typing import Sequence
+
+from ..errors import InputError, UsageError
+from .documents import Corpus, Records, fields_of
+from .linefile import MAX_LINE_BYTES, read_line_file
+
+#: The dialect of each table kind in Python's csv module.
+DIALECTS = {"csv": "excel", "tsv": "excel-tab"}
+
+
+def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None = None,
+               text_cols: str | Sequence[str] | None = None, keep: Sequence[str] = (), header: bool = True,
+               tokens_col: str | None = None, encoding: str = "utf-8") -> Corpus:
+    """A CSV, TSV or Parquet file ('-': stdin), each row a document; see the module docstring.
+
+    Parameters
+    ----------
+    kind : "csv", "tsv" or "parquet"
+    id_col : str, optional
+        The id column; default ``id`` when the table has one, else row numbers.
+    text_cols : str or list of str, optional
+        The text column(s), joined by a space; default ``text``, or the only
+        column of a table of one column.
+    keep : list of str
+        Columns carried into the output.
+    header : bool
+        CSV/TSV: the first row names the columns (else they are 1, 2, ...).
+    tokens_col : str, optional
+        Parquet: a column of lists of strings, joined as sets (no text column then).
+
+    Raises
+    ------
+    InputError
+        Malformed CSV, a row of the wrong width, a column missing (the message
+        lists the columns there are), an id given twice, a Parquet file that
+        cannot be read.
+    UsageError
+        pyarrow missing for Parquet (the message names the extra).
+    """
+    text_cols = [text_cols] if isinstance(text_cols, str) else list(text_cols or [])
+    if kind == "parquet":
+        return _read_parquet(path, id_col, text_cols, keep, tokens_col)
+    if kind not in DIALECTS:
+        raise UsageError(f"unknown table kind {kind!r}; choose csv, tsv or parquet")
+    lines = read_line_file(path, encoding)
+    name = lines.name
+    text = lines.data.decode("utf-8", "surrogatepass")
+    del lines
+    if csv.field_size_limit() < MAX_LINE_BYTES:
+        csv.field_size_limit(MAX_LINE_BYTES)  # a field as long as a line may be
+    reader = csv.reader(io.StringIO(text, newline=""), DIALECTS[kind], strict=True)
+    rows = _rows(reader, name, kind)
+    columns = None
+    if header:
+        for line, row in rows:
+            columns = row
+            break
+        if columns is None:
+            return Corpus(ids=[], texts=[], kind=kind, notes=[f"{name} has no header row"])
+    width = len(columns) if columns is not None else None
+    records: Records | None = None
+    by_row = False
+    n = 0
+    for line, row in rows:
+        where = f"{name}:{line}"
+        if width is None:  # no header: the first row says how wide the table is
+            width = len(row)
+            columns = [str(k + 1) for k in range(width)]
+        if records is None:
+            pick = _Columns(columns, name, header, id_col, text_cols, keep)
+            by_row = pick.id is None
+            records = Records(keep)
+        if len(row) != width:
+            what = "the header has" if header else "the first row has"
+            raise InputError(f"{where}: {len(row)} fields, {what} {width}; quote a field that holds "
+                             f"{'a comma' if kind == 'csv' else 'a tab'} or a line break")
+        n += 1
+        doc_id = str(n) if by_row else row[pick.id]
+        records.add(where, line, doc_id, " ".join(row[c] for c in pick.texts), [row[c] for c in pick.keep])
+    if records is None:
+        if columns is not None:
+            _Columns(columns, name, header, id_col, text_cols, keep)  # a bad column name is refused all the same
+        return Corpus(ids=[], texts=[], kind=kind)
+    notes = [f"ids are row numbers: {name} has no 'id' column (--id-col names one)"] if by_row and header else []
+    return records.corpus(kind, notes)
+
+
+def _rows(reader, name: str, kind: str):
+    """(line the record starts on, fields) of each non-blank record, malformed CSV as an InputError."""
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise InputError(f"{name}:{start}: not valid {kind.upper()} ({e}); a quoted field ends with a quote "
+                             "before the delimiter, and a quote inside one is written twice") from None
+        if row:
+            yield start, row
+
+
+class _Columns:
+    """Positions of the id, text and kept columns in a header (or in numbered columns)."""
+
+    def __init__(self, columns: Sequence[str], name: str, header: bool, id_col, text_cols, keep) -> None:
+        self.names = list(columns)
+        self.where = name
+        self.header = header
+        if not text_cols:
+            text_cols = ["text"] if "text" in self.names or len(self.names) != 1 else [self.names[0]]
+        self.texts = [self.find(c, "--text-col") for c in text_cols]
+        self.keep = [self.find(c, "--keep-col") for c in keep]
+        if id_col is not None:
+            self.id = self.find(id_col, "--id-col")
+        else:
+            self.id = self.names.index("id") if header and "id" in self.names else None
+
+    def find(self, column: str, option: str) -> int:
+        if column not in self.names:
+            if self.header:
+                raise InputError(f"{self.where}: no column {column!r} (its header has {fields_of(self.names)}); "
+                                 f"name one with {option}")
+            raise InputError(f"{self.where}: no column {column!r}: without a header, columns are numbered 1 to "
+                             f"{len(self.names)}; name one by number with {option}")
+        at = [k for k, c in enumerate(self.names) if c == column]
+        if len(at) > 1:
+            raise InputError(f"{self.where}: column {column!r} appears {len(at)} times in the header "
+                             f"(columns {', '.join(str(k + 1) for k in at)}); rename one")
+        return at[0]
+
+
+def _pyarrow():
+    """pyarrow.parquet, or a one-line error naming the extra that installs it."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise UsageError("--parquet needs pyarrow: pip install 'allpairs-join[parquet]'") from None
+    return pq
+
+
+def _read_parquet(path, id_col, text_cols, keep, tokens_col) -> Corpus:
+    pq = _pyarrow()
+    import pyarrow as pa
+
+    name = "<stdin>" if str(path) == "-" else os.fspath(path)
+    if str(path) != "-" and not os.path.exists(path):
+        raise UsageError(f"{path}: no such file or directory")
+    try:
+        if str(path) == "-":
+            source = pa.BufferReader(sys.stdin.buffer.read())
+            schema = pq.read_schema(source)
+        else:  # a file, or a directory of them (a dataset, as Spark writes it)
+            source = os.fspath(path)
+            schema = pq.ParquetDataset(source).schema if os.path.isdir(source) else pq.read_schema(source)
+    except (OSError, pa.ArrowException) as e:
+        raise InputError(f"{name}: cannot read as Parquet ({str(e).splitlines()[0]})") from None
+    names = list(schema.names)
+    if tokens_col is not None and text_cols:
+        raise UsageError("give --text-col or --tokens-col, not both")
+    pick = _Columns(names, name, True, id_col, [tokens_col] if tokens_col else text_cols, keep)
+    wanted = sorted({*pick.texts, *pick.keep, *([pick.id] if pick.id is not None else [])})
+    try:
+        table = pq.read_table(source, columns=[names[k] for k in wanted])
+    except (OSError, pa.ArrowException) as e:
+        raise InputError(f"{name}: cannot read as Parquet ({str(e).splitlines()[0]})") from None
+    column = {k: table.column(names[k]) for k in wanted}
+    for k in pick.texts:
+        want = "lists of strings" if tokens_col else "strings"
+        typ = column[k].type
+        ok = (pa.types.is_list(typ) or pa.types.is_large_list(typ)) if tokens_col else \
+            (pa.types.is_string(typ) or pa.types.is_large_string(typ))
+        if not ok:
+            raise InputError(f"{name}: column {names[k]!r} holds {typ}, not {want}")
+    values = {k: column[k].to_pylist() for k in wanted}
+    n = table.num_rows
+    ids = [str(k + 1) for k in range(n)] if pick.id is None else values[pick.id]
+    records = Records(keep, unit="row")
+    texts = [values[k] for k in pick.texts]
+    for r in range(n):
+        doc_id = ids[r]
+        if pick.id is not None:
+            if doc_id is None:
+                raise InputError(f"{name}: row {r + 1:,}: the id is null")
+            doc_id = doc_id if isinstance(doc_id, str) else str(doc_id)
+        if tokens_col:
+            text = ""
+        else:
+            text = " ".join(t[r] or "" for t in texts)
+        records.add(f"{name}: row {r + 1:,}", r + 1, doc_id, text, [values[k][r] for k in pick.keep])
+    notes = [f"ids are row numbers: {name} has no 'id' column (--id-col names one)"] if pick.id is None else []
+    corpus = records.corpus("parquet", notes)
+    if tokens_col:
+        corpus.texts = None
+        corpus.sets = [[str(t) for t in (row or []) if t is not None] for row in texts[0]]
+    return corpus
