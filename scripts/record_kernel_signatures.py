@@ -47,6 +47,11 @@ WORKLOADS = [
     "join --sets {tmp}/go.sets -t 0.5 --count",
     f"compare --sets {GO}/kosarak-sample.dat -t 0.5",
     f"dedup --sets {GO}/kosarak-sample.dat -t 0.8",
+    # A saved index: built, checked as it is loaded (memory-mapped, read-only arrays), queried, grown.
+    f"index build --sets {GO}/kosarak-sample.dat -t 0.5 -o {{tmp}}/k.idx",
+    f"index query {{tmp}}/k.idx --sets {GO}/kosarak-sample.dat -t 0.9 --count",
+    f"index add {{tmp}}/k.idx --sets {GO}/kosarak-sample.dat",
+    f"index query {{tmp}}/k.idx --sets {GO}/kosarak-sample.dat -t 0.9 --count",
 ]
 
 

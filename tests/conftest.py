@@ -67,6 +67,7 @@ BOTH_KERNELS = {
     "test_bands": ("test_candidates_equal_the_dict_oracle",),
     "test_measures": ("test_kernel_alpha_equals_the_table_even_for_huge_sizes",),
     "test_index": ("test_queries_match_the_oracle", "test_growing_index_matches_the_oracle"),
+    "test_index_store": ("test_any_re_signed_change_of_the_arrays_is_refused_or_loads_an_index_that_works",),
     "test_dedup": ("test_dedup_matches_the_oracle",),
     "test_spark": ("test_task_joins_find_each_pair_once_with_its_exact_overlap",),
     "test_compat": ("test_all_pairs_gives_set_similarity_searchs_pairs_in_its_order_with_its_values_and_types",

@@ -148,14 +148,21 @@ finally:
     ["join", "-t", "0.5", "-s", "code:5", "--count", "{repo}/datasets"],
     ["dedup", "--sets", "{kosarak}", "-t", "0.8"],
     ["compare", "--sets", "{kosarak}", "-t", "0.5"],
+    ["index", "build", "--sets", "{kosarak}", "-t", "0.5", "-o", "{out}"],
+    ["index", "query", "{index}", "--sets", "{kosarak}", "-t", "0.9", "--count"],
+    ["index", "add", "{index}", "--sets", "{kosarak}"],
 ], ids=["exact-sets-tsv", "lsh-sets", "char-lines", "go-code", "python-code", "c-code", "mixed-code", "dedup",
-        "compare"])
+        "compare", "index-build", "index-query", "index-add"])
 def test_the_usual_commands_are_served_by_the_built_kernels_alone(args, shared_datasets, go_reference_src, tmp_path):
     # A kernel whose arguments changed type would fall back to numba: correct, but a second slower.
     if not _built():
         pytest.skip("the ahead-of-time kernels are not built here (see the test above)")
     values = {"kosarak": shared_datasets / "kosarak-sample.dat", "passwords": shared_datasets / "passwords-john.txt",
-              "go": go_reference_src / "strings", "out": tmp_path / "out.tsv", "repo": REPO}
+              "go": go_reference_src / "strings", "out": tmp_path / "out.tsv", "repo": REPO,
+              "index": tmp_path / "k.idx"}
+    if "{index}" in args:  # an index to query or grow, built (as ever) by the built kernels
+        subprocess.run([sys.executable, "-m", "allpairs", "index", "build", "--sets", str(values["kosarak"]), "-t",
+                        "0.5", "-o", str(values["index"]), "-q"], check=True, timeout=600)
     argv = [a.format(**values) for a in args]
     r = subprocess.run([sys.executable, "-c", CLI, *argv, "-q"], capture_output=True, text=True, cwd=REPO,
                        env={**os.environ, "ALLPAIRS_KERNELS": "compiled"}, timeout=600)

@@ -10,6 +10,7 @@ import allpairs
 from allpairs._plural import count
 import naive_lsh
 from allpairs.errors import UsageError
+from allpairs.join import MIN_ESTIMATE_BITS
 from allpairs.lsh import candidates, empty_rows, probability, share_joined_bucket, signatures
 from allpairs.lsh import _kernel
 from strategies import corpus_and_threshold
@@ -206,13 +207,17 @@ def oracle_lsh_pairs(sets, t, bands, rows, verify):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(corpus_and_threshold(max_docs=30, max_size=6), st.sampled_from([(4, 2), (8, 1), (3, 3), (6, 2)]),
-       st.sampled_from(["exact", "estimate"]), st.sampled_from([None, 3]), st.integers(1, 2), st.data())
+       st.sampled_from(["exact", "estimate"]), st.sampled_from([None, 3, 16]), st.integers(1, 2), st.data())
 def test_joining_large_buckets_gives_what_expanding_them_gives(case, banding, verify, bits, jobs, data):
     sets, t = case
     if not any(sets):
         return
     b, r = banding
     kw = dict(method="lsh", num_perm=b * r, bands=b, rows=r, verify=verify, bits=bits, jobs=jobs)
+    if verify == "estimate" and bits is not None and bits < MIN_ESTIMATE_BITS:
+        with pytest.raises(UsageError, match=f"--verify estimate needs --bits {MIN_ESTIMATE_BITS} or more"):
+            allpairs.join(sets, t, **kw)
+        return
     expanded = allpairs.join(sets, t, max_expand=None, **kw)
     # Limits just below, at and just above the largest bucket, and small ones.
     largest = expanded.lsh.largest_bucket

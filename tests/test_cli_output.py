@@ -23,8 +23,8 @@ GOLDEN = REPO / "datasets" / "tiny" / "golden-word1-t0.5.tsv"
 JOIN = ["join", "-t", "0.5", "-s", "word:1", "-q"]
 
 
-def run(*args):
-    return CliRunner().invoke(app, [str(a) for a in args], prog_name="allpairs")
+def run(*args, input=None):
+    return CliRunner().invoke(app, [str(a) for a in args], input=input, prog_name="allpairs")
 
 
 def run_program(shell_tail: str, *args, **kwargs) -> subprocess.CompletedProcess:
@@ -229,3 +229,210 @@ def test_index_query_refuses_a_bad_output_before_reading_the_queries(tmp_path):
     r = run("index", "query", idx, "-t", "0.5", "-q", TINY, "-o", f"{tmp_path}/newdir/")
     assert r.exit_code == 1 and "give a file name" in one_error_line(r.stderr)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.idx"]
+
+
+# ---- every command that writes a file, against the same targets -------------------------------------
+
+#: Each command that writes a file: its arguments given the output's name (compare --plot also
+#: writes NAME-chords.png beside it; both get the target).
+WRITERS = {
+    "join": lambda out, idx: [*JOIN, TINY, "-o", out],
+    "sets": lambda out, idx: ["sets", "-s", "word:1", "-q", TINY, "-o", out],
+    "dedup": lambda out, idx: ["dedup", "-t", "0.5", "-s", "word:1", "-q", TINY, "-o", out],
+    "index query": lambda out, idx: ["index", "query", idx, TINY, "-q", "-o", out],
+    "index build": lambda out, idx: ["index", "build", "-t", "0.5", "-s", "word:1", "-q", TINY, "-o", out],
+    "compare --plot": lambda out, idx: ["compare", "-t", "0.5", "-s", "word:1", "-q", TINY, "--plot", out],
+}
+
+
+@pytest.fixture(scope="module")
+def tiny_index(tmp_path_factory) -> Path:
+    idx = tmp_path_factory.mktemp("idx") / "tiny.idx"
+    assert run("index", "build", "-t", "0.5", "-s", "word:1", "-q", TINY, "-o", idx).exit_code == 0
+    return idx
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory, tiny_index) -> dict[str, list[bytes]]:
+    """What each writer writes to a new regular file (the picture and its chords for compare)."""
+    out = {}
+    for name, args in WRITERS.items():
+        d = tmp_path_factory.mktemp("ref")
+        paths = _outputs(d, name)
+        r = run(*args(paths[0], tiny_index))
+        assert r.exit_code == 0, (name, r.stderr)
+        out[name] = [p.read_bytes() for p in paths]
+        assert all(out[name]), name
+    return out
+
+
+def _outputs(directory: Path, writer: str) -> list[Path]:
+    """The files a writer writes when given ``directory/out`` (``out.png`` and ``out-chords.png`` for compare)."""
+    if writer == "compare --plot":
+        return [directory / "out.png", directory / "out-chords.png"]
+    return [directory / "out"]
+
+
+def _fifo_readers(paths: list[Path]) -> tuple[list[threading.Thread], list]:
+    got = [None] * len(paths)
+
+    def read(k: int) -> None:
+        got[k] = paths[k].read_bytes()
+
+    threads = [threading.Thread(target=read, args=(k,), daemon=True) for k in range(len(paths))]
+    for t in threads:
+        t.start()
+    return threads, got
+
+
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_every_writer_writes_through_a_link_to_a_device_and_keeps_the_link(tmp_path, writer, tiny_index):
+    paths = _outputs(tmp_path, writer)
+    for p in paths:
+        p.symlink_to(os.devnull)
+    r = run(*WRITERS[writer](paths[0], tiny_index))
+    assert r.exit_code == 0, r.stderr
+    assert all(p.is_symlink() and stat.S_ISCHR(os.stat(p).st_mode) for p in paths)
+    assert sorted(tmp_path.iterdir()) == sorted(paths)
+
+
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_every_writer_writes_through_a_fifo(tmp_path, writer, tiny_index, written):
+    paths = _outputs(tmp_path, writer)
+    for p in paths:
+        os.mkfifo(p)
+    threads, got = _fifo_readers(paths)
+    r = run(*WRITERS[writer](paths[0], tiny_index))
+    assert r.exit_code == 0, r.stderr
+    for t in threads:
+        t.join(60)
+    assert all(stat.S_ISFIFO(os.lstat(p).st_mode) for p in paths), "a FIFO was replaced by a file"
+    assert got == written[writer]
+
+
+@pytest.mark.parametrize("dangling", [False, True], ids=["link", "dangling link"])
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_every_writer_replaces_a_link_s_target_and_keeps_the_link(tmp_path, writer, dangling, tiny_index, written):
+    (tmp_path / "real").mkdir()
+    targets = _outputs(tmp_path / "real", writer)
+    links = _outputs(tmp_path, writer)
+    for link, target in zip(links, targets):
+        if not dangling:
+            target.write_text("old\n")
+        link.symlink_to(target)
+    r = run(*WRITERS[writer](links[0], tiny_index))
+    assert r.exit_code == 0, r.stderr
+    assert all(link.is_symlink() for link in links)
+    assert [t.read_bytes() for t in targets] == written[writer]
+    assert sorted((tmp_path / "real").iterdir()) == sorted(targets)
+
+
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_every_writer_keeps_the_mode_of_the_file_it_replaces(tmp_path, writer, tiny_index, written):
+    paths = _outputs(tmp_path, writer)
+    for p in paths:
+        p.write_text("old\n")
+        p.chmod(0o600)
+    r = run(*WRITERS[writer](paths[0], tiny_index))
+    assert r.exit_code == 0, r.stderr
+    assert [stat.S_IMODE(p.stat().st_mode) for p in paths] == [0o600] * len(paths)
+    assert [p.read_bytes() for p in paths] == written[writer]
+
+
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_every_writer_refuses_a_read_only_file_and_keeps_it(tmp_path, writer, tiny_index):
+    paths = _outputs(tmp_path, writer)
+    for p in paths:
+        p.write_text("old\n")
+    paths[-1].chmod(0o444)  # compare: the chords picture alone is read-only; neither file is touched
+    r = run(*WRITERS[writer](paths[0], tiny_index))
+    assert r.exit_code == 1
+    assert f"{paths[-1]} is read-only (mode 0444)" in one_error_line(r.stderr)
+    assert [p.read_text() for p in paths] == ["old\n"] * len(paths)
+    assert sorted(tmp_path.iterdir()) == sorted(paths)
+
+
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_every_writer_names_the_file_when_the_device_is_full(tmp_path, writer, tiny_index):
+    paths = _outputs(tmp_path, writer)
+    for p in paths:
+        p.symlink_to("/dev/full")
+    r = run(*WRITERS[writer](paths[0], tiny_index))
+    assert r.exit_code == 1
+    assert one_error_line(r.stderr) == f"allpairs: error: cannot write {paths[0]}: No space left on device"
+    assert sorted(tmp_path.iterdir()) == sorted(paths)
+
+
+@pytest.mark.parametrize("writer", ["index build", "compare --plot"])
+def test_every_writer_names_the_file_over_the_file_size_limit_and_keeps_the_old_one(tmp_path, writer, tiny_index):
+    # ulimit -f: the write fails half-way (EFBIG, as ENOSPC would); it used to say "cannot write standard output".
+    import resource
+
+    paths = _outputs(tmp_path, writer)
+    for p in paths:
+        p.write_text("old\n")
+    limit = 2048
+    r = subprocess.run([sys.executable, "-m", "allpairs", *map(str, WRITERS[writer](paths[0], tiny_index))],
+                       capture_output=True, timeout=120,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+    assert r.returncode == 1, r.stderr
+    assert one_error_line(r.stderr.decode()) == f"allpairs: error: cannot write {paths[0]}: File too large"
+    assert [p.read_text() for p in paths] == ["old\n"] * len(paths)
+    assert sorted(tmp_path.iterdir()) == sorted(paths)
+
+
+# ---- index add: INDEX is read, then replaced as any output is ----------------------------------------
+
+def _grown(tmp_path: Path) -> Path:
+    idx = tmp_path / "real" / "i.idx"
+    idx.parent.mkdir()
+    assert run("index", "build", "-t", "0.5", "-s", "word:1", "-q", TINY, "-o", idx).exit_code == 0
+    return idx
+
+
+def test_index_add_through_a_link_replaces_the_target_and_keeps_the_link(tmp_path):
+    idx = _grown(tmp_path)
+    link = tmp_path / "i.idx"
+    link.symlink_to(idx)
+    r = run("index", "add", link, "--lines", "-q", "-", input="new set of tokens\n")
+    assert r.exit_code == 0, r.stderr
+    assert link.is_symlink() and sorted(p.name for p in idx.parent.iterdir()) == ["i.idx"]
+    from allpairs.index import SearchIndex
+
+    assert SearchIndex.load(idx).num_docs == 7
+
+
+def test_index_add_keeps_the_mode_of_the_index(tmp_path):
+    idx = _grown(tmp_path)
+    idx.chmod(0o600)
+    r = run("index", "add", idx, "--lines", "-q", "-", input="new set\n")
+    assert r.exit_code == 0, r.stderr
+    assert stat.S_IMODE(idx.stat().st_mode) == 0o600
+
+
+def test_index_add_refuses_a_read_only_index_before_reading_and_keeps_it(tmp_path, monkeypatch):
+    idx = _grown(tmp_path)
+    idx.chmod(0o444)
+    before = idx.read_bytes()
+    monkeypatch.setattr("allpairs.cli.index.read_input",
+                        lambda *a: (_ for _ in ()).throw(AssertionError("the input was read first")))
+    r = run("index", "add", idx, "--lines", "-q", "-", input="new set\n")
+    assert r.exit_code == 1
+    assert f"index {idx} is read-only (mode 0444)" in one_error_line(r.stderr)
+    assert idx.read_bytes() == before and sorted(p.name for p in idx.parent.iterdir()) == ["i.idx"]
+
+
+def test_index_add_names_the_index_over_the_file_size_limit_and_keeps_it(tmp_path):
+    import resource
+
+    idx = _grown(tmp_path)
+    before = idx.read_bytes()
+    limit = len(before) + 1024  # room for the old index, not for the new one
+    big = tmp_path / "big.txt"
+    big.write_text("".join(f"w{k} w{k + 1} w{k + 2}\n" for k in range(2000)))
+    r = subprocess.run([sys.executable, "-m", "allpairs", "index", "add", str(idx), "--lines", str(big), "-q"],
+                       capture_output=True, timeout=120,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+    assert r.returncode == 1, r.stderr
+    assert one_error_line(r.stderr.decode()) == f"allpairs: error: cannot write {idx}: File too large"
+    assert idx.read_bytes() == before and sorted(p.name for p in idx.parent.iterdir()) == ["i.idx"]

@@ -69,13 +69,13 @@ def _survivors(marker: str) -> list[int]:
     return found
 
 
-def _run(args: list[str], out: Path, signum: int | None, delay: float):
-    """Start the program, send ``signum`` ``delay`` seconds after its signal set-up (None: let
-    it finish); return (status, stderr, survivors)."""
+def _run(args: list[str], out: Path | None, signum: int | None, delay: float):
+    """Start the program (``-o out`` added unless ``out`` is None), send ``signum`` ``delay`` seconds
+    after its signal set-up (None: let it finish); return (status, stderr, survivors)."""
     marker = f"ALLPAIRS_HARNESS={uuid.uuid4().hex}"
     env = dict(os.environ, ALLPAIRS_HARNESS=marker.split("=", 1)[1])
     proc = subprocess.Popen(
-        [sys.executable, "-m", "allpairs", *args, "-o", str(out)], env=env,
+        [sys.executable, "-m", "allpairs", *args, *(["-o", str(out)] if out is not None else [])], env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         # A background job of a non-interactive shell ignores SIGINT, and so would the child.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
@@ -101,8 +101,10 @@ def _run(args: list[str], out: Path, signum: int | None, delay: float):
     return proc.returncode, stderr.decode(), survivors
 
 
-def _check(tmp: Path, out: Path, args, signum, delay, expected: bytes | None):
-    status, stderr, survivors = _run(args, out, signum, delay)
+def _check(tmp: Path, out: Path, args, signum, delay, expected: bytes | None, *, option: bool = True):
+    """One run (see :func:`_run`; ``option``: name ``out`` with ``-o``, else it is in ``args``): no process
+    left, no temporary file in ``tmp``, and the whole output or the signal's one line."""
+    status, stderr, survivors = _run(args, out if option else None, signum, delay)
     what = f"{args} signal {signum} after {delay:.2f}s: status {status}, stderr {stderr!r}"
     assert not survivors, f"processes left behind: {survivors}; {what}"
     assert "Traceback" not in stderr, what
@@ -172,3 +174,134 @@ def test_interrupt_during_and_right_after_parallel_shingling(tmp_path):
     args = ["join", "--jsonl", "-t", "0.9", "-s", "word:3", str(corpus)]
     for signum in (signal.SIGINT, signal.SIGTERM):
         _check(out_dir, out_dir / "pairs.tsv", args, signum, rng.uniform(0.5, 4.0), None)
+
+
+def _index_build_args(corpus: Path) -> list[str]:
+    return ["index", "build", "--jsonl", "-t", "0.5", "-s", "word:2", str(corpus)]
+
+
+@pytest.fixture(scope="module")
+def signal_corpus(tmp_path_factory) -> Path:
+    corpus = tmp_path_factory.mktemp("in") / "docs.jsonl"
+    _corpus(corpus, docs=3000, words=60, rng=random.Random(f"{SEED}-files"))
+    return corpus
+
+
+def _moments(rng: random.Random, whole: float) -> list[tuple[int, float]]:
+    """A signal of each kind at a random moment, and one more in the last third (where files are written)."""
+    return [(signum, rng.uniform(0, whole)) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)] + \
+        [(signal.SIGTERM, rng.uniform(2 * whole / 3, whole))]
+
+
+def test_index_build_signalled_at_random_moments_leaves_the_old_index_or_the_new(tmp_path, signal_corpus):
+    rng = random.Random(f"{SEED}-index-build")
+    out = tmp_path / "i.idx"
+    args = _index_build_args(signal_corpus)
+    t0 = time.monotonic()
+    assert _check(tmp_path, out, args, None, 0.0, None) == 0
+    whole = time.monotonic() - t0
+    expected = out.read_bytes()
+    for signum, delay in _moments(rng, whole):
+        out.write_bytes(b"old")
+        status = _check(tmp_path, out, args, signum, delay, expected)
+        assert status == 0 or out.read_bytes() == b"old"
+
+
+def test_index_add_signalled_at_random_moments_leaves_the_old_index_or_the_new(tmp_path, signal_corpus):
+    rng = random.Random(f"{SEED}-index-add")
+    base = tmp_path / "base.txt"
+    base.write_text("a first document\n")
+    out = tmp_path / "i.idx"
+    subprocess.run([sys.executable, "-m", "allpairs", "index", "build", "--lines", "-t", "0.5", "-s", "word:2",
+                    str(base), "-o", str(out), "-q"], check=True, timeout=120)
+    old = out.read_bytes()
+    args = ["index", "add", str(out), "--jsonl", str(signal_corpus)]
+    t0 = time.monotonic()
+    assert _check(tmp_path, out, args, None, 0.0, None, option=False) == 0
+    whole = time.monotonic() - t0
+    expected = out.read_bytes()
+    for signum, delay in _moments(rng, whole):
+        out.write_bytes(old)
+        status = _check(tmp_path, out, args, signum, delay, expected, option=False)
+        assert status == 0 or out.read_bytes() == old
+
+
+def test_compare_plot_signalled_at_random_moments_leaves_both_pictures_old_or_both_new(tmp_path, signal_corpus):
+    rng = random.Random(f"{SEED}-plot")
+    out, chords = tmp_path / "p.png", tmp_path / "p-chords.png"
+    args = ["compare", "--jsonl", "-t", "0.5", "-s", "word:2", str(signal_corpus), "--plot", str(out)]
+    t0 = time.monotonic()
+    assert _check(tmp_path, out, args, None, 0.0, None, option=False) == 0
+    whole = time.monotonic() - t0
+    expected = out.read_bytes(), chords.read_bytes()
+    for signum, delay in _moments(rng, whole):
+        out.write_bytes(b"old")
+        chords.write_bytes(b"old")
+        status = _check(tmp_path, out, args, signum, delay, expected[0], option=False)
+        pictures = out.read_bytes(), chords.read_bytes()
+        assert pictures == expected if status == 0 else pictures == (b"old", b"old")
+
+
+def test_the_index_and_picture_writers_register_their_temporary_files_with_the_watcher(tmp_path, monkeypatch):
+    # What the watcher removes on a signal is what is registered: check it at a moment inside each write.
+    from allpairs.index import SearchIndex
+    from allpairs.pairs import output
+
+    seen = []
+    real_write = output.Sink.write
+
+    def write(self, data):
+        seen.append([os.path.basename(p).decode() for p in output._pending if os.path.exists(p)])
+        return real_write(self, data)
+
+    monkeypatch.setattr(output.Sink, "write", write)
+    SearchIndex.build([["a", "b"], ["b", "c"]], 0.5).save(tmp_path / "i.idx")
+    assert seen and all(len(names) == 1 and names[0].startswith(".i.idx.") for names in seen)
+    from allpairs.report import compare
+    from allpairs.report.plot import plot_comparison
+
+    seen.clear()
+    plot_comparison(compare([["a", "b", "c"], ["a", "b", "d"], ["x", "y"]], 0.5), tmp_path / "p.svg")
+    assert seen and all(sorted(n.split(".")[1] for n in names) == ["p", "p-chords"] for names in seen)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["i.idx", "p-chords.svg", "p.svg"]
+
+
+#: A writer that is SIGKILLed in the middle of writing (nothing can clean up after SIGKILL).
+KILLED_WRITER = """
+import os, signal, sys
+from allpairs.pairs.output import open_output
+with open_output(sys.argv[1]) as out:
+    out.write(b"partial")
+    if sys.argv[2] == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    print("writing", flush=True)
+    sys.stdin.read()
+"""
+
+
+def _parts(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.iterdir() if p.name.endswith(".part"))
+
+
+def test_a_temporary_file_left_by_a_killed_run_is_removed_by_the_next_run(tmp_path, signal_corpus):
+    out = tmp_path / "i.idx"
+    killed = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(out), "kill"], timeout=120)
+    assert killed.returncode == -signal.SIGKILL
+    (stale,) = _parts(tmp_path)
+    assert stale.name.startswith(".i.idx.") and stale.name.endswith(".allpairs.part")
+    # A run still writing holds its own temporary file: the next run leaves that one alone.
+    live = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(out), "wait"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert live.stdout.readline() == "writing\n"
+        an_hour_ago = time.time() - 3600
+        for p in _parts(tmp_path):  # older than any write in progress could be
+            os.utime(p, (an_hour_ago, an_hour_ago))
+        (mine,) = [p for p in _parts(tmp_path) if p != stale]
+        r = subprocess.run([sys.executable, "-m", "allpairs", *_index_build_args(signal_corpus), "-o", str(out), "-q"],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0 and r.stderr == ""
+        assert _parts(tmp_path) == [mine]
+    finally:
+        live.kill()
+        live.wait(60)

@@ -191,3 +191,39 @@ def test_index_of_other_shingle_keys_is_refused(saved, monkeypatch):
     monkeypatch.setattr(search, "KEY_VERSION", search.KEY_VERSION + 1)
     with pytest.raises(IndexFileError, match="shingle keys of version"):
         SearchIndex.load(saved)
+
+
+def test_adding_documents_identical_to_indexed_sets_adds_no_set():
+    index = SearchIndex.build([["a", "b"], ["c", "d", "e"], ["a", "b"]], 0.5)
+    assert index.num_sets == 2
+    index.add([["b", "a"], ["x", "y"], ["y", "x"], ["c", "d", "e"]])  # two known sets, one new one twice
+    assert (index.num_docs, index.num_sets) == (7, 3)
+    assert answers(index, [["a", "b"], ["x", "y"]], 1) == [(0, 0, 2, 2, 2), (0, 2, 2, 2, 2), (0, 3, 2, 2, 2),
+                                                            (1, 4, 2, 2, 2), (1, 5, 2, 2, 2)]
+
+
+def test_adding_sets_takes_at_most_twice_the_memory_of_building_them():
+    # The add used to hold one Python tuple per posting in a SortedList (3.6 times the build's
+    # Python allocations here) and kept identical sets apart; tracemalloc counts what Python and numpy
+    # allocate, the same on every run.
+    import tracemalloc
+
+    from allpairs._numba import use_kernels
+
+    rng = np.random.default_rng(1)
+    docs = [[str(int(x)) for x in rng.zipf(1.3, size=rng.integers(5, 25))] for _ in range(15000)]
+    docs += docs[:5000]
+    with use_kernels("compiled"):
+        SearchIndex.build(docs[:100], 0.5)  # kernels loaded before measuring
+        peaks = []
+        for grow in (False, True):
+            tracemalloc.start()
+            if grow:
+                index = SearchIndex.build(docs[:5], 0.5)
+                index.add(docs)
+            else:
+                built = SearchIndex.build(docs, 0.5)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+    assert index.num_sets == built.num_sets and len(index.post) == len(built.post)
+    assert peaks[1] <= 2 * peaks[0], f"add {peaks[1] / 2**20:.1f} MiB, build {peaks[0] / 2**20:.1f} MiB"

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import datasets.synthetic
-from allpairs.errors import InputError, UsageError
+from allpairs.errors import OutputError, UsageError
 from allpairs.report.plot import (MAX_CHORDS, _chords_figure, _clusters_figure, check_plot_path, chords_path,
                            chords_readable, plot_chords, plot_comparison, plot_scurve)
 from allpairs.report import compare
@@ -90,21 +90,21 @@ def test_a_bad_target_is_refused_before_any_drawing(tmp_path):
     check_plot_path(tmp_path / "out.svg")
     with pytest.raises(UsageError, match="'.pdf'"):
         check_plot_path(tmp_path / "out.pdf")
-    with pytest.raises(InputError, match="does not exist"):
+    with pytest.raises(OutputError, match="does not exist"):
         check_plot_path(tmp_path / "no" / "out.png")
     (tmp_path / "out-chords.png").mkdir()
-    with pytest.raises(UsageError, match="directory"):
+    with pytest.raises(OutputError, match="directory"):
         check_plot_path(tmp_path / "out.png")
 
 
-def test_a_missing_directory_is_an_input_error(comparison, tmp_path):
-    with pytest.raises(InputError, match="does not exist"):
+def test_a_missing_directory_is_an_output_error(comparison, tmp_path):
+    with pytest.raises(OutputError, match="does not exist"):
         plot_comparison(comparison, tmp_path / "no" / "out.png")
 
 
-def test_a_directory_as_target_is_a_usage_error(comparison, tmp_path):
+def test_a_directory_as_target_is_an_output_error(comparison, tmp_path):
     (tmp_path / "d.png").mkdir()
-    with pytest.raises(UsageError, match="directory"):
+    with pytest.raises(OutputError, match="directory"):
         plot_scurve(comparison, tmp_path / "d.png")
 
 

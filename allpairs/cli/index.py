@@ -46,10 +46,11 @@ def build_command(
     bar = Bar(not quiet)
     try:
         refuse_unused_input_options(ctx)
+        plan = check_output(output, role="index")  # refuse an index that cannot be written before the work
         try:
             corpus = read_input(ctx)
             run = build_file(corpus, threshold, output, measure=measure.value, shingle=shingle,
-                             normalize=not no_normalize, min_shingles=min_shingles, progress=bar)
+                             normalize=not no_normalize, min_shingles=min_shingles, progress=bar, plan=plan)
         finally:
             bar.close()
         if not quiet:
@@ -75,13 +76,18 @@ def add_command(
     **inputs,
 ) -> None:
     """Add the documents to INDEX without rebuilding it (shingled as the index says); INDEX is
-    replaced atomically."""
-    from ..index.files import add_file
+    replaced atomically, and locked meanwhile: a second run adding to it waits for the first."""
+    from ..index.files import add_file, check_index_file
+
+    def waiting() -> None:
+        if not quiet:
+            err.print(f"allpairs: waiting for another run to finish with {index}")
 
     try:
         refuse_unused_input_options(ctx)
+        check_index_file(index, update=True)  # a FIFO, device or read-only index is refused before the work
         corpus = read_input(ctx)
-        run = add_file(index, corpus)
+        run = add_file(index, corpus, on_wait=waiting)
         if not quiet:
             s = run.stats
             warn_skipped(s)
@@ -114,7 +120,7 @@ def query_command(
     A query shingle the index has never seen counts in the query's size and
     matches nothing, so the answer is exact.
     """
-    from ..index.files import query_file
+    from ..index.files import check_index_file, query_file
 
     check_jobs(jobs)
     try:
@@ -123,6 +129,7 @@ def query_command(
             refuse(ctx, ("output", "fmt", "no_header"), "with --count")
         check_table_output(ctx, fmt, output)
         plan = check_output(None if count else output)  # refuse an output that cannot be written before the work
+        check_index_file(index)  # and an index that cannot be read (a FIFO would block)
         corpus = read_input(ctx)
         matches, stats = query_file(index, corpus, threshold, shingle=shingle,
                                     normalize=False if no_normalize else None, jobs=jobs or None)

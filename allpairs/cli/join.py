@@ -77,7 +77,7 @@ def join_command(
     seed: int = SEED, bits: Optional[int] = BITS, max_bucket: Optional[int] = MAX_BUCKET,
     verify: Verify = typer.Option(Verify.exact, "--verify", rich_help_panel=LSH,
                                   help="exact checks every candidate; estimate keeps the MinHash estimate, marked "
-                                       "'~' in TSV and named 'estimate' in CSV/JSON."),
+                                       "'~' in TSV and named 'estimate' in CSV/JSON (with --bits 16 or more)."),
     jobs: int = JOBS,
     engine: Engine = typer.Option(Engine.local, "--engine", rich_help_panel=SPARK, help="local: this process. spark: Apache Spark (pip install 'allpairs-join[spark]', Java 17+); writes a Parquet dataset (-o DIR) or counts."),
     master: Optional[str] = typer.Option(None, "--master", metavar="URL", rich_help_panel=SPARK, help="Spark: the master URL, e.g. local[*] (default), spark://host:7077, yarn."),

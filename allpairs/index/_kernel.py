@@ -15,11 +15,16 @@ per set or query the prefix length and partner-size window that
 """
 import numpy as np
 
+from .._mix import mix64
 from .._measures_kernel import (CONTAINMENT, CONTAINMENT_MIN, COSINE, DICE, JACCARD, products_ge,
                                 required_overlap as _alpha)
 from .._numba import kernel
 from .._verify_kernel import merge
 from ..exact._kernel import _grow, count_match, lower_bound
+
+#: What :func:`check_postings` finds wrong first (0: nothing).
+CHECK_TOKEN_RANGE, CHECK_TOKEN_ORDER, CHECK_POSTINGS_COUNT = 1, 2, 3
+CHECK_POSTING_SET, CHECK_POSTING_POSITION, CHECK_POSTING_ORDER, CHECK_POSTINGS_DIFFER = 4, 5, 6, 7
 
 
 @kernel
@@ -323,3 +328,66 @@ def dedup(indptr, tokens, doc_set, s_plen, s_lo, s_hi, code, p, q, list_ptr, pos
         out_o[n_out] = res_o[best]
         n_out += 1
     return kept, out_d[:n_out], out_k[:n_out], out_o[:n_out]
+
+
+@kernel
+def _entry_hash(key, s, k, w, size):
+    """A keyed 64-bit hash of one posting: set ``s``, position ``k``, token slot ``w``, set size
+    (``key``: five random uint64, the last four odd)."""
+    return mix64(key[0] ^ (np.uint64(s) * key[1]) ^ (np.uint64(k) * key[2]) ^ (np.uint64(w) * key[3])
+                 ^ (np.uint64(size) * key[4]))
+
+
+@kernel
+def check_postings(indptr, tokens, plen, list_ptr, post, low, v0, key):
+    """Whether the sets and postings of an index file are what :func:`build_postings` makes of those sets.
+
+    Assumes only that ``indptr`` rises from 0 to ``len(tokens)``, ``list_ptr``
+    from 0 to ``len(post)``, and ``0 <= plen[s] <=`` the size of set s (its
+    indexing prefix); everything else is what it checks, in one sequential pass
+    over the sets and one over the postings. Each set's ranks must lie in
+    ``low .. v0 - 1`` and rise; each posting must name a set (``0 <= y < m``), a
+    position below the size it gives, and keep its list in (size, set) order.
+    That the postings are exactly the indexing prefixes (each (set, position,
+    token, size) once) is checked by comparing the sums of a keyed hash over
+    both (Clarke, Devadas, van Dijk, Gassend, Suh, "Incremental multiset hash
+    functions", ASIACRYPT 2003): ``key`` (five uint64, the last four odd) is
+    drawn at random for each check, so a file made to collide cannot be made
+    in advance.
+
+    Returns (code, where): 0 if all is well, else a ``CHECK_*`` code and the
+    offending position in ``tokens`` or ``post``.
+    """
+    m = indptr.shape[0] - 1
+    expected = np.uint64(0)
+    count = 0
+    for s in range(m):
+        a = indptr[s]
+        b = indptr[s + 1]
+        for t in range(a, b):
+            r = tokens[t]
+            if r < low or r >= v0:
+                return CHECK_TOKEN_RANGE, t
+            if t > a and r <= tokens[t - 1]:
+                return CHECK_TOKEN_ORDER, t
+        for k in range(plen[s]):
+            expected += _entry_hash(key, s, k, slot_of(tokens[a + k], v0), b - a)
+        count += plen[s]
+    if count != post.shape[0]:
+        return CHECK_POSTINGS_COUNT, count
+    found = np.uint64(0)
+    for w in range(list_ptr.shape[0] - 1):
+        for e in range(list_ptr[w], list_ptr[w + 1]):
+            y = post[e, 0]
+            j = post[e, 1]
+            size = post[e, 2]
+            if y < 0 or y >= m:
+                return CHECK_POSTING_SET, e
+            if j < 0 or j >= size:
+                return CHECK_POSTING_POSITION, e
+            if e > list_ptr[w] and (size < post[e - 1, 2] or (size == post[e - 1, 2] and y <= post[e - 1, 0])):
+                return CHECK_POSTING_ORDER, e
+            found += _entry_hash(key, y, j, w, size)
+    if found != expected:
+        return CHECK_POSTINGS_DIFFER, -1
+    return 0, 0

@@ -1,8 +1,11 @@
 """Index files end to end, one call each for the command line: build one, add to one, query one.
 
 Each returns what it did and its :class:`~allpairs.join.Stats` (documents read
-and skipped, seconds per stage, peak memory); the file is always replaced
-atomically, never left half-written.
+and skipped, seconds per stage, peak memory); the file is written as every
+allpairs output is (:mod:`allpairs.pairs.output`): replaced atomically, never
+left half-written, a link's target replaced, its mode kept. ``add_file`` holds
+an exclusive lock on the index from before it reads it until it has replaced
+it, so that two runs adding to one index never lose each other's documents.
 """
 from __future__ import annotations
 
@@ -10,9 +13,20 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from typing import Callable
+
 from ..corpus import Corpus
 from ..join import Stats, _timed, peak_memory
+from ..pairs.output import OutputPlan, check_output
 from .search import Matches, Rule, SearchIndex
+from .store import locked, open_index
+
+
+def check_index_file(path: str | os.PathLike, *, update: bool = False) -> OutputPlan | None:
+    """Refuse now, before any input is read, an INDEX that could not be read (a FIFO, a device,
+    a missing file) or, with ``update``, replaced (a read-only file); the plan to write it."""
+    os.close(open_index(path))
+    return check_output(path, role="index") if update else None
 
 
 @dataclass
@@ -27,28 +41,38 @@ class IndexRun:
 
 
 def build_file(corpus: Corpus, threshold, path: str | os.PathLike, *, measure: str = "jaccard", shingle=None,
-               normalize: bool = True, min_shingles: int = 1, progress=None) -> IndexRun:
-    """Index ``corpus`` for queries at ``threshold`` or above and save it to ``path``."""
+               normalize: bool = True, min_shingles: int = 1, progress=None,
+               plan: OutputPlan | None = None) -> IndexRun:
+    """Index ``corpus`` for queries at ``threshold`` or above and save it to ``path``
+    (``plan``: what :func:`~allpairs.pairs.output.check_output` said of it before the work)."""
     rule = Rule.parse(measure, threshold)  # refuse a bad threshold before reading anything more
+    plan = plan or check_output(path, role="index")
     stats = Stats()
     index = SearchIndex._build(corpus, rule, shingle=shingle, normalize=normalize, min_shingles=min_shingles,
                                stats=stats, progress=progress)
     with _timed(stats, "save"):
-        size = index.save(path)
+        size = index.save(path, plan=plan)
     stats.peak_memory = peak_memory()
     return IndexRun(index, str(path), size, index.num_docs, stats)
 
 
-def add_file(path: str | os.PathLike, corpus: Corpus) -> IndexRun:
-    """Append the documents of ``corpus`` to the index in ``path`` (shingled as it says) and save it again."""
+def add_file(path: str | os.PathLike, corpus: Corpus, *, on_wait: Callable[[], None] | None = None) -> IndexRun:
+    """Append the documents of ``corpus`` to the index in ``path`` (shingled as it says) and save it again.
+
+    The index is locked for the whole read-modify-write: another run adding to
+    it waits until this one has replaced it, then adds to the new file.
+    ``on_wait`` is called once when this run has to wait for another.
+    """
     stats = Stats()
-    with _timed(stats, "load"):
-        index = SearchIndex.load(path)
-    with _timed(stats, "add"):
-        before = index.num_docs
-        index.add(corpus, stats=stats)
-    with _timed(stats, "save"):
-        size = index.save(path)
+    with locked(path, on_wait) as fd:
+        plan = check_output(path, role="index")
+        with _timed(stats, "load"):
+            index = SearchIndex.load(path, fd=fd)
+        with _timed(stats, "add"):
+            before = index.num_docs
+            index.add(corpus, stats=stats)
+        with _timed(stats, "save"):
+            size = index.save(path, plan=plan)
     stats.peak_memory = peak_memory()
     return IndexRun(index, str(path), size, index.num_docs - before, stats)
 

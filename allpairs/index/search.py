@@ -11,12 +11,16 @@ seen is rarer than all others, so it comes first: it can match nothing, but it
 counts in the query's size, which is what makes the answer exact.
 
 Adding documents does not rebuild anything: a token never seen gets a new
-rank below every existing one (rarer than all, like an unseen query token),
-and the new sets' prefix postings go into a sorted list keyed by (token, set
-size, set) (sortedcontainers), probed beside the compiled arrays. When that
-part has grown to a quarter of the compiled postings it is merged into them
-(one pass of the compiled builder), so a long series of adds costs amortised
-linear time and every probe still crops by size.
+rank below every existing one (rarer than all, like an unseen query token). As
+a build does, identical sets are collapsed: added documents with the same set
+become one set, and a document whose set is indexed already joins it (found
+by a hash of its ranks, confirmed token by token). The new sets' prefix
+postings, one integer each packing (token, set size, set), go into a sorted
+list (sortedcontainers), probed beside the compiled arrays; a batch that would
+bring that list to a quarter of the compiled postings is merged into them
+instead (one pass of the compiled builder over arrays, as a build does), so a
+large add costs what a build of it costs, a long series of small adds
+amortised linear time, and every probe still crops by size.
 """
 from __future__ import annotations
 
@@ -30,16 +34,21 @@ from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 import numpy as np
 from sortedcontainers import SortedList
 
+from .._mix import GOLDEN, mix64
 from .._numba import resolve_jobs
+from .._order_kernel import distinct_sorted_rows, gather_csr
 from ..corpus import Corpus
 from ..errors import UsageError
 from ..join import Stats, _timed, as_corpus, shingle_corpus
 from ..measures import JOIN_MEASURES, MEASURES, Measure, Threshold, get_measure, parse_threshold
+from ..order import order_sets
 from .. import shingles
 from ..shingles import ShingleSpec, hash_sets, shingle_texts
 from . import _kernel as _k
+from ..pairs.output import OutputPlan
 from .output import write_rows
-from .store import IndexFileError, read_index, write_index
+from .store import read_index, write_index
+from .validate import check_arrays, check_meta
 
 #: The version of the shingle keys (allpairs.shingles): an index of other keys is refused, not misread.
 KEY_VERSION = getattr(shingles, "KEY_VERSION", 1)
@@ -58,6 +67,48 @@ PARALLEL_QUERIES = 2048
 
 #: No upper bound on a partner's size.
 UNBOUNDED = 2**62
+
+#: Set sizes and ids fit in 32 bits: the fields of a packed posting of the sorted delta.
+_FIELD = 32
+_LOW = (1 << _FIELD) - 1
+
+
+def _pack(slot: int, size: int, s: int) -> int:
+    """A posting of the sorted delta as one integer, ordered as (token slot, set size, set)."""
+    return (slot << (2 * _FIELD)) | (size << _FIELD) | s
+
+
+def _spans(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The positions ``starts[k] .. starts[k] + lengths[k] - 1`` of every k, one after another (int64)."""
+    lengths = np.asarray(lengths, np.int64)
+    ends = np.cumsum(lengths)
+    return np.repeat(np.asarray(starts, np.int64) - (ends - lengths), lengths) + np.arange(int(ends[-1]) if len(ends)
+                                                                                              else 0)
+
+
+def set_hashes(indptr: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each set of a CSR (uint64): equal sets, equal hashes (the other way round is
+    checked token by token). The sum of the sets' mixed tokens, mixed with the size."""
+    with np.errstate(over="ignore"):
+        mixed = mix64.py_func(tokens.astype(np.int64).view(np.uint64) + GOLDEN)
+        total = np.zeros(len(tokens) + 1, np.uint64)
+        np.cumsum(mixed, out=total[1:])
+        return mix64.py_func((total[indptr[1:]] - total[indptr[:-1]]) ^ np.diff(indptr).astype(np.uint64))
+
+
+def same_sets(ptr_a: np.ndarray, tok_a: np.ndarray, rows_a: np.ndarray, ptr_b: np.ndarray, tok_b: np.ndarray,
+              rows_b: np.ndarray) -> np.ndarray:
+    """Whether set ``rows_a[k]`` of CSR a holds the same tokens as set ``rows_b[k]`` of CSR b, each k (bool)."""
+    size = ptr_a[rows_a + 1] - ptr_a[rows_a]
+    same = size == ptr_b[rows_b + 1] - ptr_b[rows_b]
+    k = np.flatnonzero(same)
+    if len(k):
+        differ = tok_a[_spans(ptr_a[rows_a[k]], size[k])] != tok_b[_spans(ptr_b[rows_b[k]], size[k])]
+        ends = np.cumsum(size[k])
+        wrong = np.zeros(len(differ) + 1, np.int64)
+        np.cumsum(differ, out=wrong[1:])
+        same[k] = wrong[ends] == wrong[ends - size[k]]
+    return same
 
 
 @dataclass(frozen=True)
@@ -291,7 +342,15 @@ class SearchIndex:
         self.ids = ids
         #: Columns carried beside each indexed document's id into query answers, by name.
         self.columns: dict[str, _Ids] = dict(columns or {})
-        self.delta = SortedList()
+        self.delta = SortedList()  # packed postings (_pack) of the sets added since the last merge
+        # Documents added to a set indexed before them, until they are merged into set_doc_ptr/set_docs.
+        self.joined_set = _Column(np.zeros(0, np.int32), np.int32)
+        self.joined_doc = _Column(np.zeros(0, np.int32), np.int32)
+        # Hashes of the sets (set_hashes): sorted, for the first `_hashed` sets; a dict for later ones.
+        self._hash_keys: np.ndarray | None = None
+        self._hash_sets = np.zeros(0, np.int32)
+        self._hashed = 0
+        self._recent: dict[int, int] = {}
         self._scratch: list[tuple[np.ndarray, ...]] = []
         if postings is None:
             self._compact()
@@ -468,13 +527,22 @@ class SearchIndex:
         ptr = self.set_doc_ptr.array
         starts = ptr[s]
         counts = ptr[s + 1] - starts
+        extra = None
+        if len(self.joined_set) and len(s):  # documents added to sets indexed before them
+            by_set = np.argsort(self.joined_set.array, kind="stable")
+            joined = self.joined_set.array[by_set]
+            first = np.searchsorted(joined, s, "left")
+            more = np.searchsorted(joined, s, "right") - first
+            rep = np.repeat(np.arange(len(s)), more)
+            extra = q[rep], s[rep], o[rep], self.joined_doc.array[by_set[_spans(first, more)]]
         if int(counts.sum()) == len(s):  # one document per set, the usual case
             docs = self.set_docs.array[starts]
         else:
             rep = np.repeat(np.arange(len(s)), counts)
-            first = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
-            docs = self.set_docs.array[first + np.arange(len(rep))]
+            docs = self.set_docs.array[_spans(starts, counts)]
             q, s, o = q[rep], s[rep], o[rep]
+        if extra is not None:
+            q, s, o, docs = (np.concatenate(pair) for pair in zip((q, s, o, docs), extra))
         if len(q) > 1:
             order = np.lexsort((docs, q))
             q, s, o, docs = q[order], s[order], o[order], docs[order]
@@ -496,12 +564,12 @@ class SearchIndex:
             size_x = int(sizes[k])
             if size_x:
                 u = int(ranked.unseen[k])
-                plen, lo, hi = int(plens[k - lo_q]), int(los[k - lo_q]), int(his[k - lo_q])
+                plen, lo, hi = int(plens[k - lo_q]), int(los[k - lo_q]), min(int(his[k - lo_q]), _LOW)
                 found = set()
                 for w in ranked.tokens[ranked.indptr[k]:ranked.indptr[k] + max(plen - u, 0)].tolist():
                     slot = w if w >= 0 else self.v0 - 1 - w
-                    for _, _, y, _ in self.delta.irange((slot, lo), (slot, hi + 1), inclusive=(True, False)):
-                        found.add(y)
+                    for key in self.delta.irange(_pack(slot, lo, 0), _pack(slot, hi, _LOW)):
+                        found.add(key & _LOW)
                 out.extend(sorted(found))
             x_ptr[k - lo_q + 1] = len(out)
         return x_ptr, np.asarray(out, np.int32)
@@ -557,12 +625,10 @@ class SearchIndex:
         """
         corpus = as_corpus(data)
         indptr, keys = self._keys(corpus, None, None)
-        ranked = self._rank(indptr, keys)
-        if ranked.unseen.any():
-            self._learn(indptr, keys, ranked)
-            ranked = self._rank(indptr, keys)
-        sizes = np.diff(ranked.indptr)
-        keep = np.flatnonzero(sizes >= max(1, self.min_shingles))
+        # The batch is ordered as a build orders its corpus: its own ranks (rare first), its distinct sets.
+        batch = order_sets(indptr, keys, min_size=max(1, self.min_shingles))
+        sizes = batch.doc_size
+        keep = np.flatnonzero(batch.doc_set >= 0)
         if stats is not None:
             stats.documents += len(corpus) + len(corpus.skipped)
             stats.skipped.extend(corpus.skipped)
@@ -575,60 +641,154 @@ class SearchIndex:
             ids = [corpus.ids[d] for d in keep.tolist()]
         else:  # a plain list: each document's id is its position in the index
             ids = [str(d) for d in positions[keep].tolist()]
-        for name, column in self.columns.items():  # what the documents carry, "" where they carry nothing
-            values = corpus.columns.get(name)
-            column.extend([values[d] for d in keep.tolist()] if values is not None else [""] * len(keep))
-        self._append(ranked.indptr, ranked.tokens, keep, ids)
+        if len(keep):
+            self.ids.extend(ids)
+            for name, column in self.columns.items():  # what the documents carry, "" where they carry nothing
+                values = corpus.columns.get(name)
+                column.extend([values[d] for d in keep.tolist()] if values is not None else [""] * len(keep))
+            self._append(batch, positions)
         return positions
 
-    def _learn(self, indptr: np.ndarray, keys: np.ndarray, ranked: Ranked) -> None:
-        """Give every key not yet ranked a new rank below all others, in order of first occurrence."""
-        uniq, first = np.unique(keys, return_index=True)
-        known = np.zeros(len(uniq), bool)
-        for table in (self.lookup_keys, self.extra_keys):
-            if len(table):
-                at = np.minimum(np.searchsorted(table, uniq), len(table) - 1)
-                known |= table[at] == uniq
-        new = uniq[~known][np.argsort(first[~known], kind="stable")]
-        start = self.num_tokens - self.v0  # tokens added so far
-        ranks = -(start + 1 + np.arange(len(new), dtype=np.int64))
-        if ranks.size and ranks[-1] < -(2**31 - 1):
-            raise OverflowError("more than 2**31 distinct shingles")
-        self.slot_keys.extend(new)
-        keys_all = np.concatenate([self.extra_keys, new])
-        ranks_all = np.concatenate([self.extra_ranks, ranks.astype(np.int32)])
-        order = np.argsort(keys_all, kind="stable")
-        self.extra_keys, self.extra_ranks = keys_all[order], ranks_all[order]
+    def _learn(self, keys: np.ndarray) -> np.ndarray:
+        """The index's rank of each key (int32), giving every key not yet ranked a new rank below all others.
 
-    def _append(self, indptr: np.ndarray, tokens: np.ndarray, which: np.ndarray, ids: Sequence[str]) -> None:
-        """Append the sets ``which`` of a ranked CSR, one new document each, and their prefix postings."""
-        if not len(which):
-            return
-        starts, ends = indptr[which], indptr[which + 1]
-        sizes = ends - starts
-        gather = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) + np.arange(int(sizes.sum()))
+        ``keys`` are distinct, rarest first (a batch's :attr:`~allpairs.order.OrderedSets.keys`); new keys keep
+        that order below the index's ranks: the rarest gets the lowest rank, so it comes first in its sets
+        and the prefix filter stays as selective as after a build.
+        """
+        ranks = np.full(len(keys), -(2**31), np.int64)
+        for table, table_ranks in ((self.lookup_keys, self.lookup_ranks), (self.extra_keys, self.extra_ranks)):
+            if len(table):
+                at = np.minimum(np.searchsorted(table, keys), len(table) - 1)
+                hit = np.flatnonzero(table[at] == keys)
+                ranks[hit] = table_ranks[at[hit]]
+        new = np.flatnonzero(ranks == -(2**31))
+        if len(new):
+            start = self.num_tokens - self.v0  # tokens added so far: ranks -1 .. -start
+            if start + len(new) > 2**31 - 1:
+                raise OverflowError("more than 2**31 distinct shingles")
+            ranks[new] = -(start + len(new) - np.arange(len(new)))
+            self.slot_keys.extend(keys[new[::-1]])  # slot of rank r < 0: v0 - 1 - r
+            keys_all = np.concatenate([self.extra_keys, keys[new]])
+            ranks_all = np.concatenate([self.extra_ranks, ranks[new].astype(np.int32)])
+            order = np.argsort(keys_all, kind="stable")
+            self.extra_keys, self.extra_ranks = keys_all[order], ranks_all[order]
+        return ranks.astype(np.int32)
+
+    def _append(self, batch, positions: np.ndarray) -> None:
+        """Append a batch's documents (:func:`~allpairs.order.order_sets`; ``positions``: each one's
+        position in the index): each joins the indexed set identical to its own, or a new set (one per
+        distinct set of the batch), whose prefix postings are added."""
+        # The batch's sets in the index's ranks, each sorted again (as a biased key: uint64 order is int32's).
+        ranks = self._learn(batch.keys)
+        ptr, biased = distinct_sorted_rows(batch.indptr, (ranks[batch.tokens].astype(np.int64) + 2**31)
+                                           .astype(np.uint64))
+        tok = (biased.astype(np.int64) - 2**31).astype(np.int32)
+        docs = positions[batch.group_docs].astype(np.int32)
+        hashes = set_hashes(ptr, tok)
+        known = self._find_sets(ptr, tok, hashes)
+        members = np.diff(batch.group_indptr)
+        old = np.flatnonzero(known >= 0)
+        if len(old):
+            self.joined_set.extend(np.repeat(known[old], members[old]))
+            self.joined_doc.extend(docs[_spans(batch.group_indptr[old], members[old])])
+        new = np.flatnonzero(known < 0)
+        if len(new):
+            if len(new) < len(known):
+                ptr, tok = gather_csr(ptr, tok, new)
+                gptr, docs = gather_csr(batch.group_indptr, docs, new)
+            else:
+                gptr = batch.group_indptr
+            self._append_sets(ptr, tok, gptr, docs, hashes[new])
+        if len(self.joined_set) >= max(MIN_DELTA, self.num_docs // DELTA_SHARE):
+            self._merge_members()
+
+    def _append_sets(self, ptr: np.ndarray, tok: np.ndarray, gptr: np.ndarray, docs: np.ndarray,
+                     hashes: np.ndarray) -> None:
+        """Append new sets (CSR in the index's ranks), their documents (CSR) and their prefix postings."""
         first_set = self.num_sets
-        first_doc = self.num_docs
-        self.tokens.extend(tokens[gather])
-        self.indptr.extend(self.indptr.array[-1] + np.cumsum(sizes))
-        self.set_docs.extend(first_doc + np.arange(len(which), dtype=np.int32))
-        self.set_doc_ptr.extend(self.set_doc_ptr.array[-1] + 1 + np.arange(len(which), dtype=np.int64))
-        self.ids.extend(ids)
-        new_postings = []
-        plens = self.rule.index_prefix(sizes).tolist()
-        for k, (a, size, plen) in enumerate(zip(starts.tolist(), sizes.tolist(), plens)):
-            for j, w in enumerate(tokens[a:a + plen].tolist()):
-                new_postings.append((w if w >= 0 else self.v0 - 1 - w, size, first_set + k, j))
-        self.delta.update(new_postings)
-        if len(self.delta) >= max(MIN_DELTA, len(self.post) // DELTA_SHARE):
-            self._compact()
+        self.tokens.extend(tok)
+        self.indptr.extend(self.indptr.array[-1] + ptr[1:])
+        self.set_docs.extend(docs)
+        self.set_doc_ptr.extend(self.set_doc_ptr.array[-1] + gptr[1:])
+        self._remember(hashes, first_set)
+        sizes = np.diff(ptr)
+        plen = self.rule.index_prefix(sizes)
+        if len(self.delta) + int(plen.sum()) >= max(MIN_DELTA, len(self.post) // DELTA_SHARE):
+            self._compact()  # a large batch: straight into the compiled postings, as a build
+            return
+        rows = np.repeat(np.arange(len(sizes)), plen)
+        t = tok[_spans(ptr[:-1], plen)].astype(np.int64)
+        slots = np.where(t >= 0, t, self.v0 - 1 - t)
+        self.delta.update(map(_pack, slots.tolist(), sizes[rows].tolist(), (first_set + rows).tolist()))
+
+    def _find_sets(self, ptr: np.ndarray, tok: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+        """The indexed set identical to each set of a CSR, or -1 (int32); ``hashes``: their :func:`set_hashes`."""
+        if self._hash_keys is None:  # first add: hash the sets indexed so far
+            self._hash_keys = np.zeros(0, np.uint64)
+            self._remember(set_hashes(self.indptr.array, self.tokens.array), 0)
+        found = np.full(len(hashes), -1, np.int32)
+        if len(self._hash_keys):
+            at = np.minimum(np.searchsorted(self._hash_keys, hashes), len(self._hash_keys) - 1)
+            hit = np.flatnonzero(self._hash_keys[at] == hashes)
+            found[hit] = self._hash_sets[at[hit]]
+        miss = np.flatnonzero(found < 0)
+        if self._recent and 8 * len(miss) < len(self._recent):  # a few sets: look each up
+            for k in miss.tolist():
+                found[k] = self._recent.get(int(hashes[k]), -1)
+        elif self._recent and len(miss):  # many: sort the recent hashes once
+            keys = np.fromiter(self._recent, np.uint64, len(self._recent))
+            sets = np.fromiter(self._recent.values(), np.int32, len(self._recent))
+            order = np.argsort(keys)
+            keys, sets = keys[order], sets[order]
+            at = np.minimum(np.searchsorted(keys, hashes[miss]), len(keys) - 1)
+            hit = keys[at] == hashes[miss]
+            found[miss[hit]] = sets[at[hit]]
+        k = np.flatnonzero(found >= 0)
+        if len(k):  # a hash is not proof: a set that differs (a collision) stays a set of its own
+            same = same_sets(ptr, tok, k, self.indptr.array, self.tokens.array, found[k].astype(np.int64))
+            found[k[~same]] = -1
+        return found
+
+    def _remember(self, hashes: np.ndarray, first_set: int) -> None:
+        """Note the hashes of the sets ``first_set``, ``first_set + 1``, ... just appended."""
+        if len(self._recent) + len(hashes) < max(MIN_DELTA, self._hashed // DELTA_SHARE):
+            self._recent.update(zip(hashes.tolist(), range(first_set, first_set + len(hashes))))
+            return
+        keys = np.concatenate([self._hash_keys, np.fromiter(self._recent, np.uint64, len(self._recent)), hashes])
+        sets = np.concatenate([self._hash_sets, np.fromiter(self._recent.values(), np.int32, len(self._recent)),
+                               np.arange(first_set, first_set + len(hashes), dtype=np.int32)])
+        order = np.argsort(keys, kind="stable")
+        self._hash_keys, self._hash_sets = keys[order], sets[order]
+        self._hashed = len(keys)
+        self._recent = {}
+
+    def _merge_members(self) -> None:
+        """Merge the documents added to older sets into set_doc_ptr/set_docs (each set's documents ascending)."""
+        if not len(self.joined_set):
+            return
+        m, n = self.num_sets, self.num_docs
+        doc_set = np.empty(n, np.int32)
+        doc_set[self.set_docs.array] = np.repeat(np.arange(m, dtype=np.int32), np.diff(self.set_doc_ptr.array))
+        doc_set[self.joined_doc.array] = self.joined_set.array
+        ptr = np.zeros(m + 1, np.int64)
+        np.cumsum(np.bincount(doc_set, minlength=m), out=ptr[1:])
+        self.set_doc_ptr = _Column(ptr, np.int64)
+        self.set_docs = _Column(np.argsort(doc_set, kind="stable").astype(np.int32), np.int32)
+        self.joined_set = _Column(np.zeros(0, np.int32), np.int32)
+        self.joined_doc = _Column(np.zeros(0, np.int32), np.int32)
 
     # ---- files -------------------------------------------------------------
 
-    def save(self, path: str | os.PathLike) -> int:
-        """Write the index to ``path`` atomically (temporary file, then rename); return its size in bytes."""
+    def save(self, path: str | os.PathLike, *, plan: OutputPlan | None = None) -> int:
+        """Write the index to ``path`` atomically (temporary file, then rename); return its size in bytes.
+
+        ``path`` is written as every allpairs output is (:mod:`allpairs.pairs.output`);
+        ``plan`` is what :func:`~allpairs.pairs.output.check_output` said of it before the work.
+        """
         if self.delta or len(self.extra_keys):
             self._compact()
+        self._merge_members()
         meta = {"measure": self.rule.measure, "p": self.rule.p, "q": self.rule.q, "label": self.label,
                 "normalize": self.normalize, "min_shingles": self.min_shingles, "v0": self.v0,
                 "key_version": KEY_VERSION, "columns": list(self.columns)}
@@ -641,26 +801,27 @@ class SearchIndex:
         }
         for k, column in enumerate(self.columns.values()):
             arrays[f"column{k}_ptr"], arrays[f"column{k}_bytes"] = column.ptr.array, column.blob.array
-        return write_index(path, meta, arrays)
+        return write_index(path, meta, arrays, plan=plan)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, *, check: bool = True) -> "SearchIndex":
-        """Open an index file written by :meth:`save` (memory-mapped; refused if of another version or damaged)."""
-        meta, a = read_index(path, check=check)
-        try:
-            if meta["key_version"] != KEY_VERSION:
-                raise IndexFileError(f"index {path} holds shingle keys of version {meta['key_version']}, this "
-                                     f"allpairs makes version {KEY_VERSION}; build it again with this version")
-            if meta["measure"] not in MEASURES:
-                raise IndexFileError(f"index {path} uses the measure {meta['measure']!r}, unknown to this allpairs")
-            rule = Rule(meta["measure"], int(meta["p"]), int(meta["q"]))
-            return cls(rule=rule, label=meta["label"], normalize=bool(meta["normalize"]),
-                       min_shingles=int(meta["min_shingles"]), v0=int(meta["v0"]),
-                       slot_keys=a["slot_keys"], lookup_keys=a["lookup_keys"], lookup_ranks=a["lookup_ranks"],
-                       indptr=a["indptr"], tokens=a["tokens"], set_doc_ptr=a["set_doc_ptr"], set_docs=a["set_docs"],
-                       ids=_Ids(a["id_ptr"], a["id_bytes"]),
-                       postings=(a["list_ptr"], a["post"]),
-                       columns={name: _Ids(a[f"column{k}_ptr"], a[f"column{k}_bytes"])
-                                for k, name in enumerate(meta.get("columns", []))})
-        except KeyError as e:
-            raise IndexFileError(f"index {path} is damaged (no {e.args[0]!r}); build it again") from None
+    def load(cls, path: str | os.PathLike, *, check: bool = True, fd: int | None = None) -> "SearchIndex":
+        """Open an index file written by :meth:`save` (memory-mapped; refused if of another version or damaged).
+
+        Every header field and array is checked (:mod:`allpairs.index.validate`) before
+        it is used, so that no file, however made, leads a kernel out of bounds.
+        ``fd``: the file already open (and locked, see :func:`~allpairs.index.store.locked`).
+        """
+        def validate(meta: dict, arrays: dict) -> Rule:
+            check_meta(meta, path, key_version=KEY_VERSION, tokens_label=TOKENS)
+            rule = Rule(meta["measure"], meta["p"], meta["q"])
+            check_arrays(arrays, meta, path, rule.index_prefix)
+            return rule
+
+        meta, a, rule = read_index(path, check=check, fd=fd, validate=validate)
+        return cls(rule=rule, label=meta["label"], normalize=meta["normalize"], min_shingles=meta["min_shingles"],
+                   v0=meta["v0"], slot_keys=a["slot_keys"], lookup_keys=a["lookup_keys"],
+                   lookup_ranks=a["lookup_ranks"], indptr=a["indptr"], tokens=a["tokens"],
+                   set_doc_ptr=a["set_doc_ptr"], set_docs=a["set_docs"], ids=_Ids(a["id_ptr"], a["id_bytes"]),
+                   postings=(a["list_ptr"], a["post"]),
+                   columns={name: _Ids(a[f"column{k}_ptr"], a[f"column{k}_bytes"])
+                            for k, name in enumerate(meta.get("columns", []))})

@@ -1,30 +1,43 @@
-"""Stage 6, where the pairs go: standard output, or a file replaced whole at the end.
+"""Stage 6, where every file allpairs writes goes: standard output, or a file replaced whole at the end.
 
-A regular file is written through a temporary file beside it and renamed into
+Pairs, ``sets`` files, index files and pictures all go through here. A
+regular file is written through a temporary file beside it and renamed into
 place only when everything was written, so a failed or interrupted run leaves
 the old file as it was and no partial file behind. The new file keeps an
-existing file's mode (and owner, where the user may set it). Anything that is
-not a regular file (``/dev/null``, ``/dev/full``, a FIFO, a terminal) is written
-straight through, as a shell redirection would; a symbolic link is followed and
-its target replaced, never the link. Every failure is one :class:`OutputError`.
+existing file's mode (and owner, where the user may set it); a file the user
+may not write is refused. Anything that is not a regular file (``/dev/null``,
+``/dev/full``, a FIFO, a terminal) is written straight through, as a shell
+redirection would; a symbolic link is followed and its target replaced, never
+the link. Every failure is one :class:`OutputError` naming the file.
+
+Temporary files are registered with the signal watcher (:func:`remove_partial_files`),
+and each is locked (``flock``) while it is written. One that a killed run left
+behind (SIGKILL: nothing can clean up) is recognised by its name, ``.NAME.XXXXXXXX.allpairs.part``,
+no lock and no write for :data:`STALE_SECONDS`, and removed by the next run that
+writes NAME.
 """
 from __future__ import annotations
 
 import errno
 import fcntl
 import os
+import re
 import stat
 import sys
 import tempfile
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterator, Sequence
 
 from ..errors import OutputError
 
-#: Suffix of the temporary file; its name is ``.NAME.XXXXXXXX.part`` beside the output.
-PART_SUFFIX = b".part"
+#: Suffix of the temporary file; its name is ``.NAME.XXXXXXXX.allpairs.part`` beside the output.
+PART_SUFFIX = b".allpairs.part"
+
+#: A temporary file nobody holds locked and nobody wrote for this long is left from a killed run.
+STALE_SECONDS = 10.0
 
 # Temporary files being written, and the lock under which they are created,
 # renamed and removed: remove_partial_files() takes it for good, so that no
@@ -52,10 +65,24 @@ class Sink:
     the command line can end quietly as ``cat`` does.
     """
 
-    def __init__(self, fd: int, name: str, stream: BinaryIO | None = None):
+    def __init__(self, fd: int, name: str, stream: BinaryIO | None = None, *, positional: bool = False):
         self.fd = fd
         self.name = name
         self.stream = stream  # a Python stream standing in for the fd (stdout captured by a test runner)
+        #: Whether :meth:`pwrite` may go back (a temporary regular file, not a device, FIFO or stdout).
+        self.positional = positional
+
+    def pwrite(self, data: bytes, offset: int) -> None:
+        """Write ``data`` at ``offset`` of a temporary regular file (``positional`` only)."""
+        if not self.positional:
+            raise ValueError(f"{self.name} cannot be written out of order")
+        view = memoryview(data)
+        while view:
+            try:
+                n = os.pwrite(self.fd, view, offset)
+            except OSError as e:
+                raise _write_error(self.name, e) from None
+            view, offset = view[n:], offset + n
 
     def write(self, data: bytes) -> int:
         if self.stream is not None:
@@ -98,14 +125,16 @@ class OutputPlan:
     path: bytes             # the file written or replaced (a symlink's target)
     special: bool           # not a regular file: written straight through
     existing: os.stat_result | None
+    role: str = "output"    # what the file is, for messages
 
 
-def check_output(path: str | os.PathLike | None) -> OutputPlan | None:
+def check_output(path: str | os.PathLike | None, *, role: str = "output") -> OutputPlan | None:
     """Check that ``path`` (None or '-': stdout) can be written, before any work is done; create nothing.
 
     Raises :class:`OutputError` for a directory (or a name ending in ``/``), a
     missing or unwritable directory, a name too long for the file system, or
-    an existing file the user may not write.
+    an existing file the user may not write. ``role`` names the file in
+    messages ("output", "index", "picture").
     """
     if path is None or os.fsencode(path) == b"-":
         _stdout()  # a closed stdout is refused before the work too
@@ -113,36 +142,36 @@ def check_output(path: str | os.PathLike | None) -> OutputPlan | None:
     raw = os.fsencode(path)
     name = _display(raw)
     if not raw:
-        raise OutputError("output file name is empty")
+        raise OutputError(f"{role} file name is empty")
     if raw.endswith(b"/"):
         what = "is a directory" if os.path.isdir(raw) else "ends in '/'"
-        raise OutputError(f"output {name} {what}; give a file name")
+        raise OutputError(f"{role} {name} {what}; give a file name")
     try:
         st: os.stat_result | None = os.stat(raw)  # through links: what would be written
     except FileNotFoundError:
         st = None
     except OSError as e:
-        raise OutputError(f"output {name}: {e.strerror}") from None
+        raise OutputError(f"{role} {name}: {e.strerror}") from None
     if st is not None and stat.S_ISDIR(st.st_mode):
-        raise OutputError(f"output {name} is a directory; give a file name")
+        raise OutputError(f"{role} {name} is a directory; give a file name")
     real = os.path.realpath(raw) if os.path.islink(raw) else raw  # replace a link's target, not the link
     if st is not None and (not stat.S_ISREG(st.st_mode) or _via_proc(raw)):
         # A device, FIFO or terminal, or a stream of this process (/dev/stdout, /dev/fd/N): write through.
         if not os.access(raw, os.W_OK):
-            raise OutputError(f"output {name}: permission denied")
-        return OutputPlan(name, raw, True, st)
+            raise OutputError(f"{role} {name}: permission denied")
+        return OutputPlan(name, raw, True, st, role)
     parent = os.path.dirname(real) or b"."
     if not os.path.isdir(parent):
-        raise OutputError(f"output {name}: directory {_display(parent)} does not exist")
+        raise OutputError(f"{role} {name}: directory {_display(parent)} does not exist")
     if st is not None and not _writable(real, st):
-        raise OutputError(f"output {name} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); "
+        raise OutputError(f"{role} {name} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); "
                           "make it writable or choose another name")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise OutputError(f"output {name}: cannot create files in {_display(parent)} (permission denied)")
+        raise OutputError(f"{role} {name}: cannot create files in {_display(parent)} (permission denied)")
     if len(os.path.basename(real)) > _name_max(parent):
-        raise OutputError(f"output {name}: file name is {len(os.path.basename(real))} bytes, "
+        raise OutputError(f"{role} {name}: file name is {len(os.path.basename(real))} bytes, "
                           f"longer than this file system allows ({_name_max(parent)})")
-    return OutputPlan(name, real, False, st)
+    return OutputPlan(name, real, False, st, role)
 
 
 def _via_proc(path: bytes) -> bool:
@@ -174,20 +203,66 @@ def _name_max(directory: bytes) -> int:
         return 255
 
 
+def _part_prefix(parent: bytes, base: bytes) -> bytes:
+    """``.NAME.`` for the temporary files of ``base``, NAME cut so that the whole name fits NAME_MAX."""
+    room = _name_max(parent) - len(PART_SUFFIX) - 8 - 2  # mkstemp adds 8 random characters
+    return b"." + base[:max(room, 1)] + b"."
+
+
+def remove_stale_parts(path: bytes) -> list[bytes]:
+    """Remove the temporary files of ``path`` that a killed run left beside it; return their names.
+
+    A temporary file is stale when nobody holds its lock (its writer is gone:
+    the kernel drops the locks of a killed process) and it has not been written
+    for :data:`STALE_SECONDS` (which covers the instants between creating a
+    file and locking it).
+    """
+    parent, base = os.path.split(path)
+    parent = parent or b"."
+    pattern = re.compile(re.escape(_part_prefix(parent, base)) + rb"[a-z0-9_]{8}" + re.escape(PART_SUFFIX) + rb"\Z")
+    removed = []
+    try:
+        entries = [e.name for e in os.scandir(parent) if pattern.match(e.name)]
+    except OSError:
+        return removed
+    for entry in entries:
+        stale = os.path.join(parent, entry)
+        try:
+            fd = os.open(stale, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or time.time() - st.st_mtime < STALE_SECONDS:
+                continue
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held by a live writer: OSError, left alone
+            os.unlink(stale)
+            removed.append(stale)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return removed
+
+
 def _temporary(plan: OutputPlan) -> tuple[int, bytes]:
-    """Create the temporary file beside the output, with a name that fits the file system."""
+    """Create (and lock) the temporary file beside the output, with a name that fits the file system,
+    after removing any that a killed run left for the same output."""
     parent, base = os.path.split(plan.path)
     parent = parent or b"."
-    # mkstemp adds 8 random characters; keep the whole name within NAME_MAX.
-    room = _name_max(parent) - len(PART_SUFFIX) - 8 - 2
-    prefix = b"." + base[:max(room, 1)] + b"."
+    remove_stale_parts(plan.path)
     try:
         with _lock:
-            fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=PART_SUFFIX, dir=parent)
+            fd, tmp = tempfile.mkstemp(prefix=_part_prefix(parent, base), suffix=PART_SUFFIX, dir=parent)
             _pending.add(tmp)
     except OSError as e:
-        raise OutputError(f"output {plan.name}: cannot create a file in {_display(parent)} ({e.strerror})") from None
+        raise OutputError(f"{plan.role} {plan.name}: cannot create a file in {_display(parent)} "
+                          f"({e.strerror})") from None
     try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # "being written": see remove_stale_parts
+        except OSError:
+            pass  # a file system without locks: the file is then never taken for stale
         if plan.existing is not None:
             # Keep the replaced file's owner (where allowed) and mode.
             if (plan.existing.st_uid, plan.existing.st_gid) != (os.geteuid(), os.getegid()):
@@ -203,7 +278,7 @@ def _temporary(plan: OutputPlan) -> tuple[int, bytes]:
             os.fchmod(fd, 0o666 & ~umask)
     except OSError as e:
         _discard(fd, tmp)
-        raise OutputError(f"output {plan.name}: {e.strerror}") from None
+        raise OutputError(f"{plan.role} {plan.name}: {e.strerror}") from None
     return fd, tmp
 
 
@@ -246,49 +321,81 @@ def _stdout() -> Sink:
 
 
 @contextmanager
-def open_output(path: str | os.PathLike | None, plan: OutputPlan | None = None) -> Iterator[Sink]:
+def open_output(path: str | os.PathLike | None, plan: OutputPlan | None = None, *, role: str = "output",
+                sync: bool = False) -> Iterator[Sink]:
     """A :class:`Sink` for the results: standard output for None or '-', else ``path``.
 
     A regular file is written to a temporary file beside it, renamed into place
     when the block succeeds and removed on any error or interrupt, so no
     half-written output file is left behind and an existing file stays as it
     was. ``plan`` is what :func:`check_output` returned, when it was called
-    before the work.
+    before the work; ``role`` names the file in messages; ``sync`` flushes the
+    file to disk before it replaces the old one (for a file that is the only
+    copy of its data, such as an index).
     """
-    if path is None or os.fsencode(path) == b"-":
-        yield _stdout()
-        return
-    plan = plan or check_output(path)
-    if plan.special:
-        try:
-            # O_APPEND: /dev/stdout on a file opened with >> keeps what is there.
-            fd = os.open(plan.path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | os.O_CLOEXEC)
-        except OSError as e:
-            raise OutputError(f"output {plan.name}: {e.strerror}") from None
-        try:
-            yield Sink(fd, plan.name)
-        finally:
+    with open_outputs([path], [plan], role=role, sync=sync) as (sink,):
+        yield sink
+
+
+@contextmanager
+def open_outputs(paths: Sequence[str | os.PathLike | None], plans: Sequence[OutputPlan | None] | None = None, *,
+                 role: str = "output", sync: bool = False) -> Iterator[list[Sink]]:
+    """One :class:`Sink` for each of ``paths``, as :func:`open_output`, replaced together.
+
+    The finished files are renamed into place under the lock that the signal
+    watcher takes, so a signal leaves either all of them new or all old.
+    """
+    plans = list(plans) if plans is not None else [None] * len(paths)
+    sinks: list[Sink] = []
+    staged: list[list] = []  # [fd or None, tmp, plan] of each temporary file
+    direct: list[int] = []  # fds opened on devices and FIFOs, written straight through
+    try:
+        for path, plan in zip(paths, plans):
+            if path is None or os.fsencode(path) == b"-":
+                sinks.append(_stdout())
+                continue
+            plan = plan or check_output(path, role=role)
+            if plan.special:
+                try:
+                    # O_APPEND: /dev/stdout on a file opened with >> keeps what is there.
+                    fd = os.open(plan.path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | os.O_CLOEXEC)
+                except OSError as e:
+                    raise OutputError(f"{plan.role} {plan.name}: {e.strerror}") from None
+                direct.append(fd)
+                sinks.append(Sink(fd, plan.name))
+                continue
+            fd, tmp = _temporary(plan)
+            staged.append([fd, tmp, plan])
+            sinks.append(Sink(fd, plan.name, positional=True))
+        yield sinks
+        for item in staged:
+            fd, _, plan = item
+            item[0] = None
+            try:
+                if sync:
+                    os.fsync(fd)
+            except OSError as e:
+                os.close(fd)
+                raise _write_error(plan.name, e) from None
+            try:
+                os.close(fd)
+            except OSError as e:
+                raise _write_error(plan.name, e) from None
+        with _lock:
+            for _, tmp, plan in staged:
+                try:
+                    os.replace(tmp, plan.path)
+                except OSError as e:
+                    raise OutputError(f"{plan.role} {plan.name}: cannot rename the finished file into place "
+                                      f"({e.strerror})") from None
+                _pending.discard(tmp)
+    except BaseException:
+        for fd, tmp, _ in staged:
+            _discard(fd, tmp)
+        raise
+    finally:
+        for fd in direct:
             try:
                 os.close(fd)
             except OSError:
                 pass
-        return
-    fd, tmp = _temporary(plan)
-    try:
-        yield Sink(fd, plan.name)
-        try:
-            os.close(fd)
-        except OSError as e:
-            fd = None
-            raise _write_error(plan.name, e) from None
-        fd = None
-        with _lock:
-            try:
-                os.replace(tmp, plan.path)
-            except OSError as e:
-                raise OutputError(f"output {plan.name}: cannot rename the finished file into place "
-                                  f"({e.strerror})") from None
-            _pending.discard(tmp)
-    except BaseException:
-        _discard(fd, tmp)
-        raise

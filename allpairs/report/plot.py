@@ -17,21 +17,24 @@
 matplotlib is imported inside the functions (``import allpairs`` stays fast and
 needs no matplotlib) and used through :class:`matplotlib.figure.Figure`
 objects drawn by the Agg and SVG renderers, never through pyplot, so drawing
-changes no global state of the caller's matplotlib. Files are written to a
-temporary file beside the target and renamed into place: a failure leaves no
-half-written picture.
+changes no global state of the caller's matplotlib. Both pictures are rendered
+in memory, then written as every allpairs output is (:mod:`allpairs.pairs.output`):
+temporary files beside the targets, renamed into place together (a failure or
+a signal leaves both old pictures or both new, never a half-written one), a
+link's target replaced, a device or FIFO written through, a mode kept, a
+read-only file refused.
 """
 from __future__ import annotations
 
+import io
 import math
 import os
-import tempfile
-from contextlib import suppress
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError, UsageError
+from ..errors import UsageError
+from ..pairs.output import OutputPlan, check_output, open_outputs
 
 __all__ = ["FORMATS", "MAX_CHORDS", "MAX_CLUSTERS", "check_plot_path", "chords_path", "plot_chords", "plot_comparison",
            "plot_scurve"]
@@ -76,17 +79,17 @@ def chords_path(path: str | os.PathLike) -> Path:
     return p.with_name(f"{p.stem}-chords{p.suffix}")
 
 
-def check_plot_path(path: str | os.PathLike) -> None:
+def check_plot_path(path: str | os.PathLike) -> list[OutputPlan]:
     """Raise now what :func:`plot_comparison` would raise about ``path`` after the work is done.
 
     For a caller (such as ``allpairs compare --plot``) that wants a bad file
     name refused before a long comparison rather than after it: an unknown
-    suffix or a directory is a :class:`UsageError`, a missing parent
-    directory an :class:`InputError`. matplotlib is not needed for the check.
+    suffix is a :class:`UsageError`; a directory, a missing or unwritable
+    directory, a read-only file an :class:`~allpairs.errors.OutputError`.
+    matplotlib is not needed for the check. Returns the plans of both files.
     """
     _format(path)
-    _check_target(Path(path))
-    _check_target(chords_path(path))
+    return [check_output(p, role="picture") for p in (path, chords_path(path))]
 
 
 def _figure_class():
@@ -98,49 +101,23 @@ def _figure_class():
     return Figure
 
 
-def _check_target(path: Path) -> None:
-    if path.is_dir():
-        raise UsageError(f"cannot draw to {path}: it is a directory; give a file name ending in .png or .svg")
-    if not path.parent.exists():
-        raise InputError(f"cannot draw to {path}: directory {path.parent} does not exist")
-
-
 def _write(figures: list[tuple[object, Path, str]]) -> list[Path]:
-    """Render every figure into a temporary file beside its target, then rename them all into place.
+    """Render every figure in memory, then write them all (see :func:`allpairs.pairs.output.open_outputs`).
 
-    A rendering failure (or Ctrl-C) removes every temporary file, so either all
-    pictures are written or none is touched.
+    A rendering failure (or Ctrl-C) touches no file; the files are renamed
+    into place together, so either all pictures are written or none is.
     """
-    for _, path, _ in figures:
-        _check_target(path)
-    temps: list[str] = []
-    try:
-        for fig, path, fmt in figures:
-            try:
-                fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-            except OSError as e:
-                raise InputError(f"cannot draw to {path}: {e.strerror}") from None
-            temps.append(tmp)
-            # SVG without a date stamp: the same comparison gives the same file.
-            meta = {"Date": None} if fmt == "svg" else {}
-            with os.fdopen(fd, "wb") as out:
-                fig.savefig(out, format=fmt, dpi=_DPI, metadata=meta)
-            os.chmod(tmp, _file_mode())  # mkstemp makes it private; a picture is for sharing
-        for (_, path, _), tmp in zip(figures, temps):
-            os.replace(tmp, path)
-    except BaseException:
-        for tmp in temps:
-            with suppress(OSError):
-                os.unlink(tmp)
-        raise
+    plans = [check_output(path, role="picture") for _, path, _ in figures]
+    rendered = []
+    for fig, _, fmt in figures:
+        data = io.BytesIO()
+        # SVG without a date stamp: the same comparison gives the same file.
+        fig.savefig(data, format=fmt, dpi=_DPI, metadata={"Date": None} if fmt == "svg" else {})
+        rendered.append(data.getbuffer())
+    with open_outputs([path for _, path, _ in figures], plans, role="picture") as sinks:
+        for sink, data in zip(sinks, rendered):
+            sink.write(data)
     return [path for _, path, _ in figures]
-
-
-def _file_mode() -> int:
-    """The mode a newly created file gets under the process umask (0o644 under umask 022)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
 
 
 def _share(part: int, whole: int) -> str:
@@ -249,9 +226,10 @@ def plot_scurve(comparison, path: str | os.PathLike) -> Path:
     Raises
     ------
     UsageError
-        Another suffix, ``path`` a directory, or matplotlib not installed.
-    InputError
-        The directory of ``path`` does not exist or cannot be written.
+        Another suffix, or matplotlib not installed.
+    OutputError
+        ``path`` a directory or read-only, its directory missing or not
+        writable, a full disk (the message names the file).
     """
     fmt = _format(path)
     return _write([(_scurve_figure(comparison), Path(path), fmt)])[0]
@@ -571,7 +549,7 @@ def plot_chords(comparison, path: str | os.PathLike, *, max_chords: int = MAX_CH
 
     Raises
     ------
-    UsageError, InputError
+    UsageError, OutputError
         As :func:`plot_scurve`.
     """
     fmt = _format(path)
@@ -603,9 +581,10 @@ def plot_comparison(comparison, path: str | os.PathLike) -> list[Path]:
     Raises
     ------
     UsageError
-        Another suffix, ``path`` a directory, or matplotlib not installed.
-    InputError
-        The directory of ``path`` does not exist or cannot be written.
+        Another suffix, or matplotlib not installed.
+    OutputError
+        ``path`` a directory or read-only, its directory missing or not
+        writable, a full disk (the message names the file).
     """
     fmt = _format(path)
     target = Path(path)
