@@ -56,7 +56,8 @@ WORKLOADS = [
 
 
 def api_workloads() -> None:
-    """Calls of the library the command line does not make: string tokens from Python, exact and LSH."""
+    """Calls of the library the command line does not make: string tokens from Python, exact and LSH, and
+    allpairs.compat."""
     import random
 
     import allpairs
@@ -65,6 +66,13 @@ def api_workloads() -> None:
     docs = [[f"w{rng.randint(0, 3000)}" for _ in range(rng.randint(1, 40))] for _ in range(20_000)]
     allpairs.join(docs, threshold=0.5)
     allpairs.join(docs, threshold=0.5, method="lsh")
+    from allpairs import compat
+
+    for func in ("jaccard", "cosine", "containment_min"):
+        list(compat.all_pairs(docs[:3000], func, 0.5))
+    index = compat.SearchIndex(docs[:3000], "containment", 0.5)
+    for q in docs[:50]:
+        index.query(q)
 
 
 class Recorder:

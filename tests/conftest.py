@@ -75,9 +75,10 @@ BOTH_KERNELS = {
     "test_cli": ("test_a_cosine_join_at_0_700000001_counts_13_pairs_on_every_kernel_path",),
     "test_index_store": ("test_any_re_signed_change_of_the_arrays_is_refused_or_loads_an_index_that_works",),
     "test_dedup": ("test_dedup_matches_the_oracle",),
-    "test_compat": ("test_all_pairs_is_set_similarity_search", "test_search_index_is_set_similarity_search"),
     "test_cli_fuzz": ("test_cli_fuzz_one_line_right_exit_code_no_traceback_no_stray_file",),
     "test_spark": ("test_task_joins_find_each_pair_once_with_its_exact_overlap",),
+    "test_compat": ("test_all_pairs_gives_set_similarity_searchs_pairs_in_its_order_with_its_values_and_types",
+                    "test_queries_give_set_similarity_searchs_results_in_its_order_with_its_values_and_types"),
     "test_api": ("test_pairs_index_and_slice_like_the_list_they_stand_for", "test_a_pair_gives_a_fraction_and_plain_data_for_json"),
 }
 
@@ -94,7 +95,7 @@ JIT_TOO = {
     "test_index": ("test_queries_match_the_oracle", "test_a_containment_query_at_999999999_over_10_9_returns_no_match_below_it"),
     "test_cli": ("test_a_cosine_join_at_0_700000001_counts_13_pairs_on_every_kernel_path",),
     "test_dedup": ("test_dedup_matches_the_oracle",),
-    "test_compat": ("test_search_index_is_set_similarity_search",),
+    "test_compat": ("test_queries_give_set_similarity_searchs_results_in_its_order_with_its_values_and_types",),
     "test_cli_fuzz": ("test_cli_fuzz_one_line_right_exit_code_no_traceback_no_stray_file",),
     "test_minhash": ("test_golden_signature_values_are_pinned",),
 }

@@ -205,7 +205,7 @@ ORACLE_TESTS = {
     "test_exact": ("test_every_measure_self_join_equals_brute_force", "test_every_measure_rs_join_equals_brute_force"),
     "test_index": ("test_queries_match_the_oracle",),
     "test_dedup": ("test_dedup_matches_the_oracle",),
-    "test_compat": ("test_search_index_is_set_similarity_search",),
+    "test_compat": ("test_queries_give_set_similarity_searchs_results_in_its_order_with_its_values_and_types",),
     "test_cli_fuzz": ("test_cli_fuzz_one_line_right_exit_code_no_traceback_no_stray_file",),
     "test_measures": ("test_kernel_alpha_equals_the_table_even_for_huge_sizes",
                       "test_kernel_bounds_take_int32_sizes_as_the_join_passes_them"),
