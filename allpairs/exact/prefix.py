@@ -38,8 +38,7 @@ import numpy as np
 from .. import _malloc
 from .._numba import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
-from ..verify import verify_candidates
-from ._kernel import bitmaps, build_index, probe, probe_cost
+from ._kernel import bitmaps, build_index, probe_cost, probe_verify
 
 #: Bits of :attr:`SetPairs.directions`.
 FORWARD, BACKWARD = 1, 2
@@ -186,16 +185,14 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
     def task(k):
         lo, hi = int(bounds[k]), int(bounds[k + 1])
         if not hasattr(local, "state"):
-            local.count = np.zeros(m, np.int32)
-            local.state = np.empty((m, 4), np.int32)
+            local.state = np.zeros((m, 4), np.int32)
             local.touched = np.empty(m, np.int32)
             local.alpha_of = np.empty(largest + 1, np.int32)
             local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sets: never stale
-        x, y, counted, li, lj = probe(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_len,
-                                      win_lo, win_hi, set_class, compat, n_classes, row.code, p, q, lo, hi,
-                                      local.count, local.state, local.touched, local.alpha_of, local.alpha_at)
-        vx, vy, ov = verify_candidates(indptr, tokens, x, y, threshold, counted, li, lj, measure=row)
-        return (vx, vy, ov, len(x)) if probes_later else (vy, vx, ov, len(x))
+        vx, vy, ov, n_cand = probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_len,
+                                          win_lo, win_hi, set_class, compat, n_classes, row.code, p, q, lo, hi,
+                                          local.state, local.touched, local.alpha_of, local.alpha_at)
+        return (vx, vy, ov, int(n_cand)) if probes_later else (vy, vx, ov, int(n_cand))
 
     parts = []
     n_tasks = len(bounds) - 1
