@@ -75,7 +75,12 @@ def _cut(cost: np.ndarray, n_tasks: int) -> np.ndarray:
 
 def per_size(bound: Callable[[int], int | None], sizes: np.ndarray, none: int = 0) -> np.ndarray:
     """``bound(size)`` for each entry of ``sizes`` (int64), computed once per distinct size in exact integers."""
-    distinct, inverse = np.unique(sizes, return_inverse=True)
+    sizes = np.asarray(sizes)
+    if len(sizes) and (sizes[1:] >= sizes[:-1]).all():  # sets sorted by size: runs of equal sizes, no sort
+        starts = np.flatnonzero(np.concatenate([[True], sizes[1:] != sizes[:-1]]))
+        distinct, inverse = sizes[starts], np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(sizes))))
+    else:
+        distinct, inverse = np.unique(sizes, return_inverse=True)
     values = [bound(int(s)) for s in distinct]
     return np.array([none if v is None else v for v in values], np.int64)[inverse]
 
@@ -196,11 +201,16 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
 
     parts = []
     n_tasks = len(bounds) - 1
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for k, part in enumerate(pool.map(task, range(n_tasks))):
+    # One thread runs the tasks itself: starting a pool and handing it tasks costs more than a small join.
+    pool = ThreadPoolExecutor(max_workers=jobs) if jobs > 1 else None
+    try:
+        for k, part in enumerate(pool.map(task, range(n_tasks)) if pool else map(task, range(n_tasks))):
             parts.append(part)
             if progress is not None:
                 progress(int(cum[bounds[k + 1]]), total_cost)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     candidates = sum(pt[3] for pt in parts)
     left, right, overlap = _columns(parts)
     directions = None
