@@ -66,6 +66,14 @@ def test_per_size_gives_each_set_its_sizes_bound_sorted_or_not(sizes, sort):
     assert got.tolist() == [-1 if s % 7 == 3 else s * s - 5 for s in sizes.tolist()]
 
 
+def test_a_small_join_is_one_task_and_a_large_one_many_per_thread():
+    assert prefix.task_count(0, 10, 4) == 1
+    assert prefix.task_count(prefix.MIN_TASK_COST - 1, 10_000, 2) == 1
+    assert prefix.task_count(5 * prefix.MIN_TASK_COST, 10_000, 2) == 5
+    assert prefix.task_count(10**12, 10_000, 2) == 2 * prefix.TASKS_PER_THREAD
+    assert prefix.task_count(10**12, 3, 2) == 3
+
+
 def test_one_thread_runs_the_tasks_without_a_thread_pool(monkeypatch):
     def no_pool(*args, **kwargs):
         raise AssertionError("a thread pool was started for --jobs 1")

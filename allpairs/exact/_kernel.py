@@ -151,22 +151,25 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
 
     The window is the size bound (and which of each pair probes: the later set
     in a self-join, the earlier one in a containment join); only lists of a
-    class compatible with x's are read. A candidate is dropped as soon as the
-    positional bound ``A + 1 + min(|x| - i - 1, |y| - j - 1)`` falls below
-    α(|x|, |y|) (Xiao et al. 2008, Lemma 2), and before verification unless its
-    bitmap bound ``(|x| + |y| - popcount(b_x ^ b_y)) // 2`` (:func:`bitmaps`)
-    reaches α. Each candidate left is verified at once, while x's tokens are in
-    cache, by a merge that resumes after its last prefix match and stops early
-    (:func:`allpairs._verify_kernel.merge`): no candidate is written out.
+    class compatible with x's are read. Candidates are dropped before
+    verification unless their bitmap bound ``(|x| + |y| - popcount(b_x ^
+    b_y)) // 2`` (:func:`bitmaps`) reaches α. Each candidate left is verified
+    at once, while x's tokens are in cache, by a merge that resumes after its
+    last counted match and stops early (:func:`allpairs._verify_kernel.merge`):
+    no candidate is written out.
 
-    A posting at position ``i`` of x is read only while ``i <= |x| - α(|x|,
-    |y|)``: a pair's first common token lies there, and later matches are
-    counted by verification (α grows with |y|, so the rest of the list is
-    skipped too).
+    A pair's first common token lies at ``i <= |x| - α`` in x and ``j <= |y| -
+    α`` in y (the positional bound of Xiao et al. 2008, Lemma 2, at the first
+    match). So a posting is read only while ``i <= |x| - α(|x|, |y|)`` (α grows
+    with |y|, so the rest of the list is skipped too), and one with ``j > |y| -
+    α`` is passed over without a look at y's state, as MPJoin's shortened index
+    prefix would (Ribeiro, Härder 2009): it is no first match, and it and every
+    later match of y (deeper still) are counted by verification, which resumes
+    after the last match counted.
 
     Scratch, reused from call to call (a thread's own): ``state`` int32 (m, 4),
-    column 0 zero (per set: the count A of prefix matches, or -1 once pruned;
-    left zero again), then i, j and |y| of a candidate's last match, side by
+    column 0 zero (per set: the count A of prefix matches counted; left zero
+    again), then i, j and |y| of a candidate's last counted match, side by
     side so that a candidate costs one cache line; ``touched`` int32 (m,);
     ``alpha_of`` int32 and ``alpha_at`` int64 (largest size + 1; ``alpha_at``
     -1): α per partner size, cached for the current probe set.
@@ -205,21 +208,19 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
                     # A first common token lies in x's first |x| - α + 1; α grows with |y| along the list.
                     if i > size_x - alpha:
                         break
-                    c = state[y, 0]
-                    if c < 0:
+                    j = post_pos[k]
+                    # Positional bound at a first match: α tokens from it on in y too. A later match this
+                    # deep is left to verification, as is every one after it (deeper still).
+                    if j > size_y - alpha:
                         continue
+                    c = state[y, 0]
                     if c == 0:
                         touched[n_touched] = y
                         n_touched += 1
                         state[y, 3] = size_y
-                    j = post_pos[k]
-                    # Positional bound: the matches so far, this one, and what is left after it.
-                    if c + 1 + min(size_x - i - 1, size_y - j - 1) >= alpha:
-                        state[y, 0] = c + 1
-                        state[y, 1] = i
-                        state[y, 2] = j
-                    else:
-                        state[y, 0] = -1
+                    state[y, 0] = c + 1
+                    state[y, 1] = i
+                    state[y, 2] = j
         if n_out + n_touched > out_x.shape[0]:
             need = n_out + n_touched
             out_x = _grow(out_x, need)

@@ -73,6 +73,18 @@ def _cut(cost: np.ndarray, n_tasks: int) -> np.ndarray:
     return np.unique(np.concatenate([[0], inner, [len(cost)]]).astype(np.int64))
 
 
+#: Tasks per thread at most: the probe costs are skewed, so many tasks balance the threads' loads.
+TASKS_PER_THREAD = 64
+#: Probe cost (posting entries) a task is given at least: a kernel call costs ~0.1-0.2 ms to dispatch
+#: (argument types looked up), about as much as probing 20,000 entries.
+MIN_TASK_COST = 200_000
+
+
+def task_count(total_cost: int, m: int, jobs: int) -> int:
+    """Tasks to cut the probes of ``m`` sets into: enough to balance ``jobs`` threads, few for a small join."""
+    return max(1, min(m, TASKS_PER_THREAD * jobs, total_cost // MIN_TASK_COST))
+
+
 def per_size(bound: Callable[[int], int | None], sizes: np.ndarray, none: int = 0) -> np.ndarray:
     """``bound(size)`` for each entry of ``sizes`` (int64), computed once per distinct size in exact integers."""
     sizes = np.asarray(sizes)
@@ -180,7 +192,7 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
                                                           n_classes)
     bits = bitmaps(indptr, tokens)
     cost = probe_cost(indptr, tokens, list_ptr, probe_len, set_class, compat, n_classes)
-    bounds = _cut(cost, max(1, min(m, 64 * jobs)))
+    bounds = _cut(cost, task_count(int(cost.sum()), m, jobs))
     cum = np.concatenate([[0], np.cumsum(cost)])
     total_cost = int(cum[-1])
     probes_later = not measure.symmetric
