@@ -36,25 +36,30 @@ def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes):
     by size.
     """
     m = indptr.shape[0] - 1
-    counts = np.zeros(num_tokens * n_classes + 1, np.int64)
+    n_lists = num_tokens * n_classes
+    # One array (n_lists + 2) does for counts, offsets and fill cursors: list w is counted at w + 2,
+    # summed in place, then filled at cursor w + 1, which ends where list w + 1 starts.
+    ptr = np.zeros(n_lists + 2, np.int64)
     for s in range(m):
         c = set_class[s]
         for k in range(index_len[s]):
-            counts[np.int64(tokens[indptr[s] + k]) * n_classes + c + 1] += 1
-    list_ptr = np.cumsum(counts)
-    fill = list_ptr[:-1].copy()
-    post_set = np.empty(list_ptr[-1], np.int32)
-    post_pos = np.empty(list_ptr[-1], np.int32)
-    post_size = np.empty(list_ptr[-1], np.int32)
+            ptr[np.int64(tokens[indptr[s] + k]) * n_classes + c + 2] += 1
+    for w in range(2, n_lists + 2):
+        ptr[w] += ptr[w - 1]
+    post_set = np.empty(ptr[n_lists + 1], np.int32)
+    post_pos = np.empty(ptr[n_lists + 1], np.int32)
+    post_size = np.empty(ptr[n_lists + 1], np.int32)
     for s in range(m):
         c = set_class[s]
         size = indptr[s + 1] - indptr[s]
         for k in range(index_len[s]):
-            w = np.int64(tokens[indptr[s] + k]) * n_classes + c
-            post_set[fill[w]] = s
-            post_pos[fill[w]] = k
-            post_size[fill[w]] = size
-            fill[w] += 1
+            w = np.int64(tokens[indptr[s] + k]) * n_classes + c + 1
+            e = ptr[w]
+            post_set[e] = s
+            post_pos[e] = k
+            post_size[e] = size
+            ptr[w] = e + 1
+    list_ptr = ptr[: n_lists + 1]
     return list_ptr, post_set, post_pos, post_size
 
 
