@@ -106,7 +106,7 @@ def ssj_figures(text: str) -> tuple[int, dict[str, float]]:
 
 
 def ssj_statistics(text: str) -> dict[str, int]:
-    return {k: int(v) for k, v in re.findall(r"^\s*(\w+)\s+(\d+)\s*$", text.split("Statistics:")[-1], re.M)}
+    return {k: int(v) for k, v in re.findall(r"^\s*(\w+)\s+(\d+)\s*$", text.split("Statistics:", 1)[-1], re.M)}
 
 
 def join_stage(path: str, threshold: str, jobs: int) -> None:
