@@ -506,3 +506,123 @@ def test_token_lists_are_hashed_from_arrow_as_hash_sets_hashes_them(texts, ints)
         got = token_list_keys(pa.array(rows, pa.list_(kind)).slice(1) if rows else pa.array(rows, pa.list_(kind)))
         want = hash_sets([r or [] for r in rows[1:]] if rows else [])
         assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+
+
+# --- the API as a PySpark user meets it (issue 21, items 1-4; issue 24, item 8) ---
+
+
+@contextmanager
+def jobs_run(spark, name):
+    """Count the Spark jobs started inside the block (a job group read back from the status tracker)."""
+    sc = spark.sparkContext
+    found = []
+    sc.setJobGroup(name, name)
+    try:
+        yield found
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        found.extend(sc.statusTracker().getJobIdsForGroup(name))
+
+
+def test_workers_that_cannot_import_pyarrow_are_one_error_before_any_job(spark, tmp_path, monkeypatch):
+    from allpairs.engines.spark import session
+
+    # As a session started from a venv's python whose workers run the system's python3.
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'pyarrow'\" >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(session, "_workers_ok", set())
+    df = spark.createDataFrame([("a", "x y z"), ("b", "x y w")], "id string, text string")
+    for exe, why in ((str(fake), "cannot import pyarrow and allpairs (ModuleNotFoundError: No module named "
+                                 "'pyarrow')"), (str(tmp_path / "missing"), "which is not found")):
+        monkeypatch.setattr(spark.sparkContext, "pythonExec", exe)
+        with jobs_run(spark, f"workers-{why}") as jobs:
+            with pytest.raises(SparkSetupError) as e:
+                allpairs.spark.join(df, 0.5, shingle="word:1")
+        assert jobs == []
+        assert why in str(e.value) and "PYSPARK_PYTHON" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_pairs_are_joined_once_count_then_write_reuse_them(spark, tmp_path):
+    df = spark.createDataFrame([(i, f"a b c d{i % 3} e{i % 5}") for i in range(40)], "id long, text string")
+    with jobs_run(spark, "plan") as planning:
+        pairs = allpairs.spark.join(df, 0.5, shingle="word:1")
+    with jobs_run(spark, "count") as first:
+        n = pairs.count()
+    with jobs_run(spark, "count again") as second:
+        assert pairs.count() == n
+    with jobs_run(spark, "write") as write:
+        pairs.write.parquet(str(tmp_path / "out"))
+    # The jobs the docstring names: ids checked, sets grouped, shingles counted and ranked (AQE may split each).
+    assert 3 <= len(planning) <= 10, planning
+    # Uncached, every action re-ran the join (7 jobs here); cached, it reads the stored pairs.
+    assert len(first) >= 3 and len(second) <= 2 and len(write) <= 2, (first, second, write)
+    assert spark.read.parquet(str(tmp_path / "out")).count() == n > 0
+    pairs.unpersist()
+
+
+def test_schema_errors_name_the_column_before_any_job(spark):
+    from allpairs.errors import UsageError
+
+    df = spark.createDataFrame([(1, "x y", 7, 1.5, ["x"])], "id long, text string, n int, f double, toks array<string>")
+    cases = [({"text_col": "body"}, "text_col 'body' is not a column of the DataFrame; its columns are id, text"),
+             ({"id_col": "f"}, "id_col 'f' holds double; ids are strings or integers"),
+             ({"id_col": "toks"}, "id_col 'toks' holds array<string>; ids are strings or integers"),
+             ({"text_col": "n"}, "text_col 'n' holds int, not strings: cast it"),
+             ({"text_col": "toks"}, "text_col 'toks' holds array<string>, not strings; an array of tokens goes in "
+                                    "tokens_col"),
+             ({"tokens_col": "f"}, "tokens_col 'f' holds double; give an array of strings or integers")]
+    for options, message in cases:
+        with jobs_run(spark, f"schema {options}") as jobs:
+            with pytest.raises(UsageError) as e:
+                allpairs.spark.join(df, 0.5, **options)
+        assert jobs == [] and message in str(e.value) and "\n" not in str(e.value), (options, str(e.value))
+
+
+def test_null_and_repeated_ids_are_refused_in_one_line(spark):
+    from allpairs.errors import InputError
+
+    null = spark.createDataFrame([(None, "a b c"), ("x", "a b c"), (None, "a b d")], "id string, text string")
+    with pytest.raises(InputError, match=r"^id_col 'id' holds 2 null ids; every row needs an id"):
+        allpairs.spark.join(null, 0.5, shingle="word:1")
+    twice = spark.createDataFrame([(3, "a b c"), (5, "a b c"), (3, "a b d")], "key int, text string")
+    with pytest.raises(InputError, match=r"^id_col 'key': id 3 is given 2 times; ids must be different"):
+        allpairs.spark.join(twice, 0.5, id_col="key", shingle="word:1")
+
+
+def test_ids_keep_their_type_and_text_col_defaults_to_text(spark):
+    texts = ["a b c d", "a b c e", "x y z", "a b c d"]
+    for kind, ids in (("long", [10, 20, 30, 40]), ("string", ["p", "q", "r", "s"]), ("int", [1, 2, 3, 4])):
+        df = spark.createDataFrame(list(zip(ids, texts)), f"id {kind}, text string")
+        pairs = allpairs.spark.join(df, 0.5, shingle="word:1")
+        assert dict(pairs.dtypes)["left"] == dict(pairs.dtypes)["right"] == ("bigint" if kind == "long" else kind)
+        got = sorted((r.left, r.right, r.overlap) for r in pairs.collect())
+        assert got == [(ids[0], ids[1], 3), (ids[0], ids[3], 4), (ids[1], ids[3], 3)]
+        pairs.unpersist()
+
+
+def test_options_are_those_of_allpairs_join_and_an_unknown_one_is_a_type_error(spark):
+    from allpairs.errors import UsageError
+
+    df = spark.createDataFrame([("a", "x y")], "id string, text string")
+    with pytest.raises(TypeError, match=r"^allpairs\.spark\.join\(\) got an unexpected keyword argument 'treshold'"):
+        allpairs.spark.join(df, 0.5, treshold=0.7)
+    with pytest.raises(UsageError, match="R–S join"):
+        allpairs.spark.join(df, 0.5, against=df)
+    with pytest.raises(UsageError, match="measure 'containment' is not available on Spark"):
+        allpairs.spark.join(df, 0.5, measure="containment")
+    with pytest.raises(UsageError, match="unknown measure 'cosinus'"):
+        allpairs.spark.join(df, 0.5, measure="cosinus")
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(corpora(max_docs=16), min_size=3, max_size=6), st.sampled_from(["cosine", "dice"]),
+       st.sampled_from([Fraction(1, 2), Fraction(7, 10), Fraction(2, 3), Fraction(9, 10), Fraction(1, 3),
+                        Fraction(999999999, 10**9)]))
+def test_cosine_and_dice_equal_the_oracle(spark, many, measure, t):
+    # A Jaccard join at a bound low enough (t/(2-t) for Dice, t² for cosine), then the measure's own test.
+    pairs = allpairs.spark.join(token_frame(spark, many), t, tokens_col="toks", order_col="n", measure=measure,
+                                cache=False)
+    got = by_corpus(pairs.collect())
+    for c, sets in enumerate(many):
+        assert got.get(c, []) == all_pairs(sets, t, measure), (c, sets, t)

@@ -7,7 +7,9 @@ missing one is one line of error, not a Java gateway traceback.
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 import sys
 
 from ...errors import AllPairsError
@@ -43,6 +45,53 @@ def find_java() -> str | None:
 
 def is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[")
+
+
+#: What a Python worker imports to run the join's tasks.
+WORKER_IMPORTS = "import numpy, pyarrow, allpairs.engines.spark.sets"
+#: Interpreters found to import it (checked once per process).
+_workers_ok: set[str] = set()
+
+
+def _on_this_machine(master: str) -> bool:
+    """Whether the workers of ``master`` run on this machine (local, or a standalone master on loopback)."""
+    return is_local(master) or re.match(r"^spark://(127\.0\.0\.1|localhost)(:|$)", master) is not None
+
+
+def check_workers(spark) -> None:
+    """Check that Spark's Python workers can import pyarrow and allpairs, before any job; once per interpreter.
+
+    The workers run ``spark.pyspark.python`` (or ``PYSPARK_PYTHON``), by
+    default ``python3`` on the PATH, not this interpreter: a session a user
+    started from a virtual environment's python would otherwise fail inside
+    the first task with a Java stack trace. Checked on this machine where the
+    workers run here (a local master, or a standalone one on 127.0.0.1); a
+    cluster's machines are not reachable before a job.
+
+    Raises
+    ------
+    SparkSetupError
+        The interpreter is missing or cannot import them; the message says what to set.
+    """
+    sc = spark.sparkContext
+    exe = sc.pythonExec or "python3"
+    if exe in _workers_ok or not _on_this_machine(sc.master):
+        return
+    fix = (f"set PYSPARK_PYTHON (or spark.pyspark.python) to an interpreter that has them, such as "
+           f"{sys.executable}, before the SparkSession starts")
+    path = shutil.which(exe)
+    if path is None:
+        raise SparkSetupError(f"Spark's Python workers run {exe}, which is not found: {fix}")
+    try:
+        done = subprocess.run([path, "-c", WORKER_IMPORTS], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise SparkSetupError(f"Spark's Python workers run {exe}, which did not start ({e}): {fix}") from None
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        why = lines[-1].strip() if lines else f"exit status {done.returncode}"
+        raise SparkSetupError(f"Spark's Python workers run {exe}, which cannot import pyarrow and allpairs "
+                              f"({why}): {fix}")
+    _workers_ok.add(exe)
 
 
 def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: dict | None = None):
