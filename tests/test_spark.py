@@ -626,3 +626,62 @@ def test_cosine_and_dice_equal_the_oracle(spark, many, measure, t):
     got = by_corpus(pairs.collect())
     for c, sets in enumerate(many):
         assert got.get(c, []) == all_pairs(sets, t, measure), (c, sets, t)
+
+
+def test_cli_refuses_a_bad_output_or_parquet_input_before_spark_starts(tmp_path, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from allpairs.engines.spark import run
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(run, "get_session", no_spark)
+    (tmp_path / "exists").mkdir()
+    pq.write_table(pa.table({"id": ["a", "b"], "text": [1, 2], "toks": [["x"], ["y"]]}), tmp_path / "t.parquet")
+    (tmp_path / "not.parquet").write_text("id,text\na,b\n")
+    base = ["join", "--engine", "spark", "-t", "0.5"]
+    cases = [
+        ([TINY, "-o", tmp_path / "exists"], 2, f"{tmp_path / 'exists'} exists; remove it or choose another -o"),
+        ([TINY, "-o", tmp_path / "no" / "out"], 1, f"output {tmp_path / 'no' / 'out'}: directory {tmp_path / 'no'} "
+                                                   "does not exist"),
+        (["--parquet", tmp_path / "missing", "--count"], 2, f"{tmp_path / 'missing'}: no such file or directory"),
+        (["--parquet", tmp_path / "not.parquet", "--count"], 1, f"{tmp_path / 'not.parquet'}: cannot read as Parquet"),
+        (["--parquet", tmp_path / "t.parquet", "--count"], 1, "column 'text' holds int64, not strings"),
+        (["--parquet", tmp_path / "t.parquet", "--text-col", "body", "--count"], 1,
+         "no column 'body' (it has "),
+        (["--parquet", tmp_path / "t.parquet", "--tokens-col", "text", "--count"], 1,
+         "column 'text' holds int64, not lists of strings"),
+    ]
+    for args, status, message in cases:
+        r = cli(*base, *args)
+        lines = [line for line in r.stderr.splitlines() if not line.startswith("Try ")]
+        assert r.exit_code == status and len(lines) == 1 and message in lines[0], (args, r.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exists", "not.parquet", "t.parquet"]
+
+
+def test_cli_refuses_null_and_repeated_ids_as_the_local_engine_does(spark, tmp_path):
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"id": ["a", None, "c"], "text": ["x y z", "x y w", "x y z"]}), tmp_path / "n.parquet")
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps({"id": i, "text": "x y z"}) + "\n" for i in ("a", "b", "a")))
+    for args, message in ((["--parquet", tmp_path / "n.parquet"], "holds 1 null ids"),
+                          (["--jsonl", tmp_path / "d.jsonl"], "id 'a' is given 2 times")):
+        local = cli("join", "-t", "0.5", *args, "--count")
+        assert local.exit_code == 1, local.stderr
+        r = cli("join", "--engine", "spark", "-t", "0.5", *args, "--count")
+        assert r.exit_code == 1 and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_cli_spark_takes_cosine_and_dice(spark, tmp_path):
+    for measure in ("cosine", "dice"):
+        local = cli("join", "-t", "0.6", "-s", "word:1", "--measure", measure, TINY, "--count")
+        r = cli("join", "--engine", "spark", "-t", "0.6", "-s", "word:1", "--measure", measure, TINY, "--count")
+        assert r.exit_code == 0 and r.stdout == local.stdout, r.stderr
+    r = cli("join", "--engine", "spark", "-t", "0.6", "--measure", "containment", TINY, "--count")
+    assert r.exit_code == 2 and "--measure containment not available with --engine spark" in r.stderr

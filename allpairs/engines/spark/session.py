@@ -94,12 +94,14 @@ def check_workers(spark) -> None:
     _workers_ok.add(exe)
 
 
-def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: dict | None = None):
+def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: dict | None = None,
+                quiet: bool = False):
     """The active SparkSession, or a new one on ``master`` (default ``local[*]``).
 
     For a local master this binds Spark to 127.0.0.1 (``SPARK_LOCAL_IP``, unless
     set), turns the web UI off and runs the Python workers with this
-    interpreter, so that they import the same allpairs.
+    interpreter, so that they import the same allpairs. ``quiet``: the JVM
+    started here writes its log to /dev/null instead of this process's stderr.
 
     Raises
     ------
@@ -127,8 +129,19 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
     builder = builder.config("spark.ui.showConsoleProgress", "false")
     for key, value in (conf or {}).items():
         builder = builder.config(key, str(value))
+    saved = None
+    if quiet:  # the JVM inherits fd 2 when it starts: give it /dev/null, then put ours back
+        sys.stderr.flush()
+        saved = os.dup(2)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.close(null)
     try:
         return builder.getOrCreate()
     except Exception as e:  # the JVM failed to start: pyspark raises its own runtime errors
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise SparkSetupError(f"Spark did not start on {master}: {first}") from None
+    finally:
+        if saved is not None:
+            os.dup2(saved, 2)
+            os.close(saved)
