@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 from collections import Counter
 from contextlib import contextmanager
@@ -242,6 +243,9 @@ def _stop_jvm(spark) -> None:
     """Kill Spark's JVM (for the signal watcher: its tasks must stop writing before their output is removed)."""
     proc = getattr(spark.sparkContext._gateway, "proc", None)
     if proc is not None:
+        # pyspark's threads that talk to the JVM would print tracebacks as it goes; the process is
+        # ending, and its one line goes straight to fd 2.
+        sys.stderr = open(os.devnull, "w")
         proc.kill()
         proc.wait(10)
 
