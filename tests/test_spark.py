@@ -685,3 +685,70 @@ def test_cli_spark_takes_cosine_and_dice(spark, tmp_path):
         assert r.exit_code == 0 and r.stdout == local.stdout, r.stderr
     r = cli("join", "--engine", "spark", "-t", "0.6", "--measure", "containment", TINY, "--count")
     assert r.exit_code == 2 and "--measure containment not available with --engine spark" in r.stderr
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def standalone_cluster(tmp_path):
+    """A Spark standalone master and one worker (2 cores) on 127.0.0.1, each its own JVM, as on real
+    machines; yields the master URL once the worker has registered, and stops both afterwards."""
+    import os
+    import time
+
+    import pyspark
+
+    spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", SPARK_WORKER_DIR=str(tmp_path / "work"),
+               SPARK_LOG_DIR=str(tmp_path / "logs"), SPARK_NO_DAEMONIZE="1")
+    port = _free_port()
+    url = f"spark://127.0.0.1:{port}"
+    started = []
+
+    def start(name, args, ready):
+        log = tmp_path / f"{name}.log"
+        with open(log, "wb") as f:
+            started.append(subprocess.Popen([str(spark_class), *args], env=env, stdout=f, stderr=subprocess.STDOUT))
+        deadline = time.monotonic() + 120
+        while ready not in log.read_text(errors="replace"):
+            assert started[-1].poll() is None and time.monotonic() < deadline, \
+                f"the {name} did not start: {log.read_text(errors='replace')[-2000:]}"
+            time.sleep(0.2)
+
+    try:
+        start("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+                         "--webui-port", str(_free_port())], "I have been elected leader")
+        start("worker", ["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "2",
+                         "--memory", "2g", "--webui-port", str(_free_port())], "Successfully registered with master")
+        yield url
+    finally:
+        for proc in reversed(started):
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(30)
+
+
+def test_a_standalone_cluster_gives_the_local_engines_count_and_q_leaves_stderr_empty(tmp_path):
+    # A master and a worker in JVMs of their own, the driver in a third process (one SparkContext per
+    # process: the session of the other tests is local[2]); -q keeps every JVM log line off stderr.
+    import os
+
+    if find_java() is None:
+        pytest.skip("no Java runtime (JAVA_HOME or java on PATH)")
+    args = ["-t", "0.5", "-s", "word:1", str(TINY), "--count"]
+    local = cli("join", *args)
+    with standalone_cluster(tmp_path) as url:
+        r = subprocess.run([sys.executable, "-m", "allpairs", "join", "--engine", "spark", "--master", url, "-q", *args],
+                           capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable))
+    assert r.returncode == 0 and r.stderr == "", r.stderr[-3000:]
+    assert r.stdout == local.stdout and int(r.stdout) == 10
