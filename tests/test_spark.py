@@ -752,3 +752,14 @@ def test_a_standalone_cluster_gives_the_local_engines_count_and_q_leaves_stderr_
                            env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable))
     assert r.returncode == 0 and r.stderr == "", r.stderr[-3000:]
     assert r.stdout == local.stdout and int(r.stdout) == 10
+
+
+def test_a_local_session_shuffles_into_four_partitions_per_core_not_200(spark):
+    # Spark's default of 200 made every shuffled stage 200 Python tasks: 834 tasks for the tiny corpus.
+    import os
+
+    from allpairs.engines.spark.session import local_cores
+
+    assert [local_cores(m) for m in ("local", "local[2]", "local[ 3 ]", "local[4, 2]", "local[*]")] == \
+        [1, 2, 3, 4, os.cpu_count()]
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "2"  # the fixture's conf wins over the default

@@ -47,6 +47,14 @@ def is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
 
+def local_cores(master: str) -> int:
+    """The task slots of a local master: N of ``local[N]`` or ``local[N, F]``, the machine's cores for ``*``."""
+    m = re.match(r"^local\[\s*(\d+|\*)", master)
+    if m is None:
+        return 1
+    return os.cpu_count() or 1 if m.group(1) == "*" else max(1, int(m.group(1)))
+
+
 #: What a Python worker imports to run the join's tasks.
 WORKER_IMPORTS = "import numpy, pyarrow, allpairs.engines.spark.sets"
 #: Interpreters found to import it (checked once per process).
@@ -100,7 +108,8 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
 
     For a local master this binds Spark to 127.0.0.1 (``SPARK_LOCAL_IP``, unless
     set), turns the web UI off and runs the Python workers with this
-    interpreter, so that they import the same allpairs. ``quiet``: the JVM
+    interpreter, so that they import the same allpairs, with four shuffle partitions
+    per core instead of Spark's 200 (``conf`` may say otherwise). ``quiet``: the JVM
     started here writes its log to /dev/null instead of this process's stderr.
 
     Raises
@@ -125,6 +134,9 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+        # Spark's 200 shuffle partitions are 200 Python tasks per shuffled stage (about 800 tasks for
+        # the 10-document corpus); on one machine four per core keep the tasks even and few.
+        builder = builder.config("spark.sql.shuffle.partitions", str(4 * local_cores(master)))
     # stderr is for allpairs' own summary: no console progress bar.
     builder = builder.config("spark.ui.showConsoleProgress", "false")
     for key, value in (conf or {}).items():
