@@ -308,8 +308,14 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
             # Read and decoded once: counted here, shingled by the join.
             files = kept = _read_directory(spark, str(path), include, exclude, min_bytes, res) \
                 .persist(StorageLevel.MEMORY_AND_DISK)
-            skipped = files.where(F.col("skip").isNotNull()).groupBy("skip").count().collect()
-            res.skipped = {r["skip"].split(" (")[0]: r["count"] for r in skipped}
+            # One job: the skipped files by reason, and whether any file read is not source code.
+            kinds = files.groupBy("skip", F.col("language").isNull().alias("prose")).count().collect()
+            res.skipped = {}
+            for r in kinds:
+                if r["skip"] is not None:
+                    why = r["skip"].split(" (")[0]
+                    res.skipped[why] = res.skipped.get(why, 0) + r["count"]
+            prose = any(r["prose"] for r in kinds if r["skip"] is None)
             df = files.where(F.col("skip").isNull())
             id_col, text_col, language_col, order_col = "id", "text", "language", "id"
         else:
@@ -330,7 +336,7 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
             if kind == "lines":
                 shingle = "char:3"
             elif kind == "directory":
-                shingle = "word:5" if df.where(F.col("language").isNull()).limit(1).count() else "code:5"
+                shingle = "word:5" if prose else "code:5"
         # Ids are checked for nulls and repeats where the input gives them (line numbers and paths are unique).
         planned = plan(df, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col, order_col=order_col,
                        language_col=language_col, shingle=shingle, check=kind in ("jsonl", "parquet"), **options)
