@@ -205,13 +205,20 @@ def _timed(stats: Stats, stage: str):
     stats.seconds[stage] = stats.seconds.get(stage, 0.0) + time.perf_counter() - t0
 
 
+def is_series(data) -> bool:
+    """Whether ``data`` is a pandas Series (pandas is not imported for the question)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(data, pandas.Series)
+
+
 def as_corpus(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], ids: Sequence | None = None) -> Corpus:
-    """A Corpus from a Corpus, a dict, a list of texts, or a list of token collections.
+    """A Corpus from a Corpus, a dict, a pandas Series, a list of texts, or a list of token collections.
 
     A dict's keys are the ids and its values the documents (texts, or token
-    collections). A list's ids are ``ids`` when given (as many as documents,
-    all different), else the positions 0, 1, 2, ... as ints, so that an id and
-    the index :class:`~allpairs.pairs.Pair` gives for it are the same number.
+    collections); a Series is named by its index. A list's ids are ``ids``
+    when given (as many as documents, all different), else the positions 0,
+    1, 2, ... as ints, so that an id and the index :class:`~allpairs.pairs.Pair`
+    gives for it are the same number. Ids keep their type.
     """
     if isinstance(data, Corpus):
         if ids is not None:
@@ -219,10 +226,18 @@ def as_corpus(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], ids: 
         return data
     if isinstance(data, (str, bytes)):
         raise UsageError("give a list of documents, not one string; read a path with allpairs.read_directory")
-    if isinstance(data, Mapping):
+    if isinstance(data, Mapping) or is_series(data):
         if ids is not None:
-            raise UsageError("a dict names its documents by its keys; ids= goes with a list of documents")
-        ids, data = list(data.keys()), list(data.values())
+            what = "a dict names its documents by its keys" if isinstance(data, Mapping) else \
+                "a pandas Series names its documents by its index"
+            raise UsageError(f"{what}; ids= goes with a list of documents")
+        if isinstance(data, Mapping):
+            ids, data = list(data.keys()), list(data.values())
+        else:
+            ids, data = data.index.tolist(), data.tolist()
+            if len(set(ids)) != len(ids):
+                twice = next(i for i, n in Counter(ids).items() if n > 1)
+                raise UsageError(f"the Series' index holds {twice!r} twice; ids must be different")
     else:
         data = list(data)
         if ids is None:

@@ -24,12 +24,14 @@ amortised linear time, and every probe still crops by size.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections import abc
 from functools import lru_cache
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from sortedcontainers import SortedList
@@ -38,8 +40,9 @@ from .._mix import GOLDEN, mix64
 from .._numba import resolve_jobs
 from .._order_kernel import distinct_sorted_rows, gather_csr
 from ..corpus import Corpus
-from ..errors import UsageError
-from ..join import Stats, _timed, as_corpus, shingle_corpus
+from .._plural import count
+from ..errors import InputError, UsageError
+from ..join import Stats, _timed, as_corpus, is_series, shingle_corpus
 from ..measures import JOIN_MEASURES, MEASURES, Measure, Threshold, get_measure, parse_threshold
 from ..order import order_sets
 from .. import shingles
@@ -60,6 +63,9 @@ TOKENS = "tokens"
 #: share of them (and at least MIN_DELTA postings).
 DELTA_SHARE = 4
 MIN_DELTA = 1 << 14
+
+#: Pairs (and ids) a repr shows.
+REPR_PAIRS = 5
 
 #: Batches of at least this many queries are split over threads.
 PARALLEL_QUERIES = 2048
@@ -96,6 +102,24 @@ def set_hashes(indptr: np.ndarray, tokens: np.ndarray) -> np.ndarray:
         return mix64.py_func((total[indptr[1:]] - total[indptr[:-1]]) ^ np.diff(indptr).astype(np.uint64))
 
 
+def text_hashes(ptr: np.ndarray, blob: np.ndarray, chunk: int = 1 << 18) -> np.ndarray:
+    """A 64-bit hash of each text of a CSR of bytes (uint64), each byte mixed with its place in its text;
+    ``chunk`` texts at a time, so that the work arrays stay small."""
+    out = np.empty(len(ptr) - 1, np.uint64)
+    for lo in range(0, len(out), chunk):
+        p = ptr[lo:lo + chunk + 1]
+        part = blob[p[0]:p[-1]]
+        lengths = np.diff(p)
+        place = np.arange(len(part), dtype=np.int64) - np.repeat(p[:-1] - p[0], lengths)
+        with np.errstate(over="ignore"):
+            mixed = mix64.py_func((place.view(np.uint64) << np.uint64(8)) + part + GOLDEN)
+            total = np.zeros(len(part) + 1, np.uint64)
+            np.cumsum(mixed, out=total[1:])
+            out[lo:lo + len(lengths)] = mix64.py_func((total[p[1:] - p[0]] - total[p[:-1] - p[0]])
+                                                      ^ lengths.astype(np.uint64))
+    return out
+
+
 def same_sets(ptr_a: np.ndarray, tok_a: np.ndarray, rows_a: np.ndarray, ptr_b: np.ndarray, tok_b: np.ndarray,
               rows_b: np.ndarray) -> np.ndarray:
     """Whether set ``rows_a[k]`` of CSR a holds the same tokens as set ``rows_b[k]`` of CSR b, each k (bool)."""
@@ -109,6 +133,29 @@ def same_sets(ptr_a: np.ndarray, tok_a: np.ndarray, rows_a: np.ndarray, ptr_b: n
         np.cumsum(differ, out=wrong[1:])
         same[k] = wrong[ends] == wrong[ends - size[k]]
     return same
+
+
+#: What :meth:`SearchIndex.add` does with a document whose id the index holds: refuse, replace, skip.
+EXISTING = ("error", "replace", "skip")
+
+
+def line_numbered(corpus: Corpus) -> bool:
+    """Whether a corpus's ids are its line or row numbers (``--lines``, ``--sets``, records without ids)."""
+    return corpus.kind in ("lines", "sets") or any(
+        note.startswith(("ids are line numbers", "ids are row numbers")) for note in corpus.notes)
+
+
+def continue_lines(corpus: Corpus, index: "SearchIndex") -> Corpus:
+    """A corpus whose ids are line numbers (:func:`line_numbered`) renumbered to follow the index's largest
+    line id: line k becomes ``last + k``, so that the lines of two added files never share an id.
+    Any other corpus as it is."""
+    last = index.ids.last_number() if line_numbered(corpus) else 0
+    if not last:
+        return corpus
+    shift = {str(i): str(last + int(i)) for i in corpus.ids if str(i).isdigit()}
+    return dataclasses.replace(corpus, ids=[shift.get(str(i), i) for i in corpus.ids],
+                               skipped=[(shift.get(str(i), str(last + int(i)) if str(i).isdigit() else i), why)
+                                        for i, why in corpus.skipped])
 
 
 @dataclass(frozen=True)
@@ -211,31 +258,88 @@ class _Column:
         self._n = need
 
 
-class _Ids:
-    """Document ids as one UTF-8 blob and offsets, decoded only when asked for."""
+class _Ids(abc.Sequence):
+    """Document ids as one UTF-8 blob and offsets, decoded only when asked for: a read-only sequence
+    (negative indexes, slices, iteration). ``ints``: every id is an int, and reads back as one."""
 
-    def __init__(self, ptr: np.ndarray, blob: np.ndarray):
+    def __init__(self, ptr: np.ndarray, blob: np.ndarray, *, ints: bool = False):
         self.ptr = _Column(ptr, np.int64)
         self.blob = _Column(blob, np.uint8)
+        self.ints = ints
 
     @classmethod
-    def of(cls, ids: Sequence[str]) -> "_Ids":
-        out = cls(np.zeros(1, np.int64), np.zeros(0, np.uint8))
+    def of(cls, ids: Sequence) -> "_Ids":
+        out = cls(np.zeros(1, np.int64), np.zeros(0, np.uint8), ints=True)
         out.extend(ids)
         return out
 
     def __len__(self) -> int:
         return len(self.ptr) - 1
 
-    def __getitem__(self, d: int) -> str:
+    def __getitem__(self, d):
+        if isinstance(d, slice):
+            return [self._decode(k) for k in range(*d.indices(len(self)))]
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+            raise TypeError(f"ids are indexed by int or slice, not {type(d).__name__}")
+        n = len(self)
+        if not -n <= d < n:
+            raise IndexError(f"id index {d} out of range for {n:,} documents")
+        return self._decode(int(d) + n if d < 0 else int(d))
+
+    def text(self, d: int) -> str:
+        """Id ``d`` as the text it is stored as."""
         ptr = self.ptr.array
         return bytes(self.blob.array[ptr[d]:ptr[d + 1]]).decode("utf-8", "surrogateescape")
 
-    def extend(self, ids: Sequence[str]) -> None:
+    def _decode(self, d: int):
+        return int(self.text(d)) if self.ints else self.text(d)
+
+    def __iter__(self):
+        return map(self._decode, range(len(self)))
+
+    def __repr__(self) -> str:
+        n = len(self)
+        shown = ", ".join(map(repr, self[:REPR_PAIRS])) + (", ..." if n > REPR_PAIRS else "")
+        return f"<{n:,} ids: {shown}>"
+
+    def extend(self, ids: Sequence) -> None:
+        """Append ``ids``; once one is not an int (bool is not), every id reads back as str."""
+        ids = list(ids)
+        if self.ints and not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+            self.ints = False
         encoded = [str(i).encode("utf-8", "surrogateescape") for i in ids]
         lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
         self.ptr.extend(self.ptr.array[-1] + np.cumsum(lengths))
         self.blob.extend(np.frombuffer(b"".join(encoded), np.uint8))
+
+    def last_number(self) -> int:
+        """The largest id that is a whole number written without leading zeros (a line id), or 0."""
+        ptr, blob = self.ptr.array, self.blob.array
+        lengths = np.diff(ptr)
+        other = np.zeros(len(blob) + 1, np.int64)
+        np.cumsum((blob < ord("0")) | (blob > ord("9")), out=other[1:])
+        first = blob[np.minimum(ptr[:-1], len(blob) - 1)] if len(blob) else np.zeros(len(lengths), np.uint8)
+        number = ((lengths > 0) & (lengths <= 18) & (other[ptr[1:]] == other[ptr[:-1]])
+                  & ((first != ord("0")) | (lengths == 1)))
+        if not number.any():
+            return 0
+        width = int(lengths[number].max())  # the longest numbers are the largest: read only those
+        rows = np.flatnonzero(number & (lengths == width))
+        digits = (blob[_spans(ptr[rows], np.full(len(rows), width))].astype(np.int64) - ord("0")).reshape(-1, width)
+        return int((digits @ (10 ** np.arange(width - 1, -1, -1, dtype=np.int64))).max())
+
+    def keep(self, mask: np.ndarray) -> "_Ids":
+        """The ids where ``mask`` (bool, one per id) is true, as new ids of the same kind."""
+        ptr = self.ptr.array
+        rows = np.flatnonzero(mask)
+        lengths = ptr[rows + 1] - ptr[rows]
+        new_ptr = np.zeros(len(rows) + 1, np.int64)
+        np.cumsum(lengths, out=new_ptr[1:])
+        return _Ids(new_ptr, self.blob.array[_spans(ptr[rows], lengths)], ints=self.ints)
+
+    def positions(self) -> dict:
+        """Each id (as it reads back) -> its position."""
+        return {d: k for k, d in enumerate(self)}
 
 
 class Match(NamedTuple):
@@ -388,13 +492,17 @@ class SearchIndex:
     @classmethod
     def build(cls, data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, measure: str = "jaccard",
               shingle: ShingleSpec | str | None = None, normalize: bool = True, min_shingles: int = 1,
-              stats: Stats | None = None, progress: Callable[[str, int, int], None] | None = None) -> "SearchIndex":
+              stats: Stats | None = None, progress: Callable[[str, int, int], None] | None = None,
+              ids: Sequence | None = None) -> "SearchIndex":
         """Index a corpus for queries at ``threshold`` or above.
 
         Parameters
         ----------
-        data : Corpus, list of str, or list of token collections
-            As for :func:`allpairs.join`; ids are positions for lists.
+        data : Corpus, dict, pandas Series, list of str, or list of token collections
+            As for :func:`allpairs.join`: a dict is named by its keys, a Series
+            by its index, a list by ``ids`` or else by positions (ints).
+            Ids keep their type while the index is in memory; a saved index
+            reads its ids back as ints when they all were ints, else as str.
         threshold : float, str or Fraction in (0, 1]
             The lowest threshold the index answers; read exactly (for
             ``overlap``, a whole number of common tokens).
@@ -406,7 +514,7 @@ class SearchIndex:
             the index and applied to every query and every added document.
         """
         rule = Rule.parse(measure, threshold)
-        return cls._build(as_corpus(data), rule, shingle=shingle, normalize=normalize, min_shingles=min_shingles,
+        return cls._build(as_corpus(data, ids), rule, shingle=shingle, normalize=normalize, min_shingles=min_shingles,
                           stats=stats, progress=progress)
 
     @classmethod
@@ -616,15 +724,52 @@ class SearchIndex:
 
     # ---- growth ------------------------------------------------------------
 
-    def add(self, data: Corpus | Sequence[str] | Sequence[Iterable], *, stats: Stats | None = None) -> np.ndarray:
+    def add(self, data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], *, ids: Sequence | None = None,
+            existing: str = "error", stats: Stats | None = None) -> np.ndarray:
         """Append documents (shingled with the index's settings) without rebuilding; return their positions.
 
+        Parameters
+        ----------
+        data : Corpus, dict, pandas Series, list of str, or list of token collections
+            As for :meth:`build`. A list's ids are ``ids``, or by default the
+            positions the documents take in the index (ints). A corpus's ids
+            are taken as they are (see :func:`continue_lines` for line numbers).
+        existing : "error", "replace" or "skip"
+            What to do with a document whose id the index holds already (ids
+            compared as text): refuse the whole batch (:class:`InputError`,
+            nothing added); replace the old document (it is removed and the new
+            one appended, so the index answers as a build of its documents
+            without the old one, then the batch, would); or keep the old one
+            and skip the new (counted in ``stats.skipped``).
+        stats : Stats, optional
+            Counts what was read, skipped and replaced.
+
         Documents with fewer than the index's ``min_shingles`` distinct shingles
-        (or none) are not added and get -1; ``stats``, when given, counts them.
-        Documents given as a list get ids that continue the index's positions.
+        (or none) are not added and get -1, as do skipped ones.
         """
-        corpus = as_corpus(data)
+        if existing not in EXISTING:
+            raise UsageError(f"existing={existing!r}; choose one of {', '.join(map(repr, EXISTING))}")
+        numbered = ids is None and not isinstance(data, (Corpus, Mapping)) and not is_series(data)
+        corpus = as_corpus(data, ids)
         indptr, keys = self._keys(corpus, None, None)
+        known = None if numbered else self._known(corpus.ids)
+        take = np.arange(len(corpus))
+        old: list[int] = []
+        if known:
+            if existing == "error":
+                first = next(iter(known))
+                raise InputError(f"{count(len(known), 'document')} of the {len(corpus):,} added "
+                                 f"{'has an id' if len(known) == 1 else 'have ids'} the index holds already "
+                                 f"(the first: {corpus.ids[first]!r}); replace the old documents (--replace, "
+                                 "existing='replace') or keep them and skip the new (--skip-existing, "
+                                 "existing='skip')")
+            if existing == "skip":
+                take = np.flatnonzero(~np.isin(take, list(known)))
+                lengths = np.diff(indptr)[take]
+                keys = keys[_spans(indptr[take], lengths)]
+                indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+            else:
+                old = sorted(set(known.values()))
         # The batch is ordered as a build orders its corpus: its own ranks (rare first), its distinct sets.
         batch = order_sets(indptr, keys, min_size=max(1, self.min_shingles))
         sizes = batch.doc_size
@@ -632,22 +777,90 @@ class SearchIndex:
         if stats is not None:
             stats.documents += len(corpus) + len(corpus.skipped)
             stats.skipped.extend(corpus.skipped)
-            stats.skipped.extend((corpus.ids[d], "no shingle") for d in np.flatnonzero(sizes == 0).tolist())
+            if existing == "skip" and known:
+                stats.skipped.extend((corpus.ids[d], "in the index already") for d in sorted(known))
+            stats.skipped.extend((corpus.ids[d], "no shingle") for d in take[sizes == 0].tolist())
             stats.dropped += int(((sizes > 0) & (sizes < self.min_shingles)).sum())
             stats.joined += len(keep)
+            if old:
+                stats.notes.append(f"replaced {count(len(old), 'document')} of the same id")
+        if old:
+            self._drop_docs(np.asarray(old, np.int64))
+        batch_positions = np.full(len(take), -1, np.int64)
+        batch_positions[keep] = self.num_docs + np.arange(len(keep))
         positions = np.full(len(corpus), -1, np.int64)
-        positions[keep] = self.num_docs + np.arange(len(keep))
-        if isinstance(data, Corpus):
-            ids = [corpus.ids[d] for d in keep.tolist()]
-        else:  # a plain list: each document's id is its position in the index
-            ids = [str(d) for d in positions[keep].tolist()]
+        positions[take] = batch_positions
+        docs = take[keep].tolist()
+        if numbered:  # a plain list: each document's id is its position in the index
+            new_ids = batch_positions[keep].tolist()
+            clash = self._known(new_ids)
+            if clash:
+                raise InputError(f"the index holds the id {new_ids[next(iter(clash))]!r} already, the position a "
+                                 "new document takes; give the documents ids (ids=)")
+        else:
+            new_ids = [corpus.ids[d] for d in docs]
         if len(keep):
-            self.ids.extend(ids)
+            self.ids.extend(new_ids)
             for name, column in self.columns.items():  # what the documents carry, "" where they carry nothing
                 values = corpus.columns.get(name)
-                column.extend([values[d] for d in keep.tolist()] if values is not None else [""] * len(keep))
-            self._append(batch, positions)
+                column.extend([values[d] for d in docs] if values is not None else [""] * len(keep))
+            self._append(batch, batch_positions)
         return positions
+
+    def _known(self, ids: Sequence) -> dict[int, int]:
+        """For each of ``ids`` that the index holds (compared as text): its place in ``ids`` -> its position.
+
+        The index's ids are hashed from their bytes (no Python string each), looked up by hash and
+        confirmed byte by byte."""
+        if not len(self.ids) or not len(ids):
+            return {}
+        new = _Ids.of([str(i) for i in ids])
+        held = text_hashes(self.ids.ptr.array, self.ids.blob.array)
+        order = np.argsort(held, kind="stable")
+        held = held[order]
+        wanted = text_hashes(new.ptr.array, new.blob.array)
+        first = np.searchsorted(held, wanted)
+        found: dict[int, int] = {}
+        for k in np.flatnonzero(held[np.minimum(first, len(held) - 1)] == wanted).tolist():
+            text = new.text(k)
+            for j in range(int(first[k]), len(held)):
+                if held[j] != wanted[k]:
+                    break
+                if self.ids.text(int(order[j])) == text:
+                    found[k] = int(order[j])
+                    break
+        return found
+
+    def _drop_docs(self, docs: np.ndarray) -> None:
+        """Remove the documents at positions ``docs``: later ones move down, and a set left with no
+        document is removed with its postings (the compiled postings are rebuilt, as a build does)."""
+        self._merge_members()
+        n, m = self.num_docs, self.num_sets
+        alive = np.ones(n, bool)
+        alive[docs] = False
+        new_position = np.cumsum(alive) - 1
+        ptr, members = self.set_doc_ptr.array, self.set_docs.array
+        set_of = np.repeat(np.arange(m), np.diff(ptr))
+        stay = alive[members]
+        counts = np.bincount(set_of[stay], minlength=m)
+        members = new_position[members[stay]].astype(np.int32)
+        self.ids = self.ids.keep(alive)
+        self.columns = {name: column.keep(alive) for name, column in self.columns.items()}
+        live = counts > 0
+        if not live.all():
+            rows = np.flatnonzero(live)
+            indptr = self.indptr.array
+            lengths = indptr[rows + 1] - indptr[rows]
+            tokens = self.tokens.array[_spans(indptr[rows], lengths)]
+            self.indptr = _Column(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), np.int64)
+            self.tokens = _Column(tokens, np.int32)
+            counts = counts[rows]
+            self._hash_keys, self._hash_sets, self._hashed, self._recent = None, np.zeros(0, np.int32), 0, {}
+            self._compact()
+        ptr = np.zeros(len(counts) + 1, np.int64)
+        np.cumsum(counts, out=ptr[1:])
+        self.set_doc_ptr = _Column(ptr, np.int64)
+        self.set_docs = _Column(members, np.int32)
 
     def _learn(self, keys: np.ndarray) -> np.ndarray:
         """The index's rank of each key (int32), giving every key not yet ranked a new rank below all others.
@@ -792,6 +1005,8 @@ class SearchIndex:
         meta = {"measure": self.rule.measure, "p": self.rule.p, "q": self.rule.q, "label": self.label,
                 "normalize": self.normalize, "min_shingles": self.min_shingles, "v0": self.v0,
                 "key_version": KEY_VERSION, "columns": list(self.columns)}
+        if self.ids.ints and len(self.ids):
+            meta["id_type"] = "int"
         arrays = {
             "slot_keys": self.slot_keys.array, "lookup_keys": self.lookup_keys, "lookup_ranks": self.lookup_ranks,
             "indptr": self.indptr.array, "tokens": self.tokens.array,
@@ -821,7 +1036,7 @@ class SearchIndex:
         return cls(rule=rule, label=meta["label"], normalize=meta["normalize"], min_shingles=meta["min_shingles"],
                    v0=meta["v0"], slot_keys=a["slot_keys"], lookup_keys=a["lookup_keys"],
                    lookup_ranks=a["lookup_ranks"], indptr=a["indptr"], tokens=a["tokens"],
-                   set_doc_ptr=a["set_doc_ptr"], set_docs=a["set_docs"], ids=_Ids(a["id_ptr"], a["id_bytes"]),
+                   set_doc_ptr=a["set_doc_ptr"], set_docs=a["set_docs"], ids=_Ids(a["id_ptr"], a["id_bytes"], ints=meta.get("id_type") == "int"),
                    postings=(a["list_ptr"], a["post"]),
                    columns={name: _Ids(a[f"column{k}_ptr"], a[f"column{k}_bytes"])
                             for k, name in enumerate(meta.get("columns", []))})
