@@ -25,6 +25,7 @@ amortised linear time, and every probe still crops by size.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 from collections import abc
 from functools import lru_cache
@@ -49,6 +50,8 @@ from .. import shingles
 from ..shingles import ShingleSpec, hash_sets, shingle_texts
 from . import _kernel as _k
 from ..pairs.output import OutputPlan
+from ..pairs.result import sequence_item, similarity_text
+from ..pairs.summary import SHOWN, require_pandas, summary_html, summary_text
 from .output import write_rows
 from .store import read_index, write_index
 from .validate import check_arrays, check_meta
@@ -277,14 +280,7 @@ class _Ids(abc.Sequence):
         return len(self.ptr) - 1
 
     def __getitem__(self, d):
-        if isinstance(d, slice):
-            return [self._decode(k) for k in range(*d.indices(len(self)))]
-        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
-            raise TypeError(f"ids are indexed by int or slice, not {type(d).__name__}")
-        n = len(self)
-        if not -n <= d < n:
-            raise IndexError(f"id index {d} out of range for {n:,} documents")
-        return self._decode(int(d) + n if d < 0 else int(d))
+        return sequence_item(d, len(self), self._decode, "id", "documents")
 
     def text(self, d: int) -> str:
         """Id ``d`` as the text it is stored as."""
@@ -352,9 +348,13 @@ class Match(NamedTuple):
     indexed_size: int
 
 
-@dataclass
+@dataclass(repr=False)
 class Matches:
     """Every (query, indexed document) pair reaching the threshold, sorted by query then indexed document.
+
+    Iterate for :class:`Match` tuples (positions); :meth:`to_pandas` gives a
+    table with the ids; ``repr`` (and a notebook's view) the counts and the
+    first few matches.
 
     Attributes
     ----------
@@ -388,6 +388,32 @@ class Matches:
     def similarities(self) -> list[Fraction]:
         """Exact similarity of each match."""
         return [self.rule.similarity(m.overlap, m.query_size, m.indexed_size) for m in self]
+
+    def to_pandas(self):
+        """The matches as a pandas DataFrame: query and indexed (ids), similarity (a float under the
+        index's measure), overlap, query_size, indexed_size. Needs pandas."""
+        pandas = require_pandas("to_pandas")
+        row = self.rule.row
+        sims = [float(row.similarity(o, x, y)) for o, x, y in
+                zip(self.overlap.tolist(), self.query_size.tolist(), self.indexed_size.tolist())]
+        return pandas.DataFrame({"query": [self.query_ids[q] for q in self.query.tolist()],
+                                 "indexed": [self.index.ids[d] for d in self.indexed.tolist()],
+                                 "similarity": np.asarray(sims, np.float64), "overlap": self.overlap,
+                                 "query_size": self.query_size, "indexed_size": self.indexed_size})
+
+    def _summary(self) -> tuple[str, tuple[str, ...], list[tuple], int]:
+        title = (f"Matches: {count(len(self), 'match', 'matches')} of {count(len(self.query_ids), 'query', 'queries')}"
+                 f" against {count(self.index.num_docs, 'document')} at {self.rule}")
+        rows = [(self.query_ids[m.query], self.index.ids[m.indexed],
+                 similarity_text(self.rule.row, m.overlap, m.query_size, m.indexed_size))
+                for m in itertools.islice(self, SHOWN)]
+        return title, ("query", "indexed", "similarity"), rows, len(self)
+
+    def __repr__(self) -> str:
+        return summary_text(*self._summary())
+
+    def _repr_html_(self) -> str:
+        return summary_html(*self._summary())
 
     def write(self, out, fmt: str = "tsv", *, header: bool = True) -> int:
         """Write one row per match to the binary stream ``out``: query id, indexed id, similarity
