@@ -330,3 +330,15 @@ def test_line_ids_continue_after_the_index_s_largest_line_id():
     assert continue_lines(lines, SearchIndex.build({"f.txt": ["a"]}, 0.5)) is lines  # no line id to follow
     ids = search._Ids.of(["007", "10", "12x", "", "9", "123456789012345678901"])
     assert ids.last_number() == 10  # leading zeros, letters, empty and over-long ids are not line numbers
+
+
+def test_ids_that_share_their_ends_but_differ_within_are_different_ids():
+    # Ids are looked up by a key of their length and end bytes, then compared whole.
+    name = "src/{}/internal/path/to/file.go".format
+    index = SearchIndex.build({name("x" * 30): ["a"], name("y" * 30): ["b"]}, 0.5)
+    index.add({name("z" * 30): ["c"]})  # the same key as both, another id
+    assert list(index.ids) == [name("x" * 30), name("y" * 30), name("z" * 30)]
+    with pytest.raises(InputError, match="the first: 'src/yyy"):
+        index.add({name("w" * 30): ["d"], name("y" * 30): ["e"]})
+    assert search.text_keys(np.array([0, 0, 1]), np.array([0], np.uint8)).tolist()[0] != \
+        search.text_keys(np.array([0, 1]), np.array([0], np.uint8)).tolist()[0]  # "" is not "\0"

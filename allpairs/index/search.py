@@ -105,22 +105,24 @@ def set_hashes(indptr: np.ndarray, tokens: np.ndarray) -> np.ndarray:
         return mix64.py_func((total[indptr[1:]] - total[indptr[:-1]]) ^ np.diff(indptr).astype(np.uint64))
 
 
-def text_hashes(ptr: np.ndarray, blob: np.ndarray, chunk: int = 1 << 18) -> np.ndarray:
-    """A 64-bit hash of each text of a CSR of bytes (uint64), each byte mixed with its place in its text;
-    ``chunk`` texts at a time, so that the work arrays stay small."""
-    out = np.empty(len(ptr) - 1, np.uint64)
-    for lo in range(0, len(out), chunk):
-        p = ptr[lo:lo + chunk + 1]
-        part = blob[p[0]:p[-1]]
-        lengths = np.diff(p)
-        place = np.arange(len(part), dtype=np.int64) - np.repeat(p[:-1] - p[0], lengths)
-        with np.errstate(over="ignore"):
-            mixed = mix64.py_func((place.view(np.uint64) << np.uint64(8)) + part + GOLDEN)
-            total = np.zeros(len(part) + 1, np.uint64)
-            np.cumsum(mixed, out=total[1:])
-            out[lo:lo + len(lengths)] = mix64.py_func((total[p[1:] - p[0]] - total[p[:-1] - p[0]])
-                                                      ^ lengths.astype(np.uint64))
-    return out
+def text_keys(ptr: np.ndarray, blob: np.ndarray) -> np.ndarray:
+    """A 64-bit key of each text of a CSR of bytes (uint64) from its length, its first 8 and its last 16
+    bytes (where paths and numbers differ): equal texts, equal keys; the other way round is checked
+    text by text. A few passes over the offsets, none over all the bytes."""
+    lengths = np.diff(ptr)
+    start = ptr[:-1]
+    last = max(len(blob) - 1, 0)
+    padded = blob if len(blob) else np.zeros(1, np.uint8)
+    with np.errstate(over="ignore"):
+        key = mix64.py_func(lengths.astype(np.uint64) + GOLDEN)
+        for word in range(3):  # bytes 0..7 from the front, then 0..7 and 8..15 from the end
+            bits = np.zeros(len(lengths), np.uint64)
+            for k in range(8):
+                at = start + k if word == 0 else start + lengths - 1 - (8 * (word - 1) + k)
+                has = lengths > (k if word == 0 else 8 * (word - 1) + k)
+                bits |= np.where(has, padded[np.clip(at, 0, last)], 0).astype(np.uint64) << np.uint64(8 * k)
+            key = mix64.py_func(key ^ bits)
+        return key
 
 
 def same_sets(ptr_a: np.ndarray, tok_a: np.ndarray, rows_a: np.ndarray, ptr_b: np.ndarray, tok_b: np.ndarray,
@@ -836,25 +838,22 @@ class SearchIndex:
     def _known(self, ids: Sequence) -> dict[int, int]:
         """For each of ``ids`` that the index holds (compared as text): its place in ``ids`` -> its position.
 
-        The index's ids are hashed from their bytes (no Python string each), looked up by hash and
-        confirmed byte by byte."""
+        Only the indexed ids whose :func:`text_keys` key is one of ``ids``' keys are decoded and compared:
+        no Python string for every indexed id."""
         if not len(self.ids) or not len(ids):
             return {}
         new = _Ids.of([str(i) for i in ids])
-        held = text_hashes(self.ids.ptr.array, self.ids.blob.array)
-        order = np.argsort(held, kind="stable")
-        held = held[order]
-        wanted = text_hashes(new.ptr.array, new.blob.array)
-        first = np.searchsorted(held, wanted)
+        wanted = np.sort(text_keys(new.ptr.array, new.blob.array))
+        held = text_keys(self.ids.ptr.array, self.ids.blob.array)
+        hit = np.flatnonzero(wanted[np.minimum(np.searchsorted(wanted, held), len(wanted) - 1)] == held)
+        if not len(hit):
+            return {}
+        place = {new.text(k): k for k in range(len(new))}
         found: dict[int, int] = {}
-        for k in np.flatnonzero(held[np.minimum(first, len(held) - 1)] == wanted).tolist():
-            text = new.text(k)
-            for j in range(int(first[k]), len(held)):
-                if held[j] != wanted[k]:
-                    break
-                if self.ids.text(int(order[j])) == text:
-                    found[k] = int(order[j])
-                    break
+        for d in hit.tolist():
+            k = place.get(self.ids.text(d))
+            if k is not None:
+                found[k] = d
         return found
 
     def _drop_docs(self, docs: np.ndarray) -> None:
