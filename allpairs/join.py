@@ -5,6 +5,7 @@ nothing else does any of the work.
 """
 from __future__ import annotations
 
+import itertools
 import resource
 import sys
 import time
@@ -29,7 +30,7 @@ from .measures import Measure, Threshold, get_measure, parse_threshold
 from .order import OrderedSets, order_sets
 from .pairs import Pairs
 from .pairs.result import similarity_text
-from .pairs.summary import summary_html, summary_text
+from .pairs.summary import SHOWN, summary_html, summary_text
 from .pairs.clusters import Clusters, find_clusters
 from .verify import verify_candidates
 from .shingles import ShingleSpec, hash_sets, shingle_for_texts, shingle_texts
@@ -185,11 +186,17 @@ class JoinResult:
         title = f"JoinResult: {count(len(self), 'pair')} of {docs} at {self.measure.name} >= {self.threshold} ({how})"
         if self.clusters is not None:
             title += f"; {count(len(self.clusters), 'cluster')}, the largest of {self.clusters.largest:,}"
-        score = "estimate" if self.pairs.estimated else "similarity"
         left, right = self.left_ids, self.right_ids
-        rows = [(left[p.left], right[p.right],
-                 "≥ threshold" if p.overlap < 0 else similarity_text(self.measure, *p[2:])) for p in self.pairs.head()]
-        return title, ("left", "right", score), rows, len(self)
+        first = self.pairs.head()
+        if self.pairs.estimated:  # as the writer prints them: ~, then truncated to 6 decimals
+            estimates = np.concatenate([c.estimate for c in itertools.islice(self.pairs.chunks(SHOWN), SHOWN)]
+                                       or [np.zeros(0)])
+            scores = [f"~{n // 10**6}.{n % 10**6:06d}" for n in np.floor(estimates[:len(first)] * 10**6)
+                      .astype(np.int64).tolist()]
+        else:
+            scores = [similarity_text(self.measure, *p[2:]) for p in first]
+        rows = [(left[p.left], right[p.right], score) for p, score in zip(first, scores)]
+        return title, ("left", "right", "estimate" if self.pairs.estimated else "similarity"), rows, len(self)
 
     def __repr__(self) -> str:
         return summary_text(*self._summary())

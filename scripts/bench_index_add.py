@@ -42,7 +42,8 @@ from datasets import go, kosarak  # noqa: E402
 def run(*args: str) -> tuple[float, float]:
     """Seconds and peak MiB of one ``allpairs`` command in a fresh process."""
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "allpairs", *args], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "allpairs", *args], capture_output=True, text=True,
+                       cwd=REPO_ROOT)  # the allpairs of this checkout
     seconds = time.perf_counter() - t0
     if r.returncode:
         sys.exit(f"allpairs {' '.join(args)}: exit {r.returncode}: {r.stderr.strip()}")

@@ -214,3 +214,11 @@ def test_a_pandas_series_is_named_by_its_index():
         allpairs.join(s, 0.5, ids=[1, 2, 3])
     with pytest.raises(allpairs.UsageError, match="the Series' index holds 'x' twice"):
         allpairs.join(pandas.Series(["a", "b"], index=["x", "x"]), 0.5)
+
+
+def test_the_summary_of_pairs_kept_on_their_estimate_shows_the_estimate_as_the_writer_does():
+    docs = [" ".join(f"w{i}" for i in range(k, k + 30)) for k in range(0, 40, 2)]
+    res = allpairs.join(docs, 0.8, method="lsh", verify="estimate", shingle="word:1")
+    first = next(res.pairs.chunks())
+    shown = [line.split()[2] for line in repr(res).splitlines()[2:7]]
+    assert shown == [f"~{int(e * 10**6) // 10**6}.{int(e * 10**6) % 10**6:06d}" for e in first.estimate[:5]]

@@ -73,7 +73,7 @@ def build_command(
 def add_command(
     ctx: typer.Context,
     index: Path = INDEX, paths: List[str] = PATHS,
-    replace: bool = typer.Option(False, "--replace", help="A document whose id the index holds replaces the old one (the index answers as if the old one had never been added)."),
+    replace: bool = typer.Option(False, "--replace", help="A document whose id the index holds replaces the old one: that one is removed and the new one added last, so the index answers as a fresh build of the final documents would."),
     skip_existing: bool = typer.Option(False, "--skip-existing", help="A document whose id the index holds is skipped (and counted); the old one stays."),
     quiet: bool = QUIET,
     **inputs,
