@@ -67,9 +67,6 @@ TOKENS = "tokens"
 DELTA_SHARE = 4
 MIN_DELTA = 1 << 14
 
-#: Pairs (and ids) a repr shows.
-REPR_PAIRS = 5
-
 #: Batches of at least this many queries are split over threads.
 PARALLEL_QUERIES = 2048
 
@@ -297,7 +294,7 @@ class _Ids(abc.Sequence):
 
     def __repr__(self) -> str:
         n = len(self)
-        shown = ", ".join(map(repr, self[:REPR_PAIRS])) + (", ..." if n > REPR_PAIRS else "")
+        shown = ", ".join(map(repr, self[:SHOWN])) + (", ..." if n > SHOWN else "")
         return f"<{n:,} ids: {shown}>"
 
     def extend(self, ids: Sequence) -> None:
@@ -334,10 +331,6 @@ class _Ids(abc.Sequence):
         new_ptr = np.zeros(len(rows) + 1, np.int64)
         np.cumsum(lengths, out=new_ptr[1:])
         return _Ids(new_ptr, self.blob.array[_spans(ptr[rows], lengths)], ints=self.ints)
-
-    def positions(self) -> dict:
-        """Each id (as it reads back) -> its position."""
-        return {d: k for k, d in enumerate(self)}
 
 
 class Match(NamedTuple):
