@@ -115,6 +115,7 @@ def test_repr_of_a_result_of_millions_of_pairs_is_a_short_summary_with_the_first
         "  'doc0'  'doc4'  0.750000",
         "  'doc0'  'doc5'  0.750000",
         "  ... 4,498,495 more"]
+    assert repr(res.pairs) == "<Pairs: 4,498,500 document pairs from 1 pair of distinct sets>"
     html = res._repr_html_()
     assert len(html) < 2000 and "<td>doc0</td><td>doc3</td><td>1.000000</td>" in html and "4,498,495 more" in html
     assert repr(res.clusters).splitlines()[:2] == ["Clusters: 1 cluster of 3,000 documents, the largest of 3,000",

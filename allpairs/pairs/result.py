@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _kernel as _k
 from .._numba import kernels_for
+from .._plural import count
 from ..errors import MissingExtraError, UsageError
 from ..measures import MEASURES, Measure, get_measure
 from .output import check_output, open_output  # noqa: F401  (where pairs are written)
@@ -302,7 +303,7 @@ class Pairs:
         return out
 
     def __repr__(self) -> str:
-        return f"<Pairs: {len(self):,} pairs of {self.num_set_pairs:,} pairs of distinct sets>"
+        return f"<Pairs: {count(len(self), 'document pair')} from {count(self.num_set_pairs, 'pair')} of distinct sets>"
 
     def _columns(self, ids: Sequence | None, measure: Measure | str | None) -> dict[str, np.ndarray | list]:
         chunks = list(self.chunks())
