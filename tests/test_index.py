@@ -342,3 +342,13 @@ def test_ids_that_share_their_ends_but_differ_within_are_different_ids():
         index.add({name("w" * 30): ["d"], name("y" * 30): ["e"]})
     assert search.text_keys(np.array([0, 0, 1]), np.array([0], np.uint8)).tolist()[0] != \
         search.text_keys(np.array([0, 1]), np.array([0], np.uint8)).tolist()[0]  # "" is not "\0"
+
+
+def test_an_id_given_twice_in_a_batch_is_found_both_times_and_the_first_named_is_the_batch_s_first():
+    index = SearchIndex.build({"a": ["x"], "b": ["y"]}, 0.5)
+    twice = Corpus(ids=["c", "b", "a", "a"], sets=[["p"], ["q"], ["r"], ["s"]], kind="jsonl")
+    with pytest.raises(InputError, match=r"3 documents of the 4 added have ids .* \(the first: 'b'\)"):
+        index.add(twice)
+    stats = Stats()
+    assert index.add(twice, existing="skip", stats=stats).tolist() == [2, -1, -1, -1]
+    assert list(index.ids) == ["a", "b", "c"] and len(stats.skipped) == 3

@@ -778,7 +778,7 @@ class SearchIndex:
         old: list[int] = []
         if known:
             if existing == "error":
-                first = next(iter(known))
+                first = min(known)
                 raise InputError(f"{count(len(known), 'document')} of the {len(corpus):,} added "
                                  f"{'has an id' if len(known) == 1 else 'have ids'} the index holds already "
                                  f"(the first: {corpus.ids[first]!r}); replace the old documents (--replace, "
@@ -795,6 +795,17 @@ class SearchIndex:
         batch = order_sets(indptr, keys, min_size=max(1, self.min_shingles))
         sizes = batch.doc_size
         keep = np.flatnonzero(batch.doc_set >= 0)
+        batch_positions = np.full(len(take), -1, np.int64)
+        batch_positions[keep] = self.num_docs - len(old) + np.arange(len(keep))  # after the old ones go
+        docs = take[keep].tolist()
+        if numbered:  # a plain list: each document's id is its position in the index
+            new_ids = batch_positions[keep].tolist()
+            clash = self._known(new_ids)
+            if clash:
+                raise InputError(f"the index holds the id {new_ids[min(clash)]!r} already, the position a "
+                                 "new document takes; give the documents ids (ids=)")
+        else:
+            new_ids = [corpus.ids[d] for d in docs]
         if stats is not None:
             stats.documents += len(corpus) + len(corpus.skipped)
             stats.skipped.extend(corpus.skipped)
@@ -807,19 +818,8 @@ class SearchIndex:
                 stats.notes.append(f"replaced {count(len(old), 'document')} of the same id")
         if old:
             self._drop_docs(np.asarray(old, np.int64))
-        batch_positions = np.full(len(take), -1, np.int64)
-        batch_positions[keep] = self.num_docs + np.arange(len(keep))
         positions = np.full(len(corpus), -1, np.int64)
         positions[take] = batch_positions
-        docs = take[keep].tolist()
-        if numbered:  # a plain list: each document's id is its position in the index
-            new_ids = batch_positions[keep].tolist()
-            clash = self._known(new_ids)
-            if clash:
-                raise InputError(f"the index holds the id {new_ids[next(iter(clash))]!r} already, the position a "
-                                 "new document takes; give the documents ids (ids=)")
-        else:
-            new_ids = [corpus.ids[d] for d in docs]
         if len(keep):
             self.ids.extend(new_ids)
             for name, column in self.columns.items():  # what the documents carry, "" where they carry nothing
@@ -841,11 +841,12 @@ class SearchIndex:
         hit = np.flatnonzero(wanted[np.minimum(np.searchsorted(wanted, held), len(wanted) - 1)] == held)
         if not len(hit):
             return {}
-        place = {new.text(k): k for k in range(len(new))}
+        places: dict[str, list[int]] = {}
+        for k in range(len(new)):
+            places.setdefault(new.text(k), []).append(k)
         found: dict[int, int] = {}
         for d in hit.tolist():
-            k = place.get(self.ids.text(d))
-            if k is not None:
+            for k in places.get(self.ids.text(d), ()):
                 found[k] = d
         return found
 
