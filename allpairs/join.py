@@ -30,7 +30,7 @@ from .measures import Measure, Threshold, get_measure, parse_threshold
 from .order import OrderedSets, order_sets
 from .pairs import Pairs
 from .pairs.result import similarity_text
-from .pairs.summary import SHOWN, summary_html, summary_text
+from .pairs.summary import SHOWN, Summarised
 from .pairs.clusters import Clusters, find_clusters
 from .verify import verify_candidates
 from .shingles import ShingleSpec, hash_sets, shingle_for_texts, shingle_texts
@@ -126,8 +126,8 @@ class LSHInfo:
                 f"{bits}; {curve}")
 
 
-@dataclass
-class JoinResult:
+@dataclass(repr=False)
+class JoinResult(Summarised):
     """Pairs with J >= threshold, the documents' ids, and the statistics of the run.
 
     ``pairs`` name documents by position: ``ids[pair.left]`` is the left
@@ -197,12 +197,6 @@ class JoinResult:
             scores = [similarity_text(self.measure, *p[2:]) for p in first]
         rows = [(left[p.left], right[p.right], score) for p, score in zip(first, scores)]
         return title, ("left", "right", "estimate" if self.pairs.estimated else "similarity"), rows, len(self)
-
-    def __repr__(self) -> str:
-        return summary_text(*self._summary())
-
-    def _repr_html_(self) -> str:
-        return summary_html(*self._summary())
 
     def to_pandas(self):
         """The pairs as a pandas DataFrame: left, right (ids), similarity (a float, under the join's measure),

@@ -223,3 +223,15 @@ def test_the_summary_of_pairs_kept_on_their_estimate_shows_the_estimate_as_the_w
     first = next(res.pairs.chunks())
     shown = [line.split()[2] for line in repr(res).splitlines()[2:7]]
     assert shown == [f"~{int(e * 10**6) // 10**6}.{int(e * 10**6) % 10**6:06d}" for e in first.estimate[:5]]
+
+
+def test_a_dedup_result_sums_itself_up_too():
+    from allpairs.index import dedup
+
+    res = dedup({f"d{k}": "a b c d" if k % 2 else "x y z" for k in range(10_000)}, 0.8, shingle="word:1")
+    assert repr(res).splitlines() == [
+        "DedupResult: kept 2 and removed 9,998 of 10,000 documents at jaccard >= 0.8 (word:1 shingles)",
+        "  removed  duplicate of  similarity", "  'd2'     'd0'          1.000000", "  'd3'     'd1'          1.000000",
+        "  'd4'     'd0'          1.000000", "  'd5'     'd1'          1.000000", "  'd6'     'd0'          1.000000",
+        "  ... 9,993 more"]
+    assert "<td>d2</td><td>d0</td>" in res._repr_html_()

@@ -51,7 +51,7 @@ from ..shingles import ShingleSpec, hash_sets, shingle_texts
 from . import _kernel as _k
 from ..pairs.output import OutputPlan
 from ..pairs.result import sequence_item, similarity_text
-from ..pairs.summary import SHOWN, require_pandas, summary_html, summary_text
+from ..pairs.summary import SHOWN, Summarised, require_pandas
 from .output import write_rows
 from .store import read_index, write_index
 from .validate import check_arrays, check_meta
@@ -344,7 +344,7 @@ class Match(NamedTuple):
 
 
 @dataclass(repr=False)
-class Matches:
+class Matches(Summarised):
     """Every (query, indexed document) pair reaching the threshold, sorted by query then indexed document.
 
     Iterate for :class:`Match` tuples (positions); :meth:`to_pandas` gives a
@@ -403,12 +403,6 @@ class Matches:
                  similarity_text(self.rule.row, m.overlap, m.query_size, m.indexed_size))
                 for m in itertools.islice(self, SHOWN)]
         return title, ("query", "indexed", "similarity"), rows, len(self)
-
-    def __repr__(self) -> str:
-        return summary_text(*self._summary())
-
-    def _repr_html_(self) -> str:
-        return summary_html(*self._summary())
 
     def write(self, out, fmt: str = "tsv", *, header: bool = True) -> int:
         """Write one row per match to the binary stream ``out``: query id, indexed id, similarity

@@ -18,11 +18,11 @@ from .._plural import count
 from ..errors import UsageError
 from .result import FORMATS, Pairs, _csv_field, _json_field, _tsv_field, sequence_item
 from .rows import Column, carried, write_table
-from .summary import SHOWN, require_pandas, summary_html, summary_text
+from .summary import SHOWN, Summarised, require_pandas
 
 
 @dataclass(repr=False)
-class Clusters:
+class Clusters(Summarised):
     """Clusters of two or more documents, largest first (ties: smallest first member), members ascending.
 
     ``clusters[c]`` is cluster ``c``'s list of ids (positions when there are no
@@ -37,6 +37,7 @@ class Clusters:
     #: Each document's id, by position (``res.ids``), or None.
     ids: Sequence | None = None
 
+    ID_COLUMNS = 0  # the summary's ids column is a list already quoted
     def __len__(self) -> int:
         return len(self.indptr) - 1
 
@@ -63,12 +64,6 @@ class Clusters:
             rows.append((c + 1, len(names), ", ".join(map(repr, names[:SHOWN])) + (", ..." if len(names) > SHOWN
                                                                                     else "")))
         return title, ("cluster", "size", "ids"), rows, len(self)
-
-    def __repr__(self) -> str:
-        return summary_text(*self._summary(), ids=0)
-
-    def _repr_html_(self) -> str:
-        return summary_html(*self._summary())
 
     def to_pandas(self, singletons: bool = False):
         """The long form as a pandas DataFrame: ``id`` (the position without ids), ``cluster`` (from 1,

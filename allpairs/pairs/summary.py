@@ -37,6 +37,22 @@ def summary_text(title: str, header: Sequence[str], rows: Sequence[Sequence], to
     return "\n".join(lines)
 
 
+class Summarised:
+    """``repr`` and a notebook's HTML view from the class's ``_summary()``: (title, column names, the
+    first rows, the number of rows); the first ``ID_COLUMNS`` columns hold ids."""
+
+    ID_COLUMNS = 2
+
+    def _summary(self) -> tuple[str, tuple[str, ...], list[tuple], int]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return summary_text(*self._summary(), ids=self.ID_COLUMNS)
+
+    def _repr_html_(self) -> str:
+        return summary_html(*self._summary())
+
+
 def summary_html(title: str, header: Sequence[str], rows: Sequence[Sequence], total: int) -> str:
     """The same as :func:`summary_text` as an HTML table, every value escaped."""
     def row(tag: str, values) -> str:
