@@ -268,6 +268,13 @@ class _Ids(abc.Sequence):
         self.ptr = _Column(ptr, np.int64)
         self.blob = _Column(blob, np.uint8)
         self.ints = ints
+        self._keys = np.zeros(0, np.uint64)  # text_keys of the first ids, made when asked for
+
+    def keys(self) -> np.ndarray:
+        """:func:`text_keys` of every id (uint64), kept: a series of adds keys each id once."""
+        if len(self._keys) < len(self):
+            self._keys = np.concatenate([self._keys, text_keys(self.ptr.array[len(self._keys):], self.blob.array)])
+        return self._keys
 
     @classmethod
     def of(cls, ids: Sequence) -> "_Ids":
@@ -330,7 +337,9 @@ class _Ids(abc.Sequence):
         lengths = ptr[rows + 1] - ptr[rows]
         new_ptr = np.zeros(len(rows) + 1, np.int64)
         np.cumsum(lengths, out=new_ptr[1:])
-        return _Ids(new_ptr, self.blob.array[_spans(ptr[rows], lengths)], ints=self.ints)
+        out = _Ids(new_ptr, self.blob.array[_spans(ptr[rows], lengths)], ints=self.ints)
+        out._keys = self._keys[mask[: len(self._keys)]]
+        return out
 
 
 class Match(NamedTuple):
@@ -831,7 +840,7 @@ class SearchIndex:
             return {}
         new = _Ids.of([str(i) for i in ids])
         wanted = np.sort(text_keys(new.ptr.array, new.blob.array))
-        held = text_keys(self.ids.ptr.array, self.ids.blob.array)
+        held = self.ids.keys()
         hit = np.flatnonzero(wanted[np.minimum(np.searchsorted(wanted, held), len(wanted) - 1)] == held)
         if not len(hit):
             return {}
