@@ -322,9 +322,9 @@ def test_a_replaced_index_saves_and_loads_and_answers_the_same(tmp_path):
 
 def test_line_ids_continue_after_the_index_s_largest_line_id():
     index = SearchIndex.build(Corpus(ids=["1", "2", "x7", "9"], sets=[["a"], ["b"], ["c"], ["d"]], kind="sets"), 0.5)
-    lines = Corpus(ids=["1", "3"], sets=[["e"], ["f"]], kind="lines", skipped=[("2", "binary")])
+    lines = Corpus(ids=["1", "3"], sets=[["e"], ["f"]], kind="lines", skipped=[("2", "binary"), ("²", "odd")])
     moved = continue_lines(lines, index)
-    assert moved.ids == ["10", "12"] and moved.skipped == [("11", "binary")]
+    assert moved.ids == ["10", "12"] and moved.skipped == [("11", "binary"), ("²", "odd")]  # digits are ASCII
     named = Corpus(ids=["1"], sets=[["e"]], kind="directory")
     assert continue_lines(named, index) is named  # file names are not line numbers
     assert continue_lines(lines, SearchIndex.build({"f.txt": ["a"]}, 0.5)) is lines  # no line id to follow

@@ -154,10 +154,11 @@ def continue_lines(corpus: Corpus, index: "SearchIndex") -> Corpus:
     last = index.ids.last_number() if line_numbered(corpus) else 0
     if not last:
         return corpus
-    shift = {str(i): str(last + int(i)) for i in corpus.ids if str(i).isdigit()}
-    return dataclasses.replace(corpus, ids=[shift.get(str(i), i) for i in corpus.ids],
-                               skipped=[(shift.get(str(i), str(last + int(i)) if str(i).isdigit() else i), why)
-                                        for i, why in corpus.skipped])
+    def shift(i):
+        return str(last + int(i)) if str(i).isascii() and str(i).isdigit() else i
+
+    return dataclasses.replace(corpus, ids=[shift(i) for i in corpus.ids],
+                               skipped=[(shift(i), why) for i, why in corpus.skipped])
 
 
 @dataclass(frozen=True)
