@@ -53,7 +53,7 @@ def compare_command(
         if plot is not None:
             from ..report.plot import check_plot_path
 
-            check_plot_path(plot)  # refuse a bad file name before the work, not after
+            check_plot_path(plot)  # refuse a bad file name or a missing matplotlib before the work, not after
         try:
             corpus = read_input(ctx)
             c = run_compare(corpus, threshold, shingle=shingle, normalize=not no_normalize,

@@ -83,12 +83,14 @@ def check_plot_path(path: str | os.PathLike) -> list[OutputPlan]:
     """Raise now what :func:`plot_comparison` would raise about ``path`` after the work is done.
 
     For a caller (such as ``allpairs compare --plot``) that wants a bad file
-    name refused before a long comparison rather than after it: an unknown
-    suffix is a :class:`UsageError`; a directory, a missing or unwritable
-    directory, a read-only file an :class:`~allpairs.errors.OutputError`.
-    matplotlib is not needed for the check. Returns the plans of both files.
+    name, or a missing matplotlib, refused before a long comparison rather
+    than after it: an unknown suffix or no matplotlib is a :class:`UsageError`
+    (the message names the ``plot`` extra); a directory, a missing or
+    unwritable directory, a read-only file an
+    :class:`~allpairs.errors.OutputError`. Returns the plans of both files.
     """
     _format(path)
+    _figure_class()
     return [check_output(p, role="picture") for p in (path, chords_path(path))]
 
 
