@@ -37,7 +37,7 @@ from ..errors import UsageError
 from ..pairs.output import OutputPlan, check_output, open_outputs
 
 __all__ = ["FORMATS", "MAX_CHORDS", "MAX_CLUSTERS", "check_plot_path", "chords_path", "plot_chords", "plot_comparison",
-           "plot_scurve"]
+           "plot_scurve", "render_comparison", "write_rendered"]
 
 #: File suffixes the pictures can be written as, and matplotlib's name of each format.
 FORMATS = {".png": "png", ".svg": "svg"}
@@ -103,23 +103,33 @@ def _figure_class():
     return Figure
 
 
+def _render(figures: list[tuple[object, Path, str]]) -> list[tuple[Path, memoryview]]:
+    """Each figure rendered in memory, with the file it is for."""
+    rendered = []
+    for fig, path, fmt in figures:
+        data = io.BytesIO()
+        # SVG without a date stamp: the same comparison gives the same file.
+        fig.savefig(data, format=fmt, dpi=_DPI, metadata={"Date": None} if fmt == "svg" else {})
+        rendered.append((path, data.getbuffer()))
+    return rendered
+
+
+def write_rendered(files: list[tuple[Path, bytes]], plans: list[OutputPlan | None] | None = None) -> list[Path]:
+    """Write pictures rendered in memory, all together (see :func:`allpairs.pairs.output.open_outputs`)."""
+    with open_outputs([path for path, _ in files], plans, role="picture") as sinks:
+        for sink, (_, data) in zip(sinks, files):
+            sink.write(data)
+    return [path for path, _ in files]
+
+
 def _write(figures: list[tuple[object, Path, str]]) -> list[Path]:
-    """Render every figure in memory, then write them all (see :func:`allpairs.pairs.output.open_outputs`).
+    """Render every figure in memory, then write them all.
 
     A rendering failure (or Ctrl-C) touches no file; the files are renamed
     into place together, so either all pictures are written or none is.
     """
     plans = [check_output(path, role="picture") for _, path, _ in figures]
-    rendered = []
-    for fig, _, fmt in figures:
-        data = io.BytesIO()
-        # SVG without a date stamp: the same comparison gives the same file.
-        fig.savefig(data, format=fmt, dpi=_DPI, metadata={"Date": None} if fmt == "svg" else {})
-        rendered.append(data.getbuffer())
-    with open_outputs([path for _, path, _ in figures], plans, role="picture") as sinks:
-        for sink, data in zip(sinks, rendered):
-            sink.write(data)
-    return [path for _, path, _ in figures]
+    return write_rendered(_render(figures), plans)
 
 
 def _share(part: int, whole: int) -> str:
@@ -588,7 +598,17 @@ def plot_comparison(comparison, path: str | os.PathLike) -> list[Path]:
         ``path`` a directory or read-only, its directory missing or not
         writable, a full disk (the message names the file).
     """
+    plans = check_plot_path(path)
+    return write_rendered(render_comparison(comparison, path), plans)
+
+
+def render_comparison(comparison, path: str | os.PathLike) -> list[tuple[Path, memoryview]]:
+    """Both pictures of :func:`plot_comparison`, rendered in memory: ``[(path, data), (chords path, data)]``.
+
+    For a caller that writes them together with other files
+    (``allpairs compare --plot FILE --missed FILE``).
+    """
     fmt = _format(path)
     target = Path(path)
-    return _write([(_scurve_figure(comparison), target, fmt),
-                   (_candidates_figure(comparison, MAX_CHORDS), chords_path(target), fmt)])
+    return _render([(_scurve_figure(comparison), target, fmt),
+                    (_candidates_figure(comparison, MAX_CHORDS), chords_path(target), fmt)])
