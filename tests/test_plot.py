@@ -252,11 +252,14 @@ def texts_outside(fig) -> list[tuple[str, tuple]]:
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     inside = fig.bbox.padded(0.5)  # half a pixel of rounding
+    titles = [ax.title for ax in fig.axes if ax.get_title()]
     out = []
     for t in drawn_texts(fig):
         box = t.get_window_extent(renderer)
         if not (inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0 and box.y1 <= inside.y1):
             out.append((t.get_text(), tuple(round(v) for v in box.extents)))
+        elif any(t is not title and box.overlaps(title.get_window_extent(renderer)) for title in titles):
+            out.append((t.get_text(), "covers the title"))
     return out
 
 
@@ -279,7 +282,12 @@ def test_every_text_of_every_picture_lies_within_the_figure(comparison, small_co
     f.write_text("\n".join([f"a rather long line of text that goes on and on, number {i % 7}" for i in range(60)]
                            + [f"x{i}yz{i}" for i in range(60)]) + "\n")
     lines = compare(read_lines(f), 0.6, num_perm=16, bands=8, rows=2, jobs=1)
+    # Two short runs at the top, whose names point up at the title, as six Go directories give.
+    long_roots = type(comparison)(**{**comparison.__dict__, "roots": [
+        f"/root/.cache/allpairs/go1.27.3/src/{'bytes' if i < 6 else 'strings' if i < 12 else 'math/rand'}"
+        for i in range(len(comparison.ids))]})
     figures = {"S-curve": _scurve_figure(comparison), "arcs": _chords_figure(with_path_ids(comparison), MAX_CHORDS),
+               "arcs of PATHs": _chords_figure(long_roots, MAX_CHORDS),
                "labelled": _chords_figure(long_paths, MAX_CHORDS), "clusters": _clusters_figure(comparison),
                "lines": _clusters_figure(lines)}
     for name, fig in figures.items():
@@ -336,3 +344,25 @@ def test_every_count_of_pairs_says_whether_it_counts_documents_or_distinct_sets(
     assert "LSH missed 2 of the 21 pairs of distinct sets" in clusters
     chords = " ".join(all_texts(pictures["chords"])).replace("\n", " ")
     assert "J ≥ 0.6: missed by LSH (2 pairs of distinct sets)" in chords
+
+
+def test_several_paths_are_grouped_on_the_circle_as_the_directories_of_one_root_are(tmp_path):
+    # The same files, read as one root with --include and as three PATHs: the same arcs, named by
+    # the directory (one root) or by the PATH as given (several).
+    from allpairs.corpus import read_directory
+
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+    for d in ("bytes", "strings", "rand"):
+        (tmp_path / "src" / d).mkdir(parents=True)
+        for k in range(20):
+            (tmp_path / "src" / d / f"f{k}.go").write_text(" ".join(words[k % 12:] + [d, str(k)]))
+        (tmp_path / "src" / d / "notes.txt").write_text("left out by --include")
+    one = compare(read_directory(tmp_path / "src", include=["*.go"]), 0.5, shingle="word:1", num_perm=16,
+                  bands=8, rows=2, jobs=1)
+    several = compare(read_directory([tmp_path / "src" / d for d in ("bytes", "rand", "strings")],
+                                     include=["*.go"]), 0.5, shingle="word:1", num_perm=16, bands=8, rows=2, jobs=1)
+    assert chords_readable(one) and chords_readable(several)
+    arcs = [t.get_text() for t in _chords_figure(one, MAX_CHORDS).axes[0].texts]
+    assert arcs == ["bytes/ (20)", "rand/ (20)", "strings/ (20)"]
+    arcs = [t.get_text() for t in _chords_figure(several, MAX_CHORDS).axes[0].texts]
+    assert arcs == ["…/src/bytes/ (20)", "…/src/rand/ (20)", "…/src/strings/ (20)"]

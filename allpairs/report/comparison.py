@@ -105,6 +105,9 @@ class Comparison:
     columns: dict = field(repr=False, default_factory=dict)
     normalize: bool = True
     min_shingles: int = 1
+    #: Per document, the PATH it was read from when several were given (else None): the pictures
+    #: group documents by it as they group one root's documents by their top directory.
+    roots: list[str] | None = field(repr=False, default=None)
 
     @property
     def missed(self) -> int:
@@ -322,6 +325,7 @@ def compare(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], thresho
         missed_pairs=Pairs(sets, exact.set_left[~true_found], exact.set_right[~true_found],
                            exact.set_overlap[~true_found], group_ok=np.zeros(sets.num_sets, np.bool_)),
         columns=corpus.columns, normalize=normalize, min_shingles=min_shingles,
+        roots=corpus.sources if len(corpus.paths) > 1 else None,
     )
     comparison.seconds["report"] = {"candidate similarity": extra}
     return comparison

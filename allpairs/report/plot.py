@@ -268,11 +268,18 @@ def plot_scurve(comparison, path: str | os.PathLike) -> Path:
     return _write([(_scurve_figure(comparison), Path(path), fmt)])[0]
 
 
-def _top_groups(ids: list[str]) -> list[tuple[str, int, int]]:
-    """Runs of consecutive ids with the same first path component: (name, start, stop)."""
+def _top_groups(c, docs) -> list[tuple[str, int, int]]:
+    """Runs of consecutive documents in one group: (name, start, stop) over ``docs``.
+
+    A document's group is the PATH it was read from when several were given
+    (``c.roots``), else the first component of its id (one root's top-level
+    directories); a file named on its own, or an id with no directory, has none ("").
+    """
     runs: list[tuple[str, int, int]] = []
-    for i, name in enumerate(map(str, ids)):
-        head = name.split("/", 1)[0] if "/" in name else ""
+    for i, doc in enumerate(docs):
+        root = c.roots[doc].rstrip("/") if c.roots is not None else ""
+        name = str(c.ids[doc])
+        head = root or (name.split("/", 1)[0] if "/" in name else "")
         if runs and runs[-1][0] == head:
             runs[-1] = (head, runs[-1][1], i + 1)
         else:
@@ -349,7 +356,7 @@ def _labels(c, docs, width: int = 22) -> list[str]:
 def chords_readable(c) -> bool:
     """Whether the chord circle can be read: its documents fall into directory arcs, or are few enough to label."""
     docs, _ = _joined(c)
-    runs = _top_groups([c.ids[d] for d in docs])
+    runs = _top_groups(c, docs)
     return (2 <= len(runs) <= MAX_GROUPS and all(name for name, _, _ in runs)) or len(docs) <= MAX_LABELLED
 
 
@@ -380,10 +387,10 @@ def _chords_figure(c, max_chords: int):
     order = order[np.argsort(sim[order], kind="stable")]
     left_out = total - len(order)
 
-    runs = _top_groups(ids)
+    runs = _top_groups(c, docs)
     arcs = 2 <= len(runs) <= MAX_GROUPS and all(name for name, _, _ in runs)
     named = not arcs and len(ids) <= MAX_LABELLED
-    reach = 1.45 if arcs or named else 1.06  # room for labels around the circle
+    reach = 1.65 if arcs or named else 1.06  # room for labels of 22 characters around the circle
 
     fig = Figure(figsize=(9.2, 8.6), layout="compressed")
     ax = fig.add_subplot()
@@ -436,7 +443,8 @@ def _chords_figure(c, max_chords: int):
     # Top-level directories as arcs outside the circle, named when the arc is long enough to read.
     if arcs:
         step = 2 * np.pi / n
-        for k, (name, start, stop) in enumerate(runs):
+        names = _shortened([name for name, _, _ in runs], 22)  # several PATHs: their ends tell them apart
+        for k, ((_, start, stop), name) in enumerate(zip(runs, names)):
             a0 = np.pi / 2 - step * (start - 0.5) - step * 0.15
             a1 = np.pi / 2 - step * (stop - 0.5) + step * 0.15
             arc = np.linspace(a0, a1, max(2, int(64 * (stop - start) / n) + 2))
