@@ -48,7 +48,7 @@ def compare_command(
     and how many LSH missed, the candidates each method verified and their
     share of the pairs of distinct sets, recall overall and per similarity bin
     beside the S-curve's prediction, and each method's time and own peak memory;
-    --missed FILE writes the pairs LSH missed, --plot FILE draws them.
+    --missed FILE writes the pairs LSH missed; --plot FILE draws the S-curve and the candidates.
     """
     from ..report import compare as run_compare, render_table  # here, not at the top: only compare needs it
     from ..report.files import check_files, write_files
