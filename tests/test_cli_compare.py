@@ -81,6 +81,8 @@ def test_missed_to_stdout_or_onto_a_picture_is_a_usage_error_before_the_work(tmp
     assert r.stderr == "allpairs: error: --missed needs a file name: standard output carries the comparison\n"
     r = run(*MISSES, TINY, "--missed", tmp_path / "p-chords.png", "--plot", tmp_path / "p.png")
     assert r.exit_code == 2 and r.stdout == "" and "is also a picture of --plot" in r.stderr
+    r = run(*MISSES, TINY, "--missed", f"{tmp_path}/./p.png", "--plot", tmp_path / "p.png")
+    assert r.exit_code == 2 and r.stdout == "" and "is also a picture of --plot" in r.stderr
     assert list(tmp_path.iterdir()) == []
 
 

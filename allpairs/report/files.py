@@ -55,7 +55,8 @@ def check_files(missed: str | os.PathLike | None = None, plot: str | os.PathLike
         from .plot import check_plot_path
 
         pictures = check_plot_path(plot)
-        if missed is not None and any(p.path == plans[0].path and not p.special for p in pictures):
+        same = os.path.realpath(plans[0].path) if missed is not None and not plans[0].special else None
+        if same is not None and any(os.path.realpath(p.path) == same for p in pictures):
             raise UsageError(f"--missed {os.fsdecode(missed)} is also a picture of --plot; give another name")
         plans += pictures
     return FilePlans(missed, plot, plans)
