@@ -8,6 +8,8 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import datasets.synthetic
 from allpairs.errors import OutputError, UsageError
@@ -366,3 +368,17 @@ def test_several_paths_are_grouped_on_the_circle_as_the_directories_of_one_root_
     assert arcs == ["bytes/ (20)", "rand/ (20)", "strings/ (20)"]
     arcs = [t.get_text() for t in _chords_figure(several, MAX_CHORDS).axes[0].texts]
     assert arcs == ["…/src/bytes/ (20)", "…/src/rand/ (20)", "…/src/strings/ (20)"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab/ .x", max_size=40), min_size=1, max_size=6), st.integers(4, 30))
+def test_shortened_labels_fit_and_are_a_start_or_an_end_of_the_text(texts, width):
+    from allpairs.report.plot import _shortened
+
+    for text, short in zip(texts, _shortened(texts, width), strict=True):
+        assert len(short) <= width
+        if len(text) <= width:
+            assert short == text
+        else:
+            assert (short.endswith("…") and text.startswith(short[:-1])) or \
+                   (short.startswith("…") and text.endswith(short[1:]) and len(short) > 1)
