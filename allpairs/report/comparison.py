@@ -115,11 +115,6 @@ class Comparison:
         return int((~self.true_found).sum()) if self.true_found is not None else 0
 
     @property
-    def missed_document_pairs(self) -> int:
-        """Pairs of documents with J >= t that LSH did not find (``exact_pairs - lsh_pairs``)."""
-        return len(self.missed_pairs) if self.missed_pairs is not None else self.exact_pairs - self.lsh_pairs
-
-    @property
     def recall(self) -> float:
         return self.lsh_pairs / self.exact_pairs if self.exact_pairs else float("nan")
 
