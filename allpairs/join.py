@@ -740,8 +740,9 @@ def ranked_pairs_of(sets: OrderedSets, floor: Threshold | None, measure: Measure
         stats.candidates = found.candidates
         ts = ", ".join(str(t) for t in found.thresholds) or "none (identical documents suffice)"
         last = pairs[-1] if len(pairs) else None
-        kth = "" if last is None else (f"; the last of {len(pairs):,} at "
-                                       f"{float(measure.similarity(last.overlap, last.left_size, last.right_size)):.6f}")
+        if last is not None:
+            v = measure.truncated(last.overlap, last.left_size, last.right_size, 6)
+        kth = "" if last is None else f"; the last of {len(pairs):,} at {v // 10**6}.{v % 10**6:06d}"
         stats.notes.append(f"top {top:,}: threshold joins at t = {ts}{kth}")
         return pairs, found.thresholds[-1] if found.thresholds else Threshold(1, 1)
     lists = neighbor_lists(sets.indptr, sets.tokens, sets.num_tokens, sets.group_indptr, sets.group_docs,

@@ -123,3 +123,118 @@ def test_ranked_results_index_like_a_list():
     assert res.pairs[-1] == every[-1]
     top = allpairs.join([["a"], ["a"], ["a", "b"], ["b"]], top=3)
     assert top.pairs[1:] == list(top.pairs)[1:]
+
+
+# --- the command line -------------------------------------------------------
+
+from pathlib import Path  # noqa: E402
+
+from typer.testing import CliRunner  # noqa: E402
+
+from allpairs.cli import app  # noqa: E402
+
+TINY = Path(__file__).resolve().parents[1] / "datasets" / "tiny" / "corpus"
+
+
+def run(*args):
+    return CliRunner().invoke(app, [str(a) for a in args], prog_name="allpairs")
+
+
+def test_cli_top_prints_the_best_pairs_first():
+    r = run("join", "--top", "4", "-s", "word:1", "-q", "--no-header", TINY)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.splitlines() == ["fox-copy.txt\tfox-shouted.txt\t1.000000", "fox-copy.txt\tfox.txt\t1.000000",
+                                     "fox-shouted.txt\tfox.txt\t1.000000", "fox-copy.txt\tfox-jumped.txt\t0.777777"]
+
+
+def test_cli_neighbors_with_a_floor_lists_each_document_in_input_order():
+    r = run("join", "--neighbors", "1", "-t", "0.5", "-s", "word:1", "-q", "--no-header", "-f", "csv", TINY)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.splitlines() == ["fox-copy.txt,fox-shouted.txt,1.000000,8,8,8",
+                                     "fox-jumped.txt,fox-copy.txt,0.777777,7,8,8",
+                                     "fox-short.txt,fox-copy.txt,0.500000,4,4,8",
+                                     "fox-shouted.txt,fox-copy.txt,1.000000,8,8,8",
+                                     "fox.txt,fox-copy.txt,1.000000,8,8,8"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--top", "0"], "--top 0 is below 1"),
+    (["--top", "-1"], "--top -1 is below 1"),
+    (["--top", "3", "--count"], "--count goes with a threshold join"),
+    (["--top", "3", "--neighbors", "3"], "give one of them"),
+    (["--neighbors", "3", "--measure", "containment"], "--neighbors takes --measure jaccard, cosine, dice"),
+    (["--top", "3", "--measure", "overlap"], "--top takes --measure"),
+    ([], "give a threshold"),
+])
+def test_cli_bad_ranked_options_are_one_line_and_exit_2(args, message):
+    r = run("join", *args, "-s", "word:1", TINY)
+    assert r.exit_code == 2
+    assert r.stdout == ""
+    assert r.stderr.startswith("allpairs: error: ") and message in r.stderr.splitlines()[0]
+    assert "Traceback" not in r.stderr
+
+
+# --- real corpora -------------------------------------------------------------
+
+def ranked_oracle(res_pairs, measure, k, per_document=False):
+    """Rank a threshold join's pairs (each oracle-checked elsewhere) by exact similarity, as --top/--neighbors
+    would over them: the k best, or each document's k best."""
+    value = {"jaccard": lambda o, a, b: Fraction(o, a + b - o), "dice": lambda o, a, b: Fraction(2 * o, a + b),
+             "cosine": lambda o, a, b: Fraction(o * o, a * b)}[measure]
+    if not per_document:
+        return [p[:5] for p in sorted((tuple(p) for p in res_pairs), key=lambda p: (-value(*p[2:]), p[0], p[1]))[:k]]
+    by_doc: dict = {}
+    for i, j, o, a, b in res_pairs:
+        by_doc.setdefault(i, []).append((-value(o, a, b), j, o, a, b))
+        by_doc.setdefault(j, []).append((-value(o, b, a), i, o, b, a))
+    return [(i, *row[1:]) for i in sorted(by_doc) for row in sorted(by_doc[i])[:k]]
+
+
+@pytest.mark.parametrize("measure", MEASURES)
+def test_kosarak_distinct_sets_top_1000_and_neighbors_equal_the_ranked_threshold_join(shared_datasets, measure):
+    path = shared_datasets / "kosarak-sample.dat"
+    if not path.exists():
+        pytest.skip(f"Kosarak sample not found at {path}")
+    from datasets.kosarak import kosarak_sets
+
+    sets = kosarak_sets(distinct=True)
+    floor = "0.7" if measure == "jaccard" else "0.8"  # at least the 7,693 pairs of Jaccard 0.7 (REFERENCE.md §4)
+    every = list(allpairs.join(sets, floor, measure=measure).pairs)
+    assert len(every) > 1000
+    top = allpairs.join(sets, top=1000, measure=measure)
+    assert rows(top) == ranked_oracle(every, measure, 1000)
+    near = allpairs.join(sets, floor, neighbors=3, measure=measure)
+    assert rows(near) == ranked_oracle(every, measure, 3, per_document=True)
+
+
+def test_john_passwords_top_and_neighbors_equal_brute_force():
+    import datasets.passwords as pw
+
+    try:
+        words = pw.john_passwords()[:700]
+    except FileNotFoundError as e:
+        pytest.skip(str(e).replace("\n", " "))
+    sets = [naive.char_shingles(w, 3) for w in words]
+    res = allpairs.join(words, top=300, shingle="char:3")
+    assert rows(res) == naive.top_pairs(sets, 300)
+    res = allpairs.join(words, neighbors=2, shingle="char:3")
+    assert rows(res) == naive.neighbors(sets, 2)
+
+
+def test_go_tree_sets_top_20_equal_the_ranked_threshold_join(go_reference_src):
+    # The six directories of tests/test_go_reference.py (59 pairs at 0.5): their 20 best, code:5 shingles.
+    from test_go_reference import SIX, TREE_OPTIONS
+
+    include = [arg for d in SIX for arg in ("--include", f"/{d}/*.go")]
+
+    def csv_rows(*args):
+        r = run("join", "-q", "--no-header", "-f", "csv", *args, *include, *TREE_OPTIONS, go_reference_src)
+        assert r.exit_code == 0, r.stderr
+        return [line.split(",") for line in r.stdout.splitlines()]
+
+    every = csv_rows("-t", "0.5")
+    assert len(every) == 59
+    value = {tuple(r[:2]): Fraction(int(r[3]), int(r[4]) + int(r[5]) - int(r[3])) for r in every}
+    order = {name: k for k, name in enumerate(sorted({n for r in every for n in r[:2]}))}
+    expected = sorted(value, key=lambda p: (-value[p], order[p[0]], order[p[1]]))[:20]
+    assert [tuple(r[:2]) for r in csv_rows("--top", "20")] == expected
