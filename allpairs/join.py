@@ -18,7 +18,7 @@ import numpy as np
 from .corpus import Corpus
 from .errors import EmptyCorpusError, UsageError
 from .exact import prefix_join, prefix_join_rows
-from .exact.topk import check_ranked_measure, neighbor_lists, top_set_pairs
+from .exact.topk import check_k, neighbor_lists, top_set_pairs
 from .exact.prefix import LEFT_SIDE, RIGHT_SIDE, SetPairs, join_plan, per_size
 from ._numba import PLAIN_BELOW, kernel_mode, kernels_for, resolve_jobs
 from .lsh import candidates as lsh_candidates
@@ -712,13 +712,7 @@ def check_ranked(top: int | None, neighbors: int | None, measure: Measure, *, me
     if len(given) > 1:
         raise UsageError("--top and --neighbors ask different questions; give one of them")
     name, k = given[0]
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise UsageError(f"--{name} {k!r} is not a whole number; give K >= 1")
-    if k < 1:
-        raise UsageError(f"--{name} {k} is below 1; give the number of pairs wanted, K >= 1")
-    if k >= 2**31:
-        raise UsageError(f"--{name} {k:,} is above 2**31 - 1")
-    check_ranked_measure(measure, f"--{name}")
+    check_k(name, k, measure)
     if method != "exact":
         raise UsageError(f"--{name} is exact only; drop --method lsh")
     if against is not None:

@@ -238,3 +238,39 @@ def test_go_tree_sets_top_20_equal_the_ranked_threshold_join(go_reference_src):
     order = {name: k for k, name in enumerate(sorted({n for r in every for n in r[:2]}))}
     expected = sorted(value, key=lambda p: (-value[p], order[p[0]], order[p[1]]))[:20]
     assert [tuple(r[:2]) for r in csv_rows("--top", "20")] == expected
+
+
+# --- the saved index: query --top ------------------------------------------------
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpora(), st.integers(0, 30), st.sampled_from(MEASURES), st.integers(1, 4),
+       st.sampled_from([Fraction(1, 10), Fraction(1, 2), Fraction(7, 10)]))
+def test_index_query_top_keeps_each_querys_best_matches_as_the_oracle(sets, cut, measure, k, t):
+    from allpairs.index import SearchIndex
+
+    indexed, queries = sets[:cut], [list(s) for s in sets[cut:]] + [list(s) + [1000] for s in sets[:3]]
+    if not any(indexed):
+        return
+    index = SearchIndex.build(indexed, t, measure=measure)
+    got = [(q, int(index.ids[d]), o, a, b) for q, d, o, a, b in index.query(queries, top=k)]
+    value = naive._ranked_value
+    expected = []
+    every = naive.rs_pairs(queries, indexed, t, measure)
+    for q in sorted({row[0] for row in every}):
+        mine = [row for row in every if row[0] == q]
+        mine.sort(key=lambda row: (-value(measure, set(queries[q]), set(indexed[row[1]])), row[1]))
+        expected += mine[:k]
+    assert got == expected
+
+
+def test_cli_index_query_top(tmp_path):
+    idx = tmp_path / "tiny.idx"
+    r = run("index", "build", "-q", "-t", "0.5", "-s", "word:1", "-o", idx, TINY)
+    assert r.exit_code == 0, r.stderr
+    r = run("index", "query", "-q", "--no-header", "--top", "1", idx, TINY / "fox.txt", TINY / "fox-short.txt")
+    assert r.exit_code == 0, r.stderr
+    # fox.txt: three identical files at 1.0, the first indexed wins; fox-short.txt: itself.
+    assert [line.split("\t")[1:] for line in r.stdout.splitlines()] == [["fox-copy.txt", "1.000000"],
+                                                                        ["fox-short.txt", "1.000000"]]
+    bad = run("index", "query", "--top", "0", idx, TINY / "fox.txt")
+    assert bad.exit_code == 2 and bad.stderr.startswith("allpairs: error: --top 0 is below 1")

@@ -47,10 +47,17 @@ AIM = 1.5
 GRID = 4096
 
 
-def check_ranked_measure(measure: Measure, what: str) -> None:
-    """Refuse a measure without a tightening size bound for ``--top``/``--neighbors`` (one line)."""
+def check_k(name: str, k, measure: Measure) -> None:
+    """Refuse a K of ``--top``/``--neighbors`` (``name``) that is not a whole number >= 1, and a measure
+    without a tightening size bound, in one line each."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise UsageError(f"--{name} {k!r} is not a whole number; give K >= 1")
+    if k < 1:
+        raise UsageError(f"--{name} {k} is below 1; give the number of pairs wanted, K >= 1")
+    if k >= 2**31:
+        raise UsageError(f"--{name} {k:,} is above 2**31 - 1")
     if measure.name not in RANKED_MEASURES:
-        raise UsageError(f"{what} takes --measure {', '.join(RANKED_MEASURES)}, not {measure.name}")
+        raise UsageError(f"--{name} takes --measure {', '.join(RANKED_MEASURES)}, not {measure.name}")
 
 
 def _num_den(measure: Measure, o: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -113,6 +120,15 @@ def exact_ranks(measure: Measure | str, o: np.ndarray, x: np.ndarray, y: np.ndar
     ranks = np.empty(n, np.int64)
     ranks[order] = distinct
     return ranks
+
+
+def best_per_group(group: np.ndarray, ranks: np.ndarray, tie: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` best entries of each group (largest rank first, ties by smallest ``tie``), in
+    the order of (group, rank descending, tie)."""
+    order = np.lexsort((tie, -np.asarray(ranks, np.int64), group))
+    g = np.asarray(group)[order]
+    first = np.searchsorted(g, g, side="left")
+    return order[(np.arange(len(g)) - first) < k]
 
 
 def lowest_threshold(measure: Measure, largest: int) -> Threshold:
@@ -276,11 +292,8 @@ def neighbor_lists(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, grou
     src, rank, ov, dst = np.repeat(src, cnt), np.repeat(rank, cnt), np.repeat(ov, cnt), np.repeat(dst, cnt)
     doc = group_docs[group_indptr[:-1][dst] + within]
     del dst, within
-    order = np.lexsort((doc, -rank, src))
-    src, doc, ov = src[order], doc[order], ov[order]
-    del order, rank
-    run_start = np.searchsorted(src, src, side="left")
-    keep = (np.arange(len(src)) - run_start) < k + 1
+    keep = best_per_group(src, rank, doc, k + 1)
+    del rank
     src, doc, ov = src[keep], doc[keep], ov[keep]
     ptr = np.zeros(m + 1, np.int64)
     np.cumsum(np.bincount(src, minlength=m), out=ptr[1:])
