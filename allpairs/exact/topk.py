@@ -35,7 +35,7 @@ from .prefix import SetPairs, prefix_join
 RANKED_MEASURES = ("jaccard", "cosine", "dice")
 
 #: The first threshold of the sequence is 1 - FIRST_GAP.
-FIRST_GAP = Fraction(1, 64)
+FIRST_GAP = Fraction(1, 50)
 
 #: Each step widens the gap 1 - t by at least and at most these factors.
 MIN_WIDEN, MAX_WIDEN = 1.25, 4.0
@@ -44,7 +44,7 @@ MIN_WIDEN, MAX_WIDEN = 1.25, 4.0
 AIM = 1.5
 
 #: Thresholds of the sequence are multiples of 1 / GRID (the floor and the lowest excepted).
-GRID = 4096
+GRID = 1000
 
 
 def check_k(name: str, k, measure: Measure) -> None:
