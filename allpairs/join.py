@@ -742,7 +742,7 @@ def ranked_pairs_of(sets: OrderedSets, floor: Threshold | None, measure: Measure
     lists = neighbor_lists(sets.indptr, sets.tokens, sets.num_tokens, sets.group_indptr, sets.group_docs,
                            neighbors, measure=measure, floor=floor, jobs=jobs)
     stats.candidates = lists.candidates
-    stats.notes.append(f"{neighbors:,} nearest neighbours of each document, from a join at t = {lists.threshold}")
+    stats.notes.append(f"{neighbors:,} nearest neighbours of each document, from joins down to t = {lists.threshold}")
     return NeighborPairs(sets, lists), lists.threshold
 
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..measures import Measure, Threshold, get_measure
-from .prefix import SetPairs, prefix_join
+from .prefix import LEFT_SIDE, RIGHT_SIDE, SetPairs, prefix_join
 
 #: Measures that take --top and --neighbors: symmetric, with a size bound that tightens as t rises.
 RANKED_MEASURES = ("jaccard", "cosine", "dice")
@@ -264,37 +264,70 @@ class NeighborLists:
     set_pairs: int
 
 
-def neighbor_lists(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, group_indptr: np.ndarray,
-                   group_docs: np.ndarray, k: int, *, measure: Measure | str = "jaccard",
-                   floor: Threshold | None = None, jobs: int | None = None) -> NeighborLists:
-    """The K + 1 best partner documents of every distinct set, at or above ``floor`` (any shared token
-    when None); ``group_indptr``, ``group_docs`` as in :class:`allpairs.order.OrderedSets`."""
-    m_row = get_measure(measure)
-    sizes = np.diff(indptr)
-    m = len(sizes)
-    t = floor if floor is not None else lowest_threshold(m_row, int(sizes.max()) if m else 1)
-    found = prefix_join(indptr, tokens, num_tokens, t, measure=m_row, jobs=jobs)
-    candidates, set_pairs = found.candidates, len(found.left)
-    ranks = exact_ranks(m_row, found.overlap, sizes[found.left], sizes[found.right])
+def _best_entries(found: SetPairs, sizes: np.ndarray, group_indptr: np.ndarray, group_docs: np.ndarray, k: int,
+                  measure: Measure, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(set, partner document, overlap) of the K + 1 best partner documents of each ``wanted`` set (bool
+    over sets) among its own documents and those of its pairs in ``found``, sorted by (set, rank
+    descending, document)."""
+    ranks = exact_ranks(measure, found.overlap, sizes[found.left], sizes[found.right])
     top = (int(ranks.max()) + 1) if len(ranks) else 0  # identical documents: above every distinct pair
-    own = np.arange(m, dtype=np.int64)
-    src = np.concatenate([own, found.left, found.right]).astype(np.int64)
-    dst = np.concatenate([own, found.right, found.left]).astype(np.int64)
-    ov = np.concatenate([sizes, found.overlap, found.overlap]).astype(np.int32)
-    rank = np.concatenate([np.full(m, top, np.int64), ranks, ranks])
-    del found, ranks
-    group = np.diff(group_indptr)
-    cnt = np.minimum(group[dst], k + 1)
-    total = int(cnt.sum())
-    start = np.repeat(np.cumsum(cnt) - cnt, cnt)
-    within = np.arange(total, dtype=np.int64) - start
-    del start
+    own = np.flatnonzero(wanted).astype(np.int64)
+    fwd, back = wanted[found.left], wanted[found.right]
+    src = np.concatenate([own, found.left[fwd], found.right[back]]).astype(np.int64)
+    dst = np.concatenate([own, found.right[fwd], found.left[back]]).astype(np.int64)
+    ov = np.concatenate([sizes[own], found.overlap[fwd], found.overlap[back]]).astype(np.int32)
+    rank = np.concatenate([np.full(len(own), top, np.int64), ranks[fwd], ranks[back]])
+    del ranks
+    cnt = np.minimum(np.diff(group_indptr)[dst], k + 1)
+    within = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
     src, rank, ov, dst = np.repeat(src, cnt), np.repeat(rank, cnt), np.repeat(ov, cnt), np.repeat(dst, cnt)
     doc = group_docs[group_indptr[:-1][dst] + within]
     del dst, within
     keep = best_per_group(src, rank, doc, k + 1)
-    del rank
-    src, doc, ov = src[keep], doc[keep], ov[keep]
+    return src[keep], doc[keep], ov[keep]
+
+
+def neighbor_lists(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, group_indptr: np.ndarray,
+                   group_docs: np.ndarray, k: int, *, measure: Measure | str = "jaccard",
+                   floor: Threshold | None = None, jobs: int | None = None) -> NeighborLists:
+    """The K + 1 best partner documents of every distinct set, at or above ``floor`` (any shared token
+    when None); ``group_indptr``, ``group_docs`` as in :class:`allpairs.order.OrderedSets`.
+
+    With a floor: one join at it. Without: joins at descending thresholds
+    (1 - gap, the gap doubling from :data:`FIRST_GAP`, then the lowest
+    positive similarity). A set with K partner documents at or above the
+    current threshold has its K best among them and is done; later joins are
+    R–S joins of the sets not done against all (a done set only on the
+    right side), so that done sets probe no more.
+    """
+    m_row = get_measure(measure)
+    sizes = np.diff(indptr)
+    m = len(sizes)
+    group = np.diff(group_indptr).astype(np.int64)
+    low = floor if floor is not None else lowest_threshold(m_row, int(sizes.max()) if m else 1)
+    undone = np.ones(m, bool)
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    candidates = set_pairs = 0
+    gap = FIRST_GAP
+    while undone.any():
+        f = 1 - gap
+        t = Threshold(f.numerator, f.denominator) if floor is None and f > low.fraction else low
+        sides = None if undone.all() else np.where(undone, LEFT_SIDE | RIGHT_SIDE, RIGHT_SIDE)
+        found = prefix_join(indptr, tokens, num_tokens, t, measure=m_row, sides=sides, jobs=jobs)
+        candidates += found.candidates
+        set_pairs += len(found.left)
+        if t == low:
+            done = undone
+        else:  # partner documents at or above t: identical ones, and those of the pairs found
+            partners = (group - 1 + np.bincount(found.left, group[found.right], minlength=m)
+                        + np.bincount(found.right, group[found.left], minlength=m))
+            done = undone & (partners >= k)
+        parts.append(_best_entries(found, sizes, group_indptr, group_docs, k, m_row, done))
+        undone &= ~done
+        gap = min(2 * gap, Fraction(1))
+    src, doc, ov = (np.concatenate(col) for col in zip(*parts))
+    order = np.argsort(src, kind="stable")  # each set's entries come from one join, already in order
+    src, doc, ov = src[order], doc[order], ov[order]
     ptr = np.zeros(m + 1, np.int64)
     np.cumsum(np.bincount(src, minlength=m), out=ptr[1:])
     return NeighborLists(ptr, doc.astype(np.int32), ov, k, t, candidates, set_pairs)
