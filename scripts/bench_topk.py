@@ -136,8 +136,12 @@ def peer_input(sets, path: Path) -> None:
             f.write(" ".join(map(str, sets.tokens[sets.indptr[i]:sets.indptr[i + 1]].tolist())) + "\n")
 
 
-def run_peer(exe: Path, path: Path, k: int):
-    r = subprocess.run([str(exe), str(path), str(k)], capture_output=True, text=True, check=True)
+def run_peer(exe: Path, path: Path, k: int, timeout: float):
+    """(seconds of topk, pairs, K-th similarity), or None when it did not finish within ``timeout`` seconds."""
+    try:
+        r = subprocess.run([str(exe), str(path), str(k)], capture_output=True, text=True, check=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
     seconds, found, kth = r.stdout.split()
     return float(seconds), int(found), float(kth)
 
@@ -188,7 +192,8 @@ def go_corpus():
     return corpus, "code:5"
 
 
-def topk_rows(name: str, data, shingle, k: int, repeat: int, peer: Path | None, work: Path) -> list[str]:
+def topk_rows(name: str, data, shingle, k: int, repeat: int, peer: Path | None, work: Path,
+              timeout: float) -> list[str]:
     log(f"{name}: top {k} ...")
     t_top, top = best_of(repeat, lambda: allpairs.join(data, top=k, shingle=shingle))
     kth = kth_similarity(top)
@@ -209,9 +214,14 @@ def topk_rows(name: str, data, shingle, k: int, repeat: int, peer: Path | None, 
         path = work / f"{name.split()[0].lower()}.sets"
         peer_input(sets, path)
         log(f"{name}: C++ Xiao et al. ...")
-        seconds, found, peer_kth = run_peer(peer, path, k)
-        rows.append(f"| {name} | C++ Xiao et al. (puffinn) topk | | {seconds:.2f} | {peer_kth:.6f} | "
-                    f"{seconds / j_top:.2f}× allpairs' join stage; {found:,} pairs (float similarities) |")
+        got = run_peer(peer, path, k, timeout)
+        if got is None:
+            rows.append(f"| {name} | C++ Xiao et al. (puffinn) topk | | > {timeout:.0f} | | "
+                        f"> {timeout / j_top:.0f}× allpairs' join stage (stopped) |")
+        else:
+            seconds, found, peer_kth = got
+            rows.append(f"| {name} | C++ Xiao et al. (puffinn) topk | | {seconds:.2f} | {peer_kth:.6f} | "
+                        f"{seconds / j_top:.2f}× allpairs' join stage; {found:,} pairs (float similarities) |")
     log(f"{name}: sparse product ...")
     t0 = time.perf_counter()
     sp_kth = sparse_topk(sets, k)
@@ -248,6 +258,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--puffinn", type=Path, default=Path(os.environ.get("PUFFINN", "")) if os.environ.get("PUFFINN")
                     else None, help="a puffinn checkout (the C++ peer); default $PUFFINN")
+    ap.add_argument("--peer-timeout", type=float, default=600, help="stop each peer run after this many seconds")
     ap.add_argument("--skip-go", action="store_true")
     ap.add_argument("--skip-social", action="store_true")
     ap.add_argument("--social", type=Path, help="the social-1m sets file (made in a temporary folder if absent)")
@@ -267,7 +278,7 @@ def main() -> int:
             except FileNotFoundError as e:
                 log(f"{name}: not found ({e}); skipped")
                 continue
-            for row in topk_rows(name, data, shingle, args.k, args.repeat, peer, work):
+            for row in topk_rows(name, data, shingle, args.k, args.repeat, peer, work, args.peer_timeout):
                 print(row, flush=True)
         if not args.skip_social:
             path = args.social

@@ -164,7 +164,7 @@ def test_cli_neighbors_with_a_floor_lists_each_document_in_input_order():
     (["--top", "3", "--neighbors", "3"], "give one of them"),
     (["--neighbors", "3", "--measure", "containment"], "--neighbors takes --measure jaccard, cosine, dice"),
     (["--top", "3", "--measure", "overlap"], "--top takes --measure"),
-    ([], "give a threshold"),
+    ([], "missing option '--threshold'"),
 ])
 def test_cli_bad_ranked_options_are_one_line_and_exit_2(args, message):
     r = run("join", *args, "-s", "word:1", TINY)

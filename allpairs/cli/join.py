@@ -134,7 +134,7 @@ def join_command(
     bar = Bar(not quiet)
     try:
         if threshold is None and top is None and neighbors is None:
-            raise UsageError("give a threshold (-t T), or --top K or --neighbors K")
+            raise UsageError("missing option '--threshold' (-t T); or give --top K or --neighbors K")
         if count and (top is not None or neighbors is not None):
             raise UsageError(f"--count goes with a threshold join; --{'top' if top is not None else 'neighbors'} "
                              "prints the pairs themselves")
