@@ -34,14 +34,14 @@ from .prefix import LEFT_SIDE, RIGHT_SIDE, SetPairs, prefix_join
 #: Measures that take --top and --neighbors: symmetric, with a size bound that tightens as t rises.
 RANKED_MEASURES = ("jaccard", "cosine", "dice")
 
-#: The first threshold of the sequence is 1 - FIRST_GAP.
-FIRST_GAP = Fraction(1, 50)
+#: The first threshold of the sequence is 1 - FIRST_GAP (k-NN: its gap doubles from there).
+FIRST_GAP = Fraction(1, 20)
 
 #: Each step widens the gap 1 - t by at least and at most these factors.
-MIN_WIDEN, MAX_WIDEN = 1.25, 4.0
+MIN_WIDEN, MAX_WIDEN = 1.05, 4.0
 
 #: A step aims at this many times K pairs, so that a slightly convex count curve still reaches K.
-AIM = 1.5
+AIM = 1.2
 
 #: Thresholds of the sequence are multiples of 1 / GRID (the floor and the lowest excepted).
 GRID = 1000
@@ -229,7 +229,9 @@ def top_set_pairs(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, weigh
         gap = Fraction(math.ceil(nxt * GRID), GRID)
         if gap <= 1 - t.fraction:
             gap = 1 - t.fraction + Fraction(1, GRID)
-        gap = min(gap, Fraction(1))
+        # Never below half the last threshold in one step: a join's cost climbs steeply as t falls, and a
+        # jump to the lowest threshold would pair every two sets sharing a token.
+        gap = min(gap, 1 - t.fraction / 2)
     ranks = exact_ranks(m_row, found.overlap, sizes[found.left], sizes[found.right])
     w = _document_pairs(found, weight)
     order = np.argsort(-ranks, kind="stable")
@@ -294,8 +296,8 @@ def neighbor_lists(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, grou
     when None); ``group_indptr``, ``group_docs`` as in :class:`allpairs.order.OrderedSets`.
 
     With a floor: one join at it. Without: joins at descending thresholds
-    (1 - gap, the gap doubling from :data:`FIRST_GAP`, then the lowest
-    positive similarity). A set with K partner documents at or above the
+    (1 - gap, the gap doubling from :data:`FIRST_GAP`, t at least halved, then
+    the lowest positive similarity). A set with K partner documents at or above the
     current threshold has its K best among them and is done; later joins are
     R–S joins of the sets not done against all (a done set only on the
     right side), so that done sets probe no more.
@@ -324,7 +326,7 @@ def neighbor_lists(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, grou
             done = undone & (partners >= k)
         parts.append(_best_entries(found, sizes, group_indptr, group_docs, k, m_row, done))
         undone &= ~done
-        gap = min(2 * gap, Fraction(1))
+        gap = min(2 * gap, 1 - t.fraction / 2)
     src, doc, ov = (np.concatenate(col) for col in zip(*parts))
     order = np.argsort(src, kind="stable")  # each set's entries come from one join, already in order
     src, doc, ov = src[order], doc[order], ov[order]
