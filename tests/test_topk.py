@@ -274,3 +274,11 @@ def test_cli_index_query_top(tmp_path):
                                                                         ["fox-short.txt", "1.000000"]]
     bad = run("index", "query", "--top", "0", idx, TINY / "fox.txt")
     assert bad.exit_code == 2 and bad.stderr.startswith("allpairs: error: --top 0 is below 1")
+
+
+def test_ranked_results_convert_to_pandas_in_their_order():
+    pytest.importorskip("pandas")
+    res = allpairs.join({"a": ["x", "y"], "b": ["x", "y", "z"], "c": ["x", "y"], "d": ["q"]}, top=2)
+    df = res.to_pandas()
+    assert df[["left", "right"]].values.tolist() == [["a", "c"], ["a", "b"]]
+    assert df["similarity"].tolist() == [1.0, 2 / 3]
