@@ -221,7 +221,7 @@ def test_john_passwords_top_and_neighbors_equal_brute_force():
     assert rows(res) == naive.neighbors(sets, 2)
 
 
-def test_go_tree_sets_top_20_equal_the_ranked_threshold_join(go_reference_src):
+def test_go_tree_sets_top_20_and_neighbors_equal_the_ranked_threshold_join(go_reference_src):
     # The six directories of tests/test_go_reference.py (59 pairs at 0.5): their 20 best, code:5 shingles.
     from test_go_reference import SIX, TREE_OPTIONS
 
@@ -238,6 +238,13 @@ def test_go_tree_sets_top_20_equal_the_ranked_threshold_join(go_reference_src):
     order = {name: k for k, name in enumerate(sorted({n for r in every for n in r[:2]}))}
     expected = sorted(value, key=lambda p: (-value[p], order[p[0]], order[p[1]]))[:20]
     assert [tuple(r[:2]) for r in csv_rows("--top", "20")] == expected
+    # Each file's 2 nearest at or above 0.5, from the same 59 pairs seen from both ends.
+    partners: dict = {}
+    for (a, b), v in value.items():
+        partners.setdefault(a, []).append((-v, order[b], b))
+        partners.setdefault(b, []).append((-v, order[a], a))
+    expected = [(a, row[2]) for a in sorted(partners, key=order.get) for row in sorted(partners[a])[:2]]
+    assert [tuple(r[:2]) for r in csv_rows("--neighbors", "2", "-t", "0.5")] == expected
 
 
 # --- the saved index: query --top ------------------------------------------------
