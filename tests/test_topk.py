@@ -60,6 +60,22 @@ def test_neighbors_match_the_oracle(case):
     assert len(res.pairs) == len(rows(res))
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ranked_case())
+def test_neighbors_found_in_blocks_of_one_match_the_oracle(case):
+    # Every step's sets probed one block per set, and their entries made one set at a time.
+    from unittest import mock
+
+    from allpairs.exact import topk
+
+    sets, measure, k, floor = case
+    if not nonempty(sets):
+        return
+    with mock.patch.object(topk, "ENTRY_BLOCK", 1), mock.patch.object(topk, "CANDIDATE_BLOCK", 1):
+        res = allpairs.join(sets, floor, neighbors=k, measure=measure, jobs=2)
+    assert rows(res) == naive.neighbors(sets, k, measure, floor)
+
+
 def test_ties_at_the_kth_place_are_broken_by_left_then_right():
     # Four copies of one set: six pairs at 1.0; K = 4 keeps the first four in (left, right) order.
     sets = [["a", "b"], ["x"], ["a", "b"], ["a", "b"], ["a", "b"]]

@@ -271,15 +271,17 @@ def _best_entries(found: SetPairs, sizes: np.ndarray, group_indptr: np.ndarray, 
     """(set, partner document, overlap) of the K + 1 best partner documents of each ``wanted`` set (bool
     over sets) among its own documents and those of its pairs in ``found``, sorted by (set, rank
     descending, document)."""
-    ranks = exact_ranks(measure, found.overlap, sizes[found.left], sizes[found.right])
+    touch = np.flatnonzero(wanted[found.left] | wanted[found.right])  # ranked among these only: one set's
+    left, right, overlap = found.left[touch], found.right[touch], found.overlap[touch]  # are all here
+    ranks = exact_ranks(measure, overlap, sizes[left], sizes[right])
     top = (int(ranks.max()) + 1) if len(ranks) else 0  # identical documents: above every distinct pair
     own = np.flatnonzero(wanted).astype(np.int64)
-    fwd, back = wanted[found.left], wanted[found.right]
-    src = np.concatenate([own, found.left[fwd], found.right[back]]).astype(np.int64)
-    dst = np.concatenate([own, found.right[fwd], found.left[back]]).astype(np.int64)
-    ov = np.concatenate([sizes[own], found.overlap[fwd], found.overlap[back]]).astype(np.int32)
+    fwd, back = wanted[left], wanted[right]
+    src = np.concatenate([own, left[fwd], right[back]]).astype(np.int64)
+    dst = np.concatenate([own, right[fwd], left[back]]).astype(np.int64)
+    ov = np.concatenate([sizes[own], overlap[fwd], overlap[back]]).astype(np.int32)
     rank = np.concatenate([np.full(len(own), top, np.int64), ranks[fwd], ranks[back]])
-    del ranks
+    del ranks, left, right, overlap
     cnt = np.minimum(np.diff(group_indptr)[dst], k + 1)
     within = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
     src, rank, ov, dst = np.repeat(src, cnt), np.repeat(rank, cnt), np.repeat(ov, cnt), np.repeat(dst, cnt)
@@ -287,6 +289,27 @@ def _best_entries(found: SetPairs, sizes: np.ndarray, group_indptr: np.ndarray, 
     del dst, within
     keep = best_per_group(src, rank, doc, k + 1)
     return src[keep], doc[keep], ov[keep]
+
+
+#: Pairs turned into partner entries at a time (bounds the k-NN lists' working memory).
+ENTRY_BLOCK = 1 << 21
+
+
+def _runs(cum: np.ndarray, size: int) -> list[tuple[int, int]]:
+    """Ranges [lo, hi) of positions whose increments (``cum`` is their running sum) add to about ``size``."""
+    out, lo = [], 0
+    while lo < len(cum):
+        base = cum[lo - 1] if lo else 0
+        hi = max(int(np.searchsorted(cum, base + size, side="right")), lo + 1)
+        out.append((lo, min(hi, len(cum))))
+        lo = hi
+    return out
+
+
+#: A k-NN step probes its sets in blocks of about this many candidates (each block one join against all
+#: sets), expecting each step to read CANDIDATE_GROWTH times the candidates of the one before: the pairs
+#: of a low threshold are held a block at a time.
+CANDIDATE_BLOCK, CANDIDATE_GROWTH = 1 << 23, 4
 
 
 def neighbor_lists(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, group_indptr: np.ndarray,
@@ -300,7 +323,8 @@ def neighbor_lists(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, grou
     the lowest positive similarity). A set with K partner documents at or above the
     current threshold has its K best among them and is done; later joins are
     R–S joins of the sets not done against all (a done set only on the
-    right side), so that done sets probe no more.
+    right side), so that done sets probe no more; a step that should read
+    many candidates probes the sets left in blocks (:data:`CANDIDATE_BLOCK`).
     """
     m_row = get_measure(measure)
     sizes = np.diff(indptr)
@@ -311,21 +335,46 @@ def neighbor_lists(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, grou
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     candidates = set_pairs = 0
     gap = FIRST_GAP
+    blocks = 1
     while undone.any():
         f = 1 - gap
         t = Threshold(f.numerator, f.denominator) if floor is None and f > low.fraction else low
-        sides = None if undone.all() else np.where(undone, LEFT_SIDE | RIGHT_SIDE, RIGHT_SIDE)
-        found = prefix_join(indptr, tokens, num_tokens, t, measure=m_row, sides=sides, jobs=jobs)
-        candidates += found.candidates
-        set_pairs += len(found.left)
-        if t == low:
-            done = undone
-        else:  # partner documents at or above t: identical ones, and those of the pairs found
-            partners = (group - 1 + np.bincount(found.left, group[found.right], minlength=m)
-                        + np.bincount(found.right, group[found.left], minlength=m))
-            done = undone & (partners >= k)
-        parts.append(_best_entries(found, sizes, group_indptr, group_docs, k, m_row, done))
-        undone &= ~done
+        rows = np.flatnonzero(undone)
+        cum = np.cumsum(sizes[rows])
+        earlier = np.zeros(m, bool)  # undone sets of the blocks before: their pairs with this block are found again
+        step_candidates = 0
+        for part in np.split(rows, np.searchsorted(cum, cum[-1] * np.arange(1, blocks) / blocks, side="right")):
+            if not len(part):
+                continue
+            sides = None
+            if len(part) < m:
+                sides = np.full(m, RIGHT_SIDE, np.int64)
+                sides[part] = LEFT_SIDE | RIGHT_SIDE
+            found = prefix_join(indptr, tokens, num_tokens, t, measure=m_row, sides=sides, jobs=jobs)
+            step_candidates += found.candidates
+            set_pairs += int((~(earlier[found.left] | earlier[found.right])).sum())
+            mine = np.zeros(m, bool)
+            mine[part] = True
+            if t == low:
+                done = mine
+            else:  # partner documents at or above t: identical ones, and those of the pairs found
+                partners = (group - 1 + np.bincount(found.left, group[found.right], minlength=m)
+                            + np.bincount(found.right, group[found.left], minlength=m))
+                done = mine & (partners >= k)
+            # The sets done, a run at a time: the entries of about ENTRY_BLOCK pairs at once, not of all.
+            degree = np.bincount(found.left, minlength=m) + np.bincount(found.right, minlength=m)
+            run = np.cumsum(np.where(done, degree + 1, 0))
+            for lo, hi in _runs(run, ENTRY_BLOCK):
+                wanted = done.copy()
+                wanted[:lo] = False
+                wanted[hi:] = False
+                parts.append(_best_entries(found, sizes, group_indptr, group_docs, k, m_row, wanted))
+            del found, degree, run
+            undone &= ~done
+            earlier[part] = True
+        candidates += step_candidates
+        # The next, lower threshold reads more: split the sets left into blocks of about CANDIDATE_BLOCK.
+        blocks = max(1, math.ceil(CANDIDATE_GROWTH * step_candidates / CANDIDATE_BLOCK))
         gap = min(2 * gap, 1 - t.fraction / 2)
     src, doc, ov = (np.concatenate(col) for col in zip(*parts))
     order = np.argsort(src, kind="stable")  # each set's entries come from one join, already in order
