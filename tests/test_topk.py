@@ -35,29 +35,27 @@ def ranked_case(draw, max_docs=24):
     return sets, measure, k, floor
 
 
-def nonempty(sets) -> bool:
-    return any(sets)
+def agrees_with_the_oracle(case, option: str) -> None:
+    """``join(sets, floor, top=K)`` or ``neighbors=K`` gives the oracle's rows (a corpus of empty sets: nothing)."""
+    sets, measure, k, floor = case
+    if not any(sets):
+        return
+    res = allpairs.join(sets, floor, measure=measure, jobs=2, **{option: k})
+    oracle = naive.top_pairs if option == "top" else naive.neighbors
+    assert rows(res) == oracle(sets, k, measure, floor)
+    assert len(res.pairs) == len(rows(res))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ranked_case())
 def test_top_pairs_match_the_oracle(case):
-    sets, measure, k, floor = case
-    if not nonempty(sets):
-        return
-    res = allpairs.join(sets, floor, top=k, measure=measure, jobs=2)
-    assert rows(res) == naive.top_pairs(sets, k, measure, floor)
+    agrees_with_the_oracle(case, "top")
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ranked_case())
 def test_neighbors_match_the_oracle(case):
-    sets, measure, k, floor = case
-    if not nonempty(sets):
-        return
-    res = allpairs.join(sets, floor, neighbors=k, measure=measure, jobs=2)
-    assert rows(res) == naive.neighbors(sets, k, measure, floor)
-    assert len(res.pairs) == len(rows(res))
+    agrees_with_the_oracle(case, "neighbors")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -68,12 +66,8 @@ def test_neighbors_found_in_blocks_of_one_match_the_oracle(case):
 
     from allpairs.exact import topk
 
-    sets, measure, k, floor = case
-    if not nonempty(sets):
-        return
     with mock.patch.object(topk, "ENTRY_BLOCK", 1), mock.patch.object(topk, "CANDIDATE_BLOCK", 1):
-        res = allpairs.join(sets, floor, neighbors=k, measure=measure, jobs=2)
-    assert rows(res) == naive.neighbors(sets, k, measure, floor)
+        agrees_with_the_oracle(case, "neighbors")
 
 
 def test_ties_at_the_kth_place_are_broken_by_left_then_right():
