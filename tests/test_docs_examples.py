@@ -5,6 +5,8 @@ rewrites the shown outputs; review the diff.
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from doc_examples import DOCUMENTS, REPO, blocks, check_document, masked, matches
@@ -52,3 +54,26 @@ def test_an_update_keeps_wildcards_and_masks_timings():
     printed = ["x 2", "allpairs: time read 0.02s, join 0.00s; peak memory 44 MiB"]
     assert masked(shown, printed) == ["x 2", "allpairs: time ...; peak memory ..."]
     assert masked([], printed) == ["x 2", "allpairs: time ...; peak memory ..."]
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.parametrize("name", [d for d in DOCUMENTS if (REPO / d).exists()])
+def test_every_relative_link_and_anchor_resolves(name):
+    path = REPO / name
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", path.read_text(encoding="utf-8")):
+        if re.match(r"[a-z]+:", target):
+            continue
+        file, _, anchor = target.partition("#")
+        linked = (path.parent / file).resolve() if file else path
+        if not linked.exists():
+            broken.append(target)
+        elif anchor and linked.suffix == ".md":
+            headings = re.findall(r"^#+ (.+)$", linked.read_text(encoding="utf-8"), flags=re.M)
+            if anchor not in {_slug(h) for h in headings}:
+                broken.append(target)
+    assert not broken, f"{name}: links that lead nowhere: {broken}"
