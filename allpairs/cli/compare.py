@@ -25,10 +25,8 @@ def compare_command(
     json_out: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT,
                                   help="Print the comparison as JSON instead of a table."),
     plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", rich_help_panel=OUTPUT, show_default=False,
-                                        help="Draw the S-curve with the observed recall per similarity bin to FILE "
-                                             "(.png or .svg), and to FILE-chords.png/.svg the LSH candidates and "
-                                             "the pairs LSH missed as chords on a circle (or, where a circle "
-                                             "cannot be read, the largest clusters of pairs, labelled)."),
+                                        help="Draw the S-curve with the observed recall per bin to FILE (.png or "
+                                             ".svg), and the LSH candidates and missed pairs to FILE-chords.png."),
     quiet: bool = QUIET,
     num_perm: int = NUM_PERM, bands: Optional[int] = BANDS, rows: Optional[int] = ROWS, recall: float = RECALL,
     seed: int = SEED, bits: Optional[int] = BITS, max_bucket: Optional[int] = MAX_BUCKET,
