@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-#: Documents whose examples are run, relative to the repository.
-DOCUMENTS = ("README.md", "docs/design.md", "docs/benchmarks.md")
+#: Documents whose examples are run, relative to the repository: the README and every page of docs/.
+DOCUMENTS = ("README.md", *sorted(p.relative_to(REPO).as_posix() for p in (REPO / "docs").glob("*.md")))
 #: Seconds a single command may take before the example fails.
 COMMAND_TIMEOUT = 600
 #: Lines that differ from machine to machine and run to run: (pattern, what the update writes instead).
