@@ -17,6 +17,8 @@ def test_every_example_prints_what_the_document_shows(name, tmp_path):
     problems = check_document(REPO / name, tmp_path)
     assert not problems, (f"{len(problems)} example(s) of {name} print something else "
                           "(python scripts/update_doc_examples.py rewrites them):\n\n" + "\n\n".join(problems))
+    strays = sorted(p.name for p in tmp_path.iterdir())
+    assert set(strays) <= {"datasets", "scratch"}, f"{name}: examples wrote outside scratch/ (which git ignores): {strays}"
 
 
 def test_the_readme_has_examples_of_both_kinds():
