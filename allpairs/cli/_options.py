@@ -69,10 +69,11 @@ PATHS = typer.Argument(..., metavar="PATH...", show_default=False,
 THRESHOLD = typer.Option(..., "--threshold", "-t", metavar="FLOAT",
                          help="Jaccard threshold in (0, 1]: pairs with J >= t, read exactly (0.7 is 7/10; 2/3 is allowed).")
 SETS = typer.Option(False, "--sets", rich_help_panel=INPUT,
-                    help="Each line of PATH is a set of whitespace-separated tokens (id = line number).")
+                    help="Each line of PATH is a set of whitespace-separated tokens (id = line number). A line may "
+                         "hold up to 64 MiB.")
 JSONL = typer.Option(False, "--jsonl", rich_help_panel=INPUT,
                      help="PATH is JSON Lines, an object a document: its text field (--text-col) and id (--id-col, "
-                          "else line numbers).")
+                          "else line numbers). A line may hold up to 64 MiB.")
 CSV = typer.Option(False, "--csv", rich_help_panel=INPUT,
                    help="PATH is a CSV table, a row a document (--text-col, --id-col, --keep-col name columns); "
                         "the first row is the header unless --headerless.")
@@ -139,7 +140,7 @@ MAX_BUCKET = typer.Option(None, "--max-bucket", metavar="N", rich_help_panel=LSH
 
 LINES = typer.Option(False, "--lines", rich_help_panel=INPUT,
                      help="Each line of PATH is a document (id = line number), carried into the output as its "
-                          "text.")
+                          "text. A line may hold up to 64 MiB.")
 
 
 #: The input options every command that reads documents takes: (parameter name, type, option).
