@@ -34,6 +34,16 @@ repository root)::
 
     .venv/bin/python scripts/bench_spark.py [--sizes 10000 30000 100000] [--master local[2]]
 
+With ``--vs-local`` it measures instead the Spark engine against the local
+engine, side by side in one run: the tiny corpus and (``--go``) the Go tree
+end to end through the command line (each its own process, the JVM's start
+included), then each size's exact join on Spark (``allpairs.spark.join``,
+counted) beside ``allpairs.join`` on the same sets in this process, with the
+Spark jobs and tasks each join ran, its shuffle bytes and the ratio of the
+wall times; LSH and MLlib are not run then::
+
+    .venv/bin/python scripts/bench_spark.py --vs-local --go --sizes 100000 1000000
+
 Figures from a shared machine are noisy: quote medians of several runs.
 """
 from __future__ import annotations
@@ -289,6 +299,84 @@ def ratios(rows: list[dict]) -> str:
     return ", ".join(f"{r['what']} {'> ' if r['pairs'] is None else ''}{r['wall_s'] / exact:.1f}x" for r in rows[1:])
 
 
+def cli_side_by_side(name: str, args: list[str], master: str) -> None:
+    """One corpus through the command line, local engine then Spark engine (the JVM's start included)."""
+    import subprocess
+
+    walls = {}
+    for engine in ("local", "spark"):
+        extra = ["--engine", "spark", "--master", master] if engine == "spark" else []
+        t0 = time.perf_counter()
+        r = subprocess.run([sys.executable, "-m", "allpairs", "join", *extra, *args, "--count"], capture_output=True,
+                           text=True, cwd=ROOT)
+        walls[engine] = time.perf_counter() - t0
+        if r.returncode != 0:
+            raise SystemExit(f"{name} on {engine}: {r.stderr.strip()[-500:]}")
+        walls[engine + " pairs"] = int(r.stdout)
+        walls[engine + " times"] = next((line for line in r.stderr.splitlines() if "time " in line), "")
+    same = "same count" if walls["local pairs"] == walls["spark pairs"] else "COUNTS DIFFER"
+    print(f"{name:<22} local {walls['local']:7.1f}s  spark {walls['spark']:7.1f}s  ratio "
+          f"{walls['spark'] / walls['local']:6.1f}x  {walls['spark pairs']:,} pairs ({same}); load average "
+          f"{os.getloadavg()[0]:.1f}; spark {walls['spark times'].split('time ')[-1]}", flush=True)
+
+
+def sets_side_by_side(spark, n: int, args) -> None:
+    """The exact join of one Zipf corpus on Spark (jobs, tasks, shuffle) beside the local engine on the same sets."""
+    import pyarrow.parquet as pq
+
+    import allpairs
+    import allpairs.spark
+
+    path = corpus(n, args.seed, Path(args.cache))
+    toks = pq.read_table(path, columns=["toks"]).column("toks").to_pylist()
+    t0 = time.perf_counter()
+    local = len(allpairs.join(toks, args.threshold).pairs)
+    local_s = time.perf_counter() - t0
+    del toks
+    sc = spark.sparkContext
+    group = f"bench-{n}"
+    sc.setJobGroup(group, group)
+    before = last_stage(sc)
+    t0 = time.perf_counter()
+    pairs = allpairs.spark.join(spark.read.parquet(str(path)), args.threshold, id_col="id", tokens_col="toks",
+                                order_col="id")
+    got = pairs.count()
+    spark_s = time.perf_counter() - t0
+    sc.setLocalProperty("spark.jobGroup.id", None)
+    tracker = sc.statusTracker()
+    jobs = tracker.getJobIdsForGroup(group)
+    tasks = sum(getattr(tracker.getStageInfo(sid), "numCompletedTasks", 0) for j in jobs
+                for sid in tracker.getJobInfo(j).stageIds)
+    m = stage_metrics(sc, before)
+    pairs.unpersist()
+    same = "same count" if got == local else f"COUNTS DIFFER (local {local:,})"
+    print(f"{n:>9,} Zipf sets      local {local_s:7.1f}s  spark {spark_s:7.1f}s  ratio {spark_s / local_s:6.1f}x  "
+          f"{got:,} pairs ({same}); {len(jobs)} jobs, {tasks} tasks, {mib(m['shuffle_bytes'])} shuffled, "
+          f"longest task {m['longest_task_s']:.1f}s; load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
+def vs_local(args) -> None:
+    print(f"allpairs: Spark engine ({args.master}) beside the local engine, exact, t = {args.threshold}; load "
+          f"average {os.getloadavg()[0]:.1f} at start", flush=True)
+    cli_side_by_side("tiny corpus (word:1)", ["-t", str(args.threshold), "-s", "word:1", "datasets/tiny/corpus"],
+                     args.master)
+    if args.go:
+        from datasets.go import find_go_src
+
+        cli_side_by_side("Go tree (code:5)", ["-t", str(args.threshold), "--include", "*.go", "--exclude", "*_test.go",
+                                              "--exclude", "testdata/**", "--min-bytes", "2048", str(find_go_src())],
+                         args.master)
+    if not args.sizes:
+        return
+    from allpairs.engines.spark import get_session
+
+    spark = get_session(args.master, conf={"spark.driver.memory": "6g"})
+    spark.sparkContext.setLogLevel("ERROR")
+    for n in args.sizes:
+        sets_side_by_side(spark, n, args)
+    spark.stop()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 30_000, 100_000])
@@ -307,7 +395,11 @@ def main() -> None:
     ap.add_argument("--mllib-timeout", type=float, default=600.0, help="seconds per size for MLlib")
     ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "allpairs-bench-spark"),
                     help="where the corpora are written once")
+    ap.add_argument("--vs-local", action="store_true", help="the Spark engine beside the local engine (see above)")
+    ap.add_argument("--go", action="store_true", help="with --vs-local: the Go tree end to end too")
     args = ap.parse_args()
+    if args.vs_local:
+        return vs_local(args)
 
     from allpairs.engines.spark import get_session
 

@@ -305,3 +305,45 @@ def test_a_temporary_file_left_by_a_killed_run_is_removed_by_the_next_run(tmp_pa
     finally:
         live.kill()
         live.wait(60)
+
+
+def test_a_sigterm_while_spark_writes_its_dataset_leaves_no_partial_dataset(tmp_path):
+    # Spark writes into OUT/_temporary and renames its task files at the end: a SIGTERM there once left
+    # OUT/_temporary behind. The dataset is now written in a folder beside OUT, moved into place at the
+    # end; the watcher kills the JVM (its tasks would go on writing), then removes that folder.
+    pytest.importorskip("pyspark", reason="the Spark engine needs the spark extra")
+    from allpairs.engines.spark.session import find_java
+
+    if find_java() is None:
+        pytest.skip("no Java runtime for Spark")
+    corpus = tmp_path / "in" / "docs.jsonl"
+    corpus.parent.mkdir()
+    _corpus(corpus, docs=600, words=40, rng=random.Random(f"{SEED}-spark"))
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / "pairs"
+    marker = uuid.uuid4().hex
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "allpairs", "join", "--engine", "spark", "--master", "local[2]", "--jsonl", "-t", "0.5",
+         "-s", "word:2", "-q", str(corpus), "-o", str(out)], env=dict(os.environ, ALLPAIRS_HARNESS=marker),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    temporary = None
+    deadline = time.monotonic() + 240
+    while proc.poll() is None and temporary is None and time.monotonic() < deadline:
+        temporary = next((p / "_temporary" for p in out_dir.iterdir() if (p / "_temporary").is_dir()), None)
+        time.sleep(0.01)
+    assert temporary is not None, f"the write stage was never seen: status {proc.poll()}"
+    assert temporary.parent.name.startswith(".pairs.") and temporary.parent.name.endswith(".allpairs.part")
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143 and stderr.decode().splitlines() == [LINE[signal.SIGTERM]], stderr
+    assert list(out_dir.iterdir()) == []
+    survivors = _survivors(marker)
+    for _ in range(600):  # the JVM's Python workers notice their JVM is gone
+        if not survivors:
+            break
+        time.sleep(0.05)
+        survivors = _survivors(marker)
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == []

@@ -506,3 +506,260 @@ def test_token_lists_are_hashed_from_arrow_as_hash_sets_hashes_them(texts, ints)
         got = token_list_keys(pa.array(rows, pa.list_(kind)).slice(1) if rows else pa.array(rows, pa.list_(kind)))
         want = hash_sets([r or [] for r in rows[1:]] if rows else [])
         assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+
+
+# --- the API as a PySpark user meets it (issue 21, items 1-4; issue 24, item 8) ---
+
+
+@contextmanager
+def jobs_run(spark, name):
+    """Count the Spark jobs started inside the block (a job group read back from the status tracker)."""
+    sc = spark.sparkContext
+    found = []
+    sc.setJobGroup(name, name)
+    try:
+        yield found
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        found.extend(sc.statusTracker().getJobIdsForGroup(name))
+
+
+def test_workers_that_cannot_import_pyarrow_are_one_error_before_any_job(spark, tmp_path, monkeypatch):
+    from allpairs.engines.spark import session
+
+    # As a session started from a venv's python whose workers run the system's python3.
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'pyarrow'\" >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(session, "_workers_ok", set())
+    df = spark.createDataFrame([("a", "x y z"), ("b", "x y w")], "id string, text string")
+    for exe, why in ((str(fake), "cannot import pyarrow and allpairs (ModuleNotFoundError: No module named "
+                                 "'pyarrow')"), (str(tmp_path / "missing"), "which is not found")):
+        monkeypatch.setattr(spark.sparkContext, "pythonExec", exe)
+        with jobs_run(spark, f"workers-{why}") as jobs:
+            with pytest.raises(SparkSetupError) as e:
+                allpairs.spark.join(df, 0.5, shingle="word:1")
+        assert jobs == []
+        assert why in str(e.value) and "PYSPARK_PYTHON" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_pairs_are_joined_once_count_then_write_reuse_them(spark, tmp_path):
+    df = spark.createDataFrame([(i, f"a b c d{i % 3} e{i % 5}") for i in range(40)], "id long, text string")
+    with jobs_run(spark, "plan") as planning:
+        pairs = allpairs.spark.join(df, 0.5, shingle="word:1")
+    with jobs_run(spark, "count") as first:
+        n = pairs.count()
+    with jobs_run(spark, "count again") as second:
+        assert pairs.count() == n
+    with jobs_run(spark, "write") as write:
+        pairs.write.parquet(str(tmp_path / "out"))
+    # The jobs the docstring names: ids checked, sets grouped, shingles counted and ranked (AQE may split each).
+    assert 3 <= len(planning) <= 10, planning
+    # Uncached, every action re-ran the join (7 jobs here); cached, it reads the stored pairs.
+    assert len(first) >= 3 and len(second) <= 2 and len(write) <= 2, (first, second, write)
+    assert spark.read.parquet(str(tmp_path / "out")).count() == n > 0
+    pairs.unpersist()
+
+
+def test_schema_errors_name_the_column_before_any_job(spark):
+    from allpairs.errors import UsageError
+
+    df = spark.createDataFrame([(1, "x y", 7, 1.5, ["x"])], "id long, text string, n int, f double, toks array<string>")
+    cases = [({"text_col": "body"}, "text_col 'body' is not a column of the DataFrame; its columns are id, text"),
+             ({"id_col": "f"}, "id_col 'f' holds double; ids are strings or integers"),
+             ({"id_col": "toks"}, "id_col 'toks' holds array<string>; ids are strings or integers"),
+             ({"text_col": "n"}, "text_col 'n' holds int, not strings: cast it"),
+             ({"text_col": "toks"}, "text_col 'toks' holds array<string>, not strings; an array of tokens goes in "
+                                    "tokens_col"),
+             ({"tokens_col": "f"}, "tokens_col 'f' holds double; give an array of strings or integers")]
+    for options, message in cases:
+        with jobs_run(spark, f"schema {options}") as jobs:
+            with pytest.raises(UsageError) as e:
+                allpairs.spark.join(df, 0.5, **options)
+        assert jobs == [] and message in str(e.value) and "\n" not in str(e.value), (options, str(e.value))
+
+
+def test_null_and_repeated_ids_are_refused_in_one_line(spark):
+    from allpairs.errors import InputError
+
+    null = spark.createDataFrame([(None, "a b c"), ("x", "a b c"), (None, "a b d")], "id string, text string")
+    with pytest.raises(InputError, match=r"^id_col 'id' holds 2 null ids; every row needs an id"):
+        allpairs.spark.join(null, 0.5, shingle="word:1")
+    twice = spark.createDataFrame([(3, "a b c"), (5, "a b c"), (3, "a b d")], "key int, text string")
+    with pytest.raises(InputError, match=r"^id_col 'key': id 3 is given 2 times; ids must be different"):
+        allpairs.spark.join(twice, 0.5, id_col="key", shingle="word:1")
+
+
+def test_ids_keep_their_type_and_text_col_defaults_to_text(spark):
+    texts = ["a b c d", "a b c e", "x y z", "a b c d"]
+    for kind, ids in (("long", [10, 20, 30, 40]), ("string", ["p", "q", "r", "s"]), ("int", [1, 2, 3, 4])):
+        df = spark.createDataFrame(list(zip(ids, texts)), f"id {kind}, text string")
+        pairs = allpairs.spark.join(df, 0.5, shingle="word:1")
+        assert dict(pairs.dtypes)["left"] == dict(pairs.dtypes)["right"] == ("bigint" if kind == "long" else kind)
+        got = sorted((r.left, r.right, r.overlap) for r in pairs.collect())
+        assert got == [(ids[0], ids[1], 3), (ids[0], ids[3], 4), (ids[1], ids[3], 3)]
+        pairs.unpersist()
+
+
+def test_options_are_those_of_allpairs_join_and_an_unknown_one_is_a_type_error(spark):
+    from allpairs.errors import UsageError
+
+    df = spark.createDataFrame([("a", "x y")], "id string, text string")
+    with pytest.raises(TypeError, match=r"^allpairs\.spark\.join\(\) got an unexpected keyword argument 'treshold'"):
+        allpairs.spark.join(df, 0.5, treshold=0.7)
+    with pytest.raises(UsageError, match="R–S join"):
+        allpairs.spark.join(df, 0.5, against=df)
+    with pytest.raises(UsageError, match="measure 'containment' is not available on Spark"):
+        allpairs.spark.join(df, 0.5, measure="containment")
+    with pytest.raises(UsageError, match="unknown measure 'cosinus'"):
+        allpairs.spark.join(df, 0.5, measure="cosinus")
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(corpora(max_docs=16), min_size=3, max_size=6), st.sampled_from(["cosine", "dice"]),
+       st.sampled_from([Fraction(1, 2), Fraction(7, 10), Fraction(2, 3), Fraction(9, 10), Fraction(1, 3),
+                        Fraction(999999999, 10**9)]))
+def test_cosine_and_dice_equal_the_oracle(spark, many, measure, t):
+    # A Jaccard join at a bound low enough (t/(2-t) for Dice, t² for cosine), then the measure's own test.
+    pairs = allpairs.spark.join(token_frame(spark, many), t, tokens_col="toks", order_col="n", measure=measure,
+                                cache=False)
+    got = by_corpus(pairs.collect())
+    for c, sets in enumerate(many):
+        assert got.get(c, []) == all_pairs(sets, t, measure), (c, sets, t)
+
+
+def test_cli_refuses_a_bad_output_or_parquet_input_before_spark_starts(tmp_path, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from allpairs.engines.spark import run
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(run, "get_session", no_spark)
+    (tmp_path / "exists").mkdir()
+    pq.write_table(pa.table({"id": ["a", "b"], "text": [1, 2], "toks": [["x"], ["y"]]}), tmp_path / "t.parquet")
+    (tmp_path / "not.parquet").write_text("id,text\na,b\n")
+    base = ["join", "--engine", "spark", "-t", "0.5"]
+    cases = [
+        ([TINY, "-o", tmp_path / "exists"], 2, f"{tmp_path / 'exists'} exists; remove it or choose another -o"),
+        ([TINY, "-o", tmp_path / "no" / "out"], 1, f"output {tmp_path / 'no' / 'out'}: directory {tmp_path / 'no'} "
+                                                   "does not exist"),
+        (["--parquet", tmp_path / "missing", "--count"], 2, f"{tmp_path / 'missing'}: no such file or directory"),
+        (["--parquet", tmp_path / "not.parquet", "--count"], 1, f"{tmp_path / 'not.parquet'}: cannot read as Parquet"),
+        (["--parquet", tmp_path / "t.parquet", "--count"], 1, "column 'text' holds int64, not strings"),
+        (["--parquet", tmp_path / "t.parquet", "--text-col", "body", "--count"], 1,
+         "no column 'body' (it has "),
+        (["--parquet", tmp_path / "t.parquet", "--tokens-col", "text", "--count"], 1,
+         "column 'text' holds int64, not lists of strings"),
+    ]
+    for args, status, message in cases:
+        r = cli(*base, *args)
+        lines = [line for line in r.stderr.splitlines() if not line.startswith("Try ")]
+        assert r.exit_code == status and len(lines) == 1 and message in lines[0], (args, r.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exists", "not.parquet", "t.parquet"]
+
+
+def test_cli_refuses_null_and_repeated_ids_as_the_local_engine_does(spark, tmp_path):
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"id": ["a", None, "c"], "text": ["x y z", "x y w", "x y z"]}), tmp_path / "n.parquet")
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps({"id": i, "text": "x y z"}) + "\n" for i in ("a", "b", "a")))
+    for args, message in ((["--parquet", tmp_path / "n.parquet"], "holds 1 null ids"),
+                          (["--jsonl", tmp_path / "d.jsonl"], "id 'a' is given 2 times")):
+        local = cli("join", "-t", "0.5", *args, "--count")
+        assert local.exit_code == 1, local.stderr
+        r = cli("join", "--engine", "spark", "-t", "0.5", *args, "--count")
+        assert r.exit_code == 1 and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_cli_spark_takes_cosine_and_dice(spark, tmp_path):
+    for measure in ("cosine", "dice"):
+        local = cli("join", "-t", "0.6", "-s", "word:1", "--measure", measure, TINY, "--count")
+        r = cli("join", "--engine", "spark", "-t", "0.6", "-s", "word:1", "--measure", measure, TINY, "--count")
+        assert r.exit_code == 0 and r.stdout == local.stdout, r.stderr
+    r = cli("join", "--engine", "spark", "-t", "0.6", "--measure", "containment", TINY, "--count")
+    assert r.exit_code == 2 and "--measure containment not available with --engine spark" in r.stderr
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def standalone_cluster(tmp_path):
+    """A Spark standalone master and one worker (2 cores) on 127.0.0.1, each its own JVM, as on real
+    machines; yields the master URL once the worker has registered, and stops both afterwards."""
+    import os
+    import time
+
+    import pyspark
+
+    spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", SPARK_WORKER_DIR=str(tmp_path / "work"),
+               SPARK_LOG_DIR=str(tmp_path / "logs"), SPARK_NO_DAEMONIZE="1")
+    port = _free_port()
+    url = f"spark://127.0.0.1:{port}"
+    started = []
+
+    def start(name, args, ready):
+        log = tmp_path / f"{name}.log"
+        with open(log, "wb") as f:
+            started.append(subprocess.Popen([str(spark_class), *args], env=env, stdout=f, stderr=subprocess.STDOUT))
+        deadline = time.monotonic() + 120
+        while ready not in log.read_text(errors="replace"):
+            assert started[-1].poll() is None and time.monotonic() < deadline, \
+                f"the {name} did not start: {log.read_text(errors='replace')[-2000:]}"
+            time.sleep(0.2)
+
+    try:
+        start("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+                         "--webui-port", str(_free_port())], "I have been elected leader")
+        start("worker", ["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "2",
+                         "--memory", "2g", "--webui-port", str(_free_port())], "Successfully registered with master")
+        yield url
+    finally:
+        for proc in reversed(started):
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(30)
+
+
+def test_a_standalone_cluster_gives_the_local_engines_count_and_q_leaves_stderr_empty(tmp_path):
+    # A master and a worker in JVMs of their own, the driver in a third process (one SparkContext per
+    # process: the session of the other tests is local[2]); -q keeps every JVM log line off stderr.
+    import os
+
+    if find_java() is None:
+        pytest.skip("no Java runtime (JAVA_HOME or java on PATH)")
+    args = ["-t", "0.5", "-s", "word:1", str(TINY), "--count"]
+    local = cli("join", *args)
+    with standalone_cluster(tmp_path) as url:
+        r = subprocess.run([sys.executable, "-m", "allpairs", "join", "--engine", "spark", "--master", url, "-q", *args],
+                           capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable))
+    assert r.returncode == 0 and r.stderr == "", r.stderr[-3000:]
+    assert r.stdout == local.stdout and int(r.stdout) == 10
+
+
+def test_a_local_session_shuffles_into_four_partitions_per_core_not_200(spark):
+    # Spark's default of 200 made every shuffled stage 200 Python tasks: 834 tasks for the tiny corpus.
+    import os
+
+    from allpairs.engines.spark.session import local_cores
+
+    assert [local_cores(m) for m in ("local", "local[2]", "local[ 3 ]", "local[4, 2]", "local[*]")] == \
+        [1, 2, 3, 4, os.cpu_count()]
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "2"  # the fixture's conf wins over the default

@@ -32,6 +32,10 @@ class Verify(str, Enum):
     estimate = "estimate"
 
 
+#: The measures --engine spark joins (allpairs.engines.spark.join.MEASURES, named here so that Spark is not imported).
+SPARK_MEASURES = ("jaccard", "cosine", "dice")
+
+
 class Engine(str, Enum):
     local = "local"
     spark = "spark"
@@ -95,7 +99,8 @@ def join_command(
     except AllPairsError as e:
         fail(e)
     if engine is Engine.spark:
-        local_only = [flag for flag, used in (("--measure", measure.value != "jaccard"), ("--against", against is not None),
+        local_only = [flag for flag, used in (("--measure " + measure.value, measure.value not in SPARK_MEASURES),
+                                              ("--against", against is not None),
                                               ("--clusters", clusters), ("--no-header", no_header),
                                               ("--hidden", inputs["hidden"]),
                                               ("--no-ignore", inputs["no_ignore"]), ("--csv", inputs["csv"]),
@@ -103,8 +108,9 @@ def join_command(
                                               ("several --text-col", len(inputs["text_col"]) > 1))
                       if used]
         if local_only:
-            raise typer.BadParameter(f"{', '.join(local_only)} not available with --engine spark (Jaccard self-joins "
-                                     "of one PATH, hidden and ignored files left out as by default)")
+            raise typer.BadParameter(f"{', '.join(local_only)} not available with --engine spark (Jaccard, cosine "
+                                     "and Dice self-joins of one PATH, hidden and ignored files left out as by "
+                                     "default)")
         if len(paths) != 1:
             raise typer.BadParameter(f"--engine spark reads one PATH, got {len(paths)}")
         # The columns of --parquet, the fields of --jsonl: one option each here, two parameters there.
@@ -114,7 +120,7 @@ def join_command(
                       no_normalize, inputs["include"], inputs["exclude"], inputs["min_bytes"], min_shingles,
                       inputs["encoding"], id_col or "id", text_col or "text", id_col if pq else None,
                       text_col if pq else None, inputs["tokens_col"], method, num_perm, bands, rows, recall, seed,
-                      bits, max_bucket, verify, fmt, output, count, jobs, quiet, master)
+                      bits, max_bucket, verify, fmt, output, count, jobs, quiet, master, measure.value)
     if master:
         raise typer.BadParameter("--master goes with --engine spark")
     bar = Bar(not quiet)
@@ -172,7 +178,7 @@ def join_command(
 
 def _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, include, exclude, min_bytes,
            min_shingles, encoding, id_field, text_field, id_col, text_col, tokens_col, method, num_perm, bands, rows,
-           recall, seed, bits, max_bucket, verify, fmt, output, count, jobs, quiet, master) -> None:
+           recall, seed, bits, max_bucket, verify, fmt, output, count, jobs, quiet, master, measure) -> None:
     """``join --engine spark``: the same join on Spark, pairs to a Parquet dataset (imports Spark only here)."""
     kinds = [k for k, on in (("lines", lines), ("sets", sets), ("jsonl", jsonl), ("parquet", parquet)) if on]
     if len(kinds) > 1:
@@ -192,7 +198,7 @@ def _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, 
                         text_field=text_field, id_col=id_col, text_col=text_col, tokens_col=tokens_col,
                         shingle=shingle, normalize=not no_normalize, min_shingles=min_shingles, method=method.value,
                         num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
-                        max_bucket=max_bucket)
+                        max_bucket=max_bucket, measure=measure, quiet=quiet)
     except AllPairsError as e:
         fail(e)
     if count:

@@ -22,6 +22,8 @@ import errno
 import fcntl
 import os
 import re
+import shlex
+import shutil
 import stat
 import sys
 import tempfile
@@ -29,7 +31,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator, Sequence
+from typing import BinaryIO, Callable, Iterator, Sequence
 
 from ..errors import OutputError
 
@@ -44,12 +46,22 @@ STALE_SECONDS = 10.0
 # temporary file appears or is renamed once the process has begun to die.
 _pending: set[bytes] = set()
 _lock = threading.Lock()
+# Temporary directories another process writes (Spark's output), each with what stops that writer.
+_pending_dirs: dict[bytes, Callable[[], None] | None] = {}
 
 
 def remove_partial_files() -> None:
     """Remove every temporary output file still being written; for a signal handler that
     then ends the process (the lock stays held, so no new one is created or renamed)."""
     _lock.acquire()
+    for tmp, stop in list(_pending_dirs.items()):
+        if stop is not None:
+            try:
+                stop()  # a writer still running would put files back in the directory
+            except Exception:  # noqa: BLE001  (dying anyway: the directory must go)
+                pass
+        shutil.rmtree(tmp, ignore_errors=True)
+    _pending_dirs.clear()
     for tmp in list(_pending):
         try:
             os.unlink(tmp)
@@ -128,13 +140,15 @@ class OutputPlan:
     role: str = "output"    # what the file is, for messages
 
 
-def check_output(path: str | os.PathLike | None, *, role: str = "output") -> OutputPlan | None:
+def check_output(path: str | os.PathLike | None, *, role: str = "output", update: bool = False) -> OutputPlan | None:
     """Check that ``path`` (None or '-': stdout) can be written, before any work is done; create nothing.
 
     Raises :class:`OutputError` for a directory (or a name ending in ``/``), a
     missing or unwritable directory, a name too long for the file system, or
     an existing file the user may not write. ``role`` names the file in
-    messages ("output", "index", "picture").
+    messages ("output", "index", "picture"); ``update``: the file is to be
+    updated in place (``index add``), so a read-only one must be made writable,
+    not another name chosen.
     """
     if path is None or os.fsencode(path) == b"-":
         _stdout()  # a closed stdout is refused before the work too
@@ -164,8 +178,9 @@ def check_output(path: str | os.PathLike | None, *, role: str = "output") -> Out
     if not os.path.isdir(parent):
         raise OutputError(f"{role} {name}: directory {_display(parent)} does not exist")
     if st is not None and not _writable(real, st):
-        raise OutputError(f"{role} {name} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); "
-                          "make it writable or choose another name")
+        fix = f"make it writable to update it (chmod u+w {shlex.quote(name)})" if update else \
+            "make it writable or choose another name"
+        raise OutputError(f"{role} {name} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); {fix}")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"{role} {name}: cannot create files in {_display(parent)} (permission denied)")
     if len(os.path.basename(real)) > _name_max(parent):
@@ -318,6 +333,39 @@ def _stdout() -> Sink:
                 raise BrokenPipeError(e.errno, e.strerror) from None
             raise _write_error("standard output", e) from None
     return Sink(1, "standard output")
+
+
+@contextmanager
+def partial_directory(target: str, *, stop_writer: Callable[[], None] | None = None) -> Iterator[str]:
+    """A new directory beside ``target`` (``.NAME.XXXXXXXX.allpairs.part``) for another process to fill
+    (Spark writing a Parquet dataset), renamed to ``target`` when the block ends, removed on an error.
+
+    Registered with the signal watcher: a signal stops the writer (``stop_writer``) and removes it, so
+    neither a partial dataset nor Spark's ``_temporary`` is left. ``target`` must not exist.
+    """
+    raw = os.fsencode(os.path.abspath(target))
+    parent, base = os.path.split(raw)
+    try:
+        with _lock:
+            tmp = tempfile.mkdtemp(prefix=_part_prefix(parent, base), suffix=PART_SUFFIX, dir=parent)
+            _pending_dirs[tmp] = stop_writer
+    except OSError as e:
+        raise OutputError(f"output {_display(raw)}: cannot create a directory in {_display(parent)} "
+                          f"({e.strerror})") from None
+    try:
+        yield os.fsdecode(tmp)
+        with _lock:
+            try:
+                os.rename(tmp, raw)
+            except OSError as e:
+                raise OutputError(f"output {_display(raw)}: cannot move the dataset into place ({e.strerror})") \
+                    from None
+            _pending_dirs.pop(tmp, None)
+    finally:
+        if tmp in _pending_dirs:
+            with _lock:
+                shutil.rmtree(tmp, ignore_errors=True)
+                _pending_dirs.pop(tmp, None)
 
 
 @contextmanager

@@ -8,17 +8,22 @@ the returned DataFrame is.
 """
 from __future__ import annotations
 
+import inspect
+import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
-from ...errors import UsageError
+from ...errors import InputError, UsageError
 from ...join import LSHInfo, lsh_settings
-from ...measures import Threshold
+from ...measures import MAX_DENOMINATOR, Threshold, get_measure
 from ...shingles import ShingleSpec
 from . import exact, lsh, sets
 from .pairs import COLUMNS, ORDER, document_pairs
-from .session import require_pyspark
+from .session import check_workers, require_pyspark
 
 METHODS = ("exact", "lsh")
+#: The measures the Spark engine joins: a Jaccard join at a threshold low enough, then each measure's own test.
+MEASURES = ("jaccard", "cosine", "dice")
 #: Without max_bucket, buckets larger than this are reported (the local engine's warning size).
 LARGE_BUCKET = 1000
 
@@ -48,7 +53,14 @@ class SparkJoin:
         self.grouped.unpersist()
 
 
-def _check_columns(df, id_col, text_col, tokens_col, order_col, language_col):
+def _type_name(dtype) -> str:
+    return dtype.simpleString()
+
+
+def check_schema(df, id_col, text_col, tokens_col, order_col, language_col):
+    """Refuse, before any job, a missing column or one of the wrong type, in one line naming the column."""
+    from pyspark.sql import types as T
+
     if (text_col is None) == (tokens_col is None):
         raise UsageError("give exactly one of text_col (texts to shingle) and tokens_col (sets of tokens)")
     for what, name in (("id_col", id_col), ("text_col", text_col), ("tokens_col", tokens_col),
@@ -56,6 +68,64 @@ def _check_columns(df, id_col, text_col, tokens_col, order_col, language_col):
         if name is not None and name not in df.columns:
             raise UsageError(f"{what} {name!r} is not a column of the DataFrame; its columns are "
                              f"{', '.join(df.columns)}")
+    types = dict(df.dtypes)
+    fields = {f.name: f.dataType for f in df.schema.fields}
+    if not isinstance(fields[id_col], (T.StringType, T.IntegralType)):
+        raise UsageError(f"id_col {id_col!r} holds {types[id_col]}; ids are strings or integers: cast it "
+                         f"(F.col({id_col!r}).cast('string')) or name another column with id_col")
+    if text_col is not None and not isinstance(fields[text_col], T.StringType):
+        hint = ("; an array of tokens goes in tokens_col" if isinstance(fields[text_col], T.ArrayType)
+                else f": cast it (F.col({text_col!r}).cast('string')) or name another column with text_col")
+        raise UsageError(f"text_col {text_col!r} holds {types[text_col]}, not strings{hint}")
+    if tokens_col is not None:
+        dtype = fields[tokens_col]
+        ok = isinstance(dtype, T.StringType) or (
+            isinstance(dtype, T.ArrayType) and isinstance(dtype.elementType, (T.StringType, T.IntegralType)))
+        if not ok:
+            raise UsageError(f"tokens_col {tokens_col!r} holds {types[tokens_col]}; give an array of strings or "
+                             "integers (or a string of whitespace-separated tokens)")
+    if language_col is not None and not isinstance(fields[language_col], T.StringType):
+        raise UsageError(f"language_col {language_col!r} holds {types[language_col]}, not strings")
+
+
+def check_ids(df, id_col) -> None:
+    """Refuse null and repeated ids (one job: the ids counted by value), as the local engine refuses them."""
+    from pyspark.sql import functions as F
+
+    bad = df.groupBy(F.col(id_col).alias("id")).count().where(F.col("id").isNull() | (F.col("count") > 1)) \
+        .orderBy(F.col("id").isNotNull()).limit(1).collect()
+    if bad:
+        row = bad[0]
+        if row["id"] is None:
+            raise InputError(f"id_col {id_col!r} holds {row['count']:,} null ids; every row needs an id "
+                             "(drop those rows or fill them)")
+        raise InputError(f"id_col {id_col!r}: id {row['id']!r} is given {row['count']:,} times; ids must be "
+                         "different (deduplicate the rows or give another id_col)")
+
+
+def jaccard_bound(measure: str, t: Threshold) -> Threshold:
+    """A Jaccard threshold that every pair with ``measure >= t`` meets (denominator at most 10**9).
+
+    Dice is a function of Jaccard (``D = 2J / (1 + J)``): ``D >= t`` exactly when
+    ``J >= t / (2 - t)``. Cosine is not, but ``cos >= t`` implies ``J >= t²``
+    (for fixed overlap o and ``|A|·|B| <= o²/t²``, the union ``|A| + |B| - o`` is
+    largest, ``o/t²``, when one set is the overlap itself). A bound with too
+    large a denominator is rounded down; each pair is then tested on the measure itself.
+    """
+    f = t.fraction
+    bound = f if measure == "jaccard" else f / (2 - f) if measure == "dice" else f * f
+    if bound.denominator > MAX_DENOMINATOR:
+        bound = Fraction(max(1, math.floor(bound * MAX_DENOMINATOR)), MAX_DENOMINATOR)
+    return Threshold(bound.numerator, bound.denominator)
+
+
+def _accept_batches(batches, measure: str, t: Threshold):
+    """mapInArrow body: the set pairs that meet ``measure >= t``, decided on integers by the measure's own test."""
+    m = get_measure(measure)
+    for batch in batches:
+        o, a, b = (batch.column(k).to_pylist() for k in ("overlap", "size_a", "size_b"))
+        keep = [m.accept(t, *row) for row in zip(o, a, b)]
+        yield batch.filter(keep)
 
 
 def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, tokens_col: str | None = None,
@@ -63,12 +133,23 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
          normalize: bool = True, min_shingles: int = 1, method: str = "exact", max_group: int = exact.MAX_GROUP,
          broadcast_limit: int = sets.BROADCAST_LIMIT, token_groups: int | None = None, num_perm: int = 128,
          bands: int | None = None, rows: int | None = None, recall: float = 0.99, seed: int = 1, bits: int | None = None,
-         max_bucket: int | None = None, max_expand: int | None = lsh.MAX_EXPAND) -> SparkJoin:
-    """Plan the join of :func:`join` and keep its intermediate results (see :class:`SparkJoin`)."""
+         max_bucket: int | None = None, max_expand: int | None = lsh.MAX_EXPAND, measure: str = "jaccard",
+         check: bool = True) -> SparkJoin:
+    """Plan the join of :func:`join` and keep its intermediate results (see :class:`SparkJoin`).
+
+    Everything given is checked before any job; then, with ``check``, one job
+    refuses null and repeated ids.
+    """
     require_pyspark()
     t = Threshold.parse(threshold)
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose exact or lsh")
+    if measure not in MEASURES:
+        get_measure(measure)  # an unknown name: the local engine's message
+        raise UsageError(f"measure {measure!r} is not available on Spark; choose one of {', '.join(MEASURES)} "
+                         "(or join with allpairs.join)")
+    if measure != "jaccard" and method != "exact":
+        raise UsageError(f"measure {measure!r} goes with method 'exact'; LSH estimates Jaccard similarity")
     if isinstance(min_shingles, bool) or not isinstance(min_shingles, int) or min_shingles < 0:
         raise UsageError(f"min_shingles must be a whole number >= 0, got {min_shingles!r}")
     if isinstance(max_group, bool) or not isinstance(max_group, int) or max_group < 2:
@@ -76,7 +157,7 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     if token_groups is not None and (isinstance(token_groups, bool) or not isinstance(token_groups, int)
                                      or not 1 <= token_groups <= 2**30):
         raise UsageError(f"token_groups must be a whole number from 1 to 2**30, got {token_groups!r}")
-    _check_columns(df, id_col, text_col, tokens_col, order_col, language_col)
+    check_schema(df, id_col, text_col, tokens_col, order_col, language_col)
     info = None
     if method == "lsh":
         info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
@@ -87,6 +168,10 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         spec = None
     else:
         spec = ShingleSpec.parse(shingle) if isinstance(shingle, str) else (shingle or ShingleSpec("word", 5))
+    # The workers must import pyarrow and allpairs: checked here, before the first job.
+    check_workers(df.sparkSession)
+    if check:
+        check_ids(df, id_col)
     docs = sets.docs_frame(df, id_col=id_col, text_col=text_col, tokens_col=tokens_col, order_col=order_col,
                            language_col=language_col, spec=spec, normalize=normalize)
     # Kept (memory, then disk) and cut from its lineage: every later stage reads it, and the plans
@@ -96,10 +181,13 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     label = "tokens" if spec is None else str(spec)
     if info is None:
         ranked, order = sets.rank_sets(distinct, hot_limit=max_group, broadcast_limit=broadcast_limit)
-        plans = exact.plan_hot_groups(ranked, t, order.hot, max_group)
+        bound = jaccard_bound(measure, t)
+        plans = exact.plan_hot_groups(ranked, bound, order.hot, max_group)
         groups = token_groups or exact.token_groups(df.sparkSession)
-        found = exact.set_pairs(ranked, t, plans, groups)
-        return SparkJoin(document_pairs(found, members), members, distinct, grouped, t, method, label,
+        found = exact.set_pairs(ranked, bound, plans, groups)
+        if bound != t or measure != "jaccard":
+            found = found.mapInArrow(lambda b: _accept_batches(b, measure, t), found.schema)
+        return SparkJoin(document_pairs(found, members, measure), members, distinct, grouped, t, method, label,
                          ranked=ranked, order=order, plans=plans, groups=groups)
     bucket_rows = lsh.buckets(distinct, num_perm=info.num_perm, bands=info.bands, rows=info.rows, seed=info.seed,
                               bits=info.bits, max_bucket=info.max_bucket, max_expand=info.max_expand,
@@ -109,9 +197,17 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
                      buckets=bucket_rows, candidates=cand, lsh=info)
 
 
+#: What :func:`join` passes on to :func:`plan` besides its own parameters.
+PLAN_OPTIONS = tuple(name for name in inspect.signature(plan).parameters
+                     if name not in ("df", "threshold", "id_col", "text_col", "tokens_col", "shingle", "method",
+                                     "measure", "check"))
+
+
 def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, tokens_col: str | None = None,
-         shingle: ShingleSpec | str | None = None, method: str = "exact", **options):
-    """Every pair of rows of ``df`` whose shingle sets have Jaccard similarity >= threshold, on Spark.
+         shingle: ShingleSpec | str | None = None, method: str = "exact", measure: str = "jaccard",
+         against=None, cache: bool = True, **options):
+    """Every pair of rows of ``df`` whose shingle sets have similarity >= threshold (Jaccard unless ``measure``
+    says), on Spark.
 
     The same answer as :func:`allpairs.join` on the same documents: the exact
     join finds every pair (the prefix-filter join of Vernica, Carey, Li, SIGMOD
@@ -119,20 +215,40 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     among the candidates of MinHash banding (with the same seed and banding,
     the local engine's candidates) and verifies them exactly.
 
+    What it runs: the columns, their types and the Python workers' interpreter
+    (``PYSPARK_PYTHON``, ``spark.pyspark.python``: it must import pyarrow and
+    allpairs) are checked before any job. Then, as fitting a model does, it runs
+    the jobs that plan the join: one that refuses null and repeated ids, one
+    that shingles the rows and groups identical sets (kept in Spark's cache as a
+    local checkpoint), and one or two that count and rank the shared shingles
+    (plus one histogram where a token is in more than ``max_group`` sets; AQE
+    may show a job as several). The pairs themselves are computed by the first
+    action on the result, which is persisted (``cache``, memory then disk), so
+    that ``count()`` then ``write`` do not join twice; ``unpersist()`` frees it.
+
     Parameters
     ----------
     df : pyspark.sql.DataFrame
         One row per document.
     threshold : float, str or Fraction in (0, 1]
-        Read exactly (0.7 is 7/10); pairs with J >= threshold are returned.
+        Read exactly (0.7 is 7/10); pairs with similarity >= threshold are returned.
     id_col : str
-        The documents' ids (cast to string).
+        The documents' ids: strings or integers, none null, none repeated; the
+        pairs keep their type.
     text_col, tokens_col : str
-        Exactly one: a string column of texts to shingle, or an array column
-        of tokens (strings or integers) joined as they are.
+        At most one: a string column of texts to shingle (default ``"text"``), or
+        an array column of tokens (strings or integers) joined as they are.
     shingle : "word:N", "char:N", "code:N", optional
         For texts; default ``word:5``.
     method : "exact" or "lsh"
+    measure : "jaccard", "cosine" or "dice"
+        As in :func:`allpairs.join` (exact method only): a Jaccard join at
+        ``t/(2-t)`` for Dice (the same pairs) or ``t²`` for cosine (a superset),
+        each pair then tested on the measure itself, on integers.
+    against : None
+        R–S joins run on the local engine only (:func:`allpairs.join`); given here, a usage error.
+    cache : bool
+        Persist the pairs (see above).
     **options
         ``order_col`` (the input order, for which document of a pair is left;
         default the row order Spark reads), ``language_col`` (program language
@@ -149,17 +265,42 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         of expanded pair by pair: the same pairs; default
         :data:`allpairs.engines.spark.lsh.MAX_EXPAND`, 4, lower than the local
         engine's 64 since each expanded pair is shuffled with both sets).
+        Any other keyword is a ``TypeError``.
 
     Returns
     -------
     pyspark.sql.DataFrame
         Columns left, right (ids; left first in the input order), similarity
         (double), overlap, left_size, right_size (ints: the exact similarity is
-        overlap / (left_size + right_size - overlap)). Unordered; not yet computed.
+        overlap / (left_size + right_size - overlap) for Jaccard). Unordered; not yet computed.
+
+    Raises
+    ------
+    TypeError
+        An unknown keyword.
+    UsageError, InputError
+        A missing column or one of the wrong type, a bad option; null or repeated ids.
+    SparkSetupError
+        The Python workers cannot import pyarrow or allpairs.
     """
+    unknown = sorted(set(options) - set(PLAN_OPTIONS))
+    if unknown:
+        raise TypeError(f"allpairs.spark.join() got an unexpected keyword argument {unknown[0]!r}; "
+                        f"it takes id_col, text_col, tokens_col, shingle, method, measure, against, cache, "
+                        f"{', '.join(PLAN_OPTIONS)}")
+    if against is not None:
+        raise UsageError("against= (an R–S join) is not available on Spark; join the two with allpairs.join, "
+                         "or union them and keep the pairs across")
+    if text_col is None and tokens_col is None:
+        text_col = "text"
     planned = plan(df, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col, shingle=shingle,
-                   method=method, **options)
-    return planned.pairs.select(*COLUMNS)
+                   method=method, measure=measure, **options)
+    pairs = planned.pairs.select(*COLUMNS)
+    if cache:
+        from pyspark import StorageLevel
+
+        pairs = pairs.persist(StorageLevel.MEMORY_AND_DISK)
+    return pairs
 
 
 __all__ = ["COLUMNS", "ORDER", "SparkJoin", "join", "plan"]

@@ -13,8 +13,20 @@ COLUMNS = ["left", "right", "similarity", "overlap", "left_size", "right_size"]
 ORDER = ["left_key", "left_ord", "right_key", "right_ord"]
 
 
-def document_pairs(set_pairs, members):
-    """DataFrame (COLUMNS + ORDER) of all document pairs with ``J >= t``.
+def similarity(measure: str):
+    """The Spark column of a measure's similarity (double) over ``overlap``, ``size_a``, ``size_b``."""
+    from pyspark.sql import functions as F
+
+    o, a, b = F.col("overlap"), F.col("size_a"), F.col("size_b")
+    if measure == "cosine":
+        return o / F.sqrt(a.cast("double") * b)
+    if measure == "dice":
+        return 2 * o / (a + b)
+    return o / (a + b - o)
+
+
+def document_pairs(set_pairs, members, measure: str = "jaccard"):
+    """DataFrame (COLUMNS + ORDER) of all document pairs that ``set_pairs`` hold (similarity of ``measure``).
 
     ``set_pairs``: (a, b, overlap, size_a, size_b) over distinct set ids;
     ``members``: (set, ord, id, okey, size).
@@ -36,7 +48,7 @@ def document_pairs(set_pairs, members):
     ab = first("a", "b")
     cross = both.select(
         pick(ab, "id_a", "id_b", "left"), pick(ab, "id_b", "id_a", "right"),
-        (F.col("overlap") / (F.col("size_a") + F.col("size_b") - F.col("overlap"))).alias("similarity"),
+        similarity(measure).alias("similarity"),
         "overlap", pick(ab, "size_a", "size_b", "left_size"), pick(ab, "size_b", "size_a", "right_size"),
         pick(ab, "ok_a", "ok_b", "left_key"), pick(ab, "ord_a", "ord_b", "left_ord"),
         pick(ab, "ok_b", "ok_a", "right_key"), pick(ab, "ord_b", "ord_a", "right_ord"))

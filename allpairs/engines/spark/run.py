@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 from collections import Counter
 from contextlib import contextmanager
@@ -20,13 +21,14 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ...corpus.documents import _walk, decode_file, jsonl_record, matches
-from ...errors import InputError, UsageError
+from ...corpus.documents import _walk, decode_file, fields_of, jsonl_record, matches
+from ...errors import InputError, OutputError, UsageError
 from ...join import joined_note
 from ...shingles import ShingleSpec, language_for_path
 from .join import plan
 from .lsh import MARKED
 from .pairs import COLUMNS, ORDER
+from ...pairs.output import partial_directory
 from .session import get_session
 
 KINDS = ("directory", "lines", "sets", "jsonl", "parquet")
@@ -186,6 +188,68 @@ def _read_directory(spark, path, include, exclude, min_bytes, run: SparkRun):
         lambda b: _file_batches(b, root), "id string, text string, language string, skip string")
 
 
+def _local_path(path: str) -> str | None:
+    """The path on this machine's file system of ``path`` (plain or ``file:``); None for another file system."""
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", path) and not path.startswith("file:"):
+        return None
+    return _root(path)
+
+
+def check_output_dir(output: str) -> str | None:
+    """Refuse, before Spark starts, an ``-o`` dataset that exists or whose folder does not; its local path
+    (None on another file system, checked once Spark runs)."""
+    local = _local_path(output)
+    if local is None:
+        return None
+    if os.path.lexists(local):
+        raise UsageError(f"{output} exists; remove it or choose another -o (a Parquet dataset is a directory)")
+    parent = os.path.dirname(local)
+    if not os.path.isdir(parent):
+        raise OutputError(f"output {output}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"output {output}: cannot create files in {parent} (permission denied)")
+    return local
+
+
+def check_parquet(path: str, id_col: str, text_col: str | None, tokens_col: str | None) -> None:
+    """Read the schema of a local Parquet file or dataset (pyarrow, before Spark starts) and refuse, as the
+    local engine does, a missing path, a file that is not Parquet, a missing column, texts that are not strings."""
+    local = _local_path(path)
+    if local is None:
+        return
+    import pyarrow.parquet as pq
+
+    if not os.path.exists(local):
+        raise UsageError(f"{path}: no such file or directory")
+    try:
+        schema = pq.ParquetDataset(local).schema if os.path.isdir(local) else pq.read_schema(local)
+    except (OSError, pa.ArrowException) as e:
+        raise InputError(f"{path}: cannot read as Parquet ({(str(e).splitlines() or ['?'])[0]})") from None
+    for option, column in (("--id-col", id_col), ("--text-col", text_col), ("--tokens-col", tokens_col)):
+        if column is not None and column not in schema.names:
+            raise InputError(f"{path}: no column {column!r} (it has {fields_of(schema.names)}); "
+                             f"name one with {option}")
+    if text_col is not None:
+        typ = schema.field(text_col).type
+        if not (pa.types.is_string(typ) or pa.types.is_large_string(typ)):
+            raise InputError(f"{path}: column {text_col!r} holds {typ}, not strings")
+    if tokens_col is not None:
+        typ = schema.field(tokens_col).type
+        if not (pa.types.is_list(typ) or pa.types.is_large_list(typ)):
+            raise InputError(f"{path}: column {tokens_col!r} holds {typ}, not lists of strings")
+
+
+def _stop_jvm(spark) -> None:
+    """Kill Spark's JVM (for the signal watcher: its tasks must stop writing before their output is removed)."""
+    proc = getattr(spark.sparkContext._gateway, "proc", None)
+    if proc is not None:
+        # pyspark's threads that talk to the JVM would print tracebacks as it goes; the process is
+        # ending, and its one line goes straight to fd 2.
+        sys.stderr = open(os.devnull, "w")
+        proc.kill()
+        proc.wait(10)
+
+
 def _from_spark_error(e: Exception) -> Exception:
     """An AllPairsError raised in a Spark worker, as the same error here; else ``e``."""
     m = re.search(r"allpairs\.errors\.(InputError|UsageError): (.*)", str(e))
@@ -197,11 +261,14 @@ def _from_spark_error(e: Exception) -> Exception:
 def run(path: str, threshold, *, kind: str = "directory", output: str | None = None, count: bool = False,
         master: str | None = None, conf: dict | None = None, include=(), exclude=(), min_bytes: int = 0,
         id_field: str = "id", text_field: str = "text", id_col: str | None = None, text_col: str | None = None,
-        tokens_col: str | None = None, shingle: ShingleSpec | str | None = None, **options) -> SparkRun:
+        tokens_col: str | None = None, shingle: ShingleSpec | str | None = None, quiet: bool = False,
+        **options) -> SparkRun:
     """Join the documents at ``path`` on Spark; write the pairs to ``output`` (Parquet) or count them.
 
     ``kind`` is one of :data:`KINDS`; ``options`` go to :func:`allpairs.engines.spark.join.plan`
-    (normalize, min_shingles, method, max_group, and the LSH options).
+    (normalize, min_shingles, method, measure, max_group, and the LSH options). ``quiet``: the
+    JVM's own log lines go nowhere. A local ``output`` and Parquet input are checked before Spark
+    starts; the dataset is written beside ``output`` and moved into place at the end.
     """
     if kind not in KINDS:
         raise UsageError(f"unknown input kind {kind!r}; choose one of {', '.join(KINDS)}")
@@ -213,9 +280,12 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
         raise UsageError("--engine spark writes the pairs as a Parquet dataset: give -o DIR (or --count)")
     if str(path) == "-":
         raise UsageError("--engine spark reads files, not stdin: give a path")
+    local_output = check_output_dir(str(output)) if output is not None and not count else None
+    if kind == "parquet":
+        check_parquet(str(path), id_col or "id", None if tokens_col else text_col or "text", tokens_col)
     t0 = time.perf_counter()
-    spark = get_session(master, conf=conf)
-    if output is not None and not count:
+    spark = get_session(master, conf=conf, quiet=quiet)
+    if output is not None and not count and local_output is None:
         jvm_path = spark._jvm.org.apache.hadoop.fs.Path(str(output))
         if jvm_path.getFileSystem(spark._jsc.hadoopConfiguration()).exists(jvm_path):
             raise UsageError(f"{output} exists; remove it or choose another -o (a Parquet dataset is a directory)")
@@ -238,8 +308,14 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
             # Read and decoded once: counted here, shingled by the join.
             files = kept = _read_directory(spark, str(path), include, exclude, min_bytes, res) \
                 .persist(StorageLevel.MEMORY_AND_DISK)
-            skipped = files.where(F.col("skip").isNotNull()).groupBy("skip").count().collect()
-            res.skipped = {r["skip"].split(" (")[0]: r["count"] for r in skipped}
+            # One job: the skipped files by reason, and whether any file read is not source code.
+            kinds = files.groupBy("skip", F.col("language").isNull().alias("prose")).count().collect()
+            res.skipped = {}
+            for r in kinds:
+                if r["skip"] is not None:
+                    why = r["skip"].split(" (")[0]
+                    res.skipped[why] = res.skipped.get(why, 0) + r["count"]
+            prose = any(r["prose"] for r in kinds if r["skip"] is None)
             df = files.where(F.col("skip").isNull())
             id_col, text_col, language_col, order_col = "id", "text", "language", "id"
         else:
@@ -260,9 +336,10 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
             if kind == "lines":
                 shingle = "char:3"
             elif kind == "directory":
-                shingle = "word:5" if df.where(F.col("language").isNull()).limit(1).count() else "code:5"
-        planned = plan(df, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col,
-                                  order_col=order_col, language_col=language_col, shingle=shingle, **options)
+                shingle = "word:5" if prose else "code:5"
+        # Ids are checked for nulls and repeats where the input gives them (line numbers and paths are unique).
+        planned = plan(df, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col, order_col=order_col,
+                       language_col=language_col, shingle=shingle, check=kind in ("jsonl", "parquet"), **options)
         res.shingle = planned.shingle
         res.threshold = str(planned.threshold)
         if planned.buckets is not None:
@@ -272,7 +349,14 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
         if count:
             res.pairs = planned.pairs.count()
         else:
-            planned.pairs.orderBy(*ORDER).select(*COLUMNS).write.parquet(str(output))
+            sorted_pairs = planned.pairs.orderBy(*ORDER).select(*COLUMNS)
+            if local_output is None:
+                sorted_pairs.write.parquet(str(output))
+            else:
+                # Beside the target, moved into place at the end: a signal or an error leaves no
+                # partial dataset and no _temporary (the watcher stops the JVM, then removes it).
+                with partial_directory(local_output, stop_writer=lambda: _stop_jvm(spark)) as tmp:
+                    sorted_pairs.write.mode("overwrite").parquet("file://" + tmp)
             res.output = str(output)
             res.pairs = spark.read.parquet(str(output)).count()
         res.seconds["join"] = time.perf_counter() - t0

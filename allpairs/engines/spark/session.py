@@ -7,7 +7,9 @@ missing one is one line of error, not a Java gateway traceback.
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 import sys
 
 from ...errors import AllPairsError
@@ -45,12 +47,70 @@ def is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
 
-def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: dict | None = None):
+def local_cores(master: str) -> int:
+    """The task slots of a local master: N of ``local[N]`` or ``local[N, F]``, the machine's cores for ``*``."""
+    m = re.match(r"^local\[\s*(\d+|\*)", master)
+    if m is None:
+        return 1
+    return os.cpu_count() or 1 if m.group(1) == "*" else max(1, int(m.group(1)))
+
+
+#: What a Python worker imports to run the join's tasks.
+WORKER_IMPORTS = "import numpy, pyarrow, allpairs.engines.spark.sets"
+#: Interpreters found to import it (checked once per process).
+_workers_ok: set[str] = set()
+
+
+def _on_this_machine(master: str) -> bool:
+    """Whether the workers of ``master`` run on this machine (local, or a standalone master on loopback)."""
+    return is_local(master) or re.match(r"^spark://(127\.0\.0\.1|localhost)(:|$)", master) is not None
+
+
+def check_workers(spark) -> None:
+    """Check that Spark's Python workers can import pyarrow and allpairs, before any job; once per interpreter.
+
+    The workers run ``spark.pyspark.python`` (or ``PYSPARK_PYTHON``), by
+    default ``python3`` on the PATH, not this interpreter: a session a user
+    started from a virtual environment's python would otherwise fail inside
+    the first task with a Java stack trace. Checked on this machine where the
+    workers run here (a local master, or a standalone one on 127.0.0.1); a
+    cluster's machines are not reachable before a job.
+
+    Raises
+    ------
+    SparkSetupError
+        The interpreter is missing or cannot import them; the message says what to set.
+    """
+    sc = spark.sparkContext
+    exe = sc.pythonExec or "python3"
+    if exe in _workers_ok or not _on_this_machine(sc.master):
+        return
+    fix = (f"set PYSPARK_PYTHON (or spark.pyspark.python) to an interpreter that has them, such as "
+           f"{sys.executable}, before the SparkSession starts")
+    path = shutil.which(exe)
+    if path is None:
+        raise SparkSetupError(f"Spark's Python workers run {exe}, which is not found: {fix}")
+    try:
+        done = subprocess.run([path, "-c", WORKER_IMPORTS], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise SparkSetupError(f"Spark's Python workers run {exe}, which did not start ({e}): {fix}") from None
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        why = lines[-1].strip() if lines else f"exit status {done.returncode}"
+        raise SparkSetupError(f"Spark's Python workers run {exe}, which cannot import pyarrow and allpairs "
+                              f"({why}): {fix}")
+    _workers_ok.add(exe)
+
+
+def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: dict | None = None,
+                quiet: bool = False):
     """The active SparkSession, or a new one on ``master`` (default ``local[*]``).
 
     For a local master this binds Spark to 127.0.0.1 (``SPARK_LOCAL_IP``, unless
     set), turns the web UI off and runs the Python workers with this
-    interpreter, so that they import the same allpairs.
+    interpreter, so that they import the same allpairs, with four shuffle partitions
+    per core instead of Spark's 200 (``conf`` may say otherwise). ``quiet``: the JVM
+    started here writes its log to /dev/null instead of this process's stderr.
 
     Raises
     ------
@@ -74,12 +134,26 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+        # Spark's 200 shuffle partitions are 200 Python tasks per shuffled stage (about 800 tasks for
+        # the 10-document corpus); on one machine four per core keep the tasks even and few.
+        builder = builder.config("spark.sql.shuffle.partitions", str(4 * local_cores(master)))
     # stderr is for allpairs' own summary: no console progress bar.
     builder = builder.config("spark.ui.showConsoleProgress", "false")
     for key, value in (conf or {}).items():
         builder = builder.config(key, str(value))
+    saved = None
+    if quiet:  # the JVM inherits fd 2 when it starts: give it /dev/null, then put ours back
+        sys.stderr.flush()
+        saved = os.dup(2)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.close(null)
     try:
         return builder.getOrCreate()
     except Exception as e:  # the JVM failed to start: pyspark raises its own runtime errors
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise SparkSetupError(f"Spark did not start on {master}: {first}") from None
+    finally:
+        if saved is not None:
+            os.dup2(saved, 2)
+            os.close(saved)

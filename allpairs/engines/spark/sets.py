@@ -101,18 +101,19 @@ def docs_frame(df, *, id_col: str, text_col: str | None, tokens_col: str | None,
     documents in the output (``order_col``, else ``ord``).
     """
     from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, IntegerType, LongType, StringType, StructField, StructType
+    from pyspark.sql.types import ArrayType, IntegerType, LongType, StructField, StructType
     from pyspark.sql.pandas.types import to_arrow_schema
 
     source = text_col if spec is not None else tokens_col
     extra = [F.col(language_col).alias("_language")] if language_col else []
-    base = df.select(F.monotonically_increasing_id().alias("ord"), F.col(id_col).cast("string").alias("id"),
+    base = df.select(F.monotonically_increasing_id().alias("ord"), F.col(id_col).alias("id"),
                      F.col(source).alias("_source"), *extra,
                      *([F.col(order_col).alias("okey")] if order_col else []))
     if not order_col:
         base = base.withColumn("okey", F.col("ord"))
     okey_type = base.schema["okey"].dataType
-    out = StructType([StructField("ord", LongType()), StructField("id", StringType()),
+    # Ids keep their type (strings or integers), as the rows of the local engine's pairs do.
+    out = StructType([StructField("ord", LongType()), StructField("id", base.schema["id"].dataType),
                       StructField("okey", okey_type), StructField("size", IntegerType()),
                       StructField("keys", ArrayType(LongType()))])
     arrow_schema = to_arrow_schema(out)
