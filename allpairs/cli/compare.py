@@ -23,9 +23,8 @@ def compare_command(
     paths: List[str] = PATHS, threshold: str = THRESHOLD,
     shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, min_shingles: int = MIN_SHINGLES,
     json_out: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT,
-                                  help="Print the comparison as JSON instead of a table: settings, documents, "
-                                       "all_pairs, all_set_pairs, exact and lsh (the same keys each), bins, shared, "
-                                       "report; numbers as numbers (every key in docs/compare.md)."),
+                                  help="Print the comparison as JSON instead of a table, numbers as numbers "
+                                       "(every key in docs/compare.md)."),
     missed: Optional[str] = typer.Option(None, "--missed", metavar="FILE", rich_help_panel=OUTPUT,
                                           show_default=False,
                                           help="Write the pairs of documents with J >= t that LSH missed to FILE, "
@@ -42,11 +41,10 @@ def compare_command(
 ) -> None:
     """Run the exact join and the LSH join on the same shingle sets and compare recall and cost.
 
-    Prints the documents read and joined, all pairs, pairs with J >= THRESHOLD
-    and how many LSH missed, the candidates each method verified and their
-    share of the pairs of distinct sets, recall overall and per similarity bin
-    beside the S-curve's prediction, and each method's time and own peak memory;
-    --missed FILE writes the pairs LSH missed; --plot FILE draws the S-curve and the candidates.
+    Prints the pairs with J >= THRESHOLD and how many LSH missed, the
+    candidates each method verified, recall per similarity bin beside the
+    S-curve's prediction, and each method's time and peak memory; --missed
+    FILE writes the pairs LSH missed; --plot FILE draws the S-curve.
     """
     from ..report import compare as run_compare, render_table  # here, not at the top: only compare needs it
     from ..report.files import check_files, write_files
