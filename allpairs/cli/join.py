@@ -207,7 +207,8 @@ def _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, 
         return
     skipped = sum(res.skipped.values())
     reasons = f" ({', '.join(f'{why}: {n:,}' for why, n in sorted(res.skipped.items()))})" if skipped else ""
-    err.print(f"allpairs: spark {res.master}: {count_of(res.documents, 'document')}, {skipped:,} skipped{reasons}, "
+    engine = "local engine" if res.master is None else f"spark {res.master}"
+    err.print(f"allpairs: {engine}: {count_of(res.documents, 'document')}, {skipped:,} skipped{reasons}, "
               f"{res.joined:,} joined; {res.shingle} shingles; {count_of(res.distinct_sets, 'distinct set')}")
     cand = f"{count_of(res.candidates, 'candidate')}, " if res.candidates is not None else ""
     where = f" written to {res.output}" if res.output else ""
