@@ -22,7 +22,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "Corpus": "corpus", "read_corpus": "corpus", "read_directory": "corpus", "read_jsonl": "corpus",
     "read_lines": "corpus", "read_sets": "corpus", "read_table": "corpus",
-    "AllPairsError": "errors", "EmptyCorpusError": "errors", "InputError": "errors", "OutputError": "errors",
+    "AllPairsError": "errors", "EmptyCorpusError": "errors", "InputError": "errors", "MissingExtraError": "errors", "OutputError": "errors",
     "UsageError": "errors",
     "JoinResult": "join", "join": "join",
     "Threshold": "measures",
@@ -62,7 +62,7 @@ sys.modules[__name__].__class__ = _Package
 
 if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eagerly
     from .corpus import Corpus, read_corpus, read_directory, read_jsonl, read_lines, read_sets, read_table
-    from .errors import AllPairsError, EmptyCorpusError, InputError, OutputError, UsageError
+    from .errors import AllPairsError, EmptyCorpusError, InputError, MissingExtraError, OutputError, UsageError
     from .join import JoinResult, join
     from .measures import Threshold
     from .pairs import Pair, PairWriter, Pairs

@@ -17,6 +17,10 @@ class UsageError(AllPairsError, ValueError):
     exit_code = 2
 
 
+class MissingExtraError(UsageError, ImportError):
+    """An optional dependency is not installed; the message names the extra that installs it (exit status 2)."""
+
+
 class InputError(AllPairsError):
     """The data cannot be read or parsed: missing path, malformed line (exit status 1)."""
 

@@ -5,6 +5,7 @@ nothing else does any of the work.
 """
 from __future__ import annotations
 
+import itertools
 import resource
 import sys
 import time
@@ -28,6 +29,8 @@ from ._plural import count
 from .measures import Measure, Threshold, get_measure, parse_threshold
 from .order import OrderedSets, order_sets
 from .pairs import Pairs
+from .pairs.result import similarity_text
+from .pairs.summary import SHOWN, Summarised
 from .pairs.clusters import Clusters, find_clusters
 from .verify import verify_candidates
 from .shingles import ShingleSpec, hash_sets, shingle_for_texts, shingle_texts
@@ -123,14 +126,17 @@ class LSHInfo:
                 f"{bits}; {curve}")
 
 
-@dataclass
-class JoinResult:
+@dataclass(repr=False)
+class JoinResult(Summarised):
     """Pairs with J >= threshold, the documents' ids, and the statistics of the run.
 
     ``pairs`` name documents by position: ``ids[pair.left]`` is the left
     document's id (a relative path, a line number, a JSON id, a dict key, or
     for a list the position itself). :meth:`to_pandas` and :meth:`to_arrow`
-    give the pairs as a table with the ids filled in.
+    give the pairs as a table with the ids filled in. In an R–S join,
+    ``left_ids[pair.left]`` and ``right_ids[pair.right]`` name the two sides.
+    ``repr(res)`` (and a notebook's view) sums the result up: the counts, the
+    settings and the first few pairs.
     """
 
     pairs: Pairs
@@ -157,9 +163,40 @@ class JoinResult:
         """The first carried column (a line's text for ``--lines``), or None."""
         return next(iter(self.columns.values()), None)
 
+    @property
+    def left_ids(self) -> Sequence:
+        """The ids of the first corpus (of every document in a self-join): ``left_ids[pair.left]``."""
+        return self.ids if self.n_left is None else self.ids[: self.n_left]
+
+    @property
+    def right_ids(self) -> Sequence:
+        """The ids of the other corpus of an R–S join (of every document in a self-join): ``right_ids[pair.right]``."""
+        return self.ids if self.n_left is None else self.ids[self.n_left:]
+
     def similarity(self, pair):
         """The pair's exact similarity under the join's measure (a Fraction; int for overlap; float for cosine)."""
         return self.measure.similarity(pair.overlap, pair.left_size, pair.right_size)
+
+    def _summary(self) -> tuple[str, tuple[str, ...], list[tuple], int]:
+        """Title, column names, the first pairs and the number of pairs, for repr and notebooks."""
+        docs = count(len(self.ids), "document") if self.n_left is None else \
+            f"{count(self.n_left, 'document')} against {count(len(self.ids) - self.n_left, 'document')}"
+        how = self.method if not self.shingle else f"{self.method}, tokens as given" if self.shingle == "tokens" \
+            else f"{self.method}, {self.shingle} shingles"
+        title = f"JoinResult: {count(len(self), 'pair')} of {docs} at {self.measure.name} >= {self.threshold} ({how})"
+        if self.clusters is not None:
+            title += f"; {count(len(self.clusters), 'cluster')}, the largest of {self.clusters.largest:,}"
+        left, right = self.left_ids, self.right_ids
+        first = self.pairs.head()
+        if self.pairs.estimated:  # as the writer prints them: ~, then truncated to 6 decimals
+            estimates = np.concatenate([c.estimate for c in itertools.islice(self.pairs.chunks(SHOWN), SHOWN)]
+                                       or [np.zeros(0)])
+            scores = [f"~{n // 10**6}.{n % 10**6:06d}" for n in np.floor(estimates[:len(first)] * 10**6)
+                      .astype(np.int64).tolist()]
+        else:
+            scores = [similarity_text(self.measure, *p[2:]) for p in first]
+        rows = [(left[p.left], right[p.right], score) for p, score in zip(first, scores)]
+        return title, ("left", "right", "estimate" if self.pairs.estimated else "similarity"), rows, len(self)
 
     def to_pandas(self):
         """The pairs as a pandas DataFrame: left, right (ids), similarity (a float, under the join's measure),
@@ -205,13 +242,20 @@ def _timed(stats: Stats, stage: str):
     stats.seconds[stage] = stats.seconds.get(stage, 0.0) + time.perf_counter() - t0
 
 
+def is_series(data) -> bool:
+    """Whether ``data`` is a pandas Series (pandas is not imported for the question)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(data, pandas.Series)
+
+
 def as_corpus(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], ids: Sequence | None = None) -> Corpus:
-    """A Corpus from a Corpus, a dict, a list of texts, or a list of token collections.
+    """A Corpus from a Corpus, a dict, a pandas Series, a list of texts, or a list of token collections.
 
     A dict's keys are the ids and its values the documents (texts, or token
-    collections). A list's ids are ``ids`` when given (as many as documents,
-    all different), else the positions 0, 1, 2, ... as ints, so that an id and
-    the index :class:`~allpairs.pairs.Pair` gives for it are the same number.
+    collections); a Series is named by its index. A list's ids are ``ids``
+    when given (as many as documents, all different), else the positions 0,
+    1, 2, ... as ints, so that an id and the index :class:`~allpairs.pairs.Pair`
+    gives for it are the same number. Ids keep their type.
     """
     if isinstance(data, Corpus):
         if ids is not None:
@@ -219,10 +263,18 @@ def as_corpus(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], ids: 
         return data
     if isinstance(data, (str, bytes)):
         raise UsageError("give a list of documents, not one string; read a path with allpairs.read_directory")
-    if isinstance(data, Mapping):
+    if isinstance(data, Mapping) or is_series(data):
         if ids is not None:
-            raise UsageError("a dict names its documents by its keys; ids= goes with a list of documents")
-        ids, data = list(data.keys()), list(data.values())
+            what = "a dict names its documents by its keys" if isinstance(data, Mapping) else \
+                "a pandas Series names its documents by its index"
+            raise UsageError(f"{what}; ids= goes with a list of documents")
+        if isinstance(data, Mapping):
+            ids, data = list(data.keys()), list(data.values())
+        else:
+            ids, data = data.index.tolist(), data.tolist()
+            if len(set(ids)) != len(ids):
+                twice = next(i for i, n in Counter(ids).items() if n > 1)
+                raise UsageError(f"the Series' index holds {twice!r} twice; ids must be different")
     else:
         data = list(data)
         if ids is None:
@@ -571,7 +623,8 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
          rows: int | None = None, recall: float = 0.99, seed: int = 1, bits: int | None = None,
          max_bucket: int | None = None, max_expand: int | None = MAX_EXPAND, verify: str = "exact",
          measure: str = "jaccard", against: Corpus | Sequence[str] | Sequence[Iterable] | None = None,
-         clusters: bool = False, progress: Progress | None = None, ids: Sequence | None = None) -> JoinResult:
+         clusters: bool = False, progress: Progress | None = None, ids: Sequence | None = None,
+         against_ids: Sequence | None = None) -> JoinResult:
     """Every pair of documents whose shingle sets have similarity >= threshold (Jaccard unless ``measure`` says).
 
     With ``method="exact"`` (the default) the answer is exact: a prefix-filter
@@ -582,11 +635,12 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
 
     Parameters
     ----------
-    data : Corpus, dict, list of str, or list of token collections
+    data : Corpus, dict, pandas Series, list of str, or list of token collections
         A corpus from :mod:`allpairs.corpus`, texts to shingle, or sets of
-        tokens (str or int) to join as they are; a dict maps ids to either.
-        Pairs name documents by position (``res.ids[pair.left]`` is the id);
-        a list's ids are ``ids``, or the positions themselves.
+        tokens (str or int) to join as they are; a dict maps ids to either,
+        a Series is named by its index. Pairs name documents by position
+        (``res.ids[pair.left]`` is the id); a list's ids are ``ids``, or the
+        positions themselves. Ids keep their type.
     threshold : float, str or Fraction in (0, 1]
         Pairs with J >= threshold are returned; read exactly (0.7 is 7/10).
     method : "exact" or "lsh"
@@ -621,6 +675,9 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         An R–S join: only pairs (a, b) with a from ``data`` and b from
         ``against`` (numbered from 0 within it); for containment a is the
         contained one. Both sides are shingled alike and share one order.
+        Name its documents as ``data``'s: by a dict's keys, a Series' index,
+        or ``against_ids``; ``res.left_ids[pair.left]`` and
+        ``res.right_ids[pair.right]`` are then the two documents' ids.
     clusters : bool
         Also find the connected components of the pairs with two or more
         documents (:attr:`JoinResult.clusters`); self-joins only.
@@ -628,6 +685,8 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
     ids : sequence, optional
         One id per document of a list (all different), used in ``res.ids``
         and by the writers; default the positions 0, 1, 2, ...
+    against_ids : sequence, optional
+        The same for ``against`` when it is a list.
     """
     m = get_measure(measure)
     t = parse_threshold(threshold, m)
@@ -644,6 +703,8 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         raise UsageError("an R–S join (--against) is exact only; drop --method lsh")
     if clusters and against is not None:
         raise UsageError("clusters are for a self-join; drop --against or --clusters")
+    if against_ids is not None and against is None:
+        raise UsageError("against_ids= names the documents of against=; give both, or ids= for a self-join")
     info = None
     if method == "lsh":
         info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
@@ -659,7 +720,7 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
     n_left = None
     if against is not None:
         n_left = len(corpus)
-        corpus = merge_corpora(corpus, as_corpus(against))
+        corpus = merge_corpora(corpus, as_corpus(against, against_ids))
     stats = Stats()
     # A small input runs the kernels as plain Python: no numba to import, no kernels to load.
     with kernels_for(input_bytes(corpus)):
@@ -677,7 +738,7 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         found_clusters = None
         if clusters:
             with _timed(stats, "clusters"):
-                found_clusters = find_clusters(pairs)
+                found_clusters = find_clusters(pairs, ids=corpus.ids)
     stats.peak_memory = peak_memory()
     return JoinResult(pairs=pairs, ids=corpus.ids, threshold=t, shingle=label, method=method,
                       stats=stats, columns=corpus.columns, lsh=info, measure=m, n_left=n_left,

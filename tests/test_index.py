@@ -9,8 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive
-from allpairs import Corpus, EmptyCorpusError, UsageError
+from allpairs import Corpus, EmptyCorpusError, InputError, UsageError
 from allpairs.index import IndexFileError, SearchIndex, search
+from allpairs.index.search import continue_lines
+from allpairs.join import Stats
 from allpairs.index.store import FORMAT, MAGIC
 from allpairs.measures import JOIN_MEASURES
 from allpairs.shingles import hash_sets
@@ -258,3 +260,95 @@ def test_overlap_answers_queries_of_any_size_at_the_extreme_counts(k):
     sets = [["t23"], ["t5", "t9", "t8", "t14", "t1"], [f"t{i}" for i in range(3000)]]
     queries = [[f"t{i}" for i in range(n)] for n in (1, 12, 5000)]
     assert answers(SearchIndex.build(sets, k, measure="overlap"), queries) == naive.rs_pairs(queries, sets, k, "overlap")
+
+
+# --- issue 17, item 8: ids the index holds already ---------------------------
+
+def matches_by_id(index: SearchIndex, queries, threshold=None):
+    """The index's answers with indexed documents named by id, in the index's order."""
+    return [(m.query, index.ids[m.indexed], m.overlap, m.query_size, m.indexed_size)
+            for m in index.query(queries, threshold)]
+
+
+def test_adding_an_id_the_index_holds_is_refused_and_adds_nothing():
+    index = SearchIndex.build({"a": ["x", "y"], "b": ["p", "q"]}, 0.5)
+    with pytest.raises(InputError, match=r"1 document of the 2 added has an id the index holds already "
+                                         r"\(the first: 'b'\)"):
+        index.add({"c": ["x", "z"], "b": ["p"]})
+    assert list(index.ids) == ["a", "b"] and index.num_sets == 2
+    with pytest.raises(InputError, match="holds the id 2 already"):  # a list's ids are positions: 2 is taken
+        SearchIndex.build([["x"], ["y"]], 0.5, ids=[2, 5]).add([["z"]])
+
+
+@settings(max_examples=60, deadline=None)
+@given(corpus_and_threshold(max_docs=14), st.integers(1, 14), st.lists(st.integers(0, 20), max_size=8),
+       st.sampled_from(["replace", "skip"]), st.sampled_from([1, 10**9]))
+def test_replacing_or_skipping_ids_answers_as_a_fresh_build_of_the_final_documents(case, cut, batch_ids, existing,
+                                                                                     min_delta):
+    sets, t = case
+    sets = [[1]] + sets  # at least one non-empty set to build from
+    old = {f"d{k}": s for k, s in enumerate(sets[:cut]) if s}
+    batch = {f"d{k}": sets[(k + cut) % len(sets)] for k in dict.fromkeys(batch_ids)}  # some ids taken, some new
+    search.MIN_DELTA, saved = min_delta, search.MIN_DELTA
+    try:
+        index = SearchIndex.build(old, t)
+        stats = Stats()
+        index.add(batch, existing=existing, stats=stats)
+    finally:
+        search.MIN_DELTA = saved
+    if existing == "replace":  # the old document goes, the new one comes after every old one
+        final = {**{i: s for i, s in old.items() if i not in batch}, **{i: s for i, s in batch.items() if s}}
+    else:
+        final = {**old, **{i: s for i, s in batch.items() if i not in old and s}}
+        assert [i for i, why in stats.skipped if why == "in the index already"] == [i for i in batch if i in old]
+    assert list(index.ids) == list(final)
+    queries = [list(s) for s in sets] + [[1000, 0]]
+    fresh = SearchIndex.build(final, t)
+    assert matches_by_id(index, queries) == matches_by_id(fresh, queries)
+    names = list(final)
+    assert sorted((q, names.index(i), o, a, b) for q, i, o, a, b in matches_by_id(index, queries)) == \
+        naive.rs_pairs(queries, list(final.values()), t)
+
+
+def test_a_replaced_index_saves_and_loads_and_answers_the_same(tmp_path):
+    index = SearchIndex.build({"a": ["x", "y"], "b": ["x", "y"], "c": ["p", "q", "r"]}, 0.5)
+    index.add({"c": ["x", "y", "z"], "a": []}, existing="replace")  # c moves to the end; a has no shingle: gone
+    assert list(index.ids) == ["b", "c"] and index.num_sets == 2  # the sets of a and of the old c are gone
+    index.save(tmp_path / "i.idx")
+    loaded = SearchIndex.load(tmp_path / "i.idx")
+    assert matches_by_id(loaded, [["x", "y"]]) == matches_by_id(index, [["x", "y"]]) == [(0, "b", 2, 2, 2),
+                                                                                         (0, "c", 2, 2, 3)]
+
+
+def test_line_ids_continue_after_the_index_s_largest_line_id():
+    index = SearchIndex.build(Corpus(ids=["1", "2", "x7", "9"], sets=[["a"], ["b"], ["c"], ["d"]], kind="sets"), 0.5)
+    lines = Corpus(ids=["1", "3"], sets=[["e"], ["f"]], kind="lines", skipped=[("2", "binary"), ("²", "odd")])
+    moved = continue_lines(lines, index)
+    assert moved.ids == ["10", "12"] and moved.skipped == [("11", "binary"), ("²", "odd")]  # digits are ASCII
+    named = Corpus(ids=["1"], sets=[["e"]], kind="directory")
+    assert continue_lines(named, index) is named  # file names are not line numbers
+    assert continue_lines(lines, SearchIndex.build({"f.txt": ["a"]}, 0.5)) is lines  # no line id to follow
+    ids = search._Ids.of(["007", "10", "12x", "", "9", "123456789012345678901"])
+    assert ids.last_number() == 10  # leading zeros, letters, empty and over-long ids are not line numbers
+
+
+def test_ids_that_share_their_ends_but_differ_within_are_different_ids():
+    # Ids are looked up by a key of their length and end bytes, then compared whole.
+    name = "src/{}/internal/path/to/file.go".format
+    index = SearchIndex.build({name("x" * 30): ["a"], name("y" * 30): ["b"]}, 0.5)
+    index.add({name("z" * 30): ["c"]})  # the same key as both, another id
+    assert list(index.ids) == [name("x" * 30), name("y" * 30), name("z" * 30)]
+    with pytest.raises(InputError, match="the first: 'src/yyy"):
+        index.add({name("w" * 30): ["d"], name("y" * 30): ["e"]})
+    assert search.text_keys(np.array([0, 0, 1]), np.array([0], np.uint8)).tolist()[0] != \
+        search.text_keys(np.array([0, 1]), np.array([0], np.uint8)).tolist()[0]  # "" is not "\0"
+
+
+def test_an_id_given_twice_in_a_batch_is_found_both_times_and_the_first_named_is_the_batch_s_first():
+    index = SearchIndex.build({"a": ["x"], "b": ["y"]}, 0.5)
+    twice = Corpus(ids=["c", "b", "a", "a"], sets=[["p"], ["q"], ["r"], ["s"]], kind="jsonl")
+    with pytest.raises(InputError, match=r"3 documents of the 4 added have ids .* \(the first: 'b'\)"):
+        index.add(twice)
+    stats = Stats()
+    assert index.add(twice, existing="skip", stats=stats).tolist() == [2, -1, -1, -1]
+    assert list(index.ids) == ["a", "b", "c"] and len(stats.skipped) == 3

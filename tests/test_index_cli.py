@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -80,8 +81,9 @@ def test_added_documents_are_found_and_the_file_is_replaced(built, tmp_path):
     assert r.exit_code == 0, r.stderr
     assert "added 2 of 2 documents" in r.stderr
     q = run("index", "query", idx, "--sets", "-", "-q", input="p q r\nbrand new\n")
-    # Indexed documents in index order: line 7 of the corpus, then the added lines 1 and 2 of more.sets.
-    assert lines(q.stdout) == [["1", "7", "0.666666"], ["1", "1", "1.000000"], ["2", "2", "0.666666"]]
+    # Indexed documents in index order: line 7 of the corpus, then the added lines 1 and 2 of more.sets,
+    # numbered on after the index's last line (7): 8 and 9.
+    assert lines(q.stdout) == [["1", "7", "0.666666"], ["1", "8", "1.000000"], ["2", "9", "0.666666"]]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.idx", "corpus.sets", "more.sets"]
 
 
@@ -172,7 +174,9 @@ def test_sets_dedup_and_index_read_several_paths_and_hidden_files_as_join_does(t
 
     idx = tmp_path / "ab.idx"
     assert run("index", "build", "-t", "0.5", "-s", "word:1", "-o", idx, a, b, "-q").exit_code == 0
-    assert run("index", "add", idx, "--hidden", b, "-q").exit_code == 0
+    r = run("index", "add", idx, "--hidden", "--skip-existing", b)  # two.txt is indexed already: only .three.txt
+    assert r.exit_code == 0 and "skipped 1 document (in the index already: 1)" in r.stderr
+    assert "added 1 of 2 documents; the index holds 3" in r.stderr
     r = run("index", "query", idx, a, b, "-q")
     assert r.exit_code == 0, r.stderr
     assert {tuple(row[:2]) for row in lines(r.stdout)} >= {("one.txt", "two.txt"), ("two.txt", "one.txt")}
@@ -190,3 +194,68 @@ def test_options_that_would_do_nothing_are_refused_by_every_command(args, flag, 
     assert r.exit_code == 2
     assert r.stderr.startswith(f"allpairs: error: {flag}") and "does nothing" in r.stderr
     assert not (Path.cwd() / "x.idx").exists()
+
+
+# --- issue 17, item 8: index add and ids the index holds ----------------------
+
+def test_adding_the_indexed_corpus_again_is_refused_in_one_line_and_leaves_the_index(tmp_path):
+    # The README's order (build tiny.idx, then add the same corpus) used to index every id twice.
+    idx = tmp_path / "tiny.idx"
+    assert run("index", "build", "-t", "0.5", "-s", "word:1", TINY, "-o", idx, "-q").exit_code == 0
+    before = idx.read_bytes()
+    r = run("index", "add", idx, TINY)
+    assert r.exit_code == 1 and r.stdout == ""
+    error = [line for line in r.stderr.splitlines() if "error" in line]
+    assert error == ["allpairs: error: 6 documents of the 7 added have ids the index holds already (the first: "
+                     "'cat.txt'); replace the old documents (--replace, existing='replace') or keep them and skip "
+                     "the new (--skip-existing, existing='skip')"]
+    assert idx.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["tiny.idx"]
+
+
+def test_skip_existing_says_how_many_were_skipped_and_replace_answers_as_a_fresh_build(tmp_path):
+    idx, fresh = tmp_path / "tiny.idx", tmp_path / "fresh.idx"
+    assert run("index", "build", "-t", "0.5", "-s", "word:1", TINY, "-o", idx, "-q").exit_code == 0
+    r = run("index", "add", idx, TINY, "--skip-existing")
+    assert r.exit_code == 0, r.stderr
+    assert "skipped 8 documents (in the index already: 6, binary: 1, no shingle: 1)" in r.stderr
+    assert "added 0 of 8 documents; the index holds 6" in r.stderr
+    new = tmp_path / "new"
+    new.mkdir()
+    (new / "cat.txt").write_text("the quick brown fox jumps over the lazy dog\n")  # cat.txt, replaced
+    (new / "owl.txt").write_text("an owl\n")
+    r = run("index", "add", idx, new, "--replace")
+    assert r.exit_code == 0, r.stderr
+    assert "replaced 1 document of the same id" in r.stderr and "added 2 of 2 documents; the index holds 7" in r.stderr
+    # A fresh build of the final documents: the old ones but cat.txt, then the new ones.
+    final = tmp_path / "final"
+    shutil.copytree(TINY, final)
+    (final / "cat.txt").unlink()
+    assert run("index", "build", "-t", "0.5", "-s", "word:1", final, new, "-o", fresh, "-q").exit_code == 0
+    grown, built = (run("index", "query", i, TINY, new, "-q") for i in (idx, fresh))
+    assert grown.exit_code == 0 and grown.stdout == built.stdout
+    found = {q for q, d, _ in lines(grown.stdout) if d == "cat.txt"}  # the new cat.txt's text, not the old one's
+    assert found and all(q.endswith("new/cat.txt") or q.startswith("fox") for q in found)
+    r = run("index", "add", idx, new, "--replace", "--skip-existing")
+    assert r.exit_code == 2 and "exclude each other" in r.stderr
+
+
+def test_line_ids_continue_across_added_files(tmp_path):
+    idx = tmp_path / "l.idx"
+    f = tmp_path / "l.txt"
+    f.write_text("a b\nc d\n")
+    assert run("index", "build", "--lines", "-t", "0.5", "-s", "word:1", f, "-o", idx, "-q").exit_code == 0
+    for _ in range(2):
+        assert run("index", "add", idx, "--lines", f, "-q").exit_code == 0
+    r = run("index", "query", idx, "--lines", f, "-q")
+    assert [row[:2] for row in lines(r.stdout)] == [["1", "1"], ["1", "3"], ["1", "5"], ["2", "2"], ["2", "4"],
+                                                    ["2", "6"]]
+
+
+def test_adding_to_a_read_only_index_says_to_make_it_writable(tmp_path):
+    idx = tmp_path / "tiny.idx"
+    assert run("index", "build", "-t", "0.5", "-s", "word:1", TINY, "-o", idx, "-q").exit_code == 0
+    idx.chmod(0o444)
+    r = run("index", "add", idx, "--lines", "-", input="an owl\n")
+    assert r.exit_code == 1
+    assert r.stderr == f"allpairs: error: index {idx} is read-only (mode 0444); make it writable to update it " \
+                       f"(chmod u+w {idx})\n"

@@ -331,7 +331,7 @@ def test_any_re_signed_change_of_the_arrays_is_refused_or_loads_an_index_that_wo
         return
     queries = [line.split() for line in SETS.splitlines()]
     index.query(queries)
-    index.add([["a", "b", "c"], ["new", "tokens"]])
+    index.add([["a", "b", "c"], ["new", "tokens"]], ids=["added 1", "added 2"])  # ids no line number clashes with
     index.query(queries)
     index.save(path)
     SearchIndex.load(path)

@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 
 from .._plural import count as count_of
-from ..errors import AllPairsError
+from ..errors import AllPairsError, UsageError
 from ..pairs.output import check_output, open_output
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
 from ._options import (JOBS, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET, SHINGLE, SHINGLES,
@@ -72,11 +72,19 @@ def build_command(
 @input_options
 def add_command(
     ctx: typer.Context,
-    index: Path = INDEX, paths: List[str] = PATHS, quiet: bool = QUIET,
+    index: Path = INDEX, paths: List[str] = PATHS,
+    replace: bool = typer.Option(False, "--replace", help="A document whose id the index holds replaces the old one: that one is removed and the new one added last, so the index answers as a fresh build of the final documents would."),
+    skip_existing: bool = typer.Option(False, "--skip-existing", help="A document whose id the index holds is skipped (and counted); the old one stays."),
+    quiet: bool = QUIET,
     **inputs,
 ) -> None:
     """Add the documents to INDEX without rebuilding it (shingled as the index says); INDEX is
-    replaced atomically, and locked meanwhile: a second run adding to it waits for the first."""
+    replaced atomically, and locked meanwhile: a second run adding to it waits for the first.
+
+    An id the index holds already is refused (nothing is added) unless
+    --replace or --skip-existing says otherwise. Line ids (--lines, --sets,
+    records without ids) continue after the index's largest line id.
+    """
     from ..index.files import add_file, check_index_file
 
     def waiting() -> None:
@@ -85,12 +93,17 @@ def add_command(
 
     try:
         refuse_unused_input_options(ctx)
+        if replace and skip_existing:
+            raise UsageError("--replace and --skip-existing exclude each other; give one")
         check_index_file(index, update=True)  # a FIFO, device or read-only index is refused before the work
         corpus = read_input(ctx)
-        run = add_file(index, corpus, on_wait=waiting)
+        run = add_file(index, corpus, on_wait=waiting,
+                       existing="replace" if replace else "skip" if skip_existing else "error")
         if not quiet:
             s = run.stats
             warn_skipped(s)
+            for note in s.notes:
+                err.print(f"allpairs: {note}")
             err.print(f"allpairs: added {run.added:,} of {count_of(s.documents, 'document')}; the index holds "
                       f"{run.index.num_docs:,} ({count_of(run.index.num_sets, 'set')}); wrote {run.path} "
                       f"({count_of(run.size, 'byte')})")

@@ -18,14 +18,17 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from .._plural import count
 from ..corpus import Corpus
 from ..join import Stats, _timed, as_corpus, peak_memory, shingle_corpus
+from ..pairs.result import similarity_text
+from ..pairs.summary import SHOWN, Summarised
 from ._kernel import build_postings, dedup as dedup_kernel
 from .search import Rule, scratch
 
 
-@dataclass
-class DedupResult:
+@dataclass(repr=False)
+class DedupResult(Summarised):
     """Which documents were kept, and for each removed one the kept document it duplicates.
 
     Attributes
@@ -54,6 +57,15 @@ class DedupResult:
     shingle: str
     stats: Stats = field(default_factory=Stats)
     columns: dict = field(default_factory=dict)
+
+    def _summary(self) -> tuple[str, tuple[str, ...], list[tuple], int]:
+        """Counts, settings and the first removed documents, for repr and notebooks."""
+        title = (f"DedupResult: kept {len(self.kept):,} and removed {len(self.removed):,} of "
+                 f"{count(len(self.ids), 'document')} at {self.rule} ({self.shingle} shingles)")
+        rows = [(self.ids[r], self.ids[d], similarity_text(self.rule.row, o, x, y)) for r, d, o, x, y in
+                zip(*(a[:SHOWN].tolist() for a in (self.removed, self.duplicate_of, self.overlap,
+                                                   self.removed_size, self.kept_size)))]
+        return title, ("removed", "duplicate of", "similarity"), rows, len(self.removed)
 
 
 def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, measure: str = "jaccard",

@@ -18,7 +18,7 @@ from typing import Callable
 from ..corpus import Corpus
 from ..join import Stats, _timed, peak_memory
 from ..pairs.output import OutputPlan, check_output
-from .search import Matches, Rule, SearchIndex
+from .search import Matches, Rule, SearchIndex, continue_lines
 from .store import locked, open_index
 
 
@@ -26,7 +26,7 @@ def check_index_file(path: str | os.PathLike, *, update: bool = False) -> Output
     """Refuse now, before any input is read, an INDEX that could not be read (a FIFO, a device,
     a missing file) or, with ``update``, replaced (a read-only file); the plan to write it."""
     os.close(open_index(path))
-    return check_output(path, role="index") if update else None
+    return check_output(path, role="index", update=True) if update else None
 
 
 @dataclass
@@ -56,25 +56,29 @@ def build_file(corpus: Corpus, threshold, path: str | os.PathLike, *, measure: s
     return IndexRun(index, str(path), size, index.num_docs, stats)
 
 
-def add_file(path: str | os.PathLike, corpus: Corpus, *, on_wait: Callable[[], None] | None = None) -> IndexRun:
+def add_file(path: str | os.PathLike, corpus: Corpus, *, on_wait: Callable[[], None] | None = None,
+             existing: str = "error") -> IndexRun:
     """Append the documents of ``corpus`` to the index in ``path`` (shingled as it says) and save it again.
 
+    Line ids (``--lines``, ``--sets``, records without ids) continue after the
+    index's largest line id (:func:`~allpairs.index.search.continue_lines`).
     The index is locked for the whole read-modify-write: another run adding to
     it waits until this one has replaced it, then adds to the new file.
     ``on_wait`` is called once when this run has to wait for another.
+    ``existing``: what to do with an id the index holds (:meth:`SearchIndex.add`).
     """
     stats = Stats()
+    stats.input_kind = corpus.kind
     with locked(path, on_wait) as fd:
-        plan = check_output(path, role="index")
+        plan = check_output(path, role="index", update=True)
         with _timed(stats, "load"):
             index = SearchIndex.load(path, fd=fd)
         with _timed(stats, "add"):
-            before = index.num_docs
-            index.add(corpus, stats=stats)
+            index.add(continue_lines(corpus, index), existing=existing, stats=stats)
         with _timed(stats, "save"):
             size = index.save(path, plan=plan)
     stats.peak_memory = peak_memory()
-    return IndexRun(index, str(path), size, index.num_docs - before, stats)
+    return IndexRun(index, str(path), size, stats.joined, stats)
 
 
 def query_file(path: str | os.PathLike, corpus: Corpus, threshold=None, *, shingle=None, normalize=None,

@@ -10,16 +10,8 @@ from __future__ import annotations
 from typing import BinaryIO, Sequence
 
 from ..measures import Measure
-from ..pairs.result import DECIMALS
+from ..pairs.result import similarity_text
 from ..pairs.rows import Column, carried, write_table
-
-
-def similarity_text(row: Measure, overlap: int, size_x: int, size_y: int) -> str:
-    """The similarity truncated to 6 decimals (overlap: the count)."""
-    if row.integer_threshold:
-        return str(overlap)
-    v = row.truncated(overlap, size_x, size_y, DECIMALS)
-    return f"{v // 10**DECIMALS}.{v % 10**DECIMALS:0{DECIMALS}d}"
 
 
 def write_rows(out: BinaryIO, fmt: str, names: tuple[str, str], left: Sequence[int], right: Sequence[int],

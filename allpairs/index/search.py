@@ -24,12 +24,15 @@ amortised linear time, and every probe still crops by size.
 """
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import os
+from collections import abc
 from functools import lru_cache
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from sortedcontainers import SortedList
@@ -38,14 +41,17 @@ from .._mix import GOLDEN, mix64
 from .._numba import resolve_jobs
 from .._order_kernel import distinct_sorted_rows, gather_csr
 from ..corpus import Corpus
-from ..errors import UsageError
-from ..join import Stats, _timed, as_corpus, shingle_corpus
+from .._plural import count
+from ..errors import InputError, UsageError
+from ..join import Stats, _timed, as_corpus, is_series, shingle_corpus
 from ..measures import JOIN_MEASURES, MEASURES, Measure, Threshold, get_measure, parse_threshold
 from ..order import order_sets
 from .. import shingles
 from ..shingles import ShingleSpec, hash_sets, shingle_texts
 from . import _kernel as _k
 from ..pairs.output import OutputPlan
+from ..pairs.result import sequence_item, similarity_text
+from ..pairs.summary import SHOWN, Summarised, require_pandas
 from .output import write_rows
 from .store import read_index, write_index
 from .validate import check_arrays, check_meta
@@ -96,6 +102,26 @@ def set_hashes(indptr: np.ndarray, tokens: np.ndarray) -> np.ndarray:
         return mix64.py_func((total[indptr[1:]] - total[indptr[:-1]]) ^ np.diff(indptr).astype(np.uint64))
 
 
+def text_keys(ptr: np.ndarray, blob: np.ndarray) -> np.ndarray:
+    """A 64-bit key of each text of a CSR of bytes (uint64) from its length, its first 8 and its last 16
+    bytes (where paths and numbers differ): equal texts, equal keys; the other way round is checked
+    text by text. A few passes over the offsets, none over all the bytes."""
+    lengths = np.diff(ptr)
+    start = ptr[:-1]
+    last = max(len(blob) - 1, 0)
+    padded = blob if len(blob) else np.zeros(1, np.uint8)
+    with np.errstate(over="ignore"):
+        key = mix64.py_func(lengths.astype(np.uint64) + GOLDEN)
+        for word in range(3):  # bytes 0..7 from the front, then 0..7 and 8..15 from the end
+            bits = np.zeros(len(lengths), np.uint64)
+            for k in range(8):
+                at = start + k if word == 0 else start + lengths - 1 - (8 * (word - 1) + k)
+                has = lengths > (k if word == 0 else 8 * (word - 1) + k)
+                bits |= np.where(has, padded[np.clip(at, 0, last)], 0).astype(np.uint64) << np.uint64(8 * k)
+            key = mix64.py_func(key ^ bits)
+        return key
+
+
 def same_sets(ptr_a: np.ndarray, tok_a: np.ndarray, rows_a: np.ndarray, ptr_b: np.ndarray, tok_b: np.ndarray,
               rows_b: np.ndarray) -> np.ndarray:
     """Whether set ``rows_a[k]`` of CSR a holds the same tokens as set ``rows_b[k]`` of CSR b, each k (bool)."""
@@ -109,6 +135,30 @@ def same_sets(ptr_a: np.ndarray, tok_a: np.ndarray, rows_a: np.ndarray, ptr_b: n
         np.cumsum(differ, out=wrong[1:])
         same[k] = wrong[ends] == wrong[ends - size[k]]
     return same
+
+
+#: What :meth:`SearchIndex.add` does with a document whose id the index holds: refuse, replace, skip.
+EXISTING = ("error", "replace", "skip")
+
+
+def line_numbered(corpus: Corpus) -> bool:
+    """Whether a corpus's ids are its line or row numbers (``--lines``, ``--sets``, records without ids)."""
+    return corpus.kind in ("lines", "sets") or any(
+        note.startswith(("ids are line numbers", "ids are row numbers")) for note in corpus.notes)
+
+
+def continue_lines(corpus: Corpus, index: "SearchIndex") -> Corpus:
+    """A corpus whose ids are line numbers (:func:`line_numbered`) renumbered to follow the index's largest
+    line id: line k becomes ``last + k``, so that the lines of two added files never share an id.
+    Any other corpus as it is."""
+    last = index.ids.last_number() if line_numbered(corpus) else 0
+    if not last:
+        return corpus
+    def shift(i):
+        return str(last + int(i)) if str(i).isascii() and str(i).isdigit() else i
+
+    return dataclasses.replace(corpus, ids=[shift(i) for i in corpus.ids],
+                               skipped=[(shift(i), why) for i, why in corpus.skipped])
 
 
 @dataclass(frozen=True)
@@ -211,31 +261,86 @@ class _Column:
         self._n = need
 
 
-class _Ids:
-    """Document ids as one UTF-8 blob and offsets, decoded only when asked for."""
+class _Ids(abc.Sequence):
+    """Document ids as one UTF-8 blob and offsets, decoded only when asked for: a read-only sequence
+    (negative indexes, slices, iteration). ``ints``: every id is an int, and reads back as one."""
 
-    def __init__(self, ptr: np.ndarray, blob: np.ndarray):
+    def __init__(self, ptr: np.ndarray, blob: np.ndarray, *, ints: bool = False):
         self.ptr = _Column(ptr, np.int64)
         self.blob = _Column(blob, np.uint8)
+        self.ints = ints
+        self._keys = np.zeros(0, np.uint64)  # text_keys of the first ids, made when asked for
+
+    def keys(self) -> np.ndarray:
+        """:func:`text_keys` of every id (uint64), kept: a series of adds keys each id once."""
+        if len(self._keys) < len(self):
+            self._keys = np.concatenate([self._keys, text_keys(self.ptr.array[len(self._keys):], self.blob.array)])
+        return self._keys
 
     @classmethod
-    def of(cls, ids: Sequence[str]) -> "_Ids":
-        out = cls(np.zeros(1, np.int64), np.zeros(0, np.uint8))
+    def of(cls, ids: Sequence) -> "_Ids":
+        out = cls(np.zeros(1, np.int64), np.zeros(0, np.uint8), ints=True)
         out.extend(ids)
         return out
 
     def __len__(self) -> int:
         return len(self.ptr) - 1
 
-    def __getitem__(self, d: int) -> str:
+    def __getitem__(self, d):
+        return sequence_item(d, len(self), self._decode, "id", "documents")
+
+    def text(self, d: int) -> str:
+        """Id ``d`` as the text it is stored as."""
         ptr = self.ptr.array
         return bytes(self.blob.array[ptr[d]:ptr[d + 1]]).decode("utf-8", "surrogateescape")
 
-    def extend(self, ids: Sequence[str]) -> None:
+    def _decode(self, d: int):
+        return int(self.text(d)) if self.ints else self.text(d)
+
+    def __iter__(self):
+        return map(self._decode, range(len(self)))
+
+    def __repr__(self) -> str:
+        n = len(self)
+        shown = ", ".join(map(repr, self[:SHOWN])) + (", ..." if n > SHOWN else "")
+        return f"<{n:,} ids: {shown}>"
+
+    def extend(self, ids: Sequence) -> None:
+        """Append ``ids``; once one is not an int (bool is not), every id reads back as str."""
+        ids = list(ids)
+        if self.ints and not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+            self.ints = False
         encoded = [str(i).encode("utf-8", "surrogateescape") for i in ids]
         lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
         self.ptr.extend(self.ptr.array[-1] + np.cumsum(lengths))
         self.blob.extend(np.frombuffer(b"".join(encoded), np.uint8))
+
+    def last_number(self) -> int:
+        """The largest id that is a whole number written without leading zeros (a line id), or 0."""
+        ptr, blob = self.ptr.array, self.blob.array
+        lengths = np.diff(ptr)
+        other = np.zeros(len(blob) + 1, np.int64)
+        np.cumsum((blob < ord("0")) | (blob > ord("9")), out=other[1:])
+        first = blob[np.minimum(ptr[:-1], len(blob) - 1)] if len(blob) else np.zeros(len(lengths), np.uint8)
+        number = ((lengths > 0) & (lengths <= 18) & (other[ptr[1:]] == other[ptr[:-1]])
+                  & ((first != ord("0")) | (lengths == 1)))
+        if not number.any():
+            return 0
+        width = int(lengths[number].max())  # the longest numbers are the largest: read only those
+        rows = np.flatnonzero(number & (lengths == width))
+        digits = (blob[_spans(ptr[rows], np.full(len(rows), width))].astype(np.int64) - ord("0")).reshape(-1, width)
+        return int((digits @ (10 ** np.arange(width - 1, -1, -1, dtype=np.int64))).max())
+
+    def keep(self, mask: np.ndarray) -> "_Ids":
+        """The ids where ``mask`` (bool, one per id) is true, as new ids of the same kind."""
+        ptr = self.ptr.array
+        rows = np.flatnonzero(mask)
+        lengths = ptr[rows + 1] - ptr[rows]
+        new_ptr = np.zeros(len(rows) + 1, np.int64)
+        np.cumsum(lengths, out=new_ptr[1:])
+        out = _Ids(new_ptr, self.blob.array[_spans(ptr[rows], lengths)], ints=self.ints)
+        out._keys = self._keys[mask[: len(self._keys)]]
+        return out
 
 
 class Match(NamedTuple):
@@ -248,9 +353,13 @@ class Match(NamedTuple):
     indexed_size: int
 
 
-@dataclass
-class Matches:
+@dataclass(repr=False)
+class Matches(Summarised):
     """Every (query, indexed document) pair reaching the threshold, sorted by query then indexed document.
+
+    Iterate for :class:`Match` tuples (positions); :meth:`to_pandas` gives a
+    table with the ids; ``repr`` (and a notebook's view) the counts and the
+    first few matches.
 
     Attributes
     ----------
@@ -284,6 +393,26 @@ class Matches:
     def similarities(self) -> list[Fraction]:
         """Exact similarity of each match."""
         return [self.rule.similarity(m.overlap, m.query_size, m.indexed_size) for m in self]
+
+    def to_pandas(self):
+        """The matches as a pandas DataFrame: query and indexed (ids), similarity (a float under the
+        index's measure), overlap, query_size, indexed_size. Needs pandas."""
+        pandas = require_pandas("to_pandas")
+        row = self.rule.row
+        sims = [float(row.similarity(o, x, y)) for o, x, y in
+                zip(self.overlap.tolist(), self.query_size.tolist(), self.indexed_size.tolist())]
+        return pandas.DataFrame({"query": [self.query_ids[q] for q in self.query.tolist()],
+                                 "indexed": [self.index.ids[d] for d in self.indexed.tolist()],
+                                 "similarity": np.asarray(sims, np.float64), "overlap": self.overlap,
+                                 "query_size": self.query_size, "indexed_size": self.indexed_size})
+
+    def _summary(self) -> tuple[str, tuple[str, ...], list[tuple], int]:
+        title = (f"Matches: {count(len(self), 'match', 'matches')} of {count(len(self.query_ids), 'query', 'queries')}"
+                 f" against {count(self.index.num_docs, 'document')} at {self.rule}")
+        rows = [(self.query_ids[m.query], self.index.ids[m.indexed],
+                 similarity_text(self.rule.row, m.overlap, m.query_size, m.indexed_size))
+                for m in itertools.islice(self, SHOWN)]
+        return title, ("query", "indexed", "similarity"), rows, len(self)
 
     def write(self, out, fmt: str = "tsv", *, header: bool = True) -> int:
         """Write one row per match to the binary stream ``out``: query id, indexed id, similarity
@@ -388,13 +517,17 @@ class SearchIndex:
     @classmethod
     def build(cls, data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, measure: str = "jaccard",
               shingle: ShingleSpec | str | None = None, normalize: bool = True, min_shingles: int = 1,
-              stats: Stats | None = None, progress: Callable[[str, int, int], None] | None = None) -> "SearchIndex":
+              stats: Stats | None = None, progress: Callable[[str, int, int], None] | None = None,
+              ids: Sequence | None = None) -> "SearchIndex":
         """Index a corpus for queries at ``threshold`` or above.
 
         Parameters
         ----------
-        data : Corpus, list of str, or list of token collections
-            As for :func:`allpairs.join`; ids are positions for lists.
+        data : Corpus, dict, pandas Series, list of str, or list of token collections
+            As for :func:`allpairs.join`: a dict is named by its keys, a Series
+            by its index, a list by ``ids`` or else by positions (ints).
+            Ids keep their type while the index is in memory; a saved index
+            reads its ids back as ints when they all were ints, else as str.
         threshold : float, str or Fraction in (0, 1]
             The lowest threshold the index answers; read exactly (for
             ``overlap``, a whole number of common tokens).
@@ -406,7 +539,7 @@ class SearchIndex:
             the index and applied to every query and every added document.
         """
         rule = Rule.parse(measure, threshold)
-        return cls._build(as_corpus(data), rule, shingle=shingle, normalize=normalize, min_shingles=min_shingles,
+        return cls._build(as_corpus(data, ids), rule, shingle=shingle, normalize=normalize, min_shingles=min_shingles,
                           stats=stats, progress=progress)
 
     @classmethod
@@ -616,38 +749,141 @@ class SearchIndex:
 
     # ---- growth ------------------------------------------------------------
 
-    def add(self, data: Corpus | Sequence[str] | Sequence[Iterable], *, stats: Stats | None = None) -> np.ndarray:
+    def add(self, data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], *, ids: Sequence | None = None,
+            existing: str = "error", stats: Stats | None = None) -> np.ndarray:
         """Append documents (shingled with the index's settings) without rebuilding; return their positions.
 
+        Parameters
+        ----------
+        data : Corpus, dict, pandas Series, list of str, or list of token collections
+            As for :meth:`build`. A list's ids are ``ids``, or by default the
+            positions the documents take in the index (ints). A corpus's ids
+            are taken as they are (see :func:`continue_lines` for line numbers).
+        existing : "error", "replace" or "skip"
+            What to do with a document whose id the index holds already (ids
+            compared as text): refuse the whole batch (:class:`InputError`,
+            nothing added); replace the old document (it is removed and the new
+            one appended, so the index answers as a build of its documents
+            without the old one, then the batch, would); or keep the old one
+            and skip the new (counted in ``stats.skipped``).
+        stats : Stats, optional
+            Counts what was read, skipped and replaced.
+
         Documents with fewer than the index's ``min_shingles`` distinct shingles
-        (or none) are not added and get -1; ``stats``, when given, counts them.
-        Documents given as a list get ids that continue the index's positions.
+        (or none) are not added and get -1, as do skipped ones.
         """
-        corpus = as_corpus(data)
+        if existing not in EXISTING:
+            raise UsageError(f"existing={existing!r}; choose one of {', '.join(map(repr, EXISTING))}")
+        numbered = ids is None and not isinstance(data, (Corpus, Mapping)) and not is_series(data)
+        corpus = as_corpus(data, ids)
         indptr, keys = self._keys(corpus, None, None)
+        known = None if numbered else self._known(corpus.ids)
+        take = np.arange(len(corpus))
+        old: list[int] = []
+        if known:
+            if existing == "error":
+                first = min(known)
+                raise InputError(f"{count(len(known), 'document')} of the {len(corpus):,} added "
+                                 f"{'has an id' if len(known) == 1 else 'have ids'} the index holds already "
+                                 f"(the first: {corpus.ids[first]!r}); replace the old documents (--replace, "
+                                 "existing='replace') or keep them and skip the new (--skip-existing, "
+                                 "existing='skip')")
+            if existing == "skip":
+                take = np.flatnonzero(~np.isin(take, list(known)))
+                lengths = np.diff(indptr)[take]
+                keys = keys[_spans(indptr[take], lengths)]
+                indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+            else:
+                old = sorted(set(known.values()))
         # The batch is ordered as a build orders its corpus: its own ranks (rare first), its distinct sets.
         batch = order_sets(indptr, keys, min_size=max(1, self.min_shingles))
         sizes = batch.doc_size
         keep = np.flatnonzero(batch.doc_set >= 0)
+        batch_positions = np.full(len(take), -1, np.int64)
+        batch_positions[keep] = self.num_docs - len(old) + np.arange(len(keep))  # after the old ones go
+        docs = take[keep].tolist()
+        if numbered:  # a plain list: each document's id is its position in the index
+            new_ids = batch_positions[keep].tolist()
+            clash = self._known(new_ids)
+            if clash:
+                raise InputError(f"the index holds the id {new_ids[min(clash)]!r} already, the position a "
+                                 "new document takes; give the documents ids (ids=)")
+        else:
+            new_ids = [corpus.ids[d] for d in docs]
         if stats is not None:
             stats.documents += len(corpus) + len(corpus.skipped)
             stats.skipped.extend(corpus.skipped)
-            stats.skipped.extend((corpus.ids[d], "no shingle") for d in np.flatnonzero(sizes == 0).tolist())
+            if existing == "skip" and known:
+                stats.skipped.extend((corpus.ids[d], "in the index already") for d in sorted(known))
+            stats.skipped.extend((corpus.ids[d], "no shingle") for d in take[sizes == 0].tolist())
             stats.dropped += int(((sizes > 0) & (sizes < self.min_shingles)).sum())
             stats.joined += len(keep)
+            if old:
+                stats.notes.append(f"replaced {count(len(old), 'document')} of the same id")
+        if old:
+            self._drop_docs(np.asarray(old, np.int64))
         positions = np.full(len(corpus), -1, np.int64)
-        positions[keep] = self.num_docs + np.arange(len(keep))
-        if isinstance(data, Corpus):
-            ids = [corpus.ids[d] for d in keep.tolist()]
-        else:  # a plain list: each document's id is its position in the index
-            ids = [str(d) for d in positions[keep].tolist()]
+        positions[take] = batch_positions
         if len(keep):
-            self.ids.extend(ids)
+            self.ids.extend(new_ids)
             for name, column in self.columns.items():  # what the documents carry, "" where they carry nothing
                 values = corpus.columns.get(name)
-                column.extend([values[d] for d in keep.tolist()] if values is not None else [""] * len(keep))
-            self._append(batch, positions)
+                column.extend([values[d] for d in docs] if values is not None else [""] * len(keep))
+            self._append(batch, batch_positions)
         return positions
+
+    def _known(self, ids: Sequence) -> dict[int, int]:
+        """For each of ``ids`` that the index holds (compared as text): its place in ``ids`` -> its position.
+
+        Only the indexed ids whose :func:`text_keys` key is one of ``ids``' keys are decoded and compared:
+        no Python string for every indexed id."""
+        if not len(self.ids) or not len(ids):
+            return {}
+        new = _Ids.of([str(i) for i in ids])
+        wanted = np.sort(text_keys(new.ptr.array, new.blob.array))
+        held = self.ids.keys()
+        hit = np.flatnonzero(wanted[np.minimum(np.searchsorted(wanted, held), len(wanted) - 1)] == held)
+        if not len(hit):
+            return {}
+        places: dict[str, list[int]] = {}
+        for k in range(len(new)):
+            places.setdefault(new.text(k), []).append(k)
+        found: dict[int, int] = {}
+        for d in hit.tolist():
+            for k in places.get(self.ids.text(d), ()):
+                found[k] = d
+        return found
+
+    def _drop_docs(self, docs: np.ndarray) -> None:
+        """Remove the documents at positions ``docs``: later ones move down, and a set left with no
+        document is removed with its postings (the compiled postings are rebuilt, as a build does)."""
+        self._merge_members()
+        n, m = self.num_docs, self.num_sets
+        alive = np.ones(n, bool)
+        alive[docs] = False
+        new_position = np.cumsum(alive) - 1
+        ptr, members = self.set_doc_ptr.array, self.set_docs.array
+        set_of = np.repeat(np.arange(m), np.diff(ptr))
+        stay = alive[members]
+        counts = np.bincount(set_of[stay], minlength=m)
+        members = new_position[members[stay]].astype(np.int32)
+        self.ids = self.ids.keep(alive)
+        self.columns = {name: column.keep(alive) for name, column in self.columns.items()}
+        live = counts > 0
+        if not live.all():
+            rows = np.flatnonzero(live)
+            indptr = self.indptr.array
+            lengths = indptr[rows + 1] - indptr[rows]
+            tokens = self.tokens.array[_spans(indptr[rows], lengths)]
+            self.indptr = _Column(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), np.int64)
+            self.tokens = _Column(tokens, np.int32)
+            counts = counts[rows]
+            self._hash_keys, self._hash_sets, self._hashed, self._recent = None, np.zeros(0, np.int32), 0, {}
+            self._compact()
+        ptr = np.zeros(len(counts) + 1, np.int64)
+        np.cumsum(counts, out=ptr[1:])
+        self.set_doc_ptr = _Column(ptr, np.int64)
+        self.set_docs = _Column(members, np.int32)
 
     def _learn(self, keys: np.ndarray) -> np.ndarray:
         """The index's rank of each key (int32), giving every key not yet ranked a new rank below all others.
@@ -792,6 +1028,8 @@ class SearchIndex:
         meta = {"measure": self.rule.measure, "p": self.rule.p, "q": self.rule.q, "label": self.label,
                 "normalize": self.normalize, "min_shingles": self.min_shingles, "v0": self.v0,
                 "key_version": KEY_VERSION, "columns": list(self.columns)}
+        if self.ids.ints and len(self.ids):
+            meta["id_type"] = "int"
         arrays = {
             "slot_keys": self.slot_keys.array, "lookup_keys": self.lookup_keys, "lookup_ranks": self.lookup_ranks,
             "indptr": self.indptr.array, "tokens": self.tokens.array,
@@ -821,7 +1059,7 @@ class SearchIndex:
         return cls(rule=rule, label=meta["label"], normalize=meta["normalize"], min_shingles=meta["min_shingles"],
                    v0=meta["v0"], slot_keys=a["slot_keys"], lookup_keys=a["lookup_keys"],
                    lookup_ranks=a["lookup_ranks"], indptr=a["indptr"], tokens=a["tokens"],
-                   set_doc_ptr=a["set_doc_ptr"], set_docs=a["set_docs"], ids=_Ids(a["id_ptr"], a["id_bytes"]),
+                   set_doc_ptr=a["set_doc_ptr"], set_docs=a["set_docs"], ids=_Ids(a["id_ptr"], a["id_bytes"], ints=meta.get("id_type") == "int"),
                    postings=(a["list_ptr"], a["post"]),
                    columns={name: _Ids(a[f"column{k}_ptr"], a[f"column{k}_bytes"])
                             for k, name in enumerate(meta.get("columns", []))})

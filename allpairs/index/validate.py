@@ -187,6 +187,10 @@ def check_arrays(arrays: dict[str, np.ndarray], meta: dict, path,
         if len(a[f"{name}_ptr"]) != n_docs + 1:
             raise _damaged(path, f"{name}_ptr has {len(a[f'{name}_ptr']):,} entries for {n_docs:,} documents")
         _offsets(path, f"{name}_ptr", a[f"{name}_ptr"], len(a[f"{name}_bytes"]))
+    if meta.get("id_type", "str") not in ("str", "int"):
+        raise _damaged(path, f"id_type {meta['id_type']!r} is neither 'str' nor 'int'")
+    if meta.get("id_type") == "int":
+        _int_ids(path, a["id_ptr"], a["id_bytes"])
 
     # Each set's ranks, and the postings: one list per token slot, each posting (set, position, size)
     # of a token of the set's indexing prefix, listed under that token, sorted by (size, set); every
@@ -210,3 +214,15 @@ def check_arrays(arrays: dict[str, np.ndarray], meta: dict, path,
             CHECK_POSTINGS_DIFFER: lambda: "the postings are not the sets' indexing prefixes",
         }[code]
         raise _damaged(path, what())
+
+
+def _int_ids(path, ptr: np.ndarray, blob: np.ndarray) -> None:
+    """Ids said to be ints: each a whole number of at most 18 digits, a minus sign only in front."""
+    lengths = np.diff(ptr)
+    digit = (blob >= ord("0")) & (blob <= ord("9"))
+    minus = blob == ord("-")
+    leading = np.zeros(len(blob), bool)
+    leading[ptr[:-1][lengths > 0]] = True
+    if not (digit | (minus & leading)).all() or (lengths == 0).any() or (lengths > 18).any() \
+            or (minus[ptr[:-1][lengths == 1]]).any():
+        raise _damaged(path, "id_type 'int' with an id that is not a whole number")

@@ -14,27 +14,68 @@ from typing import BinaryIO, Iterator, Sequence
 import numpy as np
 
 from ._clusters_kernel import components
+from .._plural import count
 from ..errors import UsageError
-from .result import FORMATS, Pairs, _csv_field, _json_field, _tsv_field
+from .result import FORMATS, Pairs, _csv_field, _json_field, _tsv_field, sequence_item
 from .rows import Column, carried, write_table
+from .summary import SHOWN, Summarised, require_pandas
 
 
-@dataclass
-class Clusters:
+@dataclass(repr=False)
+class Clusters(Summarised):
     """Clusters of two or more documents, largest first (ties: smallest first member), members ascending.
 
+    ``clusters[c]`` is cluster ``c``'s list of ids (positions when there are no
+    ``ids``), negative ``c`` counting from the end, ``clusters[a:b]`` a list of
+    them; iteration gives them in order. :meth:`members` gives a cluster's
+    positions, :meth:`to_pandas` the long form (id, cluster, cluster_size).
     Cluster ``c`` is ``docs[indptr[c]:indptr[c + 1]]`` (int32 document positions; int64 offsets).
     """
 
     indptr: np.ndarray
     docs: np.ndarray
+    #: Each document's id, by position (``res.ids``), or None.
+    ids: Sequence | None = None
 
+    ID_COLUMNS = 0  # the summary's ids column is a list already quoted
     def __len__(self) -> int:
         return len(self.indptr) - 1
 
-    def __iter__(self) -> Iterator[list[int]]:
-        for c in range(len(self)):
-            yield self.docs[self.indptr[c]:self.indptr[c + 1]].tolist()
+    def members(self, c: int) -> np.ndarray:
+        """The positions of cluster ``c``'s documents, ascending (int32)."""
+        return self.docs[self.indptr[c]:self.indptr[c + 1]]
+
+    def _named(self, c: int) -> list:
+        docs = self.members(c).tolist()
+        return docs if self.ids is None else [self.ids[d] for d in docs]
+
+    def __getitem__(self, c):
+        return sequence_item(c, len(self), self._named, "cluster", "clusters")
+
+    def __iter__(self) -> Iterator[list]:
+        return map(self._named, range(len(self)))
+
+    def _summary(self) -> tuple[str, tuple[str, ...], list[tuple], int]:
+        title = (f"Clusters: {count(len(self), 'cluster')} of {count(len(self.docs), 'document')}, "
+                 f"the largest of {self.largest:,}")
+        rows = []
+        for c in range(min(len(self), SHOWN)):
+            names = self[c]
+            rows.append((c + 1, len(names), ", ".join(map(repr, names[:SHOWN])) + (", ..." if len(names) > SHOWN
+                                                                                    else "")))
+        return title, ("cluster", "size", "ids"), rows, len(self)
+
+    def to_pandas(self, singletons: bool = False):
+        """The long form as a pandas DataFrame: ``id`` (the position without ids), ``cluster`` (from 1,
+        the largest first) and ``cluster_size`` per clustered document (see :meth:`rows`; ``singletons``
+        needs the ids, to know every document). Needs pandas."""
+        pandas = require_pandas("to_pandas")
+        if singletons and self.ids is None:
+            raise UsageError("singletons=True needs the ids, to know every document; take res.clusters of a join")
+        doc, cluster, size = self.rows(len(self.ids) if self.ids is not None else 0, singletons)
+        docs = doc.tolist()
+        return pandas.DataFrame({"id": docs if self.ids is None else [self.ids[d] for d in docs],
+                                 "cluster": cluster, "cluster_size": size})
 
     @property
     def largest(self) -> int:
@@ -64,8 +105,8 @@ class Clusters:
         return doc, cluster, size
 
 
-def find_clusters(pairs: Pairs) -> Clusters:
-    """The connected components with two or more documents of a self-join's pairs.
+def find_clusters(pairs: Pairs, ids: Sequence | None = None) -> Clusters:
+    """The connected components with two or more documents of a self-join's pairs (named by ``ids``).
 
     Pairs kept on a MinHash estimate are refused: clusters are built from verified pairs only.
     """
@@ -99,7 +140,7 @@ def find_clusters(pairs: Pairs) -> Clusters:
     docs = doc[np.argsort(rank[cluster_of], kind="stable")]
     indptr = np.zeros(len(order) + 1, np.int64)
     np.cumsum(lengths[order], out=indptr[1:])
-    return Clusters(indptr, docs.astype(np.int32))
+    return Clusters(indptr, docs.astype(np.int32), ids)
 
 
 def write_cluster_table(clusters: Clusters, ids: Sequence[str], out: BinaryIO, fmt: str = "tsv", *,
@@ -120,8 +161,8 @@ def write_clusters(clusters: Clusters, ids: Sequence[str], out: BinaryIO, fmt: s
     in JSON Lines); lines of varying width, so no header."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    for members in clusters:
-        names = [str(ids[d]) for d in members]
+    for c in range(len(clusters)):
+        names = [str(ids[d]) for d in clusters.members(c).tolist()]
         if fmt == "jsonl":
             line = '{"size": %d, "ids": [%s]}' % (len(names), ", ".join(_json_field(n) for n in names))
         else:

@@ -22,6 +22,7 @@ import errno
 import fcntl
 import os
 import re
+import shlex
 import shutil
 import stat
 import sys
@@ -139,13 +140,15 @@ class OutputPlan:
     role: str = "output"    # what the file is, for messages
 
 
-def check_output(path: str | os.PathLike | None, *, role: str = "output") -> OutputPlan | None:
+def check_output(path: str | os.PathLike | None, *, role: str = "output", update: bool = False) -> OutputPlan | None:
     """Check that ``path`` (None or '-': stdout) can be written, before any work is done; create nothing.
 
     Raises :class:`OutputError` for a directory (or a name ending in ``/``), a
     missing or unwritable directory, a name too long for the file system, or
     an existing file the user may not write. ``role`` names the file in
-    messages ("output", "index", "picture").
+    messages ("output", "index", "picture"); ``update``: the file is to be
+    updated in place (``index add``), so a read-only one must be made writable,
+    not another name chosen.
     """
     if path is None or os.fsencode(path) == b"-":
         _stdout()  # a closed stdout is refused before the work too
@@ -175,8 +178,9 @@ def check_output(path: str | os.PathLike | None, *, role: str = "output") -> Out
     if not os.path.isdir(parent):
         raise OutputError(f"{role} {name}: directory {_display(parent)} does not exist")
     if st is not None and not _writable(real, st):
-        raise OutputError(f"{role} {name} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); "
-                          "make it writable or choose another name")
+        fix = f"make it writable to update it (chmod u+w {shlex.quote(name)})" if update else \
+            "make it writable or choose another name"
+        raise OutputError(f"{role} {name} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); {fix}")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"{role} {name}: cannot create files in {_display(parent)} (permission denied)")
     if len(os.path.basename(real)) > _name_max(parent):

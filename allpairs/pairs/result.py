@@ -15,16 +15,18 @@ import json
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import BinaryIO, Iterator, NamedTuple, Sequence
+from typing import BinaryIO, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
 from . import _kernel as _k
 from .._numba import kernels_for
-from ..errors import UsageError
+from .._plural import count
+from ..errors import MissingExtraError, UsageError
 from ..measures import MEASURES, Measure, get_measure
 from .output import check_output, open_output  # noqa: F401  (where pairs are written)
 from ..order import OrderedSets
+from .summary import SHOWN, require_pandas
 
 FORMATS = ("tsv", "csv", "jsonl")
 
@@ -34,6 +36,26 @@ DECIMALS = 6
 #: About the length of one written pair (two ids, a similarity): the unit in which the
 #: output's size decides how its kernels run (see :func:`allpairs._numba.kernels_for`).
 BYTES_PER_PAIR = 32
+
+
+def similarity_text(row: Measure, overlap: int, size_x: int, size_y: int) -> str:
+    """The similarity truncated to 6 decimals, as the writers print it (overlap: the count)."""
+    if row.integer_threshold:
+        return str(overlap)
+    v = row.truncated(overlap, size_x, size_y, DECIMALS)
+    return f"{v // 10**DECIMALS}.{v % 10**DECIMALS:0{DECIMALS}d}"
+
+
+def sequence_item(key, n: int, get: Callable[[int], object], what: str, noun: str):
+    """``seq[key]`` of a sequence of ``n`` items read by ``get(i)``: a negative ``key`` counts from the
+    end, a slice gives a list; messages as Python's (``what`` names an item, ``noun`` the items)."""
+    if isinstance(key, slice):
+        return [get(i) for i in range(*key.indices(n))]
+    if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer)):
+        raise TypeError(f"{noun} are indexed by int or slice, not {type(key).__name__}")
+    if not -n <= key < n:
+        raise IndexError(f"{what} index {key} out of range for {n:,} {noun}")
+    return get(int(key) + n if key < 0 else int(key))
 
 
 class Pair(NamedTuple):
@@ -250,14 +272,10 @@ class Pairs:
     def __getitem__(self, key: int | slice) -> Pair | list[Pair]:
         """``pairs[i]`` is the i-th :class:`Pair` in order (negative counts from the end);
         ``pairs[a:b]`` a list of them. Only the chunk holding a pair is expanded."""
-        if isinstance(key, slice):
-            return [self[i] for i in range(*key.indices(len(self)))]
-        if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer)):
-            raise TypeError(f"pairs are indexed by int or slice, not {type(key).__name__}")
-        n = len(self)
-        i = int(key) + n if key < 0 else int(key)
-        if not 0 <= i < n:
-            raise IndexError(f"pair index {key} out of range for {n:,} pairs")
+        return sequence_item(key, len(self), self._pair, "pair", "pairs")
+
+    def _pair(self, i: int) -> Pair:
+        """The i-th pair (0 <= i < len): only the chunk holding it is expanded."""
         if self._index is None:  # where each chunk starts: one pass that keeps only counts
             self._index = []
             start = 0
@@ -274,6 +292,18 @@ class Pairs:
 
     def to_list(self) -> list[Pair]:
         return list(self)
+
+    def head(self, k: int = SHOWN) -> list[Pair]:
+        """The first ``k`` pairs, expanding only the documents they come from (cheap on any result)."""
+        out: list[Pair] = []
+        for c in self.chunks(max(k, 1)) if k > 0 else ():
+            out.extend(_pairs_of(c, 0, min(len(c), k - len(out)), self.n_left or 0))
+            if len(out) >= k:
+                break
+        return out
+
+    def __repr__(self) -> str:
+        return f"<Pairs: {count(len(self), 'document pair')} from {count(self.num_set_pairs, 'pair')} of distinct sets>"
 
     def _columns(self, ids: Sequence | None, measure: Measure | str | None) -> dict[str, np.ndarray | list]:
         chunks = list(self.chunks())
@@ -303,18 +333,14 @@ class Pairs:
         """The pairs as a pandas DataFrame (left, right, similarity as a float under ``measure``, default
         Jaccard, overlap, left_size, right_size; ``estimate`` instead of similarity and overlap for
         estimated pairs), the documents named by ``ids`` when given, else by position. Needs pandas."""
-        try:
-            import pandas
-        except ImportError:
-            raise UsageError("to_pandas needs pandas: pip install pandas") from None
-        return pandas.DataFrame(self._columns(ids, measure))
+        return require_pandas("to_pandas").DataFrame(self._columns(ids, measure))
 
     def to_arrow(self, ids: Sequence | None = None, measure: Measure | str | None = None):
         """The pairs as a pyarrow Table, with the columns of :meth:`to_pandas`. Needs pyarrow."""
         try:
             import pyarrow
         except ImportError:
-            raise UsageError("to_arrow needs pyarrow: pip install pyarrow") from None
+            raise MissingExtraError("to_arrow needs pyarrow: pip install 'allpairs-join[parquet]'") from None
         return pyarrow.table(self._columns(ids, measure))
 
 
