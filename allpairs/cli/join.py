@@ -84,7 +84,7 @@ def join_command(
                                        "'~' in TSV and named 'estimate' in CSV/JSON (with --bits 16 or more)."),
     jobs: int = JOBS,
     engine: Engine = typer.Option(Engine.local, "--engine", rich_help_panel=SPARK, help="local: this process. spark: Apache Spark (pip install 'allpairs-join[spark]', Java 17+); writes a Parquet dataset (-o DIR) or counts."),
-    master: Optional[str] = typer.Option(None, "--master", metavar="URL", rich_help_panel=SPARK, help="Spark: the master URL, e.g. local[*] (default), spark://host:7077, yarn."),
+    master: Optional[str] = typer.Option(None, "--master", metavar="URL", rich_help_panel=SPARK, help="Spark: the master URL, e.g. local[*] (default), spark://host:7077, yarn. Without it an input under 1 MiB is joined by the local engine."),
     **inputs,
 ) -> None:
     """Print every pair of documents whose shingle sets have similarity >= THRESHOLD (Jaccard by default).
