@@ -384,7 +384,7 @@ def vs_local(args) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 30_000, 100_000])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[10_000, 30_000, 100_000])
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("-t", "--threshold", type=float, default=0.5)
     ap.add_argument("--num-perm", type=int, default=64)
