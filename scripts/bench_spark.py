@@ -299,13 +299,15 @@ def ratios(rows: list[dict]) -> str:
     return ", ".join(f"{r['what']} {'> ' if r['pairs'] is None else ''}{r['wall_s'] / exact:.1f}x" for r in rows[1:])
 
 
-def cli_side_by_side(name: str, args: list[str], master: str) -> None:
-    """One corpus through the command line, local engine then Spark engine (the JVM's start included)."""
+def cli_side_by_side(name: str, args: list[str], master: str, fallback: bool = False) -> None:
+    """One corpus through the command line, local engine then Spark engine (the JVM's start included);
+    ``fallback``: also ``--engine spark`` with no --master, which joins a small input locally."""
     import subprocess
 
     walls = {}
-    for engine in ("local", "spark"):
-        extra = ["--engine", "spark", "--master", master] if engine == "spark" else []
+    for engine in ("local", "spark") + (("no --master",) if fallback else ()):
+        extra = {"local": [], "spark": ["--engine", "spark", "--master", master],
+                 "no --master": ["--engine", "spark"]}[engine]
         t0 = time.perf_counter()
         r = subprocess.run([sys.executable, "-m", "allpairs", "join", *extra, *args, "--count"], capture_output=True,
                            text=True, cwd=ROOT)
@@ -318,6 +320,9 @@ def cli_side_by_side(name: str, args: list[str], master: str) -> None:
     print(f"{name:<22} local {walls['local']:7.1f}s  spark {walls['spark']:7.1f}s  ratio "
           f"{walls['spark'] / walls['local']:6.1f}x  {walls['spark pairs']:,} pairs ({same}); load average "
           f"{os.getloadavg()[0]:.1f}; spark {walls['spark times'].split('time ')[-1]}", flush=True)
+    if fallback:
+        print(f"{'':<22} --engine spark with no --master: {walls['no --master']:.1f}s, "
+              f"{walls['no --master pairs']:,} pairs ({walls['no --master times'].split('time ')[-1]})", flush=True)
 
 
 def sets_side_by_side(spark, n: int, args) -> None:
@@ -359,7 +364,7 @@ def vs_local(args) -> None:
     print(f"allpairs: Spark engine ({args.master}) beside the local engine, exact, t = {args.threshold}; load "
           f"average {os.getloadavg()[0]:.1f} at start", flush=True)
     cli_side_by_side("tiny corpus (word:1)", ["-t", str(args.threshold), "-s", "word:1", "datasets/tiny/corpus"],
-                     args.master)
+                     args.master, fallback=True)
     if args.go:
         from datasets.go import find_go_src
 
@@ -379,7 +384,7 @@ def vs_local(args) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 30_000, 100_000])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[10_000, 30_000, 100_000])
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("-t", "--threshold", type=float, default=0.5)
     ap.add_argument("--num-perm", type=int, default=64)

@@ -93,7 +93,7 @@ def join_command(
                                        "'~' in TSV and named 'estimate' in CSV/JSON (with --bits 16 or more)."),
     jobs: int = JOBS,
     engine: Engine = typer.Option(Engine.local, "--engine", rich_help_panel=SPARK, help="local: this process. spark: Apache Spark (pip install 'allpairs-join[spark]', Java 17+); writes a Parquet dataset (-o DIR) or counts."),
-    master: Optional[str] = typer.Option(None, "--master", metavar="URL", rich_help_panel=SPARK, help="Spark: the master URL, e.g. local[*] (default), spark://host:7077, yarn."),
+    master: Optional[str] = typer.Option(None, "--master", metavar="URL", rich_help_panel=SPARK, help="Spark: the master URL, e.g. local[*] (default), spark://host:7077, yarn. Without it an input under 1 MiB is joined by the local engine."),
     **inputs,
 ) -> None:
     """Print every pair of documents whose shingle sets have similarity >= THRESHOLD (Jaccard by default).
@@ -226,7 +226,8 @@ def _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, 
         return
     skipped = sum(res.skipped.values())
     reasons = f" ({', '.join(f'{why}: {n:,}' for why, n in sorted(res.skipped.items()))})" if skipped else ""
-    err.print(f"allpairs: spark {res.master}: {count_of(res.documents, 'document')}, {skipped:,} skipped{reasons}, "
+    engine = "local engine" if res.master is None else f"spark {res.master}"
+    err.print(f"allpairs: {engine}: {count_of(res.documents, 'document')}, {skipped:,} skipped{reasons}, "
               f"{res.joined:,} joined; {res.shingle} shingles; {count_of(res.distinct_sets, 'distinct set')}")
     cand = f"{count_of(res.candidates, 'candidate')}, " if res.candidates is not None else ""
     where = f" written to {res.output}" if res.output else ""

@@ -36,9 +36,9 @@ KINDS = ("directory", "lines", "sets", "jsonl", "parquet")
 
 @dataclass
 class SparkRun:
-    """What a Spark join read, joined and found, and where it wrote."""
+    """What a Spark join read, joined and found, and where it wrote (``master`` None: the local engine's)."""
 
-    master: str
+    master: str | None
     method: str
     threshold: str
     shingle: str
@@ -258,6 +258,84 @@ def _from_spark_error(e: Exception) -> Exception:
     return (InputError if m.group(1) == "InputError" else UsageError)(m.group(2).strip())
 
 
+#: An input smaller than this (bytes of the file, or of all files under the directory), given with no
+#: master and no running SparkSession, is joined by the local engine: it takes about a second there,
+#: where starting Spark alone takes 10-30 s.
+LOCAL_BELOW = 1 << 20
+
+
+def _spark_active() -> bool:
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession() is not None
+
+
+def _small_local_input(path: str, below: int) -> int | None:
+    """The bytes of the local file or directory tree ``path`` if fewer than ``below``, else None
+    (None too for another file system or a path that is not there: Spark says why)."""
+    local = _local_path(path)
+    if local is None:
+        return None
+    if os.path.isfile(local):
+        size = os.path.getsize(local)
+        return size if size < below else None
+    if not os.path.isdir(local):
+        return None
+    total = 0
+    for folder, _, names in os.walk(local):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_size
+            except OSError:
+                continue
+            if total >= below:
+                return None
+    return total
+
+
+def _join_locally(path: str, threshold, size: int, *, kind: str, output: str | None, count: bool, include,
+                  exclude, min_bytes: int, id_field: str, text_field: str, shingle, **options) -> SparkRun:
+    """The small input ``path`` joined by the local engine (:data:`LOCAL_BELOW`), written as the Spark
+    engine writes it: a Parquet dataset of the same columns and order at ``output``, or counted."""
+    import inspect
+
+    from ...corpus import read_corpus
+    from ...join import join as local_join
+    from ...pairs.rows import write_pairs_table
+
+    t0 = time.perf_counter()
+    fields = {"id_field": id_field, "text_field": text_field} if kind == "jsonl" else {}
+    corpus = read_corpus(path, kind, include=include, exclude=exclude, min_bytes=min_bytes, **fields)
+    known = inspect.signature(local_join).parameters
+    res = local_join(corpus, threshold, shingle=shingle, **{k: v for k, v in options.items() if k in known})
+    st = res.stats
+    out = SparkRun(master=None, method=res.method, threshold=str(res.threshold), shingle=str(res.shingle),
+                   documents=st.documents, joined=st.joined, distinct_sets=st.distinct_sets,
+                   candidates=st.candidates if res.method == "lsh" else None, pairs=len(res.pairs))
+    for _, why in st.skipped:
+        why = why.split(" (")[0]
+        out.skipped[why] = out.skipped.get(why, 0) + 1
+    out.notes.append(f"{path} holds {size:,} bytes (under {LOCAL_BELOW:,}) and no --master was given: joined by "
+                     "the local engine, not Spark; give --master local[*] to run Spark")
+    if not count:
+        import io
+
+        import pyarrow.parquet as pq
+
+        buf = io.BytesIO()
+        write_pairs_table(res.pairs, res.ids, buf, res.measure)
+        buf.seek(0)
+        # Spark's types: ids as strings (line numbers too), overlaps and sizes int32.
+        table = pq.read_table(buf).cast(pa.schema([(name, pa.string() if name in ("left", "right") else
+                                                    pa.float64() if name == "similarity" else pa.int32())
+                                                   for name in COLUMNS]))
+        with partial_directory(output) as tmp:
+            pq.write_table(table, os.path.join(tmp, "part-00000.parquet"))
+        out.output = output
+    out.seconds["local"] = time.perf_counter() - t0
+    return out
+
+
 def run(path: str, threshold, *, kind: str = "directory", output: str | None = None, count: bool = False,
         master: str | None = None, conf: dict | None = None, include=(), exclude=(), min_bytes: int = 0,
         id_field: str = "id", text_field: str = "text", id_col: str | None = None, text_col: str | None = None,
@@ -283,6 +361,12 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
     local_output = check_output_dir(str(output)) if output is not None and not count else None
     if kind == "parquet":
         check_parquet(str(path), id_col or "id", None if tokens_col else text_col or "text", tokens_col)
+    if master is None and (count or local_output is not None) and kind != "parquet":
+        size = _small_local_input(str(path), LOCAL_BELOW)
+        if size is not None and not _spark_active():
+            return _join_locally(str(path), threshold, size, kind=kind, output=local_output, count=count,
+                                 include=include, exclude=exclude, min_bytes=min_bytes, id_field=id_field,
+                                 text_field=text_field, shingle=shingle, **options)
     t0 = time.perf_counter()
     spark = get_session(master, conf=conf, quiet=quiet)
     if output is not None and not count and local_output is None:
