@@ -215,6 +215,16 @@ def test_ids_of_several_paths_are_unique_and_a_prefixed_id_is_its_file(tmp_path_
         assert i == text or text.endswith("/" + i), (i, text)
 
 
+def test_named_from_above_gives_the_parent_and_an_include_only_where_they_read_the_same_files(tmp_path):
+    for d in ("b", ".hidden", "b*"):
+        (tmp_path / d).mkdir()
+    (tmp_path / "f.txt").write_text("x")
+    assert corpus.named_from_above(tmp_path / "b") == f"{tmp_path} --include 'b/**'"
+    assert corpus.named_from_above(f"{tmp_path}/b/") == f"{tmp_path} --include 'b/**'"
+    assert corpus.named_from_above(tmp_path / "missing") is None
+    assert [corpus.named_from_above(tmp_path / n) for n in (".hidden", "b*", "f.txt")] == [None, None, None]
+
+
 def test_a_file_reached_through_two_paths_is_read_once(tmp_path, monkeypatch):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.py").write_text("x = 1")

@@ -208,7 +208,8 @@ def test_adding_the_indexed_corpus_again_is_refused_in_one_line_and_leaves_the_i
     error = [line for line in r.stderr.splitlines() if "error" in line]
     assert error == ["allpairs: error: 6 documents of the 7 added have ids the index holds already (the first: "
                      "'cat.txt'); replace the old documents (--replace, existing='replace') or keep them and skip "
-                     "the new (--skip-existing, existing='skip')"]
+                     "the new (--skip-existing, existing='skip'); if they are other files, read them from the "
+                     f"directory above to give them ids of their own ({TINY.parent} --include 'corpus/**')"]
     assert idx.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["tiny.idx"]
 
 
@@ -268,9 +269,11 @@ def test_adding_a_root_whose_paths_are_ids_of_the_index_is_refused_unless_the_id
     r = run("index", "add", "b.idx", "c")  # c's x.txt is another file of b's id x.txt
     assert r.exit_code == 1 and "1 document of the 1 added has an id the index holds already (the first: " \
         "'x.txt')" in r.stderr
+    assert r.stderr.rstrip().endswith("read them from the directory above to give them ids of their own "
+                                      "(. --include 'c/**')")
     assert (colliding_roots / "b.idx").read_bytes() == before
     assert run("index", "add", "b.idx", "a", "-q").exit_code == 0  # b/x.txt: an id of its own
-    assert run("index", "add", "b.idx", ".", "--include", "c/**", "-q").exit_code == 0  # c named by c/x.txt
+    assert run("index", "add", "b.idx", ".", "--include", "c/**", "-q").exit_code == 0  # as the error says
     r = run("index", "query", "b.idx", "c/x.txt", "-q")
     assert r.exit_code == 0 and [row[1] for row in lines(r.stdout)] == ["x.txt", "b/x.txt", "c/x.txt"]
 

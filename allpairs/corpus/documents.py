@@ -11,6 +11,7 @@ import codecs
 import json
 import os
 import re
+import shlex
 import stat
 import string
 import sys
@@ -387,6 +388,17 @@ def _disambiguate(ids: list[str], sources: list[str]) -> list[str]:
         taken[i] += 1
         final.append(i if seen[i] == 1 or taken[i] == 1 else f"{i}#{taken[i]}")
     return final
+
+
+def named_from_above(path: str | os.PathLike) -> str | None:
+    """The PATH and ``--include`` that read the files below directory ``path`` with their
+    ids prefixed by its name (``b/x.txt``, not ``x.txt``): its parent with ``--include 'b/**'``;
+    None when ``path`` is no directory or its name is hidden or holds glob characters."""
+    p = os.path.normpath(os.fspath(path))
+    parent, name = os.path.split(p)
+    if not os.path.isdir(p) or not name or name.startswith(".") or any(ch in name for ch in "*?[]{}!\\"):
+        return None
+    return f"{shlex.quote(parent or '.')} --include {shlex.quote(name + '/**')}"
 
 
 def _read_bytes(path: str) -> bytes:
