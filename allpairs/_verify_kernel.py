@@ -36,17 +36,11 @@ def verify(indptr, tokens, x, y, counted, last_i, last_j, code, p, q):
 def merge(x_tokens, i, xe, y_tokens, j, ye, o, alpha):
     """``o`` plus the common tokens of ``x_tokens[i:xe]`` and ``y_tokens[j:ye]``, counted by merge;
     stops early once ``alpha`` is out of reach (the result is then below ``alpha``)."""
-    while i < xe and j < ye:
-        if o + min(xe - i, ye - j) < alpha:
-            break
+    while i < xe and j < ye and o + min(xe - i, ye - j) >= alpha:
         a = x_tokens[i]
         b = y_tokens[j]
-        if a == b:
-            o += 1
-            i += 1
-            j += 1
-        elif a < b:
-            i += 1
-        else:
-            j += 1
+        # Without branches: which side moves is data the processor cannot predict.
+        o += a == b
+        i += a <= b
+        j += b <= a
     return o

@@ -207,17 +207,18 @@ def test_overwriting_keeps_the_owner_of_the_existing_file(tmp_path):
     assert (out.stat().st_uid, out.stat().st_gid) == (4321, 4321) and out.read_text() == GOLDEN.read_text()
 
 
-@pytest.mark.parametrize("command", [["sets", "-s", "word:1", "-q"], ["dedup", "-t", "0.5", "-s", "word:1", "-q"]])
+@pytest.mark.parametrize("command", [["sets", "-s", "word:1", "-q", "-o"], ["dedup", "-t", "0.5", "-s", "word:1", "-q", "-o"],
+                                     ["compare", "-t", "0.5", "-s", "word:1", "-q", "--missed"]])
 def test_other_commands_refuse_a_bad_output_before_reading_and_keep_the_trailing_slash(tmp_path, command,
                                                                                         monkeypatch):
     def never(*a, **k):
         raise AssertionError("the corpus was read before the output was checked")
 
-    for module in ("sets", "dedup"):
+    for module in ("sets", "dedup", "compare"):
         monkeypatch.setattr(f"allpairs.cli.{module}.read_input", never)
-    r = run(*command, "-o", tmp_path / "no" / "such" / "x.tsv", TINY)
+    r = run(*command, tmp_path / "no" / "such" / "x.tsv", TINY)
     assert r.exit_code == 1 and "does not exist" in one_error_line(r.stderr)
-    r = run(*command, "-o", f"{tmp_path}/newdir/", TINY)
+    r = run(*command, f"{tmp_path}/newdir/", TINY)
     assert r.exit_code == 1 and "give a file name" in one_error_line(r.stderr)
     assert list(tmp_path.iterdir()) == []
 
@@ -242,6 +243,9 @@ WRITERS = {
     "index query": lambda out, idx: ["index", "query", idx, TINY, "-q", "-o", out],
     "index build": lambda out, idx: ["index", "build", "-t", "0.5", "-s", "word:1", "-q", TINY, "-o", out],
     "compare --plot": lambda out, idx: ["compare", "-t", "0.5", "-s", "word:1", "-q", TINY, "--plot", out],
+    # One band of 8 rows: LSH misses 7 pairs of the tiny corpus, so the file has rows.
+    "compare --missed": lambda out, idx: ["compare", "-t", "0.5", "-s", "word:1", "-q", "-k", "8", "-b", "1", "-r",
+                                          "8", TINY, "--missed", out],
 }
 
 

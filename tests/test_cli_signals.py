@@ -226,20 +226,23 @@ def test_index_add_signalled_at_random_moments_leaves_the_old_index_or_the_new(t
         assert status == 0 or out.read_bytes() == old
 
 
-def test_compare_plot_signalled_at_random_moments_leaves_both_pictures_old_or_both_new(tmp_path, signal_corpus):
+def test_compare_plot_signalled_at_random_moments_leaves_all_its_files_old_or_all_new(tmp_path, signal_corpus):
+    # --plot writes two pictures and --missed the pairs LSH missed: one rename of all three.
     rng = random.Random(f"{SEED}-plot")
-    out, chords = tmp_path / "p.png", tmp_path / "p-chords.png"
-    args = ["compare", "--jsonl", "-t", "0.5", "-s", "word:2", str(signal_corpus), "--plot", str(out)]
+    out, chords, missed = tmp_path / "p.png", tmp_path / "p-chords.png", tmp_path / "missed.tsv"
+    args = ["compare", "--jsonl", "-t", "0.5", "-s", "word:2", str(signal_corpus), "--plot", str(out),
+            "--missed", str(missed)]
     t0 = time.monotonic()
     assert _check(tmp_path, out, args, None, 0.0, None, option=False) == 0
     whole = time.monotonic() - t0
-    expected = out.read_bytes(), chords.read_bytes()
+    files = (out, chords, missed)
+    expected = tuple(f.read_bytes() for f in files)
     for signum, delay in _moments(rng, whole):
-        out.write_bytes(b"old")
-        chords.write_bytes(b"old")
+        for f in files:
+            f.write_bytes(b"old")
         status = _check(tmp_path, out, args, signum, delay, expected[0], option=False)
-        pictures = out.read_bytes(), chords.read_bytes()
-        assert pictures == expected if status == 0 else pictures == (b"old", b"old")
+        written = tuple(f.read_bytes() for f in files)
+        assert written == expected if status == 0 else written == (b"old",) * 3
 
 
 def test_the_index_and_picture_writers_register_their_temporary_files_with_the_watcher(tmp_path, monkeypatch):

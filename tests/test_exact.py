@@ -6,7 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from allpairs.exact import prefix_join
+from allpairs.exact import prefix, prefix_join
+from allpairs.exact.prefix import per_size
 from allpairs.measures import Threshold
 from allpairs.order import order_sets
 from allpairs.pairs import Pairs
@@ -54,6 +55,31 @@ def test_bitmap_bound_is_never_below_the_true_overlap(a, b):
     bits = bitmaps(indptr, np.array(a + b, np.int32))
     bound = (len(a) + len(b) - _popcount(bits[0] ^ bits[1])) // 2
     assert len(set(a) & set(b)) <= bound
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 40), max_size=60), st.booleans())
+def test_per_size_gives_each_set_its_sizes_bound_sorted_or_not(sizes, sort):
+    sizes = np.array(sorted(sizes) if sort else sizes, np.int64)
+    got = per_size(lambda s: None if s % 7 == 3 else s * s - 5, sizes, none=-1)
+    assert got.dtype == np.int64
+    assert got.tolist() == [-1 if s % 7 == 3 else s * s - 5 for s in sizes.tolist()]
+
+
+def test_a_small_join_is_one_task_and_a_large_one_many_per_thread():
+    assert prefix.task_count(0, 10, 4) == 1
+    assert prefix.task_count(prefix.MIN_TASK_COST - 1, 10_000, 2) == 1
+    assert prefix.task_count(5 * prefix.MIN_TASK_COST, 10_000, 2) == 5
+    assert prefix.task_count(10**12, 10_000, 2) == 2 * prefix.TASKS_PER_THREAD
+    assert prefix.task_count(10**12, 3, 2) == 3
+
+
+def test_one_thread_runs_the_tasks_without_a_thread_pool(monkeypatch):
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a thread pool was started for --jobs 1")
+    monkeypatch.setattr(prefix, "ThreadPoolExecutor", no_pool)
+    sets = [[1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [7], [7, 8]]
+    assert fast_pairs(sets, "0.5", jobs=1) == all_pairs(sets, Fraction(1, 2))
 
 
 def test_pairs_whose_later_matches_lie_past_the_probe_prefix_are_verified_in_full():

@@ -2,16 +2,19 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import datasets.synthetic
 from allpairs.errors import OutputError, UsageError
-from allpairs.report.plot import (MAX_CHORDS, _chords_figure, _clusters_figure, check_plot_path, chords_path,
-                           chords_readable, plot_chords, plot_comparison, plot_scurve)
+from allpairs.report.plot import (MAX_CHORDS, _chords_figure, _clusters_figure, _scurve_figure, check_plot_path,
+                                  chords_path, chords_readable, plot_chords, plot_comparison, plot_scurve)
 from allpairs.report import compare
 
 # matplotlib is in the test extra: without it these tests fail rather than skip, except
@@ -146,12 +149,12 @@ def test_importing_the_library_loads_neither_matplotlib_nor_the_cli_toolkit():
 def test_chords_are_capped_most_similar_first_and_the_title_says_how_many_were_left(comparison):
     total = len(comparison.candidate_similarity)
     fig = _chords_figure(comparison, 10)
-    title = fig.axes[0].get_title()
+    title = fig.axes[0].get_title().replace("\n", " ")
     assert f"the 10 most similar drawn, {total - 10:,} less similar left out" in title
     drawn = [c for c in fig.axes[0].collections
              if c.__class__.__name__ == "LineCollection" and "missed" not in c.get_label()]
     assert sum(len(c.get_segments()) for c in drawn) == 10
-    assert f"all {total:,} drawn" in _chords_figure(comparison, MAX_CHORDS).axes[0].get_title()
+    assert f"all {total:,} drawn" in _chords_figure(comparison, MAX_CHORDS).axes[0].get_title().replace("\n", " ")
 
 
 def test_a_comparison_without_any_pair_or_candidate_still_draws(tmp_path):
@@ -187,15 +190,16 @@ def test_the_chords_show_the_pairs_lsh_missed_dashed_and_counted_in_the_legend(c
     missed = [c for c in fig.axes[0].collections if "missed" in (c.get_label() or "")]
     assert len(missed) == 1 and len(missed[0].get_segments()) == comparison.missed
     assert missed[0].get_linestyle()[0][1] is not None  # dashed
-    assert f"J ≥ 0.5: a pair LSH missed ({comparison.missed:,})" in legend_texts(fig)
-    assert f"{comparison.missed:,} pairs of distinct sets with J ≥ 0.5 missed by LSH" in fig.axes[0].get_title()
+    assert f"J ≥ 0.5: missed by LSH ({comparison.missed:,} pairs of distinct sets)" in legend_texts(fig)
+    title = fig.axes[0].get_title().replace("\n", " ")
+    assert f"{comparison.missed:,} pairs of distinct sets with J ≥ 0.5 missed by LSH" in title
 
 
 def test_the_chord_picture_counts_the_documents_the_table_counts(tmp_path):
     docs = ["alpha beta gamma delta", "alpha beta gamma delta epsilon", "", "zeta eta theta iota"]
     c = compare(docs, 0.5, shingle="word:1", num_perm=16, bands=8, rows=2, jobs=1)
     assert (c.documents, c.joined) == (4, 3)
-    title = _chords_figure(c, MAX_CHORDS).axes[0].get_title()
+    title = _chords_figure(c, MAX_CHORDS).axes[0].get_title().replace("\n", " ")
     assert "3 documents joined (of 4 read)" in title
     from allpairs.report import render_table
     assert "4 documents, 1 skipped, 3 joined" in render_table(c)
@@ -205,7 +209,7 @@ def test_unreadable_circles_become_labelled_clusters_of_true_pairs(comparison, t
     # 300 documents named by number, no directories: a hairball as chords.
     assert not chords_readable(comparison) and chords_readable(with_path_ids(comparison))
     fig = _clusters_figure(comparison)
-    title = fig.axes[0].get_title()
+    title = fig.axes[0].get_title().replace("\n", " ")
     assert "largest clusters of pairs with J ≥ 0.5" in title and "would be unreadable" in title
     labels = {t.get_text() for t in fig.axes[0].texts}
     assert labels & set(map(str, comparison.ids)), "documents are labelled"
@@ -224,3 +228,157 @@ def test_lines_input_draws_clusters_labelled_by_the_lines(tmp_path):
     assert not chords_readable(c)
     labels = {t.get_text() for t in _clusters_figure(c).axes[0].texts}
     assert "password1 ×6" in labels and "dragon ×6" in labels
+
+
+def drawn_texts(fig):
+    """Every text the renderer draws: titles, labels, legends, ticks of the axes that show them."""
+    texts = list(fig.texts)
+    for ax in fig.axes:
+        texts += [*ax.texts, ax.title, ax._left_title, ax._right_title]
+        if ax.get_legend() is not None:
+            texts += [*ax.get_legend().get_texts(), ax.get_legend().get_title()]
+        if ax.axison:
+            for axis in (ax.xaxis, ax.yaxis):
+                lo, hi = sorted(axis.get_view_interval())
+                shown = [label for label, at in zip(axis.get_ticklabels(), axis.get_majorticklocs())
+                         if lo - 1e-9 * (hi - lo) <= at <= hi + 1e-9 * (hi - lo)]  # ticks outside the view are not drawn
+                texts += [axis.label, *shown, axis.get_offset_text()]
+    return [t for t in texts if t.get_visible() and t.get_text()]
+
+
+def texts_outside(fig) -> list[tuple[str, tuple]]:
+    """The texts whose box, as the Agg renderer draws the figure, is not wholly inside the figure."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    inside = fig.bbox.padded(0.5)  # half a pixel of rounding
+    titles = [ax.title for ax in fig.axes if ax.get_title()]
+    out = []
+    for t in drawn_texts(fig):
+        box = t.get_window_extent(renderer)
+        if not (inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0 and box.y1 <= inside.y1):
+            out.append((t.get_text(), tuple(round(v) for v in box.extents)))
+        elif any(t is not title and box.overlaps(title.get_window_extent(renderer)) for title in titles):
+            out.append((t.get_text(), "covers the title"))
+    return out
+
+
+def with_ids(comparison, ids):
+    return type(comparison)(**{**comparison.__dict__, "ids": list(ids)})
+
+
+@pytest.fixture(scope="module")
+def small_comparison():
+    docs = datasets.synthetic.documents(n=300, seed=0)[:30]
+    return compare(docs, 0.5, shingle="word:3", num_perm=48, bands=12, rows=4, seed=1, jobs=1)
+
+
+def test_every_text_of_every_picture_lies_within_the_figure(comparison, small_comparison, tmp_path):
+    from allpairs.corpus import read_lines
+
+    long_paths = with_ids(small_comparison, [f"/usr/lib/go/src/net/http/internal/testdata/f{i}.go"
+                                             for i in range(len(small_comparison.ids))])
+    f = tmp_path / "pw.txt"
+    f.write_text("\n".join([f"a rather long line of text that goes on and on, number {i % 7}" for i in range(60)]
+                           + [f"x{i}yz{i}" for i in range(60)]) + "\n")
+    lines = compare(read_lines(f), 0.6, num_perm=16, bands=8, rows=2, jobs=1)
+    # Two short runs at the top, whose names point up at the title, as six Go directories give.
+    long_roots = type(comparison)(**{**comparison.__dict__, "roots": [
+        f"/root/.cache/allpairs/go1.27.3/src/{'bytes' if i < 6 else 'strings' if i < 12 else 'math/rand'}"
+        for i in range(len(comparison.ids))]})
+    figures = {"S-curve": _scurve_figure(comparison), "arcs": _chords_figure(with_path_ids(comparison), MAX_CHORDS),
+               "arcs of PATHs": _chords_figure(long_roots, MAX_CHORDS),
+               "labelled": _chords_figure(long_paths, MAX_CHORDS), "clusters": _clusters_figure(comparison),
+               "lines": _clusters_figure(lines)}
+    for name, fig in figures.items():
+        assert texts_outside(fig) == [], name
+
+
+def test_long_ids_keep_their_end_where_they_differ_not_their_common_start(small_comparison):
+    ids = [f"/usr/local/go/src/net/http/{name}.go" for name in ("server", "client", "transport", "request")]
+    ids += [f"/usr/local/go/src/net/http/internal/testdata/file{i}.go" for i in range(len(small_comparison.ids) - 4)]
+    labels = [t.get_text().split(" ×")[0] for t in _chords_figure(with_ids(small_comparison, ids),
+                                                                    MAX_CHORDS).axes[0].texts]
+    assert labels[:4] == ["…/net/http/server.go", "…/net/http/client.go", "…/http/transport.go",
+                          "…/net/http/request.go"]
+    assert len(set(labels)) == len(labels), "two documents with the same label"
+    assert all(len(label) <= 22 for label in labels)
+
+
+def test_lines_that_differ_at_their_start_keep_their_start():
+    from allpairs.report.plot import _shortened
+
+    tails = ["1 apple pie with a crust of butter and flour", "2 apple pie with a crust of butter and flour"]
+    assert _shortened(tails, 22) == ["1 apple pie with a cr…", "2 apple pie with a cr…"]
+    heads = ["the same long beginning of a title, part 1", "the same long beginning of a title, part 2"]
+    assert _shortened(heads, 22) == ["…of a title, part 1", "…of a title, part 2"]
+    assert _shortened(["short", "x" * 30], 22) == ["short", "…" + "x" * 21]
+
+
+def all_texts(fig) -> list[str]:
+    ax = fig.axes[0]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()] if ax.get_legend() else []
+    return [ax.get_title(), *legend, *(t.get_text() for t in ax.texts)]
+
+
+def test_every_count_of_pairs_says_whether_it_counts_documents_or_distinct_sets(tmp_path):
+    # Lines repeated 6 to 9 times: pairs of documents and pairs of distinct sets differ everywhere.
+    from allpairs.corpus import read_lines
+
+    f = tmp_path / "l.txt"
+    f.write_text("\n".join([f"a rather long line of text that goes on and on, number {i % 7}" for i in range(60)]
+                           + [f"x{i}yz{i}" for i in range(60)]) + "\n")
+    c = compare(read_lines(f), 0.6, num_perm=18, bands=3, rows=6, seed=3, jobs=1)
+    assert c.missed == 2 and c.exact_pairs != len(c.true_found) == 21
+    pictures = {"S-curve": _scurve_figure(c), "clusters": _clusters_figure(c),
+                "chords": _chords_figure(with_ids(c, [f"d/{k // 40}/{k}" for k in range(len(c.ids))]), MAX_CHORDS)}
+    unnamed = re.compile(r"\d (?:candidate )?pairs?\b(?! of (?:documents|distinct sets))")
+    for name, fig in pictures.items():
+        for text in all_texts(fig):
+            assert not unnamed.search(text), (name, text)
+    title = pictures["S-curve"].axes[0].get_title().replace("\n", " ")
+    assert f"{c.exact_pairs:,} pairs of documents with J ≥ 0.6, {c.lsh_pairs:,} found" in title
+    clusters = " ".join(all_texts(pictures["clusters"])).replace("\n", " ")
+    assert "60 documents (7 distinct sets), 21 pairs of distinct sets" in clusters
+    assert "(60 of the 120 documents joined are in one)" in clusters
+    assert "LSH missed 2 of the 21 pairs of distinct sets" in clusters
+    chords = " ".join(all_texts(pictures["chords"])).replace("\n", " ")
+    assert "J ≥ 0.6: missed by LSH (2 pairs of distinct sets)" in chords
+
+
+def test_several_paths_are_grouped_on_the_circle_as_the_directories_of_one_root_are(tmp_path):
+    # The same files, read as one root with --include and as three PATHs: the same arcs, named by
+    # the directory (one root) or by the PATH as given (several).
+    from allpairs.corpus import read_directory
+
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+    for d in ("bytes", "strings", "rand"):
+        (tmp_path / "src" / d).mkdir(parents=True)
+        for k in range(20):
+            (tmp_path / "src" / d / f"f{k}.go").write_text(" ".join(words[k % 12:] + [d, str(k)]))
+        (tmp_path / "src" / d / "notes.txt").write_text("left out by --include")
+    one = compare(read_directory(tmp_path / "src", include=["*.go"]), 0.5, shingle="word:1", num_perm=16,
+                  bands=8, rows=2, jobs=1)
+    several = compare(read_directory([tmp_path / "src" / d for d in ("bytes", "rand", "strings")],
+                                     include=["*.go"]), 0.5, shingle="word:1", num_perm=16, bands=8, rows=2, jobs=1)
+    assert chords_readable(one) and chords_readable(several)
+    arcs = [t.get_text() for t in _chords_figure(one, MAX_CHORDS).axes[0].texts]
+    assert arcs == ["bytes/ (20)", "rand/ (20)", "strings/ (20)"]
+    arcs = [t.get_text() for t in _chords_figure(several, MAX_CHORDS).axes[0].texts]
+    assert arcs == ["…/src/bytes/ (20)", "…/src/rand/ (20)", "…/src/strings/ (20)"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab/ .x", max_size=40), min_size=1, max_size=6), st.integers(4, 30))
+def test_shortened_labels_fit_and_are_a_start_or_an_end_of_the_text(texts, width):
+    from allpairs.report.plot import _shortened
+
+    for text, short in zip(texts, _shortened(texts, width), strict=True):
+        assert len(short) <= width
+        if len(text) <= width:
+            assert short == text
+        else:
+            assert (short.endswith("…") and text.startswith(short[:-1])) or \
+                   (short.startswith("…") and text.endswith(short[1:]) and len(short) > 1)

@@ -105,7 +105,7 @@ def test_similarity_ranges_are_called_bins_and_never_bands_in_the_report():
     c = compare(sets, 0.5, num_perm=8, bands=8, rows=1)
     d = c.as_dict()
     assert "bands" not in d and [b["lo"] for b in d["bins"]][:2] == [0.5, 0.6]
-    assert d["lsh"]["bands"] == 8
+    assert d["settings"]["bands"] == 8
     table = render_table(c)
     assert "bin " in table and "by true similarity (pairs of documents) in bins" in table
 
@@ -116,7 +116,7 @@ def test_candidate_shares_are_of_the_pairs_of_distinct_sets():
     c = compare(sets, 0.3, num_perm=8, bands=8, rows=1)
     assert (c.all_pairs, c.all_set_pairs) == (6, 3)
     d = c.as_dict()
-    assert d["lsh_result"]["candidate_share"] == c.lsh_candidates / 3
+    assert d["lsh"]["candidate_share"] == c.lsh_candidates / 3
     assert d["exact"]["candidate_share"] == c.exact_candidates / 3
     assert f"{c.lsh_candidates} ({c.lsh_candidates / 3:.4%})" in render_table(c)
 
@@ -139,3 +139,67 @@ def test_each_method_reports_its_own_peak_memory_not_the_process_peak(monkeypatc
         pytest.skip("no /proc/self/clear_refs here: per-method peaks are not measured")
     assert c.memory["lsh"] >= 190 * 2**20 > c.memory["exact"]
     assert c.memory["shared"] > 0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpus_and_threshold(max_docs=30), st.sampled_from([(4, 2), (8, 1), (2, 8), (1, 6)]))
+def test_the_missed_pairs_are_the_exact_pairs_the_lsh_join_did_not_find(case, banding):
+    sets, t = case
+    if sum(1 for s in sets if s) < 2:
+        return
+    b, r = banding
+    c = compare(sets, t, num_perm=b * r, bands=b, rows=r)
+    lsh = {tuple(p) for p in allpairs.join(sets, t, method="lsh", num_perm=b * r, bands=b, rows=r).pairs}
+    expected = [p for p in all_pairs(sets, t) if p not in lsh]
+    assert [tuple(p) for p in c.missed_pairs] == expected
+    assert len(c.missed_pairs) == c.exact_pairs - c.lsh_pairs
+    d = c.as_dict()
+    assert d["lsh"]["missed_pairs"] == len(expected) and d["lsh"]["missed_set_pairs"] == c.missed
+    assert d["exact"]["missed_pairs"] == d["exact"]["missed_set_pairs"] == 0
+
+
+def _keys(d, prefix="") -> set[str]:
+    """Every key of a JSON document as a dotted path; the items of a list under ``name[]``."""
+    out = set()
+    for k, v in d.items():
+        out.add(prefix + k)
+        if k == "seconds":  # its keys are the stages' names
+            continue
+        if isinstance(v, dict):
+            out |= _keys(v, f"{prefix}{k}.")
+        elif isinstance(v, list) and v and isinstance(v[0], dict):
+            out |= _keys(v[0], f"{prefix}{k}[].")
+    return out
+
+
+def test_the_json_report_gives_numbers_as_numbers_and_the_same_keys_for_both_methods():
+    sets = [["a", "b"], ["a", "b"], ["a", "b", "c"], ["a", "c", "d"], ["x", "y"]]
+    c = compare(sets, "0.5", num_perm=8, bands=1, rows=8)
+    d = json.loads(json.dumps(c.as_dict()))
+    assert d["settings"]["threshold"] == 0.5
+    assert (d["settings"]["bands"], d["settings"]["rows"], d["settings"]["num_perm"]) == (1, 8, 8)
+    assert d["documents"] == {"read": 5, "skipped": 0, "joined": 5}
+    assert (d["all_pairs"], d["all_set_pairs"]) == (10, 6)
+    assert set(d["exact"]) <= set(d["lsh"])
+    assert d["exact"]["pairs"] == c.exact_pairs and d["exact"]["set_pairs"] == len(c.true_found)
+    assert d["lsh"]["pairs"] + d["lsh"]["missed_pairs"] == d["exact"]["pairs"]
+    assert d["lsh"]["set_pairs"] + d["lsh"]["missed_set_pairs"] == d["exact"]["set_pairs"]
+    assert sum(b["pairs"] for b in d["bins"]) == d["exact"]["pairs"]
+
+    def strings(x, path=""):
+        if isinstance(x, dict):
+            return [s for k, v in x.items() for s in strings(v, f"{path}.{k}")]
+        if isinstance(x, list):
+            return [s for v in x for s in strings(v, path + "[]")]
+        return [path] if isinstance(x, str) else []
+    assert strings(d) == [".settings.shingle"], "a number written as a string"
+
+
+def test_every_key_of_the_json_report_is_documented():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "compare.md").read_text()
+    c = compare([["a", "b"], ["a", "b", "c"], ["x"]], 0.5, num_perm=8, bands=8, rows=1)
+    keys = _keys(c.as_dict())
+    missing = sorted(k for k in keys if f"`{k}`" not in doc)
+    assert not missing, f"docs/compare.md does not list {missing}"

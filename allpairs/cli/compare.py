@@ -23,7 +23,14 @@ def compare_command(
     paths: List[str] = PATHS, threshold: str = THRESHOLD,
     shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, min_shingles: int = MIN_SHINGLES,
     json_out: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT,
-                                  help="Print the comparison as JSON instead of a table."),
+                                  help="Print the comparison as JSON instead of a table: settings, documents, "
+                                       "all_pairs, all_set_pairs, exact and lsh (the same keys each), bins, shared, "
+                                       "report; numbers as numbers (every key in docs/compare.md)."),
+    missed: Optional[str] = typer.Option(None, "--missed", metavar="FILE", rich_help_panel=OUTPUT,
+                                          show_default=False,
+                                          help="Write the pairs of documents with J >= t that LSH missed to FILE, "
+                                               "as join writes pairs (ids, exact similarity): TSV, or CSV or JSON "
+                                               "Lines for a FILE ending in .csv or .jsonl."),
     plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", rich_help_panel=OUTPUT, show_default=False,
                                         help="Draw the S-curve with the observed recall per similarity bin to FILE "
                                              "(.png or .svg), and to FILE-chords.png/.svg the LSH candidates and "
@@ -40,9 +47,11 @@ def compare_command(
     Prints the documents read and joined, all pairs, pairs with J >= THRESHOLD
     and how many LSH missed, the candidates each method verified and their
     share of the pairs of distinct sets, recall overall and per similarity bin
-    beside the S-curve's prediction, and each method's time and own peak memory.
+    beside the S-curve's prediction, and each method's time and own peak memory;
+    --missed FILE writes the pairs LSH missed; --plot FILE draws the S-curve and the candidates.
     """
     from ..report import compare as run_compare, render_table  # here, not at the top: only compare needs it
+    from ..report.files import check_files, write_files
 
     check_jobs(jobs)
     bar = Bar(not quiet)
@@ -50,10 +59,8 @@ def compare_command(
         refuse_unused_input_options(ctx)
         refuse_unused_lsh_options(ctx, True, bands, rows)
         check_output(None)  # a closed stdout is refused before the work
-        if plot is not None:
-            from ..report.plot import check_plot_path
-
-            check_plot_path(plot)  # refuse a bad file name before the work, not after
+        # A bad file name, or --plot without matplotlib, is refused before the work, not after.
+        files = check_files(missed, plot)
         try:
             corpus = read_input(ctx)
             c = run_compare(corpus, threshold, shingle=shingle, normalize=not no_normalize,
@@ -69,11 +76,8 @@ def compare_command(
             typer.echo(json.dumps(c.as_dict(), indent=2))
         else:
             typer.echo(render_table(c), nl=False)
-        if plot is not None:
-            from ..report.plot import plot_comparison
-
-            for written in plot_comparison(c, plot):
-                if not quiet:
-                    err.print(f"allpairs: wrote {written}")
+        for written in write_files(c, files):
+            if not quiet:
+                err.print(f"allpairs: wrote {written}")
     except AllPairsError as e:
         fail(e)

@@ -71,6 +71,10 @@ class Corpus:
         .ignore or being .git), "--include", "--exclude", "named twice".
     paths : list of str
         The paths read, as given.
+    sources : list of str or None
+        Directory input: for each document, the PATH it was found below, as
+        given ("" for a file named on its own); what groups the documents of
+        several PATHs in a picture as one root's directories are grouped.
     notes : list of str
         What the reader decided that the summary should say (ids taken from
         line numbers, a table read as one document).
@@ -89,6 +93,7 @@ class Corpus:
     left_out: dict[str, int] = field(default_factory=dict)
     paths: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    sources: list[str] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -526,7 +531,8 @@ def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, inc
     if len(paths) > 1:
         ids = _disambiguate(ids, sources)
     return Corpus(ids=ids, texts=texts.texts(), languages=langs, skipped=skipped, kind="directory",
-                  dropped=dropped, found=found, left_out=dict(left_out), paths=[os.fspath(p) for p in paths])
+                  dropped=dropped, found=found, left_out=dict(left_out), paths=[os.fspath(p) for p in paths],
+                  sources=sources)
 
 
 # --- line-oriented files --------------------------------------------------

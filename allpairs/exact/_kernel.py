@@ -19,6 +19,7 @@ path) do not.
 import numpy as np
 
 from .._measures_kernel import required_overlap
+from .._verify_kernel import merge
 from .._numba import kernel
 
 
@@ -35,25 +36,30 @@ def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes):
     by size.
     """
     m = indptr.shape[0] - 1
-    counts = np.zeros(num_tokens * n_classes + 1, np.int64)
+    n_lists = num_tokens * n_classes
+    # One array (n_lists + 2) does for counts, offsets and fill cursors: list w is counted at w + 2,
+    # summed in place, then filled at cursor w + 1, which ends where list w + 1 starts.
+    ptr = np.zeros(n_lists + 2, np.int64)
     for s in range(m):
         c = set_class[s]
         for k in range(index_len[s]):
-            counts[np.int64(tokens[indptr[s] + k]) * n_classes + c + 1] += 1
-    list_ptr = np.cumsum(counts)
-    fill = list_ptr[:-1].copy()
-    post_set = np.empty(list_ptr[-1], np.int32)
-    post_pos = np.empty(list_ptr[-1], np.int32)
-    post_size = np.empty(list_ptr[-1], np.int32)
+            ptr[np.int64(tokens[indptr[s] + k]) * n_classes + c + 2] += 1
+    for w in range(2, n_lists + 2):
+        ptr[w] += ptr[w - 1]
+    post_set = np.empty(ptr[n_lists + 1], np.int32)
+    post_pos = np.empty(ptr[n_lists + 1], np.int32)
+    post_size = np.empty(ptr[n_lists + 1], np.int32)
     for s in range(m):
         c = set_class[s]
         size = indptr[s + 1] - indptr[s]
         for k in range(index_len[s]):
-            w = np.int64(tokens[indptr[s] + k]) * n_classes + c
-            post_set[fill[w]] = s
-            post_pos[fill[w]] = k
-            post_size[fill[w]] = size
-            fill[w] += 1
+            w = np.int64(tokens[indptr[s] + k]) * n_classes + c + 1
+            e = ptr[w]
+            post_set[e] = s
+            post_pos[e] = k
+            post_size[e] = size
+            ptr[w] = e + 1
+    list_ptr = ptr[: n_lists + 1]
     return list_ptr, post_set, post_pos, post_size
 
 
@@ -144,43 +150,47 @@ def _grow(a, n):
 
 
 @kernel
-def probe(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_len, win_lo, win_hi, set_class,
-          compat, n_classes, code, p, q, lo, hi, count, state, touched, alpha_of, alpha_at):
-    """Candidates for probe sets ``lo <= x < hi`` among the sets ``win_lo[x] <= y < win_hi[x]``.
+def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_len, win_lo, win_hi, set_class,
+                 compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at):
+    """Pairs that reach α among probe sets ``lo <= x < hi`` and the sets ``win_lo[x] <= y < win_hi[x]``.
 
     The window is the size bound (and which of each pair probes: the later set
     in a self-join, the earlier one in a containment join); only lists of a
-    class compatible with x's are read. Each candidate comes with the overlap
-    counted so far in the prefixes and the positions of its last prefix match
-    in x and y, so that verification resumes the merge after them. A candidate
-    is dropped as soon as the positional bound ``A + 1 + min(|x| - i - 1,
-    |y| - j - 1)`` falls below α(|x|, |y|) (Xiao et al. 2008, Lemma 2), and
-    before verification unless its bitmap bound ``(|x| + |y| - popcount(b_x ^
-    b_y)) // 2`` (:func:`bitmaps`) reaches α.
+    class compatible with x's are read. Candidates are dropped before
+    verification unless their bitmap bound ``(|x| + |y| - popcount(b_x ^
+    b_y)) // 2`` (:func:`bitmaps`) reaches α. Each candidate left is verified
+    at once, while x's tokens are in cache, by a merge that resumes after its
+    last counted match and stops early (:func:`allpairs._verify_kernel.merge`):
+    no candidate is written out.
 
-    A posting at position ``i`` of x is read only while ``i <= |x| - α(|x|,
-    |y|)``: a pair's first common token lies there, and later matches are
-    counted by verification (α grows with |y|, so the rest of the list is
-    skipped too).
+    A pair's first common token lies at ``i <= |x| - α`` in x and ``j <= |y| -
+    α`` in y (the positional bound of Xiao et al. 2008, Lemma 2, at the first
+    match). So a posting is read only while ``i <= |x| - α(|x|, |y|)`` (α grows
+    with |y|, so the rest of the list is skipped too), and one with ``j > |y| -
+    α`` is passed over without a look at y's state, as MPJoin's shortened index
+    prefix would (Ribeiro, Härder 2009): it is no first match, and it and every
+    later match of y (deeper still) are counted by verification, which resumes
+    after the last match counted.
 
-    Scratch, reused from call to call (a thread's own): ``count`` int32 (m,),
-    zero (per set: A, or -1 once pruned; left zero again), ``state`` int32
-    (m, 4) (i, j and |y| of a candidate's last match), ``touched`` int32 (m,),
+    Scratch, reused from call to call (a thread's own): ``state`` int32 (m, 4),
+    column 0 zero (per set: the count A of prefix matches counted; left zero
+    again), then i, j and |y| of a candidate's last counted match, side by
+    side so that a candidate costs one cache line; ``touched`` int32 (m,);
     ``alpha_of`` int32 and ``alpha_at`` int64 (largest size + 1; ``alpha_at``
     -1): α per partner size, cached for the current probe set.
 
-    Returns (x, y, overlap, i, j), each int32.
+    Returns (x, y, overlap) int32 of the pairs, and the number of candidates verified.
     """
     cap = 1024
     out_x = np.empty(cap, np.int32)
     out_y = np.empty(cap, np.int32)
     out_a = np.empty(cap, np.int32)
-    out_i = np.empty(cap, np.int32)
-    out_j = np.empty(cap, np.int32)
     n_out = 0
+    n_cand = 0
     for x in range(lo, hi):
         xs = indptr[x]
-        size_x = indptr[x + 1] - xs
+        xe = indptr[x + 1]
+        size_x = xe - xs
         cx = set_class[x]
         start_set = win_lo[x]
         stop_set = win_hi[x]
@@ -199,46 +209,46 @@ def probe(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_l
                     if alpha_at[size_y] != x:
                         alpha_at[size_y] = x
                         alpha_of[size_y] = required_overlap(code, p, q, size_x, size_y)
+                    alpha = alpha_of[size_y]
                     # A first common token lies in x's first |x| - α + 1; α grows with |y| along the list.
-                    if i > size_x - alpha_of[size_y]:
+                    if i > size_x - alpha:
                         break
-                    c = count[y]
-                    if c < 0:
+                    j = post_pos[k]
+                    # Positional bound at a first match: α tokens from it on in y too. A later match this
+                    # deep is left to verification, as is every one after it (deeper still).
+                    if j > size_y - alpha:
                         continue
+                    c = state[y, 0]
                     if c == 0:
                         touched[n_touched] = y
                         n_touched += 1
-                        state[y, 2] = size_y
-                    j = post_pos[k]
-                    # Positional bound: the matches so far, this one, and what is left after it.
-                    if c + 1 + min(size_x - i - 1, size_y - j - 1) >= alpha_of[size_y]:
-                        count[y] = c + 1
-                        state[y, 0] = i
-                        state[y, 1] = j
-                    else:
-                        count[y] = -1
+                        state[y, 3] = size_y
+                    state[y, 0] = c + 1
+                    state[y, 1] = i
+                    state[y, 2] = j
         if n_out + n_touched > out_x.shape[0]:
             need = n_out + n_touched
             out_x = _grow(out_x, need)
             out_y = _grow(out_y, need)
             out_a = _grow(out_a, need)
-            out_i = _grow(out_i, need)
-            out_j = _grow(out_j, need)
         bx = bits[x]
         for t in range(n_touched):
             y = touched[t]
-            c = count[y]
-            count[y] = 0
+            c = state[y, 0]
+            state[y, 0] = 0
             if c <= 0:
                 continue
-            size_y = state[y, 2]
+            size_y = state[y, 3]
+            alpha = np.int64(alpha_of[size_y])
             # Bitmap bound: tokens on one side only are at least the bits set on one side only.
-            if size_x + size_y - _popcount(bx ^ bits[y]) < 2 * np.int64(alpha_of[size_y]):
+            if size_x + size_y - _popcount(bx ^ bits[y]) < 2 * alpha:
                 continue
-            out_x[n_out] = x
-            out_y[n_out] = y
-            out_a[n_out] = c
-            out_i[n_out] = state[y, 0]
-            out_j[n_out] = state[y, 1]
-            n_out += 1
-    return out_x[:n_out], out_y[:n_out], out_a[:n_out], out_i[:n_out], out_j[:n_out]
+            n_cand += 1
+            ys = indptr[y]
+            o = merge(tokens, xs + state[y, 1] + 1, xe, tokens, ys + state[y, 2] + 1, ys + size_y, np.int64(c), alpha)
+            if o >= alpha:
+                out_x[n_out] = x
+                out_y[n_out] = y
+                out_a[n_out] = o
+                n_out += 1
+    return out_x[:n_out], out_y[:n_out], out_a[:n_out], n_cand

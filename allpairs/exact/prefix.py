@@ -38,8 +38,7 @@ import numpy as np
 from .. import _malloc
 from .._numba import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
-from ..verify import verify_candidates
-from ._kernel import bitmaps, build_index, probe, probe_cost
+from ._kernel import bitmaps, build_index, probe_cost, probe_verify
 
 #: Bits of :attr:`SetPairs.directions`.
 FORWARD, BACKWARD = 1, 2
@@ -74,9 +73,26 @@ def _cut(cost: np.ndarray, n_tasks: int) -> np.ndarray:
     return np.unique(np.concatenate([[0], inner, [len(cost)]]).astype(np.int64))
 
 
+#: Tasks per thread at most: the probe costs are skewed, so many tasks balance the threads' loads.
+TASKS_PER_THREAD = 64
+#: Probe cost (posting entries) a task is given at least: a kernel call costs ~0.1-0.2 ms to dispatch
+#: (argument types looked up), about as much as probing 20,000 entries.
+MIN_TASK_COST = 200_000
+
+
+def task_count(total_cost: int, m: int, jobs: int) -> int:
+    """Tasks to cut the probes of ``m`` sets into: enough to balance ``jobs`` threads, few for a small join."""
+    return max(1, min(m, TASKS_PER_THREAD * jobs, total_cost // MIN_TASK_COST))
+
+
 def per_size(bound: Callable[[int], int | None], sizes: np.ndarray, none: int = 0) -> np.ndarray:
     """``bound(size)`` for each entry of ``sizes`` (int64), computed once per distinct size in exact integers."""
-    distinct, inverse = np.unique(sizes, return_inverse=True)
+    sizes = np.asarray(sizes)
+    if len(sizes) and (sizes[1:] >= sizes[:-1]).all():  # sets sorted by size: runs of equal sizes, no sort
+        starts = np.flatnonzero(np.concatenate([[True], sizes[1:] != sizes[:-1]]))
+        distinct, inverse = sizes[starts], np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(sizes))))
+    else:
+        distinct, inverse = np.unique(sizes, return_inverse=True)
     values = [bound(int(s)) for s in distinct]
     return np.array([none if v is None else v for v in values], np.int64)[inverse]
 
@@ -176,7 +192,7 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
                                                           n_classes)
     bits = bitmaps(indptr, tokens)
     cost = probe_cost(indptr, tokens, list_ptr, probe_len, set_class, compat, n_classes)
-    bounds = _cut(cost, max(1, min(m, 64 * jobs)))
+    bounds = _cut(cost, task_count(int(cost.sum()), m, jobs))
     cum = np.concatenate([[0], np.cumsum(cost)])
     total_cost = int(cum[-1])
     probes_later = not measure.symmetric
@@ -186,24 +202,27 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
     def task(k):
         lo, hi = int(bounds[k]), int(bounds[k + 1])
         if not hasattr(local, "state"):
-            local.count = np.zeros(m, np.int32)
-            local.state = np.empty((m, 4), np.int32)
+            local.state = np.zeros((m, 4), np.int32)
             local.touched = np.empty(m, np.int32)
             local.alpha_of = np.empty(largest + 1, np.int32)
             local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sets: never stale
-        x, y, counted, li, lj = probe(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_len,
-                                      win_lo, win_hi, set_class, compat, n_classes, row.code, p, q, lo, hi,
-                                      local.count, local.state, local.touched, local.alpha_of, local.alpha_at)
-        vx, vy, ov = verify_candidates(indptr, tokens, x, y, threshold, counted, li, lj, measure=row)
-        return (vx, vy, ov, len(x)) if probes_later else (vy, vx, ov, len(x))
+        vx, vy, ov, n_cand = probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_len,
+                                          win_lo, win_hi, set_class, compat, n_classes, row.code, p, q, lo, hi,
+                                          local.state, local.touched, local.alpha_of, local.alpha_at)
+        return (vx, vy, ov, int(n_cand)) if probes_later else (vy, vx, ov, int(n_cand))
 
     parts = []
     n_tasks = len(bounds) - 1
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for k, part in enumerate(pool.map(task, range(n_tasks))):
+    # One thread runs the tasks itself: starting a pool and handing it tasks costs more than a small join.
+    pool = ThreadPoolExecutor(max_workers=jobs) if jobs > 1 else None
+    try:
+        for k, part in enumerate(pool.map(task, range(n_tasks)) if pool else map(task, range(n_tasks))):
             parts.append(part)
             if progress is not None:
                 progress(int(cum[bounds[k + 1]]), total_cost)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     candidates = sum(pt[3] for pt in parts)
     left, right, overlap = _columns(parts)
     directions = None

@@ -99,6 +99,15 @@ class Comparison:
     ids: list[str] = field(repr=False, default_factory=list)
     labels: list[str] | None = field(repr=False, default=None)
     kind: str = "texts"
+    #: The pairs with J >= t that LSH missed, as pairs of documents (``--missed``), and the columns
+    #: carried beside each id into that file (the line for ``--lines``).
+    missed_pairs: Pairs | None = field(repr=False, default=None)
+    columns: dict = field(repr=False, default_factory=dict)
+    normalize: bool = True
+    min_shingles: int = 1
+    #: Per document, the PATH it was read from when several were given (else None): the pictures
+    #: group documents by it as they group one root's documents by their top directory.
+    roots: list[str] | None = field(repr=False, default=None)
 
     @property
     def missed(self) -> int:
@@ -117,27 +126,49 @@ class Comparison:
         return sum(b.predicted * b.exact for b in filled) / total if total else float("nan")
 
     def as_dict(self) -> dict:
-        """Plain data for ``--json``."""
+        """Plain data for ``--json``: numbers as numbers (NaN and what was not measured as None).
+
+        ``settings`` holds what was asked for, by the parameter names of
+        :func:`compare`; ``exact`` and ``lsh`` hold each method's results
+        under the same keys (``pairs`` of documents, ``set_pairs`` of
+        distinct sets, ``missed_pairs``, ``missed_set_pairs``, ...); every
+        key is listed in ``docs/compare.md``.
+        """
         def num(x):
             return None if isinstance(x, float) and math.isnan(x) else x
+
+        def seconds(key):
+            return {stage: round(v, 4) for stage, v in self.seconds.get(key, {}).items()}
+
+        lsh = self.lsh
+        set_pairs = len(self.true_found) if self.true_found is not None else 0
+
+        def method(key, candidates, pairs, found_sets, recall, predicted):
+            return {"candidates": candidates, "candidate_share": num(_share(candidates, self.all_set_pairs)),
+                    "pairs": pairs, "set_pairs": found_sets, "missed_pairs": self.exact_pairs - pairs,
+                    "missed_set_pairs": set_pairs - found_sets, "recall": num(recall),
+                    "predicted_recall": num(predicted), "seconds": seconds(key),
+                    "peak_memory_bytes": self.memory.get(key)}
+
         return {
-            "threshold": str(self.threshold), "shingle": self.shingle,
-            "lsh": {"num_perm": self.lsh.num_perm, "bands": self.lsh.bands, "rows": self.lsh.rows,
-                    "seed": self.lsh.seed, "bits": self.lsh.bits, "auto": self.lsh.auto,
-                    "max_bucket": self.lsh.max_bucket, "oversized_buckets": len(self.lsh.oversized),
-                    "largest_bucket": self.lsh.largest_bucket, "signature_bytes": self.lsh.signature_bytes},
-            "documents": self.documents, "joined": self.joined, "all_pairs": self.all_pairs,
-            "all_set_pairs": self.all_set_pairs,
-            "exact": {"pairs": self.exact_pairs, "candidates": self.exact_candidates,
-                      "candidate_share": num(_share(self.exact_candidates, self.all_set_pairs))},
-            "lsh_result": {"candidates": self.lsh_candidates,
-                           "candidate_share": num(_share(self.lsh_candidates, self.all_set_pairs)),
-                           "pairs": self.lsh_pairs, "missed_set_pairs": self.missed, "recall": num(self.recall),
-                           "predicted_recall": num(self.predicted_recall)},
-            "bins": [{"lo": b.lo, "hi": b.hi, "exact": b.exact, "found": b.found, "recall": num(b.recall),
-                      "predicted": num(b.predicted)} for b in self.bins],
-            "seconds": {k: {s: round(v, 4) for s, v in d.items()} for k, d in self.seconds.items()},
-            "peak_memory_bytes": self.memory,
+            "settings": {"threshold": float(self.threshold.fraction), "shingle": self.shingle,
+                         "normalize": self.normalize, "min_shingles": self.min_shingles,
+                         "num_perm": lsh.num_perm, "bands": lsh.bands, "rows": lsh.rows,
+                         "bands_rows_chosen": lsh.auto, "recall": lsh.recall, "seed": lsh.seed, "bits": lsh.bits,
+                         "max_bucket": lsh.max_bucket},
+            "documents": {"read": self.documents, "skipped": self.documents - self.joined, "joined": self.joined},
+            "all_pairs": self.all_pairs, "all_set_pairs": self.all_set_pairs,
+            "exact": method("exact", self.exact_candidates, self.exact_pairs, set_pairs,
+                            1.0 if self.exact_pairs else float("nan"), 1.0 if self.exact_pairs else float("nan")),
+            "lsh": {**method("lsh", self.lsh_candidates, self.lsh_pairs, set_pairs - self.missed, self.recall,
+                             self.predicted_recall),
+                    "signature_bytes": lsh.signature_bytes, "largest_bucket": lsh.largest_bucket,
+                    "joined_buckets": len(lsh.joined), "joined_sets": lsh.joined_sets,
+                    "skipped_buckets": len(lsh.oversized), "skipped_candidates": lsh.skipped_pairs},
+            "bins": [{"lo": b.lo, "hi": b.hi, "pairs": b.exact, "found": b.found, "recall": num(b.recall),
+                      "predicted_recall": num(b.predicted)} for b in self.bins],
+            "shared": {"seconds": seconds("shared"), "peak_memory_bytes": self.memory.get("shared")},
+            "report": {"seconds": seconds("report")},
         }
 
 
@@ -269,6 +300,7 @@ def compare(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], thresho
     copies = np.zeros(sets.num_docs, np.int64)
     copies[first_doc] = np.diff(sets.group_indptr)
     true_union = size[exact.set_left] + size[exact.set_right] - exact.set_overlap
+    true_found = found_by_lsh(exact, approx)
     extra = time.perf_counter() - t0
 
     joined = int((sets.doc_set >= 0).sum())
@@ -282,8 +314,13 @@ def compare(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], thresho
         candidate_left_doc=first_doc[cand_left], candidate_right_doc=first_doc[cand_right],
         candidate_similarity=cand_sim, candidate_verified=cand_verified,
         true_left_doc=first_doc[exact.set_left], true_right_doc=first_doc[exact.set_right],
-        true_similarity=exact.set_overlap / np.maximum(true_union, 1), true_found=found_by_lsh(exact, approx),
+        true_similarity=exact.set_overlap / np.maximum(true_union, 1), true_found=true_found,
         copies=copies, doc_joined=sets.doc_set >= 0, ids=corpus.ids, labels=corpus.shown, kind=corpus.kind,
+        # Identical documents share every bucket: never missed (group_ok False leaves their pairs out).
+        missed_pairs=Pairs(sets, exact.set_left[~true_found], exact.set_right[~true_found],
+                           exact.set_overlap[~true_found], group_ok=np.zeros(sets.num_sets, np.bool_)),
+        columns=corpus.columns, normalize=normalize, min_shingles=min_shingles,
+        roots=corpus.sources if len(corpus.paths) > 1 else None,
     )
     comparison.seconds["report"] = {"candidate similarity": extra}
     return comparison
@@ -309,7 +346,8 @@ def render_table(c: Comparison) -> str:
         ("", "exact", label),
         ("candidates (pairs of distinct sets)", f"{c.exact_candidates:,} ({_pct(c.exact_candidates, c.all_set_pairs)})",
          f"{c.lsh_candidates:,} ({_pct(c.lsh_candidates, c.all_set_pairs)})"),
-        (f"pairs with J >= {c.threshold}", f"{c.exact_pairs:,}", f"{c.lsh_pairs:,} ({c.exact_pairs - c.lsh_pairs:,} missed)"),
+        (f"pairs of documents with J >= {c.threshold}", f"{c.exact_pairs:,}",
+         f"{c.lsh_pairs:,} ({c.exact_pairs - c.lsh_pairs:,} missed)"),
         ("recall", "1 (exact)", f"{_ratio(c.recall)} (S-curve predicts {_ratio(c.predicted_recall)})"),
         ("time (s)", ", ".join(f"{k} {v:.3f}" for k, v in c.seconds["exact"].items()),
          ", ".join(f"{k} {v:.3f}" for k, v in c.seconds["lsh"].items())),

@@ -29,15 +29,17 @@ from __future__ import annotations
 import io
 import math
 import os
+import textwrap
 from pathlib import Path
 
 import numpy as np
 
+from .._plural import count
 from ..errors import UsageError
 from ..pairs.output import OutputPlan, check_output, open_outputs
 
 __all__ = ["FORMATS", "MAX_CHORDS", "MAX_CLUSTERS", "check_plot_path", "chords_path", "plot_chords", "plot_comparison",
-           "plot_scurve"]
+           "plot_scurve", "render_comparison", "write_rendered"]
 
 #: File suffixes the pictures can be written as, and matplotlib's name of each format.
 FORMATS = {".png": "png", ".svg": "svg"}
@@ -60,6 +62,11 @@ MAX_CLUSTER_NODES = 14
 MISSED_COLOUR = "#d62728"
 
 _DPI = 150
+
+#: The cluster picture: each cluster's circle (radius 1) in a square of _CELL units, room for its labels
+#: (18 characters at 6 points) around it, drawn at _CELL_INCH inches a unit.
+_CELL = 4.6
+_CELL_INCH = 0.75
 _INSTALL = "drawing needs matplotlib: pip install 'allpairs-join[plot]'"
 
 
@@ -83,12 +90,14 @@ def check_plot_path(path: str | os.PathLike) -> list[OutputPlan]:
     """Raise now what :func:`plot_comparison` would raise about ``path`` after the work is done.
 
     For a caller (such as ``allpairs compare --plot``) that wants a bad file
-    name refused before a long comparison rather than after it: an unknown
-    suffix is a :class:`UsageError`; a directory, a missing or unwritable
-    directory, a read-only file an :class:`~allpairs.errors.OutputError`.
-    matplotlib is not needed for the check. Returns the plans of both files.
+    name, or a missing matplotlib, refused before a long comparison rather
+    than after it: an unknown suffix or no matplotlib is a :class:`UsageError`
+    (the message names the ``plot`` extra); a directory, a missing or
+    unwritable directory, a read-only file an
+    :class:`~allpairs.errors.OutputError`. Returns the plans of both files.
     """
     _format(path)
+    _figure_class()
     return [check_output(p, role="picture") for p in (path, chords_path(path))]
 
 
@@ -101,23 +110,48 @@ def _figure_class():
     return Figure
 
 
+def _render(figures: list[tuple[object, Path, str]]) -> list[tuple[Path, memoryview]]:
+    """Each figure rendered in memory, with the file it is for."""
+    rendered = []
+    for fig, path, fmt in figures:
+        data = io.BytesIO()
+        # SVG without a date stamp: the same comparison gives the same file.
+        fig.savefig(data, format=fmt, dpi=_DPI, metadata={"Date": None} if fmt == "svg" else {})
+        rendered.append((path, data.getbuffer()))
+    return rendered
+
+
+def write_rendered(files: list[tuple[Path, bytes]], plans: list[OutputPlan | None] | None = None) -> list[Path]:
+    """Write pictures rendered in memory, all together (see :func:`allpairs.pairs.output.open_outputs`)."""
+    with open_outputs([path for path, _ in files], plans, role="picture") as sinks:
+        for sink, (_, data) in zip(sinks, files):
+            sink.write(data)
+    return [path for path, _ in files]
+
+
 def _write(figures: list[tuple[object, Path, str]]) -> list[Path]:
-    """Render every figure in memory, then write them all (see :func:`allpairs.pairs.output.open_outputs`).
+    """Render every figure in memory, then write them all.
 
     A rendering failure (or Ctrl-C) touches no file; the files are renamed
     into place together, so either all pictures are written or none is.
     """
     plans = [check_output(path, role="picture") for _, path, _ in figures]
-    rendered = []
-    for fig, _, fmt in figures:
-        data = io.BytesIO()
-        # SVG without a date stamp: the same comparison gives the same file.
-        fig.savefig(data, format=fmt, dpi=_DPI, metadata={"Date": None} if fmt == "svg" else {})
-        rendered.append(data.getbuffer())
-    with open_outputs([path for _, path, _ in figures], plans, role="picture") as sinks:
-        for sink, data in zip(sinks, rendered):
-            sink.write(data)
-    return [path for _, path, _ in figures]
+    return write_rendered(_render(figures), plans)
+
+
+def _title(fig, ax, text: str, fontsize: float = 9.5) -> None:
+    """Set the axes' title, each line wrapped at spaces to fit the figure's width (a long shingle
+    spec or count would otherwise run past the figure's edge and be cut off)."""
+    # About 0.6 em a character in matplotlib's default sans-serif, with a margin.
+    width = max(20, int(fig.get_figwidth() * 72 / (fontsize * 0.66)))
+    lines = [wrapped for line in text.split("\n")
+             for wrapped in textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False) or [""]]
+    ax.set_title("\n".join(lines), fontsize=fontsize)
+
+
+def _set_pairs(n: int) -> str:
+    """``n`` pairs of distinct sets, in words: what the chords and cluster edges count."""
+    return count(n, "pair") + " of distinct sets"
 
 
 def _share(part: int, whole: int) -> str:
@@ -158,7 +192,7 @@ def _scurve_figure(c):
         if k % 2 == 0:
             ax.axvspan(bin_.lo, bin_.hi, color="0.94", lw=0, zorder=0)
         if not bin_.exact:
-            ax.text((bin_.lo + bin_.hi) / 2, 0.025, "0 pairs", transform=trans, ha="center", fontsize=7,
+            ax.text((bin_.lo + bin_.hi) / 2, 0.025, "none", transform=trans, ha="center", fontsize=7,
                     color="0.45")
             continue
         mid = (bin_.lo + bin_.hi) / 2
@@ -172,7 +206,7 @@ def _scurve_figure(c):
         ax.text(mid, 0.025, f"{bin_.found:,}/{bin_.exact:,}", transform=trans, ha="center", fontsize=7,
                 color="0.2")
     if c.bins:
-        ax.text(c.bins[0].lo, 0.075, " found/pairs per bin", transform=trans, ha="left", fontsize=7,
+        ax.text(c.bins[0].lo, 0.075, " found/pairs of documents per bin", transform=trans, ha="left", fontsize=7,
                 color="0.45")
 
     ax.set_xlim(0, 1)
@@ -188,13 +222,12 @@ def _scurve_figure(c):
     else:
         ax.legend(loc="lower right", bbox_to_anchor=(1.0, 0.1), fontsize=8, framealpha=0.9)
     seed = f", seed {info.seed}" + (f", {info.bits}-bit values" if info.bits else "")
-    ax.set_title(
-        f"LSH {b} bands × {r} rows, K = {info.num_perm}{seed}; {c.shingle} shingles, t = {t:g}\n"
-        f"{c.exact_pairs:,} pairs with J ≥ {t:g}, {c.lsh_pairs:,} found: recall {_pct(c.recall)} "
-        f"(S-curve predicts {_pct(c.predicted_recall)})\n{c.lsh_candidates:,} candidate pairs of distinct sets "
-        f"verified ({_share(c.lsh_candidates, c.all_set_pairs)} of the {c.all_set_pairs:,}); "
-        f"{c.joined:,} documents joined of {c.documents:,} read",
-        fontsize=9.5)
+    _title(fig, ax,
+           f"LSH {b} bands × {r} rows, K = {info.num_perm}{seed}; {c.shingle} shingles, t = {t:g}\n"
+           f"{count(c.exact_pairs, 'pair')} of documents with J ≥ {t:g}, {c.lsh_pairs:,} found: recall {_pct(c.recall)} "
+           f"(S-curve predicts {_pct(c.predicted_recall)})\n{count(c.lsh_candidates, 'candidate pair')} of "
+           f"distinct sets verified ({_share(c.lsh_candidates, c.all_set_pairs)} of the {c.all_set_pairs:,}); "
+           f"{c.joined:,} documents joined of {c.documents:,} read")
     return fig
 
 
@@ -235,11 +268,18 @@ def plot_scurve(comparison, path: str | os.PathLike) -> Path:
     return _write([(_scurve_figure(comparison), Path(path), fmt)])[0]
 
 
-def _top_groups(ids: list[str]) -> list[tuple[str, int, int]]:
-    """Runs of consecutive ids with the same first path component: (name, start, stop)."""
+def _top_groups(c, docs) -> list[tuple[str, int, int]]:
+    """Runs of consecutive documents in one group: (name, start, stop) over ``docs``.
+
+    A document's group is the PATH it was read from when several were given
+    (``c.roots``), else the first component of its id (one root's top-level
+    directories); a file named on its own, or an id with no directory, has none ("").
+    """
     runs: list[tuple[str, int, int]] = []
-    for i, name in enumerate(map(str, ids)):
-        head = name.split("/", 1)[0] if "/" in name else ""
+    for i, doc in enumerate(docs):
+        root = c.roots[doc].rstrip("/") if c.roots is not None else ""
+        name = str(c.ids[doc])
+        head = root or (name.split("/", 1)[0] if "/" in name else "")
         if runs and runs[-1][0] == head:
             runs[-1] = (head, runs[-1][1], i + 1)
         else:
@@ -274,19 +314,49 @@ def _similarity_bar(fig, ax, norm, cmap, t: float) -> None:
     bar.ax.text(-0.25, t, "t", transform=bar.ax.get_yaxis_transform(), ha="right", va="center", fontsize=9)
 
 
-def _label(c, doc: int, width: int = 22) -> str:
-    """A document's name in a picture: its line's text (for --lines) or its id, shortened, with ×k for copies."""
-    text = str(c.labels[doc] if c.labels is not None else c.ids[doc])
-    text = text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
-    text = text if len(text) <= width else text[:width - 1] + "…"
-    k = int(c.copies[doc]) if c.copies is not None else 1
-    return f"{text} ×{k}" if k > 1 else text
+def _shortened(texts: list[str], width: int) -> list[str]:
+    """Each text in at most ``width`` characters, cut where the texts agree so that what tells them apart stays.
+
+    Texts that share their start (the paths of one tree, numbered lines) keep
+    their end, from a path component or word on (``…/net/http/server.go``);
+    texts that share their end keep their start (``1 apple pie…``).
+    """
+    if all(len(t) <= width for t in texts):
+        return list(texts)
+    head = len(os.path.commonprefix(texts))
+    tail = len(os.path.commonprefix([t[::-1] for t in texts]))
+    out = []
+    for text in texts:
+        if len(text) <= width:
+            out.append(text)
+        elif tail > head:
+            out.append(text[:width - 1] + "…")
+        else:
+            end = text[-(width - 1):]
+            for sep, skip in (("/", 0), (" ", 1)):  # start at a path component, else at a word
+                cut = end.find(sep)
+                if 0 <= cut < len(end) - 1:
+                    end = end[cut + skip:]
+                    break
+            out.append("…" + end)
+    return out
+
+
+def _labels(c, docs, width: int = 22) -> list[str]:
+    """The documents' names in a picture: each line's text (for --lines) or id, shortened together
+    (:func:`_shortened`), with ×k for k copies."""
+    texts = []
+    for doc in docs:
+        text = str(c.labels[doc] if c.labels is not None else c.ids[doc])
+        texts.append(text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text)
+    copies = [int(c.copies[doc]) if c.copies is not None else 1 for doc in docs]
+    return [f"{text} ×{k}" if k > 1 else text for text, k in zip(_shortened(texts, width), copies)]
 
 
 def chords_readable(c) -> bool:
     """Whether the chord circle can be read: its documents fall into directory arcs, or are few enough to label."""
     docs, _ = _joined(c)
-    runs = _top_groups([c.ids[d] for d in docs])
+    runs = _top_groups(c, docs)
     return (2 <= len(runs) <= MAX_GROUPS and all(name for name, _, _ in runs)) or len(docs) <= MAX_LABELLED
 
 
@@ -317,12 +387,12 @@ def _chords_figure(c, max_chords: int):
     order = order[np.argsort(sim[order], kind="stable")]
     left_out = total - len(order)
 
-    runs = _top_groups(ids)
+    runs = _top_groups(c, docs)
     arcs = 2 <= len(runs) <= MAX_GROUPS and all(name for name, _, _ in runs)
     named = not arcs and len(ids) <= MAX_LABELLED
-    reach = 1.45 if arcs or named else 1.06  # room for labels around the circle
+    reach = 1.65 if arcs or named else 1.06  # room for labels of 22 characters around the circle
 
-    fig = Figure(figsize=(9.2, 8.6), layout="constrained")
+    fig = Figure(figsize=(9.2, 8.6), layout="compressed")
     ax = fig.add_subplot()
     ax.set_aspect("equal")
     ax.set_axis_off()
@@ -340,7 +410,7 @@ def _chords_figure(c, max_chords: int):
         return (1 - u) ** 2 * a + 2 * (1 - u) * u * ctrl + u ** 2 * b
 
     styles = ((~verified[order], 0.6, 0.6, 2, f"J < {t:g}: candidate rejected by verification"),
-              (verified[order], 1.4, 0.9, 3, f"J ≥ {t:g}: a pair found"))
+              (verified[order], 1.4, 0.9, 3, f"J ≥ {t:g}: found"))
     for mask, width, alpha, z, label in styles:
         pick = order[mask]
         if not len(pick):
@@ -348,14 +418,14 @@ def _chords_figure(c, max_chords: int):
         colours = cmap(norm(sim[pick]))
         colours[:, 3] = alpha
         lines = LineCollection(curves(left[pick], right[pick]), colors=colours, linewidths=width, zorder=z,
-                               capstyle="round", label=f"{label} ({len(pick):,})")
+                               capstyle="round", label=f"{label} ({_set_pairs(len(pick))})")
         lines.set_rasterized(len(pick) > 2000)  # an SVG of thousands of curves is slow to open
         ax.add_collection(lines)
     if len(miss_left):
         # What LSH missed, on top: the point of validating recall.
         lines = LineCollection(curves(miss_left, miss_right), colors=MISSED_COLOUR, linewidths=1.3,
                                linestyles=(0, (3, 2)), zorder=5,
-                               label=f"J ≥ {t:g}: a pair LSH missed ({len(miss_left):,})")
+                               label=f"J ≥ {t:g}: missed by LSH ({_set_pairs(len(miss_left))})")
         lines.set_rasterized(len(miss_left) > 2000)
         ax.add_collection(lines)
 
@@ -373,7 +443,8 @@ def _chords_figure(c, max_chords: int):
     # Top-level directories as arcs outside the circle, named when the arc is long enough to read.
     if arcs:
         step = 2 * np.pi / n
-        for k, (name, start, stop) in enumerate(runs):
+        names = _shortened([name for name, _, _ in runs], 22)  # several PATHs: their ends tell them apart
+        for k, ((_, start, stop), name) in enumerate(zip(runs, names)):
             a0 = np.pi / 2 - step * (start - 0.5) - step * 0.15
             a1 = np.pi / 2 - step * (stop - 0.5) + step * 0.15
             arc = np.linspace(a0, a1, max(2, int(64 * (stop - start) / n) + 2))
@@ -382,8 +453,8 @@ def _chords_figure(c, max_chords: int):
             if (stop - start) / n >= 0.012 or len(runs) <= 12:
                 outside((a0 + a1) / 2, f"{name}/ ({stop - start})", 1.09)
     elif named:
-        for k, d in enumerate(docs):
-            outside(float(angle[k]), _label(c, int(d)), 1.04)
+        for k, label in enumerate(_labels(c, [int(d) for d in docs])):
+            outside(float(angle[k]), label, 1.04)
     ax.set_xlim(-reach, reach)
     ax.set_ylim(-reach, reach)
     if total or len(miss_left):
@@ -394,13 +465,12 @@ def _chords_figure(c, max_chords: int):
     n_verified = int(verified.sum())
     drawn = ("no candidate to draw" if not total else f"all {total:,} drawn" if not left_out
              else f"the {len(order):,} most similar drawn, {left_out:,} less similar left out")
-    ax.set_title(
-        f"LSH candidates as chords: {info.bands} bands × {info.rows} rows, K = {info.num_perm}, "
-        f"{c.shingle}, t = {t:g}\n"
-        f"{len(ids):,} documents joined (of {c.documents:,} read), clockwise from the top in input order\n"
-        f"{total:,} candidate pairs of distinct sets, {n_verified:,} with J ≥ {t:g} (thick): {drawn}\n"
-        f"{len(miss_left):,} pairs of distinct sets with J ≥ {t:g} missed by LSH (dashed red)",
-        fontsize=9.5)
+    _title(fig, ax,
+           f"LSH candidates as chords: {info.bands} bands × {info.rows} rows, K = {info.num_perm}, "
+           f"{c.shingle}, t = {t:g}\n"
+           f"{count(len(ids), 'document')} joined (of {c.documents:,} read), clockwise from the top in input order\n"
+           f"{count(total, 'candidate pair')} of distinct sets, {n_verified:,} with J ≥ {t:g} (thick): {drawn}\n"
+           f"{_set_pairs(len(miss_left))} with J ≥ {t:g} missed by LSH (dashed red)")
     return fig
 
 
@@ -459,17 +529,19 @@ def _clusters_figure(c, max_clusters: int = MAX_CLUSTERS):
 
     cols = min(4, max(1, len(shown)))
     rows = max(1, math.ceil(len(shown) / cols))
-    fig = Figure(figsize=(3.3 * cols + 1.6, 3.3 * rows + 1.4), layout="constrained")
+    fig = Figure(figsize=(_CELL * _CELL_INCH * cols + 1.6, _CELL * _CELL_INCH * rows + 1.8), layout="compressed")
     ax = fig.add_subplot()
     ax.set_aspect("equal")
     ax.set_axis_off()
     norm = Normalize(vmin=math.floor(10 * t) / 10, vmax=1.0)
     cmap = _similarity_colours()
     degree = np.bincount(np.concatenate([left, right]), minlength=len(c.ids)) if len(left) else None
+    # Each member stands for the documents that share its set.
+    copies = np.ones(len(c.ids), np.int64) if c.copies is None else np.maximum(np.asarray(c.copies, np.int64), 1)
     segs, colours, miss_segs = [], [], []
     for k, members in enumerate(shown):
         keep = _cluster_order(members, left, right, degree)
-        cx, cy = 3.4 * (k % cols), -3.4 * (k // cols)
+        cx, cy = _CELL * (k % cols), -_CELL * (k // cols)
         ang = np.pi / 2 - 2 * np.pi * np.arange(len(keep)) / len(keep)
         pos = {d: (cx + math.cos(a), cy + math.sin(a)) for d, a in zip(keep, ang)}
         inside = np.isin(left, keep) & np.isin(right, keep)
@@ -481,37 +553,38 @@ def _clusters_figure(c, max_clusters: int = MAX_CLUSTERS):
             else:
                 miss_segs.append(seg)
         ax.scatter([p[0] for p in pos.values()], [p[1] for p in pos.values()], s=14, color="0.25", lw=0, zorder=6)
-        for d, a in zip(keep, ang):
+        for d, a, label in zip(keep, ang, _labels(c, keep, 18)):
             deg = math.degrees(a) % 360
             flip = 90 < deg < 270
-            ax.text(pos[d][0] + 0.08 * math.cos(a), pos[d][1] + 0.08 * math.sin(a), _label(c, d, 18),
+            ax.text(pos[d][0] + 0.08 * math.cos(a), pos[d][1] + 0.08 * math.sin(a), label,
                     rotation=deg - 180 if flip else deg, rotation_mode="anchor", ha="right" if flip else "left",
                     va="center", fontsize=6, color="0.2", zorder=7)
         pairs_in = int(((np.isin(left, members)) & np.isin(right, members)).sum())
         more = f", {len(keep)} shown" if len(keep) < len(members) else ""
-        ax.text(cx, cy - 1.62, f"{len(members):,} documents, {pairs_in:,} pairs{more}", ha="center", fontsize=7,
+        ax.text(cx, cy - _CELL / 2 + 0.05, f"{count(int(copies[members].sum()), 'document')} "
+                f"({count(len(members), 'distinct set')}), {_set_pairs(pairs_in)}{more}", ha="center", fontsize=7,
                 color="0.35")
     if segs:
         ax.add_collection(LineCollection(segs, colors=colours, linewidths=1.4, zorder=3,
-                                         label=f"J ≥ {t:g}: a pair found ({len(segs):,} drawn)"))
+                                         label=f"J ≥ {t:g}: found ({_set_pairs(len(segs))} drawn)"))
     if miss_segs:
         ax.add_collection(LineCollection(miss_segs, colors=MISSED_COLOUR, linewidths=1.3, linestyles=(0, (3, 2)),
-                                         zorder=4, label=f"J ≥ {t:g}: a pair LSH missed ({len(miss_segs):,} drawn)"))
+                                         zorder=4, label=f"J ≥ {t:g}: missed by LSH ({_set_pairs(len(miss_segs))} drawn)"))
     if not shown:
         ax.text(0, 0, f"no pair with J ≥ {t:g}: no cluster to draw", ha="center", va="center", fontsize=10)
-    ax.set_xlim(-1.9, 3.4 * (cols - 1) + 1.9)
-    ax.set_ylim(-3.4 * (rows - 1) - 1.8, 1.6)
+    ax.set_xlim(-_CELL / 2, _CELL * (cols - 0.5))
+    ax.set_ylim(-_CELL * (rows - 0.5) - 0.1, _CELL / 2)
     if segs or miss_segs:
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8, frameon=False)
     _similarity_bar(fig, ax, norm, cmap, t)
     info = c.lsh
-    in_clusters = sum(len(g) for g in groups)
-    ax.set_title(
-        f"The largest clusters of pairs with J ≥ {t:g} ({c.shingle}); LSH {info.bands} bands × {info.rows} rows, "
-        f"K = {info.num_perm}\n{len(shown):,} of {len(groups):,} clusters drawn ({in_clusters:,} of the "
-        f"{c.joined:,} documents joined are in one); LSH missed {c.missed:,} of {len(left):,} pairs of distinct sets"
-        f"\n(a circle of {c.joined:,} documents without directories to group them would be unreadable)",
-        fontsize=9.5)
+    in_clusters = int(sum(copies[g].sum() for g in groups))  # a set's copies are in its cluster too
+    _title(fig, ax,
+           f"The largest clusters of pairs with J ≥ {t:g} ({c.shingle}); LSH {info.bands} bands × {info.rows} "
+           f"rows, K = {info.num_perm}\n{len(shown):,} of {count(len(groups), 'cluster')} drawn ({in_clusters:,} "
+           f"of the {c.joined:,} documents joined are in one); LSH missed {c.missed:,} of the "
+           f"{_set_pairs(len(left))}\n(a circle of {c.joined:,} documents without directories to group them "
+           "would be unreadable)")
     return fig
 
 
@@ -586,7 +659,17 @@ def plot_comparison(comparison, path: str | os.PathLike) -> list[Path]:
         ``path`` a directory or read-only, its directory missing or not
         writable, a full disk (the message names the file).
     """
+    plans = check_plot_path(path)
+    return write_rendered(render_comparison(comparison, path), plans)
+
+
+def render_comparison(comparison, path: str | os.PathLike) -> list[tuple[Path, memoryview]]:
+    """Both pictures of :func:`plot_comparison`, rendered in memory: ``[(path, data), (chords path, data)]``.
+
+    For a caller that writes them together with other files
+    (``allpairs compare --plot FILE --missed FILE``).
+    """
     fmt = _format(path)
     target = Path(path)
-    return _write([(_scurve_figure(comparison), target, fmt),
-                   (_candidates_figure(comparison, MAX_CHORDS), chords_path(target), fmt)])
+    return _render([(_scurve_figure(comparison), target, fmt),
+                    (_candidates_figure(comparison, MAX_CHORDS), chords_path(target), fmt)])

@@ -1,0 +1,237 @@
+"""Benchmark allpairs' exact join against set_sim_join (Mann, Augsten, Bouros, PVLDB 2016), the same files.
+
+Run from the repository root::
+
+    python scripts/bench_sota.py                        # every workload, t = 0.5 0.7 0.9, 3 runs each
+    python scripts/bench_sota.py --only kosarak-distinct --thresholds 0.5 --repeat 5
+    python scripts/bench_sota.py --statistics           # also candidate counts of set_sim_join
+
+set_sim_join is built once by ``../shared/tools/build_set_sim_join.sh`` into
+``--ssj`` (default ``/tmp/set_sim_join``; GPL-3, a benchmark anchor only,
+never part of allpairs). Each workload is one ``--sets`` file, turned once
+into set_sim_join's integer format by its ``intify``. Then, for each
+threshold, ``--repeat`` rounds, each running in turn:
+
+* set_sim_join's ``allpairs``, ``ppjoin``, ``ppjoin --mpjoin`` and
+  ``groupjoin`` on the integer file (``--timings``): its join step is
+  ``algoPrepRecs + algoindex + algojoin``;
+* allpairs' join stage, in a fresh process per run, for each ``--jobs``
+  value: the file is read and ordered, then ``allpairs.join`` is timed by its
+  own stage clock (``stats.seconds["join"]``: index, probe, verify, the
+  pairs' count), with the candidates it verified;
+* whole processes on the ``--sets`` file: set_sim_join ``--whitespace`` with
+  the algorithm whose join step was fastest in the first round, and
+  ``allpairs join --sets FILE -t T --count -q`` (one thread and the default).
+
+With ``--statistics`` the stat-counting build of set_sim_join (target
+``set_sim_join``, built beside the other) is run once per algorithm and
+threshold for its ``candidatesVerify`` and ``indexEntriesSeen``.
+
+allpairs' processes run with their bytecode cached (``PYTHONPYCACHEPREFIX``
+in the temporary folder, whatever ``PYTHONDONTWRITEBYTECODE`` says), as an
+installed package does; one untimed run per workload writes it. Every
+figure is a median of the rounds; the load average is printed beside
+each workload (the machine may be shared: interleaved rounds keep both sides
+under the same load; compare ratios). Pair counts must agree: a difference
+is reported (set_sim_join's bounds are in floating point; allpairs' are
+exact integers, checked against a brute-force oracle by the test suite).
+
+Workloads: ``kosarak-distinct`` (34,985 distinct Kosarak transactions),
+``long-sets`` (this Python's standard library, ``*.py`` files as word:3
+shingle sets written by ``allpairs sets``: ~1,800 sets of thousands of
+tokens), ``go-sets`` (the Go 1.27.3 tree as code:5 sets), ``zipf-1m``
+(1 M synthetic sets, :func:`datasets.synthetic.zipf_sets` preset
+``social-1m``, generated once into the cache folder). Standard output
+carries only the tables; progress goes to standard error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))  # this repo's `datasets`, not the PyPI package of that name
+sys.path.insert(1, str(Path(__file__).resolve().parent))
+
+from _peers import exit_status, log  # noqa: E402
+from bench_front import Run, allpairs_command, measure, sets_file  # noqa: E402
+
+BUILD = REPO_ROOT.parent / "shared" / "tools" / "build_set_sim_join.sh"
+ALGORITHMS = {"allpairs": ["allpairs"], "ppjoin": ["ppjoin"], "mpjoin": ["ppjoin", "--mpjoin"],
+              "groupjoin": ["groupjoin"]}
+JOIN_STEP = ("algoPrepRecs", "algoindex", "algojoin")
+WORKLOADS = ("kosarak-distinct", "long-sets", "go-sets", "zipf-1m")
+
+
+def build_ssj(folder: Path, stat: bool) -> tuple[Path, Path, Path | None]:
+    """set_sim_join (no statistics), its intify, and with ``stat`` the build that counts candidates."""
+    exe = Path(subprocess.run(["bash", str(BUILD), str(folder)], check=True, capture_output=True,
+                              text=True).stdout.split()[-1])
+    stat_exe = None
+    if stat:
+        stat_exe = folder / "build" / "set_sim_join"
+        if not stat_exe.exists():
+            log(f"building set_sim_join with statistics in {folder / 'build'} ...")
+            subprocess.run(["make", "-C", str(folder / "build"), "-j2", "set_sim_join"], check=True,
+                           stdout=subprocess.DEVNULL)
+    return exe, folder / "intify", stat_exe
+
+
+def workload_file(name: str, folder: Path) -> Path:
+    if name != "long-sets":
+        return sets_file(name, folder)
+    path = folder / "long.sets"
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    measure(allpairs_command() + ["sets", "-q", "-s", "word:3", "--include", "*.py", "--exclude", "site-packages/**",
+                                 str(stdlib), "-o", str(path)])
+    return path
+
+
+def ssj_figures(text: str) -> tuple[int, dict[str, float]]:
+    """Pairs and the timings (ms) printed by ``set_sim_join --timings``."""
+    pairs = int(re.search(r"Result pair count: (\d+)", text).group(1))
+    timings = {k: float(v) for k, v in re.findall(r"^\s*(\w+)\s+([\d.]+)\s*(?:ms)?\s*$", text.split("Timings:")[-1],
+                                                   re.M)}
+    return pairs, timings
+
+
+def ssj_statistics(text: str) -> dict[str, int]:
+    return {k: int(v) for k, v in re.findall(r"^\s*(\w+)\s+(\d+)\s*$", text.split("Statistics:", 1)[-1], re.M)}
+
+
+def join_stage(path: str, threshold: str, jobs: int) -> None:
+    """Child process: read and order ``path``, then time allpairs' join stage; print JSON to stdout."""
+    import allpairs
+    from allpairs.corpus.documents import read_sets
+    corpus = read_sets(path)
+    t0 = time.process_time()
+    res = allpairs.join(corpus, threshold, jobs=jobs)
+    s = res.stats
+    print(json.dumps({"join": s.seconds["join"], "cpu": time.process_time() - t0, "candidates": s.candidates,
+                      "pairs": s.pairs, "peak": s.peak_memory}))
+
+
+@dataclass
+class Cell:
+    """Runs of one command on one workload at one threshold."""
+    wall: list[float] = field(default_factory=list)  # seconds: a join step or stage, or a whole process
+    peak: list[int] = field(default_factory=list)
+    pairs: int | None = None
+    candidates: int | None = None
+
+    def add(self, seconds: float, peak: int = 0) -> None:
+        self.wall.append(seconds)
+        self.peak.append(peak)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.wall) if self.wall else float("nan")
+
+
+def run_workload(name: str, path: Path, raw: Path, exes, t: str, args, env: dict[str, str],
+                 problems: list[str]) -> tuple[dict, str]:
+    exe, _, stat_exe = exes
+    cells: dict[str, Cell] = {}
+    best = None
+    measure([sys.executable, __file__, "--join-stage", str(path), t, "1"], env)  # bytecode written, files cached
+    for r in range(args.repeat):
+        for algo, flags in ALGORITHMS.items():
+            run = measure([str(exe), "--algorithm", *flags, "--threshold", t, "--input", str(raw), "--timings"])
+            pairs, timings = ssj_figures(run.out)
+            cell = cells.setdefault(f"ssj {algo}", Cell())
+            cell.add(sum(timings.get(k, 0.0) for k in JOIN_STEP) / 1000, run.peak)
+            cell.pairs = pairs
+        for jobs in args.jobs:
+            run = measure([sys.executable, __file__, "--join-stage", str(path), t, str(jobs)], env)
+            got = json.loads(run.out)
+            cell = cells.setdefault(f"allpairs join --jobs {jobs}", Cell())
+            cell.add(got["join"], run.peak)
+            cell.pairs, cell.candidates = got["pairs"], got["candidates"]
+        if best is None:
+            best = min(ALGORITHMS, key=lambda a: cells[f"ssj {a}"].median)
+        run = measure([str(exe), "--whitespace", "--algorithm", *ALGORITHMS[best], "--threshold", t, "--input",
+                       str(path)])
+        cell = cells.setdefault(f"ssj {best} --whitespace, process", Cell())
+        cell.add(run.wall, run.peak)
+        cell.pairs = ssj_figures(run.out)[0]
+        for jobs in (1, None):
+            cmd = allpairs_command() + ["join", "--sets", str(path), "-t", t, "--count", "-q"]
+            run = measure(cmd + (["--jobs", str(jobs)] if jobs else []), env)
+            cell = cells.setdefault(f"allpairs --sets, process, --jobs {jobs or 'default'}", Cell())
+            cell.add(run.wall, run.peak)
+            cell.pairs = int(run.out.split()[0])
+        log(f"{name} t={t} round {r + 1}/{args.repeat}: load {os.getloadavg()[0]:.1f}")
+    if stat_exe is not None:
+        for algo, flags in ALGORITHMS.items():
+            out = measure([str(stat_exe), "--algorithm", *flags, "--threshold", t, "--input", str(raw),
+                           "--statistics"]).out
+            cells[f"ssj {algo}"].candidates = ssj_statistics(out).get("candidatesVerify")
+    exact = cells[f"allpairs join --jobs {args.jobs[0]}"].pairs
+    for label, cell in cells.items():
+        if cell.pairs != exact:
+            problems.append(f"{name} t={t}: {label} found {cell.pairs:,} pairs, allpairs (exact) {exact:,}")
+    return cells, best
+
+
+def table(name: str, t: str, cells: dict[str, Cell], best: str, load: tuple[float, ...]) -> None:
+    anchor = min(cells[f"ssj {a}"].median for a in ALGORITHMS)
+    whole = cells[f"ssj {best} --whitespace, process"].median
+    print(f"### {name}, t = {t} (load {', '.join(f'{x:.1f}' for x in load)} on {os.cpu_count()} cores)")
+    print()
+    print("| run | median s | ratio to ssj's best | pairs | candidates | peak MiB |")
+    print("|---|---|---|---|---|---|")
+    for label, cell in cells.items():
+        ref = whole if "process" in label else anchor
+        cand = "-" if cell.candidates is None else f"{cell.candidates:,}"
+        print(f"| {label} | {cell.median:.3f} | {cell.median / ref:.2f}× | {cell.pairs:,} | {cand} "
+              f"| {statistics.median(cell.peak) / 2**20:,.0f} |")
+    print()
+
+
+def main(argv: list[str] | None = None) -> int:
+    if argv is None and len(sys.argv) == 5 and sys.argv[1] == "--join-stage":
+        join_stage(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of every command (default 3)")
+    ap.add_argument("--only", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
+    ap.add_argument("--thresholds", nargs="+", default=["0.5", "0.7", "0.9"])
+    ap.add_argument("--jobs", nargs="+", type=int, default=[1, 2], help="threads of allpairs' join stage runs")
+    ap.add_argument("--ssj", type=Path, default=Path("/tmp/set_sim_join"), help="set_sim_join's build folder")
+    ap.add_argument("--statistics", action="store_true", help="also count set_sim_join's candidates")
+    args = ap.parse_args(argv)
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    problems: list[str] = []
+    exes = build_ssj(args.ssj, args.statistics)
+    print(f"allpairs' join stage and whole process against set_sim_join, medians of {args.repeat} rounds")
+    print("(ratios: join stages to set_sim_join's best join step; processes to its best --whitespace run)")
+    print()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        # allpairs runs as installed: its modules' bytecode cached (here, outside the checkout).
+        env = {"PYTHONPYCACHEPREFIX": str(folder / "pycache"), "PYTHONDONTWRITEBYTECODE": ""}
+        for name in args.only:
+            path = workload_file(name, folder)
+            raw = folder / f"{name}.raw"
+            subprocess.run([str(exes[1]), str(path), str(raw)], check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            for t in args.thresholds:
+                cells, best = run_workload(name, path, raw, exes, t, args, env, problems)
+                table(name, t, cells, best, os.getloadavg())
+                sys.stdout.flush()
+    return exit_status(problems)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
