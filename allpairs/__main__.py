@@ -59,9 +59,10 @@ def _ignore(signum, frame) -> None:
 
 def _die(signum: int) -> None:
     """Remove partial output, end worker processes, say why, exit 128 + signum."""
-    output = sys.modules.get("allpairs.pairs.output")
-    if output is not None:
-        output.remove_partial_files()
+    # A signal during the import of the output module finds it partly made: no file registered yet.
+    remove = getattr(sys.modules.get("allpairs.pairs.output"), "remove_partial_files", None)
+    if remove is not None:
+        remove()
     mp = sys.modules.get("multiprocessing")
     if mp is not None:
         try:

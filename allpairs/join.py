@@ -19,6 +19,7 @@ import numpy as np
 from .corpus import Corpus
 from .errors import EmptyCorpusError, UsageError
 from .exact import prefix_join, prefix_join_rows
+from .exact.topk import check_k, neighbor_lists, top_set_pairs
 from .exact.prefix import LEFT_SIDE, RIGHT_SIDE, SetPairs, join_plan, per_size
 from ._numba import PLAIN_BELOW, kernel_mode, kernels_for, resolve_jobs
 from .lsh import candidates as lsh_candidates
@@ -29,6 +30,7 @@ from ._plural import count
 from .measures import Measure, Threshold, get_measure, parse_threshold
 from .order import OrderedSets, order_sets
 from .pairs import Pairs
+from .pairs.ranked import NeighborPairs, ranked_pairs
 from .pairs.result import similarity_text
 from .pairs.summary import SHOWN, Summarised
 from .pairs.clusters import Clusters, find_clusters
@@ -617,7 +619,8 @@ def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jo
     return pairs, cand
 
 
-def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold: float | str | Threshold, *,
+def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold: float | str | Threshold | None = None, *,
+         top: int | None = None, neighbors: int | None = None,
          method: str = "exact", shingle: ShingleSpec | str | None = None, normalize: bool = True,
          min_shingles: int = 1, jobs: int | None = None, num_perm: int = 128, bands: int | None = None,
          rows: int | None = None, recall: float = 0.99, seed: int = 1, bits: int | None = None,
@@ -643,6 +646,15 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         positions themselves. Ids keep their type.
     threshold : float, str or Fraction in (0, 1]
         Pairs with J >= threshold are returned; read exactly (0.7 is 7/10).
+        With ``top`` or ``neighbors`` optional: a floor.
+    top : int >= 1, optional
+        Only the ``top`` pairs of largest similarity, best first, ties by
+        (left, right) in input order (Xiao et al., ICDE 2009; see
+        :mod:`allpairs.exact.topk`). Jaccard, cosine and dice.
+    neighbors : int >= 1, optional
+        For each document in input order, its ``neighbors`` best partners
+        (pairs (document, partner), best first, ties by the partner's
+        position); without ``threshold`` any document sharing a token.
     method : "exact" or "lsh"
     shingle : "word:N", "char:N", "code:N", optional
         How texts become sets; see :func:`default_shingle` for the default.
@@ -689,7 +701,10 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         The same for ``against`` when it is a list.
     """
     m = get_measure(measure)
-    t = parse_threshold(threshold, m)
+    ranked = check_ranked(top, neighbors, m, method=method, against=against, clusters=clusters)
+    if threshold is None and ranked is None:
+        raise UsageError("give a threshold (or top=K, neighbors=K)")
+    t = None if threshold is None else parse_threshold(threshold, m)
     jobs = resolve_jobs(jobs)
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose exact or lsh")
@@ -726,7 +741,10 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
     with kernels_for(input_bytes(corpus)):
         sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
                                      stats=stats, progress=progress, ranked=info is None, jobs=jobs)
-        if info is None:
+        if ranked is not None:
+            with _timed(stats, "join"), kernels_for(None if _much_join(sets, t or Threshold(1, 2), m) else 0):
+                pairs, t = ranked_pairs_of(sets, t, m, top=top, neighbors=neighbors, jobs=jobs, stats=stats)
+        elif info is None:
             with _timed(stats, "join"), kernels_for(None if _much_join(sets, t, m) else 0):
                 pairs, found = exact_pairs(sets, t, m, n_left=n_left, jobs=jobs, progress=progress)
             stats.candidates = found.candidates
@@ -743,6 +761,50 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
     return JoinResult(pairs=pairs, ids=corpus.ids, threshold=t, shingle=label, method=method,
                       stats=stats, columns=corpus.columns, lsh=info, measure=m, n_left=n_left,
                       clusters=found_clusters)
+
+
+def check_ranked(top: int | None, neighbors: int | None, measure: Measure, *, method: str = "exact",
+                 against=None, clusters: bool = False) -> str | None:
+    """Check ``top`` and ``neighbors`` (whole numbers >= 1, not both, exact Jaccard, cosine or dice self-joins);
+    return "top", "neighbors" or None."""
+    given = [(name, k) for name, k in (("top", top), ("neighbors", neighbors)) if k is not None]
+    if not given:
+        return None
+    if len(given) > 1:
+        raise UsageError("--top and --neighbors ask different questions; give one of them")
+    name, k = given[0]
+    check_k(name, k, measure)
+    if method != "exact":
+        raise UsageError(f"--{name} is exact only; drop --method lsh")
+    if against is not None:
+        raise UsageError(f"--{name} is for a self-join; drop --against")
+    if clusters:
+        raise UsageError(f"--{name} prints pairs, not clusters; drop --clusters")
+    return name
+
+
+def ranked_pairs_of(sets: OrderedSets, floor: Threshold | None, measure: Measure, *, top: int | None,
+                    neighbors: int | None, jobs: int, stats: Stats):
+    """Stages 4a and 5 for ``top`` or ``neighbors`` (:mod:`allpairs.exact.topk`): the pairs in their order,
+    and the threshold of the last join run."""
+    weight = np.diff(sets.group_indptr).astype(np.int64)
+    if top is not None:
+        found = top_set_pairs(sets.indptr, sets.tokens, sets.num_tokens, weight, top, measure=measure,
+                              floor=floor, jobs=jobs)
+        pairs = ranked_pairs(sets, found, measure)
+        stats.candidates = found.candidates
+        ts = ", ".join(str(t) for t in found.thresholds) or "none (identical documents suffice)"
+        last = pairs[-1] if len(pairs) else None
+        if last is not None:
+            v = measure.truncated(last.overlap, last.left_size, last.right_size, 6)
+        kth = "" if last is None else f"; the last of {len(pairs):,} at {v // 10**6}.{v % 10**6:06d}"
+        stats.notes.append(f"top {top:,}: threshold joins at t = {ts}{kth}")
+        return pairs, found.thresholds[-1] if found.thresholds else Threshold(1, 1)
+    lists = neighbor_lists(sets.indptr, sets.tokens, sets.num_tokens, sets.group_indptr, sets.group_docs,
+                           neighbors, measure=measure, floor=floor, jobs=jobs)
+    stats.candidates = lists.candidates
+    stats.notes.append(f"{neighbors:,} nearest neighbours of each document, from joins down to t = {lists.threshold}")
+    return NeighborPairs(sets, lists), lists.threshold
 
 
 def _much_join(sets: OrderedSets, t: Threshold, measure: Measure) -> bool:

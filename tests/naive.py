@@ -155,3 +155,32 @@ def global_order(sets) -> dict:
     distinct = sorted({tuple(r) for r in docs if r}, key=lambda r: (len(r), r))
     members = {r: [d for d, row in enumerate(docs) if tuple(row) == r] for r in distinct}
     return {"keys": keys, "docs": docs, "sets": [list(r) for r in distinct], "members": [members[r] for r in distinct]}
+
+
+def _ranked_value(measure: str, a: set, b: set) -> Fraction:
+    """A value ordered as the measure is (cosine squared), for the ranked oracles."""
+    return {"jaccard": jaccard, "cosine": cosine_squared, "dice": dice}[measure](a, b)
+
+
+def top_pairs(sets, k: int, measure: str = "jaccard", floor=None) -> list[tuple[int, int, int, int, int]]:
+    """The k pairs i < j of largest similarity (sharing a token, at or above ``floor`` when given) as
+    (i, j, overlap, |s_i|, |s_j|), best first, ties by (i, j)."""
+    sets = [set(s) for s in sets]
+    scored = []
+    for i, j in combinations(range(len(sets)), 2):
+        a, b = sets[i], sets[j]
+        if a & b and (floor is None or meets(measure, a, b, floor)):
+            scored.append((-_ranked_value(measure, a, b), i, j, len(a & b), len(a), len(b)))
+    return [row[1:] for row in sorted(scored)[:k]]
+
+
+def neighbors(sets, k: int, measure: str = "jaccard", floor=None) -> list[tuple[int, int, int, int, int]]:
+    """For each document i in order, its k best partners j != i (sharing a token, at or above ``floor``),
+    as (i, j, overlap, |s_i|, |s_j|), best first, ties by j."""
+    sets = [set(s) for s in sets]
+    out = []
+    for i, a in enumerate(sets):
+        scored = sorted((-_ranked_value(measure, a, b), j, len(a & b), len(a), len(b)) for j, b in enumerate(sets)
+                        if j != i and a & b and (floor is None or meets(measure, a, b, floor)))
+        out += [(i, *row[1:]) for row in scored[:k]]
+    return out

@@ -129,6 +129,15 @@ def test_the_program_sets_up_signals_before_numba_is_imported():
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
+def test_a_signal_while_the_output_module_is_half_imported_is_still_one_line():
+    # The watcher thread can run while the main thread is inside ``import allpairs.pairs.output``:
+    # the module is in sys.modules without its functions yet (a traceback came out there once).
+    code = ("import sys, types, allpairs.__main__ as m; "
+            "sys.modules['allpairs.pairs.output'] = types.ModuleType('allpairs.pairs.output'); m._die(15)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 143 and done.stderr == LINE[signal.SIGTERM] + "\n", done.stderr
+
+
 def test_ctrl_c_while_the_program_is_still_starting_is_one_line_exit_130(tmp_path):
     # Right after the signal set-up, numba and the kernels are still being imported (the
     # first 0.3 s or so), where a KeyboardInterrupt traceback used to come out.

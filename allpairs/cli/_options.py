@@ -28,8 +28,7 @@ Measure = Enum("Measure", {name: name for name in JOIN_MEASURES}, type=str)
 
 MEASURE = typer.Option("jaccard", "--measure", show_default=True,
                        help="jaccard |A∩B|/|A∪B|, cosine |A∩B|/√(|A||B|), dice 2|A∩B|/(|A|+|B|), containment "
-                            "|A∩B|/|A| (A the contained document: in a join each ordered pair is tested both ways; "
-                            "in an index, the query), overlap |A∩B| >= k (a whole number, printed as the count).")
+                            "|A∩B|/|A| (A the contained one, or the query), overlap |A∩B| >= k (a whole number).")
 
 
 # Help panels: join has some thirty options; each belongs to one step of the run.
@@ -68,10 +67,7 @@ PATHS = typer.Argument(..., metavar="PATH...", show_default=False,
                        help="Directories (every file below is a document) and files, read as one corpus; "
                             "or one file with --lines/--sets/--jsonl/--csv/--tsv/--parquet ('-' for stdin).")
 THRESHOLD = typer.Option(..., "--threshold", "-t", metavar="FLOAT",
-                         help=f"Jaccard threshold in (0, 1]: pairs with J >= t. Read exactly (0.7 is 7/10): a "
-                              f"decimal with at most 9 decimal places (0.7, 7e-1) or a fraction p/q with q <= "
-                              f"{MAX_DENOMINATOR:,} (2/3); at most {MAX_THRESHOLD_CHARS} characters, exponent within "
-                              f"±{MAX_THRESHOLD_EXPONENT}.")
+                         help="Jaccard threshold in (0, 1]: pairs with J >= t, read exactly (0.7 is 7/10; 2/3 is allowed).")
 SETS = typer.Option(False, "--sets", rich_help_panel=INPUT,
                     help="Each line of PATH is a set of whitespace-separated tokens (id = line number). A line may "
                          "hold up to 64 MiB.")
@@ -80,7 +76,7 @@ JSONL = typer.Option(False, "--jsonl", rich_help_panel=INPUT,
                           "else line numbers). A line may hold up to 64 MiB.")
 CSV = typer.Option(False, "--csv", rich_help_panel=INPUT,
                    help="PATH is a CSV table, a row a document (--text-col, --id-col, --keep-col name columns); "
-                        "the first row is the header unless --headerless. Quoting as Python's csv module reads it.")
+                        "the first row is the header unless --headerless.")
 TSV = typer.Option(False, "--tsv", rich_help_panel=INPUT, help="PATH is a tab-separated table, as --csv.")
 PARQUET = typer.Option(False, "--parquet", rich_help_panel=INPUT,
                        help="PATH is a Parquet file, a row a document, columns as for --csv (pip install "
@@ -100,9 +96,8 @@ TOKENS_COL = typer.Option(None, "--tokens-col", metavar="NAME", rich_help_panel=
 NO_HEADER = typer.Option(False, "--no-header", rich_help_panel=OUTPUT,
                          help="Write tables (TSV and CSV) without their header row.")
 SHINGLE = typer.Option(None, "--shingle", "-s", metavar="KIND:N", rich_help_panel=SHINGLES,
-                       help="word:N, char:N or code:N; a text shorter than one shingle is one, its whole sequence. "
-                            "Default: code:5 for a tree of source files; else from the texts' lengths, as the summary "
-                            "says: char:3 when the median text has fewer than 3 words, word:1 below 50, else word:5.")
+                       help="word:N, char:N or code:N. Default: code:5 for a tree of source files, else char:3, word:1 "
+                            "or word:5 by the texts' median length, as the summary says.")
 NO_NORMALIZE = typer.Option(False, "--no-normalize", rich_help_panel=SHINGLES,
                             help="Keep text as is (default: NFKC, case folding, whitespace collapsed) for word and "
                                  "char shingles.")
@@ -140,9 +135,7 @@ BITS = typer.Option(None, "--bits", metavar="W", rich_help_panel=LSH, show_defau
                     help="Keep only the W low bits of each MinHash value (b-bit MinHash, 1..32); estimates are "
                          "corrected for chance collisions.")
 MAX_BUCKET = typer.Option(None, "--max-bucket", metavar="N", rich_help_panel=LSH, show_default=False,
-                          help=f"Skip buckets of more than N distinct sets (reported on stderr). Default: no "
-                               f"limit; buckets of more than {MAX_EXPAND} are joined exactly instead of expanded "
-                               "pair by pair, with the same result.")
+                          help="Skip buckets of more than N distinct sets (reported on stderr). Default: no limit.")
 
 
 LINES = typer.Option(False, "--lines", rich_help_panel=INPUT,

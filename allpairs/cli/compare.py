@@ -23,19 +23,16 @@ def compare_command(
     paths: List[str] = PATHS, threshold: str = THRESHOLD,
     shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE, min_shingles: int = MIN_SHINGLES,
     json_out: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT,
-                                  help="Print the comparison as JSON instead of a table: settings, documents, "
-                                       "all_pairs, all_set_pairs, exact and lsh (the same keys each), bins, shared, "
-                                       "report; numbers as numbers (every key in docs/compare.md)."),
+                                  help="Print the comparison as JSON instead of a table, numbers as numbers "
+                                       "(every key in docs/compare.md)."),
     missed: Optional[str] = typer.Option(None, "--missed", metavar="FILE", rich_help_panel=OUTPUT,
                                           show_default=False,
                                           help="Write the pairs of documents with J >= t that LSH missed to FILE, "
                                                "as join writes pairs (ids, exact similarity): TSV, or CSV or JSON "
                                                "Lines for a FILE ending in .csv or .jsonl."),
     plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", rich_help_panel=OUTPUT, show_default=False,
-                                        help="Draw the S-curve with the observed recall per similarity bin to FILE "
-                                             "(.png or .svg), and to FILE-chords.png/.svg the LSH candidates and "
-                                             "the pairs LSH missed as chords on a circle (or, where a circle "
-                                             "cannot be read, the largest clusters of pairs, labelled)."),
+                                        help="Draw the S-curve with the observed recall per bin to FILE (.png or "
+                                             ".svg), and the LSH candidates and missed pairs to FILE-chords.png."),
     quiet: bool = QUIET,
     num_perm: int = NUM_PERM, bands: Optional[int] = BANDS, rows: Optional[int] = ROWS, recall: float = RECALL,
     seed: int = SEED, bits: Optional[int] = BITS, max_bucket: Optional[int] = MAX_BUCKET,
@@ -44,11 +41,10 @@ def compare_command(
 ) -> None:
     """Run the exact join and the LSH join on the same shingle sets and compare recall and cost.
 
-    Prints the documents read and joined, all pairs, pairs with J >= THRESHOLD
-    and how many LSH missed, the candidates each method verified and their
-    share of the pairs of distinct sets, recall overall and per similarity bin
-    beside the S-curve's prediction, and each method's time and own peak memory;
-    --missed FILE writes the pairs LSH missed; --plot FILE draws the S-curve and the candidates.
+    Prints the pairs with J >= THRESHOLD and how many LSH missed, the
+    candidates each method verified, recall per similarity bin beside the
+    S-curve's prediction, and each method's time and peak memory; --missed
+    FILE writes the pairs LSH missed; --plot FILE draws the S-curve.
     """
     from ..report import compare as run_compare, render_table  # here, not at the top: only compare needs it
     from ..report.files import check_files, write_files

@@ -124,11 +124,13 @@ def query_command(
     fmt: Format = typer.Option(Format.tsv, "--format", "-f", rich_help_panel=OUTPUT, help="tsv: query id, indexed id, similarity. csv, jsonl and parquet add the overlap and both sizes. Carried columns follow: the queries' and those the index keeps (--lines, --keep-col at build)."),
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT, show_default=False, help="Write the matches to FILE (atomically) instead of stdout."),
     count: bool = typer.Option(False, "--count", rich_help_panel=OUTPUT, help="Print only the number of matches; no --output or --format."),
+    top: Optional[int] = typer.Option(None, "--top", metavar="K", show_default=False, help="Only each query's K best matches, best first, ties by indexed document (Jaccard, cosine and dice indexes)."),
     no_header: bool = NO_HEADER, jobs: int = JOBS, quiet: bool = QUIET,
     **inputs,
 ) -> None:
     """Print every indexed document reaching the threshold with each query document: query id,
-    indexed id, similarity (truncated to 6 decimals), sorted by query then indexed document.
+    indexed id, similarity (truncated to 6 decimals), sorted by query then indexed document
+    (with --top K, each query's K best, best first).
 
     A query shingle the index has never seen counts in the query's size and
     matches nothing, so the answer is exact.
@@ -145,7 +147,7 @@ def query_command(
         check_index_file(index)  # and an index that cannot be read (a FIFO would block)
         corpus = read_input(ctx)
         matches, stats = query_file(index, corpus, threshold, shingle=shingle,
-                                    normalize=False if no_normalize else None, jobs=jobs or None)
+                                    normalize=False if no_normalize else None, jobs=jobs or None, top=top)
         if count:
             typer.echo(len(matches))
         else:

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from .._plural import count as count_of
-from ..errors import AllPairsError
+from ..errors import AllPairsError, UsageError
 from ..join import join as run_join
 from ..pairs import PairWriter
 from ..pairs.clusters import write_cluster_table, write_clusters
@@ -41,9 +41,17 @@ class Engine(str, Enum):
     spark = "spark"
 
 
-JOIN_THRESHOLD = typer.Option(..., "--threshold", "-t", metavar="T",
+JOIN_THRESHOLD = typer.Option(None, "--threshold", "-t", metavar="T", show_default=False,
                               help="Pairs with similarity >= T, T in (0, 1], read exactly (0.7 is 7/10); for "
-                                   "--measure overlap a whole number k of common tokens.")
+                                   "--measure overlap a whole number k of common tokens. Required, except with "
+                                   "--top or --neighbors, where it is a floor.")
+TOP = typer.Option(None, "--top", metavar="K", show_default=False,
+                   help="Only the K pairs of largest similarity, best first, ties by left then right document "
+                        "(-t, if given, is a floor). Jaccard, cosine and dice.")
+NEIGHBORS = typer.Option(None, "--neighbors", metavar="K", show_default=False,
+                         help="For each document in input order, its K most similar partners, best first, ties by "
+                              "the partner's order: lines document, partner, similarity. Without -t, any document "
+                              "sharing a shingle. Jaccard, cosine and dice.")
 METHOD = typer.Option(Method.exact, "--method", "-m",
                       help="exact: prefix-filter join, every pair. lsh: MinHash + LSH candidates, verified; finds "
                            "a pair of similarity s with probability P(s).")
@@ -51,7 +59,8 @@ METHOD = typer.Option(Method.exact, "--method", "-m",
 @input_options
 def join_command(
     ctx: typer.Context,
-    paths: List[str] = PATHS, threshold: str = JOIN_THRESHOLD,
+    paths: List[str] = PATHS, threshold: Optional[str] = JOIN_THRESHOLD,
+    top: Optional[int] = TOP, neighbors: Optional[int] = NEIGHBORS,
     method: Method = METHOD, measure: Measure = MEASURE,
     against: Optional[str] = typer.Option(None, "--against", metavar="OTHER", rich_help_panel=INPUT,
                                           show_default=False,
@@ -92,6 +101,8 @@ def join_command(
     Pairs are sorted by left then right document, in input order (paths sorted,
     or line order); left comes before right, except for containment, where the
     contained document comes first. The similarity is truncated to 6 decimals.
+    --top K prints the K most similar pairs instead, --neighbors K each
+    document's K most similar partners.
     """
     check_jobs(jobs)
     try:
@@ -101,6 +112,7 @@ def join_command(
     if engine is Engine.spark:
         local_only = [flag for flag, used in (("--measure " + measure.value, measure.value not in SPARK_MEASURES),
                                               ("--against", against is not None),
+                                              ("--top", top is not None), ("--neighbors", neighbors is not None),
                                               ("--clusters", clusters), ("--no-header", no_header),
                                               ("--hidden", inputs["hidden"]),
                                               ("--no-ignore", inputs["no_ignore"]), ("--csv", inputs["csv"]),
@@ -113,6 +125,8 @@ def join_command(
                                      "default)")
         if len(paths) != 1:
             raise typer.BadParameter(f"--engine spark reads one PATH, got {len(paths)}")
+        if threshold is None:
+            raise typer.BadParameter("--engine spark needs a threshold (-t T)")
         # The columns of --parquet, the fields of --jsonl: one option each here, two parameters there.
         id_col, text_col = inputs["id_col"], (inputs["text_col"] or [None])[0]
         pq = inputs["parquet"]
@@ -125,6 +139,11 @@ def join_command(
         raise typer.BadParameter("--master goes with --engine spark")
     bar = Bar(not quiet)
     try:
+        if threshold is None and top is None and neighbors is None:
+            raise UsageError("missing option '--threshold' (-t T); or give --top K or --neighbors K")
+        if count and (top is not None or neighbors is not None):
+            raise UsageError(f"--count goes with a threshold join; --{'top' if top is not None else 'neighbors'} "
+                             "prints the pairs themselves")
         refuse_unused_lsh_options(ctx, method is Method.lsh, bands, rows)
         if count:
             refuse(ctx, ("output", "fmt", "no_header", "singletons", "wide"), "with --count, which prints only a number")
@@ -142,7 +161,7 @@ def join_command(
                            min_shingles=min_shingles, jobs=jobs or None, num_perm=num_perm, bands=bands,
                            rows=rows, recall=recall, seed=seed, bits=bits, max_bucket=max_bucket,
                            verify=verify.value, measure=measure.value, against=other, clusters=clusters,
-                           progress=bar)
+                           progress=bar, top=top, neighbors=neighbors)
         finally:
             bar.close()
         if not quiet:

@@ -31,11 +31,9 @@ def sets_command(
     """Write each document's distinct shingle keys as one line of the --sets format.
 
     Line i is the i-th document with a shingle (paths sorted, or input order);
-    keys are 16 hex digits, ascending, space-separated. A document without a
-    shingle is skipped, as 'allpairs join' skips it, and counted on stderr;
-    --ids FILE names the document of each line. 'allpairs join --sets' on the
-    file finds the same pairs as 'allpairs join' on the same paths, and other
-    tools (e.g. a C set-similarity join) can run on it.
+    keys are 16 hex digits, ascending, space-separated; --ids FILE names the
+    document of each line. 'allpairs join --sets' on the file finds the same
+    pairs as 'allpairs join' on the same paths.
     """
     from ..setsfile import write_sets  # here, not at the top: only this command needs it
 

@@ -82,8 +82,9 @@ def add_file(path: str | os.PathLike, corpus: Corpus, *, on_wait: Callable[[], N
 
 
 def query_file(path: str | os.PathLike, corpus: Corpus, threshold=None, *, shingle=None, normalize=None,
-               jobs: int | None = None) -> tuple[Matches, Stats]:
-    """Every document of the index in ``path`` reaching ``threshold`` (default: the index's) with each query."""
+               jobs: int | None = None, top: int | None = None) -> tuple[Matches, Stats]:
+    """Every document of the index in ``path`` reaching ``threshold`` (default: the index's) with each query
+    (only each query's ``top`` best when given)."""
     stats = Stats()
     stats.documents = len(corpus) + len(corpus.skipped)
     stats.skipped = list(corpus.skipped)
@@ -91,7 +92,7 @@ def query_file(path: str | os.PathLike, corpus: Corpus, threshold=None, *, shing
     index = SearchIndex.load(path)
     stats.seconds["load"] = time.perf_counter() - t0
     with _timed(stats, "query"):
-        matches = index.query(corpus, threshold, shingle=shingle, normalize=normalize, jobs=jobs)
+        matches = index.query(corpus, threshold, shingle=shingle, normalize=normalize, jobs=jobs, top=top)
     stats.pairs = len(matches)
     stats.peak_memory = peak_memory()
     return matches, stats

@@ -44,6 +44,7 @@ from ..corpus import Corpus
 from ..corpus.documents import named_from_above
 from .._plural import count
 from ..errors import InputError, UsageError
+from ..exact.topk import best_per_group, check_k, exact_ranks
 from ..join import Stats, _timed, as_corpus, is_series, shingle_corpus
 from ..measures import JOIN_MEASURES, MEASURES, Measure, Threshold, get_measure, parse_threshold
 from ..order import order_sets
@@ -391,6 +392,14 @@ class Matches(Summarised):
         cols = (self.query, self.indexed, self.overlap, self.query_size, self.indexed_size)
         return map(Match._make, zip(*(c.tolist() for c in cols)))
 
+    def best(self, k: int) -> "Matches":
+        """Each query's ``k`` best matches, best first, ties by indexed document (see :mod:`allpairs.exact.topk`)."""
+        ranks = exact_ranks(self.rule.row, self.overlap, self.query_size, self.indexed_size)
+        keep = best_per_group(self.query, ranks, self.indexed, k)
+        cols = {f: getattr(self, f)[keep] for f in ("query", "indexed", "overlap", "query_size", "indexed_size")}
+        return Matches(**cols, query_ids=self.query_ids, index=self.index, rule=self.rule,
+                       query_columns=self.query_columns)
+
     def similarities(self) -> list[Fraction]:
         """Exact similarity of each match."""
         return [self.rule.similarity(m.overlap, m.query_size, m.indexed_size) for m in self]
@@ -632,7 +641,7 @@ class SearchIndex:
 
     def query(self, data: Corpus | Sequence[str] | Sequence[Iterable], threshold=None, *,
               shingle: ShingleSpec | str | None = None, normalize: bool | None = None,
-              jobs: int | None = 1) -> Matches:
+              jobs: int | None = 1, top: int | None = None) -> Matches:
         """Every indexed document reaching ``threshold`` with each query document, exactly.
 
         Parameters
@@ -646,14 +655,21 @@ class SearchIndex:
             error, not a silent re-shingling).
         jobs : int, optional
             Threads for a large batch (1 by default; 0 or None: every core).
+        top : int >= 1, optional
+            Only each query's ``top`` best matches, best first, ties by indexed
+            document (Jaccard, cosine and dice indexes).
         """
         rule = self._rule_at(threshold)
+        if top is not None:
+            check_k("top", top, rule.row)
         corpus = as_corpus(data)
         indptr, keys = self._keys(corpus, shingle, normalize)
         ranked = self._rank(indptr, keys)
         q, s, o = self._query_ranked(ranked, rule, jobs=resolve_jobs(jobs))
         matches = self._matches(ranked, q, s, o, list(corpus.ids), rule)
         matches.query_columns = corpus.columns
+        if top is not None:
+            matches = matches.best(top)
         return matches
 
     def _matches(self, ranked: Ranked, q, s, o, query_ids, rule) -> Matches:

@@ -219,15 +219,18 @@ class Pairs:
                 self._adj = _k.adjacency(self.sets.num_sets, self.set_left, self.set_right, self.set_directions)
         return self._adj
 
-    def _ranges(self, max_pairs: int) -> Iterator[tuple[int, int, int]]:
-        """Runs of left documents [lo, hi) with at most about ``max_pairs`` pairs, and a bound on their pairs."""
+    def _doc_bound(self) -> np.ndarray:
+        """A bound on the pairs of each left document."""
         s = self.sets
         adj_ptr, adj_set, _, _ = self._adjacency()
         with kernels_for(self.output_bytes):
-            bound = _k.partner_bound(s.doc_set, s.group_indptr, adj_ptr, adj_set)
-        cum = np.concatenate([[0], np.cumsum(bound)])
+            return _k.partner_bound(s.doc_set, s.group_indptr, adj_ptr, adj_set)
+
+    def _ranges(self, max_pairs: int) -> Iterator[tuple[int, int, int]]:
+        """Runs of left documents [lo, hi) with at most about ``max_pairs`` pairs, and a bound on their pairs."""
+        cum = np.concatenate([[0], np.cumsum(self._doc_bound())])
         lo = 0
-        n = s.num_docs
+        n = self.sets.num_docs
         while lo < n:
             hi = int(np.searchsorted(cum, cum[lo] + max_pairs, side="right")) - 1
             hi = min(max(hi, lo + 1), n)

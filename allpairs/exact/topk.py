@@ -1,0 +1,384 @@
+"""Top-k pairs and k-nearest-neighbour lists of distinct sets, exactly, from threshold joins.
+
+Top-k (the question of Xiao, Wang, Lin, Shang, "Top-k Set Similarity Joins",
+ICDE 2009) is answered here by a descending sequence of prefix-filter joins
+(:func:`allpairs.exact.prefix.prefix_join`) over the same ordered sets: a join
+at threshold t finds every pair at or above t, so once it finds K document
+pairs the K best are among them. The thresholds come from the data: each step
+extrapolates the pair counts of the last two joins (log-linear in 1 - t) to
+the threshold that should give about K pairs. Measured against Xiao et al.'s
+event-driven algorithm the sequence was as fast for K in the thousands and
+costs no second join algorithm; it costs about one threshold join at the
+K-th similarity.
+
+Similarities are ordered exactly (:func:`exact_ranks`): as reduced fractions
+(cosine as its square), never as floats.
+
+k-NN lists: one threshold join at the floor (without one, at the smallest
+positive similarity the set sizes allow, so that every pair sharing a token
+is found), then each distinct set keeps its K + 1 best partner documents,
+its own identical documents first (at 1.0), ties by the partner's position.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import UsageError
+from ..measures import Measure, Threshold, get_measure
+from .prefix import LEFT_SIDE, RIGHT_SIDE, SetPairs, prefix_join
+
+#: Measures that take --top and --neighbors: symmetric, with a size bound that tightens as t rises.
+RANKED_MEASURES = ("jaccard", "cosine", "dice")
+
+#: The first threshold of the sequence is 1 - FIRST_GAP (k-NN: its gap doubles from there).
+FIRST_GAP = Fraction(1, 20)
+
+#: Each step widens the gap 1 - t by at least and at most these factors.
+MIN_WIDEN, MAX_WIDEN = 1.05, 4.0
+
+#: A step aims at this many times K pairs, so that a slightly convex count curve still reaches K.
+AIM = 1.2
+
+#: Thresholds of the sequence are multiples of 1 / GRID (the floor and the lowest excepted).
+GRID = 1000
+
+
+def check_k(name: str, k, measure: Measure) -> None:
+    """Refuse a K of ``--top``/``--neighbors`` (``name``) that is not a whole number >= 1, and a measure
+    without a tightening size bound, in one line each."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise UsageError(f"--{name} {k!r} is not a whole number; give K >= 1")
+    if k < 1:
+        raise UsageError(f"--{name} {k} is below 1; give the number of pairs wanted, K >= 1")
+    if k >= 2**31:
+        raise UsageError(f"--{name} {k:,} is above 2**31 - 1")
+    if measure.name not in RANKED_MEASURES:
+        raise UsageError(f"--{name} takes --measure {', '.join(RANKED_MEASURES)}, not {measure.name}")
+
+
+def _num_den(measure: Measure, o: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each similarity as an int64 fraction ordered as the similarity is (cosine squared)."""
+    o, x, y = (np.asarray(a, np.int64) for a in (o, x, y))
+    if measure.name == "jaccard":
+        return o, x + y - o
+    if measure.name == "dice":
+        return 2 * o, x + y
+    if measure.name == "cosine":
+        return o * o, x * y
+    raise ValueError(f"no exact order for measure {measure.name}")
+
+
+def exact_ranks(measure: Measure | str, o: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Dense int64 ranks of the similarities of pairs (overlap ``o``, sizes ``x``, ``y``): equal similarities
+    get equal ranks, a larger similarity a larger rank; decided on integers.
+
+    Fractions are reduced, grouped, and put in order by their float value, which
+    division rounds monotonically (numerators and denominators below 2**53 are
+    exact floats); fractions that share a float are then ordered by
+    :class:`fractions.Fraction`.
+    """
+    num, den = _num_den(get_measure(measure), o, x, y)
+    n = len(num)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    g = np.gcd(num, den)
+    g[g == 0] = 1
+    num, den = num // g, den // g
+    value = num / den
+    order = np.lexsort((den, num, value))
+    vs, ns, ds = value[order], num[order], den[order]
+    new = np.ones(n, bool)
+    new[1:] = (ns[1:] != ns[:-1]) | (ds[1:] != ds[:-1])
+    first = np.flatnonzero(new)
+    distinct = np.cumsum(new) - 1
+    big = max(int(num.max()), int(den.max())) >= 2**53
+    fv = vs[first]
+    if big:  # floats would not be exact: one exact sort of the distinct fractions
+        runs = [(0, len(first))]
+    else:
+        same = np.flatnonzero(fv[1:] == fv[:-1])
+        runs = []
+        k = 0
+        while k < len(same):
+            a = same[k]
+            b = a + 1
+            while k < len(same) and same[k] == b - 1:
+                b += 1
+                k += 1
+            runs.append((int(a), int(b)))
+    if runs:
+        remap = np.arange(len(first), dtype=np.int64)
+        for a, b in runs:
+            fr = [Fraction(int(ns[first[i]]), int(ds[first[i]])) for i in range(a, b)]
+            by = sorted(range(b - a), key=fr.__getitem__)
+            remap[a + np.array(by, np.int64)] = np.arange(a, b)
+        distinct = remap[distinct]
+    ranks = np.empty(n, np.int64)
+    ranks[order] = distinct
+    return ranks
+
+
+def best_per_group(group: np.ndarray, ranks: np.ndarray, tie: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` best entries of each group (largest rank first, ties by smallest ``tie``), in
+    the order of (group, rank descending, tie)."""
+    order = np.lexsort((tie, -np.asarray(ranks, np.int64), group))
+    g = np.asarray(group)[order]
+    first = np.searchsorted(g, g, side="left")
+    return order[(np.arange(len(g)) - first) < k]
+
+
+def lowest_threshold(measure: Measure, largest: int) -> Threshold:
+    """A threshold at or below every positive similarity of sets of at most ``largest`` tokens, so that a
+    join at it finds every pair sharing a token: 1/(2L - 1) for Jaccard, 1/L for cosine and dice."""
+    if measure.name == "jaccard":
+        return Threshold(1, max(1, 2 * largest - 1))
+    return Threshold(1, max(1, largest))
+
+
+@dataclass
+class TopSets:
+    """The distinct-set pairs behind the K best document pairs.
+
+    Every document pair from ``strict`` pairs (and, when ``identical_strict``,
+    from identical documents) is among the K best; of those from ``tie`` pairs
+    (and identical documents when ``identical_tie``), all at the K-th
+    similarity, the first ``need`` in (left, right) order complete the K.
+    """
+
+    strict: SetPairs
+    tie: SetPairs
+    identical_strict: bool
+    identical_tie: bool
+    need: int
+    thresholds: list[Threshold] = field(default_factory=list)
+    candidates: int = 0
+    found: int = 0
+
+
+def _empty_pairs() -> SetPairs:
+    z = np.zeros(0, np.int32)
+    return SetPairs(z, z, z, 0)
+
+
+def _subset(found: SetPairs, keep: np.ndarray) -> SetPairs:
+    return SetPairs(found.left[keep], found.right[keep], found.overlap[keep], 0)
+
+
+def _document_pairs(found: SetPairs, weight: np.ndarray) -> np.ndarray:
+    """Document pairs behind each set pair (the product of their documents' counts), int64."""
+    return weight[found.left] * weight[found.right]
+
+
+def _next_gap(gaps: list[float], counts: list[int], want: float) -> float:
+    """The next gap 1 - t: where the log of the count, linear in the gap through the last two joins,
+    reaches ``want``; widened by MIN_WIDEN to MAX_WIDEN times the last gap."""
+    g = gaps[-1]
+    guess = MAX_WIDEN * g
+    if len(gaps) >= 2 and counts[-1] > counts[-2] > 0:
+        slope = (math.log(counts[-1]) - math.log(counts[-2])) / (gaps[-1] - gaps[-2])
+        guess = g + (math.log(want) - math.log(counts[-1])) / slope
+    elif counts[-1] > 0:
+        guess = 2 * g
+    return min(max(guess, MIN_WIDEN * g), MAX_WIDEN * g)
+
+
+def top_set_pairs(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, weight: np.ndarray, k: int, *,
+                  measure: Measure | str = "jaccard", floor: Threshold | None = None,
+                  jobs: int | None = None) -> TopSets:
+    """The set pairs behind the K best document pairs (similarity at or above ``floor`` when given).
+
+    Parameters
+    ----------
+    indptr : int64 (m + 1,), tokens : int32
+        Distinct sets as for :func:`allpairs.exact.prefix.prefix_join`.
+    weight : int64 (m,)
+        The documents behind each distinct set: ``w(w-1)/2`` identical document
+        pairs at similarity 1, and ``w_a·w_b`` document pairs per set pair.
+    k : int >= 1
+    """
+    m_row = get_measure(measure)
+    weight = np.asarray(weight, np.int64)
+    identical = int((weight * (weight - 1) // 2).sum())
+    if identical >= k:  # the K best are all identical documents at 1.0: no join needed
+        return TopSets(_empty_pairs(), _empty_pairs(), False, True, k)
+    sizes = np.diff(indptr)
+    low = lowest_threshold(m_row, int(sizes.max()) if len(sizes) else 1)
+    if floor is not None and floor.fraction > low.fraction:
+        low = floor
+    gap = FIRST_GAP
+    gaps: list[float] = []
+    counts: list[int] = []
+    thresholds: list[Threshold] = []
+    candidates = 0
+    while True:
+        f = 1 - gap
+        t = Threshold(f.numerator, f.denominator) if f > low.fraction else low
+        found = prefix_join(indptr, tokens, num_tokens, t, measure=m_row, jobs=jobs)
+        thresholds.append(t)
+        candidates += found.candidates
+        n = identical + int(_document_pairs(found, weight).sum())
+        if n >= k or t == low:
+            break
+        gaps.append(float(1 - t.fraction))
+        counts.append(n)
+        nxt = _next_gap(gaps, counts, AIM * k)
+        gap = Fraction(math.ceil(nxt * GRID), GRID)
+        if gap <= 1 - t.fraction:
+            gap = 1 - t.fraction + Fraction(1, GRID)
+        # Never below half the last threshold in one step: a join's cost climbs steeply as t falls, and a
+        # jump to the lowest threshold would pair every two sets sharing a token.
+        gap = min(gap, 1 - t.fraction / 2)
+    ranks = exact_ranks(m_row, found.overlap, sizes[found.left], sizes[found.right])
+    w = _document_pairs(found, weight)
+    order = np.argsort(-ranks, kind="stable")
+    cum = identical + np.cumsum(w[order])
+    j = int(np.searchsorted(cum, k, side="left"))
+    if j == len(order):  # fewer than K pairs reach the lowest threshold: all of them
+        strict, tie, need = np.ones(len(ranks), bool), np.zeros(len(ranks), bool), 0
+    else:
+        cut = ranks[order[j]]
+        strict, tie = ranks > cut, ranks == cut
+        need = k - identical - int(w[strict].sum())
+    return TopSets(_subset(found, strict), _subset(found, tie), True, False, need, thresholds, candidates,
+                   len(ranks))
+
+
+@dataclass
+class NeighborLists:
+    """Each distinct set's best partner documents, best first, ties by document position (CSR over sets).
+
+    Set ``x`` lists ``doc[ptr[x]:ptr[x+1]]`` with their ``overlap`` with ``x``:
+    first up to K + 1 of its own documents (similarity 1), then the documents
+    of its partner sets, K + 1 in all at most, so that each of its documents
+    has K partners other than itself when there are K.
+    """
+
+    ptr: np.ndarray
+    doc: np.ndarray
+    overlap: np.ndarray
+    k: int
+    threshold: Threshold
+    candidates: int
+    set_pairs: int
+
+
+def _best_entries(found: SetPairs, sizes: np.ndarray, group_indptr: np.ndarray, group_docs: np.ndarray, k: int,
+                  measure: Measure, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(set, partner document, overlap) of the K + 1 best partner documents of each ``wanted`` set (bool
+    over sets) among its own documents and those of its pairs in ``found``, sorted by (set, rank
+    descending, document)."""
+    touch = np.flatnonzero(wanted[found.left] | wanted[found.right])  # ranked among these only: one set's
+    left, right, overlap = found.left[touch], found.right[touch], found.overlap[touch]  # are all here
+    ranks = exact_ranks(measure, overlap, sizes[left], sizes[right])
+    top = (int(ranks.max()) + 1) if len(ranks) else 0  # identical documents: above every distinct pair
+    own = np.flatnonzero(wanted).astype(np.int64)
+    fwd, back = wanted[left], wanted[right]
+    src = np.concatenate([own, left[fwd], right[back]]).astype(np.int64)
+    dst = np.concatenate([own, right[fwd], left[back]]).astype(np.int64)
+    ov = np.concatenate([sizes[own], overlap[fwd], overlap[back]]).astype(np.int32)
+    rank = np.concatenate([np.full(len(own), top, np.int64), ranks[fwd], ranks[back]])
+    del ranks, left, right, overlap
+    cnt = np.minimum(np.diff(group_indptr)[dst], k + 1)
+    within = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    src, rank, ov, dst = np.repeat(src, cnt), np.repeat(rank, cnt), np.repeat(ov, cnt), np.repeat(dst, cnt)
+    doc = group_docs[group_indptr[:-1][dst] + within]
+    del dst, within
+    keep = best_per_group(src, rank, doc, k + 1)
+    return src[keep], doc[keep], ov[keep]
+
+
+#: Pairs turned into partner entries at a time (bounds the k-NN lists' working memory).
+ENTRY_BLOCK = 1 << 21
+
+
+def _runs(cum: np.ndarray, size: int) -> list[tuple[int, int]]:
+    """Ranges [lo, hi) of positions whose increments (``cum`` is their running sum) add to about ``size``."""
+    out, lo = [], 0
+    while lo < len(cum):
+        base = cum[lo - 1] if lo else 0
+        hi = max(int(np.searchsorted(cum, base + size, side="right")), lo + 1)
+        out.append((lo, min(hi, len(cum))))
+        lo = hi
+    return out
+
+
+#: A k-NN step probes its sets in blocks of about this many candidates (each block one join against all
+#: sets), expecting each step to read CANDIDATE_GROWTH times the candidates of the one before: the pairs
+#: of a low threshold are held a block at a time.
+CANDIDATE_BLOCK, CANDIDATE_GROWTH = 1 << 23, 4
+
+
+def neighbor_lists(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, group_indptr: np.ndarray,
+                   group_docs: np.ndarray, k: int, *, measure: Measure | str = "jaccard",
+                   floor: Threshold | None = None, jobs: int | None = None) -> NeighborLists:
+    """The K + 1 best partner documents of every distinct set, at or above ``floor`` (any shared token
+    when None); ``group_indptr``, ``group_docs`` as in :class:`allpairs.order.OrderedSets`.
+
+    With a floor: one join at it. Without: joins at descending thresholds
+    (1 - gap, the gap doubling from :data:`FIRST_GAP`, t at least halved, then
+    the lowest positive similarity). A set with K partner documents at or above the
+    current threshold has its K best among them and is done; later joins are
+    R–S joins of the sets not done against all (a done set only on the
+    right side), so that done sets probe no more; a step that should read
+    many candidates probes the sets left in blocks (:data:`CANDIDATE_BLOCK`).
+    """
+    m_row = get_measure(measure)
+    sizes = np.diff(indptr)
+    m = len(sizes)
+    group = np.diff(group_indptr).astype(np.int64)
+    low = floor if floor is not None else lowest_threshold(m_row, int(sizes.max()) if m else 1)
+    undone = np.ones(m, bool)
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    candidates = set_pairs = 0
+    gap = FIRST_GAP
+    blocks = 1
+    while undone.any():
+        f = 1 - gap
+        t = Threshold(f.numerator, f.denominator) if floor is None and f > low.fraction else low
+        rows = np.flatnonzero(undone)
+        cum = np.cumsum(sizes[rows])
+        earlier = np.zeros(m, bool)  # undone sets of the blocks before: their pairs with this block are found again
+        step_candidates = 0
+        for part in np.split(rows, np.searchsorted(cum, cum[-1] * np.arange(1, blocks) / blocks, side="right")):
+            if not len(part):
+                continue
+            sides = None
+            if len(part) < m:
+                sides = np.full(m, RIGHT_SIDE, np.int64)
+                sides[part] = LEFT_SIDE | RIGHT_SIDE
+            found = prefix_join(indptr, tokens, num_tokens, t, measure=m_row, sides=sides, jobs=jobs)
+            step_candidates += found.candidates
+            set_pairs += int((~(earlier[found.left] | earlier[found.right])).sum())
+            mine = np.zeros(m, bool)
+            mine[part] = True
+            if t == low:
+                done = mine
+            else:  # partner documents at or above t: identical ones, and those of the pairs found
+                partners = (group - 1 + np.bincount(found.left, group[found.right], minlength=m)
+                            + np.bincount(found.right, group[found.left], minlength=m))
+                done = mine & (partners >= k)
+            # The sets done, a run at a time: the entries of about ENTRY_BLOCK pairs at once, not of all.
+            degree = np.bincount(found.left, minlength=m) + np.bincount(found.right, minlength=m)
+            run = np.cumsum(np.where(done, degree + 1, 0))
+            for lo, hi in _runs(run, ENTRY_BLOCK):
+                wanted = done.copy()
+                wanted[:lo] = False
+                wanted[hi:] = False
+                parts.append(_best_entries(found, sizes, group_indptr, group_docs, k, m_row, wanted))
+            del found, degree, run
+            undone &= ~done
+            earlier[part] = True
+        candidates += step_candidates
+        # The next, lower threshold reads more: split the sets left into blocks of about CANDIDATE_BLOCK.
+        blocks = max(1, math.ceil(CANDIDATE_GROWTH * step_candidates / CANDIDATE_BLOCK))
+        gap = min(2 * gap, 1 - t.fraction / 2)
+    src, doc, ov = (np.concatenate(col) for col in zip(*parts))
+    order = np.argsort(src, kind="stable")  # each set's entries come from one join, already in order
+    src, doc, ov = src[order], doc[order], ov[order]
+    ptr = np.zeros(m + 1, np.int64)
+    np.cumsum(np.bincount(src, minlength=m), out=ptr[1:])
+    return NeighborLists(ptr, doc.astype(np.int32), ov, k, t, candidates, set_pairs)
