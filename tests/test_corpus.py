@@ -1,8 +1,11 @@
 """Reading corpora: file choice by glob, skipped files with reasons, errors that say where."""
+import os
 import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from allpairs.corpus import documents as corpus
 from allpairs.corpus import matches, read_corpus, read_directory, read_jsonl, read_lines, read_sets
@@ -170,6 +173,56 @@ def test_ids_two_paths_would_share_are_prefixed_by_their_path(tmp_path, monkeypa
     c = read_directory(["json/", "email/"])
     assert c.ids == ["json/a.txt", "json-only.txt", "email/a.txt", "email-only.txt"]
     assert read_directory(["json/", "email/"]).ids == c.ids  # deterministic
+
+
+def test_a_prefixed_id_that_another_path_also_gives_is_prefixed_too(tmp_path, monkeypatch):
+    # a gives b/x.txt, b and c both give x.txt. Prefixing b's x.txt to b/x.txt used to take a's id,
+    # so a's file kept "b/x.txt" (the path of b's file) and b's own file became "b/x.txt#2".
+    for f in ("a/b/x.txt", "b/x.txt", "c/x.txt"):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text(f)
+    monkeypatch.chdir(tmp_path)
+    c = read_directory(["a", "b", "c"])
+    assert c.ids == ["a/b/x.txt", "b/x.txt", "c/x.txt"]
+    assert [c.texts[k] for k in range(3)] == c.ids  # each id is the path of its own file
+
+
+_NAMES = ("x.txt", "a/x.txt", "b/x.txt", "c/x.txt", "y/x.txt", "c/b/x.txt")
+
+
+@settings(max_examples=80, deadline=None)
+@given(files=st.sets(st.tuples(st.sampled_from("abc"), st.sampled_from(_NAMES)), min_size=2, max_size=10),
+       roots=st.permutations("abc"), by_name=st.sampled_from(((), ("a/x.txt",), ("c/b/x.txt",))))
+def test_ids_of_several_paths_are_unique_and_a_prefixed_id_is_its_file(tmp_path_factory, files, roots, by_name):
+    """Small trees whose files' relative paths collide across roots (and with prefixed ids): every
+    document has its own id, which is its path below its root or its path as reached from the
+    working directory; no '#n' is needed."""
+    top = tmp_path_factory.mktemp("roots")
+    for root, name in files:
+        (top / root / name).parent.mkdir(parents=True, exist_ok=True)
+        (top / root / name).write_text(f"{root}/{name}")
+    roots = [r for r in (*roots, *by_name) if (top / r).exists()]
+    cwd = os.getcwd()
+    os.chdir(top)
+    try:
+        c = read_directory(roots)
+    finally:
+        os.chdir(cwd)
+    assert len(set(c.ids)) == len(c.ids)
+    assert not any("#" in i for i in c.ids)
+    for k, i in enumerate(c.ids):
+        text = c.texts[k]  # each file holds its path from top
+        assert i == text or text.endswith("/" + i), (i, text)
+
+
+def test_named_from_above_gives_the_parent_and_an_include_only_where_they_read_the_same_files(tmp_path):
+    for d in ("b", ".hidden", "b*"):
+        (tmp_path / d).mkdir()
+    (tmp_path / "f.txt").write_text("x")
+    assert corpus.named_from_above(tmp_path / "b") == f"{tmp_path} --include 'b/**'"
+    assert corpus.named_from_above(f"{tmp_path}/b/") == f"{tmp_path} --include 'b/**'"
+    assert corpus.named_from_above(tmp_path / "missing") is None
+    assert [corpus.named_from_above(tmp_path / n) for n in (".hidden", "b*", "f.txt")] == [None, None, None]
 
 
 def test_a_file_reached_through_two_paths_is_read_once(tmp_path, monkeypatch):

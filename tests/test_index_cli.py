@@ -208,7 +208,8 @@ def test_adding_the_indexed_corpus_again_is_refused_in_one_line_and_leaves_the_i
     error = [line for line in r.stderr.splitlines() if "error" in line]
     assert error == ["allpairs: error: 6 documents of the 7 added have ids the index holds already (the first: "
                      "'cat.txt'); replace the old documents (--replace, existing='replace') or keep them and skip "
-                     "the new (--skip-existing, existing='skip')"]
+                     "the new (--skip-existing, existing='skip'); if they are other files, read them from the "
+                     f"directory above to give them ids of their own ({TINY.parent} --include 'corpus/**')"]
     assert idx.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["tiny.idx"]
 
 
@@ -237,6 +238,44 @@ def test_skip_existing_says_how_many_were_skipped_and_replace_answers_as_a_fresh
     assert found and all(q.endswith("new/cat.txt") or q.startswith("fox") for q in found)
     r = run("index", "add", idx, new, "--replace", "--skip-existing")
     assert r.exit_code == 2 and "exclude each other" in r.stderr
+
+
+@pytest.fixture
+def colliding_roots(tmp_path, monkeypatch):
+    """Three roots whose one file each has the same text: a gives b/x.txt, b and c both give x.txt."""
+    for f in ("a/b/x.txt", "b/x.txt", "c/x.txt"):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("the quick brown fox jumps over the lazy dog\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_every_command_names_documents_of_roots_whose_paths_collide_as_join_does(colliding_roots):
+    ids = ["a/b/x.txt", "b/x.txt", "c/x.txt"]  # b's x.txt prefixed would be a's b/x.txt: a's is prefixed too
+    r = run("join", "-t", "0.5", "-s", "word:1", "a", "b", "c", "-q")
+    assert r.exit_code == 0 and [row[:2] for row in lines(r.stdout)] == [ids[:2], [ids[0], ids[2]], ids[1:]]
+    assert run("sets", "-s", "word:1", "--ids", "ids.txt", "a", "b", "c", "-q").exit_code == 0
+    assert (colliding_roots / "ids.txt").read_text().splitlines() == ids
+    r = run("dedup", "-t", "0.5", "-s", "word:1", "a", "b", "c", "-q")
+    assert r.exit_code == 0 and r.stdout.splitlines() == ["id", ids[0]]
+    assert run("index", "build", "-t", "0.5", "-s", "word:1", "-o", "abc.idx", "a", "b", "c", "-q").exit_code == 0
+    r = run("index", "query", "abc.idx", "c/x.txt", "-q")
+    assert r.exit_code == 0 and [row[1] for row in lines(r.stdout)] == ids
+
+
+def test_adding_a_root_whose_paths_are_ids_of_the_index_is_refused_unless_the_ids_differ(colliding_roots):
+    assert run("index", "build", "-t", "0.5", "-s", "word:1", "-o", "b.idx", "b", "-q").exit_code == 0
+    before = (colliding_roots / "b.idx").read_bytes()
+    r = run("index", "add", "b.idx", "c")  # c's x.txt is another file of b's id x.txt
+    assert r.exit_code == 1 and "1 document of the 1 added has an id the index holds already (the first: " \
+        "'x.txt')" in r.stderr
+    assert r.stderr.rstrip().endswith("read them from the directory above to give them ids of their own "
+                                      "(. --include 'c/**')")
+    assert (colliding_roots / "b.idx").read_bytes() == before
+    assert run("index", "add", "b.idx", "a", "-q").exit_code == 0  # b/x.txt: an id of its own
+    assert run("index", "add", "b.idx", ".", "--include", "c/**", "-q").exit_code == 0  # as the error says
+    r = run("index", "query", "b.idx", "c/x.txt", "-q")
+    assert r.exit_code == 0 and [row[1] for row in lines(r.stdout)] == ["x.txt", "b/x.txt", "c/x.txt"]
 
 
 def test_line_ids_continue_across_added_files(tmp_path):

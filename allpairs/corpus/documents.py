@@ -11,6 +11,7 @@ import codecs
 import json
 import os
 import re
+import shlex
 import stat
 import string
 import sys
@@ -373,17 +374,36 @@ def decode_file(data: bytes) -> tuple[str | None, str | None]:
 
 def _disambiguate(ids: list[str], sources: list[str]) -> list[str]:
     """Ids made unique: an id that two paths given would both yield is prefixed by the
-    path it came from (``json/a.txt``, ``email/a.txt``); if that is still not unique,
-    ``#2``, ``#3``, ... is appended in reading order."""
-    seen = Counter(ids)
-    out = [f"{src.rstrip('/')}/{i}" if seen[i] > 1 and src else i for i, src in zip(ids, sources)]
+    path it came from (``json/a.txt``, ``email/a.txt``), again until no prefixed id is
+    another document's id too (then each reads as the path to its own file); if that
+    is still not unique, ``#2``, ``#3``, ... is appended in reading order."""
+    out = list(ids)
+    prefixed = [False] * len(ids)
+    while True:  # a prefixed id can equal a document's id below another path: prefix that one too
+        seen = Counter(out)
+        clash = [k for k, i in enumerate(out) if seen[i] > 1 and sources[k] and not prefixed[k]]
+        if not clash:
+            break
+        for k in clash:
+            out[k] = f"{sources[k].rstrip('/')}/{ids[k]}"
+            prefixed[k] = True
     taken: Counter = Counter()
     final = []
-    clash = Counter(out)
     for i in out:
         taken[i] += 1
-        final.append(i if clash[i] == 1 or taken[i] == 1 else f"{i}#{taken[i]}")
+        final.append(i if seen[i] == 1 or taken[i] == 1 else f"{i}#{taken[i]}")
     return final
+
+
+def named_from_above(path: str | os.PathLike) -> str | None:
+    """The PATH and ``--include`` that read the files below directory ``path`` with their
+    ids prefixed by its name (``b/x.txt``, not ``x.txt``): its parent with ``--include 'b/**'``;
+    None when ``path`` is no directory or its name is hidden or holds glob characters."""
+    p = os.path.normpath(os.fspath(path))
+    parent, name = os.path.split(p)
+    if not os.path.isdir(p) or not name or name.startswith(".") or any(ch in name for ch in "*?[]{}!\\"):
+        return None
+    return f"{shlex.quote(parent or '.')} --include {shlex.quote(name + '/**')}"
 
 
 def _read_bytes(path: str) -> bytes:
@@ -423,8 +443,10 @@ def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, inc
     in the order given: a directory's files (sorted) get their path relative
     to it as id, a file given by name gets the path as given. An id that two
     paths would both give is prefixed by the path it came from (``json/a.txt``
-    and ``email/a.txt``), then numbered ``#2``, ``#3`` if still not unique; a
-    file reached through two of the paths is read once.
+    and ``email/a.txt``), and so is one that a prefixed id would take (then
+    every prefixed id is the path of its own file), then numbered ``#2``,
+    ``#3`` if still not unique; a file reached through two of the paths is
+    read once.
 
     Below a directory, names starting with '.' are left out unless ``hidden``,
     and with ``ignore`` so are ``.git`` and what ``.gitignore`` and ``.ignore``

@@ -41,6 +41,7 @@ from .._mix import GOLDEN, mix64
 from .._numba import resolve_jobs
 from .._order_kernel import distinct_sorted_rows, gather_csr
 from ..corpus import Corpus
+from ..corpus.documents import named_from_above
 from .._plural import count
 from ..errors import InputError, UsageError
 from ..exact.topk import best_per_group, check_k, exact_ranks
@@ -799,11 +800,15 @@ class SearchIndex:
         if known:
             if existing == "error":
                 first = min(known)
+                above = named_from_above(corpus.paths[0]) \
+                    if corpus.kind == "directory" and len(corpus.paths) == 1 else None
                 raise InputError(f"{count(len(known), 'document')} of the {len(corpus):,} added "
                                  f"{'has an id' if len(known) == 1 else 'have ids'} the index holds already "
                                  f"(the first: {corpus.ids[first]!r}); replace the old documents (--replace, "
                                  "existing='replace') or keep them and skip the new (--skip-existing, "
-                                 "existing='skip')")
+                                 "existing='skip')"
+                                 + (f"; if they are other files, read them from the directory above to give "
+                                    f"them ids of their own ({above})" if above else ""))
             if existing == "skip":
                 take = np.flatnonzero(~np.isin(take, list(known)))
                 lengths = np.diff(indptr)[take]
