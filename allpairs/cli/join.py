@@ -49,9 +49,9 @@ TOP = typer.Option(None, "--top", metavar="K", show_default=False,
                    help="Only the K pairs of largest similarity, best first, ties by left then right document "
                         "(-t, if given, is a floor). Jaccard, cosine and dice.")
 NEIGHBORS = typer.Option(None, "--neighbors", metavar="K", show_default=False,
-                         help="For each document in input order, its K most similar partners, best first, ties by "
-                              "the partner's order: lines document, partner, similarity. Without -t, any document "
-                              "sharing a shingle. Jaccard, cosine and dice.")
+                         help="Each document's K most similar partners, in input order, best first, ties by the "
+                              "partner's order. Without -t, any document sharing a shingle. Jaccard, cosine and "
+                              "dice.")
 METHOD = typer.Option(Method.exact, "--method", "-m",
                       help="exact: prefix-filter join, every pair. lsh: MinHash + LSH candidates, verified; finds "
                            "a pair of similarity s with probability P(s).")
@@ -98,11 +98,10 @@ def join_command(
 ) -> None:
     """Print every pair of documents whose shingle sets have similarity >= THRESHOLD (Jaccard by default).
 
-    Pairs are sorted by left then right document, in input order (paths sorted,
-    or line order); left comes before right, except for containment, where the
-    contained document comes first. The similarity is truncated to 6 decimals.
-    --top K prints the K most similar pairs instead, --neighbors K each
-    document's K most similar partners.
+    Pairs are sorted by left then right document, in input order; left comes
+    before right, except for containment (the contained first). The similarity
+    is truncated to 6 decimals. --top K prints the K most similar pairs
+    instead, --neighbors K each document's K most similar partners.
     """
     check_jobs(jobs)
     try:
