@@ -64,7 +64,7 @@ sys.path.insert(0, str(REPO_ROOT))  # this repo's `datasets`, not the PyPI packa
 sys.path.insert(1, str(Path(__file__).resolve().parent))
 
 from _peers import exit_status, log  # noqa: E402
-from bench_front import Run, allpairs_command, measure, sets_file  # noqa: E402
+from bench_front import allpairs_command, measure, sets_file  # noqa: E402
 
 BUILD = REPO_ROOT.parent / "shared" / "tools" / "build_set_sim_join.sh"
 ALGORITHMS = {"allpairs": ["allpairs"], "ppjoin": ["ppjoin"], "mpjoin": ["ppjoin", "--mpjoin"],

@@ -12,8 +12,8 @@ from typer.core import TyperCommand
 from .._numba import MAX_JOBS
 from ..corpus import Corpus, read_corpus
 from ..errors import UsageError
-from ..lsh import MAX_EXPAND, MAX_NUM_PERM
-from ..measures import JOIN_MEASURES, MAX_DENOMINATOR, MAX_THRESHOLD_CHARS, MAX_THRESHOLD_EXPONENT
+from ..lsh import MAX_NUM_PERM
+from ..measures import JOIN_MEASURES
 from ._app import fail
 
 

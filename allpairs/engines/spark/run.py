@@ -141,8 +141,6 @@ def _session_conf(spark, settings: dict):
 
 def _read_directory(spark, path, include, exclude, min_bytes, run: SparkRun):
     """Files below ``path`` chosen as locally (globs on the relative path, --min-bytes), then decoded in tasks."""
-    from pyspark.sql import functions as F
-
     root = _root(path)
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path) and not path.startswith("file:"):
         # A remote filesystem: Spark lists it (files of zero bytes are not listed there).
