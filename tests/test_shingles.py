@@ -302,6 +302,23 @@ def test_worker_pool_gives_byte_identical_result(monkeypatch):
     assert serial[1].tobytes() == default[1].tobytes()
 
 
+def test_jobs_bounds_the_worker_processes_of_the_shingle_stage(monkeypatch):
+    # -j/--jobs 1 means one core: no pool of worker processes, however large the corpus.
+    from allpairs.shingles import keys
+
+    monkeypatch.setattr(keys, "PARALLEL_MIN_CHARS", 1)
+    monkeypatch.setattr(keys.os, "sched_getaffinity", lambda pid: set(range(4)))
+    docs = [f"w{i} x{i % 7} y z" for i in range(50)]
+    spec = ShingleSpec("word", 2)
+    assert keys._pool_size(None, docs, spec, 1) == 1
+    assert keys._pool_size(None, docs, spec, 3) == 3
+    assert keys._pool_size(None, docs, spec) == 4
+    monkeypatch.setattr(keys, "_shingle_in_pool", lambda *a, **k: pytest.fail("a worker pool was started with jobs=1"))
+    one = shingle_texts(docs, "word:2", jobs=1)
+    serial = shingle_texts(docs, "word:2", workers=1)
+    assert one[1].tobytes() == serial[1].tobytes()
+
+
 def test_token_keys_hash_each_distinct_token_once_and_keep_order():
     tokens = ["b", "a", "b", "", "a"]
     assert token_keys(tokens).tolist() == [token_key(t) for t in tokens]
