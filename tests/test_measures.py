@@ -140,6 +140,7 @@ def test_prefixes_never_miss_a_pair(name, t, k, x, side):
             assert index >= need, (y, index, need)
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=500, deadline=None)
 @given(st.sampled_from(MEASURE_NAMES), st.fractions(min_value=Fraction(1, 10**9), max_value=1,
                                                     max_denominator=10**9),
@@ -151,6 +152,7 @@ def test_kernel_alpha_equals_the_table_even_for_huge_sizes(name, t, k, x, y):
     assert mk.required_overlap(m.code, th.p, th.q, x, y) == alpha
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(deadline=None)
 @given(st.integers(0, 2**63 - 1), st.integers(0, 2**63 - 1), st.integers(0, 2**63 - 1), st.integers(0, 2**63 - 1))
 def test_128_bit_products_compare_exactly(a, b, c, d):
@@ -188,6 +190,7 @@ def test_unknown_measure_is_a_usage_error():
     assert get_measure("dice").name == "dice"
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 2**31 - 1), st.integers(1, 2**31 - 1), st.integers(0, 2**31 - 1),
        st.sampled_from([1, 10**6, 10**9]))
@@ -257,6 +260,7 @@ from allpairs.measures import MAX_SET_SIZE  # noqa: E402
 int32_sizes = st.one_of(st.integers(1, 60), st.integers(1, 2**31 - 1), st.sampled_from([46340, 46341, 2**31 - 1]))
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(MEASURE_NAMES), st.one_of(large_denominator_thresholds, thresholds), st.integers(1, 2**31 - 1),
        int32_sizes, int32_sizes, st.integers(0, 2**31 - 1), st.integers(0, 2**31 - 1))
@@ -299,6 +303,7 @@ def test_no_bound_of_any_measure_leaves_the_set_sizes(t):
         assert (0 <= rule.index_prefix(np.array(EXTREME_SIZES))).all()
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 def test_cosine_alpha_at_the_extreme_thresholds_of_huge_sets_is_exact():
     c = MEASURES["cosine"]
     for t in LARGE_DENOMINATORS:

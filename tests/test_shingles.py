@@ -87,6 +87,7 @@ texts = st.one_of(
 )
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(texts, max_size=6),
@@ -100,6 +101,7 @@ def test_shingle_texts_agrees_with_the_python_oracle(docs, spec, normalize, lang
     assert rows(indptr, keys) == [naive_keys(d, spec, normalize, lang) for d, lang in zip(docs, langs)]
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.lists(st.one_of(st.integers(-5, 50), st.text(max_size=4)), max_size=8), max_size=8))
 def test_hash_sets_agrees_with_token_key_of_str(sets):
@@ -149,6 +151,7 @@ def test_token_key_agrees_with_the_xxhash_package(token):
     assert token_key(token) == xxh64(token)
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 def test_golden_shingle_keys():
     assert shingle_texts(["The quick brown fox"], "word:2")[1].tolist() == [
         16000210122695339699, 8883719950542147912, 10355714460921923734]
