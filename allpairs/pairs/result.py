@@ -9,6 +9,8 @@ distinct-set pairs however many duplicates expand them.
 from __future__ import annotations
 
 import bisect
+import contextlib
+import contextvars
 import csv
 import io
 import json
@@ -378,7 +380,32 @@ def _hex(code: int) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+#: First characters that make a spreadsheet read a CSV cell as a formula (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+#: Whether CSV cells are written verbatim, formula starts and all (:func:`verbatim_cells`); by default not.
+_VERBATIM = contextvars.ContextVar("allpairs_csv_verbatim", default=False)
+
+
+@contextlib.contextmanager
+def verbatim_cells(on: bool = True):
+    """Within the block, CSV output writes cells that start with = + - @ tab or CR as they are.
+
+    By default every CSV writer puts a ``'`` before such a cell, as OWASP
+    advises against CSV injection: an id or carried cell scraped or submitted
+    as ``=HYPERLINK(...)`` must not become a live formula when the file is
+    opened in a spreadsheet. TSV, JSON Lines and Parquet are never changed.
+    """
+    token = _VERBATIM.set(on)
+    try:
+        yield
+    finally:
+        _VERBATIM.reset(token)
+
+
 def _csv_field(value: str) -> str:
+    if value.startswith(FORMULA_STARTS) and not _VERBATIM.get():
+        value = "'" + value
     # The writer quotes fields holding its line terminator, so keep "\r\n"
     # (quoting any CR or LF) and take it off again.
     buf = io.StringIO()
