@@ -212,11 +212,15 @@ def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, l
                 b = mid
         end = list_ptr[w + 1]
         e = a
+        last_size = -1
+        alpha = 0
         while e < end:
             size_y = post[e, 2]
             if size_y > hi:
                 break
-            alpha = required_overlap(code, p, q, size_x, size_y)
+            if size_y != last_size:  # α once per size of the list (sizes rise along it)
+                last_size = size_y
+                alpha = required_overlap(code, p, q, size_x, size_y)
             # A first common token lies in x's first |x| - α + 1; α grows with |y| along the list.
             if i > size_x - alpha:
                 break
