@@ -85,3 +85,10 @@ def test_index_query_numbers_are_documented_as_zero_based():
     from allpairs.index import SearchIndex
 
     assert "0-based" in SearchIndex.query.__doc__
+
+
+def test_the_default_word_1_for_titles_names_char_3_for_copies_with_typos():
+    note = next(n for n in allpairs.join(TITLES, 0.5).stats.notes if "chosen from the texts' lengths" in n)
+    assert note.startswith("word:1 shingles") and "char:3 finds more" in note
+    long = ["one two three four five six seven eight nine ten " * 6] * 2
+    assert not any("char:3 finds more" in n for n in allpairs.join(long, 0.5).stats.notes)

@@ -280,3 +280,29 @@ def test_the_spark_message_names_every_missing_module(monkeypatch, products):
     r = run("join", "-t", "0.5", "--engine", "spark", "--master", "local[1]", "--lines", products)
     assert r.exit_code != 0
     assert "pyspark" in r.stderr and "pyarrow" in r.stderr and "are missing" in r.stderr
+
+
+# --- 7. index add: documents that would sit among the index's as strangers --------------------------------
+
+def test_index_add_lines_into_an_index_of_table_rows_with_columns_is_refused(tmp_path, products):
+    ix = tmp_path / "p.apx"
+    assert run("index", "build", "-t", "0.5", *TABLE, products, "--keep-col", "brand", "-o", ix, "-q").exit_code == 0
+    more = tmp_path / "more.txt"
+    more.write_text("Fabe Wireless Charger for iPhone 15\n")
+    before = ix.read_bytes()
+    line = one_error_line(run("index", "add", ix, "--lines", more), 2)
+    assert "the index carries 'brand' beside each id and these documents do not" in line
+    assert ix.read_bytes() == before
+
+
+def test_index_add_without_a_column_the_index_carries_is_refused(tmp_path, products):
+    ix = tmp_path / "p.apx"
+    assert run("index", "build", "-t", "0.5", *TABLE, products, "--keep-col", "brand", "-o", ix, "-q").exit_code == 0
+    more = tmp_path / "more.csv"
+    more.write_text("sku,title\nZ9,Zebu Lamp\n")
+    line = one_error_line(run("index", "add", ix, "--csv", "--text-col", "title", "--id-col", "sku", more), 2)
+    assert "'brand'" in line and "--keep-col brand" in line
+    ok = tmp_path / "ok.csv"
+    ok.write_text("sku,brand,title\nZ9,Zebu,Zebu Lamp\n")
+    assert run("index", "add", ix, "--csv", "--text-col", "title", "--id-col", "sku", "--keep-col", "brand",
+               ok, "-q").exit_code == 0

@@ -11,8 +11,8 @@ from ..errors import AllPairsError, UsageError
 from ..output.files import check_output, open_output
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
 from ._options import (JOBS, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET, SHINGLE, SHINGLES,
-                       Format, Measure, PanelCommand, check_jobs, check_table_output, input_options, read_input, refuse,
-                       refuse_unused_input_options)
+                       Format, Measure, PanelCommand, check_jobs, check_table_output, input_options, output_format,
+                       read_input, refuse, refuse_unused_input_options)
 
 index_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                         help="A saved similarity index: build it once, add documents, query it.")
@@ -129,8 +129,8 @@ def query_command(
     **inputs,
 ) -> None:
     """Print every indexed document reaching the threshold with each query document: query id,
-    indexed id, similarity (truncated to 6 decimals), sorted by query then indexed document
-    (with --top K, each query's K best, best first).
+    indexed id, similarity (truncated to 6 decimals), sorted by query then indexed document in
+    index order, not by similarity (--top K: each query's K best, best first).
 
     A query shingle the index has never seen counts in the query's size and
     matches nothing, so the answer is exact.
@@ -142,12 +142,19 @@ def query_command(
         refuse_unused_input_options(ctx)
         if count:
             refuse(ctx, ("output", "fmt", "no_header"), "with --count")
+        if not count:
+            fmt = output_format(ctx, fmt, output)
         check_table_output(ctx, fmt, output)
         plan = check_output(None if count else output)  # refuse an output that cannot be written before the work
         check_index_file(index)  # and an index that cannot be read (a FIFO would block)
         corpus = read_input(ctx)
-        matches, stats = query_file(index, corpus, threshold, shingle=shingle,
-                                    normalize=False if no_normalize else None, jobs=jobs or None, top=top)
+        bar = Bar(not quiet)
+        try:
+            matches, stats = query_file(index, corpus, threshold, shingle=shingle,
+                                        normalize=False if no_normalize else None, jobs=jobs or None, top=top,
+                                        progress=bar)
+        finally:
+            bar.close()
         if count:
             typer.echo(len(matches))
         else:
