@@ -255,9 +255,9 @@ def normalize_text(text: str) -> str:
 #: The length rule of :func:`shingle_for_texts`: below ``SHORT_WORDS`` words the median text is a word
 #: or two (a password, a name, a code), below ``LONG_WORDS`` a title or a sentence, else a paragraph or a page.
 #: Measured for titles (scripts/bench_shingle_rule.py, docs/benchmarks.md): on 50,000 product titles with
-#: relisted copies, half of them with a typo, word:1 has the better precision and F1 from t = 0.5 to 0.8
-#: (at 0.6: recall 0.83, precision 0.18 against char:3's 0.86 and 0.11); char:3 finds more of the copies
-#: with typos, which the summary says when it chooses word:1.
+#: relisted copies, half of them with a typo, word:1 is the more precise from t = 0.5 to 0.8 with an F1 as
+#: good or better (at 0.6: recall 0.83, precision 0.18 against char:3's 0.86 and 0.11); char:3 finds more
+#: of the copies with typos, which the summary says when it chooses word:1.
 SHORT_WORDS, LONG_WORDS = 3, 50
 #: Texts whose words :func:`shingle_for_texts` counts, evenly spaced through the corpus.
 LENGTH_SAMPLE = 1000
