@@ -41,6 +41,7 @@ def bucket_sizes(sig, bands, rows, empty):
     return sorted({size for _, size in joined})
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=150, deadline=None)
 @given(banded(), st.sampled_from([None, 2, 3, 5]), st.integers(1, 3), st.data())
 def test_candidates_equal_the_dict_oracle(case, max_bucket, jobs, data):

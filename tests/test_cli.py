@@ -475,6 +475,7 @@ def test_peak_memory_is_the_programs_own_not_that_of_a_larger_process_that_start
     assert int(m.group(1).replace(",", "")) < 400
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
 def test_a_cosine_join_at_0_700000001_counts_13_pairs_on_every_kernel_path(tmp_path, kernels):
     # The plain-Python kernels counted 7: their 128-bit product comparison took int32 sizes and wrapped.
     sets = tmp_path / "cos.sets"

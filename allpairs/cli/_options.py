@@ -192,13 +192,16 @@ def read_input(ctx: typer.Context, paths=None, *, keep_all: bool | None = None) 
     """The corpus named by the command's input options (its PATHs, or ``paths``); ``keep_all``, when given,
     in place of --keep-all (dedup carries every column of a table by default)."""
     p = ctx.params
+    from ..shingles import hash_set_pieces  # here: the shingle stage loads only when a corpus is read
+
     return read_corpus(p["paths"] if paths is None else paths, input_kind(ctx), include=p.get("include", ()),
                        exclude=p.get("exclude", ()), min_bytes=p.get("min_bytes", 0),
                        encoding=p.get("encoding", "utf-8"), id_field=p.get("id_col"),
                        text_field=p.get("text_col") or None, keep=p.get("keep_col", ()),
                        header=not p.get("headerless", False), tokens_field=p.get("tokens_col"),
                        hidden=p.get("hidden", False), ignore=not p.get("no_ignore", False),
-                       keep_all=p.get("keep_all", False) if keep_all is None else keep_all)
+                       keep_all=p.get("keep_all", False) if keep_all is None else keep_all,
+                       hash_pieces=hash_set_pieces)
 
 
 def refuse_one_document(corpus: Corpus) -> None:

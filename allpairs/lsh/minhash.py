@@ -43,7 +43,7 @@ import numpy as np
 
 from .._kernels.jit import resolve_jobs
 from ..errors import UsageError
-from ..order import row_blocks
+from .._kernels.csr import row_blocks
 from . import _kernel
 
 __all__ = [
