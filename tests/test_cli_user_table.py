@@ -306,3 +306,9 @@ def test_index_add_without_a_column_the_index_carries_is_refused(tmp_path, produ
     ok.write_text("sku,brand,title\nZ9,Zebu,Zebu Lamp\n")
     assert run("index", "add", ix, "--csv", "--text-col", "title", "--id-col", "sku", "--keep-col", "brand",
                ok, "-q").exit_code == 0
+
+
+def test_sets_refuses_columns_it_cannot_write(products):
+    for flag in (["--keep-all"], ["--keep-col", "brand"]):
+        line = one_error_line(run("sets", *TABLE, products, *flag), 2)
+        assert f"{flag[0]} does nothing in a sets file" in line
