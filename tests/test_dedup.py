@@ -31,6 +31,7 @@ def test_dedup_matches_the_oracle(case, measure):
         assert o == len(set(sets[d]) & set(sets[k]))
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=40, deadline=None)
 @given(corpus_and_threshold(), st.sampled_from(JOIN_MEASURES), st.integers(1, 4))
 def test_dedup_taken_a_block_of_documents_at_a_time_matches_the_oracle(case, measure, block):
