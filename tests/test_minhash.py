@@ -137,7 +137,7 @@ def test_no_sets_give_an_empty_matrix():
     (dict(num_perm=4, jobs=-2), ["jobs", "-2"]),
     (dict(num_perm=4, seed=-1), ["seed", "-1"]),
     (dict(num_perm=2.5), ["num_perm", "2.5"]),
-    (dict(num_perm=100_000_000), ["num_perm 100,000,000", "limit of 4,096", "--num-perm 4096 or less"]),
+    (dict(num_perm=100_000_000), ["num_perm 100,000,000", "limit of 4,096", "num_perm=4096 or less"]),
     (dict(num_perm=4, jobs=100_000), ["jobs 100,000", "limit of 256"]),
 ])
 def test_bad_parameters_raise_usage_errors_with_the_numbers(kwargs, words):
