@@ -71,3 +71,22 @@ class OutputError(AllPairsError):
 
 class KernelOverflowError(AllPairsError):
     """A kernel running as plain Python overflowed where its compiled twin computes in 64 bits: a bug, reported, never a wrong answer (exit status 1)."""
+
+
+def install_command(extra: str) -> str:
+    """The pip command that adds ``extra`` for the way allpairs was installed, for a MissingExtraError's
+    message: allpairs is not on PyPI, so from the directory pip installed it from (pip records it,
+    PEP 610), else from the root of a clone."""
+    import json
+    from importlib import metadata
+    from urllib.parse import unquote, urlparse
+
+    try:
+        info = json.loads(metadata.distribution("allpairs-join").read_text("direct_url.json") or "{}")
+    except (metadata.PackageNotFoundError, ValueError, OSError):
+        info = {}
+    url = urlparse(str(info.get("url", "")))
+    if url.scheme == "file" and url.path:
+        editable = "-e " if info.get("dir_info", {}).get("editable") else ""
+        return f"pip install {editable}'{unquote(url.path)}[{extra}]'"
+    return f"pip install '.[{extra}]' in the allpairs clone"

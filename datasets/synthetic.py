@@ -41,6 +41,7 @@ Command line (writes a ``--sets`` file, or one file per document)::
     python -m datasets.synthetic documents --n 20000 -o docs/
     python -m datasets.synthetic planted --n 20000 -o planted.tsv
     python -m datasets.synthetic products --n 50000 -o products.csv
+    python -m datasets.synthetic products --n 50000 --typos 0.5 -o products-typos.csv
 """
 from __future__ import annotations
 
@@ -435,8 +436,27 @@ def _restyle(u: _Uniforms, title: str) -> str:
     return out
 
 
-def _products(n, near_duplicates, seed, brands):
+def _typo(u: _Uniforms, title: str) -> str:
+    """One typing slip at a letter of ``title``: two neighbouring letters swapped, a letter dropped,
+    doubled or replaced by another (the four edits of Damerau, 1964)."""
+    letters = [k for k, ch in enumerate(title) if ch.isalpha()]
+    if not letters:
+        return title
+    k = letters[u.below(len(letters))]
+    edit = u.below(4)
+    if edit == 0 and k + 1 < len(title):
+        return title[:k] + title[k + 1] + title[k] + title[k + 2:]
+    if edit == 1:
+        return title[:k] + title[k + 1:]
+    if edit == 2:
+        return title[:k] + title[k] + title[k:]
+    return title[:k] + "abcdefghijklmnopqrstuvwxyz"[u.below(26)] + title[k + 1:]
+
+
+def _products(n, near_duplicates, seed, brands, typos=0.0):
     _check(n, near_duplicates, (0.0, 1.0))
+    if not 0.0 <= typos <= 1.0:
+        raise ValueError(f"typos must be in [0, 1], got {typos}")
     u = _Uniforms(seed)
     names = [word(70 + k).capitalize() for k in range(brands)]
     rows, planted = [], []
@@ -445,7 +465,10 @@ def _products(n, near_duplicates, seed, brands):
         if u.one() < near_duplicates and i > 0:
             source = u.below(i)
             _, brand, title, price = rows[source]
-            rows.append((sku, brand, _restyle(u, title), f"{float(price) * (0.9 + 0.2 * u.one()):.2f}"))
+            title = _restyle(u, title)
+            if typos and u.one() < typos:  # no draw at all without typos: the default corpus stays as pinned
+                title = _typo(u, title)
+            rows.append((sku, brand, title, f"{float(price) * (0.9 + 0.2 * u.one()):.2f}"))
             planted.append((source, i))
             continue
         brand = names[u.below(brands)]
@@ -453,7 +476,8 @@ def _products(n, near_duplicates, seed, brands):
     return rows, planted
 
 
-def products(n: int = 50000, near_duplicates: float = 0.2, seed: int = 0, brands: int = 300) -> list[tuple]:
+def products(n: int = 50000, near_duplicates: float = 0.2, seed: int = 0, brands: int = 300,
+             typos: float = 0.0) -> list[tuple]:
     """A product catalogue as a CSV export holds it: rows of (sku, brand, title, price).
 
     Titles are 3 to 12 words (a brand of made-up syllables, up to two details,
@@ -461,15 +485,17 @@ def products(n: int = 50000, near_duplicates: float = 0.2, seed: int = 0, brands
     nickname or a comma). A share ``near_duplicates`` of the rows list an
     earlier row's product again the way another seller would: in lower,
     upper or title case, with other punctuation, a line break pasted in, or a
-    word dropped, at a price within 10%. The first row's sku is SKU000000.
+    word dropped, at a price within 10%; a share ``typos`` of those copies
+    also carry one typing slip (two letters swapped, one dropped, doubled or
+    replaced). The first row's sku is SKU000000.
     """
-    return _products(n, near_duplicates, seed, brands)[0]
+    return _products(n, near_duplicates, seed, brands, typos)[0]
 
 
 def products_planted(n: int = 50000, near_duplicates: float = 0.2, seed: int = 0,
-                     brands: int = 300) -> list[tuple[int, int]]:
+                     brands: int = 300, typos: float = 0.0) -> list[tuple[int, int]]:
     """The (source, copy) rows that :func:`products` with the same arguments planted (0-based)."""
-    return _products(n, near_duplicates, seed, brands)[1]
+    return _products(n, near_duplicates, seed, brands, typos)[1]
 
 
 def _write_text(path: str, text: str) -> None:
@@ -514,6 +540,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=50000, help="number of rows (default %(default)s)")
     p.add_argument("--near-duplicates", type=float, default=0.2, help="share of relisted rows (default %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="PCG64 seed (default %(default)s)")
+    p.add_argument("--typos", type=float, default=0.0,
+                   help="share of relisted rows with one typing slip as well (default %(default)s)")
     p.add_argument("-o", "--output", default="-", help="output file, - for stdout (default)")
     args = parser.parse_args(argv)
     if getattr(args, "preset", None):
@@ -536,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
 
             buf = io.StringIO(newline="")
             csv.writer(buf).writerows([("sku", "brand", "title", "price"),
-                                       *products(args.n, args.near_duplicates, args.seed)])
+                                       *products(args.n, args.near_duplicates, args.seed, typos=args.typos)])
             _write_text(args.output, buf.getvalue())
         else:
             texts = documents(args.n, args.words, args.near_duplicates, args.seed,

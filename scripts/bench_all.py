@@ -11,7 +11,8 @@ with the options shown in the row's command, reads the Markdown table that
 script prints and takes one figure from it, so that each row can be
 reproduced alone. Ratios are the peer's time over allpairs' (above 1:
 allpairs is faster). The load average (1 minute) is read before and after
-each row. ``--markdown FILE`` writes the whole page atomically (a temporary
+each row. ``--markdown FILE`` writes the whole page atomically, keeping the
+sections below its table (``## `` headings) as they are (a temporary
 file beside it, renamed); without it the table goes to stdout. Progress and
 the scripts' own output go to stderr.
 """
@@ -205,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown is None:
         sys.stdout.write(text)
         return 0
+    # The page's own sections (## headings: measurements of quality, each with its command) stay as they are.
+    old = args.markdown.read_text(encoding="utf-8") if args.markdown.exists() else ""
+    kept = old[old.index("\n## ") + 1:] if "\n## " in old else ""
+    text = text + ("\n" + kept if kept else "")
     tmp = args.markdown.with_name(args.markdown.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, args.markdown)

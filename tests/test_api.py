@@ -74,9 +74,9 @@ def test_the_pairs_as_a_table_need_pandas_or_pyarrow_and_say_so(monkeypatch):
     res = allpairs.join({"a": ["x", "y"], "b": ["x", "y"]}, 0.5)
     monkeypatch.setitem(sys.modules, "pandas", None)
     monkeypatch.setitem(sys.modules, "pyarrow", None)
-    with pytest.raises(allpairs.UsageError, match=r"to_pandas needs pandas: pip install 'allpairs-join\[pandas\]'"):
+    with pytest.raises(allpairs.UsageError, match=r"to_pandas needs pandas: pip install .*\[pandas\]'"):
         res.to_pandas()
-    with pytest.raises(ImportError, match=r"to_arrow needs pyarrow: pip install 'allpairs-join\[parquet\]'"):
+    with pytest.raises(ImportError, match=r"to_arrow needs pyarrow: pip install .*\[parquet\]'"):
         res.to_arrow()
 
 
@@ -179,7 +179,7 @@ def test_matches_and_clusters_become_tables_and_say_which_extra_they_need(monkey
                                                         "cluster_size": [2, 2, 2, 2]}
     monkeypatch.setitem(sys.modules, "pandas", None)
     for table in (matches, res.clusters):
-        with pytest.raises(ImportError, match=r"to_pandas needs pandas: pip install 'allpairs-join\[pandas\]'"):
+        with pytest.raises(ImportError, match=r"to_pandas needs pandas: pip install .*\[pandas\]'"):
             table.to_pandas()
 
 

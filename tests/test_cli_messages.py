@@ -19,7 +19,7 @@ def one_error_line(r, code: int) -> str:
     assert r.exit_code == code, (r.exit_code, r.stderr)
     lines = r.stderr.splitlines()
     assert lines and lines[0].startswith("allpairs: error: "), r.stderr
-    assert len(lines) == 1 or (len(lines) == 2 and lines[1] == "Try 'allpairs join --help' for help."), r.stderr
+    assert len(lines) == 1, r.stderr
     assert "Traceback" not in r.stderr and r.stdout == ""
     return lines[0]
 

@@ -1,6 +1,8 @@
 """Streaming dedup against the brute-force oracle."""
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,6 +29,31 @@ def test_dedup_matches_the_oracle(case, measure):
     assert list(zip(res.removed.tolist(), res.duplicate_of.tolist())) == removed
     for d, k, o in zip(res.removed.tolist(), res.duplicate_of.tolist(), res.overlap.tolist()):
         assert o == len(set(sets[d]) & set(sets[k]))
+
+
+@pytest.mark.kernel_paths("compiled", "python")
+@settings(max_examples=40, deadline=None)
+@given(corpus_and_threshold(), st.sampled_from(JOIN_MEASURES), st.integers(1, 4))
+def test_dedup_taken_a_block_of_documents_at_a_time_matches_the_oracle(case, measure, block):
+    """The compiled loop runs BLOCK documents a call (so that progress can be reported between calls),
+    its state carried across: blocks of 1 to 4 documents give the oracle's answer and tell progress."""
+    module = importlib.import_module(dedup.__module__)
+
+    sets, t = case
+    t = t.numerator % 4 + 1 if measure == "overlap" else t
+    expected = naive.dedup(sets, t, measure)
+    if not expected:
+        return
+    seen = []
+    before, module.BLOCK = module.BLOCK, block
+    try:
+        res = dedup(sets, t, measure=measure, progress=lambda stage, done, total: seen.append((stage, done, total)))
+    finally:
+        module.BLOCK = before
+    assert res.kept.tolist() == [d for d, k in expected if k is None]
+    assert list(zip(res.removed.tolist(), res.duplicate_of.tolist())) == [(d, k) for d, k in expected if k is not None]
+    steps = [(done, total) for stage, done, total in seen if stage == "dedup"]
+    assert steps and steps[-1][0] == steps[-1][1] and [d for d, _ in steps] == sorted(d for d, _ in steps)
 
 
 def test_identical_documents_keep_the_first():

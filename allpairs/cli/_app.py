@@ -24,6 +24,7 @@ from .. import __version__
 from .._plural import count
 from ..errors import AllPairsError, UsageError
 from ..pipeline import JoinResult, Stats, peak_memory
+from ..pairs.clusters import Clusters
 
 #: Characters a terminal could act on, or that would break a message's line:
 #: C0 and C1 controls, DEL, line and paragraph separators, bidirectional
@@ -135,10 +136,8 @@ class Group(TyperGroup):
             if sys.stderr is not None:
                 sys.stderr.write(e.format_message() + "\n")
             code = 2
-        except _ce.UsageError as e:
+        except _ce.UsageError as e:  # one line, as every error (the help is a -h away)
             err.print(f"allpairs: error: {_usage_line(e)}")
-            if e.ctx is not None:
-                err.print(f"Try '{e.ctx.command_path} --help' for help.")
             code = 2
         except typer.Abort:
             err.print("allpairs: interrupted")
@@ -220,9 +219,12 @@ def summary(res: JoinResult, write_seconds: float | None) -> None:
     what = f"{res.method} join" if measure == "jaccard" else f"{res.method} {measure} join"
     if res.n_left is not None:
         what += f" of {res.n_left:,} against {count(len(res.ids) - res.n_left, 'document')}"
-    err.print(f"allpairs: {what} at {at}: {count(s.candidates, 'candidate')}, "
-              f"{count(s.pairs, 'pair')} ({s.set_pairs:,} between distinct sets)")
-    if res.clusters is not None:
+    if s.ranked is not None:  # --neighbors: what was printed, then what the joins behind it did
+        err.print(f"allpairs: {count(s.pairs, 'pair')}: {s.ranked}")
+    else:
+        err.print(f"allpairs: {what} at {at}: {count(s.candidates, 'candidate')}, "
+                  f"{count(s.pairs, 'pair')} ({s.set_pairs:,} between distinct sets)")
+    if isinstance(res.clusters, Clusters):
         if len(res.clusters):
             err.print(f"allpairs: {count(len(res.clusters), 'cluster')} of 2 or more documents, the largest of "
                       f"{res.clusters.largest:,}")

@@ -12,6 +12,7 @@ from typer.core import TyperCommand
 
 from .._kernels.jit import MAX_JOBS
 from ..corpus import Corpus, read_corpus
+from ..corpus.documents import one_document_hint
 from ..errors import UsageError
 from ..lsh import MAX_NUM_PERM
 from ..measures import JOIN_MEASURES
@@ -80,8 +81,8 @@ CSV = typer.Option(False, "--csv", rich_help_panel=INPUT,
                         "the first row is the header unless --headerless.")
 TSV = typer.Option(False, "--tsv", rich_help_panel=INPUT, help="PATH is a tab-separated table, as --csv.")
 PARQUET = typer.Option(False, "--parquet", rich_help_panel=INPUT,
-                       help="PATH is a Parquet file, a row a document, columns as for --csv (pip install "
-                            "'allpairs-join[parquet]'); with --engine spark, a Parquet dataset.")
+                       help="PATH is a Parquet file, a row a document, columns as for --csv (the parquet "
+                            "extra); with --engine spark, a Parquet dataset.")
 TEXT_COL = typer.Option([], "--text-col", "--text-field", metavar="NAME", rich_help_panel=INPUT, show_default=False,
                         help="Records (--jsonl, --csv, --tsv, --parquet): the column holding the text; repeat to "
                              "join several, separated by a space. Default: text (a table's only column, if one).")
@@ -90,6 +91,9 @@ ID_COL = typer.Option(None, "--id-col", "--id-field", metavar="NAME", rich_help_
                            "else row numbers (line numbers for --jsonl), as the summary says.")
 KEEP_COL = typer.Option([], "--keep-col", metavar="NAME", rich_help_panel=INPUT, show_default=False,
                         help="Records: carry this column into the output beside each id (repeatable).")
+KEEP_ALL = typer.Option(False, "--keep-all", rich_help_panel=INPUT,
+                        help="Records: carry every column into the output beside each id (dedup of a table "
+                             "writes whole rows without it).")
 HEADERLESS = typer.Option(False, "--headerless", rich_help_panel=INPUT,
                           help="--csv/--tsv: the table has no header row; name columns by number from 1.")
 QUOTECHAR = typer.Option(None, "--quotechar", metavar="CHAR", rich_help_panel=INPUT, show_default=False,
@@ -154,8 +158,8 @@ LINES = typer.Option(False, "--lines", rich_help_panel=INPUT,
 INPUT_OPTIONS = (
     ("lines", bool, LINES), ("sets", bool, SETS), ("jsonl", bool, JSONL), ("csv", bool, CSV), ("tsv", bool, TSV),
     ("parquet", bool, PARQUET), ("text_col", List[str], TEXT_COL), ("id_col", Optional[str], ID_COL),
-    ("keep_col", List[str], KEEP_COL), ("headerless", bool, HEADERLESS), ("quotechar", Optional[str], QUOTECHAR),
-    ("tokens_col", Optional[str], TOKENS_COL),
+    ("keep_col", List[str], KEEP_COL), ("keep_all", bool, KEEP_ALL), ("headerless", bool, HEADERLESS),
+    ("quotechar", Optional[str], QUOTECHAR), ("tokens_col", Optional[str], TOKENS_COL),
     ("include", List[str], INCLUDE), ("exclude", List[str], EXCLUDE), ("hidden", bool, HIDDEN),
     ("no_ignore", bool, NO_IGNORE), ("min_bytes", int, MIN_BYTES), ("encoding", str, ENCODING),
 )
@@ -175,6 +179,12 @@ def input_options(command):
 #: The options that say what kind of file PATH is, by parameter name.
 KINDS = ("lines", "sets", "jsonl", "csv", "tsv", "parquet")
 
+#: The kinds whose documents are records with named columns.
+RECORD_KINDS = ("jsonl", "csv", "tsv", "parquet")
+
+#: The one message for a command run without its threshold (join adds what else it takes).
+MISSING_THRESHOLD = "missing option '--threshold' (-t T)"
+
 
 def input_kind(ctx: typer.Context) -> str:
     """The kind of input the options chose ("directory" by default); at most one of :data:`KINDS`."""
@@ -185,8 +195,9 @@ def input_kind(ctx: typer.Context) -> str:
     return kinds[0] if kinds else "directory"
 
 
-def read_input(ctx: typer.Context, paths=None) -> Corpus:
-    """The corpus named by the command's input options (its PATHs, or ``paths``)."""
+def read_input(ctx: typer.Context, paths=None, *, keep_all: bool | None = None) -> Corpus:
+    """The corpus named by the command's input options (its PATHs, or ``paths``); ``keep_all``, when given,
+    in place of --keep-all (dedup carries every column of a table by default)."""
     p = ctx.params
     from ..shingles import hash_set_pieces  # here: the shingle stage loads only when a corpus is read
 
@@ -196,7 +207,9 @@ def read_input(ctx: typer.Context, paths=None) -> Corpus:
                        text_field=p.get("text_col") or None, keep=p.get("keep_col", ()),
                        header=not p.get("headerless", False), tokens_field=p.get("tokens_col"),
                        hidden=p.get("hidden", False), ignore=not p.get("no_ignore", False),
-                       quotechar=p.get("quotechar"), hash_pieces=hash_set_pieces)
+                       quotechar=p.get("quotechar"),
+                       keep_all=p.get("keep_all", False) if keep_all is None else keep_all,
+                       hash_pieces=hash_set_pieces)
 
 
 def verbatim_cells(on: bool):
@@ -232,6 +245,13 @@ def refuse_output_of_input(ctx: typer.Context, *outputs, inputs=()) -> None:
                                  "read: give the output another name")
 
 
+def refuse_one_document(corpus: Corpus) -> None:
+    """A self-join or dedup of one file read whole finds nothing: say what the file looks like instead."""
+    hint = one_document_hint(corpus)
+    if hint is not None:
+        raise UsageError(hint)
+
+
 def check_jobs(jobs: int) -> None:
     """Refuse a thread count outside 0..MAX_JOBS before any input is read (one line, exit 2)."""
     if not 0 <= jobs <= MAX_JOBS:
@@ -261,8 +281,10 @@ def refuse(ctx: typer.Context, names: tuple[str, ...], why: str) -> None:
 def refuse_unused_input_options(ctx: typer.Context) -> None:
     """Input options that the kind of input chosen does not read."""
     kind = input_kind(ctx)
-    if kind not in ("jsonl", "csv", "tsv", "parquet"):
-        refuse(ctx, ("id_col", "text_col", "keep_col"), "without --jsonl, --csv, --tsv or --parquet")
+    if kind not in RECORD_KINDS:
+        refuse(ctx, ("id_col", "text_col", "keep_col", "keep_all"), "without --jsonl, --csv, --tsv or --parquet")
+    elif ctx.params.get("keep_all") and ctx.params.get("keep_col"):
+        raise UsageError("--keep-all carries every column already; drop --keep-col")
     if kind not in ("csv", "tsv"):
         refuse(ctx, ("headerless", "quotechar"), "without --csv or --tsv")
     if kind != "parquet":
@@ -270,6 +292,24 @@ def refuse_unused_input_options(ctx: typer.Context) -> None:
     if kind in ("directory", "parquet"):
         refuse(ctx, ("encoding",), f"for {'a directory (files are read as UTF-8)' if kind == 'directory' else 'Parquet'}; "
                                    "it goes with --lines, --sets, --jsonl, --csv, --tsv")
+
+
+#: The format a file name ending so is written in (any other ending: --format's, TSV by default).
+EXTENSIONS = {".tsv": Format.tsv, ".csv": Format.csv, ".jsonl": Format.jsonl, ".parquet": Format.parquet}
+
+
+def output_format(ctx: typer.Context, fmt: Format, output) -> Format:
+    """The format to write: the one -o's extension names (``.tsv .csv .jsonl .parquet``), else --format's
+    (TSV by default, and for stdout); an extension that contradicts a --format given is a usage error."""
+    if output is None or str(output) == "-":
+        return fmt
+    named = EXTENSIONS.get(os.path.splitext(os.fsdecode(output))[1].lower())
+    if named is None:
+        return fmt
+    if given(ctx, "fmt") and fmt is not named:
+        raise UsageError(f"-o {output} names {named.value.upper()} by its extension, --format {fmt.value} "
+                         "another; give one of them, or rename the file")
+    return named
 
 
 def check_table_output(ctx: typer.Context, fmt: Format, output, *, wide: bool = False) -> None:

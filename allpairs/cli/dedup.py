@@ -5,13 +5,14 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import AllPairsError
+from ..errors import AllPairsError, UsageError
 from ..output.files import check_output, open_output
 from .._plural import count as count_of
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
-from ._options import (VERBATIM_CELLS, verbatim_cells, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET, SHINGLE, Format,
-                       Measure, PanelCommand, check_table_output, input_options, read_input, refuse,
-                       refuse_output_of_input, refuse_unused_input_options)
+from ._options import (MEASURE, MIN_SHINGLES, MISSING_THRESHOLD, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET,
+                       RECORD_KINDS, SHINGLE, VERBATIM_CELLS, Format, Measure, PanelCommand, check_table_output,
+                       input_kind, input_options, output_format, read_input, refuse, refuse_one_document,
+                       refuse_output_of_input, refuse_unused_input_options, verbatim_cells)
 
 
 @app.command("dedup", cls=PanelCommand,
@@ -20,7 +21,7 @@ from ._options import (VERBATIM_CELLS, verbatim_cells, MEASURE, MIN_SHINGLES, NO
 def dedup_command(
     ctx: typer.Context,
     paths: List[str] = PATHS,
-    threshold: str = typer.Option(..., "--threshold", "-t", metavar="T", help="A document is removed when a kept one reaches this similarity with it. Read exactly (0.8 is 4/5)."),
+    threshold: Optional[str] = typer.Option(None, "--threshold", "-t", metavar="T", show_default=False, help="Required: a document is removed when a kept one reaches this similarity with it. Read exactly (0.8 is 4/5)."),
     measure: Measure = MEASURE, shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE,
     min_shingles: int = MIN_SHINGLES,
     removed: bool = typer.Option(False, "--removed", rich_help_panel=OUTPUT, help="Write each removed document instead: its id, the id of the kept document it duplicates (the most similar, the earliest among equals), the similarity."),
@@ -30,27 +31,33 @@ def dedup_command(
     no_header: bool = NO_HEADER, verbatim: bool = VERBATIM_CELLS, quiet: bool = QUIET,
     **inputs,
 ) -> None:
-    """Read the documents in order and keep each one only if no kept document reaches THRESHOLD
-    with it; print the kept ids, a row each, with their carried columns (the line for --lines).
+    """Keep each document, in input order, only if no kept document reaches THRESHOLD with it;
+    print the kept rows of a table whole, as they came (--keep-col: the id and those columns),
+    else the kept ids and carried columns.
 
-    Exact: every document is compared with every kept one it could reach, by
-    the prefix-filter index. Documents with no shingle are skipped (neither
-    kept nor removed) and counted on stderr.
+    Exact: every document is compared with every kept one it could reach.
+    Documents with no shingle are skipped and counted on stderr.
     """
     from ..index import dedup  # here, not at the top: only this command needs it
-    from ..index.output import write_ids, write_rows
+    from ..index.output import write_ids, write_records, write_rows
 
     ctx.with_resource(verbatim_cells(verbatim))
     bar = Bar(not quiet)
     try:
+        if threshold is None:
+            raise UsageError(MISSING_THRESHOLD)
         refuse_unused_input_options(ctx)
         if count:
             refuse(ctx, ("output", "fmt", "removed", "no_header", "verbatim"), "with --count")
+        fmt = output_format(ctx, fmt, output)
         check_table_output(ctx, fmt, output)
         refuse_output_of_input(ctx, None if count else output)
         plan = check_output(None if count else output)  # refuse an output that cannot be written before the work
+        # A table's kept rows go out whole, unless --keep-col asks for the compact form, or --removed for pairs.
+        whole = input_kind(ctx) in RECORD_KINDS and not inputs["keep_col"] and not removed
         try:
-            corpus = read_input(ctx)
+            corpus = read_input(ctx, keep_all=whole or inputs["keep_all"])
+            refuse_one_document(corpus)
             res = dedup(corpus, threshold, measure=measure.value, shingle=shingle, normalize=not no_normalize,
                         min_shingles=min_shingles, progress=bar)
         finally:
@@ -64,6 +71,9 @@ def dedup_command(
                                res.rule.row, res.overlap.tolist(), res.removed_size.tolist(), res.kept_size.tolist(),
                                left_ids=res.ids, right_ids=res.ids, left_columns=res.columns,
                                right_columns=res.columns, header=not no_header)
+                elif res.header is not None:
+                    write_records(out, res.header, res.id_column, res.ids, res.kept.tolist(), res.columns, fmt.value,
+                                  header=not no_header)
                 else:
                     write_ids(out, res.ids, res.kept.tolist(), fmt.value, columns=res.columns, header=not no_header)
         if not quiet:

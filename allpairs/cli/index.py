@@ -10,9 +10,10 @@ from .._plural import count as count_of
 from ..errors import AllPairsError, UsageError
 from ..output.files import check_output, open_output
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
-from ._options import (VERBATIM_CELLS, verbatim_cells, JOBS, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET, SHINGLE, SHINGLES,
-                       Format, Measure, PanelCommand, check_jobs, check_table_output, input_kind, input_options, read_input, refuse,
-                       refuse_output_of_input, refuse_unused_input_options)
+from ._options import (JOBS, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET, SHINGLE,
+                       SHINGLES, VERBATIM_CELLS, Format, Measure, PanelCommand, check_jobs, check_table_output,
+                       input_kind, input_options, output_format, read_input, refuse, refuse_output_of_input,
+                       refuse_unused_input_options, verbatim_cells)
 
 index_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                         help="A saved similarity index: build it once, add documents, query it.")
@@ -134,8 +135,8 @@ def query_command(
     **inputs,
 ) -> None:
     """Print every indexed document reaching the threshold with each query document: query id,
-    indexed id, similarity (truncated to 6 decimals), sorted by query then indexed document
-    (with --top K, each query's K best, best first).
+    indexed id, similarity (truncated to 6 decimals), sorted by query then indexed document in
+    index order, not by similarity (--top K: each query's K best, best first).
 
     A query shingle the index has never seen counts in the query's size and
     matches nothing, so the answer is exact.
@@ -148,13 +149,20 @@ def query_command(
         refuse_unused_input_options(ctx)
         if count:
             refuse(ctx, ("output", "fmt", "no_header", "verbatim"), "with --count")
+        if not count:
+            fmt = output_format(ctx, fmt, output)
         check_table_output(ctx, fmt, output)
         refuse_output_of_input(ctx, None if count else output, inputs=[index])
         plan = check_output(None if count else output)  # refuse an output that cannot be written before the work
         check_index_file(index)  # and an index that cannot be read (a FIFO would block)
         corpus = read_input(ctx)
-        matches, stats = query_file(index, corpus, threshold, shingle=shingle,
-                                    normalize=False if no_normalize else None, jobs=jobs or None, top=top)
+        bar = Bar(not quiet)
+        try:
+            matches, stats = query_file(index, corpus, threshold, shingle=shingle,
+                                        normalize=False if no_normalize else None, jobs=jobs or None, top=top,
+                                        progress=bar)
+        finally:
+            bar.close()
         if count:
             typer.echo(len(matches))
         else:

@@ -16,10 +16,11 @@ from ..pairs.clusters import write_cluster_table, write_clusters
 from ..output.files import check_output, open_output
 from ..pairs.rows import write_pairs_table
 from ._app import Bar, BrokenPipe, app, err, fail, summary, warn_skipped
-from ._options import (VERBATIM_CELLS, verbatim_cells, BANDS, BITS, INPUT, JOBS, LSH, MAX_BUCKET, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE,
-                       NUM_PERM, OUTPUT, PATHS, QUIET, RECALL, ROWS, SEED, SHINGLE, SPARK, Format, Measure,
-                       PanelCommand, check_jobs,
-                       check_table_output, input_options, read_input, refuse, refuse_output_of_input, refuse_unused_input_options,
+from ._options import (BANDS, BITS, INPUT, JOBS, LSH, MAX_BUCKET, MEASURE, MIN_SHINGLES, MISSING_THRESHOLD,
+                       NO_HEADER, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET, RECALL, ROWS, SEED, SHINGLE, SPARK,
+                       VERBATIM_CELLS, Format, Measure, PanelCommand, check_jobs, check_table_output, input_options,
+                       output_format, read_input, refuse, refuse_one_document, refuse_output_of_input,
+                       refuse_unused_input_options, verbatim_cells,
                        refuse_unused_lsh_options)
 
 
@@ -93,7 +94,7 @@ def join_command(
                                   help="exact checks every candidate; estimate keeps the MinHash estimate, marked "
                                        "'~' in TSV and named 'estimate' in CSV/JSON (with --bits 16 or more)."),
     jobs: int = JOBS,
-    engine: Engine = typer.Option(Engine.local, "--engine", rich_help_panel=SPARK, help="local: this process. spark: Apache Spark (pip install 'allpairs-join[spark]', Java 17+); writes a Parquet dataset (-o DIR) or counts."),
+    engine: Engine = typer.Option(Engine.local, "--engine", rich_help_panel=SPARK, help="local: this process. spark: Apache Spark (the spark extra, Java 17+); writes a Parquet dataset (-o DIR) or counts."),
     master: Optional[str] = typer.Option(None, "--master", metavar="URL", rich_help_panel=SPARK, help="Spark: the master URL, e.g. local[*] (default), spark://host:7077, yarn. Without it an input under 1 MiB is joined by the local engine."),
     **inputs,
 ) -> None:
@@ -118,6 +119,7 @@ def join_command(
                                               ("--hidden", inputs["hidden"]),
                                               ("--no-ignore", inputs["no_ignore"]), ("--csv", inputs["csv"]),
                                               ("--tsv", inputs["tsv"]), ("--keep-col", bool(inputs["keep_col"])),
+                                              ("--keep-all", inputs["keep_all"]),
                                               ("several --text-col", len(inputs["text_col"]) > 1))
                       if used]
         if local_only:
@@ -141,7 +143,7 @@ def join_command(
     bar = Bar(not quiet)
     try:
         if threshold is None and top is None and neighbors is None:
-            raise UsageError("missing option '--threshold' (-t T); or give --top K or --neighbors K")
+            raise UsageError(f"{MISSING_THRESHOLD}; or give --top K or --neighbors K")
         if count and (top is not None or neighbors is not None):
             raise UsageError(f"--count goes with a threshold join; --{'top' if top is not None else 'neighbors'} "
                              "prints the pairs themselves")
@@ -152,6 +154,8 @@ def join_command(
             refuse(ctx, ("singletons", "wide"), "without --clusters")
         elif wide:
             refuse(ctx, ("singletons", "no_header"), "with --wide, whose lines of varying width are no table")
+        if not count:
+            fmt = output_format(ctx, fmt, output)
         check_table_output(ctx, fmt, output, wide=wide)
         if against is not None and os.fsencode(against) == b"-" and any(os.fsencode(p) == b"-" for p in paths):
             raise UsageError("'-' (stdin) is on both sides of --against, and stdin can be read once; "
@@ -162,6 +166,8 @@ def join_command(
         try:
             corpus = read_input(ctx)
             other = read_input(ctx, against) if against is not None else None
+            if other is None:
+                refuse_one_document(corpus)
             res = run_join(corpus, threshold, method=method.value, shingle=shingle, normalize=not no_normalize,
                            min_shingles=min_shingles, jobs=jobs or None, num_perm=num_perm, bands=bands,
                            rows=rows, recall=recall, seed=seed, bits=bits, max_bucket=max_bucket,

@@ -8,6 +8,7 @@ that name the file and line.
 from __future__ import annotations
 
 import codecs
+import csv
 import json
 import os
 import re
@@ -79,6 +80,13 @@ class Corpus:
     notes : list of str
         What the reader decided that the summary should say (ids taken from
         line numbers, a table read as one document).
+    header : list of str or None
+        Records read with every column carried (``keep_all``): the names of
+        the columns in the input's order, the id column among them (a JSON
+        Lines file: the first record's fields), so that a row can be written
+        back as it came.
+    id_column : str or None
+        Records: the column the ids came from (None: row or line numbers).
     """
 
     ids: list[str]
@@ -95,6 +103,8 @@ class Corpus:
     paths: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sources: list[str] | None = None
+    header: list[str] | None = None
+    id_column: str | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -715,7 +725,7 @@ def jsonl_record(line: str, where: str, id_field: str = "id", text_field: str = 
 
 
 def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_field: str | Sequence[str] = "text",
-               keep: Sequence[str] = (), encoding: str = "utf-8") -> Corpus:
+               keep: Sequence[str] = (), encoding: str = "utf-8", keep_all: bool = False) -> Corpus:
     """JSON Lines: one object per line with a text field (or several, joined by a space); blank lines are ignored.
 
     Ids are the ``id_field`` of each record; by default the ``id`` field, or,
@@ -727,6 +737,8 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_fie
     into the output beside each id (as text: a string as it is, a missing
     field or null as "", anything else as JSON); the first record must have
     them. A field missing is an error that lists the fields the record has.
+    ``keep_all`` carries every field of the first record but the id (the
+    corpus's ``header`` lists them all, in that record's order).
     """
     lines = _open_lines(path, encoding)
     name = lines.name
@@ -742,6 +754,10 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_fie
         if by_line is None:
             by_line = id_field is None and "id" not in obj
             first = k
+            if keep_all:
+                header = [str(f) for f in obj]
+                keep = [f for f in header if by_line or f != (id_field or "id")]
+                records = Records(keep, id_name=id_field or "id", escapes=True, text_names=text_fields)
             for field_name in keep:
                 jsonl_field(obj, field_name, where, "--keep-col")
         if by_line:
@@ -756,7 +772,11 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_fie
             doc_id = id_text(jsonl_field(obj, id_field or "id", where, "--id-col"), where, id_field or "id")
         records.add(where, k, doc_id, jsonl_text(obj, text_fields, where), [obj.get(f) for f in keep])
     notes = ["ids are line numbers: the records have no 'id' field (--id-col names one)"] if by_line else []
-    return records.corpus("jsonl", notes)
+    corpus = records.corpus("jsonl", notes)
+    corpus.id_column = None if by_line else (id_field or "id")
+    if keep_all and by_line is not None:
+        corpus.header = header
+    return corpus
 
 
 INPUT_KINDS = ("directory", "lines", "sets", "jsonl", "csv", "tsv", "parquet")
@@ -779,12 +799,49 @@ def _record_file_notes(paths: Sequence[str | os.PathLike]) -> list[str]:
     return notes
 
 
+def one_document_hint(corpus: Corpus) -> str | None:
+    """For a corpus that is one file named on its own and read whole (directory input), what the file
+    looks like and the option that reads it a document at a time, in one line; else None.
+
+    A self-join or dedup of one document can find nothing: the file was most
+    likely meant as many (a line each, or a record each).
+    """
+    if corpus.kind != "directory" or len(corpus.ids) != 1 or len(corpus.paths) != 1:
+        return None
+    path = os.fspath(corpus.paths[0])
+    if not os.path.isfile(path) or corpus.texts is None:
+        return None
+    text = corpus.texts[0]
+    lines = [line for line in text[:1 << 20].splitlines() if line.strip()]
+    n = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    first = lines[0].strip() if lines else ""
+    option = RECORD_FILES.get(os.path.splitext(path)[1].lower())
+    if option is None and first.startswith("{"):
+        try:
+            option = "--jsonl" if isinstance(json.loads(first), dict) else None
+        except ValueError:
+            option = None
+    if option is None and len(lines) >= 2:
+        for sep, flag in (("\t", "--tsv"), (",", "--csv")):
+            widths = {len(next(csv.reader([line], delimiter=sep))) for line in lines[:20]}
+            if len(widths) == 1 and widths.pop() >= 2:
+                option = flag
+                break
+    what = f"{path} was read as one document (the whole file), and one document pairs with nothing"
+    if option == "--jsonl":
+        return f"{what}; it looks like JSON Lines: --jsonl reads each record as one (--text-col names the text field)"
+    if option is not None:
+        kind = option[2:].upper()
+        return f"{what}; it looks like {kind}: {option} reads each row as one (--text-col names the text column)"
+    return f"{what}; --lines reads each of its {count(n, 'line')} as one (--csv, --jsonl read records)"
+
+
 def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str = "directory", *,
                 include: Sequence[str] = (), exclude: Sequence[str] = (), min_bytes: int = 0,
                 encoding: str = "utf-8", id_field: str | None = None, text_field: str | Sequence[str] | None = None,
                 keep: Sequence[str] = (), header: bool = True, tokens_field: str | None = None,
                 hidden: bool = False, ignore: bool = True, quotechar: str | None = None,
-                hash_pieces: Callable | None = None) -> Corpus:
+                hash_pieces: Callable | None = None, keep_all: bool = False) -> Corpus:
     """Read a corpus of the given kind (one of :data:`INPUT_KINDS`); '-' is stdin for the kinds that read one file.
 
     A directory corpus takes any number of directories and files (see
@@ -800,6 +857,7 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
     ``tokens_field`` a Parquet column of token lists to join as sets; see
     :func:`read_jsonl` and :func:`allpairs.corpus.tables.read_table`.
     ``hash_pieces``: for ``sets``, hash the file's tokens as it is read (see :func:`read_sets`).
+    ``keep_all`` carries every column of records (then ``keep`` must be empty).
     """
     if kind not in INPUT_KINDS:
         raise UsageError(f"unknown input kind {kind!r}; choose one of {', '.join(INPUT_KINDS)}")
@@ -807,6 +865,11 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
     if min_bytes < 0:
         raise UsageError(f"minimum size {min_bytes} is negative; give 0 or more bytes")
     records = kind in ("jsonl", "csv", "tsv", "parquet")
+    if keep_all and keep:
+        raise UsageError("--keep-all carries every column already; drop --keep-col")
+    if keep_all and not records:
+        raise UsageError(f"--keep-all carries the columns of records (--jsonl, --csv, --tsv, --parquet); "
+                         f"{'a directory' if kind == 'directory' else '--' + kind} has none")
     if not records and (id_field is not None or text_field is not None or keep):
         raise UsageError(f"--id-col, --text-col and --keep-col name fields of records (--jsonl, --csv, --tsv, "
                          f"--parquet); {'a directory' if kind == 'directory' else '--' + kind} has none")
@@ -823,6 +886,8 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
         if len(paths) != 1:
             raise UsageError(f"--{kind} reads one file; got {len(paths)} paths")
         path = paths[0]
+        if kind != "parquet" and str(path) != "-" and os.path.isdir(path):  # Parquet: a directory is a dataset
+            raise UsageError(f"{path} is a directory; give a file, or drop --{kind} to read the tree")
     if kind == "directory" and any(str(p) == "-" for p in paths):
         raise UsageError("'-' (stdin) needs --lines, --sets, --jsonl, --csv, --tsv or --parquet")
     t0 = time.perf_counter()
@@ -835,11 +900,12 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
     elif kind == "sets":
         corpus = read_sets(path, encoding=encoding, hash_pieces=hash_pieces)
     elif kind == "jsonl":
-        corpus = read_jsonl(path, id_field=id_field, text_field=text_field or "text", keep=keep, encoding=encoding)
+        corpus = read_jsonl(path, id_field=id_field, text_field=text_field or "text", keep=keep, encoding=encoding,
+                            keep_all=keep_all)
     else:
         from .tables import read_table
 
         corpus = read_table(path, kind, id_col=id_field, text_cols=text_field, keep=keep, header=header,
-                            tokens_col=tokens_field, encoding=encoding, quotechar=quotechar)
+                            tokens_col=tokens_field, encoding=encoding, quotechar=quotechar, keep_all=keep_all)
     corpus.seconds = time.perf_counter() - t0
     return corpus

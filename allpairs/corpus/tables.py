@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import sys
 from typing import Sequence
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, MissingExtraError, UsageError, install_command
 from .documents import Corpus, Records, fields_of
 from .linefile import MAX_LINE_BYTES, read_line_file
 
@@ -37,7 +38,8 @@ QUOTECHARS = {"csv": '"', "tsv": None}
 
 def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None = None,
                text_cols: str | Sequence[str] | None = None, keep: Sequence[str] = (), header: bool = True,
-               tokens_col: str | None = None, encoding: str = "utf-8", quotechar: str | None = None) -> Corpus:
+               tokens_col: str | None = None, encoding: str = "utf-8", quotechar: str | None = None,
+               keep_all: bool = False) -> Corpus:
     """A CSV, TSV or Parquet file ('-': stdin), each row a document; see the module docstring.
 
     Parameters
@@ -57,21 +59,26 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     quotechar : str, optional
         CSV/TSV: the character that quotes a field; default ``"`` for CSV and
         none for TSV (fields read literally).
+    keep_all : bool
+        Carry every column but the id (``keep`` empty then); the corpus's
+        ``header`` names them all in the table's order, so that a row can be
+        written back as it came.
 
     Raises
     ------
     InputError
-        Malformed CSV, a row of the wrong width, a column missing (the message
-        lists the columns there are), an id given twice, a Parquet file that
-        cannot be read.
+        Malformed CSV, a row of the wrong width, an id given twice, a Parquet
+        file that cannot be read.
     UsageError
-        pyarrow missing for Parquet (the message names the extra).
+        A column named that the header lacks (the message lists the columns
+        there are), a JSON Lines file read as CSV, pyarrow missing for Parquet
+        (the message names the extra).
     """
     text_cols = [text_cols] if isinstance(text_cols, str) else list(text_cols or [])
     if kind == "parquet":
         if quotechar is not None:
             raise UsageError("--quotechar goes with --csv and --tsv; Parquet has no quoting")
-        return _read_parquet(path, id_col, text_cols, keep, tokens_col)
+        return _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all)
     if kind not in DELIMITERS:
         raise UsageError(f"unknown table kind {kind!r}; choose csv, tsv or parquet")
     if quotechar is not None and (len(quotechar) != 1 or quotechar in "\t\r\n,"):
@@ -96,6 +103,7 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
         for line, row in rows:
             columns = row
             break
+        _refuse_json_lines(text, name, kind)
         if columns is None:
             return Corpus(ids=[], texts=[], kind=kind, notes=[f"{name} has no header row"])
     width = len(columns) if columns is not None else None
@@ -108,9 +116,9 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
             width = len(row)
             columns = [str(k + 1) for k in range(width)]
         if records is None:
-            pick = _Columns(columns, name, header, id_col, text_cols, keep)
+            pick = _Columns(columns, name, header, id_col, text_cols, keep, keep_all)
             by_row = pick.id is None
-            records = Records(keep)
+            records = Records([columns[c] for c in pick.keep])
         if len(row) != width:
             what = "the header has" if header else "the first row has"
             fix = (f"quote a field that holds {'a comma' if kind == 'csv' else 'a tab'} or a line break"
@@ -125,7 +133,23 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
             _Columns(columns, name, header, id_col, text_cols, keep)  # a bad column name is refused all the same
         return Corpus(ids=[], texts=[], kind=kind)
     notes = [f"ids are row numbers: {name} has no 'id' column (--id-col names one)"] if by_row and header else []
-    return records.corpus(kind, notes)
+    corpus = records.corpus(kind, notes)
+    corpus.id_column = None if by_row else columns[pick.id]
+    corpus.header = list(columns) if keep_all else None
+    return corpus
+
+
+def _refuse_json_lines(text: str, name: str, kind: str) -> None:
+    """A file of JSON objects read as a table: its first record would be taken for the header."""
+    first = text[:1 << 20].lstrip("\ufeff \t\r\n").split("\n", 1)[0].strip()
+    if first.startswith("{") and first.endswith("}"):
+        try:
+            is_object = isinstance(json.loads(first), dict)
+        except ValueError:
+            is_object = False
+        if is_object:
+            raise UsageError(f"{name} looks like JSON Lines (its first line is a JSON object), not "
+                             f"{kind.upper()}; read it with --jsonl")
 
 
 def _rows(reader, name: str, kind: str):
@@ -146,7 +170,8 @@ def _rows(reader, name: str, kind: str):
 class _Columns:
     """Positions of the id, text and kept columns in a header (or in numbered columns)."""
 
-    def __init__(self, columns: Sequence[str], name: str, header: bool, id_col, text_cols, keep) -> None:
+    def __init__(self, columns: Sequence[str], name: str, header: bool, id_col, text_cols, keep,
+                 keep_all: bool = False) -> None:
         self.names = list(columns)
         self.where = name
         self.header = header
@@ -158,13 +183,15 @@ class _Columns:
             self.id = self.find(id_col, "--id-col")
         else:  # the id column by default; two of them are refused as when named
             self.id = self.find("id", "--id-col") if header and "id" in self.names else None
+        if keep_all:  # every column but the id, in the table's order
+            self.keep = [k for k in range(len(self.names)) if k != self.id]
 
     def find(self, column: str, option: str) -> int:
         if column not in self.names:
             if self.header:
-                raise InputError(f"{self.where}: no column {column!r} (its header has {fields_of(self.names)}); "
+                raise UsageError(f"{self.where}: no column {column!r} (its header has {fields_of(self.names)}); "
                                  f"name one with {option}")
-            raise InputError(f"{self.where}: no column {column!r}: without a header, columns are numbered 1 to "
+            raise UsageError(f"{self.where}: no column {column!r}: without a header, columns are numbered 1 to "
                              f"{len(self.names)}; name one by number with {option}")
         at = [k for k, c in enumerate(self.names) if c == column]
         if len(at) > 1:
@@ -206,11 +233,11 @@ def _pyarrow():
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise UsageError("--parquet needs pyarrow: pip install 'allpairs-join[parquet]'") from None
+        raise MissingExtraError(f"--parquet needs pyarrow: {install_command('parquet')}") from None
     return pq
 
 
-def _read_parquet(path, id_col, text_cols, keep, tokens_col) -> Corpus:
+def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> Corpus:
     pq = _pyarrow()
     import pyarrow as pa
 
@@ -229,7 +256,7 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col) -> Corpus:
     names = list(schema.names)
     if tokens_col is not None and text_cols:
         raise UsageError("give --text-col or --tokens-col, not both")
-    pick = _Columns(names, name, True, id_col, [tokens_col] if tokens_col else text_cols, keep)
+    pick = _Columns(names, name, True, id_col, [tokens_col] if tokens_col else text_cols, keep, keep_all)
     wanted = sorted({*pick.texts, *pick.keep, *([pick.id] if pick.id is not None else [])})
     try:
         table = pq.read_table(source, columns=[names[k] for k in wanted])
@@ -255,7 +282,7 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col) -> Corpus:
     values = {k: column[k].to_pylist() for k in wanted}
     n = table.num_rows
     ids = [str(k + 1) for k in range(n)] if pick.id is None else values[pick.id]
-    records = Records(keep, unit="row")
+    records = Records([names[k] for k in pick.keep], unit="row")
     texts = [values[k] for k in pick.texts]
     for r in range(n):
         doc_id = ids[r]
@@ -270,6 +297,8 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col) -> Corpus:
         records.add(f"{name}: row {r + 1:,}", r + 1, doc_id, text, [values[k][r] for k in pick.keep])
     notes = [f"ids are row numbers: {name} has no 'id' column (--id-col names one)"] if pick.id is None else []
     corpus = records.corpus("parquet", notes)
+    corpus.id_column = None if pick.id is None else names[pick.id]
+    corpus.header = names if keep_all else None
     if tokens_col:
         corpus.texts = None
         corpus.sets = [[str(t) for t in (row or []) if t is not None] for row in texts[0]]

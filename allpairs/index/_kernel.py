@@ -319,8 +319,9 @@ def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
 
 
 @kernel
-def dedup(indptr, tokens, doc_set, s_plen, s_lo, s_hi, code, p, q, list_ptr, post, v0, scratch):
-    """Online near-duplicate removal over documents in input order.
+def dedup(indptr, tokens, doc_set, s_plen, s_lo, s_hi, code, p, q, list_ptr, post, v0, scratch, d0, d1,
+          kept_doc, active, kept, out_d, out_k, out_o, n_out):
+    """Online near-duplicate removal over documents ``d0 .. d1 - 1`` in input order, continuing a run.
 
     ``doc_set[d]`` is document d's set (-1: none), probed with prefix
     ``s_plen[s]`` and partner sizes ``s_lo[s] .. s_hi[s]``; the postings index every
@@ -330,19 +331,15 @@ def dedup(indptr, tokens, doc_set, s_plen, s_lo, s_hi, code, p, q, list_ptr, pos
     similar one, the earliest kept among equals. Otherwise it is kept and its
     set becomes visible.
 
-    Returns whether each document is kept (bool), and for every removed
-    document in order (document, kept document, overlap), int32.
+    The run's state, carried from one call to the next (the caller takes the
+    documents a block at a time, to report progress): ``kept_doc[s]`` the
+    document that made set s visible (-1: none yet), ``active[s]`` whether it
+    is, ``kept[d]`` whether document d was kept; removed documents are written
+    as (document, kept document, overlap) to ``out_d``, ``out_k``, ``out_o``
+    (int32, one slot per document) from ``n_out``. Returns the new ``n_out``.
     """
     m = indptr.shape[0] - 1
-    kept_doc = np.full(m, -1, np.int64)
-    active = np.zeros(m, np.bool_)
-    n_docs = doc_set.shape[0]
-    kept = np.zeros(n_docs, np.bool_)
-    out_d = np.empty(n_docs, np.int32)
-    out_k = np.empty(n_docs, np.int32)
-    out_o = np.empty(n_docs, np.int32)
-    n_out = 0
-    for d in range(n_docs):
+    for d in range(d0, d1):
         s = doc_set[d]
         if s < 0:
             continue
@@ -378,7 +375,7 @@ def dedup(indptr, tokens, doc_set, s_plen, s_lo, s_hi, code, p, q, list_ptr, pos
         out_k[n_out] = kept_doc[res_s[best]]
         out_o[n_out] = res_o[best]
         n_out += 1
-    return kept, out_d[:n_out], out_k[:n_out], out_o[:n_out]
+    return n_out
 
 
 @kernel(wraps=True)

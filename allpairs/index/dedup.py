@@ -13,6 +13,7 @@ document holding it is kept. That is the growing index of
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
@@ -20,6 +21,7 @@ import numpy as np
 
 from .._plural import count
 from ..corpus import Corpus
+from ..errors import UsageError
 from ..pipeline import Stats, timed, as_corpus, peak_memory, shingle_corpus
 from ..pairs.result import similarity_text
 from ..pairs.summary import SHOWN, Summarised
@@ -57,6 +59,10 @@ class DedupResult(Summarised):
     shingle: str
     stats: Stats = field(default_factory=Stats)
     columns: dict = field(default_factory=dict)
+    #: Records read with every column carried: the columns' names in the input's order, and the id column's
+    #: (see :class:`~allpairs.corpus.Corpus`), so that the kept rows can be written back as they came.
+    header: list | None = None
+    id_column: str | None = None
 
     def _summary(self) -> tuple[str, tuple[str, ...], list[tuple], int]:
         """Counts, settings and the first removed documents, for repr and notebooks."""
@@ -68,15 +74,73 @@ class DedupResult(Summarised):
         return title, ("removed", "duplicate of", "similarity"), rows, len(self.removed)
 
 
-def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, measure: str = "jaccard",
-          shingle=None, normalize: bool = True, min_shingles: int = 1,
-          progress: Callable[[str, int, int], None] | None = None) -> DedupResult:
+#: Documents per compiled call of the dedup loop: progress is reported between calls.
+BLOCK = 1 << 13
+
+
+def _dedup_in_blocks(sets, rule: Rule, sizes: np.ndarray, postings, progress) -> tuple[np.ndarray, ...]:
+    """The compiled loop over every document, BLOCK documents a call, its state carried between calls;
+    ``progress("dedup", done, total)`` after each. Returns kept (bool per document) and the removed
+    documents' (document, kept document, overlap)."""
+    n_docs, m = len(sets.doc_set), sets.num_sets
+    kept_doc = np.full(m, -1, np.int64)
+    active = np.zeros(m, np.bool_)
+    kept = np.zeros(n_docs, np.bool_)
+    out = [np.empty(n_docs, np.int32) for _ in range(3)]
+    probe = rule.probe(sizes)
+    work = scratch(max(m, 1))
+    n_out = 0
+    for d0 in range(0, n_docs, BLOCK):
+        d1 = min(d0 + BLOCK, n_docs)
+        n_out = dedup_kernel(sets.indptr, sets.tokens, sets.doc_set, *probe, rule.code, rule.p, rule.q, *postings,
+                             sets.num_tokens, work, d0, d1, kept_doc, active, kept, *out, n_out)
+        if progress:
+            progress("dedup", d1, n_docs)
+    return (kept, *(a[:n_out] for a in out))
+
+
+def _is_dataframe(data) -> bool:
+    """Whether ``data`` is a pandas DataFrame (pandas is not imported for the question)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(data, pandas.DataFrame)
+
+
+def _texts_of(frame, text) -> object:
+    """The text column(s) ``text`` of a DataFrame as one Series of texts (several joined by a space),
+    indexed as the frame; by default its ``text`` column, or its only column."""
+    names = [text] if isinstance(text, str) else list(text) if text is not None else \
+        ["text"] if "text" in frame.columns or len(frame.columns) != 1 else [frame.columns[0]]
+    missing = [n for n in names if n not in frame.columns]
+    if missing:
+        have = ", ".join(map(str, frame.columns))
+        hint = "name the text column with text=" if text is None else "text= names a column"
+        raise UsageError(f"the DataFrame has no column {missing[0]!r} (it has {have}); {hint}")
+    if len(frame.index) and not frame.index.is_unique:
+        raise UsageError("the DataFrame's index holds an id twice; ids must be different (reset_index() numbers "
+                         "the rows)")
+    texts = frame[names[0]].astype(str)
+    for n in names[1:]:
+        texts = texts + " " + frame[n].astype(str)
+    return texts
+
+
+def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, text: str | Sequence[str] | None = None,
+          measure: str = "jaccard", shingle=None, normalize: bool = True, min_shingles: int = 1,
+          progress: Callable[[str, int, int], None] | None = None):
     """Online exact near-duplicate removal.
+
+    Given a pandas DataFrame, returns its kept rows (every column, in input
+    order, the index as it was): ``allpairs.dedup(df, 0.8, text="title")``.
+    Given anything else, returns a :class:`DedupResult`.
 
     Parameters
     ----------
-    data : Corpus, list of str, or list of token collections
-        As for :func:`allpairs.join`; documents are taken in this order.
+    data : DataFrame, Corpus, list of str, or list of token collections
+        As for :func:`allpairs.join`; documents are taken in this order. A
+        DataFrame's rows are its documents, named by its index.
+    text : str or list of str, optional
+        A DataFrame's text column (several are joined by a space); default its
+        ``text`` column, or its only column.
     threshold : float, str or Fraction in (0, 1]
         A document is removed when a kept one has similarity >= threshold with it.
     measure, shingle, normalize, min_shingles
@@ -84,6 +148,12 @@ def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, measu
         than ``min_shingles``) are skipped: neither kept nor removed, counted
         in the statistics.
     """
+    if _is_dataframe(data):
+        res = dedup(_texts_of(data, text), threshold, measure=measure, shingle=shingle, normalize=normalize,
+                    min_shingles=min_shingles, progress=progress)
+        return data.iloc[res.kept]
+    if text is not None:
+        raise UsageError("text= names the text column of a DataFrame; give a DataFrame, or drop text=")
     rule = Rule.parse(measure, threshold)
     corpus = as_corpus(data)
     stats = Stats()
@@ -93,9 +163,7 @@ def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, measu
         sizes = np.diff(sets.indptr)
         postings = build_postings(sets.indptr, sets.tokens, rule.index_prefix(sizes), sets.num_tokens,
                                   sets.num_tokens)
-        kept, removed, duplicate_of, overlap = dedup_kernel(
-            sets.indptr, sets.tokens, sets.doc_set, *rule.probe(sizes), rule.code, rule.p, rule.q, *postings,
-            sets.num_tokens, scratch(max(sets.num_sets, 1)))
+        kept, removed, duplicate_of, overlap = _dedup_in_blocks(sets, rule, sizes, postings, progress)
     kept = np.flatnonzero(kept).astype(np.int32)
     sizes = np.diff(sets.indptr)
     stats.pairs = len(removed)
@@ -104,4 +172,5 @@ def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, measu
     return DedupResult(kept=kept, removed=removed, duplicate_of=duplicate_of, overlap=overlap,
                        removed_size=sizes[sets.doc_set[removed]].astype(np.int32),
                        kept_size=sizes[sets.doc_set[duplicate_of]].astype(np.int32),
-                       ids=list(corpus.ids), rule=rule, shingle=label, stats=stats, columns=corpus.columns)
+                       ids=list(corpus.ids), rule=rule, shingle=label, stats=stats, columns=corpus.columns,
+                       header=corpus.header, id_column=corpus.id_column)

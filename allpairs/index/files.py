@@ -19,7 +19,7 @@ from ..corpus import Corpus
 from ..errors import UsageError
 from ..pipeline import Stats, timed, peak_memory
 from ..output.files import OutputPlan, check_output
-from .search import Matches, Rule, SearchIndex, continue_lines
+from .search import Matches, Rule, SearchIndex, check_added_columns, continue_lines
 from .store import locked, open_index
 
 
@@ -95,6 +95,7 @@ def add_file(path: str | os.PathLike, corpus: Corpus, *, on_wait: Callable[[], N
         plan = check_output(path, role="index", update=True)
         with timed(stats, "load"):
             index = SearchIndex.load(path, fd=fd)
+        check_added_columns(corpus, index)
         with timed(stats, "add"):
             index.add(continue_lines(corpus, index), existing=existing, stats=stats)
         with timed(stats, "save"):
@@ -104,7 +105,7 @@ def add_file(path: str | os.PathLike, corpus: Corpus, *, on_wait: Callable[[], N
 
 
 def query_file(path: str | os.PathLike, corpus: Corpus, threshold=None, *, shingle=None, normalize=None,
-               jobs: int | None = None, top: int | None = None) -> tuple[Matches, Stats]:
+               jobs: int | None = None, top: int | None = None, progress=None) -> tuple[Matches, Stats]:
     """Every document of the index in ``path`` reaching ``threshold`` (default: the index's) with each query
     (only each query's ``top`` best when given)."""
     stats = Stats()
@@ -114,7 +115,8 @@ def query_file(path: str | os.PathLike, corpus: Corpus, threshold=None, *, shing
     index = SearchIndex.load(path)
     stats.seconds["load"] = time.perf_counter() - t0
     with timed(stats, "query"):
-        matches = index.query(corpus, threshold, shingle=shingle, normalize=normalize, jobs=jobs, top=top)
+        matches = index.query(corpus, threshold, shingle=shingle, normalize=normalize, jobs=jobs, top=top,
+                              progress=progress)
     stats.pairs = len(matches)
     stats.peak_memory = peak_memory()
     return matches, stats

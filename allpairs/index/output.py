@@ -40,3 +40,11 @@ def write_ids(out: BinaryIO, ids: Sequence[str], docs: Sequence[int], fmt: str =
     """A row per document ``docs`` (positions into ``ids``): its id and its carried columns."""
     return write_table(out, fmt, [Column("id", [ids[d] for d in docs]), *carried("", columns or {}, docs)],
                        header=header)
+
+
+def write_records(out: BinaryIO, names: Sequence[str], id_column: str | None, ids: Sequence[str], docs: Sequence[int],
+                  columns: dict, fmt: str = "tsv", *, header: bool = True) -> int:
+    """A row per document ``docs`` (positions) as the input had it: every column of ``names`` in that order,
+    under its own name, the id column (``id_column``) holding the ids, the others from ``columns``."""
+    return write_table(out, fmt, [Column(name, [ids[d] for d in docs]) if name == id_column else
+                                  Column(name, [columns[name][d] for d in docs]) for name in names], header=header)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
+import threading
 from collections import abc
 from functools import lru_cache
 from concurrent.futures import ThreadPoolExecutor
@@ -72,6 +73,9 @@ MIN_DELTA = 1 << 14
 
 #: Batches of at least this many queries are split over threads.
 PARALLEL_QUERIES = 2048
+
+#: With a progress callback, queries are answered this many at a time (per thread), each block reported.
+QUERY_BLOCK = 4096
 
 
 #: No upper bound on a partner's size.
@@ -148,6 +152,16 @@ def line_numbered(corpus: Corpus) -> bool:
     """Whether a corpus's ids are its line or row numbers (``--lines``, ``--sets``, records without ids)."""
     return corpus.kind in ("lines", "sets") or any(
         note.startswith(("ids are line numbers", "ids are row numbers")) for note in corpus.notes)
+
+
+def check_added_columns(corpus: Corpus, index: "SearchIndex") -> None:
+    """Refuse an addition whose documents lack a column the index carries beside each id (a --lines file
+    added to an index of a table's rows): they would be added with that column empty, silently."""
+    missing = [name for name in index.columns if name not in corpus.columns]
+    if index.num_docs and missing:
+        raise UsageError(f"the index carries {', '.join(map(repr, missing))} beside each id and these documents "
+                         f"do not; read them with {'that column' if len(missing) == 1 else 'those columns'} "
+                         f"(--keep-col {missing[0]})")
 
 
 def continue_lines(corpus: Corpus, index: "SearchIndex") -> Corpus:
@@ -567,9 +581,13 @@ class SearchIndex:
         ids = [corpus.ids[d] for d in docs]
         columns = {name: [values[d] for d in docs] for name, values in corpus.columns.items()}
         with timed(stats, "index"):
+            if progress:
+                progress("index", 0, 1)
             index = cls.empty(rule, keys=sets.keys, label=label, normalize=normalize, min_shingles=min_shingles,
                               indptr=sets.indptr, tokens=sets.tokens, set_doc_ptr=sets.group_indptr,
                               set_docs=position[sets.group_docs].astype(np.int32), ids=ids, columns=columns)
+            if progress:
+                progress("index", 1, 1)
         return index
 
     @classmethod
@@ -642,8 +660,16 @@ class SearchIndex:
 
     def query(self, data: Corpus | Sequence[str] | Sequence[Iterable], threshold=None, *,
               shingle: ShingleSpec | str | None = None, normalize: bool | None = None,
-              jobs: int | None = 1, top: int | None = None) -> Matches:
+              jobs: int | None = 1, top: int | None = None,
+              progress: Callable[[str, int, int], None] | None = None) -> Matches:
         """Every indexed document reaching ``threshold`` with each query document, exactly.
+
+        The matches name documents by position, from 0: ``matches.query`` the
+        query's place in ``data``, ``matches.indexed`` the indexed document's
+        place in the index (0-based here; the command line prints ids, and a
+        ``--lines`` id is the line number, from 1). They come sorted by query,
+        then indexed document, not by similarity; ``top`` orders each query's
+        best first.
 
         Parameters
         ----------
@@ -659,6 +685,8 @@ class SearchIndex:
         top : int >= 1, optional
             Only each query's ``top`` best matches, best first, ties by indexed
             document (Jaccard, cosine and dice indexes).
+        progress : callable(stage, done, total), optional
+            Told the queries answered ("query"), a block at a time.
         """
         rule = self._rule_at(threshold)
         if top is not None:
@@ -666,7 +694,7 @@ class SearchIndex:
         corpus = as_corpus(data)
         indptr, keys = self._keys(corpus, shingle, normalize)
         ranked = self._rank(indptr, keys)
-        q, s, o = self._query_ranked(ranked, rule, jobs=resolve_jobs(jobs))
+        q, s, o = self._query_ranked(ranked, rule, jobs=resolve_jobs(jobs), progress=progress)
         matches = self._matches(ranked, q, s, o, list(corpus.ids), rule)
         matches.query_columns = corpus.columns
         if top is not None:
@@ -733,20 +761,36 @@ class SearchIndex:
             self._scratch[worker] = scratch(max(m, 2 * self._scratch[worker].shape[1]))
         return self._scratch[worker]
 
-    def _query_ranked(self, ranked: Ranked, rule: Rule, *, jobs: int = 1, limit: np.ndarray | None = None):
-        """(query, set, overlap) of every match of ranked queries; ``limit[k]``: answer only sets below it."""
+    def _query_ranked(self, ranked: Ranked, rule: Rule, *, jobs: int = 1, limit: np.ndarray | None = None,
+                      progress: Callable[[str, int, int], None] | None = None):
+        """(query, set, overlap) of every match of ranked queries; ``limit[k]``: answer only sets below it.
+        With ``progress``, the queries are answered QUERY_BLOCK at a time (per thread), each block told."""
         n = len(ranked.unseen)
         if limit is None:
             limit = np.full(n, self.num_sets, np.int32)
         tasks = 1 if n < PARALLEL_QUERIES or jobs <= 1 else min(jobs, n // (PARALLEL_QUERIES // 2))
-        if tasks == 1:
+        if n == 0 or (tasks == 1 and progress is None):
             return self._query_part(ranked, rule, limit, 0, n, 0)
-        cuts = np.linspace(0, n, tasks + 1).astype(np.int64)
+        step = max(QUERY_BLOCK if progress is not None else -(-n // tasks), 1)
+        cuts = list(range(0, n, step)) + [n]
         for w in range(tasks):
             self._scratch_for(w)
-        with ThreadPoolExecutor(max_workers=tasks) as pool:
-            parts = list(pool.map(lambda w: self._query_part(ranked, rule, limit, int(cuts[w]), int(cuts[w + 1]), w),
-                                  range(tasks)))
+        done, lock = [0], threading.Lock()
+
+        def part(k: int, worker: int):
+            out = self._query_part(ranked, rule, limit, cuts[k], cuts[k + 1], worker)
+            if progress is not None:
+                with lock:
+                    done[0] += cuts[k + 1] - cuts[k]
+                    progress("query", done[0], n)
+            return out
+
+        if tasks == 1:
+            parts = [part(k, 0) for k in range(len(cuts) - 1)]
+        else:  # each thread its own scratch rows: worker w takes blocks w, w + tasks, ...
+            with ThreadPoolExecutor(max_workers=tasks) as pool:
+                chunks = list(pool.map(lambda w: [part(k, w) for k in range(w, len(cuts) - 1, tasks)], range(tasks)))
+            parts = [chunks[k % tasks][k // tasks] for k in range(len(cuts) - 1)]
         return tuple(np.concatenate([pt[i] for pt in parts]) for i in range(3))
 
     def _query_part(self, ranked: Ranked, rule: Rule, limit: np.ndarray, a: int, b: int, worker: int):

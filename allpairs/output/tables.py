@@ -17,7 +17,7 @@ from typing import BinaryIO, Sequence
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import MissingExtraError, UsageError, install_command
 from .escape import csv_field, json_field, tsv_field, utf8
 
 #: Formats of tables; Parquet is binary and needs pyarrow.
@@ -117,7 +117,7 @@ def pyarrow_modules():
         import pyarrow
         import pyarrow.parquet
     except ImportError:
-        raise UsageError("Parquet needs pyarrow: pip install 'allpairs-join[parquet]'") from None
+        raise MissingExtraError(f"Parquet needs pyarrow: {install_command('parquet')}") from None
     return pyarrow, pyarrow.parquet
 
 

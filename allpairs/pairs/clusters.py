@@ -78,6 +78,23 @@ class Clusters(Summarised):
         return pandas.DataFrame({"id": docs if self.ids is None else [self.ids[d] for d in docs],
                                  "cluster": cluster, "cluster_size": size})
 
+    def to_series(self, singletons: bool = False, name: str = "cluster"):
+        """Each document's cluster number as a pandas Series indexed by the documents' ids, to join back to
+        the input in one call: ``df.join(res.clusters.to_series())`` for a join of ``df[column]``.
+
+        A document in no cluster gets <NA> (a nullable Int64 column), or with
+        ``singletons`` a number of its own after the clusters', in input order
+        (as :meth:`rows`). Needs pandas and the ids (``res.clusters`` of a join).
+        """
+        pandas = require_pandas("to_series")
+        if self.ids is None:
+            raise UsageError("to_series needs the ids, to know every document; take res.clusters of a join")
+        n = len(self.ids)
+        doc, cluster, _ = self.rows(n, singletons)
+        labels = pandas.array([pandas.NA] * n, dtype="Int64")
+        labels[doc] = cluster
+        return pandas.Series(labels, index=pandas.Index(list(self.ids)), name=name)
+
     @property
     def largest(self) -> int:
         """Documents in the largest cluster (0 when there is none)."""
@@ -171,3 +188,30 @@ def write_clusters(clusters: Clusters, ids: Sequence[str], out: BinaryIO, fmt: s
             line = sep.join([str(len(names))] + [esc(n) for n in names])
         out.write((line + "\n").encode("utf-8", "surrogateescape"))
     return len(clusters)
+
+
+class ClustersNotAsked:
+    """What :attr:`JoinResult.clusters` holds when the join was not asked for clusters: every use raises a
+    :class:`UsageError` saying how to get them."""
+
+    MESSAGE = "no clusters: this join was run without clusters=True; run allpairs.join(..., clusters=True)"
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise UsageError(self.MESSAGE)
+
+    def __len__(self) -> int:
+        raise UsageError(self.MESSAGE)
+
+    def __iter__(self):
+        raise UsageError(self.MESSAGE)
+
+    def __getitem__(self, c):
+        raise UsageError(self.MESSAGE)
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "<no clusters: pass clusters=True to allpairs.join>"

@@ -18,7 +18,7 @@ import numpy as np
 from . import _kernel as _k
 from .._kernels.jit import kernels_for
 from .._plural import count
-from ..errors import MissingExtraError, UsageError
+from ..errors import MissingExtraError, UsageError, install_command
 from ..measures import MEASURES, Measure, get_measure
 from ..output.escape import csv_field, json_field, tsv_field, utf8
 from ..order import OrderedSets
@@ -339,7 +339,7 @@ class Pairs:
         try:
             import pyarrow
         except ImportError:
-            raise MissingExtraError("to_arrow needs pyarrow: pip install 'allpairs-join[parquet]'") from None
+            raise MissingExtraError(f"to_arrow needs pyarrow: {install_command('parquet')}") from None
         return pyarrow.table(self._columns(ids, measure))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from typing import Sequence
 
-from ..errors import MissingExtraError
+from ..errors import MissingExtraError, install_command
 
 #: Rows a summary shows.
 SHOWN = 5
@@ -21,7 +21,7 @@ def require_pandas(what: str):
     try:
         import pandas
     except ImportError:
-        raise MissingExtraError(f"{what} needs pandas: pip install 'allpairs-join[pandas]'") from None
+        raise MissingExtraError(f"{what} needs pandas: {install_command('pandas')}") from None
     return pandas
 
 

@@ -16,6 +16,7 @@ from ..measures import Measure, Threshold
 from ..order import OrderedSets
 from ..pairs import Pairs
 from ..pairs.ranked import NeighborPairs, ranked_pairs
+from .._plural import count
 from .stats import Progress, Stats
 
 
@@ -61,7 +62,7 @@ def check_ranked(top: int | None, neighbors: int | None, measure: Measure, *, me
 
 
 def ranked_pairs_of(sets: OrderedSets, floor: Threshold | None, measure: Measure, *, top: int | None,
-                    neighbors: int | None, jobs: int, stats: Stats):
+                    neighbors: int | None, jobs: int, stats: Stats, progress: Progress | None = None):
     """Stages 4a and 5 for ``top`` or ``neighbors`` (:mod:`allpairs.exact.topk`): the pairs in their order,
     and the threshold of the last join run."""
     weight = np.diff(sets.group_indptr).astype(np.int64)
@@ -78,9 +79,14 @@ def ranked_pairs_of(sets: OrderedSets, floor: Threshold | None, measure: Measure
         stats.notes.append(f"top {top:,}: threshold joins at t = {ts}{kth}")
         return pairs, found.thresholds[-1] if found.thresholds else Threshold(1, 1)
     lists = neighbor_lists(sets.indptr, sets.tokens, sets.num_tokens, sets.group_indptr, sets.group_docs,
-                           neighbors, measure=measure, floor=floor, jobs=jobs)
+                           neighbors, measure=measure, floor=floor, jobs=jobs,
+                           progress=(lambda d, n: progress("neighbors", d, n)) if progress else None)
     stats.candidates = lists.candidates
-    stats.notes.append(f"{neighbors:,} nearest neighbours of each document, from joins down to t = {lists.threshold}")
+    ts = lists.thresholds
+    steps = ", ".join(str(t) for t in ts) if len(ts) <= 4 else f"{ts[0]}, {ts[1]}, ..., {ts[-1]}"
+    stats.ranked = (f"{neighbors:,} nearest neighbours of each document: {count(len(ts), 'join')} at t = {steps} "
+                    f"({'the floor' if floor is not None else 'each set done once it has K partners'}) read "
+                    f"{count(lists.candidates, 'candidate')} and found {count(lists.set_pairs, 'pair')} of distinct sets")
     return NeighborPairs(sets, lists), lists.threshold
 
 

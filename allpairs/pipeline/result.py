@@ -14,8 +14,9 @@ from .._plural import count
 from ..measures import Measure, Threshold, get_measure
 from ..pairs import Pairs
 from ..pairs.result import similarity_text
-from ..pairs.summary import SHOWN, Summarised
-from ..pairs.clusters import Clusters
+from ..errors import UsageError
+from ..pairs.summary import SHOWN, Summarised, require_pandas
+from ..pairs.clusters import Clusters, ClustersNotAsked
 from .stats import Stats
 
 
@@ -83,8 +84,15 @@ class JoinResult(Summarised):
     #: For an R–S join, the number of documents of the first corpus: ``ids``
     #: (and ``columns``) hold both corpora, the first one's first.
     n_left: int | None = None
-    #: With ``clusters=True``: the connected components of the pairs.
-    clusters: Clusters | None = None
+    #: With ``clusters=True``: the connected components of the pairs (else a stand-in whose every use
+    #: raises a :class:`UsageError` saying to pass ``clusters=True``).
+    clusters: Clusters | ClustersNotAsked | None = None
+    #: The documents' texts (for :meth:`to_pandas` ``texts=True``), when they were texts.
+    texts: Sequence[str] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.clusters is None:
+            self.clusters = ClustersNotAsked()
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -115,7 +123,7 @@ class JoinResult(Summarised):
         how = self.method if not self.shingle else f"{self.method}, tokens as given" if self.shingle == "tokens" \
             else f"{self.method}, {self.shingle} shingles"
         title = f"JoinResult: {count(len(self), 'pair')} of {docs} at {self.measure.name} >= {self.threshold} ({how})"
-        if self.clusters is not None:
+        if isinstance(self.clusters, Clusters):
             title += f"; {count(len(self.clusters), 'cluster')}, the largest of {self.clusters.largest:,}"
         left, right = self.left_ids, self.right_ids
         first = self.pairs.head()
@@ -129,10 +137,52 @@ class JoinResult(Summarised):
         rows = [(left[p.left], right[p.right], score) for p, score in zip(first, scores)]
         return title, ("left", "right", "estimate" if self.pairs.estimated else "similarity"), rows, len(self)
 
-    def to_pandas(self):
+    def to_pandas(self, columns=None, texts: bool = False):
         """The pairs as a pandas DataFrame: left, right (ids), similarity (a float, under the join's measure),
-        overlap, left_size, right_size."""
-        return self.pairs.to_pandas(self.ids, self.measure)
+        overlap, left_size, right_size; then, when asked, columns beside each pair, both sides' values.
+
+        Parameters
+        ----------
+        columns : DataFrame, list of str, or True, optional
+            A DataFrame whose index holds the documents' ids (the input's own
+            frame, when its column or Series was joined): each of its columns
+            as ``left_NAME``, ``right_NAME``. A list names carried columns
+            (:attr:`columns`, such as ``--keep-col`` ones); True takes them all.
+        texts : bool
+            Add ``left_text`` and ``right_text``: both documents' texts.
+        """
+        pandas = require_pandas("to_pandas")
+        frame = self.pairs.to_pandas(self.ids, self.measure)
+        if columns is None and not texts:
+            return frame
+        pos = self.pairs._columns(None, self.measure)
+        left = np.asarray(pos["left"], np.int64)
+        right = np.asarray(pos["right"], np.int64) + (self.n_left or 0)
+        extra: dict[str, object] = {}
+        if isinstance(columns, pandas.DataFrame):
+            missing = [i for i in self.ids[:SHOWN * 4] if i not in columns.index]
+            if missing:
+                raise UsageError(f"the columns' index has no row {missing[0]!r}; give a DataFrame indexed by "
+                                 "the documents' ids (the frame whose column was joined)")
+            aligned = columns.reindex(pandas.Index(self.ids))
+            for name in aligned.columns:
+                values = aligned[name].to_numpy()
+                extra[f"left_{name}"], extra[f"right_{name}"] = values[left], values[right]
+        elif columns is not None:
+            names = list(self.columns) if columns is True else [columns] if isinstance(columns, str) else list(columns)
+            for name in names:
+                if name not in self.columns:
+                    raise UsageError(f"no carried column {name!r} (the result carries "
+                                     f"{', '.join(map(repr, self.columns)) or 'none'}); give a DataFrame instead")
+                values = np.asarray(self.columns[name], dtype=object)
+                extra[f"left_{name}"], extra[f"right_{name}"] = values[left], values[right]
+        if texts:
+            if self.texts is None:
+                raise UsageError("texts=True needs texts: this join was of token sets")
+            extra["left_text"] = [self.texts[d] for d in left.tolist()]
+            extra["right_text"] = [self.texts[d] for d in right.tolist()]
+        return frame.assign(**extra) if extra else frame
+
 
     def to_arrow(self):
         """The pairs as a pyarrow Table, with the columns of :meth:`to_pandas`."""

@@ -154,7 +154,8 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
                                      stats=stats, progress=progress, ranked=info is None, jobs=jobs)
         if ranked is not None:
             with timed(stats, "join"), kernels_for(None if _much_join(sets, t or Threshold(1, 2), m) else 0):
-                pairs, t = ranked_pairs_of(sets, t, m, top=top, neighbors=neighbors, jobs=jobs, stats=stats)
+                pairs, t = ranked_pairs_of(sets, t, m, top=top, neighbors=neighbors, jobs=jobs, stats=stats,
+                                           progress=progress)
         elif info is None:
             with timed(stats, "join"), kernels_for(None if _much_join(sets, t, m) else 0):
                 pairs, found = exact_pairs(sets, t, m, n_left=n_left, jobs=jobs, progress=progress)
@@ -167,8 +168,12 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         found_clusters = None
         if clusters:
             with timed(stats, "clusters"):
+                if progress:
+                    progress("clusters", 0, 1)
                 found_clusters = find_clusters(pairs, ids=corpus.ids)
+                if progress:
+                    progress("clusters", 1, 1)
     stats.peak_memory = peak_memory()
     return JoinResult(pairs=pairs, ids=corpus.ids, threshold=t, shingle=label, method=method,
                       stats=stats, columns=corpus.columns, lsh=info, measure=m, n_left=n_left,
-                      clusters=found_clusters)
+                      clusters=found_clusters, texts=corpus.texts)

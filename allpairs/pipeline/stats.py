@@ -38,6 +38,9 @@ class Stats:
     peak_memory: int = 0
     notes: list[str] = field(default_factory=list)
     input_kind: str = "texts"  # the corpus's kind: "lines" and "sets" ids are line numbers
+    #: For ``neighbors``: what the joins behind the lists did, in one line (the summary prints it in place
+    #: of the threshold join's line, whose counts of pairs would read as a contradiction).
+    ranked: str | None = None
 
     @property
     def skipped_by_reason(self) -> Counter:

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from .._plural import count
-from ..errors import UsageError
+from ..errors import MissingExtraError, UsageError, install_command
 from ..output.files import OutputPlan, check_output, open_outputs
 
 __all__ = ["FORMATS", "MAX_CHORDS", "MAX_CLUSTERS", "check_plot_path", "chords_path", "plot_chords", "plot_comparison",
@@ -67,7 +67,8 @@ _DPI = 150
 #: (18 characters at 6 points) around it, drawn at _CELL_INCH inches a unit.
 _CELL = 4.6
 _CELL_INCH = 0.75
-_INSTALL = "drawing needs matplotlib: pip install 'allpairs-join[plot]'"
+def _install() -> str:
+    return f"drawing needs matplotlib: {install_command('plot')}"
 
 
 def _format(path: str | os.PathLike) -> str:
@@ -106,7 +107,7 @@ def _figure_class():
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise UsageError(_INSTALL) from None
+        raise MissingExtraError(_install()) from None
     return Figure
 
 

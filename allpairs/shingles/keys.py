@@ -253,6 +253,10 @@ def normalize_text(text: str) -> str:
 
 #: The length rule of :func:`shingle_for_texts`: below ``SHORT_WORDS`` words the median text is a word
 #: or two (a password, a name, a code), below ``LONG_WORDS`` a title or a sentence, else a paragraph or a page.
+#: Measured for titles (scripts/bench_shingle_rule.py, docs/benchmarks.md): on 50,000 product titles with
+#: relisted copies, half of them with a typo, word:1 is the more precise from t = 0.5 to 0.8 with an F1 as
+#: good or better (at 0.6: recall 0.83, precision 0.18 against char:3's 0.86 and 0.11); char:3 finds more
+#: of the copies with typos, which the summary says when it chooses word:1.
 SHORT_WORDS, LONG_WORDS = 3, 50
 #: Texts whose words :func:`shingle_for_texts` counts, evenly spaced through the corpus.
 LENGTH_SAMPLE = 1000
@@ -272,8 +276,11 @@ class ShingleChoice:
         words = f"{self.median_words:,} word{'' if self.median_words == 1 else 's'}"
         if self.median_words >= LONG_WORDS:
             words = f"{LONG_WORDS} words or more"
+        typos = ("; for copies with typos char:3 finds more, at lower precision" if str(self.spec) == "word:1"
+                 else "")
         return (f"{self.spec} shingles, chosen from the texts' lengths: {of} has {words} (char:3 below "
-                f"{SHORT_WORDS} words, word:1 below {LONG_WORDS}, word:5 from {LONG_WORDS}; --shingle chooses)")
+                f"{SHORT_WORDS} words, word:1 below {LONG_WORDS}, word:5 from {LONG_WORDS}; --shingle chooses"
+                f"{typos})")
 
 
 #: Characters of a text in which :func:`shingle_for_texts` counts words (LONG_WORDS fit in far fewer).

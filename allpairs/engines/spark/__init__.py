@@ -1,7 +1,7 @@
 """The Spark engine: the same joins on Apache Spark, over the local engine's kernels.
 
 Imported only when asked for (``allpairs.spark``, ``allpairs join --engine
-spark``); needs ``pip install 'allpairs-join[spark]'`` and a Java runtime.
+spark``); needs ``pip install '.[spark]'`` and a Java runtime.
 
 | stage | module |
 |---|---|

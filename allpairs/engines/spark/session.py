@@ -1,37 +1,41 @@
 """Getting a SparkSession, and saying clearly why there is none.
 
-pyspark is an optional dependency (``pip install 'allpairs-join[spark]'``) and
+pyspark is an optional dependency (``pip install '.[spark]'``) and
 needs a Java runtime; both are checked before Spark is started, so that a
 missing one is one line of error, not a Java gateway traceback.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shutil
 import subprocess
 import sys
 
-from ...errors import AllPairsError
+from ...errors import AllPairsError, install_command
 
 
 class SparkSetupError(AllPairsError):
     """pyspark, pyarrow or a Java runtime is missing, or Spark did not start (exit status 1)."""
 
 
-INSTALL_HINT = "pip install 'allpairs-join[spark]'"
 JAVA_HINT = "install one (e.g. apt-get install -y openjdk-17-jre-headless) or set JAVA_HOME"
 
 
 def require_pyspark():
     """Import pyspark and pyarrow, or raise :class:`SparkSetupError` naming the extra to install."""
-    try:
-        import pyarrow  # noqa: F401
-        import pyspark
-    except ImportError as e:
-        raise SparkSetupError(f"the Spark engine needs pyspark and pyarrow ({e.name} is missing): "
-                              f"{INSTALL_HINT}") from None
-    return pyspark
+    missing = []
+    for name in ("pyspark", "pyarrow"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        are = f"{missing[0]} is missing" if len(missing) == 1 else f"{' and '.join(missing)} are missing"
+        raise SparkSetupError(f"the Spark engine needs pyspark and pyarrow ({are}): "
+                              f"{install_command('spark')}") from None
+    return importlib.import_module("pyspark")
 
 
 def find_java() -> str | None:
