@@ -301,7 +301,7 @@ def test_index_add_without_a_column_the_index_carries_is_refused(tmp_path, produ
     more = tmp_path / "more.csv"
     more.write_text("sku,title\nZ9,Zebu Lamp\n")
     line = one_error_line(run("index", "add", ix, "--csv", "--text-col", "title", "--id-col", "sku", more), 2)
-    assert "'brand'" in line and "--keep-col brand" in line
+    assert "'brand'" in line and "--keep-col" in line
     ok = tmp_path / "ok.csv"
     ok.write_text("sku,brand,title\nZ9,Zebu,Zebu Lamp\n")
     assert run("index", "add", ix, "--csv", "--text-col", "title", "--id-col", "sku", "--keep-col", "brand",
