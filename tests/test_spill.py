@@ -37,16 +37,19 @@ def runs_of_pairs(draw):
 def test_merged_runs_are_every_pair_once_in_order(tmp_path_factory, case, max_pairs):
     n_docs, runs, chunk = case
     where = tmp_path_factory.mktemp("spill") / "out.tsv"
-    store = PairRuns(where)
-    for keys in runs:
-        ordered = sorted(keys)
-        store.add(_chunk(ordered[i:i + chunk]) for i in range(0, max(len(ordered), 1), chunk))
-    # A budget this small reads a few records of each run at a time: many rounds of the fence.
-    spill.MIN_READ, saved = 3, spill.MIN_READ
+    # A budget this small reads a few records of each run at a time (many rounds of the fence), and
+    # more than three runs are merged into one as they come.
+    saved = spill.MIN_READ, spill.FAN_IN
+    spill.MIN_READ, spill.FAN_IN = 3, 3
     try:
-        merged = list(store.merge(np.arange(n_docs, dtype=np.int32), memory=64, max_pairs=max_pairs))
+        store = PairRuns(where, memory=64)
+        for keys in runs:
+            ordered = sorted(keys)
+            store.add(_chunk(ordered[i:i + chunk]) for i in range(0, max(len(ordered), 1), chunk))
+        assert len(store.runs) <= 3
+        merged = list(store.merge(np.arange(n_docs, dtype=np.int32), max_pairs=max_pairs))
     finally:
-        spill.MIN_READ = saved
+        spill.MIN_READ, spill.FAN_IN = saved
     got = [(int(a), int(b), int(o)) for c in merged for a, b, o in zip(c.left, c.right, c.overlap)]
     want = sorted(((k >> 32), k & 0xFFFFFFFF) for keys in runs for k in keys)
     assert got == [(a, b, (a + b) % 97) for a, b in want]

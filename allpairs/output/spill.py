@@ -49,6 +49,9 @@ MIN_READ = 1 << 12
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(i?b)?\s*\Z", re.IGNORECASE)
 
+#: Runs merged at once at most: past it the runs so far are merged into one (a file open for each).
+FAN_IN = 64
+
 #: The write that runs go through (a test swaps it for one that fills the disk).
 _write = os.write
 
@@ -91,14 +94,17 @@ class PairRuns:
     """Runs of document pairs, each sorted by (left, right), written to a private temporary directory.
 
     ``beside``: a file the directory is made beside (the output); None:
-    ``TMPDIR``. ``needed``, called when the disk fills, says about how many
+    ``TMPDIR``. ``memory``: what a merge may buffer. ``needed``, called when the disk fills, says about how many
     bytes the whole spill would take (for the message); default what was
     being written. The directory is made on the first run and removed by
     :meth:`close`, at exit, on a signal, or when a write fails.
     """
 
-    def __init__(self, beside: str | os.PathLike | None = None, *, needed: Callable[[int], int] | None = None):
+    def __init__(self, beside: str | os.PathLike | None = None, *, memory: int = DEFAULT_MEMORY,
+                 needed: Callable[[int], int] | None = None):
         self.root = _spill_root(beside)
+        self.memory = memory
+        self._made = 0  # run files made, for their names
         self.directory: str | None = None
         self.runs: list[tuple[str, int]] = []  # (file, records)
         self.bytes = 0
@@ -126,7 +132,10 @@ class PairRuns:
         """Write one run from ``chunks`` (each with ``left``, ``right``, ``overlap`` arrays; together in
         (left, right) order); return the pairs written."""
         directory = self.directory or self._open_directory()
-        path = os.path.join(directory, f"run{len(self.runs):06d}")
+        if len(self.runs) >= FAN_IN:
+            self._compact()
+        path = os.path.join(directory, f"run{self._made:06d}")
+        self._made += 1
         written = 0
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
@@ -134,15 +143,14 @@ class PairRuns:
                 rec = np.empty(len(chunk.left), RECORD)
                 rec["key"] = (chunk.left.astype(np.int64) << 32) | chunk.right.astype(np.int64)
                 rec["overlap"] = chunk.overlap
-                self._write_all(fd, memoryview(rec.tobytes()), written)
+                self._write_all(fd, memoryview(rec.tobytes()))
                 written += len(rec)
-                self.bytes += rec.nbytes
         finally:
             os.close(fd)
         self.runs.append((path, written))
         return written
 
-    def _write_all(self, fd: int, view: memoryview, written: int) -> None:
+    def _write_all(self, fd: int, view: memoryview) -> None:
         while view:
             try:
                 n = _write(fd, view)
@@ -155,13 +163,27 @@ class PairRuns:
                                       f"about {size_text(need)} needed ({size_text(self.bytes)} written); free "
                                       "space there, point TMPDIR elsewhere, or give --memory more") from None
                 raise OutputError(f"cannot write spilled pairs in {directory}: {e.strerror}") from None
+            self.bytes += n
             view = view[n:]
 
-    def merge(self, doc_size: np.ndarray, memory: int = DEFAULT_MEMORY, max_pairs: int = 1 << 20) -> Iterator:
+    def merge(self, doc_size: np.ndarray, memory: int | None = None, max_pairs: int = 1 << 20) -> Iterator:
         """Every pair of every run in (left, right) order, as :class:`~allpairs.pairs.result.PairChunk` of
-        about ``max_pairs`` (one document's partners may be split); reads at most ``memory`` at a time."""
+        about ``max_pairs`` (one document's partners may be split); buffers at most ``memory`` at a time."""
         from ..pairs.result import PairChunk
 
+        pending: list[np.ndarray] = []
+        n_pending = 0
+        for batch in self._records(self.memory if memory is None else memory):
+            pending.append(batch)
+            n_pending += len(batch)
+            if n_pending >= max_pairs:
+                yield _chunk(np.concatenate(pending), doc_size, PairChunk)
+                pending, n_pending = [], 0
+        if n_pending:
+            yield _chunk(np.concatenate(pending), doc_size, PairChunk)
+
+    def _records(self, memory: int) -> Iterator[np.ndarray]:
+        """The runs' records merged in key order, a batch at a time."""
         k = len(self.runs)
         if not k:
             return
@@ -170,8 +192,6 @@ class PairRuns:
         try:
             left = [n for _, n in self.runs]  # records not yet read from each run
             bufs = [np.empty(0, RECORD) for _ in range(k)]
-            pending: list[np.ndarray] = []
-            n_pending = 0
             while True:
                 for i in range(k):
                     if not len(bufs[i]) and left[i]:
@@ -180,7 +200,7 @@ class PairRuns:
                 live = [i for i in range(k) if len(bufs[i])]
                 if not live:
                     break
-                # The fence: the smallest last key of a buffer whose run has more; every key up to it is out.
+                # The fence: the smallest last key of a buffer whose run has more; every key up to it may go.
                 ends = [int(bufs[i]["key"][-1]) for i in live if left[i]]
                 fence = min(ends) if ends else None
                 taken = []
@@ -189,19 +209,32 @@ class PairRuns:
                     if cut:
                         taken.append(bufs[i][:cut])
                         bufs[i] = bufs[i][cut:]
-                batch = taken[0] if len(taken) == 1 else np.concatenate(taken)
-                if len(taken) > 1:  # sorted slices, one per run: timsort merges them
-                    batch = batch[np.argsort(batch["key"], kind="stable")]
-                pending.append(batch)
-                n_pending += len(batch)
-                if n_pending >= max_pairs:
-                    yield _chunk(np.concatenate(pending), doc_size, PairChunk)
-                    pending, n_pending = [], 0
-            if n_pending:
-                yield _chunk(np.concatenate(pending), doc_size, PairChunk)
+                if len(taken) == 1:
+                    yield taken[0]
+                else:  # sorted slices, one per run: timsort merges them
+                    batch = np.concatenate(taken)
+                    yield batch[np.argsort(batch["key"], kind="stable")]
         finally:
             for f in files:
                 f.close()
+
+    def _compact(self) -> None:
+        """Merge every run into one, so that a merge never opens more than :data:`FAN_IN` files."""
+        old = self.runs
+        path = os.path.join(self.directory, f"run{self._made:06d}")
+        self._made += 1
+        written = 0
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            for rec in self._records(self.memory):
+                self._write_all(fd, memoryview(rec.tobytes()))
+                written += len(rec)
+        finally:
+            os.close(fd)
+        for name, _ in old:
+            os.unlink(name)
+        self.bytes = written * RECORD.itemsize
+        self.runs = [(path, written)]
 
     def close(self) -> None:
         """Remove the directory and every run (again: nothing)."""
