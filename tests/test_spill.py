@@ -42,7 +42,7 @@ def test_merged_runs_are_every_pair_once_in_order(tmp_path_factory, case, max_pa
     saved = spill.MIN_READ, spill.FAN_IN
     spill.MIN_READ, spill.FAN_IN = 3, 3
     try:
-        store = PairRuns(where, memory=64)
+        store = PairRuns(where.parent, memory=64)
         for keys in runs:
             ordered = sorted(keys)
             store.add(_chunk(ordered[i:i + chunk]) for i in range(0, max(len(ordered), 1), chunk))
@@ -61,7 +61,7 @@ def test_merged_runs_are_every_pair_once_in_order(tmp_path_factory, case, max_pa
 
 
 def test_the_spill_directory_is_beside_the_output_and_gone_after_close(tmp_path):
-    store = PairRuns(tmp_path / "pairs.tsv")
+    store = PairRuns(tmp_path)
     store.add([_chunk([1, 2, 3])])
     assert os.path.dirname(store.directory) == str(tmp_path)
     assert os.path.basename(store.directory).startswith(".allpairs-spill.")
@@ -79,7 +79,7 @@ def test_a_full_disk_while_spilling_is_one_line_naming_the_directory_and_leaves_
         return len(data)
 
     monkeypatch.setattr(spill, "_write", full)
-    store = PairRuns(tmp_path / "pairs.tsv", needed=lambda so_far: 10 * so_far)
+    store = PairRuns(tmp_path, needed=lambda so_far: 10 * so_far)
     store.add([_chunk([1, 2, 3])])
     with pytest.raises(OutputError) as e:
         store.add([_chunk([4, 5])])

@@ -11,7 +11,7 @@ with a fence, the smallest last key of the buffers, below which every pair of
 every buffer may go out).
 
 The directory is registered with the signal watcher as Spark's output
-directories are (:func:`allpairs.pairs.output.remove_partial_files`), removed
+directories are (:func:`allpairs.output.files.remove_partial_files`), removed
 when the pairs are closed, on an error, at exit and on a signal. A disk that
 fills is one :class:`~allpairs.errors.OutputError` naming the directory and
 the bytes needed, and nothing is left behind.
@@ -29,6 +29,7 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from ..errors import OutputError, UsageError
+from . import files as registry  # the signal watcher's list of directories to remove
 
 #: One document pair on disk: ``left << 32 | right`` (its output order) and the overlap; 12 bytes, packed.
 RECORD = np.dtype([("key", "<i8"), ("overlap", "<i4")])
@@ -37,8 +38,8 @@ RECORD = np.dtype([("key", "<i8"), ("overlap", "<i4")])
 #: partner, pair index and direction each way, and the growth of the kernels' buffers).
 SET_PAIR_BYTES = 48
 
-#: The memory budget when none is given: fits a small machine (a 2 GiB container) beside the corpus.
-DEFAULT_MEMORY = 512 << 20
+#: The command line's memory budget: fits a small machine (a 1 GiB container) beside the corpus and the program.
+DEFAULT_MEMORY = 256 << 20
 
 #: The smallest budget taken: below it every block is a handful of pairs and the merge reads in crumbs.
 MIN_MEMORY = 1 << 16
@@ -83,26 +84,19 @@ def size_text(n: int) -> str:
     return f"{n:,} bytes"
 
 
-def _spill_root(beside: str | os.PathLike | None) -> str:
-    """The directory a spill directory goes in: the output's, else ``TMPDIR`` (or the system's)."""
-    if beside is not None:
-        return os.path.dirname(os.path.abspath(os.fsdecode(beside))) or "."
-    return tempfile.gettempdir()
-
-
 class PairRuns:
     """Runs of document pairs, each sorted by (left, right), written to a private temporary directory.
 
-    ``beside``: a file the directory is made beside (the output); None:
+    ``where``: the directory the private one is made in (the output's); None:
     ``TMPDIR``. ``memory``: what a merge may buffer. ``needed``, called when the disk fills, says about how many
     bytes the whole spill would take (for the message); default what was
     being written. The directory is made on the first run and removed by
     :meth:`close`, at exit, on a signal, or when a write fails.
     """
 
-    def __init__(self, beside: str | os.PathLike | None = None, *, memory: int = DEFAULT_MEMORY,
+    def __init__(self, where: str | os.PathLike | None = None, *, memory: int = DEFAULT_MEMORY,
                  needed: Callable[[int], int] | None = None):
-        self.root = _spill_root(beside)
+        self.root = tempfile.gettempdir() if where is None else os.fsdecode(where)
         self.memory = memory
         self._made = 0  # run files made, for their names
         self.directory: str | None = None
@@ -114,9 +108,12 @@ class PairRuns:
     def __len__(self) -> int:
         return sum(n for _, n in self.runs)
 
-    def _open_directory(self) -> str:
-        from ..pairs import output as registry  # the signal watcher's list of directories to remove
+    @property
+    def made(self) -> int:
+        """Runs written (some since merged into one)."""
+        return self._made
 
+    def _open_directory(self) -> str:
         try:
             with registry._lock:
                 path = tempfile.mkdtemp(prefix=".allpairs-spill.", suffix=".part", dir=self.root)
@@ -168,7 +165,7 @@ class PairRuns:
 
     def merge(self, doc_size: np.ndarray, memory: int | None = None, max_pairs: int = 1 << 20) -> Iterator:
         """Every pair of every run in (left, right) order, as :class:`~allpairs.pairs.result.PairChunk` of
-        about ``max_pairs`` (one document's partners may be split); buffers at most ``memory`` at a time."""
+        ``max_pairs`` (the last fewer; a document's partners may be split); buffers about ``memory``."""
         from ..pairs.result import PairChunk
 
         pending: list[np.ndarray] = []
@@ -177,8 +174,11 @@ class PairRuns:
             pending.append(batch)
             n_pending += len(batch)
             if n_pending >= max_pairs:
-                yield _chunk(np.concatenate(pending), doc_size, PairChunk)
-                pending, n_pending = [], 0
+                rec = np.concatenate(pending)
+                whole = len(rec) - len(rec) % max_pairs
+                for lo in range(0, whole, max_pairs):
+                    yield _chunk(rec[lo:lo + max_pairs], doc_size, PairChunk)
+                pending, n_pending = [rec[whole:]], len(rec) - whole
         if n_pending:
             yield _chunk(np.concatenate(pending), doc_size, PairChunk)
 
@@ -252,8 +252,6 @@ def _chunk(rec: np.ndarray, doc_size: np.ndarray, chunk_type):
 
 
 def _remove(path: str) -> None:
-    from ..pairs import output as registry
-
     with registry._lock:
         shutil.rmtree(path, ignore_errors=True)
         registry._pending_dirs.pop(os.fsencode(path), None)
