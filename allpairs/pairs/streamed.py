@@ -42,7 +42,7 @@ class CountedPairs(Pairs):
         return f"<CountedPairs: {count(len(self), 'document pair')} from {count(self._set_pairs, 'pair')} of distinct sets>"
 
 
-class SpilledPairs(Pairs):
+class SpilledPairs(CountedPairs):
     """Document pairs held on disk in sorted runs and merged back in order as they are read.
 
     ``runs`` is an :class:`allpairs.output.spill.PairRuns`; ``memory`` the
@@ -51,19 +51,13 @@ class SpilledPairs(Pairs):
     done at exit and when the result is collected).
     """
 
+    head = Pairs.head
+
     def __init__(self, sets: OrderedSets, runs, count: int, set_pairs: int, memory: int,
                  n_left: int | None = None):
-        self.sets = sets
+        super().__init__(sets, count, set_pairs, n_left)
         self.runs = runs
-        self.n_left = n_left
-        self.set_estimate = None
         self.memory = memory
-        self._count = count
-        self._set_pairs = set_pairs
-
-    @property
-    def num_set_pairs(self) -> int:
-        return self._set_pairs
 
     @property
     def spilled_bytes(self) -> int:
