@@ -81,6 +81,11 @@ TASKS_PER_THREAD = 64
 MIN_TASK_COST = 200_000
 
 
+#: A task's pairs are copied out of the kernel's buffer (up to twice their size) from this many on, when the
+#: join is bounded; smaller tasks' room is at most a few MiB in all.
+COPY_FROM = 1 << 16
+
+
 def task_count(total_cost: int, m: int, jobs: int) -> int:
     """Tasks to cut the probes of ``m`` sets into: enough to balance ``jobs`` threads, few for a small join."""
     return max(1, min(m, TASKS_PER_THREAD * jobs, total_cost // MIN_TASK_COST))
@@ -227,8 +232,8 @@ def _probe_parts(indptr, tokens, num_tokens, threshold, measure, sides, jobs, pr
         vx, vy, ov, n_cand = probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_len,
                                           win_lo, win_hi, set_class, compat, n_classes, row.code, p, q, lo, hi,
                                           local.state, local.touched, local.alpha_of, local.alpha_at)
-        if block_pairs is not None:  # the kernel's buffers grow by doubling: keep the pairs, not the room
-            vx, vy, ov = vx.copy(), vy.copy(), ov.copy()
+        if block_pairs is not None and len(vx) >= COPY_FROM:  # the kernel's buffers grow by doubling: keep the
+            vx, vy, ov = vx.copy(), vy.copy(), ov.copy()      # pairs of a large task, not its room
         return (vx, vy, ov, int(n_cand)) if probes_later else (vy, vx, ov, int(n_cand))
 
     n_tasks = len(bounds) - 1
