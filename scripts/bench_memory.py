@@ -22,7 +22,7 @@ working directory, so that its ``allpairs`` is the one imported), under
 an address-space limit (``--limit``, default 8 GiB) so that a run that would
 take the machine's memory stops with "out of memory" instead. Standard output
 carries the table: each case's wall time and peak for both trees and the
-ratios. Give the machine's load (``uptime``, printed) beside the figures.
+ratios (of CPU time, which a loaded machine moves less than wall time). Give the machine's load (``uptime``, printed) beside the figures.
 """
 from __future__ import annotations
 
@@ -70,8 +70,9 @@ def cases(sizes: list[int]) -> dict[str, tuple[str, str, list[str], bool]]:
     return out
 
 
-def run(tree: Path, args: list[str], limit: int) -> tuple[float | None, int | None, str]:
-    """Wall seconds, peak RSS bytes and the last line of stderr of one run (None, None, why when it failed)."""
+def run(tree: Path, args: list[str], limit: int) -> tuple[float | None, float, int | None, str]:
+    """Wall seconds, CPU seconds, peak RSS bytes and standard output of one run (wall None and the last line
+    of stderr when it failed)."""
     def cap():
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
@@ -79,12 +80,14 @@ def run(tree: Path, args: list[str], limit: int) -> tuple[float | None, int | No
                           text=True, preexec_fn=cap)
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", proc.stderr)
     peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", proc.stderr))
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("\t")
              and not ln.startswith("Command")]
     if proc.returncode != 0:
-        return None, int(peak.group(1)) * 1024 if peak else None, (lines[-1] if lines else f"exit {proc.returncode}")
+        return None, cpu, int(peak.group(1)) * 1024 if peak else None, (lines[-1] if lines else
+                                                                         f"exit {proc.returncode}")
     h, m, s = wall.groups()
-    return int(h or 0) * 3600 + int(m) * 60 + float(s), int(peak.group(1)) * 1024, proc.stdout.strip()
+    return int(h or 0) * 3600 + int(m) * 60 + float(s), cpu, int(peak.group(1)) * 1024, proc.stdout.strip()
 
 
 def digest(path: Path) -> str:
@@ -113,7 +116,7 @@ def main() -> None:
     trees = [("after", REPO)] + ([("before", a.before.resolve())] if a.before else [])
     print(f"# load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; "
           f"limit {a.limit} of address space a run", flush=True)
-    print("| case | before: wall, peak | after: wall, peak | time ratio | peak ratio | same output |")
+    print("| case | before: wall (CPU), peak | after: wall (CPU), peak | CPU ratio | peak ratio | same output |")
     print("|---|---|---|---|---|---|", flush=True)
     for name in chosen:
         infile, text, args, compare = every[name]
@@ -127,24 +130,25 @@ def main() -> None:
             out = work / f"{name}.{label}.out"
             argv = [x.replace("{IN}", str(src)).replace("{OUT}", str(out)) for x in args]
             print(f"{name} {label} ...", file=sys.stderr, flush=True)
-            wall, peak, said = run(tree, argv, limit)
+            wall, cpu, peak, said = run(tree, argv, limit)
             result = said if "--count" in args else (digest(out) if out.exists() and wall is not None else None)
-            got[label] = (wall, peak, said, result)
+            got[label] = (wall, cpu, peak, said, result)
             if out.exists():
                 out.unlink()
 
         def cell(label):
             if label not in got:
                 return "not run"
-            wall, peak, said, _ = got[label]
+            wall, cpu, peak, said, _ = got[label]
             mib = f"{peak / 2**20:,.0f} MiB" if peak else "?"
-            return f"{wall:.1f} s, {mib}" if wall is not None else f"failed ({said}), {mib}"
+            return f"{wall:.1f} s ({cpu:.1f} s CPU), {mib}" if wall is not None else \
+                f"failed after {cpu:.1f} s CPU ({said}), {mib}"
 
         ratio_t = ratio_m = same = "–"
         if "before" in got and got["before"][0] and got["after"][0]:
-            ratio_t = f"{got['after'][0] / got['before'][0]:.2f}"
-            ratio_m = f"{got['after'][1] / got['before'][1]:.2f}"
-            same = "yes" if got["before"][3] == got["after"][3] else "NO"
+            ratio_t = f"{got['after'][1] / got['before'][1]:.2f}"
+            ratio_m = f"{got['after'][2] / got['before'][2]:.2f}"
+            same = "yes" if got["before"][4] == got["after"][4] else "NO"
         print(f"| {name} | {cell('before')} | {cell('after')} | {ratio_t} | {ratio_m} | {same} |", flush=True)
 
 
