@@ -227,3 +227,30 @@ def test_a_signal_while_spilling_leaves_no_temporary_file(tmp_path):
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signal.SIGTERM, stderr
     assert list(out_dir.iterdir()) == []
+
+
+def test_top_pairs_hold_no_more_than_k_and_a_block_between_blocks(tiny_blocks, monkeypatch):
+    # Two-token lines "c uI": every pair ties at 1/3, the shape that once held all 200 M pairs of 20,000 lines.
+    from allpairs.exact import topk
+
+    held = []
+    best_of = topk._best_of
+    monkeypatch.setattr(topk, "_best_of", lambda found, *a: held.append(len(best_of(found, *a).left)) or
+                        best_of(found, *a))
+    docs = [f"c u{i}" for i in range(200)]
+    res = allpairs.join(docs, top=10, shingle="word:1", memory=TINY)
+    assert [(p.left, p.right) for p in res.pairs] == [(0, i) for i in range(1, 11)]
+    assert len(held) > 100 and max(held) <= 2 * 10
+
+
+def test_neighbour_lists_keep_k_plus_one_entries_a_set_between_blocks(tiny_blocks, monkeypatch):
+    from allpairs.exact import topk
+
+    kept = []
+    best = topk._best_entries
+    monkeypatch.setattr(topk, "_best_entries", lambda *a: kept.append(np.bincount(best(*a)[0]).max()) or best(*a))
+    docs = [f"c u{i}" for i in range(120)]
+    want = allpairs.join(docs, neighbors=3, shingle="word:1", memory=1 << 30)
+    got = allpairs.join(docs, neighbors=3, shingle="word:1", memory=TINY)
+    assert list(got.pairs) == list(want.pairs)
+    assert max(kept) <= 3 + 1
