@@ -254,3 +254,21 @@ def test_neighbour_lists_keep_k_plus_one_entries_a_set_between_blocks(tiny_block
     got = allpairs.join(docs, neighbors=3, shingle="word:1", memory=TINY)
     assert list(got.pairs) == list(want.pairs)
     assert max(kept) <= 3 + 1
+
+
+def test_a_small_input_whose_ranked_joins_go_low_runs_them_compiled(monkeypatch):
+    # 2,000 two-token lines are a small input, but the last join of --top 10 pairs every two of them (2 M
+    # pairs): judged at t = 1/2, where they pair none, its kernels ran as plain Python (minutes, not seconds).
+    from allpairs._kernels.jit import kernel_mode
+    from allpairs.exact import topk
+
+    modes = []
+    blocks = topk.prefix_join_blocks
+
+    def spy(*a, **kw):
+        modes.append(kernel_mode())
+        return blocks(*a, **kw)
+
+    monkeypatch.setattr(topk, "prefix_join_blocks", spy)
+    allpairs.join([f"c u{i}" for i in range(400)], top=3, shingle="word:1")
+    assert modes and set(modes) == {"compiled"}, modes

@@ -7,6 +7,8 @@ import os
 from typing import Iterable, Mapping, Sequence
 
 
+import numpy as np
+
 from ..corpus import Corpus
 from ..errors import UsageError
 from .._kernels.jit import kernels_for, resolve_jobs
@@ -21,6 +23,7 @@ from .stats import Progress, Stats, peak_memory, timed, with_detail
 from .result import JoinResult
 from .front import as_corpus, merge_corpora, input_bytes, shingle_corpus
 from .lsh_path import lsh_settings, lsh_pairs, MIN_ESTIMATE_BITS
+from ..exact.topk import lowest_threshold
 from .exact_path import exact_pairs, check_ranked, group_ok_of, ranked_pairs_of, _much_join
 
 
@@ -178,7 +181,9 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
                                      stats=stats, progress=progress, ranked=info is None, jobs=jobs)
         if ranked is not None:
-            with timed(stats, "join"), kernels_for(None if _much_join(sets, t or Threshold(1, 2), m) else 0):
+            # The joins may go down to the floor, or without one to the lowest threshold: judge the work there.
+            lowest = t or lowest_threshold(m, int(np.diff(sets.indptr).max()) if sets.num_sets else 1)
+            with timed(stats, "join"), kernels_for(None if _much_join(sets, lowest, m) else 0):
                 pairs, t = ranked_pairs_of(sets, t, m, top=top, neighbors=neighbors, jobs=jobs, stats=stats,
                                            memory=budget)
         elif info is None:
