@@ -63,16 +63,19 @@ def parse_memory(value: int | str | None) -> int:
     if value is None:
         return DEFAULT_MEMORY
     if isinstance(value, bool):
-        raise UsageError(f"memory {value!r} is not a size; give bytes or a size such as 512M or 2G")
+        raise UsageError(f"{{{{memory={value}}}}} is not a size; give bytes or a size such as 512M or 2G",
+                         param="memory")
     if isinstance(value, (int, np.integer)):
         n = int(value)
     else:
         match = _SIZE.match(str(value))
         if not match:
-            raise UsageError(f"memory {value!r} is not a size; give bytes or a size such as 512M or 2G")
+            raise UsageError(f"{{{{memory={value}}}}} is not a size; give bytes or a size such as 512M or 2G",
+                         param="memory")
         n = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
     if n < MIN_MEMORY:
-        raise UsageError(f"memory {value!r} is below {MIN_MEMORY // 1024} KiB; give more, such as 512M")
+        raise UsageError(f"{{{{memory={value}}}}} is below {MIN_MEMORY // 1024} KiB; give more, such as 512M",
+                         param="memory")
     return n
 
 
@@ -120,7 +123,7 @@ class PairRuns:
                 registry._pending_dirs[os.fsencode(path)] = None
         except OSError as e:
             raise OutputError(f"cannot make a directory for spilled pairs in {self.root} ({e.strerror}); "
-                              "give --memory more or point TMPDIR elsewhere") from None
+                              "allow more memory or point TMPDIR elsewhere") from None
         self.directory = path
         self._finalizer = weakref.finalize(self, _remove, path)
         return path
@@ -158,7 +161,7 @@ class PairRuns:
                     need = self.needed(self.bytes + len(view)) if self.needed else self.bytes + len(view)
                     raise OutputError(f"no space left in {os.path.dirname(directory)} for the spilled pairs: "
                                       f"about {size_text(need)} needed ({size_text(self.bytes)} written); free "
-                                      "space there, point TMPDIR elsewhere, or give --memory more") from None
+                                      "space there, point TMPDIR elsewhere, or allow more memory") from None
                 raise OutputError(f"cannot write spilled pairs in {directory}: {e.strerror}") from None
             self.bytes += n
             view = view[n:]

@@ -144,11 +144,11 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
     if min_shingles < 0:
         raise UsageError(f"min_shingles {min_shingles} is negative; give 0 or more")
     if method == "lsh" and m.name != "jaccard":
-        raise UsageError(f"MinHash LSH estimates Jaccard only; drop --method lsh to join on {m.name}")
+        raise UsageError(f"MinHash LSH estimates Jaccard only; drop {{{{method=lsh}}}} to join on {m.name}", param="method")
     if method == "lsh" and against is not None:
-        raise UsageError("an R–S join (--against) is exact only; drop --method lsh")
+        raise UsageError("an R–S join ({{against}}) is exact only; drop {{method=lsh}}", param="method")
     if clusters and against is not None:
-        raise UsageError("clusters are for a self-join; drop --against or --clusters")
+        raise UsageError("clusters are for a self-join; drop {{against}} or {{clusters=True}}", param="clusters")
     if against_ids is not None and against is None:
         raise UsageError("against_ids= names the documents of against=; give both, or ids= for a self-join")
     info = None
@@ -156,18 +156,20 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
                             max_bucket=max_bucket, max_expand=max_expand)
         if verify == "estimate" and bits is not None and bits < MIN_ESTIMATE_BITS:
-            raise UsageError(f"--verify estimate needs --bits {MIN_ESTIMATE_BITS} or more, not {bits}: with "
+            raise UsageError(f"{{{{verify=estimate}}}} needs {{{{bits={MIN_ESTIMATE_BITS}}}}} or more, not {bits}: with "
                              f"{bits}-bit values unrelated sets agree on 1 position in {2**bits} by chance, and "
                              "the estimate join over such signatures grows with the square of the corpus; "
-                             f"raise --bits to {MIN_ESTIMATE_BITS} or more, or use --verify exact (fast at any --bits)")
+                             f"raise {{{{bits={MIN_ESTIMATE_BITS}}}}} or more, or use {{{{verify=exact}}}} (fast at any width)",
+                             param="bits")
     elif verify != "exact":
-        raise UsageError("--verify estimate goes with --method lsh")
+        raise UsageError("{{verify=estimate}} goes with {{method=lsh}}", param="verify")
     budget = None if memory is None else parse_memory(memory)
     if spill is not None and spill is not True and not os.path.isdir(spill):
-        raise UsageError(f"spill={os.fsdecode(spill)!r} is not a directory; give one to hold the spilled pairs, "
-                         "or True for TMPDIR")
+        raise UsageError(f"{{{{spill={os.fsdecode(spill)}}}}} is not a directory; give one to hold the spilled pairs, "
+                         "or {{spill=True}} for TMPDIR", param="spill")
     if count and ranked is not None:
-        raise UsageError(f"count=True goes with a threshold join; {ranked}= gives the pairs themselves")
+        raise UsageError(f"{{{{count=True}}}} goes with a threshold join; {{{{{ranked}}}}} gives the pairs themselves",
+                         param="count")
     progress = with_detail(progress)
     corpus = as_corpus(data, ids)
     n_left = None
