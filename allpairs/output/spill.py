@@ -129,8 +129,8 @@ class PairRuns:
         return path
 
     def add(self, chunks: Iterable) -> int:
-        """Write one run from ``chunks`` (each with ``left``, ``right``, ``overlap`` arrays; together in
-        (left, right) order); return the pairs written."""
+        """Write one run from ``chunks`` (each with ``left``, ``right``, ``overlap`` arrays, such as
+        :class:`~allpairs.pairs.result.PairChunk`; together in (left, right) order); return the pairs written."""
         directory = self.directory or self._open_directory()
         if len(self.runs) >= FAN_IN:
             self._compact()
@@ -166,11 +166,9 @@ class PairRuns:
             self.bytes += n
             view = view[n:]
 
-    def merge(self, doc_size: np.ndarray, memory: int | None = None, max_pairs: int = 1 << 20) -> Iterator:
-        """Every pair of every run in (left, right) order, as :class:`~allpairs.pairs.result.PairChunk` of
+    def merge(self, memory: int | None = None, max_pairs: int = 1 << 20) -> Iterator[tuple[np.ndarray, ...]]:
+        """Every pair of every run in (left, right) order, as (left, right, overlap) int32 arrays of
         ``max_pairs`` (the last fewer; a document's partners may be split); buffers about ``memory``."""
-        from ..pairs.result import PairChunk
-
         pending: list[np.ndarray] = []
         n_pending = 0
         for batch in self._records(self.memory if memory is None else memory):
@@ -180,10 +178,10 @@ class PairRuns:
                 rec = np.concatenate(pending)
                 whole = len(rec) - len(rec) % max_pairs
                 for lo in range(0, whole, max_pairs):
-                    yield _chunk(rec[lo:lo + max_pairs], doc_size, PairChunk)
+                    yield _columns(rec[lo:lo + max_pairs])
                 pending, n_pending = [rec[whole:]], len(rec) - whole
         if n_pending:
-            yield _chunk(np.concatenate(pending), doc_size, PairChunk)
+            yield _columns(np.concatenate(pending))
 
     def _records(self, memory: int) -> Iterator[np.ndarray]:
         """The runs' records merged in key order, a batch at a time."""
@@ -247,11 +245,9 @@ class PairRuns:
         self.runs = []
 
 
-def _chunk(rec: np.ndarray, doc_size: np.ndarray, chunk_type):
+def _columns(rec: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     key = rec["key"]
-    left = (key >> 32).astype(np.int32)
-    right = (key & 0xFFFFFFFF).astype(np.int32)
-    return chunk_type(left, right, rec["overlap"].astype(np.int32), doc_size[left], doc_size[right])
+    return (key >> 32).astype(np.int32), (key & 0xFFFFFFFF).astype(np.int32), rec["overlap"].astype(np.int32)
 
 
 def _remove(path: str) -> None:

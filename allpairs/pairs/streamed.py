@@ -68,7 +68,9 @@ class SpilledPairs(CountedPairs):
         """The pairs in order, about ``max_pairs`` at a time (a document's partners may be split across two)."""
         if self.runs.directory is None and self._count:
             raise UsageError("the spilled pairs were removed (close()); join again to read them")
-        yield from self.runs.merge(self.sets.doc_size, self.memory, max_pairs)
+        size = self.sets.doc_size
+        for left, right, overlap in self.runs.merge(self.memory, max_pairs):
+            yield PairChunk(left, right, overlap, size[left], size[right])
 
     def _pair(self, i: int) -> Pair:
         start = 0
