@@ -188,7 +188,8 @@ def page(cells: list[list[str]], started: str) -> str:
         "(`python scripts/bench_query.py`), every measure (`python scripts/bench_exact.py --data kosarak`), "
         "1 M Zipf sets against the C yardstick (`python scripts/bench_front.py --only zipf-1m`), large LSH "
         "buckets (`python scripts/bench_lsh_buckets.py`), dedup and index queries on two-token sets "
-        "(`python scripts/bench_two_token.py`), and Spark against MLlib "
+        "(`python scripts/bench_two_token.py`), answers larger than memory "
+        "(`python scripts/bench_memory.py`, below), and Spark against MLlib "
         "(`python scripts/bench_spark.py`, figures in [spark.md](spark.md)).",
         "",
     ]
@@ -203,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     cells = [run(b) for b in BENCHES if not args.only or b.name in args.only]
     text = page(cells, started)
+    if args.markdown is not None and args.markdown.exists():  # sections other scripts measure stay as they are
+        old = args.markdown.read_text(encoding="utf-8")
+        if "\n## " in old:
+            text += old[old.index("\n## ") + 1:]
     if args.markdown is None:
         sys.stdout.write(text)
         return 0

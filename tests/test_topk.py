@@ -61,13 +61,28 @@ def test_neighbors_match_the_oracle(case):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ranked_case())
 def test_neighbors_found_in_blocks_of_one_match_the_oracle(case):
-    # Every step's sets probed one block per set, and their entries made one set at a time.
+    # Every step's sets probed one block per set, each join's pairs taken a set's task at a time (blocks of one
+    # pair, tasks of one set) and only the best entries of each set kept from one to the next.
     from unittest import mock
 
-    from allpairs.exact import topk
+    from allpairs.exact import prefix, topk
+    from allpairs.output import spill
 
-    with mock.patch.object(topk, "ENTRY_BLOCK", 1), mock.patch.object(topk, "CANDIDATE_BLOCK", 1):
+    with mock.patch.object(topk, "CANDIDATE_BLOCK", 1), mock.patch.object(spill, "SET_PAIR_BYTES", 1 << 62), \
+            mock.patch.object(prefix, "MIN_TASK_COST", 1):
         agrees_with_the_oracle(case, "neighbors")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ranked_case())
+def test_top_pairs_kept_a_block_of_one_pair_at_a_time_match_the_oracle(case):
+    from unittest import mock
+
+    from allpairs.exact import prefix
+    from allpairs.output import spill
+
+    with mock.patch.object(spill, "SET_PAIR_BYTES", 1 << 62), mock.patch.object(prefix, "MIN_TASK_COST", 1):
+        agrees_with_the_oracle(case, "top")
 
 
 def test_ties_at_the_kth_place_are_broken_by_left_then_right():

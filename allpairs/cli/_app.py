@@ -184,7 +184,8 @@ class Bar:
         self.progress = None  # a rich Progress, made (and rich imported) when the bar first shows
         self.tasks: dict[str, int] = {}
 
-    def __call__(self, stage: str, done: int, total: int) -> None:
+    def __call__(self, stage: str, done: int, total: int, detail: str = "") -> None:
+        """Show a stage's progress, with its detail (the pairs so far, the bytes spilled) after the bar."""
         if not self.enabled or time.monotonic() - self.start < 1.0:
             return
         if self.progress is None:
@@ -192,15 +193,19 @@ class Bar:
             from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
             self.progress = Progress(TextColumn("{task.description:>8}"), BarColumn(), TaskProgressColumn(),
-                                     TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+                                     TimeElapsedColumn(), TextColumn("{task.fields[detail]}"),
+                                     console=Console(stderr=True), transient=True)
             self.progress.start()
         if stage not in self.tasks:
-            self.tasks[stage] = self.progress.add_task(stage, total=total)
-        self.progress.update(self.tasks[stage], completed=done, total=total)
+            self.tasks[stage] = self.progress.add_task(stage, total=total, detail=detail)
+        self.progress.update(self.tasks[stage], completed=done, total=total, detail=detail)
 
     def close(self) -> None:
+        """Take the bar off; a later call shows it again (the writing after the join)."""
         if self.progress is not None:
             self.progress.stop()
+            self.progress = None
+            self.tasks = {}
 
 
 def _mib(n: int) -> str:

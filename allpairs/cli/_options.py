@@ -128,6 +128,21 @@ ENCODING = typer.Option("utf-8", "--encoding", metavar="NAME", rich_help_panel=I
                         help="Encoding of --lines/--sets/--jsonl/--csv/--tsv input.")
 JOBS = typer.Option(0, "--jobs", "-j", metavar="N", rich_help_panel=PERFORMANCE,
                     help=f"Threads (0 = one per core; at most {MAX_JOBS}). The output is the same for any value.")
+MEMORY = typer.Option("256M", "--memory", metavar="SIZE", rich_help_panel=PERFORMANCE,
+                      help="Memory the pairs may take (K, M, G: powers of 1024); past it they are spilled to sorted "
+                           "runs beside -o (or in TMPDIR) and merged: the same output.")
+
+
+def check_memory(value: str) -> int:
+    """--memory as bytes, or a usage error naming the flag (one line, exit 2) before any input is read."""
+    from ..output.spill import parse_memory
+
+    try:
+        return parse_memory(value)
+    except UsageError as e:
+        fail(e)
+
+
 QUIET = typer.Option(False, "--quiet", "-q", rich_help_panel=OUTPUT,
                      help="No progress bar, warnings or summary on stderr.")
 NUM_PERM = typer.Option(128, "--num-perm", "-k", metavar="K", rich_help_panel=LSH,

@@ -16,10 +16,10 @@ from ..pairs.clusters import write_cluster_table, write_clusters
 from ..output.files import check_output, open_output
 from ..pairs.rows import write_pairs_table
 from ._app import Bar, BrokenPipe, app, err, fail, summary, warn_skipped
-from ._options import (BANDS, BITS, INPUT, JOBS, LSH, MAX_BUCKET, MEASURE, MIN_SHINGLES, MISSING_THRESHOLD,
+from ._options import (BANDS, BITS, INPUT, JOBS, LSH, MAX_BUCKET, MEASURE, MEMORY, MIN_SHINGLES, MISSING_THRESHOLD,
                        NO_HEADER, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET, RECALL, ROWS, SEED, SHINGLE, SPARK,
-                       VERBATIM_CELLS, Format, Measure, PanelCommand, check_jobs, check_table_output, input_options,
-                       output_format, read_input, refuse, refuse_one_document, refuse_output_of_input,
+                       VERBATIM_CELLS, Format, Measure, PanelCommand, check_jobs, check_memory, check_table_output,
+                       input_options, output_format, read_input, refuse, refuse_one_document, refuse_output_of_input,
                        refuse_unused_input_options, verbatim_cells,
                        refuse_unused_lsh_options)
 
@@ -93,7 +93,7 @@ def join_command(
     verify: Verify = typer.Option(Verify.exact, "--verify", rich_help_panel=LSH,
                                   help="exact checks every candidate; estimate keeps the MinHash estimate, marked "
                                        "'~' in TSV and named 'estimate' in CSV/JSON (with --bits 16 or more)."),
-    jobs: int = JOBS,
+    jobs: int = JOBS, memory: str = MEMORY,
     engine: Engine = typer.Option(Engine.local, "--engine", rich_help_panel=SPARK, help="local: this process. spark: Apache Spark (the spark extra, Java 17+); writes a Parquet dataset (-o DIR) or counts."),
     master: Optional[str] = typer.Option(None, "--master", metavar="URL", rich_help_panel=SPARK, help="Spark: the master URL, e.g. local[*] (default), spark://host:7077, yarn. Without it an input under 1 MiB is joined by the local engine."),
     **inputs,
@@ -107,6 +107,7 @@ def join_command(
     """
     check_jobs(jobs)
     ctx.with_resource(verbatim_cells(verbatim))
+    budget = check_memory(memory)
     try:
         refuse_unused_input_options(ctx)
     except AllPairsError as e:
@@ -172,7 +173,10 @@ def join_command(
                            min_shingles=min_shingles, jobs=jobs or None, num_perm=num_perm, bands=bands,
                            rows=rows, recall=recall, seed=seed, bits=bits, max_bucket=max_bucket,
                            verify=verify.value, measure=measure.value, against=other, clusters=clusters,
-                           progress=bar, top=top, neighbors=neighbors)
+                           progress=bar, top=top, neighbors=neighbors, memory=budget,
+                           # Clusters need no pairs kept; pairs past --memory go to runs beside -o.
+                           count=(count or clusters) and method is Method.exact and top is None and neighbors is None,
+                           spill=spill_directory(plan) if method is Method.exact and not (count or clusters) else None)
         finally:
             bar.close()
         if not quiet:
@@ -189,21 +193,33 @@ def join_command(
                     write_cluster_table(res.clusters, res.ids, out, fmt.value, columns=res.columns,
                                         singletons=singletons, header=not no_header)
                 elif fmt is Format.parquet:
-                    write_pairs_table(res.pairs, res.ids, out, res.measure, columns=res.columns)
+                    write_pairs_table(res.pairs, res.ids, out, res.measure, columns=res.columns, progress=bar)
                 else:
                     writer = PairWriter(res.ids, fmt.value, columns=res.columns, estimated=res.pairs.estimated,
                                         measure=res.measure, header=not no_header)
-                    writer.write(res.pairs, out)
+                    writer.write(res.pairs, out, progress=bar)
                 if not count:
                     write_seconds = time.perf_counter() - t0
         except BrokenPipeError:  # `| head`: the join is done, its summary still holds; end as cat would
             if not quiet:
                 summary(res, None)
             raise BrokenPipe() from None
+        finally:
+            bar.close()
+            close = getattr(res.pairs, "close", None)
+            if close is not None:
+                close()  # spilled runs
         if not quiet:
             summary(res, write_seconds)
     except AllPairsError as e:
         fail(e)
+
+
+def spill_directory(plan) -> str | bool:
+    """Where pairs past --memory are spilled: beside the output file, else in TMPDIR (stdout, a device)."""
+    if plan is None or plan.special:
+        return True
+    return os.fsdecode(os.path.dirname(plan.path) or b".")
 
 
 def _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, include, exclude, min_bytes,

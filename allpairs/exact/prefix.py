@@ -29,9 +29,10 @@ few times; neither side is ever joined with itself.
 from __future__ import annotations
 
 import threading
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -78,6 +79,11 @@ TASKS_PER_THREAD = 64
 #: Probe cost (posting entries) a task is given at least: a kernel call costs ~0.1-0.2 ms to dispatch
 #: (argument types looked up), about as much as probing 20,000 entries.
 MIN_TASK_COST = 200_000
+
+
+#: A task's pairs are copied out of the kernel's buffer (up to twice their size) from this many on, when the
+#: join is bounded; smaller tasks' room is at most a few MiB in all.
+COPY_FROM = 1 << 16
 
 
 def task_count(total_cost: int, m: int, jobs: int) -> int:
@@ -178,6 +184,20 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
     """
     measure = get_measure(measure, tuple(MEASURES))
     jobs = resolve_jobs(jobs)
+    parts = list(_probe_parts(indptr, tokens, num_tokens, threshold, measure, sides, jobs, progress, index_limit,
+                              probe_limit, None))
+    return _set_pairs(parts, np.diff(indptr), threshold, measure.symmetric)
+
+
+def _probe_parts(indptr, tokens, num_tokens, threshold, measure, sides, jobs, progress, index_limit, probe_limit,
+                 block_pairs):
+    """The probe's tasks run on threads, their (left, right, overlap, candidates) parts yielded in task order.
+
+    With ``block_pairs``, no task may find more than about ``block_pairs / (4 jobs)`` pairs (a set probing
+    costs at least one posting entry for each pair it finds, so tasks are cut at that cost; one set alone
+    finds fewer pairs than there are sets), and at most ``4 jobs`` tasks are run ahead of the consumer, so that
+    the parts held at once stay within the block.
+    """
     p, q = threshold.p, threshold.q
     m = len(indptr) - 1
     sizes = np.diff(indptr)
@@ -192,9 +212,12 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
                                                           n_classes)
     bits = bitmaps(indptr, tokens)
     cost = probe_cost(indptr, tokens, list_ptr, probe_len, set_class, compat, n_classes)
-    bounds = _cut(cost, task_count(int(cost.sum()), m, jobs))
+    total_cost = int(cost.sum())
+    n_tasks = task_count(total_cost, m, jobs)
+    if block_pairs is not None:
+        n_tasks = max(n_tasks, min(m, -(-total_cost // max(block_pairs // (4 * jobs), MIN_TASK_COST))))
+    bounds = _cut(cost, n_tasks)
     cum = np.concatenate([[0], np.cumsum(cost)])
-    total_cost = int(cum[-1])
     probes_later = not measure.symmetric
     largest = int(sizes.max()) if m else 0
     local = threading.local()  # each thread's probe scratch, made once and reused by its tasks
@@ -209,25 +232,75 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
         vx, vy, ov, n_cand = probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_len,
                                           win_lo, win_hi, set_class, compat, n_classes, row.code, p, q, lo, hi,
                                           local.state, local.touched, local.alpha_of, local.alpha_at)
+        if block_pairs is not None and len(vx) >= COPY_FROM:  # the kernel's buffers grow by doubling: keep the
+            vx, vy, ov = vx.copy(), vy.copy(), ov.copy()      # pairs of a large task, not its room
         return (vx, vy, ov, int(n_cand)) if probes_later else (vy, vx, ov, int(n_cand))
 
-    parts = []
     n_tasks = len(bounds) - 1
     # One thread runs the tasks itself: starting a pool and handing it tasks costs more than a small join.
     pool = ThreadPoolExecutor(max_workers=jobs) if jobs > 1 else None
     try:
-        for k, part in enumerate(pool.map(task, range(n_tasks)) if pool else map(task, range(n_tasks))):
-            parts.append(part)
+        if pool is None:
+            done = map(task, range(n_tasks))
+        elif block_pairs is None:
+            done = pool.map(task, range(n_tasks))
+        else:
+            done = _ahead(pool, task, n_tasks, 4 * jobs)
+        for k, part in enumerate(done):
             if progress is not None:
                 progress(int(cum[bounds[k + 1]]), total_cost)
+            yield part
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+
+
+def _ahead(pool: ThreadPoolExecutor, task, n: int, window: int):
+    """``task(0) .. task(n - 1)`` run on ``pool``, results in order, at most ``window`` submitted ahead."""
+    futures = deque()
+    for k in range(n):
+        futures.append(pool.submit(task, k))
+        if len(futures) >= window:
+            yield futures.popleft().result()
+    while futures:
+        yield futures.popleft().result()
+
+
+def _set_pairs(parts: list, sizes: np.ndarray, threshold: Threshold, symmetric: bool) -> SetPairs:
+    """The parts of consecutive tasks as one :class:`SetPairs` (``parts`` is emptied)."""
     candidates = sum(pt[3] for pt in parts)
     left, right, overlap = _columns(parts)
     directions = None
-    if not measure.symmetric:
-        o = overlap.astype(np.int64) * q
-        directions = (np.where(o >= p * sizes[left], FORWARD, 0)
-                      | np.where(o >= p * sizes[right], BACKWARD, 0)).astype(np.uint8)
+    if not symmetric:
+        o = overlap.astype(np.int64) * threshold.q
+        directions = (np.where(o >= threshold.p * sizes[left], FORWARD, 0)
+                      | np.where(o >= threshold.p * sizes[right], BACKWARD, 0)).astype(np.uint8)
     return SetPairs(left=left, right=right, overlap=overlap, candidates=candidates, directions=directions)
+
+
+def prefix_join_blocks(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, threshold: Threshold, *,
+                       block_pairs: int, measure: str | Measure = "jaccard", sides: np.ndarray | None = None,
+                       jobs: int | None = None, progress: Callable[[int, int], None] | None = None
+                       ) -> Iterator[SetPairs]:
+    """The pairs of :func:`prefix_join`, in the same order, as blocks of consecutive probe sets' pairs.
+
+    A block ends once it holds ``block_pairs`` pairs or more; with the tasks
+    cut as :func:`_probe_parts` says, a block holds at most about 1.25 ×
+    ``block_pairs`` pairs (the last task's), plus those of one set if a single
+    set finds more (fewer than there are sets). The blocks concatenated are
+    :func:`prefix_join`'s result; the next block is probed while the caller
+    consumes this one.
+    """
+    measure = get_measure(measure, tuple(MEASURES))
+    jobs = resolve_jobs(jobs)
+    sizes = np.diff(indptr)
+    parts, held, yielded = [], 0, False
+    for part in _probe_parts(indptr, tokens, num_tokens, threshold, measure, sides, jobs, progress, None, None,
+                             block_pairs):
+        parts.append(part)
+        held += len(part[0])
+        if held >= block_pairs:
+            yield _set_pairs(parts, sizes, threshold, measure.symmetric)
+            held, yielded = 0, True
+    if parts or not yielded:
+        yield _set_pairs(parts, sizes, threshold, measure.symmetric)

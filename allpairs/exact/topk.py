@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..measures import Measure, Threshold, get_measure
-from .prefix import LEFT_SIDE, RIGHT_SIDE, SetPairs, prefix_join
+from .prefix import LEFT_SIDE, RIGHT_SIDE, SetPairs, prefix_join, prefix_join_blocks
 
 #: Measures that take --top and --neighbors: symmetric, with a size bound that tightens as t rises.
 RANKED_MEASURES = ("jaccard", "cosine", "dice")
@@ -196,7 +196,8 @@ def _next_gap(gaps: list[float], counts: list[int], want: float) -> float:
 
 def top_set_pairs(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, weight: np.ndarray, k: int, *,
                   measure: Measure | str = "jaccard", floor: Threshold | None = None,
-                  jobs: int | None = None) -> TopSets:
+                  jobs: int | None = None, first: np.ndarray | None = None,
+                  block_pairs: int = 1 << 22) -> TopSets:
     """The set pairs behind the K best document pairs (similarity at or above ``floor`` when given).
 
     Parameters
@@ -207,6 +208,13 @@ def top_set_pairs(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, weigh
         The documents behind each distinct set: ``w(w-1)/2`` identical document
         pairs at similarity 1, and ``w_a·w_b`` document pairs per set pair.
     k : int >= 1
+    first : int array (m,), optional
+        Each set's first document (default: the sets in order, one document
+        each): ties at the K-th similarity are kept by it.
+    block_pairs : int
+        Each join's pairs are taken this many at a time and cut to those that
+        can be among the K best (:func:`_best_of`): memory in K and a block,
+        not in the pairs a low threshold finds.
     """
     m_row = get_measure(measure)
     weight = np.asarray(weight, np.int64)
@@ -222,13 +230,19 @@ def top_set_pairs(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, weigh
     counts: list[int] = []
     thresholds: list[Threshold] = []
     candidates = 0
+    if first is None:
+        first = np.arange(len(sizes), dtype=np.int64)
     while True:
         f = 1 - gap
         t = Threshold(f.numerator, f.denominator) if f > low.fraction else low
-        found = prefix_join(indptr, tokens, num_tokens, t, measure=m_row, jobs=jobs)
+        n, n_set_pairs, found = identical, 0, _empty_pairs()
+        for block in prefix_join_blocks(indptr, tokens, num_tokens, t, block_pairs=block_pairs, measure=m_row,
+                                        jobs=jobs):
+            candidates += block.candidates
+            n += int(_document_pairs(block, weight).sum())
+            n_set_pairs += len(block.left)
+            found = _best_of(_joined(found, block), sizes, weight, first, k, identical, m_row)
         thresholds.append(t)
-        candidates += found.candidates
-        n = identical + int(_document_pairs(found, weight).sum())
         if n >= k or t == low:
             break
         gaps.append(float(1 - t.fraction))
@@ -252,7 +266,36 @@ def top_set_pairs(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, weigh
         strict, tie = ranks > cut, ranks == cut
         need = k - identical - int(w[strict].sum())
     return TopSets(_subset(found, strict), _subset(found, tie), True, False, need, thresholds, candidates,
-                   len(ranks))
+                   n_set_pairs)
+
+
+def _joined(a: SetPairs, b: SetPairs) -> SetPairs:
+    if not len(a.left):
+        return b
+    return SetPairs(*(np.concatenate([getattr(a, f), getattr(b, f)]) for f in ("left", "right", "overlap")), 0)
+
+
+def _best_of(found: SetPairs, sizes: np.ndarray, weight: np.ndarray, first: np.ndarray, k: int, identical: int,
+             measure: Measure) -> SetPairs:
+    """The pairs of ``found`` that can be behind the K best document pairs: all above the K-th similarity,
+    and of those at it the ``need`` whose first document pair comes first (``first``: each set's first
+    document). The first ``need`` document pairs at the K-th similarity, in (left, right) order, come from
+    at most ``need`` set pairs, each with its first document pair among them: so from those ``need``."""
+    ranks = exact_ranks(measure, found.overlap, sizes[found.left], sizes[found.right])
+    w = _document_pairs(found, weight)
+    order = np.argsort(-ranks, kind="stable")
+    cum = identical + np.cumsum(w[order])
+    j = int(np.searchsorted(cum, k, side="left"))
+    if j >= len(order):
+        return found
+    cut = ranks[order[j]]
+    keep = ranks > cut
+    need = k - identical - int(w[keep].sum())
+    tie = np.flatnonzero(ranks == cut)
+    fa, fb = first[found.left[tie]].astype(np.int64), first[found.right[tie]].astype(np.int64)
+    keep[tie[np.argsort((np.minimum(fa, fb) << 32) | np.maximum(fa, fb), kind="stable")[:need]]] = True
+    return _subset(found, keep)
+
 
 
 @dataclass
@@ -276,44 +319,35 @@ class NeighborLists:
     thresholds: list[Threshold] = field(default_factory=list)
 
 
-def _best_entries(found: SetPairs, sizes: np.ndarray, group_indptr: np.ndarray, group_docs: np.ndarray, k: int,
-                  measure: Measure, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(set, partner document, overlap) of the K + 1 best partner documents of each ``wanted`` set (bool
-    over sets) among its own documents and those of its pairs in ``found``, sorted by (set, rank
-    descending, document)."""
-    touch = np.flatnonzero(wanted[found.left] | wanted[found.right])  # ranked among these only: one set's
-    left, right, overlap = found.left[touch], found.right[touch], found.overlap[touch]  # are all here
-    ranks = exact_ranks(measure, overlap, sizes[left], sizes[right])
-    top = (int(ranks.max()) + 1) if len(ranks) else 0  # identical documents: above every distinct pair
-    own = np.flatnonzero(wanted).astype(np.int64)
-    fwd, back = wanted[left], wanted[right]
-    src = np.concatenate([own, left[fwd], right[back]]).astype(np.int64)
-    dst = np.concatenate([own, right[fwd], left[back]]).astype(np.int64)
-    ov = np.concatenate([sizes[own], overlap[fwd], overlap[back]]).astype(np.int32)
-    rank = np.concatenate([np.full(len(own), top, np.int64), ranks[fwd], ranks[back]])
-    del ranks, left, right, overlap
+def _entries(found: SetPairs, group_indptr: np.ndarray, group_docs: np.ndarray, k: int, wanted: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(set, partner document, overlap) entries of the ``wanted`` sets (bool over sets) from the pairs of
+    ``found``: up to K + 1 documents of each partner set (no more can be among a set's K + 1 best)."""
+    fwd, back = wanted[found.left], wanted[found.right]
+    src = np.concatenate([found.left[fwd], found.right[back]]).astype(np.int64)
+    dst = np.concatenate([found.right[fwd], found.left[back]]).astype(np.int64)
+    ov = np.concatenate([found.overlap[fwd], found.overlap[back]]).astype(np.int32)
+    return _documents_of(src, dst, ov, group_indptr, group_docs, k)
+
+
+def _documents_of(src, dst, ov, group_indptr, group_docs, k):
+    """Entries (set, partner set, overlap) as (set, partner document, overlap): the first K + 1 documents of
+    each partner set."""
     cnt = np.minimum(np.diff(group_indptr)[dst], k + 1)
     within = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-    src, rank, ov, dst = np.repeat(src, cnt), np.repeat(rank, cnt), np.repeat(ov, cnt), np.repeat(dst, cnt)
-    doc = group_docs[group_indptr[:-1][dst] + within]
-    del dst, within
-    keep = best_per_group(src, rank, doc, k + 1)
+    src, ov, dst = np.repeat(src, cnt), np.repeat(ov, cnt), np.repeat(dst, cnt)
+    return src, group_docs[group_indptr[:-1][dst] + within], ov
+
+
+def _best_entries(entries: list[tuple[np.ndarray, np.ndarray, np.ndarray]], sizes: np.ndarray,
+                  doc_size: np.ndarray, k: int, measure: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The K + 1 best entries of each set among ``entries`` (pieces of (set, partner document, overlap)),
+    sorted by (set, similarity descending, document): a set's own documents first (similarity 1), ties by
+    the document's position."""
+    src, doc, ov = (np.concatenate(col) for col in zip(*entries))
+    ranks = exact_ranks(measure, ov, sizes[src], doc_size[doc])
+    keep = best_per_group(src, ranks, doc, k + 1)
     return src[keep], doc[keep], ov[keep]
-
-
-#: Pairs turned into partner entries at a time (bounds the k-NN lists' working memory).
-ENTRY_BLOCK = 1 << 21
-
-
-def _runs(cum: np.ndarray, size: int) -> list[tuple[int, int]]:
-    """Ranges [lo, hi) of positions whose increments (``cum`` is their running sum) add to about ``size``."""
-    out, lo = [], 0
-    while lo < len(cum):
-        base = cum[lo - 1] if lo else 0
-        hi = max(int(np.searchsorted(cum, base + size, side="right")), lo + 1)
-        out.append((lo, min(hi, len(cum))))
-        lo = hi
-    return out
 
 
 #: A k-NN step probes its sets in blocks of about this many candidates (each block one join against all
@@ -325,7 +359,7 @@ CANDIDATE_BLOCK, CANDIDATE_GROWTH = 1 << 23, 4
 def neighbor_lists(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, group_indptr: np.ndarray,
                    group_docs: np.ndarray, k: int, *, measure: Measure | str = "jaccard",
                    floor: Threshold | None = None, jobs: int | None = None,
-                   progress: Callable[[int, int], None] | None = None) -> NeighborLists:
+                   progress: Callable[[int, int], None] | None = None, block_pairs: int = 1 << 22) -> NeighborLists:
     """The K + 1 best partner documents of every distinct set, at or above ``floor`` (any shared token
     when None); ``group_indptr``, ``group_docs`` as in :class:`allpairs.order.OrderedSets`.
 
@@ -337,11 +371,16 @@ def neighbor_lists(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, grou
     right side), so that done sets probe no more; a step that should read
     many candidates probes the sets left in blocks (:data:`CANDIDATE_BLOCK`).
     ``progress(done, total)`` is told the sets done before each join, and at the end.
+    Each join's pairs come ``block_pairs`` at a time, and only each set's
+    K + 1 best entries are kept from block to block: memory in (K + 1) entries
+    a set and a block, never in all the pairs of a low threshold.
     """
     m_row = get_measure(measure)
     sizes = np.diff(indptr)
     m = len(sizes)
     group = np.diff(group_indptr).astype(np.int64)
+    doc_size = np.zeros(int(group_docs.max()) + 1 if len(group_docs) else 0, np.int64)  # each document's set size
+    doc_size[group_docs] = np.repeat(sizes, group)
     low = floor if floor is not None else lowest_threshold(m_row, int(sizes.max()) if m else 1)
     undone = np.ones(m, bool)
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -366,26 +405,28 @@ def neighbor_lists(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, grou
             if len(part) < m:
                 sides = np.full(m, RIGHT_SIDE, np.int64)
                 sides[part] = LEFT_SIDE | RIGHT_SIDE
-            found = prefix_join(indptr, tokens, num_tokens, t, measure=m_row, sides=sides, jobs=jobs)
-            step_candidates += found.candidates
-            set_pairs += int((~(earlier[found.left] | earlier[found.right])).sum())
             mine = np.zeros(m, bool)
             mine[part] = True
-            if t == low:
-                done = mine
-            else:  # partner documents at or above t: identical ones, and those of the pairs found
-                partners = (group - 1 + np.bincount(found.left, group[found.right], minlength=m)
+            # Each set of the part starts with its own documents (similarity 1); every block of the join's
+            # pairs then adds its partners' and the K + 1 best of each set are kept: memory in the sets.
+            own = part.astype(np.int64)
+            kept = _best_entries([_documents_of(own, own, sizes[own].astype(np.int32), group_indptr, group_docs, k)],
+                                 sizes, doc_size, k, m_row)
+            partners = group - 1
+            for found in prefix_join_blocks(indptr, tokens, num_tokens, t, block_pairs=block_pairs, measure=m_row,
+                                            sides=sides, jobs=jobs):
+                step_candidates += found.candidates
+                set_pairs += int((~(earlier[found.left] | earlier[found.right])).sum())
+                partners = (partners + np.bincount(found.left, group[found.right], minlength=m)
                             + np.bincount(found.right, group[found.left], minlength=m))
-                done = mine & (partners >= k)
-            # The sets done, a run at a time: the entries of about ENTRY_BLOCK pairs at once, not of all.
-            degree = np.bincount(found.left, minlength=m) + np.bincount(found.right, minlength=m)
-            run = np.cumsum(np.where(done, degree + 1, 0))
-            for lo, hi in _runs(run, ENTRY_BLOCK):
-                wanted = done.copy()
-                wanted[:lo] = False
-                wanted[hi:] = False
-                parts.append(_best_entries(found, sizes, group_indptr, group_docs, k, m_row, wanted))
-            del found, degree, run
+                kept = _best_entries([kept, _entries(found, group_indptr, group_docs, k, mine)], sizes, doc_size, k,
+                                     m_row)
+                del found
+            # Partner documents at or above t: identical ones, and those of the pairs found.
+            done = mine if t == low else mine & (partners >= k)
+            src, doc, ov = kept
+            take = done[src]
+            parts.append((src[take], doc[take], ov[take]))
             undone &= ~done
             earlier[part] = True
         candidates += step_candidates

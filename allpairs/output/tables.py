@@ -13,7 +13,7 @@ columns (text as strings, counts as int64, similarities as float64).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import BinaryIO, Sequence
+from typing import BinaryIO, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -128,6 +128,56 @@ def _arrow(values: Sequence, kind: str, pa):
     if kind == "int":
         return pa.array(np.asarray(values, np.int64))
     return pa.array(np.asarray([float(v) for v in values] if kind == "number" else values, np.float64))
+
+
+def write_parquet_groups(out: BinaryIO, groups: Iterable[Sequence[Column]],
+                         progress: Callable[[int], None] | None = None) -> int:
+    """A Parquet file of one row group per item of ``groups`` (each the table's columns for its rows), written
+    to ``out`` as it goes: the bytes ``pyarrow.parquet.write_table`` gives for the whole table when every
+    group but the last has :data:`ROW_GROUP` rows. ``progress(rows)`` after each group; returns the rows."""
+    pa, pq = pyarrow_modules()
+    writer = None
+    sink = _Forward(out)
+    n = 0
+    for columns in groups:
+        table = pa.table({c.name: _arrow(c.values, c.kind, pa) for c in columns})
+        if writer is None:
+            writer = pq.ParquetWriter(sink, table.schema)
+        writer.write_table(table)
+        n += table.num_rows
+        if progress is not None:
+            progress(n)
+    if writer is not None:
+        writer.close()
+    return n
+
+
+#: Rows of a Parquet row group: pyarrow's default (``write_table`` cuts a table into groups of this many).
+ROW_GROUP = 1 << 20
+
+
+class _Forward:
+    """A file for pyarrow's writer that hands each write on to ``out`` (a stream that only writes)."""
+
+    closed = False
+
+    def __init__(self, out: BinaryIO):
+        self.out = out
+        self.position = 0
+
+    def write(self, data) -> int:
+        self.out.write(bytes(data))
+        self.position += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self.position
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
 
 
 def _write_parquet(out: BinaryIO, columns: Sequence[Column]) -> None:

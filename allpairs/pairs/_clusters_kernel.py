@@ -16,14 +16,14 @@ def _find(parent, v):
 
 
 @kernel
-def components(m, left, right):
-    """Each set's component, named by its smallest member (int32 (m,)), joining ``left[k]`` and ``right[k]``.
+def union_sets(parent, left, right):
+    """Join the components of ``left[k]`` and ``right[k]`` in the forest ``parent`` (int32 (m,), each root its
+    component's smallest member), in place: pairs may come a block at a time.
 
     Tarjan, "Efficiency of a good but not linear set union algorithm", JACM 1975.
     The smaller root always becomes the parent, so the names do not depend on
     the order of the pairs.
     """
-    parent = np.arange(m).astype(np.int32)
     for k in range(left.shape[0]):
         a = _find(parent, left[k])
         b = _find(parent, right[k])
@@ -31,6 +31,20 @@ def components(m, left, right):
             parent[b] = a
         elif b < a:
             parent[a] = b
-    for s in range(m):
+
+
+@kernel
+def flatten(parent):
+    """Point every set of the forest ``parent`` at its root, in place: each set's component, named by its
+    smallest member."""
+    for s in range(parent.shape[0]):
         parent[s] = _find(parent, s)
     return parent
+
+
+@kernel
+def components(m, left, right):
+    """Each set's component, named by its smallest member (int32 (m,)), joining ``left[k]`` and ``right[k]``."""
+    parent = np.arange(m).astype(np.int32)
+    union_sets(parent, left, right)
+    return flatten(parent)

@@ -13,9 +13,10 @@ from typing import BinaryIO, Iterator, Sequence
 
 import numpy as np
 
-from ._clusters_kernel import components
+from ._clusters_kernel import components, flatten, union_sets
 from .._plural import count
 from ..errors import UsageError
+from ..order import OrderedSets
 from ..output.escape import csv_field, json_field, tsv_field
 from .result import FORMATS, Pairs, sequence_item
 from ..output.tables import Column, carried, write_table
@@ -134,11 +135,36 @@ def find_clusters(pairs: Pairs, ids: Sequence | None = None) -> Clusters:
         raise UsageError("clusters are for a self-join; drop {{against}} or {{clusters=True}}", param="clusters")
     s = pairs.sets
     comp = components(s.num_sets, pairs.set_left, pairs.set_right)
-    has_edge = np.zeros(s.num_sets, bool)
-    has_edge[pairs.set_left] = True
-    has_edge[pairs.set_right] = True
-    # Documents of a set linked to nothing are alone unless identical documents pair.
-    linked = has_edge | pairs.group_ok
+    linked = pairs.group_ok.copy()  # documents of a set linked to nothing are alone unless identical ones pair
+    linked[pairs.set_left] = True
+    linked[pairs.set_right] = True
+    return clusters_of(s, comp, linked, ids)
+
+
+class SetUnion:
+    """Union–find over the distinct sets as pairs stream past: memory in the sets, not in the pairs.
+
+    :meth:`add` a block of pairs of distinct sets at a time; :meth:`clusters`
+    gives what :func:`find_clusters` gives for all of them at once.
+    """
+
+    def __init__(self, sets: OrderedSets, group_ok: np.ndarray):
+        self.sets = sets
+        self.parent = np.arange(sets.num_sets, dtype=np.int32)
+        self.linked = np.asarray(group_ok, np.bool_).copy()
+
+    def add(self, left: np.ndarray, right: np.ndarray) -> None:
+        union_sets(self.parent, left, right)
+        self.linked[left] = True
+        self.linked[right] = True
+
+    def clusters(self, ids: Sequence | None = None) -> Clusters:
+        return clusters_of(self.sets, flatten(self.parent), self.linked, ids)
+
+
+def clusters_of(s: OrderedSets, comp: np.ndarray, linked: np.ndarray, ids: Sequence | None) -> Clusters:
+    """The clusters of two or more documents, from each distinct set's component (``comp``, named by its
+    smallest member) and whether its documents are linked to any (``linked``)."""
     doc = np.flatnonzero(s.doc_set >= 0)
     doc = doc[linked[s.doc_set[doc]]]
     label = comp[s.doc_set[doc]]

@@ -29,6 +29,9 @@ FORMATS = ("tsv", "csv", "jsonl")
 #: Decimal places of the printed similarity (truncated, never rounded up).
 DECIMALS = 6
 
+#: Pairs rendered at a time: a chunk's text (about 90 bytes a pair with --lines) is held twice while written.
+WRITE_CHUNK = 1 << 18
+
 #: About the length of one written pair (two ids, a similarity): the unit in which the
 #: output's size decides how its kernels run (see :func:`allpairs._kernels.jit.kernels_for`).
 BYTES_PER_PAIR = 32
@@ -99,6 +102,11 @@ class PairChunk:
 
     def __len__(self) -> int:
         return len(self.left)
+
+    def slice(self, lo: int, hi: int) -> PairChunk:
+        """Rows [lo, hi) of the chunk."""
+        return PairChunk(self.left[lo:hi], self.right[lo:hi], self.overlap[lo:hi], self.left_size[lo:hi],
+                         self.right_size[lo:hi], None if self.estimate is None else self.estimate[lo:hi])
 
 
 #: Pairs counted at a time by :func:`_products`.
@@ -305,7 +313,11 @@ class Pairs:
         return f"<Pairs: {count(len(self), 'document pair')} from {count(self.num_set_pairs, 'pair')} of distinct sets>"
 
     def _columns(self, ids: Sequence | None, measure: Measure | str | None) -> dict[str, np.ndarray | list]:
-        chunks = list(self.chunks())
+        return self._columns_of(list(self.chunks()), ids, measure)
+
+    def _columns_of(self, chunks: list[PairChunk], ids: Sequence | None, measure: Measure | str | None
+                    ) -> dict[str, np.ndarray | list]:
+        """The columns of :meth:`to_pandas` for the pairs of ``chunks``."""
 
         def cat(name: str, dtype) -> np.ndarray:
             return np.concatenate([getattr(c, name) for c in chunks]) if chunks else np.zeros(0, dtype)
@@ -438,12 +450,15 @@ class PairWriter:
                                   num, den)
         return buf.tobytes()
 
-    def write(self, pairs: Pairs, out: BinaryIO) -> int:
-        """Write every pair to the binary stream ``out``; return the number written."""
+    def write(self, pairs: Pairs, out: BinaryIO, progress: Callable[..., None] | None = None) -> int:
+        """Write every pair to the binary stream ``out``; return the number written. ``progress(stage,
+        done, total, detail)`` is told the pairs written after each chunk."""
         if self.header:
             out.write(utf8(self.header))
         n = 0
-        for chunk in pairs.chunks():
+        for chunk in pairs.chunks(WRITE_CHUNK):
             out.write(self.render(chunk, pairs.sets.doc_size))
             n += len(chunk)
+            if progress is not None:
+                progress("write", n, len(pairs), f"{n:,} pairs")
         return n

@@ -2,22 +2,23 @@
 ranked joins (top-k pairs, k nearest neighbours)."""
 from __future__ import annotations
 
-from __future__ import annotations
-
 
 import numpy as np
 
-from ..errors import UsageError
-from ..exact import prefix_join
+from ..errors import AllPairsError, UsageError
 from ..exact.topk import check_k, neighbor_lists, top_set_pairs
-from ..exact.prefix import LEFT_SIDE, RIGHT_SIDE, join_plan, per_size
+from ..exact.prefix import LEFT_SIDE, RIGHT_SIDE, SetPairs, join_plan, per_size, prefix_join_blocks
 from .._kernels.jit import kernel_mode
 from ..measures import Measure, Threshold
 from ..order import OrderedSets
+from ..output import spill as spill_module
+from ..output.spill import PairRuns, size_text
 from ..pairs import Pairs
+from ..pairs.clusters import SetUnion
 from ..pairs.ranked import NeighborPairs, ranked_pairs
 from .._plural import count
-from .stats import Progress, Stats
+from ..pairs.streamed import CountedPairs, SpilledPairs
+from .stats import Progress, Stats, available_memory
 
 
 
@@ -62,13 +63,17 @@ def check_ranked(top: int | None, neighbors: int | None, measure: Measure, *, me
 
 
 def ranked_pairs_of(sets: OrderedSets, floor: Threshold | None, measure: Measure, *, top: int | None,
-                    neighbors: int | None, jobs: int, stats: Stats, progress: Progress | None = None):
+                    neighbors: int | None, jobs: int, stats: Stats, memory: int | None = None,
+                    progress: Progress | None = None):
     """Stages 4a and 5 for ``top`` or ``neighbors`` (:mod:`allpairs.exact.topk`): the pairs in their order,
     and the threshold of the last join run."""
     weight = np.diff(sets.group_indptr).astype(np.int64)
+    budget = memory if memory is not None else available_memory() // 2
+    block_pairs = max(1, budget // spill_module.SET_PAIR_BYTES)  # each join's pairs a block at a time
     if top is not None:
         found = top_set_pairs(sets.indptr, sets.tokens, sets.num_tokens, weight, top, measure=measure,
-                              floor=floor, jobs=jobs)
+                              floor=floor, jobs=jobs, first=sets.group_docs[sets.group_indptr[:-1]],
+                              block_pairs=block_pairs)
         pairs = ranked_pairs(sets, found, measure)
         stats.candidates = found.candidates
         ts = ", ".join(str(t) for t in found.thresholds) or "none (identical documents suffice)"
@@ -79,7 +84,7 @@ def ranked_pairs_of(sets: OrderedSets, floor: Threshold | None, measure: Measure
         stats.notes.append(f"top {top:,}: threshold joins at t = {ts}{kth}")
         return pairs, found.thresholds[-1] if found.thresholds else Threshold(1, 1)
     lists = neighbor_lists(sets.indptr, sets.tokens, sets.num_tokens, sets.group_indptr, sets.group_docs,
-                           neighbors, measure=measure, floor=floor, jobs=jobs,
+                           neighbors, measure=measure, floor=floor, jobs=jobs, block_pairs=block_pairs,
                            progress=(lambda d, n: progress("neighbors", d, n)) if progress else None)
     stats.candidates = lists.candidates
     ts = lists.thresholds
@@ -96,22 +101,111 @@ def _much_join(sets: OrderedSets, t: Threshold, measure: Measure) -> bool:
 
 
 def exact_pairs(sets: OrderedSets, t: Threshold, measure: Measure, *, n_left: int | None = None,
-                jobs: int | None = None, progress: Progress | None = None):
-    """Stages 4a and 5 of the exact path, self or R–S: the prefix-filter join of the distinct sets.
+                jobs: int | None = None, progress: Progress | None = None, memory: int | None = None,
+                count: bool = False, spill=None, union: SetUnion | None = None):
+    """Stages 4a and 5 of the exact path, self or R–S: the prefix-filter join of the distinct sets, a block at a time.
 
     For an R–S join, documents ``0 .. n_left - 1`` are the left side; each
-    distinct set is marked with the sides its documents lie on. Returns the
-    pairs and the :class:`~allpairs.exact.prefix.SetPairs` they came from.
+    distinct set is marked with the sides its documents lie on. The probe hands
+    its pairs over in blocks of about ``memory`` bytes
+    (:func:`allpairs.exact.prefix.prefix_join_blocks`; ``None``: half the
+    memory available). ``count``: each block is counted (identical documents
+    by arithmetic) and dropped. Else the pairs are kept; past the budget they
+    are spilled to sorted runs in a directory beside ``spill`` (True: in
+    ``TMPDIR``) or, with ``spill`` None, the join stops with one line. ``union``
+    takes every block's pairs as they pass (clusters). Returns the pairs
+    (:class:`Pairs`, :class:`SpilledPairs` or :class:`CountedPairs`) and the
+    number of candidates verified.
     """
     sides = None
     if n_left is not None:
         on_left, on_right = sets.doc_set[:n_left], sets.doc_set[n_left:]
         sides = (np.where(np.bincount(on_left[on_left >= 0], minlength=sets.num_sets) > 0, LEFT_SIDE, 0)
                  | np.where(np.bincount(on_right[on_right >= 0], minlength=sets.num_sets) > 0, RIGHT_SIDE, 0))
-    found = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, measure=measure, sides=sides, jobs=jobs,
-                        progress=(lambda d, n: progress("join", d, n)) if progress else None)
-    # Identical documents are a pair when a set reaches t with itself (not, for overlap k, below k tokens).
-    group_ok = per_size(lambda s: int(measure.accept(t, s, s, s)), np.diff(sets.indptr)).astype(bool)
-    pairs = Pairs(sets, found.left, found.right, found.overlap, directions=found.directions, n_left=n_left,
-                  group_ok=group_ok)
-    return pairs, found
+    group_ok = group_ok_of(sets, t, measure)
+    budget = memory if memory is not None else available_memory() // 2
+    block_pairs = max(1, budget // spill_module.SET_PAIR_BYTES)
+    if count:  # a block is counted and dropped: a larger one buys nothing
+        block_pairs = min(block_pairs, COUNT_BLOCK)
+    none_ok = np.zeros(sets.num_sets, np.bool_)
+
+    def pairs_of(found: SetPairs, identical: bool) -> Pairs:
+        return Pairs(sets, found.left, found.right, found.overlap, directions=found.directions, n_left=n_left,
+                     group_ok=group_ok if identical else none_ok)
+
+    held: list[SetPairs] = []
+    n_held = set_pairs = candidates = 0
+    total = 0
+    runs = None
+    done = [0, 1]  # probe cost done and in all, for the progress line and a full disk's estimate
+
+    def detail() -> str:
+        text = f"{set_pairs:,} pairs of distinct sets"
+        return text + (f", {size_text(runs.bytes)} spilled" if runs is not None else "")
+
+    def tick(d: int, n: int) -> None:
+        done[:] = d, max(n, 1)
+        if progress is not None:
+            progress("join", d, n, detail())
+
+    def spill_held() -> None:
+        nonlocal held, n_held
+        if not held:
+            return
+        found = concatenate_set_pairs(held)
+        held, n_held = [], 0
+        runs.add(pairs_of(found, not runs.runs).chunks())
+
+    for block in prefix_join_blocks(sets.indptr, sets.tokens, sets.num_tokens, t, block_pairs=block_pairs,
+                                    measure=measure, sides=sides, jobs=jobs, progress=tick):
+        candidates += block.candidates
+        set_pairs += len(block.left)
+        if union is not None:
+            union.add(block.left, block.right)
+        if count:
+            total += len(pairs_of(block, False))
+            continue
+        held.append(block)
+        n_held += len(block.left)
+        if n_held > block_pairs:
+            if spill is None:
+                raise AllPairsError(
+                    f"the join reached {set_pairs:,} pairs of distinct sets, more than memory={size_text(budget)} "
+                    f"holds ({spill_module.SET_PAIR_BYTES} bytes each); raise the threshold, count them "
+                    "(count=True), read them from disk a chunk at a time (spill=True, then res.pairs.chunks()), "
+                    "or write them with the command line's -o")
+            if runs is None:
+                runs = PairRuns(None if spill is True else spill, memory=budget,
+                                needed=lambda so_far: int(so_far * done[1] / max(done[0], 1)))
+            spill_held()
+    if progress is not None:  # the last block's pairs
+        progress("join", done[0], done[1], detail())
+    if count:
+        total += len(pairs_of(SetPairs(*(np.zeros(0, np.int32),) * 3, 0,
+                                       None if measure.symmetric else np.zeros(0, np.uint8)), True))
+        return CountedPairs(sets, total, set_pairs, n_left), candidates
+    if runs is None:
+        return pairs_of(concatenate_set_pairs(held), True), candidates
+    spill_held()
+    return SpilledPairs(sets, runs, len(runs), set_pairs, budget, n_left), candidates
+
+
+#: Pairs of distinct sets counted at a time (``count=True``): blocks this large cost nothing to hand over.
+COUNT_BLOCK = 1 << 20
+
+
+def group_ok_of(sets: OrderedSets, t: Threshold, measure: Measure) -> np.ndarray:
+    """Whether identical documents of each distinct set are a pair: when the set reaches t with itself
+    (not, for overlap k, below k tokens)."""
+    return per_size(lambda s: int(measure.accept(t, s, s, s)), np.diff(sets.indptr)).astype(bool)
+
+
+def concatenate_set_pairs(blocks: list[SetPairs]) -> SetPairs:
+    """Consecutive blocks of pairs as one (``blocks`` is emptied); one block is taken as it is."""
+    if len(blocks) == 1:
+        return blocks.pop()
+    cols = [np.concatenate([getattr(b, f) for b in blocks]) for f in ("left", "right", "overlap")]
+    directions = None if blocks[0].directions is None else np.concatenate([b.directions for b in blocks])
+    candidates = sum(b.candidates for b in blocks)
+    blocks.clear()
+    return SetPairs(*cols, candidates, directions)

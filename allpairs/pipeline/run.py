@@ -3,21 +3,28 @@ from __future__ import annotations
 
 from __future__ import annotations
 
+import os
 from typing import Iterable, Mapping, Sequence
 
+
+import numpy as np
 
 from ..corpus import Corpus
 from ..errors import EmptyCorpusError, UsageError
 from .._kernels.jit import kernels_for, resolve_jobs
 from ..lsh import MAX_EXPAND
 from ..measures import Threshold, get_measure, parse_threshold
-from ..pairs.clusters import find_clusters
+from .._plural import count as count_of
+from ..output.spill import parse_memory, size_text
+from ..pairs.clusters import SetUnion, find_clusters
+from ..pairs.streamed import SpilledPairs
 from ..shingles import ShingleSpec
-from .stats import Progress, Stats, peak_memory, timed
+from .stats import Progress, Stats, peak_memory, timed, with_detail
 from .result import JoinResult
 from .front import as_corpus, merge_corpora, input_bytes, shingle_corpus
 from .lsh_path import lsh_settings, lsh_pairs, MIN_ESTIMATE_BITS
-from .exact_path import exact_pairs, check_ranked, ranked_pairs_of, _much_join
+from ..exact.topk import lowest_threshold
+from .exact_path import exact_pairs, check_ranked, group_ok_of, ranked_pairs_of, _much_join
 
 
 METHODS = ("exact", "lsh")
@@ -32,7 +39,8 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
          max_bucket: int | None = None, max_expand: int | None = MAX_EXPAND, verify: str = "exact",
          measure: str = "jaccard", against: Corpus | Sequence[str] | Sequence[Iterable] | None = None,
          clusters: bool = False, progress: Progress | None = None, ids: Sequence | None = None,
-         against_ids: Sequence | None = None) -> JoinResult:
+         against_ids: Sequence | None = None, count: bool = False, memory: int | str | None = None,
+         spill: str | os.PathLike | bool | None = None) -> JoinResult:
     """Every pair of documents whose shingle sets have similarity >= threshold (Jaccard unless ``measure`` says).
 
     With ``method="exact"`` (the default) the answer is exact: a prefix-filter
@@ -98,12 +106,30 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
     clusters : bool
         Also find the connected components of the pairs with two or more
         documents (:attr:`JoinResult.clusters`); self-joins only.
-    progress : callable(stage, done, total), optional
+    progress : callable(stage, done, total[, detail]), optional
+        Told how far each long stage is; a callback of four parameters also
+        gets a line of detail (the pairs found so far, the bytes spilled).
     ids : sequence, optional
         One id per document of a list (all different), used in ``res.ids``
         and by the writers; default the positions 0, 1, 2, ...
     against_ids : sequence, optional
         The same for ``against`` when it is a list.
+    count : bool
+        Count the pairs, keep none: ``len(res.pairs)`` is their number, in
+        memory that does not grow with them (exact path; with ``clusters``,
+        the clusters are found by union–find as the pairs pass).
+    memory : int (bytes) or str ("512M", "2G"), optional
+        What the pairs of distinct sets may take at once (about 48 bytes
+        each; ``top`` and ``neighbors`` keep their best a block of this size
+        at a time), default half the memory available when the join starts.
+        Past it the pairs are spilled (``spill``), or the join stops with an
+        :class:`AllPairsError` before it would exhaust the memory.
+    spill : directory, or True for ``TMPDIR``, optional
+        Where pairs past ``memory`` go, as sorted runs in a temporary
+        directory made there; ``res.pairs`` then reads them back in order a
+        chunk at a time (``res.pairs.chunks()``, iteration, the writers: the
+        same pairs in the same order) and ``res.pairs.close()`` removes them
+        (done too at exit and when the result is collected). Exact path.
     """
     m = get_measure(measure)
     ranked = check_ranked(top, neighbors, m, method=method, against=against, clusters=clusters)
@@ -137,6 +163,14 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
                              param="bits")
     elif verify != "exact":
         raise UsageError("{{verify=estimate}} goes with {{method=lsh}}", param="verify")
+    budget = None if memory is None else parse_memory(memory)
+    if spill is not None and spill is not True and not os.path.isdir(spill):
+        raise UsageError(f"{{{{spill={os.fsdecode(spill)}}}}} is not a directory; give one to hold the spilled pairs, "
+                         "or {{spill=True}} for TMPDIR", param="spill")
+    if count and ranked is not None:
+        raise UsageError(f"{{{{count=True}}}} goes with a threshold join; {{{{{ranked}}}}} gives the pairs themselves",
+                         param="count")
+    progress = with_detail(progress)
     corpus = as_corpus(data, ids)
     n_left = None
     if against is not None:
@@ -148,25 +182,37 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         n_left = len(corpus)
         corpus = merge_corpora(corpus, other)
     stats = Stats()
+    union = None
     # A small input runs the kernels as plain Python: no numba to import, no kernels to load.
     with kernels_for(input_bytes(corpus)):
         sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
                                      stats=stats, progress=progress, ranked=info is None, jobs=jobs)
         if ranked is not None:
-            with timed(stats, "join"), kernels_for(None if _much_join(sets, t or Threshold(1, 2), m) else 0):
+            # The joins may go down to the floor, or without one to the lowest threshold: judge the work there.
+            lowest = t or lowest_threshold(m, int(np.diff(sets.indptr).max()) if sets.num_sets else 1)
+            with timed(stats, "join"), kernels_for(None if _much_join(sets, lowest, m) else 0):
                 pairs, t = ranked_pairs_of(sets, t, m, top=top, neighbors=neighbors, jobs=jobs, stats=stats,
-                                           progress=progress)
+                                           memory=budget, progress=progress)
         elif info is None:
+            union = SetUnion(sets, group_ok_of(sets, t, m)) if clusters else None
             with timed(stats, "join"), kernels_for(None if _much_join(sets, t, m) else 0):
-                pairs, found = exact_pairs(sets, t, m, n_left=n_left, jobs=jobs, progress=progress)
-            stats.candidates = found.candidates
+                pairs, stats.candidates = exact_pairs(sets, t, m, n_left=n_left, jobs=jobs, progress=progress,
+                                                      memory=budget, count=count, spill=spill, union=union)
+            if isinstance(pairs, SpilledPairs):
+                runs = pairs.runs
+                stats.notes.append(f"the pairs went past the memory budget ({size_text(pairs.memory)}): "
+                                   f"{count_of(runs.made, 'sorted run')}, {size_text(runs.bytes)} spilled in "
+                                   f"{runs.root} and merged back in order")
         else:
             stats.notes.append(info.describe())
             pairs, _ = lsh_pairs(sets, t, info, verify=verify, jobs=jobs, stats=stats)
         stats.set_pairs = pairs.num_set_pairs
         stats.pairs = len(pairs)
         found_clusters = None
-        if clusters:
+        if union is not None:
+            with timed(stats, "clusters"):
+                found_clusters = union.clusters(ids=corpus.ids)
+        elif clusters:
             with timed(stats, "clusters"):
                 if progress:
                     progress("clusters", 0, 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from __future__ import annotations
 
+import inspect
 import resource
 import sys
 import time
@@ -16,8 +17,47 @@ from typing import Callable
 
 
 
-#: progress(stage, done, total): called now and then during long stages.
-Progress = Callable[[str, int, int], None]
+#: progress(stage, done, total[, detail]): called now and then during long stages; ``detail`` (text: the pairs
+#: found so far, the bytes spilled) goes only to a callback that takes a fourth argument.
+Progress = Callable[..., None]
+
+
+def with_detail(progress: Callable[..., None] | None) -> Callable[[str, int, int, str], None] | None:
+    """``progress`` called with a stage's detail when it takes four arguments, without it when three."""
+    if progress is None:
+        return None
+    try:
+        inspect.signature(progress).bind("stage", 0, 0, "")
+    except (TypeError, ValueError):  # three parameters, or no signature to read (a builtin)
+        return lambda stage, done, total, detail="": progress(stage, done, total)
+    return progress
+
+
+def available_memory() -> int:
+    """Bytes this process may still take: the least of the memory the system has available
+    (``MemAvailable``), the cgroup's limit less its use, and the address-space limit less the address
+    space taken (Linux; elsewhere 4 GiB)."""
+    room = []
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    room.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max") as f:
+            limit = f.read().strip()
+        if limit != "max":
+            with open("/sys/fs/cgroup/memory.current") as f:
+                room.append(int(limit) - int(f.read()))
+    except (OSError, ValueError):
+        pass
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        room.append(soft - (process_status("VmSize") or 0))
+    return max(min(room), 0) if room else 4 << 30
+
 
 
 @dataclass
