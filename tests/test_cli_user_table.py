@@ -201,7 +201,7 @@ def stages(monkeypatch):
 
     seen: list[str] = []
     monkeypatch.setattr(_app.Messages, "is_terminal", property(lambda self: True))
-    monkeypatch.setattr(_app.Bar, "__call__", lambda self, stage, done, total: seen.append(stage)
+    monkeypatch.setattr(_app.Bar, "__call__", lambda self, stage, done, total, detail="": seen.append(stage)
                         if self.enabled else None)
     return seen
 

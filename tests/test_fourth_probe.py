@@ -421,7 +421,7 @@ def test_index_add_of_a_table_without_the_index_columns_is_refused_naming_them(t
     f = tmp_path / "b.csv"
     f.write_text("id,text\n3,a b c\n")
     r = run("index", "add", kept_index, "--csv", f)
-    assert r.exit_code == 1, r.stderr
+    assert r.exit_code == 2, r.stderr  # a column named but not there: a usage error, as for --text-col
     assert "'z'" in r.stderr, r.stderr
 
 

@@ -211,7 +211,11 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         found_clusters = None
         if union is not None:
             with timed(stats, "clusters"):
+                if progress:
+                    progress("clusters", 0, 1)
                 found_clusters = union.clusters(ids=corpus.ids)
+                if progress:
+                    progress("clusters", 1, 1)
         elif clusters:
             with timed(stats, "clusters"):
                 if progress:
