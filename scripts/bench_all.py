@@ -12,7 +12,8 @@ script prints and takes one figure from it, so that each row can be
 reproduced alone. Ratios are the peer's time over allpairs' (above 1:
 allpairs is faster). The load average (1 minute) is read before and after
 each row. ``--markdown FILE`` writes the whole page atomically (a temporary
-file beside it, renamed); without it the table goes to stdout. Progress and
+file beside it, renamed), keeping the sections (``## ...``) that other
+benchmarks wrote after its table; without it the table goes to stdout. Progress and
 the scripts' own output go to stderr.
 """
 from __future__ import annotations
@@ -204,6 +205,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown is None:
         sys.stdout.write(text)
         return 0
+    # The page's own sections (## ...), written by other benchmarks' runs, are kept as they are.
+    old = args.markdown.read_text(encoding="utf-8") if args.markdown.exists() else ""
+    kept = old.find("\n## ")
+    if kept >= 0:
+        text += old[kept:]
     tmp = args.markdown.with_name(args.markdown.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, args.markdown)

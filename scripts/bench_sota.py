@@ -205,9 +205,11 @@ def count_workload(name: str, path: Path, raw: Path, exe: Path, thresholds: list
         subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(region), str(source)], check=True)
     counts: dict[str, dict[str, tuple]] = {t: {} for t in thresholds}
     prefix = folder / f"{name}.callgrind"
+    env = {**env, "ALLPAIRS_KERNELS": "jit"}
+    # Once without valgrind first: numba compiles the kernels into its cache (under valgrind: many minutes).
+    measure([sys.executable, __file__, "--join-stage", str(path), thresholds[-1], "1"], env)
     run = measure(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={prefix}",
-                   sys.executable, __file__, "--count-stage", str(region), str(path), *thresholds],
-                  {**env, "ALLPAIRS_KERNELS": "jit"})
+                   sys.executable, __file__, "--count-stage", str(region), str(path), *thresholds], env)
     dumps = callgrind_dumps(prefix)
     for line in run.out.splitlines():
         got = json.loads(line)
