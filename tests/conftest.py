@@ -80,7 +80,8 @@ BOTH_KERNELS = {
     "test_compat": ("test_all_pairs_gives_set_similarity_searchs_pairs_in_its_order_with_its_values_and_types",
                     "test_queries_give_set_similarity_searchs_results_in_its_order_with_its_values_and_types"),
     "test_join_kernels": ("test_merge_counts_the_exact_overlap_whenever_it_reaches_alpha_and_stays_below_otherwise",
-                          "test_gallop_finds_the_first_entry_not_below_x_as_bisect_does"),
+                          "test_gallop_finds_the_first_entry_not_below_x_as_bisect_does",
+                          "test_a_join_of_near_copies_of_long_sets_equals_brute_force_at_the_extreme_thresholds"),
     "test_api": ("test_pairs_index_and_slice_like_the_list_they_stand_for", "test_a_pair_gives_a_fraction_and_plain_data_for_json"),
 }
 
@@ -100,7 +101,8 @@ JIT_TOO = {
     "test_compat": ("test_queries_give_set_similarity_searchs_results_in_its_order_with_its_values_and_types",),
     "test_cli_fuzz": ("test_cli_fuzz_one_line_right_exit_code_no_traceback_no_stray_file",),
     "test_minhash": ("test_golden_signature_values_are_pinned",),
-    "test_join_kernels": ("test_merge_counts_the_exact_overlap_whenever_it_reaches_alpha_and_stays_below_otherwise",),
+    "test_join_kernels": ("test_merge_counts_the_exact_overlap_whenever_it_reaches_alpha_and_stays_below_otherwise",
+                          "test_a_join_of_near_copies_of_long_sets_equals_brute_force_at_the_extreme_thresholds"),
 }
 
 

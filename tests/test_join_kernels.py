@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 import bisect
+from fractions import Fraction
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from allpairs.exact._kernel import gallop
 from allpairs.verify._kernel import merge
+
+import naive
+from test_exact import fast_pairs
 
 _sets = st.lists(st.integers(0, 40), max_size=30, unique=True).map(sorted)
 
@@ -48,3 +52,25 @@ def test_gallop_finds_the_first_entry_not_below_x_as_bisect_does(a, x, data):
     hi = data.draw(st.integers(lo, len(a)))
     got = gallop(np.array(a, np.int32), np.int64(lo), np.int64(hi), np.int32(x))
     assert got == bisect.bisect_left(a, x, lo, hi)
+
+
+@st.composite
+def _near_copies(draw):
+    """Long sets and near-copies of them (a few tokens swapped), of many sizes: long merges, runs of equal
+    sizes in the posting lists, size windows that start inside them."""
+    sets = []
+    for _ in range(draw(st.integers(1, 6))):
+        base = draw(st.sets(st.integers(0, 400), min_size=1, max_size=120))
+        sets.append(base)
+        for _ in range(draw(st.integers(0, 6))):
+            drop = draw(st.sets(st.sampled_from(sorted(base)), max_size=max(1, len(base) // 8)))
+            add = draw(st.sets(st.integers(0, 400), max_size=max(1, len(base) // 8)))
+            sets.append((base - drop) | add or base)
+    return [sorted(s) for s in sets]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_near_copies(), st.sampled_from([Fraction(999999999, 10**9), Fraction(1, 10**9), Fraction(1, 2),
+                                        Fraction(7, 10), Fraction(9, 10), Fraction(1)]))
+def test_a_join_of_near_copies_of_long_sets_equals_brute_force_at_the_extreme_thresholds(sets, t):
+    assert fast_pairs(sets, t) == naive.all_pairs(sets, t)
