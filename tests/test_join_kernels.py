@@ -5,6 +5,7 @@ import bisect
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ from test_exact import fast_pairs
 _sets = st.lists(st.integers(0, 40), max_size=30, unique=True).map(sorted)
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=400, deadline=None)
 @given(x=_sets, y=_sets, data=st.data())
 def test_merge_counts_the_exact_overlap_whenever_it_reaches_alpha_and_stays_below_otherwise(x, y, data):
@@ -45,6 +47,7 @@ def test_a_near_copy_of_a_long_set_is_merged_to_its_exact_overlap_at_every_alpha
     assert merge(tokens, 0, 1000, tokens, 1000, 2000, 0, 990) < 990
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=300, deadline=None)
 @given(a=st.lists(st.integers(0, 60), max_size=80).map(sorted), x=st.integers(-1, 62), data=st.data())
 def test_gallop_finds_the_first_entry_not_below_x_as_bisect_does(a, x, data):
@@ -69,6 +72,7 @@ def _near_copies(draw):
     return [sorted(s) for s in sets]
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_near_copies(), st.sampled_from([Fraction(999999999, 10**9), Fraction(1, 10**9), Fraction(1, 2),
                                         Fraction(7, 10), Fraction(9, 10), Fraction(1)]))
