@@ -23,6 +23,15 @@ threshold, ``--repeat`` rounds, each running in turn:
   the algorithm whose join step was fastest in the first round, and
   ``allpairs join --sets FILE -t T --count -q`` (one thread and the default).
 
+With ``--counts`` the same join steps are also counted in instructions,
+which load does not move (valgrind's callgrind, Debian's ``valgrind``): allpairs'
+join stage (one thread, numba's kernels loaded before the count starts) is
+wrapped in a small C function that switches callgrind's instrumentation on and
+off around it (``callgrind.h`` client requests: the start-up runs
+uninstrumented), every threshold in one process; each set_sim_join algorithm
+runs under callgrind collecting inside its ``preparerecords``, ``doindex`` and
+``dojoin`` only. Decide a kernel change on these, confirm on the medians.
+
 With ``--statistics`` the stat-counting build of set_sim_join (target
 ``set_sim_join``, built beside the other) is run once per algorithm and
 threshold for its ``candidatesVerify`` and ``indexEntriesSeen``.
@@ -36,7 +45,9 @@ under the same load; compare ratios). Pair counts must agree: a difference
 is reported (set_sim_join's bounds are in floating point; allpairs' are
 exact integers, checked against a brute-force oracle by the test suite).
 
-Workloads: ``kosarak-distinct`` (34,985 distinct Kosarak transactions),
+Workloads: ``licences`` (35,000 licence texts and near-copies as word:3
+shingle sets, :mod:`datasets.licences`: many near-duplicate documents),
+``kosarak-distinct`` (34,985 distinct Kosarak transactions),
 ``long-sets`` (this Python's standard library, ``*.py`` files as word:3
 shingle sets written by ``allpairs sets``: ~1,800 sets of thousands of
 tokens), ``go-sets`` (the Go 1.27.3 tree as code:5 sets), ``zipf-1m``
@@ -66,11 +77,26 @@ sys.path.insert(1, str(Path(__file__).resolve().parent))
 from _peers import exit_status, log  # noqa: E402
 from bench_front import allpairs_command, measure, sets_file  # noqa: E402
 
-BUILD = REPO_ROOT.parent / "shared" / "tools" / "build_set_sim_join.sh"
+#: The build script of the shared tools, beside the repository (or beside a worktree's parent folder).
+BUILD = next((p for p in (REPO_ROOT.parent / "shared", REPO_ROOT.parents[1] / "shared") if p.is_dir()),
+             REPO_ROOT.parent / "shared") / "tools" / "build_set_sim_join.sh"
 ALGORITHMS = {"allpairs": ["allpairs"], "ppjoin": ["ppjoin"], "mpjoin": ["ppjoin", "--mpjoin"],
               "groupjoin": ["groupjoin"]}
 JOIN_STEP = ("algoPrepRecs", "algoindex", "algojoin")
-WORKLOADS = ("kosarak-distinct", "long-sets", "go-sets", "zipf-1m")
+WORKLOADS = ("licences", "kosarak-distinct", "long-sets", "go-sets", "zipf-1m")
+#: Counted by ``--counts``: set_sim_join's join step, as its ``--timings`` splits it.
+SSJ_STEPS = ("*::preparerecords*", "*::doindex*", "*::dojoin*")
+#: The C function that switches callgrind on around allpairs' join stage (``--counts``).
+REGION_C = r"""
+#include <valgrind/callgrind.h>
+void counted_region(void (*stage)(void), const char *label) {
+    CALLGRIND_START_INSTRUMENTATION;
+    CALLGRIND_ZERO_STATS;
+    stage();
+    CALLGRIND_DUMP_STATS_AT(label);
+    CALLGRIND_STOP_INSTRUMENTATION;
+}
+"""
 
 
 def build_ssj(folder: Path, stat: bool) -> tuple[Path, Path, Path | None]:
@@ -88,6 +114,11 @@ def build_ssj(folder: Path, stat: bool) -> tuple[Path, Path, Path | None]:
 
 
 def workload_file(name: str, folder: Path) -> Path:
+    if name == "licences":
+        text, path = folder / "licences.txt", folder / "licences.sets"
+        measure([sys.executable, "-m", "datasets.licences", "-o", str(text)], {"PYTHONPATH": str(REPO_ROOT)})
+        measure(allpairs_command() + ["sets", "--lines", str(text), "-s", "word:3", "-o", str(path), "-q"])
+        return path
     if name != "long-sets":
         return sets_file(name, folder)
     path = folder / "long.sets"
@@ -119,6 +150,93 @@ def join_stage(path: str, threshold: str, jobs: int) -> None:
     s = res.stats
     print(json.dumps({"join": s.seconds["join"], "cpu": time.process_time() - t0, "candidates": s.candidates,
                       "pairs": s.pairs, "peak": s.peak_memory}))
+
+
+def count_stage(region: str, path: str, thresholds: list[str]) -> None:
+    """Child process under callgrind: allpairs' join stage at each threshold, counted between the client
+    requests of ``region`` (a shared object built from :data:`REGION_C`); its figures as JSON lines."""
+    import ctypes
+
+    from allpairs.corpus.documents import read_sets
+    from allpairs.exact import prefix_join
+    from allpairs.measures import MEASURES, Threshold
+    from allpairs.pipeline.exact_path import exact_pairs
+    from allpairs.pipeline.front import shingle_corpus
+    from allpairs.pipeline.stats import Stats
+
+    counted_region = ctypes.CDLL(region).counted_region
+    sets, _ = shingle_corpus(read_sets(path), None, normalize=True, min_shingles=1, stats=Stats(), progress=None,
+                             ranked=True, jobs=1)
+    for t in thresholds:
+        th = Threshold.parse(t)
+        k = min(100, sets.num_sets)  # every kernel of the path loaded (from numba's cache) before the count
+        prefix_join(sets.indptr[:k + 1], sets.tokens[:sets.indptr[k]], sets.num_tokens, th, jobs=1)
+        got = {}
+
+        @ctypes.CFUNCTYPE(None)
+        def stage():
+            pairs, found = exact_pairs(sets, th, MEASURES["jaccard"], jobs=1)
+            got.update(pairs=len(pairs), candidates=found.candidates)
+
+        counted_region(stage, f"t={t}".encode())
+        print(json.dumps({"t": t, **got}), flush=True)
+
+
+def callgrind_dumps(prefix: Path) -> dict[str, int]:
+    """Instructions of each callgrind dump ``prefix*`` by its trigger (a client request's label, or the end)."""
+    out = {}
+    for dump in sorted(prefix.parent.glob(prefix.name + "*")):
+        text = dump.read_text(errors="replace")
+        trigger = re.search(r"^desc: Trigger: (?:Client Request: )?(.*)$", text, re.M)
+        summary = re.search(r"^summary: (\d+)", text, re.M)
+        if trigger and summary:
+            out[trigger.group(1).strip()] = int(summary.group(1))
+        dump.unlink()
+    return out
+
+
+def count_workload(name: str, path: Path, raw: Path, exe: Path, thresholds: list[str], folder: Path,
+                   env: dict[str, str]) -> dict[str, dict[str, tuple]]:
+    """Instructions (pairs, candidates where known) of allpairs' join stage and each set_sim_join join step, per threshold."""
+    region = folder / "counted_region.so"
+    if not region.exists():
+        source = folder / "counted_region.c"
+        source.write_text(REGION_C)
+        subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(region), str(source)], check=True)
+    counts: dict[str, dict[str, tuple]] = {t: {} for t in thresholds}
+    prefix = folder / f"{name}.callgrind"
+    env = {**env, "ALLPAIRS_KERNELS": "jit"}
+    # Once without valgrind first: numba compiles the kernels into its cache (under valgrind: many minutes).
+    measure([sys.executable, __file__, "--join-stage", str(path), thresholds[-1], "1"], env)
+    run = measure(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={prefix}",
+                   sys.executable, __file__, "--count-stage", str(region), str(path), *thresholds], env)
+    dumps = callgrind_dumps(prefix)
+    for line in run.out.splitlines():
+        got = json.loads(line)
+        counts[got["t"]]["allpairs join --jobs 1"] = (dumps[f"t={got['t']}"], got["pairs"], got["candidates"])
+    for t in thresholds:
+        for algo, flags in ALGORITHMS.items():
+            run = measure(["valgrind", "--tool=callgrind", f"--callgrind-out-file={prefix}",
+                           *(f"--toggle-collect={f}" for f in SSJ_STEPS),
+                           str(exe), "--algorithm", *flags, "--threshold", t, "--input", str(raw)])
+            counts[t][f"ssj {algo}"] = (sum(callgrind_dumps(prefix).values()), ssj_figures(run.out)[0], None)
+        log(f"{name} t={t} counted: load {os.getloadavg()[0]:.1f}")
+    return counts
+
+
+def count_table(name: str, t: str, counts: dict[str, tuple], candidates: dict[str, int | None]) -> None:
+    """The instruction counts of one workload and threshold; set_sim_join's candidates from ``--statistics``."""
+    best = min(v[0] for k, v in counts.items() if k.startswith("ssj"))
+    print(f"#### {name}, t = {t}: instructions of the join step (callgrind)")
+    print()
+    print("| run | instructions (M) | ratio to ssj's best | pairs | candidates | per candidate |")
+    print("|---|---|---|---|---|---|")
+    for label, (ir, pairs, cand) in counts.items():
+        cand = candidates.get(label) if cand is None else cand
+        per = f"{ir / cand:,.0f}" if cand else "-"
+        print(f"| {label} | {ir / 1e6:,.1f} | {ir / best:.2f}× | {pairs:,} | {'-' if cand is None else f'{cand:,}'} "
+              f"| {per} |")
+    print()
 
 
 @dataclass
@@ -202,6 +320,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None and len(sys.argv) == 5 and sys.argv[1] == "--join-stage":
         join_stage(sys.argv[2], sys.argv[3], int(sys.argv[4]))
         return 0
+    if argv is None and len(sys.argv) >= 5 and sys.argv[1] == "--count-stage":
+        count_stage(sys.argv[2], sys.argv[3], sys.argv[4:])
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="rounds of every command (default 3)")
     ap.add_argument("--only", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
@@ -209,6 +330,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", nargs="+", type=int, default=[1, 2], help="threads of allpairs' join stage runs")
     ap.add_argument("--ssj", type=Path, default=Path("/tmp/set_sim_join"), help="set_sim_join's build folder")
     ap.add_argument("--statistics", action="store_true", help="also count set_sim_join's candidates")
+    ap.add_argument("--counts", action="store_true",
+                    help="also count the join steps' instructions under valgrind's callgrind (slow: minutes)")
+    ap.add_argument("--counts-only", action="store_true", help="only the counts, no timed rounds")
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
@@ -226,10 +350,22 @@ def main(argv: list[str] | None = None) -> int:
             raw = folder / f"{name}.raw"
             subprocess.run([str(exes[1]), str(path), str(raw)], check=True, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
-            for t in args.thresholds:
-                cells, best = run_workload(name, path, raw, exes, t, args, env, problems)
-                table(name, t, cells, best, os.getloadavg())
-                sys.stdout.flush()
+            cells_of = {}
+            if not args.counts_only:
+                for t in args.thresholds:
+                    cells, best = run_workload(name, path, raw, exes, t, args, env, problems)
+                    table(name, t, cells, best, os.getloadavg())
+                    cells_of[t] = cells
+                    sys.stdout.flush()
+            if args.counts or args.counts_only:
+                counts = count_workload(name, path, raw, exes[0], args.thresholds, folder, env)
+                for t in args.thresholds:
+                    candidates = {k: c.candidates for k, c in cells_of.get(t, {}).items()}
+                    exact = counts[t]["allpairs join --jobs 1"][1]
+                    problems += [f"{name} t={t}: {k} counted {v[1]:,} pairs, allpairs (exact) {exact:,}"
+                                 for k, v in counts[t].items() if v[1] != exact]
+                    count_table(name, t, counts[t], candidates)
+                    sys.stdout.flush()
     return exit_status(problems)
 
 

@@ -439,3 +439,17 @@ def test_products_are_pinned_short_and_their_relisted_copies_differ_in_case_or_p
     planted = synthetic.products_planted(n=500, seed=0)
     assert 60 <= len(planted) <= 140 and all(a < b for a, b in planted)
     assert any(rows[a][2] != rows[b][2] and rows[a][2].lower() == rows[b][2].lower() for a, b in planted)
+
+
+def test_licence_documents_are_the_base_texts_then_seeded_near_copies():
+    from datasets.licences import licence_documents
+
+    base = [[f"w{i}x{k}" for k in range(40)] for i in range(6)]
+    docs = licence_documents(300, seed=3, base=base)
+    assert docs == licence_documents(300, seed=3, base=base) != licence_documents(300, seed=4, base=base)
+    assert len(docs) == 300 and docs[:6] == [" ".join(words) for words in base]
+    words_of = [set(w for w in words) for words in base]
+    for doc in docs[6:]:
+        # A copy of a copy keeps most of its base text's words: at most one edit per 8 words each time.
+        assert max(len(set(doc.split()) & ws) for ws in words_of) >= 10
+    assert licence_documents(4, base=base) == [" ".join(words) for words in base[:4]]

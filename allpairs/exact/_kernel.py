@@ -144,15 +144,34 @@ def lower_bound(a, lo, hi, x):
 
 
 @kernel
+def gallop(a, lo, hi, x):
+    """:func:`lower_bound` found from the front: steps of 1, 2, 4, ... from ``lo``, then a binary search of the
+    last step (Bentley, Yao, "An almost optimal algorithm for unbounded searching", IPL 1976).
+
+    ``O(log d)`` for an answer ``d`` places in, one look when it is ``lo``:
+    the start of a posting list's size window is most often its first entry.
+    """
+    step = 1
+    while lo < hi and a[lo] < x:
+        top = min(lo + step, hi)
+        if a[top - 1] >= x:
+            return lower_bound(a, lo + 1, top - 1, x)
+        lo = top
+        step <<= 1
+    return lo
+
+
+@kernel
 def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_len, win_lo, win_hi, set_class,
                  compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at):
     """Pairs that reach α among probe sets ``lo <= x < hi`` and the sets ``win_lo[x] <= y < win_hi[x]``.
 
     The window is the size bound (and which of each pair probes: the later set
-    in a self-join, the earlier one in a containment join); only lists of a
-    class compatible with x's are read. Candidates are dropped before
-    verification unless their bitmap bound ``(|x| + |y| - popcount(b_x ^
-    b_y)) // 2`` (:func:`bitmaps`) reaches α. Each candidate left is verified
+    in a self-join, the earlier one in a containment join); its start in a
+    list is found from the list's front (:func:`gallop`: one look when no
+    entry is below it); only lists of a class compatible with x's are read.
+    Candidates are dropped before verification unless their bitmap bound
+    ``(|x| + |y| - popcount(b_x ^ b_y)) // 2`` (:func:`bitmaps`) reaches α. Each candidate left is verified
     at once, while x's tokens are in cache, by a merge that resumes after its
     last counted match and stops early (:func:`allpairs.verify._kernel.merge`):
     no candidate is written out.
@@ -164,7 +183,12 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
     α`` is passed over without a look at y's state, as MPJoin's shortened index
     prefix would (Ribeiro, Härder 2009): it is no first match, and it and every
     later match of y (deeper still) are counted by verification, which resumes
-    after the last match counted.
+    after the last match counted. Both bounds are worked out once per run of
+    equal sizes in a list (sorted by size), not per posting.
+
+    The entry point and its arguments are those of every caller (the
+    pipeline's tasks, the Spark engine's and any block-by-block driver):
+    any range ``lo:hi`` of probe sets may be passed, in any order of calls.
 
     Scratch, reused from call to call (a thread's own): ``state`` int32 (m, 4),
     column 0 zero (per set: the count A of prefix matches counted; left zero
@@ -194,23 +218,29 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
                 if not compat[cx, cy]:
                     continue
                 w = np.int64(tokens[xs + i]) * n_classes + cy
-                # Size bound: skip the sets below the window by binary search.
-                for k in range(lower_bound(post_set, list_ptr[w], list_ptr[w + 1], start_set), list_ptr[w + 1]):
+                # Size bound: skip the sets below the window, searched from the list's front.
+                # The list is sorted by size: α and the bounds below change only where |y| does.
+                last_size = -1
+                deepest = -1
+                for k in range(gallop(post_set, list_ptr[w], list_ptr[w + 1], start_set), list_ptr[w + 1]):
                     y = post_set[k]
                     if y >= stop_set:
                         break
                     size_y = post_size[k]
-                    if alpha_at[size_y] != x:
-                        alpha_at[size_y] = x
-                        alpha_of[size_y] = required_overlap(code, p, q, size_x, size_y)
-                    alpha = alpha_of[size_y]
-                    # A first common token lies in x's first |x| - α + 1; α grows with |y| along the list.
-                    if i > size_x - alpha:
-                        break
-                    j = post_pos[k]
+                    if size_y != last_size:
+                        last_size = size_y
+                        if alpha_at[size_y] != x:
+                            alpha_at[size_y] = x
+                            alpha_of[size_y] = required_overlap(code, p, q, size_x, size_y)
+                        alpha = alpha_of[size_y]
+                        # A first common token lies in x's first |x| - α + 1; α grows with |y| along the list.
+                        if i > size_x - alpha:
+                            break
+                        deepest = size_y - alpha
                     # Positional bound at a first match: α tokens from it on in y too. A later match this
                     # deep is left to verification, as is every one after it (deeper still).
-                    if j > size_y - alpha:
+                    j = post_pos[k]
+                    if j > deepest:
                         continue
                     c = state[y, 0]
                     if c == 0:

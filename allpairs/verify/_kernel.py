@@ -35,12 +35,23 @@ def verify(indptr, tokens, x, y, counted, last_i, last_j, code, p, q):
 @kernel
 def merge(x_tokens, i, xe, y_tokens, j, ye, o, alpha):
     """``o`` plus the common tokens of ``x_tokens[i:xe]`` and ``y_tokens[j:ye]``, counted by merge;
-    stops early once ``alpha`` is out of reach (the result is then below ``alpha``)."""
-    while i < xe and j < ye and o + min(xe - i, ye - j) >= alpha:
-        a = x_tokens[i]
-        b = y_tokens[j]
-        # Without branches: which side moves is data the processor cannot predict.
-        o += a == b
-        i += a <= b
-        j += b <= a
-    return o
+    stops early once ``alpha`` is out of reach (the result is then below ``alpha``).
+
+    A step of the merge lowers the bound ``o + min(xe - i, ye - j)`` by one at
+    most (a match keeps it), so after checking it the merge runs ``bound - α``
+    steps (at least one, at most ``min(xe - i, ye - j)``, within both sides)
+    without a look at the bound or the ends, then checks again: a near-copy is
+    merged in a few runs of plain steps.
+    """
+    while True:
+        rest = min(xe - i, ye - j)
+        slack = o + rest - alpha
+        if rest <= 0 or slack < 0:
+            return o
+        for _ in range(min(rest, max(slack, 1))):
+            a = x_tokens[i]
+            b = y_tokens[j]
+            # Without branches: which side moves is data the processor cannot predict.
+            o += a == b
+            i += a <= b
+            j += b <= a

@@ -1,0 +1,80 @@
+"""The join's inner kernels against Python: the verification merge (sets), the size window's search (bisect)."""
+from __future__ import annotations
+
+import bisect
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from allpairs.exact._kernel import gallop
+from allpairs.verify._kernel import merge
+
+import naive
+from test_exact import fast_pairs
+
+_sets = st.lists(st.integers(0, 40), max_size=30, unique=True).map(sorted)
+
+
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=400, deadline=None)
+@given(x=_sets, y=_sets, data=st.data())
+def test_merge_counts_the_exact_overlap_whenever_it_reaches_alpha_and_stays_below_otherwise(x, y, data):
+    i = data.draw(st.integers(0, len(x)))
+    j = data.draw(st.integers(0, len(y)))
+    counted = data.draw(st.integers(0, 3))
+    alpha = data.draw(st.integers(0, min(len(x) - i, len(y) - j) + counted + 2))
+    # Both sides in one array, as the join passes them (x's tokens, then y's).
+    tokens = np.array(x + y, np.int32)
+    exact = counted + len(set(x[i:]) & set(y[j:]))
+    got = int(merge(tokens, np.int64(i), np.int64(len(x)), tokens, np.int64(len(x) + j), np.int64(len(x) + len(y)),
+                    np.int64(counted), np.int64(alpha)))
+    if exact >= alpha:
+        assert got == exact
+    else:
+        assert got < alpha and got <= exact
+
+
+def test_a_near_copy_of_a_long_set_is_merged_to_its_exact_overlap_at_every_alpha():
+    x = np.arange(0, 3000, 3, dtype=np.int32)  # 1,000 tokens
+    y = x.copy()
+    y[::97] += 1  # 11 of them changed: 989 in common
+    tokens = np.concatenate([x, y])
+    for alpha in (0, 1, 500, 988, 989):
+        assert merge(tokens, 0, 1000, tokens, 1000, 2000, 0, alpha) == 989
+    assert merge(tokens, 0, 1000, tokens, 1000, 2000, 0, 990) < 990
+
+
+@pytest.mark.kernel_paths("compiled", "python")
+@settings(max_examples=300, deadline=None)
+@given(a=st.lists(st.integers(0, 60), max_size=80).map(sorted), x=st.integers(-1, 62), data=st.data())
+def test_gallop_finds_the_first_entry_not_below_x_as_bisect_does(a, x, data):
+    lo = data.draw(st.integers(0, len(a)))
+    hi = data.draw(st.integers(lo, len(a)))
+    got = gallop(np.array(a, np.int32), np.int64(lo), np.int64(hi), np.int32(x))
+    assert got == bisect.bisect_left(a, x, lo, hi)
+
+
+@st.composite
+def _near_copies(draw):
+    """Long sets and near-copies of them (a few tokens swapped), of many sizes: long merges, runs of equal
+    sizes in the posting lists, size windows that start inside them."""
+    sets = []
+    for _ in range(draw(st.integers(1, 6))):
+        base = draw(st.sets(st.integers(0, 400), min_size=1, max_size=120))
+        sets.append(base)
+        for _ in range(draw(st.integers(0, 6))):
+            drop = draw(st.sets(st.sampled_from(sorted(base)), max_size=max(1, len(base) // 8)))
+            add = draw(st.sets(st.integers(0, 400), max_size=max(1, len(base) // 8)))
+            sets.append((base - drop) | add or base)
+    return [sorted(s) for s in sets]
+
+
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_near_copies(), st.sampled_from([Fraction(999999999, 10**9), Fraction(1, 10**9), Fraction(1, 2),
+                                        Fraction(7, 10), Fraction(9, 10), Fraction(1)]))
+def test_a_join_of_near_copies_of_long_sets_equals_brute_force_at_the_extreme_thresholds(sets, t):
+    assert fast_pairs(sets, t) == naive.all_pairs(sets, t)
