@@ -16,7 +16,8 @@ import pickle
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO_ROOT), str(REPO_ROOT / "tests")]
 from clang_lexer import available, clang_tokens, first_difference  # noqa: E402
 
 from allpairs.shingles.codetokens import tokenize  # noqa: E402

@@ -26,6 +26,7 @@ SNIPPETS = {
     "raw strings": 'R"(a\\b)" R"d(x)" y)d" LR"(w)" u8R"--(q)--" R"x(z)x"',
     "unterminated literals": "a = \"open\nb = 'open\nc = ''",
     "characters that start no token": "@interface X; `tick` $dollar a\\b",
+    "user-defined literal suffixes": '"a"s "b"_x "c"PRIx64 "d"sv "e"min "f"mins \'g\'_y 10ms 1.5_km R"(r)"_z',
     "comments": "a /* b\n */ c // d\ne /**/ f /*/ g */ h",
 }
 

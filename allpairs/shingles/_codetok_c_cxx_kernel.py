@@ -5,7 +5,8 @@ line splices (a backslash, optional blanks, a line end: translation phase
 2 of the C and C++ standards, as clang's lexer takes them) removed, then
 the regex's branches tried in the same order (:mod:`allpairs.shingles.codetokens`
 documents the tokens).  Each token is hashed where it lies with XXH64
-(:func:`allpairs.shingles._hash_kernel.xxh64`).
+(:func:`allpairs.shingles._hash_kernel.xxh64`, through the step shared with
+:mod:`allpairs.shingles._codetok_c_python_kernel`).
 
 The kernel does not copy the text to remove splices.  A splice between
 tokens with a blank (or the text's edge) on one side is a blank; a splice in
@@ -21,13 +22,11 @@ Clean input assumed: ``buf`` is UTF-8 (uint8), document d at
 """
 import numpy as np
 
-from allpairs.shingles._hash_kernel import xxh64
 from allpairs.shingles._codetok_c_python_kernel import (
     _BACKSLASH, _CR, _DECLINE, _DOLLAR, _DOT, _DQUOTE, _NL, _NONE, _SKIP, _SLASH, _SP, _SQUOTE, _STAR, _TAB,
-    _TOKEN, _is_alpha, _is_digit, _operator_size, _quoted_end, _word_end)
-from allpairs._numba import kernel
+    _TOKEN, _is_alpha, _is_digit, _take, _word_end)
+from allpairs._kernels.jit import kernel
 
-_SEED0 = np.uint64(0)
 _VT, _FF = 11, 12
 
 
@@ -154,9 +153,61 @@ def _raw_string_end(buf, p, q, end):
 
 
 @kernel
-def _literal(buf, p, q, end):
-    """``(q, _TOKEN)`` for the literal ``buf[p:q]``, ``(q, _DECLINE)`` when a splice lies in it."""
-    return (q, _DECLINE) if _has_splice(buf, p, q, end) else (q, _TOKEN)
+def _closed_end(buf, p, end):
+    """``(end, closed)`` of the literal whose quote is at ``p``: as :func:`_quoted_end`, and whether it ended at
+    its closing quote."""
+    quote = buf[p]
+    q = p + 1
+    while q < end:
+        b = buf[q]
+        if b == quote:
+            return q + 1, True
+        if b == _NL:
+            return q, False
+        if b == _BACKSLASH:
+            if q + 1 >= end:
+                return q, False
+            q += 2
+        else:
+            q += 1
+    return q, False
+
+
+@kernel
+def _is_standard_suffix(buf, p, q):
+    """Whether ``buf[p:q]`` is a suffix of the standard library's string literals:
+    ``s h i d y min ms us ns il if sv``."""
+    size = q - p
+    if size == 1:
+        b = buf[p]
+        return b == 115 or b == 104 or b == 105 or b == 100 or b == 121  # s h i d y
+    if size == 2:
+        a, b = buf[p], buf[p + 1]
+        return ((b == 115 and (a == 109 or a == 117 or a == 110))  # ms us ns
+                or (a == 105 and (b == 108 or b == 102))  # il if
+                or (a == 115 and b == 118))  # sv
+    return size == 3 and buf[p] == 109 and buf[p + 1] == 105 and buf[p + 2] == 110  # min
+
+
+@kernel
+def _literal(buf, p, q, end, closed, string):
+    """``(end, what)`` of the literal ``buf[p:q]`` with its user-defined suffix if ``closed`` (an identifier
+    from ``_``, or after a ``string`` a standard suffix as a whole identifier); _DECLINE when a splice lies in
+    it or a byte >= 0x80 follows it."""
+    if _has_splice(buf, p, q, end):
+        return q, _DECLINE
+    if not closed or q >= end:
+        return q, _TOKEN
+    b = buf[q]
+    if b >= 128:
+        return q, _DECLINE
+    if b == 95 or (string and _is_alpha(b)):  # _
+        r = _word_end(buf, q + 1, end, False)
+        if r < end and buf[r] >= 128:
+            return r, _DECLINE
+        if b == 95 or _is_standard_suffix(buf, q, r):
+            return r, _TOKEN
+    return q, _TOKEN
 
 
 @kernel
@@ -180,9 +231,10 @@ def _token_at(buf, p, end):
             if r == -2:
                 return q, _DECLINE
             if r >= 0:
-                return _literal(buf, p, r, end)
+                return _literal(buf, p, r, end, True, True)
             if _is_string_prefix(buf, p, q):
-                return _literal(buf, p, _quoted_end(buf, q, end, buf[q], True), end)
+                r, closed = _closed_end(buf, q, end)
+                return _literal(buf, p, r, end, closed, buf[q] == _DQUOTE)
         return q, _TOKEN
     if _is_digit(b) or (b == _DOT and _is_digit(nxt)):
         q = _pp_number_end(buf, p, end)
@@ -190,7 +242,8 @@ def _token_at(buf, p, end):
             return q, _DECLINE
         return q, _TOKEN
     if b == _DQUOTE or b == _SQUOTE:
-        return _literal(buf, p, _quoted_end(buf, p, end, b, True), end)
+        r, closed = _closed_end(buf, p, end)
+        return _literal(buf, p, r, end, closed, b == _DQUOTE)
     return p, _NONE
 
 
@@ -228,23 +281,10 @@ def token_keys_into(buf, doc_ptr, out, ops_bytes, ops_ptr, ops_first, ops_key):
                 p = s
                 continue
             q, what = _token_at(buf, p, end)
-            if what == _TOKEN:
-                out[k] = xxh64(buf, p, q, _SEED0)
-                k += 1
-                p = q
-            elif what == _SKIP:
-                p = q
-            elif what == _DECLINE:
+            if what == _DECLINE:
                 ok[d] = False
                 k = indptr[d]
                 break
-            else:
-                i = _operator_size(buf, p, end, ops_bytes, ops_ptr, ops_first)
-                if i < 0:
-                    p += 1  # a character that starts no token is skipped
-                else:
-                    out[k] = ops_key[i]
-                    k += 1
-                    p += ops_ptr[i + 1] - ops_ptr[i]
+            p, k = _take(buf, p, q, what, end, out, k, ops_bytes, ops_ptr, ops_first, ops_key)
         indptr[d + 1] = k
     return indptr, ok
