@@ -3,47 +3,75 @@
 Everything else about the package is in ``pyproject.toml``. When the build
 cannot be done here (no C compiler, no Python headers), the install still
 succeeds, says so, and the kernels are compiled by numba on first use instead.
+
+The modules build in parallel processes (the baseline in ``PARTS`` parts,
+and the wide one), as many at once as there are cores, each saying on
+stderr what it does (``pip install -v`` shows it); a module built before
+from the same sources and toolchain is copied from the build cache
+(``allpairs/_kernels/cache.py``) instead of compiled again.
 """
+import concurrent.futures
 import os
 import platform
+import subprocess
 import sys
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+#: Parts of the baseline build (``allpairs._kernels.aot.PARTS``, read without importing numpy here).
+PARTS = 2
+BASELINE = ["allpairs._kernels.compiled"] + [f"allpairs._kernels.compiled_{k + 1}" for k in range(1, PARTS)]
+WIDE = "allpairs._kernels.compiled_wide"
+
+
+def log(text):
+    print("allpairs:", text, file=sys.stderr, flush=True)
+
 
 class BuildKernels(build_ext):
-    """Builds ``allpairs._kernels.compiled`` (and, on x86-64, ``allpairs._kernels.compiled_wide``) with numba's pycc
-    instead of compiling C sources; leaves a module out (with a warning) when its build fails."""
+    """Builds ``allpairs._kernels.compiled`` (in parts) and, on x86-64, ``allpairs._kernels.compiled_wide``
+    with numba's pycc instead of compiling C sources; leaves a module out (with a warning) when its build fails."""
 
     def build_extensions(self):
-        here = os.path.dirname(os.path.abspath(__file__))
-        sys.path.insert(0, here)
-        built = []
-        try:
-            from allpairs._kernels.aot import build
-
-            for ext in self.extensions:
-                wide = ext.name.endswith("_wide")
-                if wide and platform.machine().lower() not in ("x86_64", "amd64"):
+        jobs = []
+        for ext in self.extensions:
+            if ext.name == WIDE:
+                if platform.machine().lower() not in ("x86_64", "amd64"):
                     continue
-                try:
-                    build(self.get_ext_fullpath(ext.name), log=lambda s: print("allpairs:", s, file=sys.stderr),
-                          wide=wide)
+                jobs.append((ext, ["--wide"]))
+            else:
+                jobs.append((ext, ["--part", str(BASELINE.index(ext.name))]))
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([HERE, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+
+        def run(job):
+            """Build one module in a process of its own, its messages passed on as they come; (exit code, last line)."""
+            ext, options = job
+            command = [sys.executable, "-m", "allpairs._kernels.aot", self.get_ext_fullpath(ext.name), *options]
+            last = "no message"
+            with subprocess.Popen(command, cwd=HERE, env=env, stdout=sys.stderr, stderr=subprocess.PIPE,
+                                  text=True, errors="replace") as proc:
+                for line in proc.stderr:
+                    sys.stderr.write(line)
+                    sys.stderr.flush()
+                    last = line.strip() or last
+            return proc.returncode, last
+
+        workers = max(1, min(len(jobs), os.cpu_count() or 1))
+        log(f"building {len(jobs)} modules of compiled kernels, {workers} at a time (pip install -v shows this)")
+        built = []
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            for (ext, _), (code, last) in zip(jobs, pool.map(run, jobs)):
+                if code == 0:
                     built.append(ext)
-                except Exception as e:  # noqa: BLE001 - any failure leaves numba's JIT as the way kernels run
-                    first = str(e).splitlines()[0] if str(e) else ""
-                    print(f"allpairs: warning: {ext.name} could not be compiled ahead of time "
-                          f"({type(e).__name__}: {first}); numba will compile its kernels on first use",
-                          file=sys.stderr)
-        except Exception as e:  # noqa: BLE001 - allpairs._kernels.aot itself could not be imported
-            print(f"allpairs: warning: the kernels could not be compiled ahead of time ({type(e).__name__}: "
-                  f"{e}); numba will compile them on first use", file=sys.stderr)
-        finally:
-            sys.path.remove(here)
-            self.extensions = built
+                else:
+                    log(f"warning: {ext.name} could not be compiled ahead of time ({last}); numba will compile its "
+                        "kernels on first use")
+        self.extensions = built
+
 
 setup(
-    ext_modules=[Extension("allpairs._kernels.compiled", sources=[]), Extension("allpairs._kernels.compiled_wide", sources=[])],
+    ext_modules=[Extension(name, sources=[]) for name in BASELINE + [WIDE]],
     cmdclass={"build_ext": BuildKernels},
 )

@@ -35,6 +35,36 @@ def shared_datasets() -> Path:
 
 
 @pytest.fixture(scope="session")
+def any_go_src() -> Path:
+    """A Go src/ tree of any version (``datasets.go.find_go_src``: the shared 1.27.3 tree, else the Go
+    toolchain's or Debian golang-src's), for tests that pin no count of it; skips when there is none."""
+    from datasets.go import find_go_src
+
+    try:
+        return find_go_src()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc).replace("\n", " "))
+
+
+@pytest.fixture(scope="session")
+def john_passwords_file(tmp_path_factory) -> Path:
+    """John the Ripper's password list as a file, a password a line: the shared ``passwords-john.txt``, else
+    Debian's john-data list with its comment lines removed; skips the test (saying how to get either) when absent."""
+    from datasets.passwords import JOHN_SHARED, john_passwords
+
+    folder = shared_datasets_dir()
+    if folder is not None and (folder / JOHN_SHARED).is_file():
+        return folder / JOHN_SHARED
+    try:
+        words = john_passwords()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc).replace("\n", " "))
+    path = tmp_path_factory.mktemp("john") / JOHN_SHARED
+    path.write_text("".join(word + "\n" for word in words), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
 def go_reference_src() -> Path:
     """The shared Go 1.27.3 src/ tree (REFERENCE.md section 1), unpacked once into
     the user's cache; skips the test when the archive is absent."""

@@ -153,13 +153,16 @@ finally:
     ["index", "add", "{index}", "--sets", "{kosarak}"],
 ], ids=["exact-sets-tsv", "lsh-sets", "char-lines", "go-code", "python-code", "c-code", "mixed-code", "dedup",
         "compare", "index-build", "index-query", "index-add"])
-def test_the_usual_commands_are_served_by_the_built_kernels_alone(args, shared_datasets, go_reference_src, tmp_path):
+def test_the_usual_commands_are_served_by_the_built_kernels_alone(args, request, tmp_path):
     # A kernel whose arguments changed type would fall back to numba: correct, but a second slower.
     if not _built():
         pytest.skip("the ahead-of-time kernels are not built here (see the test above)")
-    values = {"kosarak": shared_datasets / "kosarak-sample.dat", "passwords": shared_datasets / "passwords-john.txt",
-              "go": go_reference_src / "strings", "out": tmp_path / "out.tsv", "repo": REPO,
-              "index": tmp_path / "k.idx"}
+    # Each case asks only for the data it reads (Kosarak lives in the shared data folder alone).
+    data = {"kosarak": lambda: request.getfixturevalue("shared_datasets") / "kosarak-sample.dat",
+            "passwords": lambda: request.getfixturevalue("john_passwords_file"),
+            "go": lambda: request.getfixturevalue("any_go_src") / "strings"}
+    values = {name: get() for name, get in data.items() if any("{" + name + "}" in a for a in args)}
+    values.update(out=tmp_path / "out.tsv", repo=REPO, index=tmp_path / "k.idx")
     if "{index}" in args:  # an index to query or grow, built (as ever) by the built kernels
         subprocess.run([sys.executable, "-m", "allpairs", "index", "build", "--sets", str(values["kosarak"]), "-t",
                         "0.5", "-o", str(values["index"]), "-q"], check=True, timeout=600)

@@ -240,9 +240,9 @@ def test_go_tokens_of_a_real_file_head():
     ("x = .5 + 0x1p-3 + 0b101", ["x", "=", ".5", "+", "0x1p-3", "+", "0b101"]),
 ])
 def test_c_family_tokens(src, tokens):
-    assert tokenize(src, "c") == tokens
+    assert tokenize(src, "c-family") == tokens
     assert tokenize(src, None) == tokens
-    assert_fast_path_agrees(src, "c")
+    assert_fast_path_agrees(src, "c-family")
 
 
 # --- Python -----------------------------------------------------------------------
@@ -293,9 +293,9 @@ def test_python_tokens_match_the_standard_library_tokenizer(module):
 @pytest.mark.parametrize("path, language", [
     ("src/bytes/reader.go", "go"), ("a/B.GO", "go"),
     ("x.py", "python"), ("stubs/x.pyi", "python"),
-    ("a.c", "c"), ("a.h", "c"), ("a.cc", "c"), ("a.cpp", "c"), ("a.hpp", "c"), ("A.java", "c"),
-    ("a.js", "c"), ("a.ts", "c"), ("lib.rs", "c"), ("a.cs", "c"), ("a.swift", "c"),
-    ("a.kt", "c"), ("a.scala", "c"),
+    ("a.c", "c"), ("a.h", "c"), ("a.cc", "c"), ("a.cpp", "c"), ("a.hpp", "c"), ("a.m", "c"), ("a.cu", "c"),
+    ("A.java", "c-family"), ("a.js", "c-family"), ("a.ts", "c-family"), ("lib.rs", "c-family"),
+    ("a.cs", "c-family"), ("a.swift", "c-family"), ("a.kt", "c-family"), ("a.scala", "c-family"),
     ("README.md", None), ("Makefile", None), ("go.mod", None), ("a.txt", None),
 ])
 def test_language_for_path(path, language):
@@ -303,14 +303,16 @@ def test_language_for_path(path, language):
 
 
 def test_unknown_language_is_a_usage_error_naming_it():
-    with pytest.raises(UsageError, match="'cobol'.*go, c, python"):
+    with pytest.raises(UsageError, match="'cobol'.*go, c, c-family, python"):
         tokenize("x", "cobol")
 
 
 def test_every_language_pattern_compiles_and_drops_comments_only():
     for language in codetokens.LANGUAGES:
         pattern = codetokens.token_pattern(language)
-        assert pattern.groups == 1
+        assert pattern.groups == (2 if language == "c" else 1)  # C++ raw strings: the delimiter
+        found = codetokens.token_findall(language)("a # b\nc" if language == "python" else "a /* b */ c")
+        assert [t for t in found if codetokens.token_class(t, language) != codetokens.DROP] == ["a", "c"]
     assert np.all([codetokens.token_class(t, "go") == codetokens.DROP for t in ["", "/* x */"]])
     assert codetokens.token_class("/* x\n */", "go") == codetokens.LINE_END
 

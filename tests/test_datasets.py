@@ -172,7 +172,7 @@ def test_find_go_src_prefers_the_shared_archive_to_the_system_go(monkeypatch, tm
 # --- passwords ----------------------------------------------------------------
 
 
-def test_john_passwords_has_3546(shared_datasets):
+def test_john_passwords_has_3546(john_passwords_file):
     words = passwords.john_passwords()
     assert len(words) == 3546
     assert words[:3] == ["123456", "12345", "password"]

@@ -47,8 +47,8 @@ def test_tiny_corpus_prints_the_same_bytes_either_way(fmt):
 
 @pytest.mark.parametrize("args", [["-t", "0.7"], ["-t", "0.5", "--measure", "cosine"],
                                   ["-t", "0.6", "--method", "lsh", "--clusters"]])
-def test_passwords_print_the_same_bytes_either_way(shared_datasets, args):
-    out = run_both("join", "--lines", shared_datasets / "passwords-john.txt", *args)
+def test_passwords_print_the_same_bytes_either_way(john_passwords_file, args):
+    out = run_both("join", "--lines", john_passwords_file, *args)
     assert out["compiled"] == out["python"] and out["compiled"]
 
 

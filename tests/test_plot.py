@@ -382,3 +382,60 @@ def test_shortened_labels_fit_and_are_a_start_or_an_end_of_the_text(texts, width
         else:
             assert (short.endswith("…") and text.startswith(short[:-1])) or \
                    (short.startswith("…") and text.endswith(short[1:]) and len(short) > 1)
+
+
+def pairs_and_triples_comparison(tmp_path):
+    """Lines of many two-document clusters (a word and its plural) and a few larger ones."""
+    from allpairs.corpus import read_lines
+
+    import random
+
+    rng = random.Random(7)
+    bases = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(9)) for _ in range(33)]
+    f = tmp_path / "words.txt"
+    words = [w for base in bases[:30] for w in (base, base + "s")]
+    words += [w for base in bases[30:] for w in (base, base + "x", base + "xy", base + "xyz")]
+    f.write_text("\n".join(words) + "\n")
+    return compare(read_lines(f), 0.6, num_perm=16, bands=8, rows=2, jobs=1)
+
+
+def test_cluster_labels_are_level_and_clusters_of_two_share_one_panel(tmp_path):
+    c = pairs_and_triples_comparison(tmp_path)
+    fig = _clusters_figure(c)
+    ax = fig.axes[0]
+    names = {line.strip() for line in (tmp_path / "words.txt").read_text().splitlines()}
+    labels = [t for t in ax.texts if t.get_text() in names]
+    assert len(labels) >= 3 * 4 + 14 * 2
+    assert all(t.get_rotation() == 0 for t in labels), "no label is turned, so none is upside down"
+    captions = [t.get_text() for t in ax.texts if "distinct set" in t.get_text()]
+    assert not [t for t in captions if t.startswith("2 documents")], "no circle for a cluster of two"
+    assert "30 clusters of two distinct sets, 14 shown" in captions
+    assert texts_outside(fig) == []
+
+
+def test_a_banding_that_predicts_every_bin_says_so_and_names_one_that_shows_the_curve(comparison):
+    from allpairs.report.comparison import banding_notes, curve_banding, render_table
+
+    flat = compare(datasets.synthetic.documents(n=300, seed=0), 0.5, shingle="word:3", num_perm=48, seed=1, jobs=1)
+    assert min(b.predicted for b in flat.bins if b.exact) >= 0.99  # the default banding, chosen for recall at t
+    b, r = curve_banding(0.5, 48)
+    assert b * r <= 48 and abs((1 / b) ** (1 / r) - 0.5) < 0.05
+    note = f"-b {b} -r {r}"
+    assert any(note in line for line in banding_notes(flat)) and note in render_table(flat)
+    fig = _scurve_figure(flat)
+    assert any(note in t.get_text() for t in fig.axes[0].texts)
+    assert any(f"{b} bands × {r} rows" in t for t in legend_texts(fig)), "the suggested curve is drawn"
+    assert texts_outside(fig) == []
+    assert not any("-b" in line for line in banding_notes(comparison)), "12 × 4 shows the curve already"
+
+
+def test_a_bin_far_below_the_curve_names_the_clusters_its_pairs_lie_in(comparison):
+    from allpairs.report.comparison import Bin, banding_notes
+
+    bins = [Bin(b.lo, b.hi, b.exact, b.found, b.predicted) for b in comparison.bins]
+    low = next(b for b in bins if b.exact >= 20)
+    low.found, low.predicted = low.exact // 2, 0.9  # far more than 3 standard errors below
+    lines = banding_notes(type(comparison)(**{**comparison.__dict__, "bins": bins}))
+    far = [line for line in lines if line.startswith(f"[{low.lo:.2f}")]
+    assert far and "standard errors below" in far[0] and "cluster" in far[0] and "not independent" in far[0]
+    assert not [line for line in banding_notes(comparison) if "standard errors below" in line]

@@ -45,6 +45,10 @@ import numpy as np
 
 #: The extension module the install builds.
 MODULE = "allpairs._kernels.compiled"
+#: The baseline build in parts, each its own module compiled in its own process (pycc uses one core):
+#: part k holds the signatures k, k + PARTS, ... of :data:`SIGNATURES`.
+PARTS = 2
+BASELINE_MODULES = (MODULE,) + tuple(f"{MODULE}_{k + 1}" for k in range(1, PARTS))
 #: The second extension module: :data:`WIDE_KERNELS` built for :data:`WIDE_CPU` (x86-64 only).
 WIDE_MODULE = "allpairs._kernels.compiled_wide"
 #: LLVM's name of the CPU level the wide module is built for.
@@ -193,7 +197,7 @@ class _Table:
             return {}
         digest = source_digest()
         table: dict = {}
-        modules = [MODULE]
+        modules = list(BASELINE_MODULES)
         if os.environ.get("ALLPAIRS_AOT_WIDE", "1") != "0" and wide_cpu():
             modules.append(WIDE_MODULE)  # loaded second: its functions take the place of the baseline's
         for name in modules:
@@ -288,9 +292,11 @@ def _kernel_module(name: str):
     return importlib.import_module(name)
 
 
-def build(output: str | Path, log: Callable[[str], None] = lambda s: None, *, wide: bool = False) -> int:
+def build(output: str | Path, log: Callable[[str], None] = lambda s: None, *, wide: bool = False,
+          part: int | None = None) -> int:
     """Compile every signature of :data:`SIGNATURES` into the extension module file ``output``;
-    the number of functions built. ``wide``: only those of :data:`WIDE_KERNELS`, for :data:`WIDE_CPU`.
+    the number of functions built. ``wide``: only those of :data:`WIDE_KERNELS`, for :data:`WIDE_CPU`;
+    ``part`` k (of :data:`PARTS`): only the baseline's signatures k, k + PARTS, ...
 
     Uses numba's ``pycc`` (a C compiler and Python's headers are needed).
     Functions release the GIL, as the numba kernels do (``nogil=True``). The
@@ -300,10 +306,33 @@ def build(output: str | Path, log: Callable[[str], None] = lambda s: None, *, wi
     ``ALLPAIRS_AOT_CPU=host`` (this machine's CPU) or another LLVM CPU name
     asks for more. On this project's kernels the baseline measured no slower
     than ``host`` (the hashing of 3.9 M short strings: 0.30 vs 0.35 s, best of 7).
+
+    A module built before from the same kernel sources, signatures, CPU level
+    and toolchain is copied from the build cache instead
+    (:mod:`allpairs._kernels.cache`); a new one is kept there.
     """
     import inspect
+    import threading
     import time
     import warnings
+
+    from . import cache
+
+    output = Path(output).resolve()
+    cpu = WIDE_CPU if wide else (os.environ.get("ALLPAIRS_AOT_CPU", "generic").strip() or "generic")
+    if cpu == "host":
+        from llvmlite import binding
+
+        cpu = binding.get_host_cpu_name()
+    digest = source_digest()
+    lines = [line for line in read_signatures() if not wide or parse_line(line)[:2] in WIDE_KERNELS]
+    if part is not None:
+        lines = lines[part::PARTS]
+    cache_key = cache.key(digest, "\n".join(lines), cpu, wide)
+    if cache.fetch(cache_key, output):
+        log(f"reused the {len(lines)} kernel signatures compiled for CPU {cpu} by an earlier install of these "
+            f"sources ({output.name} from {cache.folder()})")
+        return len(lines)
 
     warnings.filterwarnings("ignore", message=".*pycc.*")  # pending deprecation; the JIT remains the fallback
     from numba.core.compiler import Flags
@@ -316,24 +345,15 @@ def build(output: str | Path, log: Callable[[str], None] = lambda s: None, *, wi
             self.release_gil = True
 
     pycc_compiler.Flags = NogilFlags  # pycc compiles with a fresh Flags(); ours release the GIL
-    output = Path(output).resolve()
     name = output.name.split(".")[0]
     cc = CC(name)
     cc.output_dir = str(output.parent)
     cc.output_file = output.name
     cc.verbose = False
-    cpu = WIDE_CPU if wide else (os.environ.get("ALLPAIRS_AOT_CPU", "generic").strip() or "generic")
-    if cpu == "host":
-        from llvmlite import binding
-
-        cpu = binding.get_host_cpu_name()
     cc.target_cpu = "" if cpu == "generic" else cpu
-    digest = source_digest()
     exported = 0
-    for line in read_signatures():
+    for line in lines:
         module, qualname, args, returns = parse_line(line)
-        if wide and (module, qualname) not in WIDE_KERNELS:
-            continue
         kernel = getattr(_kernel_module(module), qualname)
         if len(inspect.signature(kernel.py_func).parameters) != len(args):
             log(f"skipped {module}.{qualname}: it now takes other arguments than recorded")
@@ -342,14 +362,30 @@ def build(output: str | Path, log: Callable[[str], None] = lambda s: None, *, wi
         cc.export(symbol(digest, line), sig)(kernel.py_func)
         exported += 1
     start = time.perf_counter()
-    log(f"compiling {exported} kernel signatures ahead of time for CPU {cpu} into {output.name} ...")
+    log(f"compiling {exported} kernel signatures ahead of time for CPU {cpu} into {output.name} "
+        "(once: later installs of these sources reuse them) ...")
     os.makedirs(output.parent, exist_ok=True)
-    cc.compile()
-    log(f"compiled them in {time.perf_counter() - start:.0f} s")
+    done = threading.Event()
+
+    def heartbeat():  # pycc compiles in one call: say now and then that it is still at it
+        while not done.wait(20):
+            log(f"still compiling {output.name} ({time.perf_counter() - start:.0f} s so far)")
+
+    beat = threading.Thread(target=heartbeat, daemon=True)
+    beat.start()
+    try:
+        cc.compile()
+    finally:
+        done.set()
+    log(f"compiled {output.name} in {time.perf_counter() - start:.0f} s")
+    cache.store(cache_key, output)
     return exported
 
 
-if __name__ == "__main__":  # python -m allpairs._kernels.aot OUTPUT [--wide]: build a module by hand
-    if len(sys.argv) not in (2, 3) or sys.argv[2:] not in ([], ["--wide"]):
-        sys.exit("usage: python -m allpairs._kernels.aot OUTPUT.so [--wide]")
-    build(sys.argv[1], log=lambda s: print(s, file=sys.stderr), wide=sys.argv[2:] == ["--wide"])
+if __name__ == "__main__":  # python -m allpairs._kernels.aot OUTPUT [--wide | --part K]: build a module
+    options = sys.argv[2:]
+    if len(sys.argv) < 2 or options not in ([], ["--wide"]) and not (
+            len(options) == 2 and options[0] == "--part" and options[1].isdigit() and int(options[1]) < PARTS):
+        sys.exit(f"usage: python -m allpairs._kernels.aot OUTPUT.so [--wide | --part K (K < {PARTS})]")
+    build(sys.argv[1], log=lambda s: print("allpairs:", s, file=sys.stderr, flush=True), wide=options == ["--wide"],
+          part=int(options[1]) if options[:1] == ["--part"] else None)

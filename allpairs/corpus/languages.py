@@ -5,21 +5,20 @@ from __future__ import annotations
 import os
 
 _PATH_LANGUAGES = {".go": "go", ".py": "python", ".pyi": "python", ".pyw": "python"}
-_PATH_LANGUAGES.update(
-    (ext, "c")
-    for ext in (
-        ".c .h .cc .cpp .cxx .c++ .hh .hpp .hxx .h++ .inl .ino .m .mm .java .js .mjs .cjs .jsx "
-        ".ts .mts .cts .tsx .rs .cs .swift .kt .kts .scala .sc .groovy .gradle .dart .zig .d "
-        ".proto .cu .cuh .glsl .hlsl .sol"
-    ).split()
-)
+#: C, C++, Objective-C, CUDA and shaders: the languages of the C preprocessor.
+_PATH_LANGUAGES.update((ext, "c") for ext in (
+    ".c .h .cc .cpp .cxx .c++ .hh .hpp .hxx .h++ .inl .ino .m .mm .cu .cuh .glsl .hlsl").split())
+_PATH_LANGUAGES.update((ext, "c-family") for ext in (
+    ".java .js .mjs .cjs .jsx .ts .mts .cts .tsx .rs .cs .swift .kt .kts .scala .sc .groovy .gradle .dart .zig "
+    ".d .proto .sol").split())
 
 
 def language_for_path(path: str) -> str | None:
     """The tokenizer for a file name, from its extension (case-insensitive).
 
     ``"go"`` for ``*.go``; ``"python"`` for ``*.py``, ``*.pyi``, ``*.pyw``;
-    ``"c"`` for the C family (``.c .h .cc .cpp .hpp .java .js .ts .rs .cs
-    .swift .kt .scala`` and kin); ``None`` for anything else.
+    ``"c"`` for C and C++ (``.c .h .cc .cpp .hpp .m .cu`` and kin);
+    ``"c-family"`` for the rest of the family (``.java .js .ts .rs .cs .swift
+    .kt .scala`` and kin); ``None`` for anything else.
     """
     return _PATH_LANGUAGES.get(os.path.splitext(path)[1].lower())

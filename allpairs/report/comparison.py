@@ -326,6 +326,82 @@ def compare(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], thresho
     return comparison
 
 
+def components(left: np.ndarray, right: np.ndarray) -> dict[int, list[int]]:
+    """Connected components of the graph with these edges (documents): root -> sorted members."""
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in zip(left.tolist(), right.tolist()):
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[int, list[int]] = {}
+    for x in sorted(parent):
+        groups.setdefault(find(x), []).append(x)
+    return groups
+
+
+#: The banding "predicts every bin" when the S-curve is at least this high over each bin's pairs.
+FLAT = 0.99
+#: A bin "lies far below the curve" when it is this many binomial standard errors below its prediction.
+FAR_BELOW = 3.0
+
+
+def curve_banding(t: float, num_perm: int) -> tuple[int, int]:
+    """``(b, r)`` with ``b * r <= num_perm`` whose knee ``(1/b)^(1/r)`` is nearest ``t`` (all K rows used,
+    ``b = K // r``): an S-curve that rises through the bins above t instead of sitting at 1."""
+    options = [(abs((1 / (num_perm // r)) ** (1 / r) - t), num_perm // r, r) for r in range(1, num_perm + 1)]
+    _, b, r = min(options)
+    return b, r
+
+
+def _span(lo: float, hi: float) -> str:
+    return f"[{lo:.2f}, {hi:.2f}{']' if hi == 1 else ')'}"
+
+
+def banding_notes(c: Comparison) -> list[str]:
+    """What the banding's S-curve says about the bins, in lines for the summary and the picture.
+
+    When the curve is at :data:`FLAT` or above over every bin (the default
+    banding, chosen for recall at t, usually is), each bin reads about 1
+    whatever LSH did: say so, and name a banding whose knee is at t
+    (:func:`curve_banding`). For each bin :data:`FAR_BELOW` standard errors
+    or more below the curve: the clusters its pairs fall in. Pairs within
+    one cluster of near-copies are not independent (their signatures agree
+    together or not at all), so a bin of few clusters strays further from
+    the curve than the binomial error bar, which counts pairs as independent.
+    """
+    info, t = c.lsh, float(c.threshold.fraction)
+    filled = [b for b in c.bins if b.exact]
+    notes = []
+    if filled and min(b.predicted for b in filled) >= FLAT:
+        b, r = curve_banding(t, info.num_perm)
+        knee = (1 / b) ** (1 / r)
+        notes.append(f"{info.bands} bands × {info.rows} rows predict recall ≥ {min(x.predicted for x in filled):.3f} "
+                     f"in every bin (P(t) = {info.predicted(t):.3f}), so each bin reads about 1 whatever the data; "
+                     f"-b {b} -r {r} (knee {knee:.2f}, near t) would show the S-curve rise through the bins")
+    for bin_ in filled:
+        p = bin_.predicted
+        se = math.sqrt(p * (1 - p) / bin_.exact)
+        if se == 0 or p - bin_.recall < FAR_BELOW * se:
+            continue
+        sim = np.asarray(c.true_similarity, dtype=np.float64)
+        inside = (sim >= bin_.lo) & ((sim <= bin_.hi) if bin_.hi == 1 else (sim < bin_.hi))
+        groups = components(np.asarray(c.true_left_doc)[inside], np.asarray(c.true_right_doc)[inside])
+        largest = max((len(g) for g in groups.values()), default=0)
+        notes.append(f"{_span(bin_.lo, bin_.hi)}: recall {bin_.recall:.2f} against {p:.2f} predicted, "
+                     f"{(p - bin_.recall) / se:.1f} standard errors below: its pairs lie in "
+                     f"{count(len(groups), 'cluster')} (the largest of {count(largest, 'distinct set')}), and "
+                     "pairs within one cluster are not independent (near-copies collide together or not at all)")
+    return notes
+
+
 def _mib(n: int | None) -> str:
     return "n/a" if n is None else f"{n / 2**20:,.0f} MiB"
 
@@ -369,6 +445,9 @@ def render_table(c: Comparison) -> str:
     for b in c.bins:
         span = f"[{b.lo:.2f}, {b.hi:.2f}{']' if b.hi == 1 else ')'}"
         out.append(f"{span:<12}  {b.exact:>10,}  {b.found:>10,}  {_ratio(b.recall):>8}  {_ratio(b.predicted):>9}")
+    notes = banding_notes(c)
+    if notes:
+        out += [""] + notes
     if lsh.oversized:
         out += ["", f"{count(len(lsh.oversized), 'bucket')} larger than --max-bucket {lsh.max_bucket:,} "
                     f"{'was' if len(lsh.oversized) == 1 else 'were'} not expanded "

@@ -37,6 +37,7 @@ import numpy as np
 from .._plural import count
 from ..errors import MissingExtraError, UsageError, install_command
 from ..output.files import OutputPlan, check_output, open_outputs
+from .comparison import FLAT, banding_notes, components, curve_banding
 
 __all__ = ["FORMATS", "MAX_CHORDS", "MAX_CLUSTERS", "check_plot_path", "chords_path", "plot_chords", "plot_comparison",
            "plot_scurve", "render_comparison", "write_rendered"]
@@ -181,6 +182,11 @@ def _scurve_figure(c):
     ax.plot(s, info.predicted(s), color="C0", lw=2, zorder=2,
             label=f"S-curve $P(s) = 1 - (1 - s^{{{r}}})^{{{b}}}$")
     ax.axvline(t, color="0.25", ls="--", lw=1, zorder=1, label=f"threshold t = {t:g}, P(t) = {info.predicted(t):.3f}")
+    filled = [x for x in c.bins if x.exact]
+    if filled and min(x.predicted for x in filled) >= FLAT:  # every bin at 1: draw a banding that would show more
+        b2, r2 = curve_banding(t, info.num_perm)
+        ax.plot(s, 1 - (1 - s ** r2) ** b2, color="0.45", ls="--", lw=1.2, zorder=2,
+                label=f"{b2} bands × {r2} rows (-b {b2} -r {r2}): knee near t")
     knee = (1.0 / b) ** (1.0 / r)
     ax.plot([knee], [info.predicted(knee)], marker="D", ms=7, color="C1", ls="none", zorder=4,
             label=f"knee $(1/b)^{{1/r}}$ = {knee:.3f}")
@@ -213,6 +219,11 @@ def _scurve_figure(c):
     ax.set_xlim(0, 1)
     ax.set_ylim(-0.02, 1.06)
     ax.set_xlabel("Jaccard similarity s of a pair")
+    notes = banding_notes(c)
+    if notes:  # what the banding predicts, and why a bin strays: under the axis, wrapped to its width
+        width = int(fig.get_figwidth() * 72 / (8 * 0.55))
+        text = "\n".join(line for note in notes for line in textwrap.wrap("• " + note, width))
+        ax.text(0.0, -0.12, text, transform=ax.transAxes, ha="left", va="top", fontsize=8, color="0.2")
     ax.set_ylabel("probability of becoming a candidate / recall")
     ax.grid(True, color="0.85", lw=0.6, zorder=0)
     ax.set_axisbelow(True)
@@ -475,27 +486,6 @@ def _chords_figure(c, max_chords: int):
     return fig
 
 
-def _components(left: np.ndarray, right: np.ndarray) -> dict[int, list[int]]:
-    """Connected components of the graph with these edges: root -> sorted members."""
-    parent: dict[int, int] = {}
-
-    def find(x: int) -> int:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in zip(left.tolist(), right.tolist()):
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    groups: dict[int, list[int]] = {}
-    for x in sorted(parent):
-        groups.setdefault(find(x), []).append(x)
-    return groups
-
-
 def _cluster_order(members: list[int], left: np.ndarray, right: np.ndarray, degree: np.ndarray) -> list[int]:
     """At most MAX_CLUSTER_NODES documents of a cluster, in breadth-first order from its best-connected one,
     so that neighbours sit side by side on its circle and few edges cross."""
@@ -525,11 +515,14 @@ def _clusters_figure(c, max_clusters: int = MAX_CLUSTERS):
     right = np.asarray(c.true_right_doc, dtype=np.int64)
     sim = np.asarray(c.true_similarity, dtype=np.float64)
     found = np.asarray(c.true_found, dtype=bool)
-    groups = sorted(_components(left, right).values(), key=lambda g: (-len(g), g[0]))
-    shown = groups[:max_clusters]
+    groups = sorted(components(left, right).values(), key=lambda g: (-len(g), g[0]))
+    # Clusters of two share one panel, a row each; the larger ones get a circle each.
+    twos = [g for g in groups if len(g) == 2]
+    shown = [g for g in groups if len(g) > 2][:max_clusters - (1 if twos else 0)]
+    panels = len(shown) + (1 if twos else 0)
 
-    cols = min(4, max(1, len(shown)))
-    rows = max(1, math.ceil(len(shown) / cols))
+    cols = min(4, max(1, panels))
+    rows = max(1, math.ceil(panels / cols))
     fig = Figure(figsize=(_CELL * _CELL_INCH * cols + 1.6, _CELL * _CELL_INCH * rows + 1.8), layout="compressed")
     ax = fig.add_subplot()
     ax.set_aspect("equal")
@@ -555,23 +548,25 @@ def _clusters_figure(c, max_clusters: int = MAX_CLUSTERS):
                 miss_segs.append(seg)
         ax.scatter([p[0] for p in pos.values()], [p[1] for p in pos.values()], s=14, color="0.25", lw=0, zorder=6)
         for d, a, label in zip(keep, ang, _labels(c, keep, 18)):
-            deg = math.degrees(a) % 360
-            flip = 90 < deg < 270
-            ax.text(pos[d][0] + 0.08 * math.cos(a), pos[d][1] + 0.08 * math.sin(a), label,
-                    rotation=deg - 180 if flip else deg, rotation_mode="anchor", ha="right" if flip else "left",
-                    va="center", fontsize=6, color="0.2", zorder=7)
+            # Level labels, away from the circle: none upside down or cut off at a panel's edge.
+            x, y = math.cos(a), math.sin(a)
+            ax.text(pos[d][0] + 0.08 * x, pos[d][1] + 0.08 * y, label, ha="left" if x > 0.3 else "right" if x < -0.3
+                    else "center", va="bottom" if y > 0.3 else "top" if y < -0.3 else "center", fontsize=6,
+                    color="0.2", zorder=7)
         pairs_in = int(((np.isin(left, members)) & np.isin(right, members)).sum())
         more = f", {len(keep)} shown" if len(keep) < len(members) else ""
         ax.text(cx, cy - _CELL / 2 + 0.05, f"{count(int(copies[members].sum()), 'document')} "
                 f"({count(len(members), 'distinct set')}), {_set_pairs(pairs_in)}{more}", ha="center", fontsize=7,
                 color="0.35")
+    if twos:
+        _pairs_panel(ax, c, twos, len(shown), cols, (left, right, sim, found), (cmap, norm), (segs, colours, miss_segs))
     if segs:
         ax.add_collection(LineCollection(segs, colors=colours, linewidths=1.4, zorder=3,
                                          label=f"J ≥ {t:g}: found ({_set_pairs(len(segs))} drawn)"))
     if miss_segs:
         ax.add_collection(LineCollection(miss_segs, colors=MISSED_COLOUR, linewidths=1.3, linestyles=(0, (3, 2)),
                                          zorder=4, label=f"J ≥ {t:g}: missed by LSH ({_set_pairs(len(miss_segs))} drawn)"))
-    if not shown:
+    if not panels:
         ax.text(0, 0, f"no pair with J ≥ {t:g}: no cluster to draw", ha="center", va="center", fontsize=10)
     ax.set_xlim(-_CELL / 2, _CELL * (cols - 0.5))
     ax.set_ylim(-_CELL * (rows - 0.5) - 0.1, _CELL / 2)
@@ -582,11 +577,41 @@ def _clusters_figure(c, max_clusters: int = MAX_CLUSTERS):
     in_clusters = int(sum(copies[g].sum() for g in groups))  # a set's copies are in its cluster too
     _title(fig, ax,
            f"The largest clusters of pairs with J ≥ {t:g} ({c.shingle}); LSH {info.bands} bands × {info.rows} "
-           f"rows, K = {info.num_perm}\n{len(shown):,} of {count(len(groups), 'cluster')} drawn ({in_clusters:,} "
+           f"rows, K = {info.num_perm}\n{len(shown) + min(len(twos), MAX_PAIR_ROWS):,} of {count(len(groups), 'cluster')} drawn ({in_clusters:,} "
            f"of the {c.joined:,} documents joined are in one); LSH missed {c.missed:,} of the "
            f"{_set_pairs(len(left))}\n(a circle of {c.joined:,} documents without directories to group them "
            "would be unreadable)")
     return fig
+
+
+#: The panel of two-document clusters lists at most this many, a row each.
+MAX_PAIR_ROWS = 14
+
+
+def _pairs_panel(ax, c, twos, k, cols, pairs, colours, out) -> None:
+    """Panel ``k`` of the cluster picture: the clusters of two documents, a short chord each, labels beside."""
+    left, right, sim, found = pairs
+    cmap, norm = colours
+    segs, seg_colours, miss_segs = out
+    edge = {(min(a, b), max(a, b)): e for e, (a, b) in enumerate(zip(left.tolist(), right.tolist()))}
+    cx, cy = _CELL * (k % cols), -_CELL * (k // cols)
+    step = min(0.3, (_CELL - 0.9) / MAX_PAIR_ROWS)
+    for row, (a, b) in enumerate(twos[:MAX_PAIR_ROWS]):
+        e = edge[(a, b)]
+        y = cy + _CELL / 2 - 0.45 - step * row
+        seg = [(cx - 0.3, y), (cx + 0.3, y)]
+        if found[e]:
+            segs.append(seg)
+            seg_colours.append(cmap(norm(sim[e])))
+        else:
+            miss_segs.append(seg)
+        name_a, name_b = _labels(c, [a, b], 18)
+        ax.text(cx - 0.38, y, name_a, ha="right", va="center", fontsize=6, color="0.2")
+        ax.text(cx + 0.38, y, name_b, ha="left", va="center", fontsize=6, color="0.2")
+    shown = min(len(twos), MAX_PAIR_ROWS)
+    more = f", {shown} shown" if shown < len(twos) else ""
+    ax.text(cx, cy - _CELL / 2 + 0.05, f"{count(len(twos), 'cluster')} of two distinct sets{more}", ha="center",
+            fontsize=7, color="0.35")
 
 
 def _candidates_figure(c, max_chords: int):

@@ -2,8 +2,9 @@
 
 ``keys.py`` defines the keys (:data:`KEY_VERSION`) and turns texts and sets
 into them (kernels in ``_kernel.py``); ``codetokens.py`` holds the program
-tokenizers (compiled in ``_codetok_kernel.py`` for Go and
-``_codetok_c_python_kernel.py`` for the C family and Python); ``_hash_kernel.py``
+tokenizers (compiled in ``_codetok_kernel.py`` for Go, ``_codetok_c_cxx_kernel.py``
+for C and C++, ``_codetok_c_python_kernel.py`` for the rest of the C family and
+Python); ``_hash_kernel.py``
 is XXH64, the token hash.
 """
 from .keys import (KEY_VERSION, PARALLEL_MIN_CHARS, ShingleChoice, ShingleSpec, format_sets, hash_set_pieces,

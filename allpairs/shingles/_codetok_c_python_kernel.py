@@ -448,6 +448,23 @@ def _python_token_at(buf, p, end):
     return p, _NONE
 
 
+@kernel
+def _take(buf, p, q, what, end, out, k, ops_bytes, ops_ptr, ops_first, ops_key):
+    """One step of a scan at ``p``, whose token reader gave ``(q, what)`` (not _DECLINE): the token's key
+    written at ``out[k]`` (or nothing for a comment or a character that starts no token); returns the next
+    position and the next ``k``."""
+    if what == _TOKEN:
+        out[k] = xxh64(buf, p, q, _SEED0)
+        return q, k + 1
+    if what == _SKIP:
+        return q, k
+    i = _operator_size(buf, p, end, ops_bytes, ops_ptr, ops_first)
+    if i < 0:
+        return p + 1, k  # a character that starts no token is skipped
+    out[k] = ops_key[i]
+    return p + ops_ptr[i + 1] - ops_ptr[i], k + 1
+
+
 @kernel(wraps=True)
 def token_keys_into(buf, doc_ptr, out, python, ops_bytes, ops_ptr, ops_first, ops_key):
     """Keys of the C-family tokens (Python's when ``python``) of every document, comments dropped.
@@ -473,23 +490,10 @@ def token_keys_into(buf, doc_ptr, out, python, ops_bytes, ops_ptr, ops_first, op
             if p >= end:
                 break
             q, what = _python_token_at(buf, p, end) if python else _c_token_at(buf, p, end)
-            if what == _TOKEN:
-                out[k] = xxh64(buf, p, q, _SEED0)
-                k += 1
-                p = q
-            elif what == _SKIP:
-                p = q
-            elif what == _DECLINE:
+            if what == _DECLINE:
                 ok[d] = False
                 k = indptr[d]
                 break
-            else:
-                i = _operator_size(buf, p, end, ops_bytes, ops_ptr, ops_first)
-                if i < 0:
-                    p += 1  # a character that starts no token is skipped
-                else:
-                    out[k] = ops_key[i]
-                    k += 1
-                    p += ops_ptr[i + 1] - ops_ptr[i]
+            p, k = _take(buf, p, q, what, end, out, k, ops_bytes, ops_ptr, ops_first, ops_key)
         indptr[d + 1] = k
     return indptr, ok

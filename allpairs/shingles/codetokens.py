@@ -15,7 +15,8 @@ Two forms of each tokenizer live here:
 
 The third, compiled form of the regex path is what
 :func:`allpairs.shingles.shingle_texts` runs: :mod:`allpairs.shingles._codetok_kernel`
-(Go) and :mod:`allpairs.shingles._codetok_c_python_kernel` (C family, Python)
+(Go), :mod:`allpairs.shingles._codetok_c_cxx_kernel` (C and C++) and
+:mod:`allpairs.shingles._codetok_c_python_kernel` (the rest of the C family, Python)
 find and hash the tokens
 over UTF-8 bytes, trying the regex's branches in the same order, with the
 same result for any text and no Python string per token.  They hand back to
@@ -42,7 +43,20 @@ Go
     counts as a line end.  Characters that start no Go token (``@``, ``#``,
     ``?``, ``$``, a stray backslash) are skipped, where ``go/scanner`` reports
     an error.
-C family (C, C++, Java, JavaScript, TypeScript, Rust, C#, Swift, Kotlin, ...)
+C and C++ (``"c"``: C, C++, Objective-C, CUDA)
+    As clang's raw lexer gives them in C++20 mode (checked by
+    tests/test_codetokens_clang.py): line splices (a backslash, blanks, a
+    line end) removed first, as translation phase 2 does; identifiers
+    (``$`` allowed); preprocessing numbers (``0xe+1``, ``1.2.3``,
+    ``1'000``: a sign only after ``e E p P``); strings and characters with
+    the prefixes ``u8 L u U``, raw strings ``R"d(...)d"``, a closed
+    literal's user-defined suffix (``_km``, or a standard one such as
+    ``"s"s``); an unterminated literal up to the line end; the C++
+    operators by longest match (``**`` is two tokens, ``->*`` and ``<=>``
+    one); ``@``, a backquote and a stray backslash as tokens of their own.
+    Not followed: digraphs, universal character names, splices kept inside
+    raw strings.
+Rest of the C family (``"c-family"``: Java, JavaScript, TypeScript, Rust, C#, Swift, Kotlin, ...)
     Identifiers (``$`` allowed), numbers with any suffix (``10ULL``,
     ``1.5f``, ``1_000u32``, ``10n``), string and character literals with
     their usual prefixes (``L u U u8 b``), Rust raw strings ``r#"..."#`` (up
@@ -59,7 +73,7 @@ Python
     DEDENT tokens are produced, and f-strings that nest the same quote
     (Python 3.12) are not split correctly.
 
-Unknown languages (``None``) use the C-family tokenizer.
+Unknown languages (``None``) use the ``"c-family"`` tokenizer.
 """
 from __future__ import annotations
 
@@ -71,8 +85,8 @@ import unicodedata
 from allpairs.errors import UsageError
 from ..corpus.languages import language_for_path  # noqa: F401 (re-exported: the tokenizer for a file)
 
-#: The tokenizer names accepted by :func:`tokenize`; ``None`` means "c".
-LANGUAGES = ("go", "c", "python")
+#: The tokenizer names accepted by :func:`tokenize`; ``None`` means "c-family".
+LANGUAGES = ("go", "c", "c-family", "python")
 
 # Token classes, one per distinct token, read by the compiled kernel.
 #: An ordinary token; after it a line end inserts nothing.
@@ -99,6 +113,11 @@ _C_OPERATORS = (
     ">>>= <<= >>= ... === !== **= >>> <=> ..= &&= ||= ??= "
     "-> ++ -- << >> <= >= == != && || += -= *= /= %= &= |= ^= :: => ** ?? .. ## "
     "+ - * / % & | ^ ~ ! < > = ? : ; , . ( ) [ ] { } # @ \\ '"
+).split()
+# C and C++ (C++20): no ** ?? === >>> and the like, which are two tokens or more there.
+_CXX_OPERATORS = (
+    "... ->* <<= >>= <=> -> ++ -- << >> <= >= == != && || += -= *= /= %= &= |= ^= :: ## .* "
+    "+ - * / % & | ^ ~ ! < > = ? : ; , . ( ) [ ] { } # @ \\ `"
 ).split()
 _PY_OPERATORS = (
     "**= //= >>= <<= ... -> := ** // << >> <= >= == != += -= *= /= %= &= |= ^= @= "
@@ -245,6 +264,33 @@ def _c_regex() -> str:
     )
 
 
+def _cxx_regex() -> str:
+    """C and C++ after line splicing, as clang's raw lexer tokenizes them (C++20)."""
+    ident = _identifier(extra="$")
+    prefix = r"(?:u8|[LuU])?"
+    # A preprocessing number (C11 6.4.8, C++20 [lex.ppnumber]): a sign only after e E p P.
+    number = r"\.?[0-9](?:[0-9A-Za-z_.]|(?<=[eEpP])[+-]|'(?=[0-9A-Za-z_]))*+"
+    # A closed literal's user-defined suffix (C++20 [lex.ext]): one starting with _, or, after a string, one
+    # of the standard library's as a whole identifier (clang's isValidUDSuffix).
+    suffix = r"(?:_[A-Za-z0-9_]*+|(?:min|ms|us|ns|il|if|sv|[shidy])(?![A-Za-z0-9_]))?"
+    char_suffix = r"(?:_[A-Za-z0-9_]*+)?"
+    return (
+        r"[ \t\r\n\f\v]*+(?://[^\n]*+|/\*[\s\S]*?(?:\*/|\Z)|("
+        rf"{ident}(?![\"'])"
+        rf"|{number}"
+        rf'|{prefix}R"([^ ()\\\t\v\f\r\n]{{0,16}})\([\s\S]*?\)\2"{suffix}'  # raw string R"d(...)d"
+        # An unterminated literal runs to the line end (clang's "unknown" token).
+        rf'|{prefix}"(?:[^"\\\n]|\\[\s\S])*+(?:"{suffix})?'
+        rf"|{prefix}'(?:[^'\\\n]|\\[\s\S])*+(?:'{char_suffix})?"
+        rf"|{ident}"
+        rf"|{_alternation(_CXX_OPERATORS)}))"
+    )
+
+
+#: A line splice of C and C++ (translation phase 2): a backslash, blanks (as clang and gcc allow), a line end.
+_SPLICE = re.compile(r"\\[ \t\v\f]*(?:\r\n|\n|\r)")
+
+
 def _python_regex() -> str:
     prefix = r"(?:[rRbBfFtT]{1,2}|[uU])?"
     ident = _identifier()
@@ -264,7 +310,7 @@ def _python_regex() -> str:
 
 def _check_language(language: str | None) -> str:
     if language is None:
-        return "c"
+        return "c-family"
     if language not in LANGUAGES:
         raise UsageError(
             f"unknown program language {language!r}; use one of {', '.join(LANGUAGES)} "
@@ -284,8 +330,23 @@ def token_pattern(language: str | None) -> re.Pattern[str]:
     :func:`token_class` says which of them are tokens.
     """
     language = _check_language(language)
-    source = {"go": _go_regex, "c": _c_regex, "python": _python_regex}[language]()
+    source = {"go": _go_regex, "c": _cxx_regex, "c-family": _c_regex, "python": _python_regex}[language]()
     return re.compile(source)
+
+
+@functools.lru_cache(maxsize=None)
+def token_findall(language: str | None):
+    """``text -> list of str``: :func:`token_pattern`'s ``findall``, after line splicing for ``"c"``
+    (whose pattern has a second group, a raw string's delimiter)."""
+    findall = token_pattern(language).findall
+    if _check_language(language) != "c":
+        return findall
+    splice = _SPLICE.sub
+
+    def c_findall(text: str) -> list[str]:
+        return [token for token, _ in findall(splice("", text) if "\\" in text else text)]
+
+    return c_findall
 
 
 def token_class(token: str, language: str | None) -> int:
@@ -340,8 +401,8 @@ def tokenize(text: str, language: str | None) -> list[str]:
     ----------
     text : str
         Source code.
-    language : {"go", "c", "python"} or None
-        The tokenizer; ``None`` means "c" (the C family).
+    language : {"go", "c", "c-family", "python"} or None
+        The tokenizer; ``None`` means "c-family".
 
     Returns
     -------
@@ -358,7 +419,7 @@ def tokenize(text: str, language: str | None) -> list[str]:
     language = _check_language(language)
     if language == "go":
         return _scan_go(text)[0]
-    return [tok for tok in token_pattern(language).findall(text) if tok]
+    return [tok for tok in token_findall(language)(text) if tok]
 
 
 # --- The Go reference scanner -------------------------------------------------

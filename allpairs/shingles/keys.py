@@ -69,6 +69,7 @@ from allpairs.errors import UsageError
 from allpairs.shingles import _kernel as _k
 from allpairs.shingles import codetokens
 from allpairs.shingles._codetok_c_python_kernel import token_keys_into as c_python_token_keys_into
+from allpairs.shingles._codetok_c_cxx_kernel import token_keys_into as c_cxx_token_keys_into
 from allpairs.shingles._codetok_kernel import go_token_keys_into
 from allpairs.shingles._hash_kernel import xxh64_spans, xxh64_split
 from allpairs.shingles.codetokens import language_for_path
@@ -374,7 +375,7 @@ class _CodeTokens:
         """The regex path: ``findall``, vocabulary ids, :func:`_k.code_stream`."""
         # Built on first use: Go's pattern costs ~1 s (a scan of all of Unicode), and
         # documents reach it only when the compiled tokenizer hands one back.
-        findall = codetokens.token_pattern(self.language).findall
+        findall = codetokens.token_findall(self.language)
         counts = [0] * len(docs)
         parts = []
         for i, doc in enumerate(docs):
@@ -448,8 +449,10 @@ def _go_tables() -> tuple:
 @functools.lru_cache(maxsize=None)
 def _operator_tables(language: str) -> tuple:
     """The operator table of :func:`allpairs.shingles._codetok_c_python_kernel._operator_size` for ``language``
-    ("c" or "python"), with each operator's key."""
-    ops = sorted(codetokens._C_OPERATORS if language == "c" else codetokens._PY_OPERATORS,
+    ("c", "c-family" or "python"), with each operator's key."""
+    operators = {"c": codetokens._CXX_OPERATORS, "c-family": codetokens._C_OPERATORS,
+                 "python": codetokens._PY_OPERATORS}[language]
+    ops = sorted(operators,
                  key=lambda op: (op[0], -len(op)))
     ops_bytes = np.frombuffer("".join(ops).encode("ascii"), dtype=np.uint8).copy()
     ops_first = np.searchsorted(np.array([ord(op[0]) for op in ops]), np.arange(129)).astype(np.int64)
@@ -457,9 +460,12 @@ def _operator_tables(language: str) -> tuple:
 
 
 def _tokenizer(language: str) -> tuple:
-    """The compiled tokenizer of ``language`` ("go", "c" or "python") and the arguments after its first three."""
+    """The compiled tokenizer of ``language`` ("go", "c", "c-family" or "python") and the arguments after its
+    first three."""
     if language == "go":
         return go_token_keys_into, _go_tables()
+    if language == "c":
+        return c_cxx_token_keys_into, _operator_tables(language)
     return c_python_token_keys_into, (language == "python", *_operator_tables(language))
 
 
@@ -670,7 +676,7 @@ def shingle_texts(
         For word and char: NFKC, casefold, whitespace runs collapsed to one
         space and stripped before tokenizing (see :func:`normalize_text`).
         Ignored for code.
-    languages : sequence of {"go", "c", "python", None}, length n_docs, optional
+    languages : sequence of {"go", "c", "c-family", "python", None}, length n_docs, optional
         For code: the tokenizer of each text (:func:`language_for_path` gives
         it from a file name); None or absent means the C-family tokenizer.
     progress : callable(int), optional
@@ -891,7 +897,7 @@ def _shingle_serial(texts, langs, spec, normalize, progress=None, distinct=False
         with np.errstate(over="ignore"):
             for batch in _batches(sizes):
                 batch_langs = None if langs is None else [langs[i] for i in batch]
-                languages = {"c" if lang is None else lang for lang in batch_langs} if code_bytes else ()
+                languages = {"c-family" if lang is None else lang for lang in batch_langs} if code_bytes else ()
                 if len(languages) == 1:
                     # Files of one language as read: the compiled tokenizer reads them in place.
                     language = languages.pop()
@@ -946,7 +952,7 @@ def _code_batch(docs, langs, vocabs, n, seed, distinct) -> tuple[np.ndarray, np.
     """code:N shingles of one batch, each document with its own language's tokenizer."""
     groups: dict[str | None, list[int]] = {}
     for i, lang in enumerate(langs):
-        groups.setdefault("c" if lang is None else lang, []).append(i)
+        groups.setdefault("c-family" if lang is None else lang, []).append(i)
     results = {}
     for lang, members in groups.items():
         if lang not in vocabs:
