@@ -1,6 +1,6 @@
 """The Spark engine (allpairs.spark, ``join --engine spark``) against the oracle and the local engine.
 
-One SparkSession on a local[2] master serves every test here (starting one
+One SparkSession on a local[2] master (the `spark` fixture of conftest.py) serves every test here (starting one
 costs 10–30 s). Random corpora are joined many at a time: each corpus's
 tokens carry its number, so corpora never share a token and never pair, and
 one Spark job checks a whole list of them against the oracle.
@@ -38,16 +38,6 @@ TINY = REPO / "datasets" / "tiny" / "corpus"
 GOLDEN = REPO / "datasets" / "tiny" / "golden-word1-t0.5.tsv"
 SIX = ["bytes", "strings", "math/rand", "math/rand/v2", "go/types", "cmd/compile/internal/types2"]
 TREE_OPTIONS = ["--exclude", "*_test.go", "--exclude", "testdata/**", "--min-bytes", "2048", "-s", "code:5"]
-
-
-@pytest.fixture(scope="session")
-def spark():
-    if find_java() is None:
-        pytest.skip("no Java runtime (JAVA_HOME or java on PATH): apt-get install -y openjdk-17-jre-headless")
-    session = get_session("local[2]", conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"})
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def cli(*args):
