@@ -1,0 +1,38 @@
+"""The default shingle on Spark: the local engine's rule, on the same texts.
+
+:func:`allpairs.shingles.shingle_for_texts` chooses from the median length of
+up to ``LENGTH_SAMPLE`` texts evenly spaced through the corpus. Here the same
+texts (by position in the input order) are fetched from the DataFrame, their
+first ``LENGTH_PREFIX`` characters only, and handed to that function: the
+rule is the local engine's own, not restated.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...shingles.keys import LENGTH_PREFIX, LENGTH_SAMPLE, ShingleChoice, shingle_for_texts
+
+
+def sample_positions(n: int) -> list[int]:
+    """The positions :func:`shingle_for_texts` samples among ``n`` texts."""
+    return list(range(n)) if n <= LENGTH_SAMPLE else np.linspace(0, n - 1, LENGTH_SAMPLE).astype(np.int64).tolist()
+
+
+def choose_shingle(df, text_col: str, order_col: str | None = None) -> ShingleChoice:
+    """The shingle the local engine chooses for the texts of ``df[text_col]`` in input order (``order_col``,
+    else the row order Spark reads); three small jobs, a thousand text prefixes to the driver."""
+    from pyspark.sql import functions as F
+
+    texts = df.select(*([order_col] if order_col else []),
+                      F.substring(F.coalesce(F.col(text_col), F.lit("")), 1, LENGTH_PREFIX).alias("t"))
+    if order_col:
+        texts = texts.orderBy(order_col)
+    indexed = texts.select("t").rdd.map(lambda r: r[0]).zipWithIndex()
+    n = indexed.count()
+    wanted = set(sample_positions(n))
+    picked = indexed.filter(lambda ti: ti[1] in wanted).collect()
+    picked.sort(key=lambda ti: ti[1])
+    return shingle_for_texts([t for t, _ in picked])
+
+
+__all__ = ["choose_shingle", "sample_positions"]
