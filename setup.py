@@ -1,4 +1,4 @@
-"""The install's one build step: the kernels compiled ahead of time (``allpairs/_aot.py``).
+"""The install's one build step: the kernels compiled ahead of time (``allpairs/_kernels/aot.py``).
 
 Everything else about the package is in ``pyproject.toml``. When the build
 cannot be done here (no C compiler, no Python headers), the install still
@@ -13,7 +13,7 @@ from setuptools.command.build_ext import build_ext
 
 
 class BuildKernels(build_ext):
-    """Builds ``allpairs._kernels_aot`` (and, on x86-64, ``allpairs._kernels_aot_wide``) with numba's pycc
+    """Builds ``allpairs._kernels.compiled`` (and, on x86-64, ``allpairs._kernels.compiled_wide``) with numba's pycc
     instead of compiling C sources; leaves a module out (with a warning) when its build fails."""
 
     def build_extensions(self):
@@ -21,7 +21,7 @@ class BuildKernels(build_ext):
         sys.path.insert(0, here)
         built = []
         try:
-            from allpairs._aot import build
+            from allpairs._kernels.aot import build
 
             for ext in self.extensions:
                 wide = ext.name.endswith("_wide")
@@ -36,7 +36,7 @@ class BuildKernels(build_ext):
                     print(f"allpairs: warning: {ext.name} could not be compiled ahead of time "
                           f"({type(e).__name__}: {first}); numba will compile its kernels on first use",
                           file=sys.stderr)
-        except Exception as e:  # noqa: BLE001 - allpairs._aot itself could not be imported
+        except Exception as e:  # noqa: BLE001 - allpairs._kernels.aot itself could not be imported
             print(f"allpairs: warning: the kernels could not be compiled ahead of time ({type(e).__name__}: "
                   f"{e}); numba will compile them on first use", file=sys.stderr)
         finally:
@@ -44,6 +44,6 @@ class BuildKernels(build_ext):
             self.extensions = built
 
 setup(
-    ext_modules=[Extension("allpairs._kernels_aot", sources=[]), Extension("allpairs._kernels_aot_wide", sources=[])],
+    ext_modules=[Extension("allpairs._kernels.compiled", sources=[]), Extension("allpairs._kernels.compiled_wide", sources=[])],
     cmdclass={"build_ext": BuildKernels},
 )

@@ -11,9 +11,7 @@ before numba and the kernels load.
 """
 from __future__ import annotations
 
-import importlib
-import sys
-from types import ModuleType
+import importlib as _importlib
 from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
@@ -24,7 +22,7 @@ _EXPORTS = {
     "read_lines": "corpus", "read_sets": "corpus", "read_table": "corpus",
     "AllPairsError": "errors", "EmptyCorpusError": "errors", "InputError": "errors", "MissingExtraError": "errors", "OutputError": "errors",
     "UsageError": "errors",
-    "JoinResult": "join", "join": "join",
+    "JoinResult": "pipeline", "join": "pipeline",
     "Threshold": "measures",
     "Pair": "pairs", "PairWriter": "pairs", "Pairs": "pairs",
     "Comparison": "report", "compare": "report",
@@ -38,32 +36,19 @@ def __getattr__(name: str):
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'allpairs' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    value = getattr(_importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
-
-
-class _Package(ModuleType):
-    """The package keeps its public names when a submodule of the same name loads: the import
-    system binds ``allpairs.join`` (the module) on the package, where the function belongs."""
-
-    def __setattr__(self, name: str, value) -> None:
-        if name in _EXPORTS and isinstance(value, ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
+    return list(__all__)
 
 
 if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eagerly
     from .corpus import Corpus, read_corpus, read_directory, read_jsonl, read_lines, read_sets, read_table
     from .errors import AllPairsError, EmptyCorpusError, InputError, MissingExtraError, OutputError, UsageError
-    from .join import JoinResult, join
+    from .pipeline import JoinResult, join
     from .measures import Threshold
     from .pairs import Pair, PairWriter, Pairs
     from .report import Comparison, compare

@@ -60,7 +60,7 @@ def _ignore(signum, frame) -> None:
 def _die(signum: int) -> None:
     """Remove partial output, end worker processes, say why, exit 128 + signum."""
     # A signal during the import of the output module finds it partly made: no file registered yet.
-    remove = getattr(sys.modules.get("allpairs.pairs.output"), "remove_partial_files", None)
+    remove = getattr(sys.modules.get("allpairs.output.files"), "remove_partial_files", None)
     if remove is not None:
         remove()
     mp = sys.modules.get("multiprocessing")
@@ -155,7 +155,7 @@ def main() -> None:
     try:
         from .cli import main as command_line
         from .cli._app import BrokenPipe
-    except (MemoryError, OSError) as e:  # a memory limit (ulimit -v) too low to load numpy (numba: see _numba.prepare)
+    except (MemoryError, OSError) as e:  # a memory limit (ulimit -v) too low to load numpy (numba: see allpairs._kernels.jit.prepare)
         why = "out of memory" if isinstance(e, MemoryError) else (str(e).splitlines() or ["?"])[0]
         os.write(2, f"allpairs: error: cannot start ({why}); if memory is limited (ulimit -v), raise the limit\n"
                  .encode("utf-8", "backslashreplace"))

@@ -1,6 +1,6 @@
 """Run every kernel family on all three kernel paths over extreme inputs, and compare.
 
-Every kernel is written once and runs three ways (``allpairs._numba``): the
+Every kernel is written once and runs three ways (``allpairs._kernels.jit``): the
 function built ahead of time (``compiled``), numba's JIT (``jit``) and the
 plain Python function on numpy scalars (``python``). Their integer arithmetic
 differs unless the kernel says which type it means (numba computes on 64 bits,
@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import naive  # noqa: E402  (the tests' oracle)
 
-from allpairs import _measures_kernel as mk  # noqa: E402
-from allpairs._numba import use_kernels  # noqa: E402
+from allpairs.measures import _kernel as mk  # noqa: E402
+from allpairs._kernels.jit import use_kernels  # noqa: E402
 from allpairs.measures import MEASURES, Threshold  # noqa: E402
 
 PATHS = ("compiled", "jit", "python")

@@ -159,7 +159,7 @@ def bench_datasketch(sets, queries_at, t, exact: dict) -> dict:
 def dedup_child(args) -> int:
     """Runs in a fresh process so that its peak memory is its own."""
     from allpairs.index import dedup
-    from allpairs.join import peak_memory
+    from allpairs.pipeline import peak_memory
 
     dedup([["a", "b"], ["a", "b", "c"]], args.dedup_threshold)  # load (or compile) the kernels first
     sets = corpus(args)

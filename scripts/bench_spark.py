@@ -537,7 +537,7 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     print(f"Spark {spark.version} on {spark.sparkContext.master}; t = {args.threshold}; {args.partitions} "
           f"partitions; machine shared (load average {os.getloadavg()[0]:.1f} at start)", flush=True)
-    from allpairs.join import lsh_settings
+    from allpairs.pipeline import lsh_settings
     from allpairs.measures import Threshold
 
     info = lsh_settings(Threshold.parse(args.threshold), num_perm=args.num_perm, bands=None, rows=None, recall=0.99,

@@ -15,7 +15,7 @@ This runs the same ``allpairs join`` on growing inputs with
 each, the input's size in bytes (what ``auto`` decides by), the median wall time
 of each mode, which wins, and whether both printed the same bytes (they must).
 The break-even size is where the winner changes: set
-:data:`allpairs._numba.PLAIN_BELOW` below it.
+:data:`allpairs._kernels.jit.PLAIN_BELOW` below it.
 
 Workloads (each a series of sizes):
 

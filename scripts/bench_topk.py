@@ -56,7 +56,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import allpairs  # noqa: E402
-from allpairs.join import Stats, as_corpus, shingle_corpus  # noqa: E402
+from allpairs.pipeline import Stats, as_corpus, shingle_corpus  # noqa: E402
 from allpairs.measures import Threshold  # noqa: E402
 
 #: The driver compiled with the peer's ``topk``: reads sets, times ``topk`` alone, prints seconds, count, K-th.

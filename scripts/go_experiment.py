@@ -56,9 +56,9 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 import allpairs  # noqa: E402
-from allpairs._numba import resolve_jobs  # noqa: E402
+from allpairs._kernels.jit import resolve_jobs  # noqa: E402
 from allpairs.exact import prefix_join  # noqa: E402
-from allpairs.join import Stats, lsh_pairs, lsh_settings, shingle_corpus  # noqa: E402
+from allpairs.pipeline import Stats, lsh_pairs, lsh_settings, shingle_corpus  # noqa: E402
 from allpairs.lsh import knee, probability  # noqa: E402
 from allpairs.measures import Threshold  # noqa: E402
 from allpairs.pairs import Pairs  # noqa: E402

@@ -1,4 +1,4 @@
-"""Record the kernel signatures the library uses, for the ahead-of-time build (``allpairs/aot_signatures.txt``).
+"""Record the kernel signatures the library uses, for the ahead-of-time build (``allpairs/_kernels/signatures.txt``).
 
 Run from the repository root::
 
@@ -7,7 +7,7 @@ Run from the repository root::
 
 Every compiled kernel call made from Python (a kernel calling another inside
 compiled code is part of its caller) is noted with the numba types of its
-arguments (:func:`allpairs._aot.type_name`, checked here against
+arguments (:func:`allpairs._kernels.aot.type_name`, checked here against
 ``numba.typeof``) and the return type numba infers. The file is rewritten
 with the union of what the test suite and the workloads called, sorted. Spark
 tasks run their kernels in worker processes, which this does not see; the
@@ -26,7 +26,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from allpairs import _aot, _numba  # noqa: E402
+from allpairs._kernels import aot as _aot, jit as _numba  # noqa: E402
 
 GO = REPO_ROOT.parent / "shared" / "datasets"
 WORKLOADS = [
@@ -158,7 +158,7 @@ def main() -> int:
                     print(f"  exit {e.code}", file=sys.stderr)
     with _numba.use_kernels("compiled"):
         api_workloads()
-    header = ("# Kernel signatures compiled ahead of time at install (allpairs/_aot.py); one a line:\n"
+    header = ("# Kernel signatures compiled ahead of time at install (allpairs/_kernels/aot.py); one a line:\n"
               "# module qualname (argument types) -> return type. Written by scripts/record_kernel_signatures.py.\n")
     _aot.SIGNATURES.write_text(header + "".join(line + "\n" for line in sorted(rec.lines)), encoding="utf-8")
     print(f"{len(rec.lines)} signatures written to {_aot.SIGNATURES.relative_to(REPO_ROOT)}; "

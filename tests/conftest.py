@@ -46,7 +46,7 @@ def go_reference_src() -> Path:
         pytest.skip(str(exc).replace("\n", " "))
 
 
-#: Oracle comparisons that run on more than one kernel path (``allpairs._numba``;
+#: Oracle comparisons that run on more than one kernel path (``allpairs._kernels.jit``;
 #: ``ALLPAIRS_KERNELS``): ``[compiled]`` (the functions built ahead of time where
 #: the install built them, numba's otherwise) and ``[python]`` (the plain
 #: functions, whose numpy arithmetic must give the same integers), each against
@@ -126,7 +126,7 @@ def pytest_runtest_call(item):
     mode = callspec.params.get("kernels") if callspec is not None else None
     if mode is None:
         return (yield)
-    from allpairs._numba import use_kernels
+    from allpairs._kernels.jit import use_kernels
 
     with use_kernels(mode):
         return (yield)

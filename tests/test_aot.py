@@ -1,4 +1,4 @@
-"""The kernels compiled ahead of time (allpairs._aot): matched by exact types, found only for current sources,
+"""The kernels compiled ahead of time (allpairs._kernels.aot): matched by exact types, found only for current sources,
 and giving the same output as numba's JIT without loading numba."""
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import numba
 import numpy as np
 import pytest
 
-from allpairs import _aot
-from allpairs._numba import Kernel
+from allpairs._kernels import aot as _aot
+from allpairs._kernels.jit import Kernel
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -68,8 +68,8 @@ def test_every_signature_names_a_kernel_and_reads_back():
 
 def test_the_digest_covers_every_kernel_module():
     names = {p.relative_to(_aot.PACKAGE_ROOT).as_posix() for p in _aot.kernel_sources()}
-    assert {"shingles/_hash_kernel.py", "_mix.py", "exact/_kernel.py", "lsh/_kernel.py", "index/_kernel.py"} <= names
-    assert "_numba.py" not in names and "join.py" not in names
+    assert {"shingles/_hash_kernel.py", "_kernels/mix.py", "exact/_kernel.py", "lsh/_kernel.py", "index/_kernel.py"} <= names
+    assert "_kernels/jit.py" not in names and "pipeline/__init__.py" not in names
 
 
 def test_a_changed_kernel_source_matches_no_built_function(tmp_path):
@@ -77,7 +77,7 @@ def test_a_changed_kernel_source_matches_no_built_function(tmp_path):
     shutil.copytree(_aot.PACKAGE_ROOT, root, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
     before = _aot.source_digest(root)
     assert before == _aot.source_digest(_aot.PACKAGE_ROOT)
-    path = root / "_verify_kernel.py"
+    path = root / "verify" / "_kernel.py"
     path.write_text(path.read_text() + "\n# a change\n")
     after = _aot.source_digest(root)
     assert after != before
@@ -112,7 +112,7 @@ def test_a_join_runs_the_built_kernels_without_numba_and_matches_the_jit(shared_
     if not _built():
         if shutil.which("cc") is None and shutil.which("gcc") is None:
             pytest.skip("no C compiler here, so the install could not build the ahead-of-time kernels")
-        pytest.fail("a C compiler is here but allpairs._kernels_aot was not built: reinstall (pip install -e .) "
+        pytest.fail("a C compiler is here but allpairs._kernels.compiled was not built: reinstall (pip install -e .) "
                     "and read its warning")
     f = tmp_path / "k.dat"
     f.write_text("".join(open(shared_datasets / "kosarak-sample.dat").readlines()[:8000]))
@@ -192,7 +192,7 @@ def test_the_wide_minhash_gives_the_baselines_signatures(shared_datasets):
     except ImportError:
         if not _built():
             pytest.skip("the ahead-of-time kernels were not built here (see the test above)")
-        pytest.fail("allpairs._kernels_aot was built but allpairs._kernels_aot_wide was not: reinstall")
+        pytest.fail("allpairs._kernels.compiled was built but allpairs._kernels.compiled_wide was not: reinstall")
     from allpairs.lsh.minhash import permutation_params
     from allpairs.shingles import hash_sets
 

@@ -10,7 +10,7 @@ import allpairs
 from allpairs._plural import count
 import naive_lsh
 from allpairs.errors import UsageError
-from allpairs.join import MIN_ESTIMATE_BITS
+from allpairs.pipeline import MIN_ESTIMATE_BITS
 from allpairs.lsh import candidates, empty_rows, probability, share_joined_bucket, signatures
 from allpairs.lsh import _kernel
 from strategies import corpus_and_threshold
@@ -255,7 +255,7 @@ def test_lsh_on_the_kosarak_sample_allocates_at_most_four_times_what_the_exact_j
     import tracemalloc
 
     from allpairs.corpus import read_sets
-    from allpairs._numba import use_kernels
+    from allpairs._kernels.jit import use_kernels
 
     path = shared_datasets / "kosarak-sample.dat"
     if not path.exists():

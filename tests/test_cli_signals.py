@@ -125,15 +125,15 @@ def test_the_program_sets_up_signals_before_numba_is_imported():
     # import allpairs is cheap (its names load on first use), so __main__ can set up signals first;
     # and allpairs.join stays the function when the submodule of that name loads.
     code = ("import sys, allpairs, allpairs.__main__; assert 'numba' not in sys.modules; "
-            "import allpairs.join; assert callable(allpairs.join) and allpairs.join.__name__ == 'join'")
+            "import allpairs.pipeline; assert callable(allpairs.join) and allpairs.join.__name__ == 'join'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
 def test_a_signal_while_the_output_module_is_half_imported_is_still_one_line():
-    # The watcher thread can run while the main thread is inside ``import allpairs.pairs.output``:
+    # The watcher thread can run while the main thread is inside ``import allpairs.output.files``:
     # the module is in sys.modules without its functions yet (a traceback came out there once).
     code = ("import sys, types, allpairs.__main__ as m; "
-            "sys.modules['allpairs.pairs.output'] = types.ModuleType('allpairs.pairs.output'); m._die(15)")
+            "sys.modules['allpairs.output.files'] = types.ModuleType('allpairs.output.files'); m._die(15)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 143 and done.stderr == LINE[signal.SIGTERM] + "\n", done.stderr
 
@@ -257,7 +257,7 @@ def test_compare_plot_signalled_at_random_moments_leaves_all_its_files_old_or_al
 def test_the_index_and_picture_writers_register_their_temporary_files_with_the_watcher(tmp_path, monkeypatch):
     # What the watcher removes on a signal is what is registered: check it at a moment inside each write.
     from allpairs.index import SearchIndex
-    from allpairs.pairs import output
+    from allpairs.output import files as output
 
     seen = []
     real_write = output.Sink.write
@@ -281,7 +281,7 @@ def test_the_index_and_picture_writers_register_their_temporary_files_with_the_w
 #: A writer that is SIGKILLed in the middle of writing (nothing can clean up after SIGKILL).
 KILLED_WRITER = """
 import os, signal, sys
-from allpairs.pairs.output import open_output
+from allpairs.output.files import open_output
 with open_output(sys.argv[1]) as out:
     out.write(b"partial")
     if sys.argv[2] == "kill":

@@ -302,7 +302,7 @@ def test_posix_classes_and_brackets_in_globs(path, pattern, expected):
 
 
 def test_the_empty_corpus_message_counts_files_and_what_each_filter_left_out(repo):
-    from allpairs.join import join
+    from allpairs.pipeline import join
     from allpairs.errors import EmptyCorpusError
 
     with pytest.raises(EmptyCorpusError) as e:

@@ -170,7 +170,7 @@ def kosarak_sets(shared_datasets):
 
 from math import isqrt  # noqa: E402
 
-from allpairs.join import exact_pairs  # noqa: E402
+from allpairs.pipeline import exact_pairs  # noqa: E402
 from allpairs.measures import get_measure, parse_threshold  # noqa: E402
 
 MEASURES = ["jaccard", "cosine", "dice", "containment", "overlap"]

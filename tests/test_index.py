@@ -12,7 +12,7 @@ import naive
 from allpairs import Corpus, EmptyCorpusError, InputError, UsageError
 from allpairs.index import IndexFileError, SearchIndex, search
 from allpairs.index.search import continue_lines
-from allpairs.join import Stats
+from allpairs.pipeline import Stats
 from allpairs.index.store import FORMAT, MAGIC
 from allpairs.measures import JOIN_MEASURES
 from allpairs.shingles import hash_sets
@@ -210,7 +210,7 @@ def test_adding_sets_takes_at_most_twice_the_memory_of_building_them():
     # allocate, the same on every run.
     import tracemalloc
 
-    from allpairs._numba import use_kernels
+    from allpairs._kernels.jit import use_kernels
 
     rng = np.random.default_rng(1)
     docs = [[str(int(x)) for x in rng.zipf(1.3, size=rng.integers(5, 25))] for _ in range(15000)]

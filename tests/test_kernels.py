@@ -1,4 +1,4 @@
-"""How kernels run: compiled by numba or as plain Python (allpairs._numba), and that both print the same bytes."""
+"""How kernels run: compiled by numba or as plain Python (allpairs._kernels.jit), and that both print the same bytes."""
 from __future__ import annotations
 
 import importlib
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from allpairs import _numba
+from allpairs._kernels import jit as _numba
 from allpairs.shingles._hash_kernel import xxh64, xxh64_spans
-from allpairs._numba import kernel_mode, kernels_for, use_kernels
+from allpairs._kernels.jit import kernel_mode, kernels_for, use_kernels
 from allpairs.cli import app
 from allpairs.errors import UsageError
 
@@ -144,7 +144,7 @@ def test_numba_disable_jit_runs_every_kernel_as_plain_python_without_numba():
 
 
 def test_a_compile_clock_counts_kernels_compiled_after_numba_is_imported_lazily(tmp_path):
-    (tmp_path / "fresh.py").write_text("from allpairs._numba import kernel\n\n\n"
+    (tmp_path / "fresh.py").write_text("from allpairs._kernels.jit import kernel\n\n\n"
                                        "@kernel\ndef add_one(x):\n    return x + 1\n", encoding="utf-8")
     code = ("import sys\n"
             "from allpairs import _numba\n"
@@ -190,7 +190,7 @@ def test_numba_failing_to_load_under_a_memory_limit_is_one_line_exit_1(tmp_path)
 
 def test_a_few_long_string_tokens_count_as_a_big_input_not_as_a_few_keys():
     from allpairs.corpus import Corpus
-    from allpairs.join import input_bytes
+    from allpairs.pipeline import input_bytes
 
     few_long = Corpus(ids=["a", "b"], sets=[["x" * 40_000, "y"], ["x" * 40_000]])
     assert input_bytes(few_long) >= 65_536

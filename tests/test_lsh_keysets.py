@@ -5,8 +5,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from allpairs._order_kernel import distinct_sorted_rows
-from allpairs.join import LSHInfo, Stats, lsh_pairs
+from allpairs.order._kernel import distinct_sorted_rows
+from allpairs.pipeline import LSHInfo, Stats, lsh_pairs
 from allpairs.lsh.keysets import KeyedSets, keyed_sets
 from allpairs.measures import Threshold
 from allpairs.order import order_sets

@@ -53,7 +53,7 @@ def test_two_empty_sets_are_never_a_pair():
 
 # --- every measure's bounds (allpairs.measures.MEASURES) ----------------------
 
-from allpairs import _measures_kernel as mk  # noqa: E402
+from allpairs.measures import _kernel as mk  # noqa: E402
 from allpairs.measures import MEASURES, get_measure, parse_threshold, positional_bound  # noqa: E402
 
 import naive  # noqa: E402
@@ -324,7 +324,7 @@ def test_plain_cosine_alpha_takes_a_few_exact_steps_not_millions(monkeypatch):
     # products, through the 128-bit comparison each time: minutes for a join of 100 sets. Now
     # each α is the float root's ceiling, or a few exact comparisons where the root is near a
     # whole number (as at t = 1/2 and x = y).
-    from allpairs._numba import use_kernels
+    from allpairs._kernels.jit import use_kernels
 
     calls = 0
     real = mk.products_ge.py_func

@@ -108,7 +108,7 @@ def key_rows(draw):
 @settings(max_examples=200, deadline=None)
 @given(key_rows())
 def test_rows_are_sorted_and_keys_counted_as_sets_of_python_ints_say(rows):
-    from allpairs._order_kernel import count_distinct, distinct_sorted_rows
+    from allpairs.order._kernel import count_distinct, distinct_sorted_rows
 
     indptr, keys = csr(rows)
     ptr, out = distinct_sorted_rows(indptr, keys)

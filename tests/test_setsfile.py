@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import allpairs
-from allpairs import _numba
+from allpairs._kernels import jit as _numba
 from allpairs.cli import _say_compiled, app
 from allpairs.corpus import Corpus, read_directory, read_sets
-from allpairs.setsfile import write_sets
+from allpairs.pipeline.sets_file import write_sets
 from allpairs.shingles import format_sets, hash_sets
 from conftest import REPO_ROOT
 

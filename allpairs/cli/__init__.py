@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 from . import compare, dedup, index, join, sets  # noqa: F401  (each module registers its command on the app)
-from .._numba import CompileClock, compile_clock
+from .._kernels.jit import CompileClock, compile_clock
 from .._plural import count
 from ._app import app, err
 

@@ -23,7 +23,7 @@ from typer.core import TyperGroup
 from .. import __version__
 from .._plural import count
 from ..errors import AllPairsError
-from ..join import JoinResult, Stats, peak_memory
+from ..pipeline import JoinResult, Stats, peak_memory
 
 #: Characters a terminal could act on, or that would break a message's line:
 #: C0 and C1 controls, DEL, line and paragraph separators, bidirectional

@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 from typer.core import TyperCommand
 
-from .._numba import MAX_JOBS
+from .._kernels.jit import MAX_JOBS
 from ..corpus import Corpus, read_corpus
 from ..errors import UsageError
 from ..lsh import MAX_NUM_PERM

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import AllPairsError
-from ..pairs.output import check_output
+from ..output.files import check_output
 from ._app import Bar, app, err, fail, warn_skipped
 from ._options import (BANDS, BITS, JOBS, MAX_BUCKET, MIN_SHINGLES, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET,
                        RECALL, ROWS, SEED, SHINGLE, THRESHOLD, PanelCommand, check_jobs, input_options, read_input,

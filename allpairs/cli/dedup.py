@@ -6,7 +6,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import AllPairsError
-from ..pairs.output import check_output, open_output
+from ..output.files import check_output, open_output
 from .._plural import count as count_of
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
 from ._options import (MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET, SHINGLE, Format,

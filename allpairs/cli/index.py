@@ -8,7 +8,7 @@ import typer
 
 from .._plural import count as count_of
 from ..errors import AllPairsError, UsageError
-from ..pairs.output import check_output, open_output
+from ..output.files import check_output, open_output
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
 from ._options import (JOBS, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET, SHINGLE, SHINGLES,
                        Format, Measure, PanelCommand, check_jobs, check_table_output, input_options, read_input, refuse,

@@ -9,10 +9,10 @@ import typer
 
 from .._plural import count as count_of
 from ..errors import AllPairsError, UsageError
-from ..join import join as run_join
+from ..pipeline import join as run_join
 from ..pairs import PairWriter
 from ..pairs.clusters import write_cluster_table, write_clusters
-from ..pairs.output import check_output, open_output
+from ..output.files import check_output, open_output
 from ..pairs.rows import write_pairs_table
 from ._app import Bar, BrokenPipe, app, err, fail, summary, warn_skipped
 from ._options import (BANDS, BITS, INPUT, JOBS, LSH, MAX_BUCKET, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE,

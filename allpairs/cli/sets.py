@@ -8,8 +8,8 @@ import typer
 
 from .._plural import count
 from ..errors import AllPairsError, UsageError
-from ..join import Stats
-from ..pairs.output import check_output, open_output
+from ..pipeline import Stats
+from ..output.files import check_output, open_output
 from ._app import Bar, app, err, fail, warn_skipped
 from ._options import NO_NORMALIZE, OUTPUT, PATHS, QUIET, SHINGLE, PanelCommand, input_options, read_input, \
     refuse_unused_input_options
@@ -35,7 +35,7 @@ def sets_command(
     document of each line. 'allpairs join --sets' on the file finds the same
     pairs as 'allpairs join' on the same paths.
     """
-    from ..setsfile import write_sets  # here, not at the top: only this command needs it
+    from ..pipeline.sets_file import write_sets  # here, not at the top: only this command needs it
 
     bar = Bar(not quiet)
     try:

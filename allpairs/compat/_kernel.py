@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from .._numba import kernel
+from .._kernels.jit import kernel
 
 
 @kernel

@@ -24,7 +24,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .._numba import kernels_for
+from .._kernels.jit import kernels_for
 from .._plural import count
 from ..errors import InputError, UsageError
 from .linefile import HashedSets, LineFile, TextLines, TokenSets, Utf8Texts, read_line_file, read_pieces

@@ -8,7 +8,7 @@ similarity joins with bitwise operations", Information Systems 2020 (a 64-bit
 signature per set bounds the overlap before verification). Every bound
 arrives from :mod:`allpairs.measures` as an array (prefix lengths, the window
 of partner sets) or scalars (the measure's code and ``p/q`` for α of each
-pair, :func:`allpairs._measures_kernel.required_overlap`).
+pair, :func:`allpairs.measures._kernel.required_overlap`).
 
 Kernels assume clean input: sets sorted by size, tokens strictly increasing
 within each set, prefix lengths within [0, |set|], windows within [0, m].
@@ -18,9 +18,9 @@ path) do not.
 """
 import numpy as np
 
-from .._measures_kernel import required_overlap
-from .._verify_kernel import merge
-from .._numba import kernel
+from ..measures._kernel import required_overlap
+from ..verify._kernel import merge
+from .._kernels.jit import kernel
 
 
 @kernel
@@ -160,7 +160,7 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
     verification unless their bitmap bound ``(|x| + |y| - popcount(b_x ^
     b_y)) // 2`` (:func:`bitmaps`) reaches α. Each candidate left is verified
     at once, while x's tokens are in cache, by a merge that resumes after its
-    last counted match and stops early (:func:`allpairs._verify_kernel.merge`):
+    last counted match and stops early (:func:`allpairs.verify._kernel.merge`):
     no candidate is written out.
 
     A pair's first common token lies at ``i <= |x| - α`` in x and ``j <= |y| -

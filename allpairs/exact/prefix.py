@@ -35,8 +35,8 @@ from typing import Callable
 
 import numpy as np
 
-from .. import _malloc
-from .._numba import resolve_jobs
+from .._kernels import malloc as _malloc
+from .._kernels.jit import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
 from ._kernel import bitmaps, build_index, probe_cost, probe_verify
 

@@ -8,18 +8,18 @@ verification with early exit).
 
 Kernels assume clean input: set tokens strictly increasing ranks (int32; ranks
 of tokens added after the build are negative), postings of each list sorted by
-(set size, set), a measure code of :mod:`allpairs._measures_kernel` and its
+(set size, set), a measure code of :mod:`allpairs.measures._kernel` and its
 threshold ``p/q`` with ``0 <= p`` (``p = 0``: one common token is enough), and
 per set or query the prefix length and partner-size window that
 :mod:`allpairs.measures` gives for it.
 """
 import numpy as np
 
-from .._mix import mix64
-from .._measures_kernel import (CONTAINMENT, CONTAINMENT_MIN, COSINE, DICE, JACCARD, products_ge,
+from .._kernels.mix import mix64
+from ..measures._kernel import (CONTAINMENT, CONTAINMENT_MIN, COSINE, DICE, JACCARD, products_ge,
                                 required_overlap as _alpha)
-from .._numba import kernel
-from .._verify_kernel import merge
+from .._kernels.jit import kernel
+from ..verify._kernel import merge
 from ..exact._kernel import _grow, count_match, lower_bound
 
 #: What :func:`check_postings` finds wrong first (0: nothing).

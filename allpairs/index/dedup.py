@@ -20,7 +20,7 @@ import numpy as np
 
 from .._plural import count
 from ..corpus import Corpus
-from ..join import Stats, _timed, as_corpus, peak_memory, shingle_corpus
+from ..pipeline import Stats, timed, as_corpus, peak_memory, shingle_corpus
 from ..pairs.result import similarity_text
 from ..pairs.summary import SHOWN, Summarised
 from ._kernel import build_postings, dedup as dedup_kernel
@@ -89,7 +89,7 @@ def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, measu
     stats = Stats()
     sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
                                  stats=stats, progress=progress)
-    with _timed(stats, "dedup"):
+    with timed(stats, "dedup"):
         sizes = np.diff(sets.indptr)
         postings = build_postings(sets.indptr, sets.tokens, rule.index_prefix(sizes), sets.num_tokens,
                                   sets.num_tokens)

@@ -1,8 +1,8 @@
 """Index files end to end, one call each for the command line: build one, add to one, query one.
 
-Each returns what it did and its :class:`~allpairs.join.Stats` (documents read
+Each returns what it did and its :class:`~allpairs.pipeline.Stats` (documents read
 and skipped, seconds per stage, peak memory); the file is written as every
-allpairs output is (:mod:`allpairs.pairs.output`): replaced atomically, never
+allpairs output is (:mod:`allpairs.output.files`): replaced atomically, never
 left half-written, a link's target replaced, its mode kept. ``add_file`` holds
 an exclusive lock on the index from before it reads it until it has replaced
 it, so that two runs adding to one index never lose each other's documents.
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..corpus import Corpus
-from ..join import Stats, _timed, peak_memory
-from ..pairs.output import OutputPlan, check_output
+from ..pipeline import Stats, timed, peak_memory
+from ..output.files import OutputPlan, check_output
 from .search import Matches, Rule, SearchIndex, continue_lines
 from .store import locked, open_index
 
@@ -44,13 +44,13 @@ def build_file(corpus: Corpus, threshold, path: str | os.PathLike, *, measure: s
                normalize: bool = True, min_shingles: int = 1, progress=None,
                plan: OutputPlan | None = None) -> IndexRun:
     """Index ``corpus`` for queries at ``threshold`` or above and save it to ``path``
-    (``plan``: what :func:`~allpairs.pairs.output.check_output` said of it before the work)."""
+    (``plan``: what :func:`~allpairs.output.files.check_output` said of it before the work)."""
     rule = Rule.parse(measure, threshold)  # refuse a bad threshold before reading anything more
     plan = plan or check_output(path, role="index")
     stats = Stats()
     index = SearchIndex._build(corpus, rule, shingle=shingle, normalize=normalize, min_shingles=min_shingles,
                                stats=stats, progress=progress)
-    with _timed(stats, "save"):
+    with timed(stats, "save"):
         size = index.save(path, plan=plan)
     stats.peak_memory = peak_memory()
     return IndexRun(index, str(path), size, index.num_docs, stats)
@@ -71,11 +71,11 @@ def add_file(path: str | os.PathLike, corpus: Corpus, *, on_wait: Callable[[], N
     stats.input_kind = corpus.kind
     with locked(path, on_wait) as fd:
         plan = check_output(path, role="index", update=True)
-        with _timed(stats, "load"):
+        with timed(stats, "load"):
             index = SearchIndex.load(path, fd=fd)
-        with _timed(stats, "add"):
+        with timed(stats, "add"):
             index.add(continue_lines(corpus, index), existing=existing, stats=stats)
-        with _timed(stats, "save"):
+        with timed(stats, "save"):
             size = index.save(path, plan=plan)
     stats.peak_memory = peak_memory()
     return IndexRun(index, str(path), size, stats.joined, stats)
@@ -91,7 +91,7 @@ def query_file(path: str | os.PathLike, corpus: Corpus, threshold=None, *, shing
     t0 = time.perf_counter()
     index = SearchIndex.load(path)
     stats.seconds["load"] = time.perf_counter() - t0
-    with _timed(stats, "query"):
+    with timed(stats, "query"):
         matches = index.query(corpus, threshold, shingle=shingle, normalize=normalize, jobs=jobs, top=top)
     stats.pairs = len(matches)
     stats.peak_memory = peak_memory()

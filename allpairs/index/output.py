@@ -3,7 +3,7 @@
 The similarity is the measure's exact value truncated (never rounded up) to 6
 decimals, as :mod:`allpairs.pairs` prints it; overlap prints its whole count.
 Ids are escaped as in :mod:`allpairs.pairs`; TSV and CSV start with a header
-row unless ``header`` is False (see :mod:`allpairs.pairs.rows`).
+row unless ``header`` is False (see :mod:`allpairs.output.tables`).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import BinaryIO, Sequence
 
 from ..measures import Measure
 from ..pairs.result import similarity_text
-from ..pairs.rows import Column, carried, write_table
+from ..output.tables import Column, carried, write_table
 
 
 def write_rows(out: BinaryIO, fmt: str, names: tuple[str, str], left: Sequence[int], right: Sequence[int],

@@ -37,21 +37,21 @@ from typing import Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 import numpy as np
 from sortedcontainers import SortedList
 
-from .._mix import GOLDEN, mix64
-from .._numba import resolve_jobs
-from .._order_kernel import distinct_sorted_rows, gather_csr
+from .._kernels.mix import GOLDEN, mix64
+from .._kernels.jit import resolve_jobs
+from ..order._kernel import distinct_sorted_rows, gather_csr
 from ..corpus import Corpus
 from ..corpus.documents import named_from_above
 from .._plural import count
 from ..errors import InputError, UsageError
 from ..exact.topk import best_per_group, check_k, exact_ranks
-from ..join import Stats, _timed, as_corpus, is_series, shingle_corpus
+from ..pipeline import Stats, timed, as_corpus, is_series, shingle_corpus
 from ..measures import JOIN_MEASURES, MEASURES, Measure, Threshold, get_measure, parse_threshold
 from ..order import order_sets
 from .. import shingles
 from ..shingles import ShingleSpec, hash_sets, shingle_texts
 from . import _kernel as _k
-from ..pairs.output import OutputPlan
+from ..output.files import OutputPlan
 from ..pairs.result import sequence_item, similarity_text
 from ..pairs.summary import SHOWN, Summarised, require_pandas
 from .output import write_rows
@@ -565,7 +565,7 @@ class SearchIndex:
         docs = np.flatnonzero(kept).tolist()
         ids = [corpus.ids[d] for d in docs]
         columns = {name: [values[d] for d in docs] for name, values in corpus.columns.items()}
-        with _timed(stats, "index"):
+        with timed(stats, "index"):
             index = cls.empty(rule, keys=sets.keys, label=label, normalize=normalize, min_shingles=min_shingles,
                               indptr=sets.indptr, tokens=sets.tokens, set_doc_ptr=sets.group_indptr,
                               set_docs=position[sets.group_docs].astype(np.int32), ids=ids, columns=columns)
@@ -1040,8 +1040,8 @@ class SearchIndex:
     def save(self, path: str | os.PathLike, *, plan: OutputPlan | None = None) -> int:
         """Write the index to ``path`` atomically (temporary file, then rename); return its size in bytes.
 
-        ``path`` is written as every allpairs output is (:mod:`allpairs.pairs.output`);
-        ``plan`` is what :func:`~allpairs.pairs.output.check_output` said of it before the work.
+        ``path`` is written as every allpairs output is (:mod:`allpairs.output.files`);
+        ``plan`` is what :func:`~allpairs.output.files.check_output` said of it before the work.
         """
         if self.delta or len(self.extra_keys):
             self._compact()

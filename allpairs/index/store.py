@@ -20,7 +20,7 @@ in place (no copy). What the arrays hold is checked by
 :mod:`allpairs.index.validate` while another thread computes the checksum.
 
 Writing goes through the output module of every allpairs file
-(:mod:`allpairs.pairs.output`): a temporary file beside the target, flushed
+(:mod:`allpairs.output.files`): a temporary file beside the target, flushed
 to disk, renamed over it, so the target is always either the old file or the
 new one; a device or FIFO is written through, a link's target replaced, the
 mode kept. :func:`locked` holds an exclusive lock on an index for a
@@ -44,7 +44,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import AllPairsError, InputError, UsageError
-from ..pairs.output import OutputPlan, open_output
+from ..output.files import OutputPlan, open_output
 
 MAGIC = b"allpairs-index\n\0"
 #: Bumped whenever the layout or the meaning of an array changes.
@@ -69,7 +69,7 @@ def write_index(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarra
                 plan: OutputPlan | None = None) -> int:
     """Write ``meta`` and ``arrays`` to ``path`` atomically; return the file's size in bytes.
 
-    ``plan`` is what :func:`allpairs.pairs.output.check_output` said of ``path``
+    ``plan`` is what :func:`allpairs.output.files.check_output` said of ``path``
     before the work. Raises :class:`~allpairs.errors.OutputError` naming the
     file for anything that stops the write (a directory, a read-only file, a
     full disk, a file-size limit).

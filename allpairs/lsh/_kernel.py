@@ -11,9 +11,9 @@ Kernels assume clean input: valid CSR (int64 offsets, uint64 keys), int32 row id
 """
 import numpy as np
 
-from .._mix import GOLDEN as _GOLDEN
-from .._mix import mix64
-from .._numba import kernel
+from .._kernels.mix import GOLDEN as _GOLDEN
+from .._kernels.mix import mix64
+from .._kernels.jit import kernel
 
 _S32 = np.uint64(32)
 _U64_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import UsageError
 from . import _kernel
-from .._numba import resolve_jobs
+from .._kernels.jit import resolve_jobs
 from .minhash import MAX_NUM_PERM, _check_positive, empty_signatures
 
 __all__ = ["MAX_EXPAND", "Candidates", "candidates", "check_banding", "share_joined_bucket"]

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._numba import resolve_jobs
-from .._order_kernel import count_distinct, gather_csr, rows_increasing
+from .._kernels.jit import resolve_jobs
+from ..order._kernel import count_distinct, gather_csr, rows_increasing
 from ..order import OrderedSets, distinct_rows, group_sets, partition_bits
 
 
@@ -77,6 +77,6 @@ def keyed_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1, jobs:
 
 
 def _count_keys(keys: np.ndarray) -> int:
-    """The number of distinct ``keys`` (:func:`~allpairs._order_kernel.count_distinct`: 0.04-0.05 s for 3.9 M
+    """The number of distinct ``keys`` (:func:`~allpairs.order._kernel.count_distinct`: 0.04-0.05 s for 3.9 M
     random keys here, against 0.08-0.09 s for a sort and a mask and 6.0 s for ``np.unique`` in numpy 2.4)."""
     return int(count_distinct(keys, np.int64(partition_bits(len(keys)))))

@@ -41,7 +41,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .._numba import resolve_jobs
+from .._kernels.jit import resolve_jobs
 from ..errors import UsageError
 from ..order import row_blocks
 from . import _kernel

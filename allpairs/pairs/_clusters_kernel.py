@@ -4,7 +4,7 @@ Kernel assumes clean input: set indices in [0, m).
 """
 import numpy as np
 
-from .._numba import kernel
+from .._kernels.jit import kernel
 
 
 @kernel

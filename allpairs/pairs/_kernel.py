@@ -5,7 +5,7 @@ sets listed once in the adjacency of each of its two sets.
 """
 import numpy as np
 
-from .._numba import kernel
+from .._kernels.jit import kernel
 
 
 @kernel

@@ -16,8 +16,9 @@ import numpy as np
 from ._clusters_kernel import components
 from .._plural import count
 from ..errors import UsageError
-from .result import FORMATS, Pairs, _csv_field, _json_field, _tsv_field, sequence_item
-from .rows import Column, carried, write_table
+from ..output.escape import csv_field, json_field, tsv_field
+from .result import FORMATS, Pairs, sequence_item
+from ..output.tables import Column, carried, write_table
 from .summary import SHOWN, Summarised, require_pandas
 
 
@@ -164,9 +165,9 @@ def write_clusters(clusters: Clusters, ids: Sequence[str], out: BinaryIO, fmt: s
     for c in range(len(clusters)):
         names = [str(ids[d]) for d in clusters.members(c).tolist()]
         if fmt == "jsonl":
-            line = '{"size": %d, "ids": [%s]}' % (len(names), ", ".join(_json_field(n) for n in names))
+            line = '{"size": %d, "ids": [%s]}' % (len(names), ", ".join(json_field(n) for n in names))
         else:
-            sep, esc = ("\t", _tsv_field) if fmt == "tsv" else (",", _csv_field)
+            sep, esc = ("\t", tsv_field) if fmt == "tsv" else (",", csv_field)
             line = sep.join([str(len(names))] + [esc(n) for n in names])
         out.write((line + "\n").encode("utf-8", "surrogateescape"))
     return len(clusters)

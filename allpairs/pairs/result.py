@@ -9,10 +9,6 @@ distinct-set pairs however many duplicates expand them.
 from __future__ import annotations
 
 import bisect
-import csv
-import io
-import json
-import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import BinaryIO, Callable, Iterator, NamedTuple, Sequence
@@ -20,11 +16,11 @@ from typing import BinaryIO, Callable, Iterator, NamedTuple, Sequence
 import numpy as np
 
 from . import _kernel as _k
-from .._numba import kernels_for
+from .._kernels.jit import kernels_for
 from .._plural import count
 from ..errors import MissingExtraError, UsageError
 from ..measures import MEASURES, Measure, get_measure
-from .output import check_output, open_output  # noqa: F401  (where pairs are written)
+from ..output.escape import csv_field, json_field, tsv_field, utf8
 from ..order import OrderedSets
 from .summary import SHOWN, require_pandas
 
@@ -34,7 +30,7 @@ FORMATS = ("tsv", "csv", "jsonl")
 DECIMALS = 6
 
 #: About the length of one written pair (two ids, a similarity): the unit in which the
-#: output's size decides how its kernels run (see :func:`allpairs._numba.kernels_for`).
+#: output's size decides how its kernels run (see :func:`allpairs._kernels.jit.kernels_for`).
 BYTES_PER_PAIR = 32
 
 
@@ -199,7 +195,7 @@ class Pairs:
     @property
     def output_bytes(self) -> int:
         """About how many bytes the pairs take written out: what decides whether expanding and writing
-        them runs the kernels compiled (:func:`allpairs._numba.kernels_for`)."""
+        them runs the kernels compiled (:func:`allpairs._kernels.jit.kernels_for`)."""
         return BYTES_PER_PAIR * self._count
 
     @property
@@ -355,63 +351,9 @@ def _pairs_of(c: PairChunk, a: int, b: int, offset: int = 0) -> Iterator[Pair]:
 
 # --- writing -------------------------------------------------------------
 
-#: Control characters (C0, DEL, C1) and the Unicode line separators: escaped in
-#: TSV so that no field breaks a line (for any line splitter) or reaches a
-#: terminal as a command.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\\\\]")
-_NAMED = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
-
-#: Lone surrogates that are not a byte of a non-UTF-8 file name (those are
-#: U+DC80..U+DCFF, Python's surrogateescape): they come from JSON ("\\ud800").
-_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
-
-
-def _tsv_field(value: str) -> str:
-    """Backslash, tab, newline, CR as \\\\, \\t, \\n, \\r; other control characters as \\xNN,
-    U+2028 and U+2029 as \\u2028 and \\u2029."""
-    if not _CONTROL.search(value):
-        return value
-    return _CONTROL.sub(lambda m: _NAMED.get(m.group(), _hex(ord(m.group()))), value)
-
-
-def _hex(code: int) -> str:
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def _csv_field(value: str) -> str:
-    # The writer quotes fields holding its line terminator, so keep "\r\n"
-    # (quoting any CR or LF) and take it off again.
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\r\n").writerow([value])
-    return buf.getvalue()[:-2]
-
-
-_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029]")
-
-
-def _json_field(value: str) -> str:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:  # not valid UTF-8 (a file name's bytes, a lone surrogate): \\u escapes, stay valid
-        return json.dumps(value)
-    # DEL, C1 controls and U+2028/U+2029 are valid raw in a JSON string, but line splitters
-    # cut a record at some of them and terminals act on others: escape them as JSON does C0.
-    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
-
-
-def _utf8(value: str) -> bytes:
-    """UTF-8 bytes of a field; a file name that is not UTF-8 (surrogate escapes) gets its
-    original bytes back, as ls and find print it; any other lone surrogate is written as
-    the text \\uXXXX."""
-    try:
-        return value.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value).encode("utf-8", "surrogateescape")
-
-
 def _encode_fields(columns: Sequence[Sequence[str]], escape) -> tuple[np.ndarray, np.ndarray]:
     """Escape and UTF-8-encode every field; field f of doc d sits at index f*n + d."""
-    encoded = [_utf8(escape(str(v))) for col in columns for v in col]
+    encoded = [utf8(escape(str(v))) for col in columns for v in col]
     ptr = np.zeros(len(encoded) + 1, np.int64)
     np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=ptr[1:])
     return ptr, np.frombuffer(b"".join(encoded), np.uint8)
@@ -439,7 +381,7 @@ class PairWriter:
         columns = dict(columns or {})
         if texts is not None:
             columns["text"] = texts
-        escape = {"tsv": _tsv_field, "csv": _csv_field, "jsonl": _json_field}[fmt]
+        escape = {"tsv": tsv_field, "csv": csv_field, "jsonl": json_field}[fmt]
         self.field_ptr, self.field_bytes = _encode_fields([ids, *columns.values()], escape)
         L, R, S = _k.OP_LEFT, _k.OP_RIGHT, _k.OP_SIMILARITY
         O, LS, RS = _k.OP_OVERLAP, _k.OP_LEFT_SIZE, _k.OP_RIGHT_SIZE
@@ -461,7 +403,7 @@ class PairWriter:
         steps: list = []
         if fmt == "jsonl":
             for k, (name, value) in enumerate(cols):
-                steps += [("{" if k == 0 else ", ") + _json_field(name) + ": ", *value]
+                steps += [("{" if k == 0 else ", ") + json_field(name) + ": ", *value]
             steps.append("}")
             self.header = ""
         else:
@@ -499,7 +441,7 @@ class PairWriter:
     def write(self, pairs: Pairs, out: BinaryIO) -> int:
         """Write every pair to the binary stream ``out``; return the number written."""
         if self.header:
-            out.write(_utf8(self.header))
+            out.write(utf8(self.header))
         n = 0
         for chunk in pairs.chunks():
             out.write(self.render(chunk, pairs.sets.doc_size))

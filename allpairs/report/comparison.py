@@ -26,9 +26,9 @@ import numpy as np
 
 from ..corpus import Corpus
 from ..exact import prefix_join
-from ..join import (LSHInfo, Progress, Stats, _timed, as_corpus, lsh_pairs, lsh_settings, peak_memory,
+from ..pipeline import (LSHInfo, Progress, Stats, timed, as_corpus, lsh_pairs, lsh_settings, peak_memory,
                    process_status, shingle_corpus)
-from .._numba import resolve_jobs
+from .._kernels.jit import resolve_jobs
 from .._plural import count
 from ..lsh import MAX_EXPAND
 from ..measures import Threshold
@@ -277,7 +277,7 @@ def compare(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], thresho
     shared = dict(stats.seconds)
 
     exact_stats = Stats()
-    with own_peak_memory(memory, "exact"), _timed(exact_stats, "join"):
+    with own_peak_memory(memory, "exact"), timed(exact_stats, "join"):
         found = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=jobs,
                             progress=(lambda d, n: progress("join", d, n)) if progress else None)
         exact = Pairs(sets, found.left, found.right, found.overlap)

@@ -2,7 +2,7 @@
 
 They are checked together before the comparison (:func:`check_files`) and
 written together after it (:func:`write_files`), through
-:mod:`allpairs.pairs.output` as every allpairs output is: temporary files
+:mod:`allpairs.output.files` as every allpairs output is: temporary files
 beside the targets, renamed into place at once, so that a failure or a signal
 leaves every old file as it was and no partial one. The pictures are rendered
 in memory first; matplotlib is imported only when there is a picture.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..pairs import PairWriter
-from ..pairs.output import OutputPlan, check_output, open_outputs
+from ..output.files import OutputPlan, check_output, open_outputs
 
 __all__ = ["MISSED_FORMATS", "FilePlans", "check_files", "missed_format", "write_files", "write_missed"]
 

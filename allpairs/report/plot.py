@@ -18,7 +18,7 @@ matplotlib is imported inside the functions (``import allpairs`` stays fast and
 needs no matplotlib) and used through :class:`matplotlib.figure.Figure`
 objects drawn by the Agg and SVG renderers, never through pyplot, so drawing
 changes no global state of the caller's matplotlib. Both pictures are rendered
-in memory, then written as every allpairs output is (:mod:`allpairs.pairs.output`):
+in memory, then written as every allpairs output is (:mod:`allpairs.output.files`):
 temporary files beside the targets, renamed into place together (a failure or
 a signal leaves both old pictures or both new, never a half-written one), a
 link's target replaced, a device or FIFO written through, a mode kept, a
@@ -36,7 +36,7 @@ import numpy as np
 
 from .._plural import count
 from ..errors import UsageError
-from ..pairs.output import OutputPlan, check_output, open_outputs
+from ..output.files import OutputPlan, check_output, open_outputs
 
 __all__ = ["FORMATS", "MAX_CHORDS", "MAX_CLUSTERS", "check_plot_path", "chords_path", "plot_chords", "plot_comparison",
            "plot_scurve", "render_comparison", "write_rendered"]
@@ -122,7 +122,7 @@ def _render(figures: list[tuple[object, Path, str]]) -> list[tuple[Path, memoryv
 
 
 def write_rendered(files: list[tuple[Path, bytes]], plans: list[OutputPlan | None] | None = None) -> list[Path]:
-    """Write pictures rendered in memory, all together (see :func:`allpairs.pairs.output.open_outputs`)."""
+    """Write pictures rendered in memory, all together (see :func:`allpairs.output.files.open_outputs`)."""
     with open_outputs([path for path, _ in files], plans, role="picture") as sinks:
         for sink, (_, data) in zip(sinks, files):
             sink.write(data)

@@ -23,7 +23,7 @@ path.
 import numpy as np
 
 from allpairs.shingles._hash_kernel import xxh64
-from allpairs._numba import kernel
+from allpairs._kernels.jit import kernel
 
 _SEED0 = np.uint64(0)
 

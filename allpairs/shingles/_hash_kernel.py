@@ -10,7 +10,7 @@ Clean input assumed: ``0 <= start <= end <= buf.shape[0]``.
 """
 import numpy as np
 
-from .._numba import kernel
+from .._kernels.jit import kernel
 
 _P1 = np.uint64(0x9E3779B185EBCA87)
 _P2 = np.uint64(0xC2B2AE3D27D4EB4F)

@@ -14,14 +14,14 @@ Keys (the definition that :mod:`allpairs.shingles.keys` documents, key version 2
   seed 0 of its UTF-8 bytes, :func:`allpairs.shingles._hash_kernel.xxh64`;
 * the key of an n-gram with token keys ``k_1 .. k_n`` under a seed ``s``
   is ``h_n`` where ``h_0 = s`` and ``h_i = mix(h_{i-1} * GOLDEN + k_i)``,
-  ``mix`` being the splitmix64 finaliser :func:`allpairs._mix.mix64`.
+  ``mix`` being the splitmix64 finaliser :func:`allpairs._kernels.mix.mix64`.
 """
 import numpy as np
 
 from allpairs.shingles._hash_kernel import xxh64
-from allpairs._mix import GOLDEN
-from allpairs._mix import mix64 as _mix
-from allpairs._numba import kernel
+from allpairs._kernels.mix import GOLDEN
+from allpairs._kernels.mix import mix64 as _mix
+from allpairs._kernels.jit import kernel
 
 _SEED0 = np.uint64(0)
 

@@ -19,7 +19,7 @@ Keys (key version 2, :data:`KEY_VERSION`)
   (the seed, e.g. ``token_key("word:3")``, so that ``word:1`` of "a" differs
   from ``char:1`` and ``code:1`` of "a", and n-grams of different n differ),
   ``h_i = mix(h_{i-1} * 0x9E3779B97F4A7C15 + k_i)``, key ``h_n``, where
-  ``mix`` is the splitmix64 finaliser (:mod:`allpairs._mix`); all
+  ``mix`` is the splitmix64 finaliser (:mod:`allpairs._kernels.mix`); all
   arithmetic modulo 2**64.
 * A text of 1 to n - 1 words or characters (``word:N``, ``char:N``) is
   shorter than one shingle: its one shingle is its whole token sequence,
@@ -61,9 +61,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from allpairs import _malloc
-from allpairs._numba import resolve_jobs
-from allpairs._order_kernel import distinct_sorted_rows
+from allpairs._kernels import malloc as _malloc
+from allpairs._kernels.jit import resolve_jobs
+from allpairs.order._kernel import distinct_sorted_rows
 from allpairs.corpus.linefile import HashedSets, TokenSets, Utf8Texts
 from allpairs.errors import UsageError
 from allpairs.order import concat_rows, distinct_rows

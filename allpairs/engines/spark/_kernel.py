@@ -8,7 +8,7 @@ Assumes clean input: ranks strictly increasing within each set.
 """
 import numpy as np
 
-from ..._numba import kernel
+from ..._kernels.jit import kernel
 from ...exact._kernel import lower_bound
 
 

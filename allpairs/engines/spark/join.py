@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ...errors import InputError, UsageError
-from ...join import LSHInfo, lsh_settings
+from ...pipeline import LSHInfo, lsh_settings
 from ...measures import MAX_DENOMINATOR, Threshold, get_measure
 from ...shingles import ShingleSpec
 from . import exact, lsh, sets

@@ -23,12 +23,12 @@ import pyarrow as pa
 
 from ...corpus.documents import _walk, decode_file, fields_of, jsonl_record, matches
 from ...errors import InputError, OutputError, UsageError
-from ...join import joined_note
+from ...pipeline import joined_note
 from ...shingles import ShingleSpec, language_for_path
 from .join import plan
 from .lsh import MARKED
 from .pairs import COLUMNS, ORDER
-from ...pairs.output import partial_directory
+from ...output.files import partial_directory
 from .session import get_session
 
 KINDS = ("directory", "lines", "sets", "jsonl", "parquet")
@@ -298,7 +298,7 @@ def _join_locally(path: str, threshold, size: int, *, kind: str, output: str | N
     import inspect
 
     from ...corpus import read_corpus
-    from ...join import join as local_join
+    from ...pipeline import join as local_join
     from ...pairs.rows import write_pairs_table
 
     t0 = time.perf_counter()

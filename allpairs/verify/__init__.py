@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._verify_kernel import verify as _verify
-from .measures import Measure, Threshold, get_measure, MEASURES
+from ._kernel import verify as _verify
+from ..measures import Measure, Threshold, get_measure, MEASURES
 
 
 def verify_candidates(indptr, tokens, x, y, threshold: Threshold, counted=None, last_i=None, last_j=None,

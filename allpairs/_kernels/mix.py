@@ -13,7 +13,7 @@ that wraps modulo 2**64, so they are the same on any machine and version.
 """
 import numpy as np
 
-from ._numba import kernel
+from .jit import kernel
 
 #: 2**64 / golden ratio, odd: splitmix64's increment.
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)

@@ -6,7 +6,7 @@ any rows or keys).
 """
 import numpy as np
 
-from ._numba import kernel
+from .._kernels.jit import kernel
 
 
 @kernel

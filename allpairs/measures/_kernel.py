@@ -13,7 +13,7 @@ same integers.
 """
 import numpy as np
 
-from ._numba import kernel
+from .._kernels.jit import kernel
 
 JACCARD, COSINE, DICE, CONTAINMENT, OVERLAP, CONTAINMENT_MIN, CONTAINMENT_EITHER = range(7)
 

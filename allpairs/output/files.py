@@ -1,4 +1,4 @@
-"""Stage 6, where every file allpairs writes goes: standard output, or a file replaced whole at the end.
+"""Where every file allpairs writes goes: standard output, or a file replaced whole at the end.
 
 Pairs, ``sets`` files, index files and pictures all go through here. A
 regular file is written through a temporary file beside it and renamed into

@@ -5,11 +5,11 @@ importing numba and LLVM (~0.5 s, ~65 MiB), numba's registries (~0.4 s) and
 loading each kernel from its cache (~20 ms each), and on a fresh install it
 compiles every kernel it meets (minutes). So the install (``setup.py``) also
 compiles the kernels' usual signatures ahead of time with numba's ``pycc``
-into one extension module, ``allpairs._kernels_aot``, which needs only numpy
+into one extension module, ``allpairs._kernels.compiled``, which needs only numpy
 at run time. The signatures are those the library passes (recorded by
-``scripts/record_kernel_signatures.py`` into ``aot_signatures.txt``).
+``scripts/record_kernel_signatures.py`` into ``signatures.txt``).
 
-A compiled kernel call (see :mod:`allpairs._numba`) runs the ahead-of-time
+A compiled kernel call (see :mod:`allpairs._kernels.jit`) runs the ahead-of-time
 function when one was built for exactly the types of its arguments, else the
 numba dispatcher, as before. A function is found by a name made from the
 kernel, its argument types and a digest of the source text of every kernel
@@ -18,7 +18,7 @@ every kernel runs through numba until the next install (``pip install -e .``)
 rebuilds the module. ``ALLPAIRS_KERNELS=jit`` never uses the module.
 
 Kernels whose inner loop the compiler vectorises (:data:`WIDE_KERNELS`,
-MinHash) are built a second time, into ``allpairs._kernels_aot_wide``, for
+MinHash) are built a second time, into ``allpairs._kernels.compiled_wide``, for
 x86-64-v3 (AVX2, FMA, BMI2: x86 CPUs since 2013-2015); a run uses those only
 when the CPU it runs on has every feature of that level (:func:`wide_cpu`).
 The baseline build runs anywhere; MinHash of 3.9 M keys x 128 took 0.26 s
@@ -44,9 +44,9 @@ from typing import Callable
 import numpy as np
 
 #: The extension module the install builds.
-MODULE = "allpairs._kernels_aot"
+MODULE = "allpairs._kernels.compiled"
 #: The second extension module: :data:`WIDE_KERNELS` built for :data:`WIDE_CPU` (x86-64 only).
-WIDE_MODULE = "allpairs._kernels_aot_wide"
+WIDE_MODULE = "allpairs._kernels.compiled_wide"
 #: LLVM's name of the CPU level the wide module is built for.
 WIDE_CPU = "x86-64-v3"
 #: The x86-64-v3 features, as Linux names them in /proc/cpuinfo (lzcnt is "abm").
@@ -54,8 +54,8 @@ WIDE_FLAGS = frozenset(("avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "movbe", "
 #: Kernels (module, qualname) built a second time for :data:`WIDE_CPU`: the ones whose loops vectorise.
 WIDE_KERNELS = frozenset({("allpairs.lsh._kernel", "minhash")})
 #: One kernel signature a line: ``module qualname (arg types) -> return type`` (see :func:`signature_line`).
-SIGNATURES = Path(__file__).with_name("aot_signatures.txt")
-PACKAGE_ROOT = Path(__file__).resolve().parent
+SIGNATURES = Path(__file__).with_name("signatures.txt")
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 _INT64 = (-(1 << 63), 1 << 63)
 
@@ -273,16 +273,18 @@ def _split_top(text: str) -> list[str]:
 
 def _kernel_module(name: str):
     """Import a kernel module without running its packages' ``__init__`` (which import the rest of the
-    library and its dependencies, absent where the build runs): kernel modules import only numpy and each other."""
+    library and its dependencies, absent where the build runs): kernel modules import only numpy and each other,
+    so every package that holds one is stubbed before the first is imported."""
     import types as pytypes
 
-    parts = name.split(".")
-    for i in range(2, len(parts)):
-        package = ".".join(parts[:i])
-        if package not in sys.modules:
-            stub = pytypes.ModuleType(package)
-            stub.__path__ = [str(PACKAGE_ROOT.joinpath(*parts[1:i]))]
-            sys.modules[package] = stub
+    for path in kernel_sources():
+        parts = ("allpairs", *path.relative_to(PACKAGE_ROOT).parts[:-1])
+        for i in range(2, len(parts) + 1):
+            package = ".".join(parts[:i])
+            if package not in sys.modules:
+                stub = pytypes.ModuleType(package)
+                stub.__path__ = [str(PACKAGE_ROOT.joinpath(*parts[1:i]))]
+                sys.modules[package] = stub
     return importlib.import_module(name)
 
 
@@ -347,7 +349,7 @@ def build(output: str | Path, log: Callable[[str], None] = lambda s: None, *, wi
     return exported
 
 
-if __name__ == "__main__":  # python -m allpairs._aot OUTPUT [--wide]: build a module by hand
+if __name__ == "__main__":  # python -m allpairs._kernels.aot OUTPUT [--wide]: build a module by hand
     if len(sys.argv) not in (2, 3) or sys.argv[2:] not in ([], ["--wide"]):
-        sys.exit("usage: python -m allpairs._aot OUTPUT.so [--wide]")
+        sys.exit("usage: python -m allpairs._kernels.aot OUTPUT.so [--wide]")
     build(sys.argv[1], log=lambda s: print(s, file=sys.stderr), wide=sys.argv[2:] == ["--wide"])

@@ -15,11 +15,11 @@ from typing import BinaryIO, Callable
 
 import numpy as np
 
-from .corpus import Corpus
-from .errors import EmptyCorpusError
-from .join import corpus_keys
-from .pairs.rows import write_id_list
-from .shingles import ShingleSpec, format_sets
+from ..corpus import Corpus
+from ..errors import EmptyCorpusError
+from .front import corpus_keys
+from ..output.tables import write_id_list
+from ..shingles import ShingleSpec, format_sets
 
 
 @dataclass

@@ -4,7 +4,7 @@ Every kernel is written once, as plain Python over arrays and scalars, and
 runs one of two ways:
 
 - compiled: ahead of time, at install, for the signatures the library uses
-  (:mod:`allpairs._aot`: loaded without numba), else by numba on first use
+  (:mod:`allpairs._kernels.aot`: loaded without numba), else by numba on first use
   (``cache=True``: compiled once, then loaded from numba's cache;
   ``nogil=True``: threads run kernels side by side), or
 - as the plain Python function itself. Its arithmetic is numpy's on numpy
@@ -58,8 +58,8 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from . import _aot
-from .errors import AllPairsError, KernelOverflowError, UsageError
+from . import aot as _aot
+from ..errors import AllPairsError, KernelOverflowError, UsageError
 
 #: The ways kernels may run (``ALLPAIRS_KERNELS``).
 MODES = ("auto", "compiled", "jit", "python")

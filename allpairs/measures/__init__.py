@@ -19,7 +19,7 @@ For sets ``x``, ``y`` with ``J(x, y) = |x ∩ y| / |x ∪ y|``:
 containment, overlap, and SetSimilaritySearch's containment_min), one row
 each, as tabulated by Mann, Augsten and Bouros, "An empirical evaluation of
 set similarity join techniques", PVLDB 9(9), 2016, Table 2. The compiled twin
-of the per-pair formulas is :mod:`allpairs._measures_kernel`.
+of the per-pair formulas is :mod:`allpairs.measures._kernel`.
 """
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._measures_kernel import cosine_truncated
-from .errors import UsageError
+from ._kernel import cosine_truncated
+from ..errors import UsageError
 
 #: Largest denominator accepted, so that ``p * (|x| + |y|)`` fits in int64 for
 #: sets of up to 2**31 tokens.
@@ -227,7 +227,7 @@ class Measure:
     """
 
     name: str = ""
-    #: The measure's code in the compiled kernels (:mod:`allpairs._measures_kernel`).
+    #: The measure's code in the compiled kernels (:mod:`allpairs.measures._kernel`).
     code: int = -1
     symmetric: bool = True
     #: True for overlap: the threshold is a whole number of common tokens.

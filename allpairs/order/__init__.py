@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _malloc
-from ._numba import resolve_jobs
-from ._order_kernel import (distinct_sorted_rows, gather_csr, group_starts, number_groups, offset_ids,
+from .._kernels import malloc as _malloc
+from .._kernels.jit import resolve_jobs
+from ._kernel import (distinct_sorted_rows, gather_csr, group_starts, number_groups, offset_ids,
                             partition_keys, rank_entries, sort_ties)
 
 
@@ -128,7 +128,7 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1, jobs:
 
 
 def _number_keys(indptr: np.ndarray, keys: np.ndarray, entry: np.ndarray, df: np.ndarray, jobs: int) -> int:
-    """:func:`~allpairs._order_kernel.number_groups` over all the keys' partitions: the number of ids.
+    """:func:`~allpairs.order._kernel.number_groups` over all the keys' partitions: the number of ids.
 
     With ``jobs > 1`` the groups of partitions are cut into runs of about equal
     entries, numbered side by side from 0 each (a run writes only its own
@@ -164,7 +164,7 @@ def _number_keys(indptr: np.ndarray, keys: np.ndarray, entry: np.ndarray, df: np
 
 
 def _copy_buffers(size: int, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The buffers a group of partitions is copied out to (see :func:`~allpairs._order_kernel.number_groups`)."""
+    """The buffers a group of partitions is copied out to (see :func:`~allpairs.order._kernel.number_groups`)."""
     return np.empty(size, np.uint64), np.empty(size, dtype), np.empty(size, dtype)
 
 
@@ -225,7 +225,7 @@ def row_blocks(indptr: np.ndarray, parts: int) -> np.ndarray:
 
 
 def distinct_rows(indptr: np.ndarray, keys: np.ndarray, jobs: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's keys in increasing order with repeats dropped (:func:`~allpairs._order_kernel.distinct_sorted_rows`),
+    """Each row's keys in increasing order with repeats dropped (:func:`~allpairs.order._kernel.distinct_sorted_rows`),
     on ``jobs`` blocks of rows side by side."""
     edges = row_blocks(indptr, jobs)
     if len(edges) <= 2:

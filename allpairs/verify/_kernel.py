@@ -1,12 +1,12 @@
 """Compiled kernel of verification: overlap by merge, with early exit, for every measure.
 
 Kernel assumes clean input: tokens strictly increasing within each set, a
-measure code and threshold ``p/q`` as :mod:`allpairs._measures_kernel` takes them.
+measure code and threshold ``p/q`` as :mod:`allpairs.measures._kernel` takes them.
 """
 import numpy as np
 
-from ._measures_kernel import required_overlap
-from ._numba import kernel
+from ..measures._kernel import required_overlap
+from .._kernels.jit import kernel
 
 
 @kernel

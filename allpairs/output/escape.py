@@ -1,0 +1,62 @@
+"""How a field is written in each format: TSV escapes, CSV quoting, JSON strings, and the UTF-8 bytes of a
+field (a non-UTF-8 file name's own bytes back). One rule per format, for every command and engine."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+
+#: Control characters (C0, DEL, C1) and the Unicode line separators: escaped in
+#: TSV so that no field breaks a line (for any line splitter) or reaches a
+#: terminal as a command.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\\\\]")
+_NAMED = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+#: Lone surrogates that are not a byte of a non-UTF-8 file name (those are
+#: U+DC80..U+DCFF, Python's surrogateescape): they come from JSON ("\\ud800").
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
+def tsv_field(value: str) -> str:
+    """Backslash, tab, newline, CR as \\\\, \\t, \\n, \\r; other control characters as \\xNN,
+    U+2028 and U+2029 as \\u2028 and \\u2029."""
+    if not _CONTROL.search(value):
+        return value
+    return _CONTROL.sub(lambda m: _NAMED.get(m.group(), _hex(ord(m.group()))), value)
+
+
+def _hex(code: int) -> str:
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def csv_field(value: str) -> str:
+    # The writer quotes fields holding its line terminator, so keep "\r\n"
+    # (quoting any CR or LF) and take it off again.
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\r\n").writerow([value])
+    return buf.getvalue()[:-2]
+
+
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
+def json_field(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # not valid UTF-8 (a file name's bytes, a lone surrogate): \\u escapes, stay valid
+        return json.dumps(value)
+    # DEL, C1 controls and U+2028/U+2029 are valid raw in a JSON string, but line splitters
+    # cut a record at some of them and terminals act on others: escape them as JSON does C0.
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
+
+
+def utf8(value: str) -> bytes:
+    """UTF-8 bytes of a field; a file name that is not UTF-8 (surrogate escapes) gets its
+    original bytes back, as ls and find print it; any other lone surrogate is written as
+    the text \\uXXXX."""
+    try:
+        return value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value).encode("utf-8", "surrogateescape")

@@ -1,0 +1,138 @@
+"""Stage 6, rows out: tables of named columns written as TSV, CSV, JSON Lines or Parquet.
+
+Every output that is a table (pairs and their carried columns, cluster
+membership, dedup's kept and removed documents, index matches) goes through
+one of two writers: :class:`~allpairs.pairs.result.PairWriter` (compiled, for
+millions of pairs) or :func:`write_table` here. Both write a header row on
+TSV and CSV unless told not to; TSV escapes a field's tab, line break,
+backslash and other control characters (``\\t``, ``\\n``, ``\\\\``, ``\\xNN``),
+CSV quotes by the rules of Python's :mod:`csv` module, JSON Lines writes one
+object a row (numbers as numbers), Parquet needs pyarrow and writes typed
+columns (text as strings, counts as int64, similarities as float64).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import BinaryIO, Sequence
+
+import numpy as np
+
+from ..errors import UsageError
+from .escape import csv_field, json_field, tsv_field, utf8
+
+#: Formats of tables; Parquet is binary and needs pyarrow.
+TABLE_FORMATS = ("tsv", "csv", "jsonl", "parquet")
+
+#: Rows rendered per write.
+_BATCH = 1 << 14
+
+
+@dataclass
+class Column:
+    """One column of a table: its name, its values, and what they are.
+
+    ``kind`` is "text" (strings, escaped for the format), "int" (whole
+    numbers), "number" (decimal text such as "0.777777", written as it is and
+    as a float64 in Parquet) or "float" (floats).
+    """
+
+    name: str
+    values: Sequence
+    kind: str = "text"
+
+
+def carried(prefix: str, columns: dict[str, Sequence[str]], docs: Sequence[int]) -> list[Column]:
+    """The carried columns of the documents ``docs`` (positions), named ``prefix + name``."""
+    return [Column(prefix + name, [values[d] for d in docs]) for name, values in columns.items()]
+
+
+def _escape(fmt: str):
+    return {"tsv": tsv_field, "csv": csv_field, "jsonl": json_field}[fmt]
+
+
+def _cell(value, kind: str, esc) -> str:
+    if kind == "text":
+        return esc(str(value))
+    if kind == "float":
+        return repr(float(value))
+    return str(value)
+
+
+def header_line(fmt: str, names: Sequence[str]) -> str:
+    """The header row of a TSV or CSV table ("" for the other formats), with its line end."""
+    if fmt not in ("tsv", "csv"):
+        return ""
+    esc = _escape(fmt)
+    return ("\t" if fmt == "tsv" else ",").join(esc(n) for n in names) + "\n"
+
+
+def check_format(fmt: str, formats: Sequence[str] = TABLE_FORMATS) -> None:
+    if fmt not in formats:
+        raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(formats)}")
+
+
+def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: bool = True) -> int:
+    """Write the rows of ``columns`` (all of one length) to the binary stream ``out``; return the rows written.
+
+    TSV and CSV start with a header row of the column names unless ``header`` is False.
+    """
+    check_format(fmt)
+    names = [c.name for c in columns]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise UsageError(f"the output would have two columns named {twice[0]!r}; carry the column under another "
+                         "name or leave it out")
+    n = len(columns[0].values) if columns else 0
+    if fmt == "parquet":
+        _write_parquet(out, columns)
+        return n
+    if header and fmt in ("tsv", "csv"):
+        out.write(utf8(header_line(fmt, names)))
+    esc = _escape(fmt)
+    if fmt == "jsonl":
+        keys = [json_field(c.name) + ": " for c in columns]
+    sep = "\t" if fmt == "tsv" else ","
+    for lo in range(0, n, _BATCH):
+        hi = min(lo + _BATCH, n)
+        cells = [[_cell(v, c.kind, esc) for v in c.values[lo:hi]] for c in columns]
+        if fmt == "jsonl":
+            lines = ["{" + ", ".join(k + v for k, v in zip(keys, row)) + "}" for row in zip(*cells)]
+        else:
+            lines = [sep.join(row) for row in zip(*cells)]
+        out.write(utf8("\n".join(lines) + "\n"))
+    return n
+
+
+def write_id_list(out: BinaryIO, ids: Sequence) -> int:
+    """One id a line, TSV-escaped (a tab or line break inside an id cannot break the line), no header:
+    a list that names the lines of another file, line for line."""
+    if ids:
+        out.write(utf8("\n".join(tsv_field(str(i)) for i in ids) + "\n"))
+    return len(ids)
+
+
+def pyarrow_modules():
+    """(pyarrow, pyarrow.parquet), or a one-line error naming the extra that installs them."""
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise UsageError("Parquet needs pyarrow: pip install 'allpairs-join[parquet]'") from None
+    return pyarrow, pyarrow.parquet
+
+
+def _arrow(values: Sequence, kind: str, pa):
+    if kind == "text":
+        # Strings as their UTF-8 (a file name's undecodable bytes shown as U+FFFD: Parquet strings are UTF-8).
+        return pa.array([utf8(str(v)).decode("utf-8", "replace") for v in values], pa.string())
+    if kind == "int":
+        return pa.array(np.asarray(values, np.int64))
+    return pa.array(np.asarray([float(v) for v in values] if kind == "number" else values, np.float64))
+
+
+def _write_parquet(out: BinaryIO, columns: Sequence[Column]) -> None:
+    pa, pq = pyarrow_modules()
+    table = pa.table({c.name: _arrow(c.values, c.kind, pa) for c in columns})
+    buf = pa.BufferOutputStream()
+    pq.write_table(table, buf)
+    out.write(buf.getvalue().to_pybytes())

@@ -1,0 +1,139 @@
+"""The result of a join (:class:`JoinResult`) and how its LSH path was set up (:class:`LSHInfo`)."""
+from __future__ import annotations
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from ..lsh import MAX_EXPAND, probability
+from .._plural import count
+from ..measures import Measure, Threshold, get_measure
+from ..pairs import Pairs
+from ..pairs.result import similarity_text
+from ..pairs.summary import SHOWN, Summarised
+from ..pairs.clusters import Clusters
+from .stats import Stats
+
+
+
+#: Similarities at which the summary shows the S-curve's prediction.
+SHOWN_SIMILARITIES = (0.3, 0.5, 0.7, 0.8, 0.9)
+
+
+@dataclass
+class LSHInfo:
+    """How the LSH path was set up and what its banding did."""
+
+    num_perm: int
+    bands: int
+    rows: int
+    seed: int
+    bits: int | None
+    auto: bool
+    recall: float
+    max_bucket: int | None
+    max_expand: int | None = MAX_EXPAND
+    oversized: list[tuple[int, int]] = field(default_factory=list)
+    joined: list[tuple[int, int]] = field(default_factory=list)
+    joined_sets: int = 0
+    joined_pairs: int = 0
+    skipped_pairs: int = 0
+    largest_bucket: int = 0
+    signature_bytes: int = 0
+
+    def predicted(self, s):
+        """P(s) = 1 - (1 - s^r)^b for this banding."""
+        return probability(s, self.bands, self.rows)
+
+    def describe(self) -> str:
+        how = f"chosen for P(t) >= {self.recall}" if self.auto else "given"
+        bits = f", {self.bits}-bit values" if self.bits else ""
+        curve = ", ".join(f"P({s:g}) = {float(self.predicted(s)):.3f}" for s in SHOWN_SIMILARITIES)
+        return (f"LSH {self.bands} bands × {self.rows} rows ({how}) of num_perm {self.num_perm}, seed {self.seed}"
+                f"{bits}; {curve}")
+
+
+@dataclass(repr=False)
+class JoinResult(Summarised):
+    """Pairs with J >= threshold, the documents' ids, and the statistics of the run.
+
+    ``pairs`` name documents by position: ``ids[pair.left]`` is the left
+    document's id (a relative path, a line number, a JSON id, a dict key, or
+    for a list the position itself). :meth:`to_pandas` and :meth:`to_arrow`
+    give the pairs as a table with the ids filled in. In an R–S join,
+    ``left_ids[pair.left]`` and ``right_ids[pair.right]`` name the two sides.
+    ``repr(res)`` (and a notebook's view) sums the result up: the counts, the
+    settings and the first few pairs.
+    """
+
+    pairs: Pairs
+    ids: list
+    threshold: Threshold
+    shingle: str
+    method: str
+    stats: Stats
+    #: Columns carried beside each id into the output (the line for ``--lines``, ``--keep-col`` columns).
+    columns: dict[str, Sequence[str]] = field(default_factory=dict)
+    lsh: LSHInfo | None = None
+    measure: Measure = field(default_factory=lambda: get_measure("jaccard"))
+    #: For an R–S join, the number of documents of the first corpus: ``ids``
+    #: (and ``columns``) hold both corpora, the first one's first.
+    n_left: int | None = None
+    #: With ``clusters=True``: the connected components of the pairs.
+    clusters: Clusters | None = None
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    @property
+    def shown(self) -> Sequence[str] | None:
+        """The first carried column (a line's text for ``--lines``), or None."""
+        return next(iter(self.columns.values()), None)
+
+    @property
+    def left_ids(self) -> Sequence:
+        """The ids of the first corpus (of every document in a self-join): ``left_ids[pair.left]``."""
+        return self.ids if self.n_left is None else self.ids[: self.n_left]
+
+    @property
+    def right_ids(self) -> Sequence:
+        """The ids of the other corpus of an R–S join (of every document in a self-join): ``right_ids[pair.right]``."""
+        return self.ids if self.n_left is None else self.ids[self.n_left:]
+
+    def similarity(self, pair):
+        """The pair's exact similarity under the join's measure (a Fraction; int for overlap; float for cosine)."""
+        return self.measure.similarity(pair.overlap, pair.left_size, pair.right_size)
+
+    def _summary(self) -> tuple[str, tuple[str, ...], list[tuple], int]:
+        """Title, column names, the first pairs and the number of pairs, for repr and notebooks."""
+        docs = count(len(self.ids), "document") if self.n_left is None else \
+            f"{count(self.n_left, 'document')} against {count(len(self.ids) - self.n_left, 'document')}"
+        how = self.method if not self.shingle else f"{self.method}, tokens as given" if self.shingle == "tokens" \
+            else f"{self.method}, {self.shingle} shingles"
+        title = f"JoinResult: {count(len(self), 'pair')} of {docs} at {self.measure.name} >= {self.threshold} ({how})"
+        if self.clusters is not None:
+            title += f"; {count(len(self.clusters), 'cluster')}, the largest of {self.clusters.largest:,}"
+        left, right = self.left_ids, self.right_ids
+        first = self.pairs.head()
+        if self.pairs.estimated:  # as the writer prints them: ~, then truncated to 6 decimals
+            estimates = np.concatenate([c.estimate for c in itertools.islice(self.pairs.chunks(SHOWN), SHOWN)]
+                                       or [np.zeros(0)])
+            scores = [f"~{n // 10**6}.{n % 10**6:06d}" for n in np.floor(estimates[:len(first)] * 10**6)
+                      .astype(np.int64).tolist()]
+        else:
+            scores = [similarity_text(self.measure, *p[2:]) for p in first]
+        rows = [(left[p.left], right[p.right], score) for p, score in zip(first, scores)]
+        return title, ("left", "right", "estimate" if self.pairs.estimated else "similarity"), rows, len(self)
+
+    def to_pandas(self):
+        """The pairs as a pandas DataFrame: left, right (ids), similarity (a float, under the join's measure),
+        overlap, left_size, right_size."""
+        return self.pairs.to_pandas(self.ids, self.measure)
+
+    def to_arrow(self):
+        """The pairs as a pyarrow Table, with the columns of :meth:`to_pandas`."""
+        return self.pairs.to_arrow(self.ids, self.measure)
