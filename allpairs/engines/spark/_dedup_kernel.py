@@ -11,7 +11,7 @@ Assumes clean input: documents numbered 0..n-1 in input order, each pair
 """
 import numpy as np
 
-from ..._numba import kernel
+from ..._kernels.jit import kernel
 from ...index._kernel import more_similar
 
 UNDECIDED = 0
