@@ -140,7 +140,7 @@ def test_the_default_shingle_is_the_local_engines_choice_on_the_same_texts(spark
     titles = [f"a title of some {i} words" for i in range(1200)]
     for texts in (short, titles, short[:10] + titles):
         df = spark.createDataFrame([(i, t) for i, t in enumerate(texts)], "n long, text string")
-        assert choose_shingle(df, "text", "n") == shingle_for_texts(texts)
+        assert choose_shingle([(df, "text", "n")]) == shingle_for_texts(texts)
 
 
 # Real corpora: samples small enough for a few Spark jobs each.

@@ -107,18 +107,43 @@ def plan_against(df, other, threshold, *, measure: str, id_col: str, text_col, t
         right_tokens, t
 
 
-def join_against(df, other, threshold, *, measure: str = "containment", id_col: str = "id",
-                 text_col: str | None = None, tokens_col: str | None = None, shingle=None, cache: bool = True,
-                 **options):
+#: The options of :func:`allpairs.spark.join` an R–S join takes.
+AGAINST_OPTIONS = ("order_col", "language_col", "normalize", "min_shingles")
+
+
+def join_against(df, other, threshold, *, measure: str = "jaccard", id_col: str = "id",
+                 text_col: str | None = None, tokens_col: str | None = None, shingle=None, method: str = "exact",
+                 cache: bool = True, **options):
     """:func:`allpairs.spark.join` with ``against=other``: COLUMNS, left from ``df``, right from ``other``."""
+    from .join import check_ids, check_schema
+    from .session import check_workers
+    from .shingle import choose_shingle
+
+    if method != "exact":
+        raise UsageError("an R–S join (against=) is exact only; drop method='lsh'")
+    extra = sorted(set(options) - set(AGAINST_OPTIONS))
+    if extra:
+        raise UsageError(f"{extra[0]} does not apply to an R–S join (against=); it takes "
+                         f"{', '.join(AGAINST_OPTIONS)}")
     if tokens_col is not None:
         if shingle is not None:
             raise UsageError("pre-tokenised sets are joined on their tokens; drop shingle")
         spec = None
     else:
-        spec = ShingleSpec.parse(shingle) if isinstance(shingle, str) else (shingle or ShingleSpec("word", 5))
+        spec = ShingleSpec.parse(shingle) if isinstance(shingle, str) else shingle
+    order_col = options.get("order_col")
+    get_measure(measure)  # an unknown measure: one line before any job
+    check_schema(df, id_col, text_col, tokens_col, order_col, options.get("language_col"))
+    check_schema(other, id_col, text_col, tokens_col, order_col, options.get("language_col"))
+    check_against(df, other, id_col, id_col)
+    check_workers(df.sparkSession)
+    check_ids(df, id_col)
+    check_ids(other, id_col, "against's ")
+    if spec is None and text_col is not None:
+        # Both sides shingled alike, chosen as locally from the texts of both (left first).
+        spec = choose_shingle([(df, text_col, order_col), (other, text_col, order_col)]).spec
     pairs, _, _ = plan_against(df, other, threshold, measure=measure, id_col=id_col, text_col=text_col,
-                               tokens_col=tokens_col, spec=spec, **options)
+                               tokens_col=tokens_col, spec=spec, other_order_col=order_col, **options)
     pairs = pairs.select(*COLUMNS)
     if cache:
         from pyspark import StorageLevel

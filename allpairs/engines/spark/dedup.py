@@ -305,7 +305,8 @@ class SparkDedup:
 
 def plan_dedup(df, threshold, *, id_col: str = "id", text_col: str | None = None, tokens_col: str | None = None,
                shingle=None, measure: str = "jaccard", all_rows: bool = False,
-               max_component: int = MAX_COMPONENT, order_col: str | None = None, **options) -> SparkDedup:
+               max_component: int = MAX_COMPONENT, order_col: str | None = None, check: bool = True,
+               **options) -> SparkDedup:
     """:func:`dedup`, with what it found on the way (:class:`SparkDedup`)."""
     from pyspark.sql import functions as F
 
@@ -316,7 +317,7 @@ def plan_dedup(df, threshold, *, id_col: str = "id", text_col: str | None = None
         text_col = "text"
     base, order = numbered(df, order_col)
     planned = plan(base, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col, shingle=shingle,
-                   measure=measure, order_col=order, **options)
+                   measure=measure, order_col=order, check=check, **options)
     decided = decide_components(planned.pairs, measure, max_component=max_component)
     members = planned.members.select("id", "ord", "okey")
     kept_ids = members.select(F.col("ord").alias("dup_ord"), F.col("id").alias("duplicate_of"))

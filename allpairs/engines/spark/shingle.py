@@ -18,21 +18,30 @@ def sample_positions(n: int) -> list[int]:
     return list(range(n)) if n <= LENGTH_SAMPLE else np.linspace(0, n - 1, LENGTH_SAMPLE).astype(np.int64).tolist()
 
 
-def choose_shingle(df, text_col: str, order_col: str | None = None) -> ShingleChoice:
-    """The shingle the local engine chooses for the texts of ``df[text_col]`` in input order (``order_col``,
-    else the row order Spark reads); three small jobs, a thousand text prefixes to the driver."""
+def choose_shingle(frames) -> ShingleChoice:
+    """The shingle the local engine chooses for the texts of ``frames`` read one after the other: a list of
+    (df, text_col, order_col), each in its input order (``order_col``, else the row order Spark reads).
+    A few small jobs; a thousand text prefixes come to the driver."""
     from pyspark.sql import functions as F
 
-    texts = df.select(*([order_col] if order_col else []),
-                      F.substring(F.coalesce(F.col(text_col), F.lit("")), 1, LENGTH_PREFIX).alias("t"))
-    if order_col:
-        texts = texts.orderBy(order_col)
-    indexed = texts.select("t").rdd.map(lambda r: r[0]).zipWithIndex()
-    n = indexed.count()
-    wanted = set(sample_positions(n))
-    picked = indexed.filter(lambda ti: ti[1] in wanted).collect()
-    picked.sort(key=lambda ti: ti[1])
-    return shingle_for_texts([t for t, _ in picked])
+    indexed, sizes = [], []
+    for df, text_col, order_col in frames:
+        texts = df.select(*([order_col] if order_col else []),
+                          F.substring(F.coalesce(F.col(text_col), F.lit("")), 1, LENGTH_PREFIX).alias("t"))
+        if order_col:
+            texts = texts.orderBy(order_col)
+        rdd = texts.select("t").rdd.map(lambda r: r[0]).zipWithIndex()
+        indexed.append(rdd)
+        sizes.append(rdd.count())
+    wanted = sample_positions(sum(sizes))
+    picked, start = [], 0
+    for rdd, n in zip(indexed, sizes):
+        mine = {p - start for p in wanted if start <= p < start + n}
+        if mine:
+            picked += [(start + i, t) for t, i in rdd.filter(lambda ti, mine=mine: ti[1] in mine).collect()]
+        start += n
+    picked.sort()
+    return shingle_for_texts([t for _, t in picked])
 
 
 __all__ = ["choose_shingle", "sample_positions"]
