@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from ...errors import UsageError
 from ...measures import get_measure, parse_threshold
-from ...shingles import ShingleSpec
 from . import sets
 from .pairs import COLUMNS, similarity
 
@@ -117,7 +116,7 @@ def join_against(df, other, threshold, *, measure: str = "jaccard", id_col: str 
     """:func:`allpairs.spark.join` with ``against=other``: COLUMNS, left from ``df``, right from ``other``."""
     from .join import check_ids, check_schema
     from .session import check_workers
-    from .shingle import choose_shingle
+    from .shingle import choose_shingle, given_spec
 
     if method != "exact":
         raise UsageError("an R–S join (against=) is exact only; drop method='lsh'")
@@ -125,12 +124,7 @@ def join_against(df, other, threshold, *, measure: str = "jaccard", id_col: str 
     if extra:
         raise UsageError(f"{extra[0]} does not apply to an R–S join (against=); it takes "
                          f"{', '.join(AGAINST_OPTIONS)}")
-    if tokens_col is not None:
-        if shingle is not None:
-            raise UsageError("pre-tokenised sets are joined on their tokens; drop shingle")
-        spec = None
-    else:
-        spec = ShingleSpec.parse(shingle) if isinstance(shingle, str) else shingle
+    spec = given_spec(shingle, tokens_col)  # None: chosen from the texts below
     order_col = options.get("order_col")
     get_measure(measure)  # an unknown measure: one line before any job
     check_schema(df, id_col, text_col, tokens_col, order_col, options.get("language_col"))

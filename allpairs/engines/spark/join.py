@@ -20,7 +20,7 @@ from ...shingles import ShingleSpec
 from . import exact, lsh, sets
 from .pairs import COLUMNS, ORDER, document_pairs
 from .session import check_workers, require_pyspark
-from .shingle import choose_shingle
+from .shingle import choose_shingle, given_spec
 
 METHODS = ("exact", "lsh")
 #: The measures the Spark engine joins: a Jaccard join at a threshold low enough, then each measure's own test.
@@ -163,12 +163,7 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     if method == "lsh":
         info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
                             max_bucket=max_bucket, max_expand=max_expand)
-    if tokens_col is not None:
-        if shingle is not None:
-            raise UsageError("pre-tokenised sets are joined on their tokens; drop shingle")
-        spec = None
-    else:
-        spec = ShingleSpec.parse(shingle) if isinstance(shingle, str) else shingle
+    spec = given_spec(shingle, tokens_col)  # None: chosen from the texts below
     # The workers must import pyarrow and allpairs: checked here, before the first job.
     check_workers(df.sparkSession)
     if spec is None and text_col is not None:

@@ -10,7 +10,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import UsageError
+from ...shingles import ShingleSpec
 from ...shingles.keys import LENGTH_PREFIX, LENGTH_SAMPLE, ShingleChoice, shingle_for_texts
+
+
+def given_spec(shingle, tokens_col: str | None) -> ShingleSpec | None:
+    """The shingle given (parsed), or None: none given for texts (choose it with :func:`choose_shingle`)
+    or sets of tokens (joined as they are; a shingle with them is a usage error)."""
+    if tokens_col is not None:
+        if shingle is not None:
+            raise UsageError("pre-tokenised sets are joined on their tokens; drop shingle")
+        return None
+    return ShingleSpec.parse(shingle) if isinstance(shingle, str) else shingle
 
 
 def sample_positions(n: int) -> list[int]:
@@ -44,4 +56,4 @@ def choose_shingle(frames) -> ShingleChoice:
     return shingle_for_texts([t for _, t in picked])
 
 
-__all__ = ["choose_shingle", "sample_positions"]
+__all__ = ["choose_shingle", "given_spec", "sample_positions"]
