@@ -205,3 +205,98 @@ def test_go_tree_sample_dedup_equals_the_local_engines(spark, go_reference_src):
     assert [(i, d) for i, d in rows if d is not None] == [(ids[a], ids[b]) for a, b in
                                                           zip(want.removed.tolist(), want.duplicate_of.tolist())]
     assert len(want.removed) > 10
+
+
+# The public names and the command line.
+
+def lines_file(tmp_path, n=300, seed=1):
+    import random
+
+    rng = random.Random(seed)
+    base = ["the quick brown fox jumps", "lorem ipsum dolor sit amet", "allpairs finds every pair", "spark runs tasks"]
+    path = tmp_path / "lines.txt"
+    with open(path, "w") as f:
+        for _ in range(n):
+            words = rng.choice(base).split()
+            if rng.random() < 0.5:
+                words[rng.randrange(len(words))] = f"w{rng.randrange(50)}"
+            f.write(" ".join(words + [f"x{rng.randrange(4)}"]) + "\n")
+    return path
+
+
+def test_dedup_engine_spark_writes_the_local_engines_kept_and_removed_lines(spark, tmp_path):
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from allpairs.cli import app
+
+    path = lines_file(tmp_path)
+    run = lambda *a: CliRunner().invoke(app, [str(x) for x in a], prog_name="allpairs")  # noqa: E731
+    local = run("dedup", "-t", "0.6", "--lines", path, "-q")
+    local_removed = run("dedup", "-t", "0.6", "--lines", path, "--removed", "-q")
+    # No -s: the local engine's choice from the lines' lengths (word:1 here), on both engines.
+    kept = run("dedup", "-t", "0.6", "--lines", path, "--engine", "spark", "-o", tmp_path / "kept")
+    removed = run("dedup", "-t", "0.6", "--lines", path, "--engine", "spark", "--removed", "-q",
+                  "-o", tmp_path / "removed")
+    assert kept.exit_code == 0 and removed.exit_code == 0, (kept.output, removed.output)
+    assert "word:1 shingles" in kept.stderr and "large-star/small-star rounds" in kept.stderr
+    want = [line.split("\t")[0] for line in local.stdout.splitlines()[1:]]
+    table = pq.read_table(tmp_path / "kept")
+    assert table.column("id").to_pylist() == want
+    assert table.column_names == ["id", "text"] and table.column("text").to_pylist() == [path.read_text().splitlines()[int(i) - 1] for i in want]
+    want_removed = [line.split("\t")[:2] for line in local_removed.stdout.splitlines()[1:]]
+    got = pq.read_table(tmp_path / "removed")
+    assert [list(r) for r in zip(got.column("id").to_pylist(), got.column("duplicate_of").to_pylist())] == want_removed
+    assert not list(tmp_path.glob(".*part*"))  # nothing left beside the datasets
+
+
+def test_the_public_names_give_rs_containment_pairs_and_a_join_writes_one_file(spark, tmp_path):
+    import allpairs.spark
+    from allpairs.errors import UsageError
+
+    items = spark.createDataFrame([(i, t) for i, t in enumerate(["a b c d", "x y z", "b c d e"])], "id long, text string")
+    docs = spark.createDataFrame([(10 + i, t) for i, t in enumerate(["a b c d e f g", "x y q", "b c d e"])],
+                                 "id long, text string")
+    hits = allpairs.spark.join(items, 0.75, against=docs, measure="containment", shingle="word:1")
+    assert sorted((r.left, r.right, r.overlap) for r in hits.collect()) == [(0, 10, 4), (2, 10, 4), (2, 12, 4)]
+    with pytest.raises(UsageError, match="max_group does not apply to an R–S join"):
+        allpairs.spark.join(items, 0.75, against=docs, measure="containment", max_group=3)
+    # 2,016 pairs of 64 identical rows: one Parquet file, not one per task (issue 33, item 11).
+    same = spark.createDataFrame([(i, "p q r s") for i in range(64)], "id long, text string")
+    pairs = allpairs.spark.join(same, 0.5, shingle="word:1")
+    pairs.write.parquet(str(tmp_path / "pairs"))
+    assert len(list((tmp_path / "pairs").glob("part-*"))) == 1
+    assert pairs.count() == 64 * 63 // 2
+    pairs.unpersist()
+
+
+def test_a_standalone_cluster_runs_dedup_as_the_local_engine_does(tmp_path):
+    # A master and a worker in JVMs of their own, the driver a third process (one SparkContext per process).
+    import os
+    import subprocess
+    import sys
+
+    from allpairs.engines.spark.session import find_java
+    from test_spark import standalone_cluster
+
+    if find_java() is None:
+        pytest.skip("no Java runtime (JAVA_HOME or java on PATH)")
+    path = lines_file(tmp_path, n=120, seed=2)
+    local = subprocess.run([sys.executable, "-m", "allpairs", "dedup", "-t", "0.6", "--lines", str(path), "--count",
+                            "-s", "word:1", "-q"], capture_output=True, text=True)
+    with standalone_cluster(tmp_path) as (url, worker_registered):
+        driver = subprocess.Popen(
+            [sys.executable, "-m", "allpairs", "dedup", "--engine", "spark", "--master", url, "-q", "-t", "0.6",
+             "-s", "word:1", "--lines", str(path), "--count"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
+                     PYSPARK_SUBMIT_ARGS="--conf spark.executor.memory=512m --driver-memory 512m pyspark-shell"))
+        try:
+            worker_registered()
+            stdout, stderr = driver.communicate(timeout=900)
+        finally:
+            if driver.poll() is None:
+                driver.kill()
+                driver.wait(30)
+    assert driver.returncode == 0 and stderr == "", stderr[-3000:]
+    assert stdout == local.stdout and int(stdout) > 0

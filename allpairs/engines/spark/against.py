@@ -22,7 +22,7 @@ from __future__ import annotations
 from ...errors import UsageError
 from ...measures import get_measure, parse_threshold
 from . import sets
-from .pairs import COLUMNS, similarity
+from .pairs import COLUMNS, returned, similarity
 
 #: The measures of an R–S join on Spark.
 MEASURES = ("jaccard", "cosine", "dice", "containment", "overlap")
@@ -138,12 +138,7 @@ def join_against(df, other, threshold, *, measure: str = "jaccard", id_col: str 
         spec = choose_shingle([(df, text_col, order_col), (other, text_col, order_col)]).spec
     pairs, _, _ = plan_against(df, other, threshold, measure=measure, id_col=id_col, text_col=text_col,
                                tokens_col=tokens_col, spec=spec, other_order_col=order_col, **options)
-    pairs = pairs.select(*COLUMNS)
-    if cache:
-        from pyspark import StorageLevel
-
-        pairs = pairs.persist(StorageLevel.MEMORY_AND_DISK)
-    return pairs
+    return returned(pairs.select(*COLUMNS), cache)
 
 
 __all__ = ["MEASURES", "check_against", "join_against", "plan_against"]

@@ -18,7 +18,7 @@ from ...pipeline import LSHInfo, lsh_settings
 from ...measures import MAX_DENOMINATOR, Threshold, get_measure
 from ...shingles import ShingleSpec
 from . import exact, lsh, sets
-from .pairs import COLUMNS, ORDER, document_pairs
+from .pairs import COLUMNS, ORDER, document_pairs, returned
 from .session import check_workers, require_pyspark
 from .shingle import choose_shingle, given_spec
 
@@ -303,12 +303,7 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         text_col = "text"
     planned = plan(df, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col, shingle=shingle,
                    method=method, measure=measure, **options)
-    pairs = planned.pairs.select(*COLUMNS)
-    if cache:
-        from pyspark import StorageLevel
-
-        pairs = pairs.persist(StorageLevel.MEMORY_AND_DISK)
-    return pairs
+    return returned(planned.pairs.select(*COLUMNS), cache)
 
 
 __all__ = ["COLUMNS", "ORDER", "SparkJoin", "join", "plan"]

@@ -58,6 +58,8 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
         check_parquet(str(path), id_col or "id", None if tokens_col else text_col or "text", tokens_col)
     t0 = time.perf_counter()
     spark = get_session(master, conf=conf, quiet=quiet)
+    from pyspark.sql import functions as F
+
     res = SparkDedupRun(master=spark.sparkContext.master, threshold=str(threshold))
     res.seconds["start"] = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -70,6 +72,11 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
         if shingle is None and read.code:
             shingle = "code:5"
         df = read.df.drop(*[c for c in READER_COLUMNS if kind == "directory" and c in read.df.columns])
+        if kind in ("lines", "sets"):
+            # As the local dedup names them: the line number as id, the line as text (or tokens).
+            text = "text" if kind == "lines" else "tokens"
+            df = df.select("id", F.col("value").alias(text), "line")
+            read.text_col, read.tokens_col = (text, None) if kind == "lines" else (None, text)
         d = plan_dedup(df, threshold, id_col=read.id_col, text_col=read.text_col, tokens_col=read.tokens_col,
                        order_col=read.order_col, shingle=shingle, measure=measure, normalize=normalize,
                        min_shingles=min_shingles, all_rows=removed, check=read.check,
@@ -80,9 +87,9 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
         t0 = time.perf_counter()
         res.kept, res.removed = d.counts()
         if not count:
-            from pyspark.sql import functions as F
-
             rows = d.rows.where(F.col("duplicate_of").isNotNull()) if removed else d.rows
+            if kind in ("lines", "sets"):
+                rows = rows.drop("line")
             # A partition per ~100,000 rows, not one per shuffle partition.
             rows = rows.coalesce(max(1, -(-(res.removed if removed else res.kept) // 100_000)))
             with partial_directory(local_output, stop_writer=lambda: _stop_jvm(spark)) as tmp:
