@@ -300,3 +300,21 @@ def test_a_standalone_cluster_runs_dedup_as_the_local_engine_does(tmp_path):
                 driver.wait(30)
     assert driver.returncode == 0 and stderr == "", stderr[-3000:]
     assert stdout == local.stdout and int(stdout) > 0
+
+
+def test_join_clusters_engine_spark_writes_the_local_engines_cluster_table(spark, tmp_path):
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from allpairs.cli import app
+
+    path = lines_file(tmp_path, n=150, seed=3)
+    run = lambda *a: CliRunner().invoke(app, [str(x) for x in a], prog_name="allpairs")  # noqa: E731
+    local = run("join", "-t", "0.7", "--lines", path, "--clusters", "--singletons", "-q")
+    got = run("join", "-t", "0.7", "--lines", path, "--clusters", "--singletons", "--engine", "spark",
+              "-o", tmp_path / "clusters")
+    assert got.exit_code == 0, got.output
+    assert "large-star/small-star rounds" in got.stderr
+    table = pq.read_table(tmp_path / "clusters")
+    want = [line.split("\t")[:3] for line in local.stdout.splitlines()[1:]]
+    assert [[str(v) for v in row.values()] for row in table.to_pylist()] == want

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ...errors import UsageError
 from ...output.files import partial_directory
+from .clusters import plan_clusters
 from .dedup import plan_dedup
 from .run import KINDS, SparkRun, _from_spark_error, _stop_jvm, check_output_dir, check_parquet, read_documents
 from .session import get_session
@@ -35,6 +36,8 @@ class SparkDedupRun:
     components: int = 0
     rounds: int = 0
     largest: int = 0
+    clusters: int | None = None  # with clusters=True: clusters of two or more, and rows written
+    rows: int = 0
     output: str | None = None
     seconds: dict = field(default_factory=dict)
 
@@ -43,8 +46,14 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
               count: bool = False, master: str | None = None, conf: dict | None = None, include=(), exclude=(),
               min_bytes: int = 0, id_field: str = "id", text_field: str = "text", id_col: str | None = None,
               text_col: str | None = None, tokens_col: str | None = None, shingle=None, measure: str = "jaccard",
-              normalize: bool = True, min_shingles: int = 1, quiet: bool = False) -> SparkDedupRun:
-    """Dedup the documents at ``path`` on Spark; write the kept (or ``removed``) rows to ``output``, or count."""
+              normalize: bool = True, min_shingles: int = 1, quiet: bool = False, clusters: bool = False,
+              singletons: bool = False) -> SparkDedupRun:
+    """Dedup the documents at ``path`` on Spark; write the kept (or ``removed``) rows to ``output``, or count.
+
+    With ``clusters`` (``join --clusters --engine spark``): the cluster table
+    instead (id, cluster, cluster_size; ``singletons`` every other document
+    too), or the number of clusters.
+    """
     if kind not in KINDS:
         raise UsageError(f"unknown input kind {kind!r}; choose one of {', '.join(KINDS)}")
     if not count and output is None:
@@ -77,21 +86,35 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
             text = "text" if kind == "lines" else "tokens"
             df = df.select("id", F.col("value").alias(text), "line")
             read.text_col, read.tokens_col = (text, None) if kind == "lines" else (None, text)
-        d = plan_dedup(df, threshold, id_col=read.id_col, text_col=read.text_col, tokens_col=read.tokens_col,
-                       order_col=read.order_col, shingle=shingle, measure=measure, normalize=normalize,
-                       min_shingles=min_shingles, all_rows=removed, check=read.check,
-                       **({"language_col": "language"} if read.language_col else {}))
-        res.shingle, res.threshold = d.shingle, str(d.threshold)
-        res.components, res.rounds, res.largest = d.decided.components, d.decided.rounds, d.decided.largest
-        res.seconds["decide"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        res.kept, res.removed = d.counts()
-        if not count:
+        if clusters:
+            c = plan_clusters(df, threshold, id_col=read.id_col, text_col=read.text_col, tokens_col=read.tokens_col,
+                              order_col=read.order_col, shingle=shingle, measure=measure, normalize=normalize,
+                              min_shingles=min_shingles, singletons=singletons, check=read.check,
+                              **({"language_col": "language"} if read.language_col else {}))
+            res.shingle, res.threshold, res.rounds, res.largest = c.shingle, str(c.threshold), c.rounds, c.largest
+            res.clusters = c.clusters
+            rows, n_rows = c.rows, None
+        else:
+            d = plan_dedup(df, threshold, id_col=read.id_col, text_col=read.text_col, tokens_col=read.tokens_col,
+                           order_col=read.order_col, shingle=shingle, measure=measure, normalize=normalize,
+                           min_shingles=min_shingles, all_rows=removed, check=read.check,
+                           **({"language_col": "language"} if read.language_col else {}))
+            res.shingle, res.threshold = d.shingle, str(d.threshold)
+            res.components, res.rounds, res.largest = d.decided.components, d.decided.rounds, d.decided.largest
+            res.kept, res.removed = d.counts()
             rows = d.rows.where(F.col("duplicate_of").isNotNull()) if removed else d.rows
+            n_rows = res.removed if removed else res.kept
             if kind in ("lines", "sets"):
                 rows = rows.drop("line")
+        res.seconds["decide"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        if not count:
+            if n_rows is None:
+                rows = rows.persist()
+                n_rows = rows.count()
+            res.rows = n_rows
             # A partition per ~100,000 rows, not one per shuffle partition.
-            rows = rows.coalesce(max(1, -(-(res.removed if removed else res.kept) // 100_000)))
+            rows = rows.coalesce(max(1, -(-n_rows // 100_000)))
             with partial_directory(local_output, stop_writer=lambda: _stop_jvm(spark)) as tmp:
                 rows.write.mode("overwrite").parquet("file://" + tmp)
             res.output = str(output)
@@ -99,7 +122,7 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
         res.documents = read.df.count() if kind != "directory" else reading.documents
         res.skipped = dict(reading.skipped)
         left_out = res.documents - sum(res.skipped.values()) - res.kept - res.removed
-        if left_out:
+        if left_out and not clusters:
             res.skipped["no shingle" if min_shingles <= 1 else "below --min-shingles"] = left_out
     except Exception as e:
         err = _from_spark_error(e)
