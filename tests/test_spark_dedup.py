@@ -74,7 +74,7 @@ def test_dedup_keeps_and_removes_the_rows_the_local_rule_does(spark, many, t, me
         assert removed == dict(zip(want.removed.tolist(), want.duplicate_of.tolist()))
 
 
-def planted_giant(n_chain=60, n_stars=12):
+def planted_giant(n_chain=16, n_stars=6):
     """A chain of sets each sharing most tokens with the next (one component of n_chain - 1 and more
     pairs, decided against input order: later links kept, earlier removed), beside small stars."""
     sets = []
@@ -103,9 +103,13 @@ def test_a_planted_giant_component_is_decided_in_rounds_as_the_local_rule_decide
 def test_clusters_are_numbered_as_the_local_engine_numbers_them(spark, many, t, singletons):
     flat = [[f"{c}:{tok}" for tok in s] for c, sets in enumerate(many) for s in sets]
     ids = [f"{c}:{i}" for c, sets in enumerate(many) for i in range(len(sets))]
-    local = allpairs.join(flat, t, clusters=True, ids=ids).clusters.to_pandas(singletons=singletons)
     res = plan_clusters(token_frame(spark, many), t, tokens_col="toks", order_col="n", singletons=singletons)
-    assert [tuple(r) for r in res.rows.collect()] == [tuple(r) for r in local.itertuples(index=False)]
+    got = [tuple(r) for r in res.rows.collect()]
+    if any(flat):  # the local engine refuses a corpus with no token at all
+        local = allpairs.join(flat, t, clusters=True, ids=ids).clusters.to_pandas(singletons=singletons)
+        assert got == [tuple(r) for r in local.itertuples(index=False)]
+    else:
+        assert got == ([(i, k + 1, 1) for k, i in enumerate(ids)] if singletons else [])
     components = naive.clusters(len(flat), naive.all_pairs(flat, t))
     assert res.clusters == len(components) and res.largest == max(map(len, components), default=0)
 
