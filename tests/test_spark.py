@@ -600,8 +600,9 @@ def test_options_are_those_of_allpairs_join_and_an_unknown_one_is_a_type_error(s
     df = spark.createDataFrame([("a", "x y")], "id string, text string")
     with pytest.raises(TypeError, match=r"^allpairs\.spark\.join\(\) got an unexpected keyword argument 'treshold'"):
         allpairs.spark.join(df, 0.5, treshold=0.7)
-    with pytest.raises(UsageError, match="R–S join"):
-        allpairs.spark.join(df, 0.5, against=df)
+    # against= is an R–S join now (tests/test_spark_dedup.py); the self-join's options do not apply to it.
+    with pytest.raises(UsageError, match="max_group does not apply to an R–S join"):
+        allpairs.spark.join(df, 0.5, against=df, max_group=5)
     with pytest.raises(UsageError, match="measure 'containment' is not available on Spark"):
         allpairs.spark.join(df, 0.5, measure="containment")
     with pytest.raises(UsageError, match="unknown measure 'cosinus'"):
