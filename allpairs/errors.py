@@ -3,6 +3,7 @@
 The CLI turns an :class:`AllPairsError` into one line on stderr: a
 :class:`UsageError` exits with status 2, any other with status 1.
 """
+import re
 
 
 class AllPairsError(Exception):
@@ -11,10 +12,45 @@ class AllPairsError(Exception):
     exit_code = 1
 
 
+#: A parameter named in a message: ``{{method}}``, ``{{method=lsh}}``, ``{{bits=16}}``, ``{{clusters=True}}``.
+_PARAM = re.compile(r"\{\{(\w+)(?:=([^}]*))?\}\}")
+
+
+def _python(name: str, value: str | None) -> str:
+    if value is None:
+        return f"{name}="
+    if value in ("True", "False", "None") or re.fullmatch(r"-?[\d.,/]+|\d+/\d+", value) and not value.endswith("."):
+        return f"{name}={value.replace(',', '')}"
+    return f"{name}={value!r}"
+
+
+def _flag(name: str, value: str | None, flags: dict[str, str]) -> str:
+    flag = flags.get(name, "--" + name.replace("_", "-"))
+    if value in (None, "True"):
+        return flag
+    return f"{flag} {value}"
+
+
 class UsageError(AllPairsError, ValueError):
-    """An option or argument is out of range or inconsistent (exit status 2)."""
+    """An option or argument is out of range or inconsistent (exit status 2).
+
+    The library speaks Python: a parameter in the message is written ``{{name}}`` or ``{{name=value}}``
+    and reads ``name=`` or ``name='value'`` in ``str(e)``; the command line renders the same message with
+    its flags (:meth:`for_flags`: ``--name`` or ``--name value``), as sqlite-utils keeps click out of its
+    library. ``param`` names the parameter at fault, where there is one.
+    """
 
     exit_code = 2
+
+    def __init__(self, message: str = "", *, param: str | None = None):
+        self.template = message
+        self.param = param
+        super().__init__(_PARAM.sub(lambda m: _python(m.group(1), m.group(2)), message))
+
+    def for_flags(self, flags: dict[str, str] | None = None) -> str:
+        """The message with each parameter written as the command line's flag (``flags``: parameter -> flag
+        where the flag is not ``--`` and the name with dashes)."""
+        return _PARAM.sub(lambda m: _flag(m.group(1), m.group(2), flags or {}), self.template)
 
 
 class MissingExtraError(UsageError, ImportError):

@@ -46,71 +46,35 @@ def go_reference_src() -> Path:
         pytest.skip(str(exc).replace("\n", " "))
 
 
-#: Oracle comparisons that run on more than one kernel path (``allpairs._kernels.jit``;
-#: ``ALLPAIRS_KERNELS``): ``[compiled]`` (the functions built ahead of time where
-#: the install built them, numba's otherwise) and ``[python]`` (the plain
-#: functions, whose numpy arithmetic must give the same integers), each against
-#: the oracle. Chosen to cover every kernel module at modest cost.
-BOTH_KERNELS = {
-    "test_exact": ("test_exact_join_equals_brute_force", "test_every_measure_self_join_equals_brute_force",
-                   "test_every_measure_rs_join_equals_brute_force", "test_clusters_are_the_components_of_the_oracle_pairs",
-                   "test_the_long_cluster_form_numbers_each_document_as_the_oracle_components_are",
-                   "test_pair_exactly_at_threshold_is_found", "test_prefix_is_not_shortened_by_float_rounding"),
-    "test_exact_subset": ("test_join_of_chosen_sets_equals_brute_force_on_them",),
-    "test_order": ("test_order_invariants", "test_ties_in_frequency_go_by_first_occurrence"),
-    "test_pairs": ("test_pairs_expand_sorted_by_left_then_right", "test_chunks_do_not_change_the_result",
-                   "test_csv_and_json_round_trip_the_ids", "test_similarity_is_truncated_not_rounded"),
-    "test_shingles": ("test_shingle_texts_agrees_with_the_python_oracle", "test_hash_sets_agrees_with_token_key_of_str",
-                      "test_golden_shingle_keys"),
-    "test_hash_kernel": ("test_xxh64_spans_agree_with_the_xxhash_package",),
-    "test_codetok_kernel": ("test_the_kernel_takes_every_ascii_text_and_agrees_with_the_regex_path",),
-    "test_minhash": ("test_signatures_equal_the_python_int_oracle", "test_golden_signature_values_are_pinned"),
-    "test_bands": ("test_candidates_equal_the_dict_oracle",),
-    "test_measures": ("test_kernel_alpha_equals_the_table_even_for_huge_sizes", "test_128_bit_products_compare_exactly",
-                      "test_printed_cosine_is_truncated_exactly", "test_kernel_bounds_take_int32_sizes_as_the_join_passes_them",
-                      "test_cosine_alpha_at_the_extreme_thresholds_of_huge_sets_is_exact"),
-    "test_index": ("test_queries_match_the_oracle", "test_growing_index_matches_the_oracle",
-                   "test_a_containment_query_at_999999999_over_10_9_returns_no_match_below_it",
-                   "test_every_measure_answers_queries_of_any_size_at_the_extreme_thresholds"),
-    "test_cli": ("test_a_cosine_join_at_0_700000001_counts_13_pairs_on_every_kernel_path",),
-    "test_index_store": ("test_any_re_signed_change_of_the_arrays_is_refused_or_loads_an_index_that_works",),
-    "test_dedup": ("test_dedup_matches_the_oracle",),
-    "test_cli_fuzz": ("test_cli_fuzz_one_line_right_exit_code_no_traceback_no_stray_file",),
-    "test_spark": ("test_task_joins_find_each_pair_once_with_its_exact_overlap",),
-    "test_compat": ("test_all_pairs_gives_set_similarity_searchs_pairs_in_its_order_with_its_values_and_types",
-                    "test_queries_give_set_similarity_searchs_results_in_its_order_with_its_values_and_types"),
-    "test_api": ("test_pairs_index_and_slice_like_the_list_they_stand_for", "test_a_pair_gives_a_fraction_and_plain_data_for_json"),
-}
-
-#: Of those, the oracle tests that run a third way, ``[jit]``: always by numba's JIT, never
-#: ahead of time, as on an install that could not build the ahead-of-time module for these
-#: argument types. One per command and kernel family (join self and R–S, every measure; index;
-#: dedup; compat; the CLI; the per-pair arithmetic; MinHash's wrap-around), so that the
-#: ahead-of-time module is never the only thing keeping answers exact. numba compiles each
-#: kernel once per signature (seconds each on a fresh install, then loaded from its cache).
-JIT_TOO = {
-    "test_exact": ("test_every_measure_self_join_equals_brute_force", "test_every_measure_rs_join_equals_brute_force"),
-    "test_measures": ("test_kernel_alpha_equals_the_table_even_for_huge_sizes", "test_128_bit_products_compare_exactly",
-                      "test_printed_cosine_is_truncated_exactly", "test_kernel_bounds_take_int32_sizes_as_the_join_passes_them"),
-    "test_index": ("test_queries_match_the_oracle", "test_a_containment_query_at_999999999_over_10_9_returns_no_match_below_it"),
-    "test_cli": ("test_a_cosine_join_at_0_700000001_counts_13_pairs_on_every_kernel_path",),
-    "test_dedup": ("test_dedup_matches_the_oracle",),
-    "test_compat": ("test_queries_give_set_similarity_searchs_results_in_its_order_with_its_values_and_types",),
-    "test_cli_fuzz": ("test_cli_fuzz_one_line_right_exit_code_no_traceback_no_stray_file",),
-    "test_minhash": ("test_golden_signature_values_are_pinned",),
-}
+#: The kernel paths a test marked ``@pytest.mark.kernel_paths(...)`` runs on (``allpairs._kernels.jit``;
+#: ``ALLPAIRS_KERNELS``): ``compiled`` (the functions built ahead of time where the install built them,
+#: numba's otherwise), ``python`` (the plain functions, whose numpy arithmetic must give the same
+#: integers) and ``jit`` (always numba's JIT, never ahead of time, as on an install that could not build
+#: the module for these argument types), each against the oracle. The marks are chosen to cover every
+#: kernel module at modest cost; ``jit`` on one test per command and kernel family, so that the
+#: ahead-of-time module is never the only thing keeping answers exact.
+KERNEL_PATHS = ("compiled", "python", "jit")
 
 
-def kernel_paths(module: str, test: str) -> list[str]:
-    """The kernel paths a test runs on: those of :data:`BOTH_KERNELS` and :data:`JIT_TOO`, or none."""
-    if test not in BOTH_KERNELS.get(module, ()):
+def pytest_configure(config):
+    config.addinivalue_line("markers", "kernel_paths(*paths): run the test once on each kernel path "
+                                       "(compiled, python, jit) with every kernel run that way")
+
+
+def kernel_paths(item_or_definition) -> list[str]:
+    """The kernel paths a test is marked to run on, or none."""
+    mark = item_or_definition.get_closest_marker("kernel_paths")
+    if mark is None:
         return []
-    return ["compiled", "python"] + (["jit"] if test in JIT_TOO.get(module, ()) else [])
+    unknown = [p for p in mark.args if p not in KERNEL_PATHS]
+    if unknown or not mark.args:
+        raise pytest.UsageError(f"kernel_paths takes some of {KERNEL_PATHS}, not {mark.args}")
+    return list(mark.args)
 
 
 def pytest_generate_tests(metafunc):
-    """Run each test of :data:`BOTH_KERNELS` as ``[compiled]`` and ``[python]`` (and ``[jit]`` if in :data:`JIT_TOO`)."""
-    paths = kernel_paths(metafunc.module.__name__, metafunc.function.__name__)
+    """Run each test marked ``kernel_paths`` once per path it names."""
+    paths = kernel_paths(metafunc.definition)
     if paths:
         if "kernels" not in metafunc.fixturenames:
             metafunc.fixturenames.append("kernels")

@@ -41,6 +41,7 @@ def test_without_ids_a_list_is_named_by_positions_the_same_kind_as_pair_indices(
     assert isinstance(p.left, int) and res.ids[p.left] == p.left
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 def test_pairs_index_and_slice_like_the_list_they_stand_for(monkeypatch):
     monkeypatch.setattr(Pairs, "CHUNK", 7)  # many chunks, so indexing has to find the right one
     rng = random.Random(3)
@@ -59,6 +60,7 @@ def test_pairs_index_and_slice_like_the_list_they_stand_for(monkeypatch):
     assert [tuple(p) for p in every] == all_pairs(sets, 0.4)
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 def test_a_pair_gives_a_fraction_and_plain_data_for_json():
     res = allpairs.join({"a": ["x", "y", "z"], "b": ["x", "y", "z", "w"]}, 0.7)
     p = res.pairs[0]

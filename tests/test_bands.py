@@ -41,6 +41,7 @@ def bucket_sizes(sig, bands, rows, empty):
     return sorted({size for _, size in joined})
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=150, deadline=None)
 @given(banded(), st.sampled_from([None, 2, 3, 5]), st.integers(1, 3), st.data())
 def test_candidates_equal_the_dict_oracle(case, max_bucket, jobs, data):
@@ -215,7 +216,7 @@ def test_joining_large_buckets_gives_what_expanding_them_gives(case, banding, ve
     b, r = banding
     kw = dict(method="lsh", num_perm=b * r, bands=b, rows=r, verify=verify, bits=bits, jobs=jobs)
     if verify == "estimate" and bits is not None and bits < MIN_ESTIMATE_BITS:
-        with pytest.raises(UsageError, match=f"--verify estimate needs --bits {MIN_ESTIMATE_BITS} or more"):
+        with pytest.raises(UsageError, match=f"verify='estimate' needs bits={MIN_ESTIMATE_BITS} or more"):
             allpairs.join(sets, t, **kw)
         return
     expanded = allpairs.join(sets, t, max_expand=None, **kw)

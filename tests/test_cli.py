@@ -175,8 +175,8 @@ def test_estimate_verification_with_few_bits_is_refused_before_the_work_with_the
     assert r.exit_code == 2 and r.stdout == ""
     assert r.stderr == ("allpairs: error: --verify estimate needs --bits 16 or more, not 4: with 4-bit values "
                         "unrelated sets agree on 1 position in 16 by chance, and the estimate join over such "
-                        "signatures grows with the square of the corpus; raise --bits to 16 or more, or use "
-                        "--verify exact (fast at any --bits)\n")
+                        "signatures grows with the square of the corpus; raise --bits 16 or more, or use "
+                        "--verify exact (fast at any width)\n")
     for args in (["--verify", "estimate", "--bits", "16"], ["--bits", "4"], ["--verify", "estimate"]):
         r = run("join", "--sets", "-q", "-m", "lsh", "-t", "0.5", *args, f)
         assert r.exit_code == 0, (args, r.stderr)
@@ -475,6 +475,7 @@ def test_peak_memory_is_the_programs_own_not_that_of_a_larger_process_that_start
     assert int(m.group(1).replace(",", "")) < 400
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
 def test_a_cosine_join_at_0_700000001_counts_13_pairs_on_every_kernel_path(tmp_path, kernels):
     # The plain-Python kernels counted 7: their 128-bit product comparison took int32 sizes and wrapped.
     sets = tmp_path / "cos.sets"

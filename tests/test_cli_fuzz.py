@@ -7,6 +7,7 @@ stderr, never a file left in the output directory but the finished output.
 """
 from __future__ import annotations
 
+import pytest
 import csv
 import io
 import json
@@ -72,6 +73,7 @@ def _parse(out: str, fmt: str) -> list[tuple[str, str, int | None]]:
     return [tuple(line.split("\t")[:2]) + (None,) for line in rows]
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
 @given(case=runs())

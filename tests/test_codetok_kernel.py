@@ -115,6 +115,7 @@ def accepted(text: str, language: str = "go") -> bool:
         return bool(kernel(buf, doc_ptr, np.empty(len(buf) + 1, np.uint64), *tables)[1][0])
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @pytest.mark.parametrize("language", LANGUAGES)
 @settings(max_examples=300, deadline=None)
 @given(data=st.data(), n=st.integers(1, 3))

@@ -49,6 +49,7 @@ def both_all_pairs(sets, func, t):
     return repr(ours), repr(theirs)
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=150, deadline=None)
 @given(corpus_and_threshold(), st.sampled_from(SYMMETRIC))
 def test_all_pairs_gives_set_similarity_searchs_pairs_in_its_order_with_its_values_and_types(case, func):
@@ -57,6 +58,7 @@ def test_all_pairs_gives_set_similarity_searchs_pairs_in_its_order_with_its_valu
     assert ours == theirs
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=100, deadline=None)
 @given(corpus_and_threshold(), corpora(max_docs=6), st.sampled_from(ALL))
 def test_queries_give_set_similarity_searchs_results_in_its_order_with_its_values_and_types(case, queries, func):

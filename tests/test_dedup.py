@@ -12,6 +12,7 @@ from allpairs.measures import JOIN_MEASURES
 from strategies import corpus_and_threshold
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=80, deadline=None)
 @given(corpus_and_threshold(), st.sampled_from(JOIN_MEASURES))
 def test_dedup_matches_the_oracle(case, measure):

@@ -31,6 +31,7 @@ def fast_pairs(sets, threshold, jobs=1):
     return out
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(corpus_and_threshold())
 def test_exact_join_equals_brute_force(case):
@@ -114,6 +115,7 @@ def test_limited_prefixes_return_exact_pairs_and_all_whose_first_common_token_li
             assert (a, b) in got, (a, b)
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 def test_pair_exactly_at_threshold_is_found():
     # J = 7/10 exactly: 7 common tokens, union 10.
     a = list(range(8))            # 8 tokens
@@ -122,10 +124,13 @@ def test_pair_exactly_at_threshold_is_found():
     assert fast_pairs([a, b], "0.7000001") == []
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 def test_prefix_is_not_shortened_by_float_rounding():
     # math.ceil(0.28 * 25) == 8 in floating point, the true value is 7.
     t = Threshold.parse(0.28)
-    assert t.min_size(25) == 7
+    from allpairs.measures import get_measure
+
+    assert get_measure("jaccard").partner_sizes(t, 25)[0] == 7
     a = list(range(25))
     b = list(range(7))            # J = 7/25 = 0.28 exactly
     assert fast_pairs([a, b], 0.28) == [(0, 1, 7, 25, 7)]
@@ -238,6 +243,7 @@ def _t(measure, t):
     return int(t) if measure == "overlap" else t
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(measure_case())
 def test_every_measure_self_join_equals_brute_force(case):
@@ -245,6 +251,7 @@ def test_every_measure_self_join_equals_brute_force(case):
     assert measure_pairs(sets, _t(measure, t), measure) == naive.all_pairs(sets, t, measure)
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(measure_case(rs=True))
 def test_every_measure_rs_join_equals_brute_force(case):
@@ -252,6 +259,7 @@ def test_every_measure_rs_join_equals_brute_force(case):
     assert measure_pairs(sets, _t(measure, t), measure, against=other) == naive.rs_pairs(sets, other, t, measure)
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(measure_case())
 def test_clusters_are_the_components_of_the_oracle_pairs(case):
@@ -260,6 +268,7 @@ def test_clusters_are_the_components_of_the_oracle_pairs(case):
     assert found == naive.clusters(len(sets), naive.all_pairs(sets, t, measure))
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(measure_case(), st.booleans())
 def test_the_long_cluster_form_numbers_each_document_as_the_oracle_components_are(case, singletons):

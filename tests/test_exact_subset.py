@@ -1,4 +1,5 @@
 """The exact join restricted to some distinct sets equals the oracle on those sets."""
+import pytest
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -11,6 +12,7 @@ from naive import jaccard
 from strategies import corpus_and_threshold
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(corpus_and_threshold(), st.data(), st.integers(1, 3))
 def test_join_of_chosen_sets_equals_brute_force_on_them(case, data, jobs):

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from allpairs.shingles._hash_kernel import xxh64_spans
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @pytest.mark.parametrize("seed", [0, 1, 0x9E3779B185EBCA87, 2**64 - 1])
 def test_xxh64_spans_agree_with_the_xxhash_package(seed):
     rng = random.Random(seed)

@@ -40,6 +40,7 @@ def for_measure(measure, t):
     return t.numerator % 4 + 1 if measure == "overlap" else t
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=80, deadline=None)
 @given(corpus_and_threshold(), st.integers(0, 30), st.sampled_from([Fraction(1, 10), Fraction(1, 2), None]), MEASURES)
 def test_queries_match_the_oracle(case, cut, lower, measure):
@@ -55,6 +56,7 @@ def test_queries_match_the_oracle(case, cut, lower, measure):
     assert answers(index, queries, t) == naive.rs_pairs(queries, indexed, t, measure)
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=50, deadline=None)
 @given(corpus_and_threshold(), st.integers(1, 8), st.lists(st.integers(1, 6), max_size=8),
        st.sampled_from([1, 10**9]), MEASURES)
@@ -233,6 +235,7 @@ def test_adding_sets_takes_at_most_twice_the_memory_of_building_them():
 
 # --- issue 23: exact on every kernel path and every threshold -----------------
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
 def test_a_containment_query_at_999999999_over_10_9_returns_no_match_below_it():
     # The plain-Python kernels multiplied p by an int32 size in int32 and wrapped: 2/3 passed as >= t.
     sets = [[0, 1, 2, 3, 5, 7], [0, 3, 4, 5, 6]]
@@ -243,6 +246,7 @@ def test_a_containment_query_at_999999999_over_10_9_returns_no_match_below_it():
 EXTREMES = ["1e-9", "1/1000000000", "0.000000001", "0.999999999", "536870913/1000000000", "1"]
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @pytest.mark.parametrize("threshold", EXTREMES)
 @pytest.mark.parametrize("measure", [m for m in JOIN_MEASURES if m != "overlap"])
 def test_every_measure_answers_queries_of_any_size_at_the_extreme_thresholds(measure, threshold):

@@ -312,6 +312,7 @@ def test_the_issue_crafted_posting_no_longer_crashes_and_names_the_array(index_f
         "build it again\n")
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(changes=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), min_size=1, max_size=4))
 def test_any_re_signed_change_of_the_arrays_is_refused_or_loads_an_index_that_works(index_file, changes,

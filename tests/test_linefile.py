@@ -10,6 +10,7 @@ from allpairs.corpus import linefile
 from allpairs.corpus import read_lines, read_sets
 from allpairs.errors import InputError, UsageError
 from allpairs.corpus.linefile import Utf8Texts, read_line_file
+from allpairs.shingles import hash_set_pieces
 from allpairs.shingles import hash_sets, shingle_texts
 
 # Every character str.split() splits on, and some that it does not.
@@ -112,7 +113,7 @@ def test_sets_hashed_while_read_are_the_sets_hashed_after(tmp_path_factory, text
     path.write_bytes(text.encode("utf-8"))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(linefile, "CHUNK_BYTES", chunk)
-        hashed = read_sets(path, hashed=True).sets
+        hashed = read_sets(path, hash_pieces=hash_set_pieces).sets
     later = read_sets(path).sets
     a, b = hash_sets(hashed), hash_sets(later)
     assert len(hashed) == len(later)

@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from allpairs.order._kernel import distinct_sorted_rows
+from allpairs._kernels.csr import distinct_sorted_rows
 from allpairs.pipeline import LSHInfo, Stats, lsh_pairs
 from allpairs.lsh.keysets import KeyedSets, keyed_sets
 from allpairs.measures import Threshold

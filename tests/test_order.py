@@ -17,6 +17,7 @@ def csr(sets):
     return indptr, np.array([t for s in sets for t in s], np.uint64)
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=200, deadline=None)
 @given(corpora(max_docs=30), st.integers(1, 3))
 def test_order_invariants(sets, min_size):
@@ -42,6 +43,7 @@ def test_order_invariants(sets, min_size):
         assert o.doc_size[d] == len(s)
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 def test_ties_in_frequency_go_by_first_occurrence():
     o = order_sets(*csr([[30, 10], [20, 10]]))
     # 10 is in two documents, the others in one: 30 and 20 first, in input order.
@@ -108,7 +110,8 @@ def key_rows(draw):
 @settings(max_examples=200, deadline=None)
 @given(key_rows())
 def test_rows_are_sorted_and_keys_counted_as_sets_of_python_ints_say(rows):
-    from allpairs.order._kernel import count_distinct, distinct_sorted_rows
+    from allpairs._kernels.csr import distinct_sorted_rows
+    from allpairs.order._kernel import count_distinct
 
     indptr, keys = csr(rows)
     ptr, out = distinct_sorted_rows(indptr, keys)

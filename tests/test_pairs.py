@@ -1,4 +1,5 @@
 """Writing pairs: escaping ids per format, truncated similarities, expansion order."""
+import pytest
 import csv
 import io
 import json
@@ -28,6 +29,7 @@ def test_tsv_escapes_tab_newline_backslash():
     assert "tab\\there\tünï\t1.000000" in lines
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 def test_csv_and_json_round_trip_the_ids():
     res = corpus_with_awkward_ids()
     rows = list(csv.DictReader(io.StringIO(write(res, "csv"))))
@@ -38,12 +40,14 @@ def test_csv_and_json_round_trip_the_ids():
     assert {o["similarity"] for o in objs} == {1.0, 0.75}
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 def test_similarity_is_truncated_not_rounded():
     # 2/3 = 0.666666...: printed 0.666666, never 0.666667.
     res = allpairs.join([["a", "b"], ["a", "b", "c"]], 0.5)
     assert write(res, "tsv") == "left\tright\tsimilarity\n0\t1\t0.666666\n"
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 def test_pairs_expand_sorted_by_left_then_right():
     sets = [["a", "b"], ["q"], ["a", "b", "c"], ["a", "b"], ["a", "b", "c"]]
     res = allpairs.join(sets, 0.6)
@@ -52,6 +56,7 @@ def test_pairs_expand_sorted_by_left_then_right():
     assert len(res.pairs) == 6 and res.pairs.num_set_pairs == 1
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 def test_chunks_do_not_change_the_result():
     rng = np.random.default_rng(3)
     sets = [[str(v) for v in rng.integers(0, 8, rng.integers(1, 5))] for _ in range(300)]

@@ -75,11 +75,11 @@ def test_lsh_settings_errors_name_the_numbers():
         allpairs.join([[1, 2]], 0.5, method="lsh", num_perm=48, bands=16, rows=4)
     with pytest.raises(allpairs.UsageError, match="bits 0 is outside 1..32"):
         allpairs.join([[1, 2]], 0.5, method="lsh", bits=0)
-    with pytest.raises(allpairs.UsageError, match="--bands needs --rows"):
+    with pytest.raises(allpairs.UsageError, match="bands= needs rows="):
         allpairs.join([[1, 2]], 0.5, method="lsh", bands=4)
     with pytest.raises(allpairs.UsageError, match="num_perm must be"):
         allpairs.join([[1, 2]], 0.5, method="lsh", num_perm=0)
-    with pytest.raises(allpairs.UsageError, match="goes with --method lsh"):
+    with pytest.raises(allpairs.UsageError, match="goes with method='lsh'"):
         allpairs.join([[1, 2]], 0.5, verify="estimate")
 
 

@@ -99,6 +99,6 @@ def test_choose_params_never_advises_more_permutations_than_allowed():
     with pytest.raises(UsageError) as info:
         choose_params(1e-9, 128)
     message = str(info.value)
-    assert "4605170184" not in message and "limit of 4,096" in message and "lower --recall" in message
+    assert "4605170184" not in message and "limit of 4,096" in message and "lower recall=" in message
     with pytest.raises(UsageError, match="limit of 4,096"):
         choose_params(0.5, 100_000_000)  # refused at once, not after 10**8 trials

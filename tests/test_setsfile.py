@@ -1,6 +1,7 @@
 """allpairs sets: shingle sets written as a --sets file join to the same pairs; the cold-compile line."""
 from __future__ import annotations
 
+from allpairs.shingles import hash_set_pieces
 import io
 
 import numba
@@ -50,7 +51,7 @@ def test_a_sets_file_joins_to_the_pairs_of_its_documents(tmp_path_factory, texts
         direct = allpairs.join(corpus, "1/2", shingle=spec)
     except allpairs.errors.EmptyCorpusError:
         return
-    via = allpairs.join(read_sets(path, hashed=True), "1/2")
+    via = allpairs.join(read_sets(path, hash_pieces=hash_set_pieces), "1/2")
     assert [(names[p.left], names[p.right], p.similarity) for p in via.pairs] == \
         [(direct.ids[p.left], direct.ids[p.right], p.similarity) for p in direct.pairs]
 

@@ -87,6 +87,7 @@ texts = st.one_of(
 )
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(texts, max_size=6),
@@ -100,6 +101,7 @@ def test_shingle_texts_agrees_with_the_python_oracle(docs, spec, normalize, lang
     assert rows(indptr, keys) == [naive_keys(d, spec, normalize, lang) for d, lang in zip(docs, langs)]
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.lists(st.one_of(st.integers(-5, 50), st.text(max_size=4)), max_size=8), max_size=8))
 def test_hash_sets_agrees_with_token_key_of_str(sets):
@@ -149,6 +151,7 @@ def test_token_key_agrees_with_the_xxhash_package(token):
     assert token_key(token) == xxh64(token)
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 def test_golden_shingle_keys():
     assert shingle_texts(["The quick brown fox"], "word:2")[1].tolist() == [
         16000210122695339699, 8883719950542147912, 10355714460921923734]
@@ -300,6 +303,23 @@ def test_worker_pool_gives_byte_identical_result(monkeypatch):
     monkeypatch.setattr(shingles, "PARALLEL_MIN_CHARS", 1)
     default = shingle_texts(docs, "code:3", languages=langs)
     assert serial[1].tobytes() == default[1].tobytes()
+
+
+def test_jobs_bounds_the_worker_processes_of_the_shingle_stage(monkeypatch):
+    # -j/--jobs 1 means one core: no pool of worker processes, however large the corpus.
+    from allpairs.shingles import keys
+
+    monkeypatch.setattr(keys, "PARALLEL_MIN_CHARS", 1)
+    monkeypatch.setattr(keys.os, "sched_getaffinity", lambda pid: set(range(4)))
+    docs = [f"w{i} x{i % 7} y z" for i in range(50)]
+    spec = ShingleSpec("word", 2)
+    assert keys._pool_size(None, docs, spec, 1) == 1
+    assert keys._pool_size(None, docs, spec, 3) == 3
+    assert keys._pool_size(None, docs, spec) == 4
+    monkeypatch.setattr(keys, "_shingle_in_pool", lambda *a, **k: pytest.fail("a worker pool was started with jobs=1"))
+    one = shingle_texts(docs, "word:2", jobs=1)
+    serial = shingle_texts(docs, "word:2", workers=1)
+    assert one[1].tobytes() == serial[1].tobytes()
 
 
 def test_token_keys_hash_each_distinct_token_once_and_keep_order():

@@ -238,6 +238,7 @@ def oracle_of_ranked(ranked, t):
     return {(i, j): ov for i, j, ov, _, _ in all_pairs(sets, t)}
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(corpora(max_docs=30), st.sampled_from(THRESHOLDS), st.sampled_from([1, 2, 3, 5, 64]),
        st.sampled_from([3, 10_000]), st.booleans())

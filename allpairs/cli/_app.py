@@ -22,7 +22,7 @@ from typer.core import TyperGroup
 
 from .. import __version__
 from .._plural import count
-from ..errors import AllPairsError
+from ..errors import AllPairsError, UsageError
 from ..pipeline import JoinResult, Stats, peak_memory
 
 #: Characters a terminal could act on, or that would break a message's line:
@@ -248,6 +248,16 @@ def warn_skipped(stats: Stats, shown: int = 5) -> None:
     err.print(f"allpairs: warning: skipped {count(len(skipped), 'document')} ({reasons}): {examples}{more}")
 
 
+#: Library parameters whose flag is not ``--`` and the name with dashes.
+FLAGS = {"threshold": "-t/--threshold", "id_field": "--id-col", "text_field": "--text-col", "keep": "--keep-col",
+         "tokens_field": "--tokens-col", "against_ids": "--against", "ids": "--id-col"}
+
+
+def message(e: AllPairsError) -> str:
+    """The library's message as the command line says it: its parameters as flags."""
+    return e.for_flags(FLAGS) if isinstance(e, UsageError) else str(e)
+
+
 def fail(e: AllPairsError) -> None:
-    err.print(f"allpairs: error: {e}")
+    err.print(f"allpairs: error: {message(e)}")
     raise typer.Exit(e.exit_code)

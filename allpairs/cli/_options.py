@@ -180,12 +180,15 @@ def input_kind(ctx: typer.Context) -> str:
 def read_input(ctx: typer.Context, paths=None) -> Corpus:
     """The corpus named by the command's input options (its PATHs, or ``paths``)."""
     p = ctx.params
+    from ..shingles import hash_set_pieces  # here: the shingle stage loads only when a corpus is read
+
     return read_corpus(p["paths"] if paths is None else paths, input_kind(ctx), include=p.get("include", ()),
                        exclude=p.get("exclude", ()), min_bytes=p.get("min_bytes", 0),
                        encoding=p.get("encoding", "utf-8"), id_field=p.get("id_col"),
                        text_field=p.get("text_col") or None, keep=p.get("keep_col", ()),
                        header=not p.get("headerless", False), tokens_field=p.get("tokens_col"),
-                       hidden=p.get("hidden", False), ignore=not p.get("no_ignore", False))
+                       hidden=p.get("hidden", False), ignore=not p.get("no_ignore", False),
+                       hash_pieces=hash_set_pieces)
 
 
 def check_jobs(jobs: int) -> None:

@@ -20,13 +20,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from .._kernels.jit import kernels_for
 from .._plural import count
 from ..errors import InputError, UsageError
+from .languages import language_for_path
 from .linefile import HashedSets, LineFile, TextLines, TokenSets, Utf8Texts, read_line_file, read_pieces
 
 #: Bytes read to tell a binary file from text (as git and grep do: a NUL byte).
@@ -289,7 +290,7 @@ def _parent_ignores(root: Path) -> list[_Ignore]:
     return out
 
 
-def _walk(root: Path, *, hidden: bool, ignore: bool, left_out: Counter, on_error) -> list[tuple[str, Path]]:
+def walk(root: Path, *, hidden: bool, ignore: bool, left_out: Counter, on_error) -> list[tuple[str, Path]]:
     """:func:`_walk_paths` with each path a :class:`~pathlib.Path`."""
     return [(rel, Path(path)) for rel, path in _walk_paths(root, hidden=hidden, ignore=ignore, left_out=left_out,
                                                            on_error=on_error)]
@@ -506,8 +507,6 @@ def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, inc
                 dropped += 1
                 continue
             todo.append((rel, f, st.st_size, source))
-    from ..shingles import language_for_path
-
     ids, sources, langs = [], [], []
     texts = _TextBuffer(sum(item[2] for item in todo if len(item) == 4))
     for item in todo:
@@ -553,25 +552,25 @@ def read_lines(path: str | os.PathLike, *, encoding: str = "utf-8") -> Corpus:
     return Corpus(ids=ids, texts=texts, columns={"text": texts}, kind="lines")
 
 
-def read_sets(path: str | os.PathLike, *, encoding: str = "utf-8", hashed: bool = False) -> Corpus:
+def read_sets(path: str | os.PathLike, *, encoding: str = "utf-8",
+              hash_pieces: Callable | None = None) -> Corpus:
     """Each line a set of whitespace-separated tokens (the set-join benchmark format); id = line number.
 
     By default the sets are held as one UTF-8 buffer (:class:`TokenSets`),
     hashed later by a compiled kernel without a Python string per token.
-    ``hashed=True`` hashes each chunk as it is read and keeps only the keys
-    (:class:`HashedSets`, as :func:`allpairs.shingles.hash_sets` would give
-    them): the file's text is never held whole.
+    ``hash_pieces`` (the wiring passes :func:`allpairs.shingles.hash_set_pieces`:
+    the reader never imports a later stage) hashes each chunk as it is read and
+    keeps only the keys (:class:`HashedSets`, as :func:`allpairs.shingles.hash_sets`
+    would give them): the file's text is never held whole.
     """
-    if hashed:
-        from ..shingles import hash_set_pieces
-
+    if hash_pieces is not None:
         name, pieces = read_pieces(path, encoding)
         size = None
         if str(path) != "-":
             st = os.stat(path)
             size = st.st_size if stat.S_ISREG(st.st_mode) else None
         with kernels_for(size):  # a small file is hashed by the plain Python kernel
-            sets = HashedSets(*hash_set_pieces(pieces, size))
+            sets = HashedSets(*hash_pieces(pieces, size))
     else:
         sets = TokenSets(_open_lines(path, encoding))
     ids = [str(k + 1) for k in range(len(sets))]
@@ -739,7 +738,7 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
                 include: Sequence[str] = (), exclude: Sequence[str] = (), min_bytes: int = 0,
                 encoding: str = "utf-8", id_field: str | None = None, text_field: str | Sequence[str] | None = None,
                 keep: Sequence[str] = (), header: bool = True, tokens_field: str | None = None,
-                hidden: bool = False, ignore: bool = True) -> Corpus:
+                hidden: bool = False, ignore: bool = True, hash_pieces: Callable | None = None) -> Corpus:
     """Read a corpus of the given kind (one of :data:`INPUT_KINDS`); '-' is stdin for the kinds that read one file.
 
     A directory corpus takes any number of directories and files (see
@@ -753,6 +752,7 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
     header row (without one, columns are named by number from 1), and
     ``tokens_field`` a Parquet column of token lists to join as sets; see
     :func:`read_jsonl` and :func:`allpairs.corpus.tables.read_table`.
+    ``hash_pieces``: for ``sets``, hash the file's tokens as it is read (see :func:`read_sets`).
     """
     if kind not in INPUT_KINDS:
         raise UsageError(f"unknown input kind {kind!r}; choose one of {', '.join(INPUT_KINDS)}")
@@ -784,7 +784,7 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
     elif kind == "lines":
         corpus = read_lines(path, encoding=encoding)
     elif kind == "sets":
-        corpus = read_sets(path, encoding=encoding, hashed=True)
+        corpus = read_sets(path, encoding=encoding, hash_pieces=hash_pieces)
     elif kind == "jsonl":
         corpus = read_jsonl(path, id_field=id_field, text_field=text_field or "text", keep=keep, encoding=encoding)
     else:

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..measures._kernel import required_overlap
 from ..verify._kernel import merge
+from .._kernels.csr import grow
 from .._kernels.jit import kernel
 
 
@@ -143,13 +144,6 @@ def lower_bound(a, lo, hi, x):
 
 
 @kernel
-def _grow(a, n):
-    b = np.empty(max(2 * a.shape[0], n), a.dtype)
-    b[: a.shape[0]] = a
-    return b
-
-
-@kernel
 def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_len, win_lo, win_hi, set_class,
                  compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at):
     """Pairs that reach α among probe sets ``lo <= x < hi`` and the sets ``win_lo[x] <= y < win_hi[x]``.
@@ -228,9 +222,9 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
                     state[y, 2] = j
         if n_out + n_touched > out_x.shape[0]:
             need = n_out + n_touched
-            out_x = _grow(out_x, need)
-            out_y = _grow(out_y, need)
-            out_a = _grow(out_a, need)
+            out_x = grow(out_x, need)
+            out_y = grow(out_y, need)
+            out_a = grow(out_a, need)
         bx = bits[x]
         for t in range(n_touched):
             y = touched[t]

@@ -51,13 +51,14 @@ def check_k(name: str, k, measure: Measure) -> None:
     """Refuse a K of ``--top``/``--neighbors`` (``name``) that is not a whole number >= 1, and a measure
     without a tightening size bound, in one line each."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise UsageError(f"--{name} {k!r} is not a whole number; give K >= 1")
+        raise UsageError(f"{{{{{name}={k!r}}}}} is not a whole number; give K >= 1", param=name)
     if k < 1:
-        raise UsageError(f"--{name} {k} is below 1; give the number of pairs wanted, K >= 1")
+        raise UsageError(f"{{{{{name}={k}}}}} is below 1; give the number of pairs wanted, K >= 1", param=name)
     if k >= 2**31:
-        raise UsageError(f"--{name} {k:,} is above 2**31 - 1")
+        raise UsageError(f"{{{{{name}={k}}}}} is above 2**31 - 1", param=name)
     if measure.name not in RANKED_MEASURES:
-        raise UsageError(f"--{name} takes --measure {', '.join(RANKED_MEASURES)}, not {measure.name}")
+        raise UsageError(f"{{{{{name}}}}} takes {{{{measure}}}} {', '.join(RANKED_MEASURES)}, not {measure.name}",
+                         param="measure")
 
 
 def _num_den(measure: Measure, o: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -20,7 +20,8 @@ from ..measures._kernel import (CONTAINMENT, CONTAINMENT_MIN, COSINE, DICE, JACC
                                 required_overlap as _alpha)
 from .._kernels.jit import kernel
 from ..verify._kernel import merge
-from ..exact._kernel import _grow, count_match, lower_bound
+from .._kernels.csr import grow
+from ..exact._kernel import count_match, lower_bound
 
 #: What :func:`check_postings` finds wrong first (0: nothing).
 CHECK_TOKEN_RANGE, CHECK_TOKEN_ORDER, CHECK_POSTINGS_COUNT = 1, 2, 3
@@ -246,9 +247,9 @@ def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
                    scratch)
         need = n_out + n + x_ptr[k + 1] - x_ptr[k]
         if need > out_q.shape[0]:
-            out_q = _grow(out_q, need)
-            out_s = _grow(out_s, need)
-            out_o = _grow(out_o, need)
+            out_q = grow(out_q, need)
+            out_s = grow(out_s, need)
+            out_o = grow(out_o, need)
         for t in range(n):
             out_q[n_out] = k
             out_s[n_out] = scratch[4, t]

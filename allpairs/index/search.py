@@ -39,7 +39,8 @@ from sortedcontainers import SortedList
 
 from .._kernels.mix import GOLDEN, mix64
 from .._kernels.jit import resolve_jobs
-from ..order._kernel import distinct_sorted_rows, gather_csr
+from .._kernels.csr import distinct_sorted_rows
+from ..order._kernel import gather_csr
 from ..corpus import Corpus
 from ..corpus.documents import named_from_above
 from .._plural import count

@@ -18,7 +18,8 @@ import numpy as np
 
 from .._kernels.jit import resolve_jobs
 from ..order._kernel import count_distinct, gather_csr, rows_increasing
-from ..order import OrderedSets, distinct_rows, group_sets, partition_bits
+from .._kernels.csr import distinct_rows
+from ..order import OrderedSets, group_sets, partition_bits
 
 
 @dataclass

@@ -43,7 +43,7 @@ import numpy as np
 
 from .._kernels.jit import resolve_jobs
 from ..errors import UsageError
-from ..order import row_blocks
+from .._kernels.csr import row_blocks
 from . import _kernel
 
 __all__ = [
@@ -61,11 +61,11 @@ __all__ = [
 ]
 
 
-def _check_positive(name: str, value, *, flag: str | None = None) -> None:
+def _check_positive(name: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, Integral):
-        raise UsageError(f"{name} must be a whole number, got {value!r}")
+        raise UsageError(f"{name} must be a whole number, got {value!r}", param=name)
     if value < 1:
-        raise UsageError(f"{name} must be at least 1, got {value}; use --{flag or name.replace('_', '-')} 1 or more")
+        raise UsageError(f"{name} must be at least 1, got {value}; use {{{{{name}=1}}}} or more", param=name)
 
 
 #: Most MinHash values per set: 16 KiB of signature per set; enough for the recall-first
@@ -78,7 +78,7 @@ def check_num_perm(num_perm) -> None:
     _check_positive("num_perm", num_perm)
     if num_perm > MAX_NUM_PERM:
         raise UsageError(f"num_perm {num_perm:,} is above the limit of {MAX_NUM_PERM:,} values per set; "
-                         f"use --num-perm {MAX_NUM_PERM} or less")
+                         f"use {{{{num_perm={MAX_NUM_PERM}}}}} or less", param="num_perm")
 
 
 def _check_bits(bits: int | None) -> None:
@@ -86,7 +86,7 @@ def _check_bits(bits: int | None) -> None:
         return
     if isinstance(bits, bool) or not isinstance(bits, Integral) or not 1 <= bits <= 32:
         raise UsageError(f"bits must be between 1 and 32 (values are 32-bit), got {bits!r}; "
-                         "use e.g. --bits 16, or leave it out for full values")
+                         "use e.g. {{bits=16}}, or leave it out for full values", param="bits")
 
 
 def signature_dtype(bits: int | None) -> np.dtype:

@@ -145,6 +145,6 @@ def choose_params(threshold: float, num_perm: int, *, recall: float = 0.99) -> t
     missed = (f"with num_perm {num_perm}, even {num_perm} bands of 1 row catch a pair at "
               f"s = {t} only with probability {probability(t, num_perm, 1):.4g} < recall {recall}")
     if need <= MAX_NUM_PERM:
-        raise UsageError(f"{missed}; raise --num-perm to at least {need} or lower --recall")
-    raise UsageError(f"{missed}, and no num_perm up to the limit of {MAX_NUM_PERM:,} reaches it; lower --recall "
-                     "or give --bands and --rows")
+        raise UsageError(f"{missed}; raise {{{{num_perm}}}} to at least {need} or lower {{{{recall}}}}", param="num_perm")
+    raise UsageError(f"{missed}, and no num_perm up to the limit of {MAX_NUM_PERM:,} reaches it; lower {{{{recall}}}} "
+                     "or give {{bands}} and {{rows}}", param="recall")

@@ -141,33 +141,6 @@ class Threshold:
         as_float = float(self.fraction)
         return repr(as_float) if Fraction(repr(as_float)) == self.fraction else f"{self.p}/{self.q}"
 
-    # Jaccard's integer bounds, kept for callers of the first version; the
-    # table below (MEASURES["jaccard"]) computes them.
-
-    def required_overlap(self, size_x: int, size_y: int) -> int:
-        """Smallest overlap with ``J >= t``: ``⌈p(|x|+|y|)/(p+q)⌉``."""
-        return MEASURES["jaccard"].required_overlap(self, size_x, size_y)
-
-    def min_size(self, size: int) -> int:
-        """Smallest partner size allowed by the size bound: ``⌈t·|x|⌉``."""
-        return MEASURES["jaccard"].partner_sizes(self, size)[0]
-
-    def max_size(self, size: int) -> int:
-        """Largest partner size allowed by the size bound: ``⌊|x|/t⌋``."""
-        return MEASURES["jaccard"].partner_sizes(self, size)[1]
-
-    def probe_prefix(self, size: int) -> int:
-        """Length of the probing prefix: ``|x| - ⌈t·|x|⌉ + 1`` (0 for an empty set)."""
-        return MEASURES["jaccard"].probe_prefix(self, size)
-
-    def index_prefix(self, size: int) -> int:
-        """Length of the indexing prefix: ``|y| - ⌈2t/(1+t)·|y|⌉ + 1`` (0 for an empty set)."""
-        return MEASURES["jaccard"].index_prefix(self, size)
-
-    def accepts(self, overlap: int, size_x: int, size_y: int) -> bool:
-        """``J >= t`` decided on integers: ``overlap·(p+q) >= p·(|x|+|y|)``; two empty sets are never a pair."""
-        return MEASURES["jaccard"].accept(self, overlap, size_x, size_y)
-
 
 def jaccard(overlap: int, size_x: int, size_y: int) -> Fraction:
     """Exact Jaccard similarity from the overlap and both sizes (0 when both sets are empty)."""
@@ -197,7 +170,7 @@ def jaccard(overlap: int, size_x: int, size_y: int) -> Fraction:
 #
 # ``side`` matters only for containment, the one asymmetric measure: "left" is
 # the contained set (whose size divides), "right" the container.
-# The positional bound (:func:`positional_bound`) is the same for all.
+# The positional bound (PPJoin, Xiao et al. 2008) is the same for all and lives in the kernels that probe.
 
 SIDES = ("left", "right")
 
@@ -205,17 +178,6 @@ SIDES = ("left", "right")
 def _check_side(side: str) -> None:
     if side not in SIDES:
         raise ValueError(f"side must be 'left' or 'right', got {side!r}")
-
-
-def positional_bound(counted: int, i: int, j: int, size_x: int, size_y: int) -> int:
-    """Largest overlap still possible after a match ``x[i] = y[j]`` (0-based).
-
-    ``counted`` matches were found before it; at most ``min(|x| - i - 1,
-    |y| - j - 1)`` tokens follow it in both sets (both sorted by the one global
-    order). A candidate whose bound falls below α can be dropped, for every
-    measure (Xiao, Wang, Lin, Yu, WWW 2008, Lemma 2 "positional filtering").
-    """
-    return counted + 1 + min(size_x - i - 1, size_y - j - 1)
 
 
 class Measure:

@@ -1,4 +1,4 @@
-"""Compiled twin of the per-pair formulas of :mod:`allpairs.measures` (α and accept).
+"""Compiled twin of the per-pair formulas of :mod:`allpairs.measures` (α).
 
 Kernels assume clean input: a measure code of :data:`allpairs.measures.MEASURES`,
 ``0 < p``, ``0 < q <= 10**9`` (q = 1 for overlap), set sizes below 2**31.
@@ -115,14 +115,6 @@ def required_overlap(code, p, q, x, y):
     if code == CONTAINMENT_MIN:
         return _ceil_div(p * max(x, y), q)
     return _ceil_div(p * min(x, y), q)  # CONTAINMENT_EITHER
-
-
-@kernel
-def accept(code, p, q, o, x, y):
-    """True when overlap o of sets of sizes x, y reaches p/q (never for an empty set)."""
-    if x <= 0 or y <= 0:
-        return False
-    return o >= required_overlap(code, p, q, x, y)
 
 
 @kernel

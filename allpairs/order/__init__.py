@@ -20,7 +20,7 @@ import numpy as np
 
 from .._kernels import malloc as _malloc
 from .._kernels.jit import resolve_jobs
-from ._kernel import (distinct_sorted_rows, gather_csr, group_starts, number_groups, offset_ids,
+from ._kernel import (gather_csr, group_starts, number_groups, offset_ids,
                             partition_keys, rank_entries, sort_ties)
 
 
@@ -216,30 +216,3 @@ def group_sets(doc_ptr: np.ndarray, doc_tokens: np.ndarray, keys: np.ndarray, *,
     )
 
 
-def row_blocks(indptr: np.ndarray, parts: int) -> np.ndarray:
-    """Cut rows into ``parts`` contiguous blocks of about equal cost (keys + one per row)."""
-    n = indptr.shape[0] - 1
-    cost = indptr + np.arange(n + 1, dtype=np.int64)
-    cuts = np.searchsorted(cost, np.linspace(0, cost[-1], parts + 1)[1:-1])
-    return np.unique(np.concatenate(([0], cuts, [n])))
-
-
-def distinct_rows(indptr: np.ndarray, keys: np.ndarray, jobs: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's keys in increasing order with repeats dropped (:func:`~allpairs.order._kernel.distinct_sorted_rows`),
-    on ``jobs`` blocks of rows side by side."""
-    edges = row_blocks(indptr, jobs)
-    if len(edges) <= 2:
-        return distinct_sorted_rows(indptr, keys)
-    with ThreadPoolExecutor(len(edges) - 1) as pool:  # offsets stay absolute: each block reads its rows of keys
-        parts = list(pool.map(lambda lo, hi: distinct_sorted_rows(indptr[lo:hi + 1], keys),
-                              edges[:-1].tolist(), edges[1:].tolist()))
-    return concat_rows(parts)
-
-
-def concat_rows(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """Consecutive blocks of rows, each a CSR ``(ptr, keys)`` with offsets from 0, as one CSR."""
-    if not parts:
-        return np.zeros(1, np.int64), np.zeros(0, np.uint64)
-    shift = np.cumsum([0] + [int(p[-1]) for p, _ in parts[:-1]], dtype=np.int64)
-    ptr = np.concatenate([np.zeros(1, np.int64)] + [p[1:] + s for (p, _), s in zip(parts, shift.tolist())])
-    return ptr, np.concatenate([k for _, k in parts])

@@ -7,6 +7,7 @@ any rows or keys).
 import numpy as np
 
 from .._kernels.jit import kernel
+from .._kernels.csr import insertion_sort
 
 
 @kernel
@@ -226,28 +227,11 @@ def _number_group(indptr, keys, pbits, p0, p1, start, entry, df, n_ids, buf_key,
 
 
 @kernel
-def _insertion_sort(a, budget):
-    """Sort ``a`` in place by insertion, unless that takes more than ``budget`` moves: whether it finished."""
-    moves = 0
-    for i in range(1, a.shape[0]):
-        v = a[i]
-        j = i - 1
-        while j >= 0 and a[j] > v:
-            a[j + 1] = a[j]
-            j -= 1
-        a[j + 1] = v
-        moves += i - 1 - j
-        if moves > budget:
-            return False
-    return True
-
-
-@kernel
 def _radix_sort(a, tmp, digits):
     """Sort ``a`` (non-negative ints below ``2**(8 * digits)``) in place: LSD radix sort, 8 bits a pass."""
     n = a.shape[0]
     if n < 64:
-        _insertion_sort(a, n * n)
+        insertion_sort(a, n * n)
         return
     count = np.empty(257, np.int64)
     src = a
@@ -355,69 +339,6 @@ def rank_entries(indptr, keys, entry, df_rank, n_ids, key_of):
     for d in range(n_docs):
         _radix_sort(entry[doc_ptr[d]:doc_ptr[d + 1]], tmp, digits)
     return doc_ptr
-
-
-#: Buckets of :func:`_sort_hashed` are at most ``2**_BUCKET_BITS``; longer rows are quicksorted.
-_BUCKET_BITS = 16
-
-
-@kernel
-def _sort_hashed(src, dst, count):
-    """``dst[:] = sorted(src)`` (uint64): expected linear time for hash keys, n log n for any keys.
-
-    Sorting by distribution (Knuth, TAOCP vol. 3, 5.2.5): one counting pass on
-    the top bits scatters the keys into about as many buckets as keys, in bucket
-    order; an insertion sort then moves each key only within its bucket. Keys
-    crowded into few buckets (not hashes) would make that quadratic: past 8
-    moves a key, numba's quicksort finishes the job.
-    ``count`` (int64) has room for ``2**_BUCKET_BITS + 1`` counters.
-    """
-    n = src.shape[0]
-    if n < 16 or n > (np.int64(8) << _BUCKET_BITS):
-        dst[:] = src
-        if n >= 16:
-            dst.sort()
-            return
-    else:
-        bits = 1
-        while (np.int64(1) << bits) < n and bits < _BUCKET_BITS:
-            bits += 1
-        shift = np.uint64(64 - bits)
-        buckets = np.int64(1) << bits
-        count[: buckets + 1] = 0
-        for i in range(n):
-            count[np.int64(src[i] >> shift) + 1] += 1
-        for b in range(buckets):
-            count[b + 1] += count[b]
-        for i in range(n):
-            b = np.int64(src[i] >> shift)
-            dst[count[b]] = src[i]
-            count[b] += 1
-    if not _insertion_sort(dst, 8 * n):
-        dst.sort()
-
-
-@kernel
-def distinct_sorted_rows(indptr, keys):
-    """Each row's keys in increasing order with repeats dropped, as CSR (int64 offsets; keys uint64, any order)."""
-    n = indptr.shape[0] - 1
-    out = np.empty(keys.shape[0], keys.dtype)
-    out_ptr = np.zeros(n + 1, np.int64)
-    count = np.empty((np.int64(1) << _BUCKET_BITS) + 1, np.int64)
-    o = 0
-    for d in range(n):
-        # Sort the row into its place in the output, then close the gaps its repeats leave.
-        a = indptr[d]
-        m = indptr[d + 1] - a
-        _sort_hashed(keys[a:a + m], out[o:o + m], count)
-        w = o
-        for k in range(o, o + m):
-            if k == o or out[k] != out[w - 1]:
-                out[w] = out[k]
-                w += 1
-        o = w
-        out_ptr[d + 1] = o
-    return out_ptr, out[:o]
 
 
 @kernel(wraps=True)

@@ -112,9 +112,9 @@ def find_clusters(pairs: Pairs, ids: Sequence | None = None) -> Clusters:
     Pairs kept on a MinHash estimate are refused: clusters are built from verified pairs only.
     """
     if pairs.estimated:
-        raise UsageError("clusters are built from verified pairs only; drop --verify estimate")
+        raise UsageError("clusters are built from verified pairs only; drop {{verify=estimate}}", param="verify")
     if pairs.n_left is not None:
-        raise UsageError("clusters are for a self-join; drop --against or --clusters")
+        raise UsageError("clusters are for a self-join; drop {{against}} or {{clusters=True}}", param="clusters")
     s = pairs.sets
     comp = components(s.num_sets, pairs.set_left, pairs.set_right)
     has_edge = np.zeros(s.num_sets, bool)

@@ -48,15 +48,15 @@ def check_ranked(top: int | None, neighbors: int | None, measure: Measure, *, me
     if not given:
         return None
     if len(given) > 1:
-        raise UsageError("--top and --neighbors ask different questions; give one of them")
+        raise UsageError("{{top}} and {{neighbors}} ask different questions; give one of them", param="neighbors")
     name, k = given[0]
     check_k(name, k, measure)
     if method != "exact":
-        raise UsageError(f"--{name} is exact only; drop --method lsh")
+        raise UsageError(f"{{{{{name}}}}} is exact only; drop {{{{method=lsh}}}}", param="method")
     if against is not None:
-        raise UsageError(f"--{name} is for a self-join; drop --against")
+        raise UsageError(f"{{{{{name}}}}} is for a self-join; drop {{{{against}}}}", param="against")
     if clusters:
-        raise UsageError(f"--{name} prints pairs, not clusters; drop --clusters")
+        raise UsageError(f"{{{{{name}}}}} prints pairs, not clusters; drop {{{{clusters=True}}}}", param="clusters")
     return name
 
 

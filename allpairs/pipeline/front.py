@@ -162,7 +162,7 @@ def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize:
         shingle = ShingleSpec.parse(shingle)
     if corpus.sets is not None:
         if shingle is not None:
-            raise UsageError("pre-tokenised sets are joined on their tokens; drop --shingle")
+            raise UsageError("pre-tokenised sets are joined on their tokens; drop {{shingle}}", param="shingle")
         indptr, keys = hash_sets(corpus.sets, jobs=jobs, sorted_rows=sorted_rows)
         return indptr, keys, "tokens"
     if shingle is None:

@@ -42,7 +42,8 @@ def lsh_settings(threshold: Threshold, *, num_perm: int, bands: int | None, rows
     check_num_perm(num_perm)
     if (bands is None) != (rows is None):
         given, missing = ("bands", "rows") if rows is None else ("rows", "bands")
-        raise UsageError(f"--{given} needs --{missing} too; give both, or neither to choose them from the threshold")
+        raise UsageError(f"{{{{{given}}}}} needs {{{{{missing}}}}} too; give both, or neither to choose them from the threshold",
+                         param=missing)
     if seed < 0 or seed >= 2**64:
         raise UsageError(f"seed {seed} is outside 0 .. 2**64 - 1")
     if bits is not None and not 1 <= bits <= 32:

@@ -118,11 +118,11 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
     if min_shingles < 0:
         raise UsageError(f"min_shingles {min_shingles} is negative; give 0 or more")
     if method == "lsh" and m.name != "jaccard":
-        raise UsageError(f"MinHash LSH estimates Jaccard only; drop --method lsh to join on {m.name}")
+        raise UsageError(f"MinHash LSH estimates Jaccard only; drop {{{{method=lsh}}}} to join on {m.name}", param="method")
     if method == "lsh" and against is not None:
-        raise UsageError("an R–S join (--against) is exact only; drop --method lsh")
+        raise UsageError("an R–S join ({{against}}) is exact only; drop {{method=lsh}}", param="method")
     if clusters and against is not None:
-        raise UsageError("clusters are for a self-join; drop --against or --clusters")
+        raise UsageError("clusters are for a self-join; drop {{against}} or {{clusters=True}}", param="clusters")
     if against_ids is not None and against is None:
         raise UsageError("against_ids= names the documents of against=; give both, or ids= for a self-join")
     info = None
@@ -130,12 +130,13 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
                             max_bucket=max_bucket, max_expand=max_expand)
         if verify == "estimate" and bits is not None and bits < MIN_ESTIMATE_BITS:
-            raise UsageError(f"--verify estimate needs --bits {MIN_ESTIMATE_BITS} or more, not {bits}: with "
+            raise UsageError(f"{{{{verify=estimate}}}} needs {{{{bits={MIN_ESTIMATE_BITS}}}}} or more, not {bits}: with "
                              f"{bits}-bit values unrelated sets agree on 1 position in {2**bits} by chance, and "
                              "the estimate join over such signatures grows with the square of the corpus; "
-                             f"raise --bits to {MIN_ESTIMATE_BITS} or more, or use --verify exact (fast at any --bits)")
+                             f"raise {{{{bits={MIN_ESTIMATE_BITS}}}}} or more, or use {{{{verify=exact}}}} (fast at any width)",
+                             param="bits")
     elif verify != "exact":
-        raise UsageError("--verify estimate goes with --method lsh")
+        raise UsageError("{{verify=estimate}} goes with {{method=lsh}}", param="verify")
     corpus = as_corpus(data, ids)
     n_left = None
     if against is not None:

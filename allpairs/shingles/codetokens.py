@@ -64,12 +64,12 @@ Unknown languages (``None``) use the C-family tokenizer.
 from __future__ import annotations
 
 import functools
-import os
 import re
 import sys
 import unicodedata
 
 from allpairs.errors import UsageError
+from ..corpus.languages import language_for_path  # noqa: F401 (re-exported: the tokenizer for a file)
 
 #: The tokenizer names accepted by :func:`tokenize`; ``None`` means "c".
 LANGUAGES = ("go", "c", "python")
@@ -359,27 +359,6 @@ def tokenize(text: str, language: str | None) -> list[str]:
     if language == "go":
         return _scan_go(text)[0]
     return [tok for tok in token_pattern(language).findall(text) if tok]
-
-
-_PATH_LANGUAGES = {".go": "go", ".py": "python", ".pyi": "python", ".pyw": "python"}
-_PATH_LANGUAGES.update(
-    (ext, "c")
-    for ext in (
-        ".c .h .cc .cpp .cxx .c++ .hh .hpp .hxx .h++ .inl .ino .m .mm .java .js .mjs .cjs .jsx "
-        ".ts .mts .cts .tsx .rs .cs .swift .kt .kts .scala .sc .groovy .gradle .dart .zig .d "
-        ".proto .cu .cuh .glsl .hlsl .sol"
-    ).split()
-)
-
-
-def language_for_path(path: str) -> str | None:
-    """The tokenizer for a file name, from its extension (case-insensitive).
-
-    ``"go"`` for ``*.go``; ``"python"`` for ``*.py``, ``*.pyi``, ``*.pyw``;
-    ``"c"`` for the C family (``.c .h .cc .cpp .hpp .java .js .ts .rs .cs
-    .swift .kt .scala`` and kin); ``None`` for anything else.
-    """
-    return _PATH_LANGUAGES.get(os.path.splitext(path)[1].lower())
 
 
 # --- The Go reference scanner -------------------------------------------------

@@ -63,10 +63,9 @@ import numpy as np
 
 from allpairs._kernels import malloc as _malloc
 from allpairs._kernels.jit import resolve_jobs
-from allpairs.order._kernel import distinct_sorted_rows
+from allpairs._kernels.csr import concat_rows, distinct_rows, distinct_sorted_rows
 from allpairs.corpus.linefile import HashedSets, TokenSets, Utf8Texts
 from allpairs.errors import UsageError
-from allpairs.order import concat_rows, distinct_rows
 from allpairs.shingles import _kernel as _k
 from allpairs.shingles import codetokens
 from allpairs.shingles._codetok_c_python_kernel import token_keys_into as c_python_token_keys_into
@@ -707,7 +706,7 @@ def shingle_texts(
         spec = ShingleSpec.parse(spec)
     texts = texts if isinstance(texts, Sequence) else list(texts)
     langs = _check_languages(languages, len(texts)) if spec.kind == "code" else None
-    pool_size = _pool_size(workers, texts, spec)
+    pool_size = _pool_size(workers, texts, spec, jobs)
     if pool_size > 1:
         counts, keys = _shingle_in_pool(texts, langs, spec, normalize, progress, pool_size, distinct)
     else:
@@ -721,7 +720,9 @@ def shingle_texts(
 PARALLEL_MIN_CHARS = 1 << 23
 
 
-def _pool_size(workers: int | None, texts: Sequence[str], spec: ShingleSpec) -> int:
+def _pool_size(workers: int | None, texts: Sequence[str], spec: ShingleSpec, jobs: int | None = None) -> int:
+    """Worker processes for :func:`shingle_texts`: ``workers`` when given, else none for small or code input,
+    else one per core up to 8, and never more than ``jobs`` (``-j``) allows."""
     if workers is not None:
         if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
             raise UsageError(f"workers must be an integer >= 1, got {workers!r}; use 1 for no pool")
@@ -735,6 +736,8 @@ def _pool_size(workers: int | None, texts: Sequence[str], spec: ShingleSpec) -> 
         # and the keys sent back (Go tree: 2.55 s in this process, 3.25 s with two).
         return 1
     cpus = len(os.sched_getaffinity(0))
+    if jobs is not None:
+        cpus = min(cpus, resolve_jobs(jobs))
     if cpus < 2 or sum(_sizes(texts)) < PARALLEL_MIN_CHARS:
         return 1
     return min(cpus, 8)

@@ -54,10 +54,6 @@ class SparkJoin:
         self.grouped.unpersist()
 
 
-def _type_name(dtype) -> str:
-    return dtype.simpleString()
-
-
 def check_schema(df, id_col, text_col, tokens_col, order_col, language_col):
     """Refuse, before any job, a missing column or one of the wrong type, in one line naming the column."""
     from pyspark.sql import types as T

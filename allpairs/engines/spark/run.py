@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ...corpus.documents import _walk, decode_file, fields_of, jsonl_record, matches
+from ...corpus.documents import walk, decode_file, fields_of, jsonl_record, matches
 from ...errors import InputError, OutputError, UsageError
 from ...pipeline import joined_note
 from ...shingles import ShingleSpec, language_for_path
@@ -153,7 +153,7 @@ def _read_directory(spark, path, include, exclude, min_bytes, run: SparkRun):
         files = []
         # Listed as the local engine lists it by default: hidden and ignored files left out.
         unreadable = lambda r, why: run.skipped.update(unreadable=run.skipped.get("unreadable", 0) + 1)  # noqa: E731
-        for rel, p in _walk(Path(root), hidden=False, ignore=True, left_out=Counter(), on_error=unreadable):
+        for rel, p in walk(Path(root), hidden=False, ignore=True, left_out=Counter(), on_error=unreadable):
             try:
                 files.append(("file://" + str(p), p.stat().st_size))
             except OSError:
@@ -300,10 +300,12 @@ def _join_locally(path: str, threshold, size: int, *, kind: str, output: str | N
     from ...corpus import read_corpus
     from ...pipeline import join as local_join
     from ...pairs.rows import write_pairs_table
+    from ...shingles import hash_set_pieces
 
     t0 = time.perf_counter()
     fields = {"id_field": id_field, "text_field": text_field} if kind == "jsonl" else {}
-    corpus = read_corpus(path, kind, include=include, exclude=exclude, min_bytes=min_bytes, **fields)
+    corpus = read_corpus(path, kind, include=include, exclude=exclude, min_bytes=min_bytes,
+                         hash_pieces=hash_set_pieces, **fields)
     known = inspect.signature(local_join).parameters
     res = local_join(corpus, threshold, shingle=shingle, **{k: v for k, v in options.items() if k in known})
     st = res.stats
