@@ -18,8 +18,8 @@ from .dedup import plan_dedup
 from .run import KINDS, SparkRun, _from_spark_error, _stop_jvm, check_output_dir, check_parquet, read_documents
 from .session import get_session
 
-#: Columns of a reader's frame that are the reader's, not the user's: left out of the rows written.
-READER_COLUMNS = ("skip", "language")
+#: Columns of a directory's frame that the rows written leave out: they are the files' paths (ids).
+DIRECTORY_COLUMNS = ("text", "language")
 
 
 @dataclass
@@ -80,7 +80,7 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
                               text_col=text_col, tokens_col=tokens_col)
         if shingle is None and read.code:
             shingle = "code:5"
-        df = read.df.drop(*[c for c in READER_COLUMNS if kind == "directory" and c in read.df.columns])
+        df = read.df.drop("skip") if kind == "directory" else read.df
         if kind in ("lines", "sets"):
             # As the local dedup names them: the line number as id, the line as text (or tokens).
             text = "text" if kind == "lines" else "tokens"
@@ -106,6 +106,8 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
             n_rows = res.removed if removed else res.kept
             if kind in ("lines", "sets"):
                 rows = rows.drop("line")
+            elif kind == "directory":
+                rows = rows.drop(*DIRECTORY_COLUMNS)  # the files' paths, as locally; not their texts
         res.seconds["decide"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         if not count:
