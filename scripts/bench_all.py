@@ -186,7 +186,8 @@ def page(cells: list[list[str]], started: str) -> str:
         "Not in this run (long, or needing a Spark session): the saved index and dedup "
         "(`python scripts/bench_query.py`), every measure (`python scripts/bench_exact.py --data kosarak`), "
         "1 M Zipf sets against the C yardstick (`python scripts/bench_front.py --only zipf-1m`), large LSH "
-        "buckets (`python scripts/bench_lsh_buckets.py`), and Spark against MLlib "
+        "buckets (`python scripts/bench_lsh_buckets.py`), dedup and index queries on two-token sets "
+        "(`python scripts/bench_two_token.py`), and Spark against MLlib "
         "(`python scripts/bench_spark.py`, figures in [spark.md](spark.md)).",
         "",
     ]

@@ -110,7 +110,7 @@ def test_several_text_columns_are_joined_and_tsv_and_stdin_read_alike(products, 
         csv.writer(f, dialect="excel-tab").writerows(table)
     args = ["-t", "0.8", "--text-col", "brand", "--text-col", "title", "--id-col", "sku", "-q"]
     a = run("join", "--csv", products, *args)
-    b = run("join", "--tsv", tsv, *args)
+    b = run("join", "--tsv", tsv, "--quotechar", '"', *args)  # the csv module quotes TSV as it quotes CSV
     c = run("join", "--csv", "-", *args, input=PRODUCTS)
     assert a.exit_code == b.exit_code == c.exit_code == 0, (a.stderr, b.stderr, c.stderr)
     assert a.stdout == b.stdout == c.stdout
@@ -167,7 +167,22 @@ def test_a_table_written_by_the_csv_module_reads_back_every_id_and_text(tmp_path
     f = tmp_path_factory.mktemp("t") / f"t.{kind}"
     with open(f, "w", newline="", encoding="utf-8") as out:
         csv.writer(out, dialect="excel" if kind == "csv" else "excel-tab").writerows([("id", "text"), *rows])
-    corpus = read_table(f, kind)
+    # The csv module quotes TSV fields as it quotes CSV: quoted TSV, read with quotechar (TSV is literal by default).
+    corpus = read_table(f, kind, quotechar='"' if kind == "tsv" else None)
+    assert corpus.ids == [i for i, _ in rows] and corpus.texts == [t for _, t in rows]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(texts, texts), max_size=6, unique_by=lambda row: row[0]))
+def test_a_literal_tsv_reads_back_every_field_as_it_is_quotes_included(tmp_path_factory, rows):
+    from allpairs.corpus import read_table
+
+    rows = [tuple(v.replace("\t", " ").replace("\r", " ").replace("\n", " ").replace("\x00", " ") for v in row)
+            for row in rows]
+    rows = [row for k, row in enumerate(rows) if row[0] not in {r[0] for r in rows[:k]}]
+    f = tmp_path_factory.mktemp("t") / "t.tsv"
+    f.write_bytes("".join(f"{a}\t{b}\n" for a, b in [("id", "text"), *rows]).encode())
+    corpus = read_table(f, "tsv")
     assert corpus.ids == [i for i, _ in rows] and corpus.texts == [t for _, t in rows]
 
 

@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from allpairs.index import IndexFileError, SearchIndex
+from allpairs.index.store import FORMAT, MAGIC
 
 PREAMBLE = struct.Struct("<16sII32s")
 SETS = "a b c\nb c d e\nx y\na b c d\nx y z\n"
@@ -66,7 +67,7 @@ class Crafted:
         self.buf[56:56 + self.room] = text.ljust(self.room)
         digest = hashlib.sha256(self.buf[56:]).digest()
         room = self.room if self.room_field is None else self.room_field
-        PREAMBLE.pack_into(self.buf, 0, b"allpairs-index\n\0", 1, room, digest)
+        PREAMBLE.pack_into(self.buf, 0, MAGIC, FORMAT, room, digest)
         return bytes(self.buf)
 
 

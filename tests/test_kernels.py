@@ -136,7 +136,7 @@ def test_a_small_join_never_imports_numba():
 
 def test_numba_disable_jit_runs_every_kernel_as_plain_python_without_numba():
     r = python("import sys, numpy as np\n"
-               "from allpairs import _numba\n"
+               "from allpairs._kernels import jit as _numba\n"
                "from allpairs.shingles._hash_kernel import xxh64\n"
                "xxh64(np.zeros(1000, np.uint8), 0, 1000, np.uint64(0))  # outside a join: compiled unless disabled\n"
                "print(_numba.kernel_mode(), 'numba' in sys.modules)", NUMBA_DISABLE_JIT="1")
@@ -147,7 +147,7 @@ def test_a_compile_clock_counts_kernels_compiled_after_numba_is_imported_lazily(
     (tmp_path / "fresh.py").write_text("from allpairs._kernels.jit import kernel\n\n\n"
                                        "@kernel\ndef add_one(x):\n    return x + 1\n", encoding="utf-8")
     code = ("import sys\n"
-            "from allpairs import _numba\n"
+            "from allpairs._kernels import jit as _numba\n"
             "import fresh\n"
             "clock, watching = _numba.compile_clock()\n"
             "with watching:\n"
@@ -161,7 +161,7 @@ def test_a_compile_clock_counts_kernels_compiled_after_numba_is_imported_lazily(
 
 
 def test_a_small_input_with_much_join_work_joins_compiled(monkeypatch):
-    j = importlib.import_module("allpairs.join")  # the module (allpairs.join is the function)
+    j = importlib.import_module("allpairs.pipeline.run")  # where join() calls exact_pairs
     seen = []
     real = j.exact_pairs
     monkeypatch.setattr(j, "exact_pairs", lambda *a, **k: (seen.append(kernel_mode()), real(*a, **k))[1])

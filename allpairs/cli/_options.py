@@ -3,6 +3,7 @@ name, and refusing options that would do nothing."""
 from __future__ import annotations
 
 import inspect
+import os
 from enum import Enum
 from typing import List, Optional
 
@@ -91,6 +92,12 @@ KEEP_COL = typer.Option([], "--keep-col", metavar="NAME", rich_help_panel=INPUT,
                         help="Records: carry this column into the output beside each id (repeatable).")
 HEADERLESS = typer.Option(False, "--headerless", rich_help_panel=INPUT,
                           help="--csv/--tsv: the table has no header row; name columns by number from 1.")
+QUOTECHAR = typer.Option(None, "--quotechar", metavar="CHAR", rich_help_panel=INPUT, show_default=False,
+                         help="--csv/--tsv: the character quoting fields (CSV: '\"'; TSV: none, fields read "
+                              "literally; --quotechar '\"' reads quoted TSV).")
+VERBATIM_CELLS = typer.Option(False, "--verbatim-cells", rich_help_panel=OUTPUT,
+                              help="CSV: write cells starting with = + - @ tab or CR as they are (by default "
+                                   "a ' goes before them, so that spreadsheets run no formula).")
 TOKENS_COL = typer.Option(None, "--tokens-col", metavar="NAME", rich_help_panel=INPUT, show_default=False,
                           help="--parquet: a column of lists of strings, joined as sets (tokens as they are).")
 NO_HEADER = typer.Option(False, "--no-header", rich_help_panel=OUTPUT,
@@ -147,7 +154,8 @@ LINES = typer.Option(False, "--lines", rich_help_panel=INPUT,
 INPUT_OPTIONS = (
     ("lines", bool, LINES), ("sets", bool, SETS), ("jsonl", bool, JSONL), ("csv", bool, CSV), ("tsv", bool, TSV),
     ("parquet", bool, PARQUET), ("text_col", List[str], TEXT_COL), ("id_col", Optional[str], ID_COL),
-    ("keep_col", List[str], KEEP_COL), ("headerless", bool, HEADERLESS), ("tokens_col", Optional[str], TOKENS_COL),
+    ("keep_col", List[str], KEEP_COL), ("headerless", bool, HEADERLESS), ("quotechar", Optional[str], QUOTECHAR),
+    ("tokens_col", Optional[str], TOKENS_COL),
     ("include", List[str], INCLUDE), ("exclude", List[str], EXCLUDE), ("hidden", bool, HIDDEN),
     ("no_ignore", bool, NO_IGNORE), ("min_bytes", int, MIN_BYTES), ("encoding", str, ENCODING),
 )
@@ -188,7 +196,40 @@ def read_input(ctx: typer.Context, paths=None) -> Corpus:
                        text_field=p.get("text_col") or None, keep=p.get("keep_col", ()),
                        header=not p.get("headerless", False), tokens_field=p.get("tokens_col"),
                        hidden=p.get("hidden", False), ignore=not p.get("no_ignore", False),
-                       hash_pieces=hash_set_pieces)
+                       quotechar=p.get("quotechar"), hash_pieces=hash_set_pieces)
+
+
+def verbatim_cells(on: bool):
+    """The context (entered for the command's run, ``ctx.with_resource``) in which CSV cells are written
+    verbatim when ``on`` (--verbatim-cells), guarded against formulas otherwise."""
+    from ..output.escape import verbatim_cells as within
+
+    return within(on)
+
+
+def refuse_output_of_input(ctx: typer.Context, *outputs, inputs=()) -> None:
+    """A usage error, before any work, if a file to be written is one of the files read (the same file by
+    device and inode: through a symbolic or hard link too), which writing would replace.
+
+    ``outputs``: the files the command writes (None and '-' are stdout); the inputs are its PATHs, its
+    --against and ``inputs`` (an index file).
+    """
+    p = ctx.params
+    read = [*(p.get("paths") or []), *([p["against"]] if p.get("against") is not None else []), *inputs]
+    for out in outputs:
+        if out is None or os.fsencode(out) == b"-":
+            continue
+        for path in read:
+            if os.fsencode(path) == b"-":
+                continue
+            try:
+                same = os.path.samefile(out, path)
+            except OSError:  # one of them does not exist (yet): not the same file
+                continue
+            if same:
+                also = "" if os.fspath(out) == os.fspath(path) else f" ({os.fspath(path)})"
+                raise UsageError(f"{os.fspath(out)} is also an input{also}; writing it would replace what is "
+                                 "read: give the output another name")
 
 
 def check_jobs(jobs: int) -> None:
@@ -223,7 +264,7 @@ def refuse_unused_input_options(ctx: typer.Context) -> None:
     if kind not in ("jsonl", "csv", "tsv", "parquet"):
         refuse(ctx, ("id_col", "text_col", "keep_col"), "without --jsonl, --csv, --tsv or --parquet")
     if kind not in ("csv", "tsv"):
-        refuse(ctx, ("headerless",), "without --csv or --tsv")
+        refuse(ctx, ("headerless", "quotechar"), "without --csv or --tsv")
     if kind != "parquet":
         refuse(ctx, ("tokens_col",), "without --parquet")
     if kind in ("directory", "parquet"):

@@ -10,9 +10,9 @@ import typer
 from ..errors import AllPairsError
 from ..output.files import check_output
 from ._app import Bar, app, err, fail, warn_skipped
-from ._options import (BANDS, BITS, JOBS, MAX_BUCKET, MIN_SHINGLES, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET,
+from ._options import (VERBATIM_CELLS, verbatim_cells, BANDS, BITS, JOBS, MAX_BUCKET, MIN_SHINGLES, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET,
                        RECALL, ROWS, SEED, SHINGLE, THRESHOLD, PanelCommand, check_jobs, input_options, read_input,
-                       refuse_unused_input_options, refuse_unused_lsh_options)
+                       refuse_output_of_input, refuse_unused_input_options, refuse_unused_lsh_options)
 
 
 @app.command("compare", cls=PanelCommand,
@@ -33,7 +33,7 @@ def compare_command(
     plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", rich_help_panel=OUTPUT, show_default=False,
                                         help="Draw the S-curve with the observed recall per bin to FILE (.png or "
                                              ".svg), and the LSH candidates and missed pairs to FILE-chords.png."),
-    quiet: bool = QUIET,
+    verbatim: bool = VERBATIM_CELLS, quiet: bool = QUIET,
     num_perm: int = NUM_PERM, bands: Optional[int] = BANDS, rows: Optional[int] = ROWS, recall: float = RECALL,
     seed: int = SEED, bits: Optional[int] = BITS, max_bucket: Optional[int] = MAX_BUCKET,
     jobs: int = JOBS,
@@ -50,10 +50,12 @@ def compare_command(
     from ..report.files import check_files, write_files
 
     check_jobs(jobs)
+    ctx.with_resource(verbatim_cells(verbatim))
     bar = Bar(not quiet)
     try:
         refuse_unused_input_options(ctx)
         refuse_unused_lsh_options(ctx, True, bands, rows)
+        refuse_output_of_input(ctx, missed, plot)
         check_output(None)  # a closed stdout is refused before the work
         # A bad file name, or --plot without matplotlib, is refused before the work, not after.
         files = check_files(missed, plot)

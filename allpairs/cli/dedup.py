@@ -9,9 +9,9 @@ from ..errors import AllPairsError
 from ..output.files import check_output, open_output
 from .._plural import count as count_of
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
-from ._options import (MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET, SHINGLE, SPARK, Format,
+from ._options import (VERBATIM_CELLS, verbatim_cells, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET, SHINGLE, SPARK, Format,
                        Measure, PanelCommand, check_table_output, input_options, read_input, refuse,
-                       refuse_unused_input_options)
+                       refuse_output_of_input, refuse_unused_input_options)
 
 
 @app.command("dedup", cls=PanelCommand,
@@ -27,7 +27,7 @@ def dedup_command(
     fmt: Format = typer.Option(Format.tsv, "--format", "-f", rich_help_panel=OUTPUT, help="tsv, csv, jsonl or parquet; with --removed, csv, jsonl and parquet add the overlap and both sizes. Carried columns (--lines, --keep-col) follow."),
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT, show_default=False, help="Write to FILE (atomically) instead of stdout."),
     count: bool = typer.Option(False, "--count", rich_help_panel=OUTPUT, help="Print only the number of documents kept."),
-    no_header: bool = NO_HEADER, quiet: bool = QUIET,
+    no_header: bool = NO_HEADER, verbatim: bool = VERBATIM_CELLS, quiet: bool = QUIET,
     engine: str = typer.Option("local", "--engine", metavar="local|spark", rich_help_panel=SPARK, help="spark: Apache Spark, the same rows kept; writes them (all their columns) as a Parquet dataset (-o DIR) or counts."),
     master: Optional[str] = typer.Option(None, "--master", metavar="URL", rich_help_panel=SPARK, help="Spark: the master URL, e.g. local[*] (default), spark://host:7077."),
     **inputs,
@@ -49,12 +49,14 @@ def dedup_command(
                             output, count, no_header, quiet, master, inputs)
     if master:
         raise typer.BadParameter("--master goes with --engine spark")
+    ctx.with_resource(verbatim_cells(verbatim))
     bar = Bar(not quiet)
     try:
         refuse_unused_input_options(ctx)
         if count:
-            refuse(ctx, ("output", "fmt", "removed", "no_header"), "with --count")
+            refuse(ctx, ("output", "fmt", "removed", "no_header", "verbatim"), "with --count")
         check_table_output(ctx, fmt, output)
+        refuse_output_of_input(ctx, None if count else output)
         plan = check_output(None if count else output)  # refuse an output that cannot be written before the work
         try:
             corpus = read_input(ctx)

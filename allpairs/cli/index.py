@@ -10,9 +10,9 @@ from .._plural import count as count_of
 from ..errors import AllPairsError, UsageError
 from ..output.files import check_output, open_output
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
-from ._options import (JOBS, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET, SHINGLE, SHINGLES,
-                       Format, Measure, PanelCommand, check_jobs, check_table_output, input_options, read_input, refuse,
-                       refuse_unused_input_options)
+from ._options import (VERBATIM_CELLS, verbatim_cells, JOBS, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET, SHINGLE, SHINGLES,
+                       Format, Measure, PanelCommand, check_jobs, check_table_output, input_kind, input_options, read_input, refuse,
+                       refuse_output_of_input, refuse_unused_input_options)
 
 index_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                         help="A saved similarity index: build it once, add documents, query it.")
@@ -46,6 +46,7 @@ def build_command(
     bar = Bar(not quiet)
     try:
         refuse_unused_input_options(ctx)
+        refuse_output_of_input(ctx, output)
         plan = check_output(output, role="index")  # refuse an index that cannot be written before the work
         try:
             corpus = read_input(ctx)
@@ -85,7 +86,7 @@ def add_command(
     --replace or --skip-existing says otherwise. Line ids (--lines, --sets,
     records without ids) continue after the index's largest line id.
     """
-    from ..index.files import add_file, check_index_file
+    from ..index.files import add_file, carried_columns, check_index_file
 
     def waiting() -> None:
         if not quiet:
@@ -95,7 +96,11 @@ def add_command(
         refuse_unused_input_options(ctx)
         if replace and skip_existing:
             raise UsageError("--replace and --skip-existing exclude each other; give one")
+        refuse_output_of_input(ctx, index)
         check_index_file(index, update=True)  # a FIFO, device or read-only index is refused before the work
+        keep = carried_columns(index, input_kind(ctx), ctx.params["keep_col"])
+        if keep is not None:
+            ctx.params["keep_col"] = keep
         corpus = read_input(ctx)
         run = add_file(index, corpus, on_wait=waiting,
                        existing="replace" if replace else "skip" if skip_existing else "error")
@@ -125,7 +130,7 @@ def query_command(
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT, show_default=False, help="Write the matches to FILE (atomically) instead of stdout."),
     count: bool = typer.Option(False, "--count", rich_help_panel=OUTPUT, help="Print only the number of matches; no --output or --format."),
     top: Optional[int] = typer.Option(None, "--top", metavar="K", show_default=False, help="Only each query's K best matches, best first, ties by indexed document (Jaccard, cosine and dice indexes)."),
-    no_header: bool = NO_HEADER, jobs: int = JOBS, quiet: bool = QUIET,
+    no_header: bool = NO_HEADER, verbatim: bool = VERBATIM_CELLS, jobs: int = JOBS, quiet: bool = QUIET,
     **inputs,
 ) -> None:
     """Print every indexed document reaching the threshold with each query document: query id,
@@ -138,11 +143,13 @@ def query_command(
     from ..index.files import check_index_file, query_file
 
     check_jobs(jobs)
+    ctx.with_resource(verbatim_cells(verbatim))
     try:
         refuse_unused_input_options(ctx)
         if count:
-            refuse(ctx, ("output", "fmt", "no_header"), "with --count")
+            refuse(ctx, ("output", "fmt", "no_header", "verbatim"), "with --count")
         check_table_output(ctx, fmt, output)
+        refuse_output_of_input(ctx, None if count else output, inputs=[index])
         plan = check_output(None if count else output)  # refuse an output that cannot be written before the work
         check_index_file(index)  # and an index that cannot be read (a FIFO would block)
         corpus = read_input(ctx)

@@ -1,6 +1,7 @@
 """``allpairs join``: every pair of documents at or above a threshold, to stdout or a file."""
 from __future__ import annotations
 
+import os
 import time
 from enum import Enum
 from typing import List, Optional
@@ -15,10 +16,10 @@ from ..pairs.clusters import write_cluster_table, write_clusters
 from ..output.files import check_output, open_output
 from ..pairs.rows import write_pairs_table
 from ._app import Bar, BrokenPipe, app, err, fail, summary, warn_skipped
-from ._options import (BANDS, BITS, INPUT, JOBS, LSH, MAX_BUCKET, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE,
+from ._options import (VERBATIM_CELLS, verbatim_cells, BANDS, BITS, INPUT, JOBS, LSH, MAX_BUCKET, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE,
                        NUM_PERM, OUTPUT, PATHS, QUIET, RECALL, ROWS, SEED, SHINGLE, SPARK, Format, Measure,
                        PanelCommand, check_jobs,
-                       check_table_output, input_options, read_input, refuse, refuse_unused_input_options,
+                       check_table_output, input_options, read_input, refuse, refuse_output_of_input, refuse_unused_input_options,
                        refuse_unused_lsh_options)
 
 
@@ -84,7 +85,7 @@ def join_command(
                                     help="With --clusters: every other document too, as a cluster of its own."),
     wide: bool = typer.Option(False, "--wide", rich_help_panel=OUTPUT,
                               help="With --clusters: a line a cluster instead, its size then its ids."),
-    no_header: bool = NO_HEADER,
+    no_header: bool = NO_HEADER, verbatim: bool = VERBATIM_CELLS,
     quiet: bool = QUIET,
     num_perm: int = NUM_PERM, bands: Optional[int] = BANDS, rows: Optional[int] = ROWS, recall: float = RECALL,
     seed: int = SEED, bits: Optional[int] = BITS, max_bucket: Optional[int] = MAX_BUCKET,
@@ -104,6 +105,7 @@ def join_command(
     instead, --neighbors K each document's K most similar partners.
     """
     check_jobs(jobs)
+    ctx.with_resource(verbatim_cells(verbatim))
     try:
         refuse_unused_input_options(ctx)
     except AllPairsError as e:
@@ -146,13 +148,17 @@ def join_command(
                              "prints the pairs themselves")
         refuse_unused_lsh_options(ctx, method is Method.lsh, bands, rows)
         if count:
-            refuse(ctx, ("output", "fmt", "no_header", "singletons", "wide"), "with --count, which prints only a number")
+            refuse(ctx, ("output", "fmt", "no_header", "singletons", "wide", "verbatim"), "with --count, which prints only a number")
         if not clusters:
             refuse(ctx, ("singletons", "wide"), "without --clusters")
         elif wide:
             refuse(ctx, ("singletons", "no_header"), "with --wide, whose lines of varying width are no table")
         check_table_output(ctx, fmt, output, wide=wide)
+        if against is not None and os.fsencode(against) == b"-" and any(os.fsencode(p) == b"-" for p in paths):
+            raise UsageError("'-' (stdin) is on both sides of --against, and stdin can be read once; "
+                             "give one side as a file")
         # Refuse an output that cannot be written before the work, not after.
+        refuse_output_of_input(ctx, None if count else output)
         plan = check_output(None if count else output)
         try:
             corpus = read_input(ctx)

@@ -584,13 +584,36 @@ def fields_of(record: Sequence[str], most: int = 12) -> str:
     return ", ".join(names[:most]) + more if names else "none"
 
 
+def _json_default(value):
+    """JSON text of what JSON has no type for: dates and times as ISO 8601, anything else by ``str``."""
+    iso = getattr(value, "isoformat", None)
+    return iso() if callable(iso) else str(value)
+
+
 def cell_text(value) -> str:
-    """A carried field's value as text: a string as it is, nothing (None) as "", anything else as JSON."""
+    """A carried value as text, one rule for every input: a string as it is, nothing (None) as "", a date
+    or time as ISO 8601 (``2024-05-01T12:30:00``), anything else as its JSON (``true``, ``2.5``, ``[1, 2]``)."""
     if isinstance(value, str):
         return value
     if value is None:
         return ""
-    return json.dumps(value, ensure_ascii=False, default=str)
+    iso = getattr(value, "isoformat", None)
+    if callable(iso):
+        return iso()
+    return json.dumps(value, ensure_ascii=False, default=_json_default)
+
+
+#: A lone surrogate: half of a UTF-16 pair, which no UTF-8 text holds (JSON's "\ud800" escape makes one).
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def refuse_surrogates(value: str, where: str, what: str) -> None:
+    """An InputError naming ``where`` if ``value`` holds a lone surrogate, which no output could write
+    unambiguously as UTF-8 (so none is ever read)."""
+    m = _LONE_SURROGATE.search(value)
+    if m:
+        raise InputError(f"{where}: {what} holds a lone surrogate \\u{ord(m.group()):04x} (half of a UTF-16 "
+                         "pair, not a character; a JSON escape makes one): give the pair or the character")
 
 
 class Records:
@@ -598,8 +621,12 @@ class Records:
     carried columns; an id given twice is an error naming the places of both: lines (a table's record
     that spans lines by the line it starts on), or ``unit`` ("row" for Parquet)."""
 
-    def __init__(self, keep: Sequence[str], unit: str = "line") -> None:
+    def __init__(self, keep: Sequence[str], unit: str = "line", id_name: str = "id", escapes: bool = False,
+                 text_names: Sequence[str] = ("text",)) -> None:
         self.unit = unit
+        self.text_names = ", ".join(map(repr, text_names))
+        self.id_name = id_name
+        self.escapes = escapes  # whether a value may hold a lone surrogate (JSON escapes; UTF-8 text holds none)
         self.ids: list = []
         self.texts: list[str] = []
         self.columns: dict[str, list[str]] = {name: [] for name in keep}
@@ -607,14 +634,20 @@ class Records:
 
     def add(self, where: str, place: int, doc_id, text: str, kept: Sequence) -> None:
         """One document: its id (already a string), text and carried values, found at ``where`` (file:line),
-        the ``place``-th line (or row) of its file."""
+        the ``place``-th line (or row) of its file. A lone surrogate in any of them is refused."""
         if doc_id in self.seen:
             raise InputError(f"{where}: id {doc_id!r} already used on {self.unit} {self.seen[doc_id]:,}")
+        if self.escapes:
+            refuse_surrogates(doc_id, where, f"field {self.id_name!r}")
+            refuse_surrogates(text, where, f"the text ({self.text_names})")
         self.seen[doc_id] = place
         self.ids.append(doc_id)
         self.texts.append(text)
-        for values, value in zip(self.columns.values(), kept):
-            values.append(cell_text(value))
+        for (name, values), value in zip(self.columns.items(), kept):
+            cell = cell_text(value)
+            if self.escapes:
+                refuse_surrogates(cell, where, f"field {name!r}")
+            values.append(cell)
 
     def corpus(self, kind: str, notes: list[str]) -> Corpus:
         return Corpus(ids=self.ids, texts=self.texts, columns=self.columns, kind=kind, notes=notes)
@@ -623,7 +656,8 @@ class Records:
 def id_text(value, where: str, name: str) -> str:
     """An id field's value as the id (a string or an integer, as text), else an error naming the field."""
     if not isinstance(value, (str, int)) or isinstance(value, bool):
-        raise InputError(f"{where}: field {name!r} must be a string or an integer, got {json.dumps(value)[:40]}")
+        raise InputError(f"{where}: field {name!r} holds {json.dumps(value)[:40]}; ids are strings or integers, "
+                         "as in every input: write it as a string")
     return str(value)
 
 
@@ -685,8 +719,11 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_fie
     """JSON Lines: one object per line with a text field (or several, joined by a space); blank lines are ignored.
 
     Ids are the ``id_field`` of each record; by default the ``id`` field, or,
-    when the first record has none, the line numbers (from 1, as for
-    ``--lines``; the corpus's notes say so). ``keep`` names fields carried
+    when no record has one, the line numbers (from 1, as for ``--lines``; the
+    corpus's notes say so): records with and without ids are refused, naming
+    a line of each. Ids are strings or integers; a lone surrogate (a JSON
+    escape such as ``"\\ud800"``) in an id, a text or a carried field is
+    refused, naming the line. ``keep`` names fields carried
     into the output beside each id (as text: a string as it is, a missing
     field or null as "", anything else as JSON); the first record must have
     them. A field missing is an error that lists the fields the record has.
@@ -694,8 +731,9 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_fie
     lines = _open_lines(path, encoding)
     name = lines.name
     text_fields = [text_field] if isinstance(text_field, str) else list(text_field)
-    records = Records(keep)
+    records = Records(keep, id_name=id_field or "id", escapes=True, text_names=text_fields)
     by_line = None  # whether ids are line numbers, decided at the first record
+    first = 0  # the line of the first record
     for k in range(1, len(lines) + 1):
         where = f"{name}:{k}"
         obj = jsonl_object(lines.line(k - 1), where)
@@ -703,11 +741,18 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_fie
             continue
         if by_line is None:
             by_line = id_field is None and "id" not in obj
+            first = k
             for field_name in keep:
                 jsonl_field(obj, field_name, where, "--keep-col")
         if by_line:
+            if "id" in obj:  # ids on some records only: line numbers would drop them silently
+                raise InputError(f"{where}: this record has an 'id' field, the first record (line {first:,}) has "
+                                 "none; give every record an id, or none")
             doc_id = str(k)
         else:
+            if id_field is None and "id" not in obj:
+                raise InputError(f"{where}: no 'id' field, the first record (line {first:,}) has one; give every "
+                                 "record an id, or none")
             doc_id = id_text(jsonl_field(obj, id_field or "id", where, "--id-col"), where, id_field or "id")
         records.add(where, k, doc_id, jsonl_text(obj, text_fields, where), [obj.get(f) for f in keep])
     notes = ["ids are line numbers: the records have no 'id' field (--id-col names one)"] if by_line else []
@@ -738,7 +783,8 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
                 include: Sequence[str] = (), exclude: Sequence[str] = (), min_bytes: int = 0,
                 encoding: str = "utf-8", id_field: str | None = None, text_field: str | Sequence[str] | None = None,
                 keep: Sequence[str] = (), header: bool = True, tokens_field: str | None = None,
-                hidden: bool = False, ignore: bool = True, hash_pieces: Callable | None = None) -> Corpus:
+                hidden: bool = False, ignore: bool = True, quotechar: str | None = None,
+                hash_pieces: Callable | None = None) -> Corpus:
     """Read a corpus of the given kind (one of :data:`INPUT_KINDS`); '-' is stdin for the kinds that read one file.
 
     A directory corpus takes any number of directories and files (see
@@ -749,7 +795,8 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
     ``parquet``): ``id_field`` and ``text_field`` name the id and the text
     field or column (several text columns are joined by a space), ``keep``
     the columns carried into the output, ``header`` whether a CSV/TSV has a
-    header row (without one, columns are named by number from 1), and
+    header row (without one, columns are named by number from 1),
+    ``quotechar`` the character quoting a CSV/TSV field (TSV: none by default), and
     ``tokens_field`` a Parquet column of token lists to join as sets; see
     :func:`read_jsonl` and :func:`allpairs.corpus.tables.read_table`.
     ``hash_pieces``: for ``sets``, hash the file's tokens as it is read (see :func:`read_sets`).
@@ -765,6 +812,8 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
                          f"--parquet); {'a directory' if kind == 'directory' else '--' + kind} has none")
     if kind not in ("csv", "tsv") and not header:
         raise UsageError("--headerless goes with --csv and --tsv (a table's first row is its header by default)")
+    if kind not in ("csv", "tsv") and quotechar is not None:
+        raise UsageError("--quotechar goes with --csv and --tsv")
     if kind != "parquet" and tokens_field is not None:
         raise UsageError("--tokens-col names a column of token lists in --parquet input")
     if kind != "directory":
@@ -791,6 +840,6 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
         from .tables import read_table
 
         corpus = read_table(path, kind, id_col=id_field, text_cols=text_field, keep=keep, header=header,
-                            tokens_col=tokens_field, encoding=encoding)
+                            tokens_col=tokens_field, encoding=encoding, quotechar=quotechar)
     corpus.seconds = time.perf_counter() - t0
     return corpus

@@ -5,14 +5,18 @@ repeatable); its id is the ``--id-col`` column, by default the ``id`` column
 when there is one, else the row number (1 for the first row after the
 header); ``--keep-col`` columns are carried into every output beside the id.
 
-CSV and TSV are read as Python's :mod:`csv` module reads them (the ``excel``
-and ``excel-tab`` dialects): quoted fields may hold the delimiter, line
-breaks and quotes written twice; the first row is the header unless
-``header=False``, when columns are named by number from 1. A malformed
-quote, a row with more or fewer fields than the header, a NUL byte and an id
-given twice are errors naming the line. Parquet is read by pyarrow (the
-``parquet`` extra), locally; a column of lists of strings can be joined as
-sets (``tokens_col``).
+CSV is read as Python's :mod:`csv` module reads it (the ``excel`` dialect):
+quoted fields may hold the delimiter, line breaks and quotes written twice.
+TSV is read literally, as the IANA text/tab-separated-values format defines
+it: a line a record, fields split at tabs, a quote an ordinary character (an
+inch mark, a quoted title); ``quotechar='"'`` reads quoted TSV as CSV is read
+(the name csvkit and sqlite-utils give the option). The first row is the
+header unless ``header=False``, when columns are named by number from 1. A
+malformed quote, a row with more or fewer fields than the header, a NUL
+byte, a column named twice and an id given twice are errors naming the line.
+Parquet is read by pyarrow (the ``parquet`` extra), locally; a column of
+lists of strings can be joined as sets (``tokens_col``); ids are strings or
+integers, texts strings (dictionary-encoded ones too), as everywhere.
 """
 from __future__ import annotations
 
@@ -26,13 +30,14 @@ from ..errors import InputError, UsageError
 from .documents import Corpus, Records, fields_of
 from .linefile import MAX_LINE_BYTES, read_line_file
 
-#: The dialect of each table kind in Python's csv module.
-DIALECTS = {"csv": "excel", "tsv": "excel-tab"}
+#: The delimiter of each table kind, and the quote character it is read with by default (None: no quoting).
+DELIMITERS = {"csv": ",", "tsv": "\t"}
+QUOTECHARS = {"csv": '"', "tsv": None}
 
 
 def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None = None,
                text_cols: str | Sequence[str] | None = None, keep: Sequence[str] = (), header: bool = True,
-               tokens_col: str | None = None, encoding: str = "utf-8") -> Corpus:
+               tokens_col: str | None = None, encoding: str = "utf-8", quotechar: str | None = None) -> Corpus:
     """A CSV, TSV or Parquet file ('-': stdin), each row a document; see the module docstring.
 
     Parameters
@@ -49,6 +54,9 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
         CSV/TSV: the first row names the columns (else they are 1, 2, ...).
     tokens_col : str, optional
         Parquet: a column of lists of strings, joined as sets (no text column then).
+    quotechar : str, optional
+        CSV/TSV: the character that quotes a field; default ``"`` for CSV and
+        none for TSV (fields read literally).
 
     Raises
     ------
@@ -61,16 +69,27 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     """
     text_cols = [text_cols] if isinstance(text_cols, str) else list(text_cols or [])
     if kind == "parquet":
+        if quotechar is not None:
+            raise UsageError("--quotechar goes with --csv and --tsv; Parquet has no quoting")
         return _read_parquet(path, id_col, text_cols, keep, tokens_col)
-    if kind not in DIALECTS:
+    if kind not in DELIMITERS:
         raise UsageError(f"unknown table kind {kind!r}; choose csv, tsv or parquet")
+    if quotechar is not None and (len(quotechar) != 1 or quotechar in "\t\r\n,"):
+        raise UsageError(f"--quotechar {quotechar!r} is not one character that can quote a field; "
+                         "give one such as '\"'")
+    quote = QUOTECHARS[kind] if quotechar is None else quotechar
     lines = read_line_file(path, encoding)
     name = lines.name
     text = lines.data.decode("utf-8", "surrogatepass")
     del lines
     if csv.field_size_limit() < MAX_LINE_BYTES:
         csv.field_size_limit(MAX_LINE_BYTES)  # a field as long as a line may be
-    reader = csv.reader(io.StringIO(text, newline=""), DIALECTS[kind], strict=True)
+    if quote is None:  # literal: a line a record, no character special but the tab
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=DELIMITERS[kind], quoting=csv.QUOTE_NONE,
+                            strict=True)
+    else:
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=DELIMITERS[kind], quotechar=quote,
+                            doublequote=True, strict=True)
     rows = _rows(reader, name, kind)
     columns = None
     if header:
@@ -94,8 +113,10 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
             records = Records(keep)
         if len(row) != width:
             what = "the header has" if header else "the first row has"
-            raise InputError(f"{where}: {len(row)} fields, {what} {width}; quote a field that holds "
-                             f"{'a comma' if kind == 'csv' else 'a tab'} or a line break")
+            fix = (f"quote a field that holds {'a comma' if kind == 'csv' else 'a tab'} or a line break"
+                   if quote is not None else "a field of literal TSV holds no tab; read quoted TSV with "
+                   "--quotechar '\"'")
+            raise InputError(f"{where}: {len(row)} fields, {what} {width}; {fix}")
         n += 1
         doc_id = str(n) if by_row else row[pick.id]
         records.add(where, line, doc_id, " ".join(row[c] for c in pick.texts), [row[c] for c in pick.keep])
@@ -135,8 +156,8 @@ class _Columns:
         self.keep = [self.find(c, "--keep-col") for c in keep]
         if id_col is not None:
             self.id = self.find(id_col, "--id-col")
-        else:
-            self.id = self.names.index("id") if header and "id" in self.names else None
+        else:  # the id column by default; two of them are refused as when named
+            self.id = self.find("id", "--id-col") if header and "id" in self.names else None
 
     def find(self, column: str, option: str) -> int:
         if column not in self.names:
@@ -150,6 +171,34 @@ class _Columns:
             raise InputError(f"{self.where}: column {column!r} appears {len(at)} times in the header "
                              f"(columns {', '.join(str(k + 1) for k in at)}); rename one")
         return at[0]
+
+
+def _types():
+    import pyarrow as pa
+
+    return pa.types
+
+
+def is_text(typ) -> bool:
+    """Whether a pyarrow type holds strings: string, large string, or a dictionary of them (a pandas
+    categorical)."""
+    t = _types()
+    if t.is_dictionary(typ):
+        typ = typ.value_type
+    return t.is_string(typ) or t.is_large_string(typ) or getattr(t, "is_string_view", lambda _: False)(typ)
+
+
+def is_id(typ) -> bool:
+    """Whether a pyarrow type holds ids as everywhere else: strings or integers (dictionary-encoded too)."""
+    t = _types()
+    if t.is_dictionary(typ):
+        typ = typ.value_type
+    return is_text(typ) or t.is_integer(typ)
+
+
+def is_token_lists(typ) -> bool:
+    t = _types()
+    return t.is_list(typ) or t.is_large_list(typ)
 
 
 def _pyarrow():
@@ -188,12 +237,21 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col) -> Corpus:
         raise InputError(f"{name}: cannot read as Parquet ({str(e).splitlines()[0]})") from None
     column = {k: table.column(names[k]) for k in wanted}
     for k in pick.texts:
-        want = "lists of strings" if tokens_col else "strings"
         typ = column[k].type
-        ok = (pa.types.is_list(typ) or pa.types.is_large_list(typ)) if tokens_col else \
-            (pa.types.is_string(typ) or pa.types.is_large_string(typ))
-        if not ok:
-            raise InputError(f"{name}: column {names[k]!r} holds {typ}, not {want}")
+        if not (is_token_lists(typ) if tokens_col else is_text(typ)):
+            raise InputError(f"{name}: column {names[k]!r} holds {typ}, not "
+                             f"{'lists of strings' if tokens_col else 'strings'}")
+    if pick.id is not None and not is_id(column[pick.id].type):
+        raise InputError(f"{name}: column {names[pick.id]!r} holds {column[pick.id].type}; ids are strings or "
+                         f"integers: cast it (CAST({names[pick.id]} AS VARCHAR), or in pandas "
+                         f".astype(str)) or name another column with --id-col")
+    for k in pick.keep:
+        typ = column[k].type
+        if pa.types.is_dictionary(typ):
+            typ = typ.value_type
+        if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_fixed_size_binary(typ):
+            raise InputError(f"{name}: column {names[k]!r} holds {column[k].type}, bytes with no text to carry: "
+                             f"cast it to strings (CAST({names[k]} AS VARCHAR)) or leave it out")
     values = {k: column[k].to_pylist() for k in wanted}
     n = table.num_rows
     ids = [str(k + 1) for k in range(n)] if pick.id is None else values[pick.id]
@@ -204,7 +262,7 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col) -> Corpus:
         if pick.id is not None:
             if doc_id is None:
                 raise InputError(f"{name}: row {r + 1:,}: the id is null")
-            doc_id = doc_id if isinstance(doc_id, str) else str(doc_id)
+            doc_id = doc_id if isinstance(doc_id, str) else str(int(doc_id))
         if tokens_col:
             text = ""
         else:

@@ -114,11 +114,14 @@ def to_ranks(indptr, keys, keys_sorted, ranks_sorted, extra_sorted, extra_ranks)
 
 @kernel
 def build_postings(indptr, tokens, plen, n_slots, v0):
-    """Inverted index of the first ``plen[s]`` tokens of every set s, each list sorted by (set size, set).
+    """Inverted index of the first ``plen[s]`` tokens of every set s, each list sorted by (set size, position, set).
 
     ``plen`` is the indexing prefix: ``|y| - m + 1`` tokens, ``m`` the least
     overlap any query can need with y, so that any query reaching the threshold
     shares a token of its probing prefix with it (Chaudhuri et al. 2006).
+    Within a size, postings run by the token's position in its set, so that a
+    probe passes over the postings too deep to be a first match (:func:`_probe`)
+    a size at a time, by binary search.
     Returns CSR over slots: ``list_ptr`` (int64, n_slots + 1) and one row per
     posting, ``post`` (int32, (P, 3)): the set, the token's position in it, and
     the set's size, side by side so that a scan reads one cache line per posting.
@@ -135,14 +138,25 @@ def build_postings(indptr, tokens, plen, n_slots, v0):
     list_ptr = np.cumsum(counts)
     fill = list_ptr[:-1].copy()
     post = np.empty((list_ptr[-1], 3), np.int32)
-    for r in range(m):
-        s = by_size[r]
-        for k in range(plen[s]):
-            w = slot_of(tokens[indptr[s] + k], v0)
-            post[fill[w], 0] = s
-            post[fill[w], 1] = k
-            post[fill[w], 2] = sizes[s]
-            fill[w] += 1
+    # Sets of one size at a time (in set order), position by position: each list gets (size, position, set).
+    a = 0
+    while a < m:
+        size = sizes[by_size[a]]
+        b = a
+        deepest = 0
+        while b < m and sizes[by_size[b]] == size:
+            deepest = max(deepest, plen[by_size[b]])
+            b += 1
+        for k in range(deepest):
+            for r in range(a, b):
+                s = by_size[r]
+                if k < plen[s]:
+                    w = slot_of(tokens[indptr[s] + k], v0)
+                    post[fill[w], 0] = s
+                    post[fill[w], 1] = k
+                    post[fill[w], 2] = size
+                    fill[w] += 1
+        a = b
     return list_ptr, post
 
 
@@ -154,10 +168,18 @@ def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, l
     the order; they match nothing but count in its size) followed by its known
     ranks ``xt``. Its probing prefix (``plen`` tokens) scans the posting lists
     from the first set of size ``lo`` (binary search) to the last of size
-    ``hi``; a candidate is dropped
-    once the positional bound ``A + 1 + min(|x| - i - 1, |y| - j - 1)`` falls
-    below the required overlap, and survivors are verified by a merge resuming
-    after their last prefix match. Only sets below ``limit`` and, if ``active``
+    ``hi``, as the join's probe does (:func:`allpairs.exact._kernel.probe_verify`):
+    a pair's first common token lies at ``i <= |x| - α`` in x and ``j <= |y| -
+    α`` in y (Xiao et al. 2008, Lemma 2), so a list is left once ``i > |x| -
+    α`` (α grows with |y|), and the postings of a size deeper than ``|y| - α``
+    (a run, as a list goes by size, then position) are passed over by one
+    binary search: a token in every set's prefix costs a search per size, not
+    a scan of its list. Such a deep match of a candidate counted already, and
+    every later one (deeper still), is counted by verification. A candidate
+    is dropped once the positional bound ``A + 1 + min(|x| - i - 1, |y| - j -
+    1)`` falls below the required overlap (A: its matches counted, all those
+    before this one), and survivors are verified by a merge resuming after
+    their last counted match. Only sets below ``limit`` and, if ``active``
     is not empty, with ``active[y]`` set are answered. ``scratch`` (int32, 6
     rows of at least one entry per set: count, which must be zeros and is left
     so, last_i, last_j, touched, and the answer's sets and overlaps) is reused
@@ -188,16 +210,39 @@ def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, l
                 a = mid + 1
             else:
                 b = mid
-        for e in range(a, list_ptr[w + 1]):
+        end = list_ptr[w + 1]
+        e = a
+        last_size = -1
+        alpha = 0
+        while e < end:
             size_y = post[e, 2]
             if size_y > hi:
                 break
-            y = post[e, 0]
-            if y >= limit or (check_active and not active[y]) or count[y] < 0:
+            if size_y != last_size:  # α once per size of the list (sizes rise along it)
+                last_size = size_y
+                alpha = required_overlap(code, p, q, size_x, size_y)
+            # A first common token lies in x's first |x| - α + 1; α grows with |y| along the list.
+            if i > size_x - alpha:
+                break
+            if post[e, 1] > size_y - alpha:
+                # No first match (α tokens from it on in y too), nor is any later posting of this size (deeper
+                # still): past them by binary search. A match this deep of a candidate counted already, and
+                # every one after it, is counted by verification, which resumes after the last match counted.
+                lo_e = e + 1
+                hi_e = end
+                while lo_e < hi_e:
+                    mid = (lo_e + hi_e) >> 1
+                    if post[mid, 2] <= size_y:
+                        lo_e = mid + 1
+                    else:
+                        hi_e = mid
+                e = lo_e
                 continue
-            alpha = required_overlap(code, p, q, size_x, size_y)
-            n_touched = count_match(y, i, post[e, 1], size_x, size_y, alpha, count, last_i, last_j, touched,
-                                    n_touched)
+            y = post[e, 0]
+            if y < limit and (not check_active or active[y]) and count[y] >= 0:
+                n_touched = count_match(y, i, post[e, 1], size_x, size_y, alpha, count, last_i, last_j, touched,
+                                        n_touched)
+            e += 1
     n = 0
     for t in range(n_touched):
         y = touched[t]
@@ -391,7 +436,8 @@ def check_postings(indptr, tokens, plen, list_ptr, post, low, v0, key):
                 return CHECK_POSTING_SET, e
             if j < 0 or j >= size:
                 return CHECK_POSTING_POSITION, e
-            if e > list_ptr[w] and (size < post[e - 1, 2] or (size == post[e - 1, 2] and y <= post[e - 1, 0])):
+            if e > list_ptr[w] and (size < post[e - 1, 2] or (size == post[e - 1, 2] and (
+                    j < post[e - 1, 1] or (j == post[e - 1, 1] and y <= post[e - 1, 0])))):
                 return CHECK_POSTING_ORDER, e
             found += _entry_hash(key, y, j, w, size)
     if found != expected:

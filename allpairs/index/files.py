@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..corpus import Corpus
+from ..errors import UsageError
 from ..pipeline import Stats, timed, peak_memory
 from ..output.files import OutputPlan, check_output
 from .search import Matches, Rule, SearchIndex, continue_lines
@@ -27,6 +28,27 @@ def check_index_file(path: str | os.PathLike, *, update: bool = False) -> Output
     a missing file) or, with ``update``, replaced (a read-only file); the plan to write it."""
     os.close(open_index(path))
     return check_output(path, role="index", update=True) if update else None
+
+
+#: Input kinds whose carried columns are the ones named (``keep``); others carry what they carry (a line).
+RECORD_KINDS = ("jsonl", "csv", "tsv", "parquet")
+
+
+def carried_columns(path: str | os.PathLike, kind: str, keep) -> list[str] | None:
+    """The columns to carry from records added to the index in ``path``: those it carries, by default (so
+    that none is stored empty), or ``keep`` if given and all carried by the index; None for other input.
+
+    Raises UsageError for a column of ``keep`` that the index does not carry (it would be dropped).
+    """
+    if kind not in RECORD_KINDS:
+        return None
+    carried = list(SearchIndex.load(path, check=False).columns)
+    unknown = [c for c in keep if c not in carried]
+    if unknown:
+        raise UsageError(f"the index carries no column {unknown[0]!r} (it carries "
+                         f"{', '.join(map(repr, carried)) if carried else 'none'}); build the index with "
+                         "--keep-col to carry it, or leave it out")
+    return list(keep) if keep else carried
 
 
 @dataclass

@@ -48,7 +48,7 @@ from ..output.files import OutputPlan, open_output
 
 MAGIC = b"allpairs-index\n\0"
 #: Bumped whenever the layout or the meaning of an array changes.
-FORMAT = 1
+FORMAT = 2
 _PREAMBLE = struct.Struct("<16sII32s")
 _ALIGN = 64
 #: The largest header a reader accepts (the writer's is 4 KiB unless the meta is unusually long).

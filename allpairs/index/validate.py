@@ -210,7 +210,7 @@ def check_arrays(arrays: dict[str, np.ndarray], meta: dict, path,
             CHECK_POSTING_SET: lambda: f"the set of a posting holds {int(post[at, 0]):,}, outside 0 .. {m - 1:,}",
             CHECK_POSTING_POSITION: lambda: (f"posting {at:,} at position {int(post[at, 1]):,} of a set of "
                                              f"{int(post[at, 2]):,}"),
-            CHECK_POSTING_ORDER: lambda: f"postings of a token not in order of (size, set) at {at:,}",
+            CHECK_POSTING_ORDER: lambda: f"postings of a token not in order of (size, position, set) at {at:,}",
             CHECK_POSTINGS_DIFFER: lambda: "the postings are not the sets' indexing prefixes",
         }[code]
         raise _damaged(path, what())

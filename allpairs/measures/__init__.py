@@ -527,20 +527,31 @@ def get_measure(name: "str | Measure", allowed=JOIN_MEASURES) -> Measure:
 def parse_threshold(value, measure: "str | Measure" = "jaccard") -> Threshold:
     """The threshold for a measure: a whole number k >= 1 for overlap, else as :meth:`Threshold.parse`.
 
-    An overlap threshold is kept as ``Threshold(k, 1)``.
+    An overlap threshold is any value equal to a whole number (``3``, ``"3"``,
+    ``"3/1"``, ``"3.0"``, ``Fraction(3)``, ``Threshold(3, 1)``), kept as
+    ``Threshold(k, 1)``.
     """
     m = get_measure(measure, tuple(MEASURES))
     if not m.integer_threshold:
         return Threshold.parse(value)
     k = None
     if isinstance(value, Threshold):
-        k = value.p if value.q == 1 else None
-    elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        value = value.fraction
+    if isinstance(value, bool):
+        pass
+    elif isinstance(value, numbers.Integral):
         k = int(value)
-    elif isinstance(value, str) and value.strip().lstrip("+").isdigit():
-        k = int(value.strip())
     elif isinstance(value, float) and value.is_integer():
         k = int(value)
+    elif isinstance(value, numbers.Rational):  # Fraction(2), Fraction(4, 2): a whole number all the same
+        k = int(value) if value.denominator == 1 else None
+    elif isinstance(value, str):  # "2", "+2", "2/1", "2.0": any text whose value is a whole number
+        text = _check_threshold_text(value)
+        try:
+            frac = Fraction(text)
+        except (ValueError, ZeroDivisionError, OverflowError):
+            frac = None
+        k = int(frac) if frac is not None and frac.denominator == 1 else None
     if k is None:
         raise UsageError(f"threshold {value!r} is not a whole number; --measure overlap counts common tokens, "
                          "give an integer k >= 1 such as 3")

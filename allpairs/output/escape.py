@@ -2,6 +2,8 @@
 field (a non-UTF-8 file name's own bytes back). One rule per format, for every command and engine."""
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import csv
 import io
 import json
@@ -31,7 +33,33 @@ def _hex(code: int) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+#: First characters that make a spreadsheet read a CSV cell as a formula (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+#: Whether CSV cells are written verbatim, formula starts and all (:func:`verbatim_cells`); by default not.
+_VERBATIM = contextvars.ContextVar("allpairs_csv_verbatim", default=False)
+
+
+@contextlib.contextmanager
+def verbatim_cells(on: bool = True):
+    """Within the block, CSV output writes cells that start with = + - @ tab or CR as they are.
+
+    By default every CSV writer puts a ``'`` before such a cell, as OWASP
+    advises against CSV injection: an id or carried cell scraped or submitted
+    as ``=HYPERLINK(...)`` must not become a live formula when the file is
+    opened in a spreadsheet. TSV, JSON Lines and Parquet are never changed.
+    """
+    token = _VERBATIM.set(on)
+    try:
+        yield
+    finally:
+        _VERBATIM.reset(token)
+
+
 def csv_field(value: str) -> str:
+    """Quoted as Python's csv module quotes; a ``'`` before a formula start (:func:`verbatim_cells`)."""
+    if value.startswith(FORMULA_STARTS) and not _VERBATIM.get():
+        value = "'" + value
     # The writer quotes fields holding its line terminator, so keep "\r\n"
     # (quoting any CR or LF) and take it off again.
     buf = io.StringIO()

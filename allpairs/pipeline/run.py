@@ -7,7 +7,7 @@ from typing import Iterable, Mapping, Sequence
 
 
 from ..corpus import Corpus
-from ..errors import UsageError
+from ..errors import EmptyCorpusError, UsageError
 from .._kernels.jit import kernels_for, resolve_jobs
 from ..lsh import MAX_EXPAND
 from ..measures import Threshold, get_measure, parse_threshold
@@ -140,8 +140,13 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
     corpus = as_corpus(data, ids)
     n_left = None
     if against is not None:
+        other = as_corpus(against, against_ids)
+        # Either side empty is an empty corpus, as for a self-join: joining against nothing finds nothing.
+        for side, c in (("", corpus), ("against: ", other)):
+            if len(c) == 0:
+                raise EmptyCorpusError(side + c.empty_message())
         n_left = len(corpus)
-        corpus = merge_corpora(corpus, as_corpus(against, against_ids))
+        corpus = merge_corpora(corpus, other)
     stats = Stats()
     # A small input runs the kernels as plain Python: no numba to import, no kernels to load.
     with kernels_for(input_bytes(corpus)):

@@ -22,6 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ...corpus.documents import walk, decode_file, fields_of, jsonl_record, matches
+from ...corpus.tables import is_text
 from ...errors import InputError, OutputError, UsageError
 from ...pipeline import joined_note
 from ...shingles import ShingleSpec, language_for_path
@@ -229,7 +230,7 @@ def check_parquet(path: str, id_col: str, text_col: str | None, tokens_col: str 
                              f"name one with {option}")
     if text_col is not None:
         typ = schema.field(text_col).type
-        if not (pa.types.is_string(typ) or pa.types.is_large_string(typ)):
+        if not is_text(typ):  # strings, dictionary-encoded ones too, as the local reader takes them
             raise InputError(f"{path}: column {text_col!r} holds {typ}, not strings")
     if tokens_col is not None:
         typ = schema.field(tokens_col).type
