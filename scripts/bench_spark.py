@@ -44,6 +44,16 @@ wall times; LSH and MLlib are not run then::
 
     .venv/bin/python scripts/bench_spark.py --vs-local --go --sizes 100000 1000000
 
+With ``--commands`` it measures dedup, clusters and decontamination on Spark
+beside the local engine, side by side in one run: per size, the Spark join
+(counted: the baseline of the issue's 1.5x target), ``dedup`` (kept rows
+counted), ``clusters`` (rows counted) and an R–S containment join of
+--items "benchmark items" (pieces of documents and fresh sets, t = 0.8) against
+the corpus, each beside its local twin, with wall time, jobs, tasks, shuffle
+bytes and the components' rounds::
+
+    .venv/bin/python scripts/bench_spark.py --commands --sizes 100000 --items 10000
+
 Figures from a shared machine are noisy: quote medians of several runs.
 """
 from __future__ import annotations
@@ -360,6 +370,107 @@ def sets_side_by_side(spark, n: int, args) -> None:
           f"longest task {m['longest_task_s']:.1f}s; load average {os.getloadavg()[0]:.1f}", flush=True)
 
 
+def spark_measured(spark, name: str, fn):
+    """``fn()`` on Spark as one job group: (its result, wall s, jobs, tasks, shuffle bytes written)."""
+    sc = spark.sparkContext
+    sc.setJobGroup(name, name)
+    before = last_stage(sc)
+    t0 = time.perf_counter()
+    out = fn()
+    wall = time.perf_counter() - t0
+    sc.setLocalProperty("spark.jobGroup.id", None)
+    tracker = sc.statusTracker()
+    jobs = tracker.getJobIdsForGroup(name)
+    tasks = sum(getattr(tracker.getStageInfo(sid), "numCompletedTasks", 0) for j in jobs
+                for sid in tracker.getJobInfo(j).stageIds)
+    return out, wall, len(jobs), tasks, stage_metrics(sc, before)["shuffle_bytes"]
+
+
+def benchmark_items(toks, n_items: int, seed: int):
+    """``n_items`` sets: half pieces of corpus sets (80% of a set's tokens, so contained at 0.8), half
+    fresh Zipf sets (contained nowhere, mostly)."""
+    rng = np.random.default_rng(seed)
+    items = []
+    for k in range(n_items):
+        if k % 2 == 0:
+            s = toks[int(rng.integers(len(toks)))]
+            keep = max(1, (4 * len(s)) // 5)
+            items.append(sorted(rng.choice(s, keep, replace=False).tolist()) if len(s) else [])
+        else:
+            items.append(rng.integers(0, 10**6, 12).tolist())
+    return items
+
+
+def commands_side_by_side(spark, n: int, args) -> None:
+    """dedup, clusters and decontamination of one Zipf corpus on Spark beside the local engine."""
+    import pyarrow.parquet as pq
+
+    import allpairs
+    import allpairs.spark
+    from allpairs.engines.spark.against import plan_against
+    from allpairs.engines.spark.clusters import plan_clusters
+    from allpairs.engines.spark.dedup import plan_dedup
+    from allpairs.index import dedup as local_dedup
+
+    t = args.threshold
+    path = corpus(n, args.seed, Path(args.cache))
+    toks = pq.read_table(path, columns=["toks"]).column("toks").to_pylist()
+    df = spark.read.parquet(str(path))
+    rows = []
+
+    def local(fn):
+        t0 = time.perf_counter()
+        out = fn()
+        return out, time.perf_counter() - t0
+
+    def show(what, local_s, spark_s, jobs, tasks, shuffle, same, note=""):
+        print(f"{n:>9,} {what:<16} local {local_s:7.1f}s  spark {spark_s:7.1f}s  ratio {spark_s / local_s:6.1f}x  "
+              f"{jobs} jobs, {tasks} tasks, {mib(shuffle)} shuffled; {same}{note}; load {os.getloadavg()[0]:.1f}",
+              flush=True)
+        rows.append((what, spark_s))
+
+    def join():
+        pairs = allpairs.spark.join(df, t, id_col="id", tokens_col="toks", order_col="id")
+        k = pairs.count()
+        pairs.unpersist()
+        return k
+
+    res, local_s = local(lambda: len(allpairs.join(toks, t).pairs))
+    got, *m = spark_measured(spark, f"join-{n}", join)
+    show("join", local_s, *m, "same" if got == res else f"DIFFER ({got:,} vs {res:,})", f"; {got:,} pairs")
+    res, local_s = local(lambda: len(local_dedup(toks, t).kept))
+    planned, *m = spark_measured(spark, f"dedup-{n}", lambda: (lambda d: (d, d.rows.count()))(
+        plan_dedup(df, t, id_col="id", tokens_col="toks", order_col="id")))
+    d, kept = planned
+    show("dedup", local_s, *m, "same" if kept == res else f"DIFFER ({kept:,} vs {res:,})",
+         f"; {kept:,} kept; {d.decided.components:,} components, {d.decided.rounds} rounds, largest "
+         f"{d.decided.largest:,} pairs")
+    res, local_s = local(lambda: len(allpairs.join(toks, t, clusters=True).clusters.docs))
+    planned, *m = spark_measured(spark, f"clusters-{n}", lambda: (lambda c: (c, c.rows.count()))(
+        plan_clusters(df, t, id_col="id", tokens_col="toks", order_col="id")))
+    c, clustered = planned
+    show("clusters", local_s, *m, "same" if clustered == res else f"DIFFER ({clustered:,} vs {res:,})",
+         f"; {c.describe()}")
+    if args.items:
+        items = benchmark_items(toks, args.items, args.seed)
+        idf = spark.createDataFrame([(k, s) for k, s in enumerate(items)], "id long, toks array<long>")
+        res, local_s = local(lambda: len(allpairs.join(items, 0.8, against=toks, measure="containment").pairs))
+
+        def decontaminate():
+            pairs, right_tokens, _ = plan_against(idf, df, 0.8, measure="containment", id_col="id", text_col=None,
+                                                  tokens_col="toks", spec=None)
+            k = pairs.count()
+            right_tokens.unpersist()
+            return k
+
+        got, *m = spark_measured(spark, f"against-{n}", decontaminate)
+        show(f"decontam {args.items // 1000}k", local_s, *m, "same" if got == res else f"DIFFER ({got:,} vs {res:,})",
+             f"; {got:,} (item, document) pairs at containment >= 0.8")
+    base = rows[0][1]
+    print("  Spark's wall time over its own join's: " + ", ".join(f"{w} {s / base:.2f}x" for w, s in rows[1:]),
+          flush=True)
+
+
 def vs_local(args) -> None:
     print(f"allpairs: Spark engine ({args.master}) beside the local engine, exact, t = {args.threshold}; load "
           f"average {os.getloadavg()[0]:.1f} at start", flush=True)
@@ -402,9 +513,22 @@ def main() -> None:
                     help="where the corpora are written once")
     ap.add_argument("--vs-local", action="store_true", help="the Spark engine beside the local engine (see above)")
     ap.add_argument("--go", action="store_true", help="with --vs-local: the Go tree end to end too")
+    ap.add_argument("--commands", action="store_true",
+                    help="dedup, clusters and decontamination beside the local engine (see above)")
+    ap.add_argument("--items", type=int, default=100_000, help="with --commands: benchmark items (0: none)")
     args = ap.parse_args()
     if args.vs_local:
         return vs_local(args)
+    if args.commands:
+        from allpairs.engines.spark import get_session
+
+        spark = get_session(args.master, conf={"spark.driver.memory": "6g"})
+        spark.sparkContext.setLogLevel("ERROR")
+        print(f"allpairs: dedup, clusters, decontamination on Spark ({args.master}) beside the local engine, "
+              f"t = {args.threshold}; load average {os.getloadavg()[0]:.1f} at start", flush=True)
+        for n in args.sizes:
+            commands_side_by_side(spark, n, args)
+        return spark.stop()
 
     from allpairs.engines.spark import get_session
 

@@ -124,3 +124,20 @@ def pytest_runtest_call(item):
 
     with use_kernels(mode):
         return (yield)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One SparkSession on local[2] for the whole test run (starting one costs 10–30 s); skips the test
+    without pyspark, pyarrow or a Java runtime."""
+    pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[test]'")
+    pytest.importorskip("pyarrow", reason="the Spark tests need the spark extra: pip install -e '.[test]'")
+    from allpairs.engines.spark import get_session
+    from allpairs.engines.spark.session import find_java
+
+    if find_java() is None:
+        pytest.skip("no Java runtime (JAVA_HOME or java on PATH): apt-get install -y openjdk-17-jre-headless")
+    session = get_session("local[2]", conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"})
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

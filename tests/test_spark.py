@@ -1,6 +1,6 @@
 """The Spark engine (allpairs.spark, ``join --engine spark``) against the oracle and the local engine.
 
-One SparkSession on a local[2] master serves every test here (starting one
+One SparkSession on a local[2] master (the `spark` fixture of conftest.py) serves every test here (starting one
 costs 10–30 s). Random corpora are joined many at a time: each corpus's
 tokens carry its number, so corpora never share a token and never pair, and
 one Spark job checks a whole list of them against the oracle.
@@ -38,16 +38,6 @@ TINY = REPO / "datasets" / "tiny" / "corpus"
 GOLDEN = REPO / "datasets" / "tiny" / "golden-word1-t0.5.tsv"
 SIX = ["bytes", "strings", "math/rand", "math/rand/v2", "go/types", "cmd/compile/internal/types2"]
 TREE_OPTIONS = ["--exclude", "*_test.go", "--exclude", "testdata/**", "--min-bytes", "2048", "-s", "code:5"]
-
-
-@pytest.fixture(scope="session")
-def spark():
-    if find_java() is None:
-        pytest.skip("no Java runtime (JAVA_HOME or java on PATH): apt-get install -y openjdk-17-jre-headless")
-    session = get_session("local[2]", conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"})
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def cli(*args):
@@ -611,8 +601,9 @@ def test_options_are_those_of_allpairs_join_and_an_unknown_one_is_a_type_error(s
     df = spark.createDataFrame([("a", "x y")], "id string, text string")
     with pytest.raises(TypeError, match=r"^allpairs\.spark\.join\(\) got an unexpected keyword argument 'treshold'"):
         allpairs.spark.join(df, 0.5, treshold=0.7)
-    with pytest.raises(UsageError, match="R–S join"):
-        allpairs.spark.join(df, 0.5, against=df)
+    # against= is an R–S join now (tests/test_spark_dedup.py); the self-join's options do not apply to it.
+    with pytest.raises(UsageError, match="max_group does not apply to an R–S join"):
+        allpairs.spark.join(df, 0.5, against=df, max_group=5)
     with pytest.raises(UsageError, match="measure 'containment' is not available on Spark"):
         allpairs.spark.join(df, 0.5, measure="containment")
     with pytest.raises(UsageError, match="unknown measure 'cosinus'"):

@@ -10,7 +10,7 @@ from ..output.files import check_output, open_output
 from .._plural import count as count_of
 from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
 from ._options import (MEASURE, MIN_SHINGLES, MISSING_THRESHOLD, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET,
-                       RECORD_KINDS, SHINGLE, VERBATIM_CELLS, Format, Measure, PanelCommand, check_table_output,
+                       RECORD_KINDS, SHINGLE, SPARK, VERBATIM_CELLS, Format, Measure, PanelCommand, check_table_output,
                        input_kind, input_options, output_format, read_input, refuse, refuse_one_document,
                        refuse_output_of_input, refuse_unused_input_options, verbatim_cells)
 
@@ -29,6 +29,8 @@ def dedup_command(
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT, show_default=False, help="Write to FILE (atomically) instead of stdout."),
     count: bool = typer.Option(False, "--count", rich_help_panel=OUTPUT, help="Print only the number of documents kept."),
     no_header: bool = NO_HEADER, verbatim: bool = VERBATIM_CELLS, quiet: bool = QUIET,
+    engine: str = typer.Option("local", "--engine", metavar="local|spark", rich_help_panel=SPARK, help="spark: Apache Spark, the same rows kept; writes them (all their columns) as a Parquet dataset (-o DIR) or counts."),
+    master: Optional[str] = typer.Option(None, "--master", metavar="URL", rich_help_panel=SPARK, help="Spark: the master URL, e.g. local[*] (default), spark://host:7077."),
     **inputs,
 ) -> None:
     """Keep each document, in input order, only if no kept document reaches THRESHOLD with it;
@@ -41,6 +43,13 @@ def dedup_command(
     from ..index import dedup  # here, not at the top: only this command needs it
     from ..index.output import write_ids, write_records, write_rows
 
+    if engine not in ("local", "spark"):
+        raise typer.BadParameter(f"--engine is local or spark, got {engine!r}")
+    if engine == "spark":
+        return _spark_dedup(ctx, paths, threshold, measure.value, shingle, no_normalize, min_shingles, removed, fmt,
+                            output, count, no_header, quiet, master, inputs)
+    if master:
+        raise typer.BadParameter("--master goes with --engine spark")
     ctx.with_resource(verbatim_cells(verbatim))
     bar = Bar(not quiet)
     try:
@@ -88,3 +97,49 @@ def dedup_command(
                       + f"; peak memory {mib(s.peak_memory)}")
     except AllPairsError as e:
         fail(e)
+
+
+def _spark_dedup(ctx, paths, threshold, measure, shingle, no_normalize, min_shingles, removed, fmt, output, count,
+                 no_header, quiet, master, inputs) -> None:
+    """``dedup --engine spark``: the same rows kept, on Spark, written as a Parquet dataset (imports Spark only here)."""
+    local_only = [flag for flag, used in (("--measure " + measure, measure not in ("jaccard", "cosine", "dice")),
+                                          ("--no-header", no_header), ("--csv", inputs["csv"]),
+                                          ("--tsv", inputs["tsv"]), ("--keep-col", bool(inputs["keep_col"])),
+                                          ("--hidden", inputs["hidden"]), ("--no-ignore", inputs["no_ignore"]),
+                                          ("--format " + fmt.value, fmt not in (Format.tsv, Format.parquet)),
+                                          ("several --text-col", len(inputs["text_col"]) > 1))
+                  if used]
+    if local_only:
+        raise typer.BadParameter(f"{', '.join(local_only)} not available with --engine spark (it writes every "
+                                 "column of the rows as Parquet; Jaccard, cosine and Dice)")
+    if len(paths) != 1:
+        raise typer.BadParameter(f"--engine spark reads one PATH, got {len(paths)}")
+    kinds = [k for k in ("lines", "sets", "jsonl", "parquet") if inputs[k]]
+    if len(kinds) > 1:
+        raise typer.BadParameter(f"choose one of --lines, --sets, --jsonl, --parquet (got "
+                                 f"{', '.join('--' + k for k in kinds)})")
+    pq = inputs["parquet"]
+    id_col, text_col = inputs["id_col"], (inputs["text_col"] or [None])[0]
+    try:
+        from ..engines.spark.run_dedup import run_dedup
+
+        res = run_dedup(paths[0], threshold, kind=kinds[0] if kinds else "directory", output=output, removed=removed,
+                        count=count, master=master, include=inputs["include"], exclude=inputs["exclude"],
+                        min_bytes=inputs["min_bytes"], id_field=id_col or "id", text_field=text_col or "text",
+                        id_col=id_col if pq else None, text_col=text_col if pq else None,
+                        tokens_col=inputs["tokens_col"], shingle=shingle, measure=measure,
+                        normalize=not no_normalize, min_shingles=min_shingles, quiet=quiet)
+    except AllPairsError as e:
+        fail(e)
+    if count:
+        typer.echo(res.kept)
+    if quiet:
+        return
+    skipped = sum(res.skipped.values())
+    where = f"; {'removed' if removed else 'kept'} rows written to {res.output}" if res.output else ""
+    err.print(f"allpairs: spark {res.master}: {count_of(res.documents, 'document')}, {skipped:,} skipped; "
+              f"{res.shingle} shingles; {res.kept:,} kept, {res.removed:,} removed at {measure} >= {res.threshold}"
+              f"{where}")
+    err.print(f"allpairs: {count_of(res.components, 'component')} of the pairs, the largest of {res.largest:,} "
+              f"pairs; {res.rounds} large-star/small-star rounds")
+    err.print("allpairs: time " + ", ".join(f"{k} {v:.2f}s" for k, v in res.seconds.items()))

@@ -116,7 +116,7 @@ def join_command(
         local_only = [flag for flag, used in (("--measure " + measure.value, measure.value not in SPARK_MEASURES),
                                               ("--against", against is not None),
                                               ("--top", top is not None), ("--neighbors", neighbors is not None),
-                                              ("--clusters", clusters), ("--no-header", no_header),
+                                              ("--wide", clusters and wide), ("--no-header", no_header),
                                               ("--hidden", inputs["hidden"]),
                                               ("--no-ignore", inputs["no_ignore"]), ("--csv", inputs["csv"]),
                                               ("--tsv", inputs["tsv"]), ("--keep-col", bool(inputs["keep_col"])),
@@ -138,7 +138,8 @@ def join_command(
                       no_normalize, inputs["include"], inputs["exclude"], inputs["min_bytes"], min_shingles,
                       inputs["encoding"], id_col or "id", text_col or "text", id_col if pq else None,
                       text_col if pq else None, inputs["tokens_col"], method, num_perm, bands, rows, recall, seed,
-                      bits, max_bucket, verify, fmt, output, count, jobs, quiet, master, measure.value)
+                      bits, max_bucket, verify, fmt, output, count, jobs, quiet, master, measure.value, clusters,
+                      singletons)
     if master:
         raise typer.BadParameter("--master goes with --engine spark")
     bar = Bar(not quiet)
@@ -224,7 +225,8 @@ def spill_directory(plan) -> str | bool:
 
 def _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, include, exclude, min_bytes,
            min_shingles, encoding, id_field, text_field, id_col, text_col, tokens_col, method, num_perm, bands, rows,
-           recall, seed, bits, max_bucket, verify, fmt, output, count, jobs, quiet, master, measure) -> None:
+           recall, seed, bits, max_bucket, verify, fmt, output, count, jobs, quiet, master, measure, clusters=False,
+           singletons=False) -> None:
     """``join --engine spark``: the same join on Spark, pairs to a Parquet dataset (imports Spark only here)."""
     kinds = [k for k, on in (("lines", lines), ("sets", sets), ("jsonl", jsonl), ("parquet", parquet)) if on]
     if len(kinds) > 1:
@@ -235,6 +237,12 @@ def _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, 
     if unsupported:
         raise typer.BadParameter(f"{', '.join(unsupported)} do not apply with --engine spark (it writes Parquet, "
                                  "verifies exactly, reads UTF-8 and runs as many tasks as Spark gives it)")
+    if clusters:
+        return _spark_clusters(path, threshold, kinds[0] if kinds else "directory", shingle, no_normalize, include,
+                               exclude, min_bytes, min_shingles, id_field, text_field, id_col, text_col, tokens_col,
+                               output, count, quiet, master, measure, singletons)
+    if singletons:
+        raise typer.BadParameter("--singletons goes with --clusters")
     try:
         from ..engines.spark.run import run as spark_run
 
@@ -261,4 +269,29 @@ def _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, 
     err.print(f"allpairs: {res.method} join at t = {res.threshold}: {cand}{count_of(res.pairs, 'pair')}{where}")
     for note in res.notes:
         err.print(f"allpairs: {note}")
+    err.print("allpairs: time " + ", ".join(f"{k} {v:.2f}s" for k, v in res.seconds.items()))
+
+
+def _spark_clusters(path, threshold, kind, shingle, no_normalize, include, exclude, min_bytes, min_shingles, id_field,
+                    text_field, id_col, text_col, tokens_col, output, count, quiet, master, measure,
+                    singletons) -> None:
+    """``join --clusters --engine spark``: the cluster table (id, cluster, cluster_size) as a Parquet dataset."""
+    try:
+        from ..engines.spark.run_dedup import run_dedup
+
+        res = run_dedup(path, threshold, kind=kind, output=None if output is None else str(output), count=count,
+                        master=master, include=include, exclude=exclude, min_bytes=min_bytes, id_field=id_field,
+                        text_field=text_field, id_col=id_col, text_col=text_col, tokens_col=tokens_col,
+                        shingle=shingle, measure=measure, normalize=not no_normalize, min_shingles=min_shingles,
+                        quiet=quiet, clusters=True, singletons=singletons)
+    except AllPairsError as e:
+        fail(e)
+    if count:
+        typer.echo(res.clusters)
+    if quiet:
+        return
+    where = f"; {res.rows:,} rows written to {res.output}" if res.output else ""
+    err.print(f"allpairs: spark {res.master}: {count_of(res.documents, 'document')}; {res.shingle} shingles; "
+              f"{count_of(res.clusters, 'cluster')} at {measure} >= {res.threshold}, the largest of "
+              f"{res.largest:,}; {res.rounds} large-star/small-star rounds{where}")
     err.print("allpairs: time " + ", ".join(f"{k} {v:.2f}s" for k, v in res.seconds.items()))

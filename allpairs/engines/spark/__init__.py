@@ -12,11 +12,18 @@ spark``); needs ``pip install '.[spark]'`` and a Java runtime.
 | 4b LSH: band shuffle, bounded buckets, verify | ``lsh.py`` |
 | 6 document pairs | ``pairs.py`` |
 | wiring | ``join.py`` |
+| R–S joins, containment (``against=``) | ``against.py`` |
+| connected components (large-star/small-star) | ``components.py`` |
+| dedup: the local rule per component | ``dedup.py``, ``_dedup_kernel.py`` |
+| clusters, numbered as locally | ``clusters.py`` |
+| the default shingle, by the local rule | ``shingle.py`` |
 """
 from .session import SparkSetupError, get_session, require_pyspark
 
 require_pyspark()  # before the stages import pyarrow: a missing extra is one clear error
 
 from .join import SparkJoin, join, plan  # noqa: E402
+from .clusters import clusters  # noqa: E402
+from .dedup import dedup  # noqa: E402
 
-__all__ = ["SparkJoin", "SparkSetupError", "get_session", "join", "plan"]
+__all__ = ["SparkJoin", "SparkSetupError", "clusters", "dedup", "get_session", "join", "plan"]

@@ -18,8 +18,9 @@ from ...pipeline import LSHInfo, lsh_settings
 from ...measures import MAX_DENOMINATOR, Threshold, get_measure
 from ...shingles import ShingleSpec
 from . import exact, lsh, sets
-from .pairs import COLUMNS, ORDER, document_pairs
+from .pairs import COLUMNS, ORDER, document_pairs, returned
 from .session import check_workers, require_pyspark
+from .shingle import choose_shingle, given_spec
 
 METHODS = ("exact", "lsh")
 #: The measures the Spark engine joins: a Jaccard join at a threshold low enough, then each measure's own test.
@@ -84,7 +85,7 @@ def check_schema(df, id_col, text_col, tokens_col, order_col, language_col):
         raise UsageError(f"language_col {language_col!r} holds {types[language_col]}, not strings")
 
 
-def check_ids(df, id_col) -> None:
+def check_ids(df, id_col, side: str = "") -> None:
     """Refuse null and repeated ids (one job: the ids counted by value), as the local engine refuses them."""
     from pyspark.sql import functions as F
 
@@ -93,9 +94,9 @@ def check_ids(df, id_col) -> None:
     if bad:
         row = bad[0]
         if row["id"] is None:
-            raise InputError(f"id_col {id_col!r} holds {row['count']:,} null ids; every row needs an id "
+            raise InputError(f"{side}id_col {id_col!r} holds {row['count']:,} null ids; every row needs an id "
                              "(drop those rows or fill them)")
-        raise InputError(f"id_col {id_col!r}: id {row['id']!r} is given {row['count']:,} times; ids must be "
+        raise InputError(f"{side}id_col {id_col!r}: id {row['id']!r} is given {row['count']:,} times; ids must be "
                          "different (deduplicate the rows or give another id_col)")
 
 
@@ -158,14 +159,11 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     if method == "lsh":
         info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
                             max_bucket=max_bucket, max_expand=max_expand)
-    if tokens_col is not None:
-        if shingle is not None:
-            raise UsageError("pre-tokenised sets are joined on their tokens; drop shingle")
-        spec = None
-    else:
-        spec = ShingleSpec.parse(shingle) if isinstance(shingle, str) else (shingle or ShingleSpec("word", 5))
+    spec = given_spec(shingle, tokens_col)  # None: chosen from the texts below
     # The workers must import pyarrow and allpairs: checked here, before the first job.
     check_workers(df.sparkSession)
+    if spec is None and text_col is not None:
+        spec = choose_shingle([(df, text_col, order_col)]).spec  # the local engine's rule, on the same texts
     if check:
         check_ids(df, id_col)
     docs = sets.docs_frame(df, id_col=id_col, text_col=text_col, tokens_col=tokens_col, order_col=order_col,
@@ -235,14 +233,20 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         At most one: a string column of texts to shingle (default ``"text"``), or
         an array column of tokens (strings or integers) joined as they are.
     shingle : "word:N", "char:N", "code:N", optional
-        For texts; default ``word:5``.
+        For texts; by default the one the local engine chooses for the same
+        texts (:func:`allpairs.shingles.shingle_for_texts`, from the median
+        text's length: ``char:3``, ``word:1`` or ``word:5``).
     method : "exact" or "lsh"
-    measure : "jaccard", "cosine" or "dice"
+    measure : "jaccard", "cosine" or "dice"; with ``against`` also "containment" or "overlap"
         As in :func:`allpairs.join` (exact method only): a Jaccard join at
         ``t/(2-t)`` for Dice (the same pairs) or ``t²`` for cosine (a superset),
         each pair then tested on the measure itself, on integers.
-    against : None
-        R–S joins run on the local engine only (:func:`allpairs.join`); given here, a usage error.
+    against : pyspark.sql.DataFrame, optional
+        An R–S join (:mod:`allpairs.engines.spark.against`): only pairs (a, b)
+        with a from ``df`` and b from ``against`` (the same column names; for
+        containment, a is the contained one: benchmark items against training
+        documents). Its ids must have the type of ``df``'s; ``options`` then
+        take ``order_col``, ``language_col``, ``normalize``, ``min_shingles``.
     cache : bool
         Persist the pairs (see above).
     **options
@@ -284,19 +288,18 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         raise TypeError(f"allpairs.spark.join() got an unexpected keyword argument {unknown[0]!r}; "
                         f"it takes id_col, text_col, tokens_col, shingle, method, measure, against, cache, "
                         f"{', '.join(PLAN_OPTIONS)}")
+    if text_col is None and tokens_col is None:
+        text_col = "text"
     if against is not None:
-        raise UsageError("against= (an R–S join) is not available on Spark; join the two with allpairs.join, "
-                         "or union them and keep the pairs across")
+        from .against import join_against
+
+        return join_against(df, against, threshold, measure=measure, id_col=id_col, text_col=text_col,
+                            tokens_col=tokens_col, shingle=shingle, method=method, cache=cache, **options)
     if text_col is None and tokens_col is None:
         text_col = "text"
     planned = plan(df, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col, shingle=shingle,
                    method=method, measure=measure, **options)
-    pairs = planned.pairs.select(*COLUMNS)
-    if cache:
-        from pyspark import StorageLevel
-
-        pairs = pairs.persist(StorageLevel.MEMORY_AND_DISK)
-    return pairs
+    return returned(planned.pairs.select(*COLUMNS), cache)
 
 
 __all__ = ["COLUMNS", "ORDER", "SparkJoin", "join", "plan"]

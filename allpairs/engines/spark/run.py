@@ -337,6 +337,58 @@ def _join_locally(path: str, threshold, size: int, *, kind: str, output: str | N
     return out
 
 
+@dataclass
+class Documents:
+    """An input read into Spark: the frame, its columns, and what the join needs to know of it."""
+
+    df: object
+    id_col: str
+    text_col: str | None = None
+    tokens_col: str | None = None
+    language_col: str | None = None
+    order_col: str | None = None
+    check: bool = False  # ids that the input gives (not line numbers or paths): checked for nulls and repeats
+    code: bool = False  # a tree of source files only: code:5 by default, as locally
+    kept: object = None  # a persisted frame to unpersist at the end
+
+
+def read_documents(spark, path: str, kind: str, res: SparkRun, *, include=(), exclude=(), min_bytes: int = 0,
+                   id_field: str = "id", text_field: str = "text", id_col: str | None = None,
+                   text_col: str | None = None, tokens_col: str | None = None) -> Documents:
+    """The documents at ``path`` as a Spark frame (``kind`` of :data:`KINDS`); a directory's skipped files
+    are counted into ``res`` (one job)."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    if kind == "parquet":
+        id_col = id_col or "id"
+        if tokens_col is None:
+            text_col = text_col or "text"
+        return Documents(spark.read.parquet(path), id_col, text_col, tokens_col, check=True)
+    if kind == "directory":
+        # Read and decoded once: counted here, shingled by the join.
+        files = _read_directory(spark, path, include, exclude, min_bytes, res).persist(StorageLevel.MEMORY_AND_DISK)
+        # One job: the skipped files by reason, and whether any file read is not source code.
+        kinds = files.groupBy("skip", F.col("language").isNull().alias("prose")).count().collect()
+        res.skipped = {}
+        for r in kinds:
+            if r["skip"] is not None:
+                why = r["skip"].split(" (")[0]
+                res.skipped[why] = res.skipped.get(why, 0) + r["count"]
+        prose = any(r["prose"] for r in kinds if r["skip"] is None)
+        return Documents(files.where(F.col("skip").isNull()), "id", "text", language_col="language", order_col="id",
+                         code=not prose, kept=files)
+    lines = _read_lines(spark, path)
+    if kind == "jsonl":
+        df = lines.mapInArrow(lambda b: _jsonl_batches(b, id_field, text_field, path),
+                              "id string, text string, line long")
+        return Documents(df, "id", "text", order_col="line", check=True)
+    df = lines.withColumn("id", F.col("line").cast("string"))
+    if kind == "sets":
+        return Documents(df, "id", tokens_col="value", order_col="line")
+    return Documents(df, "id", "value", order_col="line")
+
+
 def run(path: str, threshold, *, kind: str = "directory", output: str | None = None, count: bool = False,
         master: str | None = None, conf: dict | None = None, include=(), exclude=(), min_bytes: int = 0,
         id_field: str = "id", text_field: str = "text", id_col: str | None = None, text_col: str | None = None,
@@ -377,54 +429,20 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
     method = options.get("method", "exact")
     res = SparkRun(master=spark.sparkContext.master, method=method, threshold=str(threshold), shingle="")
     res.seconds["start"] = time.perf_counter() - t0
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
-
     t0 = time.perf_counter()
-    language_col = order_col = None
     kept = None
     try:
-        if kind == "parquet":
-            df = spark.read.parquet(str(path))
-            id_col = id_col or "id"
-            if tokens_col is None:
-                text_col = text_col or "text"
-        elif kind == "directory":
-            # Read and decoded once: counted here, shingled by the join.
-            files = kept = _read_directory(spark, str(path), include, exclude, min_bytes, res) \
-                .persist(StorageLevel.MEMORY_AND_DISK)
-            # One job: the skipped files by reason, and whether any file read is not source code.
-            kinds = files.groupBy("skip", F.col("language").isNull().alias("prose")).count().collect()
-            res.skipped = {}
-            for r in kinds:
-                if r["skip"] is not None:
-                    why = r["skip"].split(" (")[0]
-                    res.skipped[why] = res.skipped.get(why, 0) + r["count"]
-            prose = any(r["prose"] for r in kinds if r["skip"] is None)
-            df = files.where(F.col("skip").isNull())
-            id_col, text_col, language_col, order_col = "id", "text", "language", "id"
-        else:
-            lines = _read_lines(spark, str(path))
-            if kind == "jsonl":
-                df = lines.mapInArrow(lambda b: _jsonl_batches(b, id_field, text_field, str(path)),
-                                      "id string, text string, line long")
-                id_col, text_col, order_col = "id", "text", "line"
-            else:
-                df = lines.withColumn("id", F.col("line").cast("string"))
-                id_col, order_col = "id", "line"
-                if kind == "sets":
-                    tokens_col = "value"
-                else:
-                    text_col = "value"
-        if shingle is None and tokens_col is None:
-            # The local defaults: char:3 for lines, code:5 for a tree of source files only, else word:5.
-            if kind == "lines":
-                shingle = "char:3"
-            elif kind == "directory":
-                shingle = "word:5" if prose else "code:5"
+        read = read_documents(spark, str(path), kind, res, include=include, exclude=exclude, min_bytes=min_bytes,
+                              id_field=id_field, text_field=text_field, id_col=id_col, text_col=text_col,
+                              tokens_col=tokens_col)
+        df, kept = read.df, read.kept
+        id_col, text_col, tokens_col, language_col, order_col = (read.id_col, read.text_col, read.tokens_col,
+                                                                 read.language_col, read.order_col)
+        if shingle is None and read.code:
+            shingle = "code:5"  # a tree of source files only, as locally; else the texts' lengths choose
         # Ids are checked for nulls and repeats where the input gives them (line numbers and paths are unique).
         planned = plan(df, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col, order_col=order_col,
-                       language_col=language_col, shingle=shingle, check=kind in ("jsonl", "parquet"), **options)
+                       language_col=language_col, shingle=shingle, check=read.check, **options)
         res.shingle = planned.shingle
         res.threshold = str(planned.threshold)
         if planned.buckets is not None:

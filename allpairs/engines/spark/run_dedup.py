@@ -1,0 +1,140 @@
+"""``allpairs dedup --engine spark``: read files into Spark, keep what the local dedup keeps, write Parquet.
+
+:func:`run_dedup` reads the input as ``join --engine spark`` reads it
+(:func:`.run.read_documents`), decides with :func:`.dedup.plan_dedup`, and
+writes the kept rows (``removed``: the removed ones, with ``duplicate_of``
+and ``similarity``) in input order as a Parquet dataset, beside ``output``
+and moved into place at the end, or counts the kept ones.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ...errors import UsageError
+from ...output.files import partial_directory
+from .clusters import plan_clusters
+from .dedup import plan_dedup
+from .run import KINDS, SparkRun, _from_spark_error, _stop_jvm, check_output_dir, check_parquet, read_documents
+from .session import get_session
+
+#: Columns of a directory's frame that the rows written leave out: they are the files' paths (ids).
+DIRECTORY_COLUMNS = ("text", "language")
+
+
+@dataclass
+class SparkDedupRun:
+    """What ``dedup --engine spark`` read, kept and removed, and where it wrote."""
+
+    master: str
+    threshold: str
+    shingle: str = ""
+    documents: int = 0
+    skipped: dict = field(default_factory=dict)
+    kept: int = 0
+    removed: int = 0
+    components: int = 0
+    rounds: int = 0
+    largest: int = 0
+    clusters: int | None = None  # with clusters=True: clusters of two or more, and rows written
+    rows: int = 0
+    output: str | None = None
+    seconds: dict = field(default_factory=dict)
+
+
+def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | None = None, removed: bool = False,
+              count: bool = False, master: str | None = None, conf: dict | None = None, include=(), exclude=(),
+              min_bytes: int = 0, id_field: str = "id", text_field: str = "text", id_col: str | None = None,
+              text_col: str | None = None, tokens_col: str | None = None, shingle=None, measure: str = "jaccard",
+              normalize: bool = True, min_shingles: int = 1, quiet: bool = False, clusters: bool = False,
+              singletons: bool = False) -> SparkDedupRun:
+    """Dedup the documents at ``path`` on Spark; write the kept (or ``removed``) rows to ``output``, or count.
+
+    With ``clusters`` (``join --clusters --engine spark``): the cluster table
+    instead (id, cluster, cluster_size; ``singletons`` every other document
+    too), or the number of clusters.
+    """
+    if kind not in KINDS:
+        raise UsageError(f"unknown input kind {kind!r}; choose one of {', '.join(KINDS)}")
+    if not count and output is None:
+        raise UsageError("--engine spark writes the rows as a Parquet dataset: give -o DIR (or --count)")
+    if str(path) == "-":
+        raise UsageError("--engine spark reads files, not stdin: give a path")
+    local_output = check_output_dir(str(output)) if output is not None and not count else None
+    if output is not None and not count and local_output is None:
+        raise UsageError("dedup --engine spark writes to a local -o DIR (give a path on this machine)")
+    if kind == "parquet":
+        check_parquet(str(path), id_col or "id", None if tokens_col else text_col or "text", tokens_col)
+    t0 = time.perf_counter()
+    spark = get_session(master, conf=conf, quiet=quiet)
+    from pyspark.sql import functions as F
+
+    res = SparkDedupRun(master=spark.sparkContext.master, threshold=str(threshold))
+    res.seconds["start"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    reading = SparkRun(master=res.master, method="exact", threshold=str(threshold), shingle="")
+    read = None
+    try:
+        read = read_documents(spark, str(path), kind, reading, include=include, exclude=exclude,
+                              min_bytes=min_bytes, id_field=id_field, text_field=text_field, id_col=id_col,
+                              text_col=text_col, tokens_col=tokens_col)
+        if shingle is None and read.code:
+            shingle = "code:5"
+        df = read.df.drop("skip") if kind == "directory" else read.df
+        if kind in ("lines", "sets"):
+            # As the local dedup names them: the line number as id, the line as text (or tokens).
+            text = "text" if kind == "lines" else "tokens"
+            df = df.select("id", F.col("value").alias(text), "line")
+            read.text_col, read.tokens_col = (text, None) if kind == "lines" else (None, text)
+        if clusters:
+            c = plan_clusters(df, threshold, id_col=read.id_col, text_col=read.text_col, tokens_col=read.tokens_col,
+                              order_col=read.order_col, shingle=shingle, measure=measure, normalize=normalize,
+                              min_shingles=min_shingles, singletons=singletons, check=read.check,
+                              **({"language_col": "language"} if read.language_col else {}))
+            res.shingle, res.threshold, res.rounds, res.largest = c.shingle, str(c.threshold), c.rounds, c.largest
+            res.clusters = c.clusters
+            rows, n_rows = c.rows, None
+        else:
+            d = plan_dedup(df, threshold, id_col=read.id_col, text_col=read.text_col, tokens_col=read.tokens_col,
+                           order_col=read.order_col, shingle=shingle, measure=measure, normalize=normalize,
+                           min_shingles=min_shingles, all_rows=removed, check=read.check,
+                           **({"language_col": "language"} if read.language_col else {}))
+            res.shingle, res.threshold = d.shingle, str(d.threshold)
+            res.components, res.rounds, res.largest = d.decided.components, d.decided.rounds, d.decided.largest
+            res.kept, res.removed = d.counts()
+            rows = d.rows.where(F.col("duplicate_of").isNotNull()) if removed else d.rows
+            n_rows = res.removed if removed else res.kept
+            if kind in ("lines", "sets"):
+                rows = rows.drop("line")
+            elif kind == "directory":
+                rows = rows.drop(*DIRECTORY_COLUMNS)  # the files' paths, as locally; not their texts
+        res.seconds["decide"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        if not count:
+            if n_rows is None:
+                rows = rows.persist()
+                n_rows = rows.count()
+            res.rows = n_rows
+            # A partition per ~100,000 rows, not one per shuffle partition.
+            rows = rows.coalesce(max(1, -(-n_rows // 100_000)))
+            with partial_directory(local_output, stop_writer=lambda: _stop_jvm(spark)) as tmp:
+                rows.write.mode("overwrite").parquet("file://" + tmp)
+            res.output = str(output)
+        res.seconds["write" if not count else "count"] = time.perf_counter() - t0
+        res.documents = read.df.count() if kind != "directory" else reading.documents
+        res.skipped = dict(reading.skipped)
+        left_out = res.documents - sum(res.skipped.values()) - res.kept - res.removed
+        if left_out and not clusters:
+            res.skipped["no shingle" if min_shingles <= 1 else "below --min-shingles"] = left_out
+    except Exception as e:
+        err = _from_spark_error(e)
+        if err is e:
+            raise
+        raise err from None
+    finally:
+        if read is not None and read.kept is not None:
+            read.kept.unpersist()
+    return res
+
+
+__all__ = ["SparkDedupRun", "run_dedup"]

@@ -1,0 +1,326 @@
+"""Spark's dedup, clusters and R–S joins against the oracle and the local engine.
+
+The one SparkSession of the run is conftest.py's ``spark`` fixture. Random
+corpora are decided many at a time: each corpus's tokens carry its number, so
+corpora share no token, no pair and no component, and one Spark run checks a
+whole list of them.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from itertools import islice
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+import allpairs
+from allpairs.index import dedup as local_dedup
+
+import naive
+from strategies import corpora
+
+pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[test]'")
+pytest.importorskip("pyarrow", reason="the Spark tests need the spark extra: pip install -e '.[test]'")
+
+from allpairs.engines.spark.against import plan_against  # noqa: E402
+from allpairs.engines.spark.clusters import plan_clusters  # noqa: E402
+from allpairs.engines.spark.dedup import plan_dedup  # noqa: E402
+from allpairs.engines.spark.shingle import choose_shingle  # noqa: E402
+
+THRESHOLDS = [Fraction(1, 2), Fraction(7, 10), Fraction(9, 10), Fraction(1), Fraction(1, 3), Fraction(1, 10)]
+# Two examples, no shrinking: each example is a few Spark jobs (tens of seconds on a loaded machine), and
+# a failure prints the corpora it was given.
+FEW = settings(max_examples=2, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
+               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def token_frame(spark, many):
+    """One DataFrame of several corpora: id "c:i", tokens prefixed by the corpus number, n the input order,
+    and a column of the user's (``note``) that must come back untouched."""
+    rows, n = [], 0
+    for c, sets in enumerate(many):
+        for i, s in enumerate(sets):
+            rows.append((f"{c}:{i}", n, [f"{c}:{tok}" for tok in s], f"note {c}/{i}"))
+            n += 1
+    return spark.createDataFrame(rows, "id string, n long, toks array<string>, note string")
+
+
+def split(id_):
+    c, i = id_.split(":")
+    return int(c), int(i)
+
+
+@FEW
+@given(st.lists(corpora(max_docs=18), min_size=4, max_size=8), st.sampled_from(THRESHOLDS),
+       st.sampled_from(["jaccard", "cosine", "dice"]), st.sampled_from([3, 2_000_000]))
+def test_dedup_keeps_and_removes_the_rows_the_local_rule_does(spark, many, t, measure, max_component):
+    # max_component 3: every component of more than three pairs is decided in rounds, then in one task.
+    res = plan_dedup(token_frame(spark, many), t, tokens_col="toks", order_col="n", measure=measure,
+                     all_rows=True, max_component=max_component)
+    rows = res.rows.collect()
+    assert [r.n for r in rows] == sorted(r.n for r in rows)  # input order
+    got: dict[int, list] = {}
+    for r in rows:
+        c, i = split(r.id)
+        assert r.note == f"note {c}/{i}" and r.toks == [f"{c}:{tok}" for tok in many[c][i]]
+        got.setdefault(c, []).append((i, None if r.duplicate_of is None else split(r.duplicate_of)[1]))
+    for c, sets in enumerate(many):
+        assert got.get(c, []) == naive.dedup(sets, t, measure), (c, sets, t, measure)
+        if not any(sets):
+            continue  # the local engine refuses a corpus with no token at all
+        want = local_dedup(sets, t, measure=measure)
+        removed = {i: d for i, d in got.get(c, []) if d is not None}
+        assert removed == dict(zip(want.removed.tolist(), want.duplicate_of.tolist()))
+
+
+def planted_giant(n_chain=16, n_stars=6):
+    """A chain of sets each sharing most tokens with the next (one component of n_chain - 1 and more
+    pairs, decided against input order: later links kept, earlier removed), beside small stars."""
+    sets = []
+    for i in range(n_chain):
+        sets.append([f"g{j}" for j in range(i, i + 6)])
+    for s in range(n_stars):
+        core = [f"s{s}_{j}" for j in range(5)]
+        sets += [core, core + [f"s{s}_x"], core[:4]]
+    return sets
+
+
+def test_a_planted_giant_component_is_decided_in_rounds_as_the_local_rule_decides_it(spark):
+    sets = planted_giant()
+    t = Fraction(1, 2)
+    res = plan_dedup(token_frame(spark, [sets]), t, tokens_col="toks", order_col="n", all_rows=True,
+                     max_component=8)
+    assert res.decided.giant == 1 and res.decided.giant_rounds >= 2, res.decided
+    assert res.decided.largest > 8
+    got = [(split(r.id)[1], None if r.duplicate_of is None else split(r.duplicate_of)[1]) for r in res.rows.collect()]
+    assert got == naive.dedup(sets, t)
+    assert res.counts() == (sum(d is None for _, d in got), sum(d is not None for _, d in got))
+
+
+@FEW
+@given(st.lists(corpora(max_docs=18), min_size=4, max_size=8), st.sampled_from(THRESHOLDS), st.booleans())
+def test_clusters_are_numbered_as_the_local_engine_numbers_them(spark, many, t, singletons):
+    flat = [[f"{c}:{tok}" for tok in s] for c, sets in enumerate(many) for s in sets]
+    ids = [f"{c}:{i}" for c, sets in enumerate(many) for i in range(len(sets))]
+    res = plan_clusters(token_frame(spark, many), t, tokens_col="toks", order_col="n", singletons=singletons)
+    got = [tuple(r) for r in res.rows.collect()]
+    if any(flat):  # the local engine refuses a corpus with no token at all
+        local = allpairs.join(flat, t, clusters=True, ids=ids).clusters.to_pandas(singletons=singletons)
+        assert got == [tuple(r) for r in local.itertuples(index=False)]
+    else:
+        assert got == ([(i, k + 1, 1) for k, i in enumerate(ids)] if singletons else [])
+    components = naive.clusters(len(flat), naive.all_pairs(flat, t))
+    assert res.clusters == len(components) and res.largest == max(map(len, components), default=0)
+
+
+@FEW
+@given(corpora(max_docs=16, max_size=6), corpora(max_docs=16, max_size=30),
+       st.sampled_from([("containment", Fraction(1, 2)), ("containment", Fraction(9, 10)), ("containment", 1),
+                        ("overlap", 2), ("jaccard", Fraction(1, 3)), ("dice", Fraction(1, 2))]))
+def test_an_rs_join_gives_the_oracles_pairs_for_every_measure(spark, left, right, measure_t):
+    measure, t = measure_t
+    frame = lambda sets: spark.createDataFrame([(i, [str(x) for x in s]) for i, s in enumerate(sets)],  # noqa: E731
+                                               "id long, toks array<string>")
+    pairs, _, _ = plan_against(frame(left), frame(right), t, measure=measure, id_col="id", text_col=None,
+                               tokens_col="toks", spec=None)
+    got = sorted((r.left, r.right, r.overlap, r.left_size, r.right_size) for r in pairs.collect())
+    assert got == naive.rs_pairs(left, right, t, measure)
+
+
+def test_an_against_frame_with_ids_of_another_type_is_one_line_before_any_job(spark):
+    from allpairs.errors import UsageError
+
+    a = spark.createDataFrame([(1, ["x"])], "id long, toks array<string>")
+    b = spark.createDataFrame([("1", ["x"])], "id string, toks array<string>")
+    with pytest.raises(UsageError, match=r"id_col 'id' holds bigint but against's 'id' holds string; cast one"):
+        plan_against(a, b, 0.5, measure="containment", id_col="id", text_col=None, tokens_col="toks", spec=None)
+
+
+def test_the_default_shingle_is_the_local_engines_choice_on_the_same_texts(spark):
+    from allpairs.shingles.keys import shingle_for_texts
+
+    short = [f"pw{i}" for i in range(1500)]
+    titles = [f"a title of some {i} words" for i in range(1200)]
+    for texts in (short, titles, short[:10] + titles):
+        df = spark.createDataFrame([(i, t) for i, t in enumerate(texts)], "n long, text string")
+        assert choose_shingle([(df, "text", "n")]) == shingle_for_texts(texts)
+
+
+# Real corpora: samples small enough for a few Spark jobs each.
+
+def kosarak_sets(shared_datasets, n=1500):
+    with open(shared_datasets / "kosarak-sample.dat") as f:
+        return [line.split() for line in islice(f, n)]
+
+
+def test_kosarak_dedup_and_clusters_equal_the_local_engines(spark, shared_datasets):
+    sets = kosarak_sets(shared_datasets)
+    t = Fraction(1, 2)
+    df = spark.createDataFrame([(str(i + 1), i, s) for i, s in enumerate(sets)], "id string, n long, toks array<string>")
+    want = local_dedup(sets, t)
+    got = plan_dedup(df, t, tokens_col="toks", order_col="n", all_rows=True)
+    rows = [(int(r.id) - 1, None if r.duplicate_of is None else int(r.duplicate_of) - 1) for r in got.rows.collect()]
+    assert [i for i, d in rows if d is None] == want.kept.tolist()
+    assert [(i, d) for i, d in rows if d is not None] == list(zip(want.removed.tolist(), want.duplicate_of.tolist()))
+    local = allpairs.join(sets, t, clusters=True, ids=[str(i + 1) for i in range(len(sets))]).clusters.to_pandas()
+    clusters = plan_clusters(df, t, tokens_col="toks", order_col="n")
+    assert [tuple(r) for r in clusters.rows.collect()] == [tuple(r) for r in local.itertuples(index=False)]
+    assert clusters.largest > 2
+
+
+def test_passwords_in_longer_passwords_are_the_local_engines_containment_pairs(spark, shared_datasets):
+    # Short items contained in longer ones (char:3): the decontamination shape on real text.
+    from allpairs.shingles import ShingleSpec
+
+    with open(shared_datasets / "passwords-john.txt", encoding="utf-8", errors="replace") as f:
+        words = [w.strip() for w in islice(f, 3000) if w.strip() and not w.startswith("#!comment")]
+    items, docs = words[:300], [w for w in words[300:] if len(w) >= 6]
+    t = Fraction(3, 4)
+    res = allpairs.join(items, t, against=docs, measure="containment", shingle="char:3")
+    want = sorted((items[p.left], docs[p.right], p.overlap) for p in res.pairs)
+    frame = lambda ws, tag: spark.createDataFrame([(f"{tag}{i}", w) for i, w in enumerate(ws)],  # noqa: E731
+                                                  "id string, text string")
+    pairs, _, _ = plan_against(frame(items, "i"), frame(docs, "d"), t, measure="containment", id_col="id",
+                               text_col="text", tokens_col=None, spec=ShingleSpec.parse("char:3"))
+    got = sorted((items[int(r.left[1:])], docs[int(r.right[1:])], r.overlap) for r in pairs.collect())
+    assert got == want and len(want) > 20
+
+
+def test_go_tree_sample_dedup_equals_the_local_engines(spark, go_reference_src):
+    # The six directories of the reference experiment, code:5 as locally.
+    from allpairs.corpus import read_corpus
+    from allpairs.shingles import ShingleSpec
+
+    six = ["bytes", "strings", "math/rand", "go/types", "cmd/compile/internal/types2"]
+    corpus = read_corpus(str(go_reference_src), "directory", include=[f"{d}/*.go" for d in six],
+                         exclude=["*_test.go", "testdata/**"], min_bytes=2048)
+    texts = list(corpus.texts)
+    langs = list(corpus.languages)
+    t = Fraction(7, 10)
+    want = local_dedup(corpus, t, shingle="code:5")
+    df = spark.createDataFrame([(str(i), n, x, lang) for n, (i, x, lang) in enumerate(zip(corpus.ids, texts, langs))],
+                               "id string, n long, text string, language string")
+    got = plan_dedup(df, t, text_col="text", language_col="language", order_col="n", shingle=ShingleSpec("code", 5),
+                     all_rows=True)
+    ids = list(corpus.ids)
+    rows = [(r.id, r.duplicate_of) for r in got.rows.collect()]
+    assert [i for i, d in rows if d is None] == [ids[k] for k in want.kept.tolist()]
+    assert [(i, d) for i, d in rows if d is not None] == [(ids[a], ids[b]) for a, b in
+                                                          zip(want.removed.tolist(), want.duplicate_of.tolist())]
+    assert len(want.removed) > 10
+
+
+# The public names and the command line.
+
+def lines_file(tmp_path, n=300, seed=1):
+    import random
+
+    rng = random.Random(seed)
+    base = ["the quick brown fox jumps", "lorem ipsum dolor sit amet", "allpairs finds every pair", "spark runs tasks"]
+    path = tmp_path / "lines.txt"
+    with open(path, "w") as f:
+        for _ in range(n):
+            words = rng.choice(base).split()
+            if rng.random() < 0.5:
+                words[rng.randrange(len(words))] = f"w{rng.randrange(50)}"
+            f.write(" ".join(words + [f"x{rng.randrange(4)}"]) + "\n")
+    return path
+
+
+def test_dedup_engine_spark_writes_the_local_engines_kept_and_removed_lines(spark, tmp_path):
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from allpairs.cli import app
+
+    path = lines_file(tmp_path)
+    run = lambda *a: CliRunner().invoke(app, [str(x) for x in a], prog_name="allpairs")  # noqa: E731
+    local = run("dedup", "-t", "0.6", "--lines", path, "-q")
+    local_removed = run("dedup", "-t", "0.6", "--lines", path, "--removed", "-q")
+    # No -s: the local engine's choice from the lines' lengths (word:1 here), on both engines.
+    kept = run("dedup", "-t", "0.6", "--lines", path, "--engine", "spark", "-o", tmp_path / "kept")
+    removed = run("dedup", "-t", "0.6", "--lines", path, "--engine", "spark", "--removed", "-q",
+                  "-o", tmp_path / "removed")
+    assert kept.exit_code == 0 and removed.exit_code == 0, (kept.output, removed.output)
+    assert "word:1 shingles" in kept.stderr and "large-star/small-star rounds" in kept.stderr
+    want = [line.split("\t")[0] for line in local.stdout.splitlines()[1:]]
+    table = pq.read_table(tmp_path / "kept")
+    assert table.column("id").to_pylist() == want
+    assert table.column_names == ["id", "text"] and table.column("text").to_pylist() == [path.read_text().splitlines()[int(i) - 1] for i in want]
+    want_removed = [line.split("\t")[:2] for line in local_removed.stdout.splitlines()[1:]]
+    got = pq.read_table(tmp_path / "removed")
+    assert [list(r) for r in zip(got.column("id").to_pylist(), got.column("duplicate_of").to_pylist())] == want_removed
+    assert not list(tmp_path.glob(".*part*"))  # nothing left beside the datasets
+
+
+def test_the_public_names_give_rs_containment_pairs_and_a_join_writes_one_file(spark, tmp_path):
+    import allpairs.spark
+    from allpairs.errors import UsageError
+
+    items = spark.createDataFrame([(i, t) for i, t in enumerate(["a b c d", "x y z", "b c d e"])], "id long, text string")
+    docs = spark.createDataFrame([(10 + i, t) for i, t in enumerate(["a b c d e f g", "x y q", "b c d e"])],
+                                 "id long, text string")
+    hits = allpairs.spark.join(items, 0.75, against=docs, measure="containment", shingle="word:1")
+    assert sorted((r.left, r.right, r.overlap) for r in hits.collect()) == [(0, 10, 4), (0, 12, 3), (2, 10, 4), (2, 12, 4)]
+    with pytest.raises(UsageError, match="max_group does not apply to an R–S join"):
+        allpairs.spark.join(items, 0.75, against=docs, measure="containment", max_group=3)
+    # 2,016 pairs of 64 identical rows: one Parquet file, not one per task (issue 33, item 11).
+    same = spark.createDataFrame([(i, "p q r s") for i in range(64)], "id long, text string")
+    pairs = allpairs.spark.join(same, 0.5, shingle="word:1")
+    pairs.write.parquet(str(tmp_path / "pairs"))
+    assert len(list((tmp_path / "pairs").glob("part-*"))) == 1
+    assert pairs.count() == 64 * 63 // 2
+    pairs.unpersist()
+
+
+def test_a_standalone_cluster_runs_dedup_as_the_local_engine_does(tmp_path):
+    # A master and a worker in JVMs of their own, the driver a third process (one SparkContext per process).
+    import os
+    import subprocess
+    import sys
+
+    from allpairs.engines.spark.session import find_java
+    from test_spark import standalone_cluster
+
+    if find_java() is None:
+        pytest.skip("no Java runtime (JAVA_HOME or java on PATH)")
+    path = lines_file(tmp_path, n=120, seed=2)
+    local = subprocess.run([sys.executable, "-m", "allpairs", "dedup", "-t", "0.6", "--lines", str(path), "--count",
+                            "-s", "word:1", "-q"], capture_output=True, text=True)
+    with standalone_cluster(tmp_path) as (url, worker_registered):
+        driver = subprocess.Popen(
+            [sys.executable, "-m", "allpairs", "dedup", "--engine", "spark", "--master", url, "-q", "-t", "0.6",
+             "-s", "word:1", "--lines", str(path), "--count"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
+                     PYSPARK_SUBMIT_ARGS=f"--conf spark.executor.memory=512m --conf spark.executorEnv.PYTHONPATH="
+                                         f"{Path(__file__).resolve().parents[1]} --driver-memory 512m pyspark-shell"))
+        try:
+            worker_registered()
+            stdout, stderr = driver.communicate(timeout=900)
+        finally:
+            if driver.poll() is None:
+                driver.kill()
+                driver.wait(30)
+    assert driver.returncode == 0 and stderr == "", stderr[-3000:]
+    assert stdout == local.stdout and int(stdout) > 0
+
+
+def test_join_clusters_engine_spark_writes_the_local_engines_cluster_table(spark, tmp_path):
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from allpairs.cli import app
+
+    path = lines_file(tmp_path, n=150, seed=3)
+    run = lambda *a: CliRunner().invoke(app, [str(x) for x in a], prog_name="allpairs")  # noqa: E731
+    local = run("join", "-t", "0.7", "--lines", path, "--clusters", "--singletons", "-q")
+    got = run("join", "-t", "0.7", "--lines", path, "--clusters", "--singletons", "--engine", "spark",
+              "-o", tmp_path / "clusters")
+    assert got.exit_code == 0, got.output
+    assert "large-star/small-star rounds" in got.stderr
+    table = pq.read_table(tmp_path / "clusters")
+    want = [line.split("\t")[:3] for line in local.stdout.splitlines()[1:]]
+    assert [[str(v) for v in row.values()] for row in table.to_pylist()] == want
