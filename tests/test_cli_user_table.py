@@ -272,14 +272,18 @@ def test_missing_extra_messages_say_what_works_for_a_clone(monkeypatch, tmp_path
     assert "allpairs-join[" not in line and "[parquet]" in line and "pip install" in line
 
 
-def test_the_spark_message_names_every_missing_module(monkeypatch, products):
+def test_the_spark_message_names_every_missing_module(products):
+    # In a fresh process, so that no earlier test's import of pyarrow or pyspark is still in sys.modules.
+    import subprocess
     import sys
 
-    monkeypatch.setitem(sys.modules, "pyspark", None)
-    monkeypatch.setitem(sys.modules, "pyarrow", None)
-    r = run("join", "-t", "0.5", "--engine", "spark", "--master", "local[1]", "--lines", products)
-    assert r.exit_code != 0
-    assert "pyspark" in r.stderr and "pyarrow" in r.stderr and "are missing" in r.stderr
+    code = ("import sys; sys.modules['pyspark'] = None; sys.modules['pyarrow'] = None; "
+            "sys.argv = ['allpairs', 'join', '-t', '0.5', '--engine', 'spark', '--master', 'local[1]', "
+            f"'--lines', {str(products)!r}]; from allpairs.__main__ import main; main()")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0
+    assert "pyspark" in r.stderr and "pyarrow" in r.stderr and "are missing" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
 
 
 # --- 7. index add: documents that would sit among the index's as strangers --------------------------------
