@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..measures import Measure, Threshold, get_measure
-from .prefix import LEFT_SIDE, RIGHT_SIDE, SetPairs, prefix_join, prefix_join_blocks
+from .prefix import LEFT_SIDE, RIGHT_SIDE, SetPairs, prefix_join_blocks
 
 #: Measures that take --top and --neighbors: symmetric, with a size bound that tightens as t rises.
 RANKED_MEASURES = ("jaccard", "cosine", "dice")

@@ -12,7 +12,7 @@ within that, the steepest curve.
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 

@@ -257,6 +257,14 @@ def _from_spark_error(e: Exception) -> Exception:
     return (InputError if m.group(1) == "InputError" else UsageError)(m.group(2).strip())
 
 
+def raise_worker_error(e: Exception) -> None:
+    """Raise the AllPairsError a Spark worker raised inside ``e`` as the same error here (one line, not a Py4J
+    traceback); return when there is none, for the caller to re-raise ``e`` as it was."""
+    err = _from_spark_error(e)
+    if err is not e:
+        raise err from None
+
+
 #: An input smaller than this (bytes of the file, or of all files under the directory), given with no
 #: master and no running SparkSession, is joined by the local engine: it takes about a second there,
 #: where starting Spark alone takes 10-30 s.
@@ -482,10 +490,8 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
             planned.buckets.unpersist()
         planned.unpersist()
     except Exception as e:
-        err = _from_spark_error(e)
-        if err is e:
-            raise
-        raise err from None
+        raise_worker_error(e)
+        raise
     finally:
         if kept is not None:
             kept.unpersist()

@@ -15,7 +15,7 @@ from ...errors import UsageError
 from ...output.files import partial_directory
 from .clusters import plan_clusters
 from .dedup import plan_dedup
-from .run import KINDS, SparkRun, _from_spark_error, _stop_jvm, check_output_dir, check_parquet, read_documents
+from .run import KINDS, raise_worker_error, SparkRun, _stop_jvm, check_output_dir, check_parquet, read_documents
 from .session import get_session
 
 #: Columns of a directory's frame that the rows written leave out: they are the files' paths (ids).
@@ -127,10 +127,8 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
         if left_out and not clusters:
             res.skipped["no shingle" if min_shingles <= 1 else "below --min-shingles"] = left_out
     except Exception as e:
-        err = _from_spark_error(e)
-        if err is e:
-            raise
-        raise err from None
+        raise_worker_error(e)
+        raise
     finally:
         if read is not None and read.kept is not None:
             read.kept.unpersist()
