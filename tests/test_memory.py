@@ -52,7 +52,8 @@ def _written(res, fmt: str) -> bytes:
     if fmt == "parquet":
         write_pairs_table(res.pairs, res.ids, out, res.measure, columns=res.columns)
     else:
-        PairWriter(res.ids, fmt, columns=res.columns, measure=res.measure).write(res.pairs, out)
+        PairWriter(res.ids, fmt, columns=res.columns, measure=res.measure,
+                   estimated=res.pairs.estimated).write(res.pairs, out)
     return out.getvalue()
 
 

@@ -176,8 +176,8 @@ def join_command(
                            verify=verify.value, measure=measure.value, against=other, clusters=clusters,
                            progress=bar, top=top, neighbors=neighbors, memory=budget,
                            # Clusters need no pairs kept; pairs past --memory go to runs beside -o.
-                           count=(count or clusters) and method is Method.exact and top is None and neighbors is None,
-                           spill=spill_directory(plan) if method is Method.exact and not (count or clusters) else None)
+                           count=(count or clusters) and top is None and neighbors is None,
+                           spill=spill_directory(plan) if not (count or clusters) else None)
         finally:
             bar.close()
         if not quiet:
