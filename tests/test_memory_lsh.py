@@ -8,6 +8,7 @@ make several blocks and runs.
 """
 from __future__ import annotations
 
+import io
 import os
 
 import pytest
@@ -117,3 +118,57 @@ def test_an_lsh_join_written_past_its_memory_is_the_same_file_count_and_clusters
     assert _cli(tmp_path, *base, "-q", "--memory", "64K", "--count").stdout == b"79800\n"
     clusters = _cli(tmp_path, *base, "-q", "--memory", "64K", "--clusters", "--count")
     assert clusters.stdout == _cli(tmp_path, *base, "-q", "--clusters", "--count").stdout == b"1\n"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(corpora(max_docs=30, max_size=6), st.sampled_from(["1/5", "1/3", "1/2"]),
+       st.sampled_from([(4, 2), (8, 1), (1, 6)]))
+def test_a_comparison_in_blocks_past_a_tiny_budget_is_the_comparison_in_memory(tiny_blocks, tmp_path, sets, t,
+                                                                             banding):
+    from allpairs.report import compare
+
+    if sum(1 for s in sets if s) < 2:
+        return
+    b, r = banding
+    lsh = dict(num_perm=b * r, bands=b, rows=r, max_expand=1)
+    want = compare(sets, t, **lsh)
+    got = compare(sets, t, memory=TINY, spill=tmp_path, keep_pairs=False, **lsh)
+    assert got.true_found is None
+    if got.missed > 6:  # more than two blocks of missed pairs: they went to disk
+        assert isinstance(got.missed_pairs, SpilledPairs)
+    assert _written_missed(got) == _written_missed(want)
+    truth = {p[:2] for p in naive.all_pairs([set(s) for s in sets], t)}
+    found = {(p.left, p.right) for p in allpairs.join(sets, t, method="lsh", **lsh).pairs}
+    assert [(p.left, p.right) for p in got.missed_pairs] == sorted(truth - found)
+    assert (got.exact_pairs, got.lsh_pairs, got.missed) == (want.exact_pairs, want.lsh_pairs, want.missed)
+    assert got.missed == int((~want.true_found).sum())
+    for g, w in zip(got.bins, want.bins, strict=True):
+        assert (g.lo, g.hi, g.exact, g.found, g.clusters, g.largest) == (w.lo, w.hi, w.exact, w.found, w.clusters,
+                                                                        w.largest)
+        assert g.predicted == pytest.approx(w.predicted, rel=1e-12, nan_ok=True)
+    d, e = got.as_dict(), want.as_dict()
+    assert [(m["pairs"], m["set_pairs"], m["missed_pairs"]) for m in (d["exact"], d["lsh"])] == \
+        [(m["pairs"], m["set_pairs"], m["missed_pairs"]) for m in (e["exact"], e["lsh"])]
+    close = getattr(got.missed_pairs, "close", None)
+    if close is not None:
+        close()
+    assert os.listdir(tmp_path) == []
+
+
+def _written_missed(c) -> bytes:
+    from allpairs.pairs import PairWriter
+
+    out = io.BytesIO()
+    PairWriter(c.ids, "tsv").write(c.missed_pairs, out)
+    return out.getvalue()
+
+
+def test_compare_missed_written_past_its_memory_is_the_same_file_and_leaves_no_spill(tmp_path, titles):
+    base = ["compare", "-q", "-t", "0.5", "-s", "word:1", "-k", "8", "-b", "1", "-r", "8", "--lines", str(titles)]
+    whole, small = tmp_path / "whole.tsv", tmp_path / "small.tsv"
+    first = _cli(tmp_path, *base, "--missed", str(whole))
+    assert first.returncode == 0, first.stderr
+    run = _cli(tmp_path, *base, "--memory", "64K", "--missed", str(small))
+    assert run.returncode == 0, run.stderr
+    assert small.read_bytes() == whole.read_bytes() and len(whole.read_bytes().splitlines()) > 10_000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.tsv", "whole.tsv"]

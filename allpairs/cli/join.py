@@ -20,7 +20,7 @@ from ._options import (BANDS, BITS, INPUT, JOBS, LSH, MAX_BUCKET, MEASURE, MEMOR
                        NO_HEADER, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET, RECALL, ROWS, SEED, SHINGLE, SPARK,
                        VERBATIM_CELLS, Format, Measure, PanelCommand, check_jobs, check_memory, check_table_output,
                        input_options, output_format, read_input, refuse, refuse_one_document, refuse_output_of_input,
-                       refuse_unused_input_options, verbatim_cells,
+                       refuse_unused_input_options, spill_directory, verbatim_cells,
                        refuse_unused_lsh_options)
 
 
@@ -214,13 +214,6 @@ def join_command(
             summary(res, write_seconds)
     except AllPairsError as e:
         fail(e)
-
-
-def spill_directory(plan) -> str | bool:
-    """Where pairs past --memory are spilled: beside the output file, else in TMPDIR (stdout, a device)."""
-    if plan is None or plan.special:
-        return True
-    return os.fsdecode(os.path.dirname(plan.path) or b".")
 
 
 def _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, include, exclude, min_bytes,

@@ -131,7 +131,7 @@ def joined_note(buckets: int, max_expand: int, largest: int, sets: int, pairs: i
 
 def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jobs: int, stats: Stats,
               memory: int | None = None, count: bool = False, spill=None, union: SetUnion | None = None,
-              progress: Progress | None = None):
+              progress: Progress | None = None, with_signatures: bool = False):
     """Stages 4b and 5 of the LSH path: signatures, bands, then exact verification (or the estimate).
 
     Buckets too large to expand (more than ``info.max_expand`` sets) are not
@@ -148,7 +148,8 @@ def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jo
     (``count``), taken by ``union`` (clusters), held, or spilled past the
     budget beside ``spill`` (None: stop with one line).
 
-    Returns the pairs and the LSH candidates (pairs of distinct sets) they came from.
+    Returns the pairs and the LSH candidates (pairs of distinct sets) they came from (and, with
+    ``with_signatures``, the signature matrix).
     """
     budget = memory if memory is not None else available_memory() // 2
     block_pairs = max(1, budget // SET_PAIR_BYTES)
@@ -220,7 +221,7 @@ def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jo
             f"{'was' if len(sizes) == 1 else 'were'} not expanded (largest {count_of(sizes[0], 'set')}; "
             f"{count_of(info.skipped_pairs, 'candidate pair')} left out): boilerplate or "
             "near-empty documents; drop them with --min-shingles or raise --max-bucket")
-    return pairs, cand
+    return (pairs, cand, sig) if with_signatures else (pairs, cand)
 
 
 def _block(left: np.ndarray, right: np.ndarray, value: np.ndarray, candidates: int, estimated: bool):
