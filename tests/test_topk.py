@@ -345,3 +345,14 @@ def test_ranked_results_convert_to_pandas_in_their_order():
     df = res.to_pandas()
     assert df[["left", "right"]].values.tolist() == [["a", "c"], ["a", "b"]]
     assert df["similarity"].tolist() == [1.0, 2 / 3]
+
+
+def test_the_neighbours_summary_says_what_each_count_of_pairs_counts(tmp_path):
+    # It once read "150,000 pairs (1,021,186 between distinct sets)": more pairs behind fewer, unexplained.
+    lines = tmp_path / "two.txt"
+    lines.write_text("".join(f"c u{i}\n" for i in range(40)))
+    r = run("join", "--neighbors", "3", "-s", "word:1", "--lines", lines)
+    assert r.exit_code == 0, r.stderr
+    line = next(x for x in r.stderr.splitlines() if "nearest" in x)
+    assert line.startswith("allpairs: 120 pairs output, the 3 nearest neighbours of each document")
+    assert "read 780 candidates and verified 780 pairs of distinct sets, of which each set keeps its 3 best" in line

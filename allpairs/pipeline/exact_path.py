@@ -87,10 +87,14 @@ def ranked_pairs_of(sets: OrderedSets, floor: Threshold | None, measure: Measure
     stats.candidates = lists.candidates
     ts = lists.thresholds
     steps = ", ".join(str(t) for t in ts) if len(ts) <= 4 else f"{ts[0]}, {ts[1]}, ..., {ts[-1]}"
-    stats.ranked = (f"{neighbors:,} nearest neighbours of each document: {count(len(ts), 'join')} at t = {steps} "
+    pairs = NeighborPairs(sets, lists)
+    # Two counts of pairs that differ by design: those output, and those the joins verified to pick them from.
+    stats.ranked = (f"{count(len(pairs), 'pair')} output, the {neighbors:,} nearest neighbours of each document "
+                    f"(fewer where fewer share a token); to find them {count(len(ts), 'join')} at t = {steps} "
                     f"({'the floor' if floor is not None else 'each set done once it has K partners'}) read "
-                    f"{count(lists.candidates, 'candidate')} and found {count(lists.set_pairs, 'pair')} of distinct sets")
-    return NeighborPairs(sets, lists), lists.threshold
+                    f"{count(lists.candidates, 'candidate')} and verified {count(lists.set_pairs, 'pair')} of "
+                    f"distinct sets, of which each set keeps its {neighbors:,} best")
+    return pairs, lists.threshold
 
 
 def _much_join(sets: OrderedSets, t: Threshold, measure: Measure) -> bool:
