@@ -189,10 +189,10 @@ def join_command(
                 if count:
                     out.write(f"{len(res.clusters) if clusters else len(res.pairs)}\n".encode())
                 elif clusters and wide:
-                    write_clusters(res.clusters, res.ids, out, fmt.value)
+                    write_clusters(res.clusters, res.ids, out, fmt.value, progress=bar)
                 elif clusters:
                     write_cluster_table(res.clusters, res.ids, out, fmt.value, columns=res.columns,
-                                        singletons=singletons, header=not no_header)
+                                        singletons=singletons, header=not no_header, progress=bar)
                 elif fmt is Format.parquet:
                     write_pairs_table(res.pairs, res.ids, out, res.measure, columns=res.columns, progress=bar)
                 else:

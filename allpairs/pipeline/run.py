@@ -14,7 +14,7 @@ from ..lsh import MAX_EXPAND
 from ..measures import Threshold, get_measure, parse_threshold
 from .._plural import count as count_of
 from ..output.spill import parse_memory, size_text
-from ..pairs.clusters import SetUnion, find_clusters
+from ..pairs.clusters import SetUnion
 from ..pairs.streamed import SpilledPairs
 from ..shingles import ShingleSpec
 from .stats import Progress, Stats, peak_memory, timed, with_detail
@@ -217,13 +217,6 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
                 if progress:
                     progress("clusters", 0, 1)
                 found_clusters = union.clusters(ids=corpus.ids)
-                if progress:
-                    progress("clusters", 1, 1)
-        elif clusters:
-            with timed(stats, "clusters"):
-                if progress:
-                    progress("clusters", 0, 1)
-                found_clusters = find_clusters(pairs, ids=corpus.ids)
                 if progress:
                     progress("clusters", 1, 1)
     stats.peak_memory = peak_memory()
