@@ -15,7 +15,7 @@ from ..lsh import (MAX_EXPAND, agreement_counts, agreement_needed, check_banding
                    estimate_pairs, estimate_table, share_joined_bucket, signature_sets, signatures)
 from ..lsh.keysets import KeyedSets
 from .._plural import count as count_of
-from ..output.spill import SET_PAIR_BYTES
+from ..output import spill as spill_module
 from ..pairs.clusters import SetUnion
 from ..measures import Threshold
 from ..order import OrderedSets, order_sets
@@ -152,7 +152,7 @@ def lsh_pairs(sets: OrderedSets, t: Threshold, info: LSHInfo, *, verify: str, jo
     ``with_signatures``, the signature matrix).
     """
     budget = memory if memory is not None else available_memory() // 2
-    block_pairs = max(1, budget // SET_PAIR_BYTES)
+    block_pairs = max(1, budget // spill_module.SET_PAIR_BYTES)
     if count:  # a block is counted and dropped: a larger one buys nothing
         block_pairs = min(block_pairs, COUNT_BLOCK)
     indptr, keys = sets.set_keys()

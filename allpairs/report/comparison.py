@@ -28,7 +28,8 @@ import numpy as np
 from ..corpus import Corpus
 from ..exact.prefix import SetPairs, prefix_join_blocks
 from ..lsh import share_joined_bucket
-from ..output.spill import SET_PAIR_BYTES, parse_memory
+from ..output import spill as spill_module
+from ..output.spill import parse_memory
 from ..pairs.clusters import flatten, union_sets
 from ..pipeline import (LSHInfo, Progress, Stats, timed, as_corpus, lsh_pairs, lsh_settings, peak_memory,
                    process_status, shingle_corpus)
@@ -312,7 +313,7 @@ def compare(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], thresho
     with own_peak_memory(peaks, "exact"), timed(exact_stats, "join"):
         exact_candidates = 0
         blocks = prefix_join_blocks(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=jobs,
-                                    block_pairs=max(1, budget // SET_PAIR_BYTES),
+                                    block_pairs=max(1, budget // spill_module.SET_PAIR_BYTES),
                                     progress=(lambda d, n: progress("join", d, n)) if progress else None)
         for block in blocks:
             exact_candidates += block.candidates
@@ -381,7 +382,7 @@ class _Tally:
         self.pairs = int((self.group * (self.group - 1) // 2).sum())  # identical documents
         self.set_pairs = self.missed_set_pairs = 0
         # Identical documents are never missed: they share every bucket.
-        self.missed = PairSink(sets, budget=budget, block_pairs=max(1, budget // SET_PAIR_BYTES),
+        self.missed = PairSink(sets, budget=budget, block_pairs=max(1, budget // spill_module.SET_PAIR_BYTES),
                                group_ok=np.zeros(sets.num_sets, np.bool_), spill=spill)
         self.kept_blocks: list | None = [] if keep_pairs else None
         self.seconds = 0.0
