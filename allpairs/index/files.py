@@ -19,7 +19,10 @@ from ..corpus import Corpus
 from ..errors import UsageError
 from ..pipeline import Stats, timed, peak_memory
 from ..output.files import OutputPlan, check_output
-from .search import Matches, Rule, SearchIndex, check_added_columns, continue_lines
+from .ids import check_added_columns, continue_lines
+from .matches import Matches
+from .rule import Rule
+from .search import SearchIndex
 from .store import locked, open_index
 
 
@@ -83,7 +86,7 @@ def add_file(path: str | os.PathLike, corpus: Corpus, *, on_wait: Callable[[], N
     """Append the documents of ``corpus`` to the index in ``path`` (shingled as it says) and save it again.
 
     Line ids (``--lines``, ``--sets``, records without ids) continue after the
-    index's largest line id (:func:`~allpairs.index.search.continue_lines`).
+    index's largest line id (:func:`~allpairs.index.ids.continue_lines`).
     The index is locked for the whole read-modify-write: another run adding to
     it waits until this one has replaced it, then adds to the new file.
     ``on_wait`` is called once when this run has to wait for another.
