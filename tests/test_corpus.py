@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allpairs.corpus import documents as corpus
+from allpairs.corpus import tree as corpus
 from allpairs.corpus import matches, read_corpus, read_directory, read_jsonl, read_lines, read_sets
 from allpairs.errors import InputError, UsageError
 

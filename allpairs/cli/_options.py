@@ -12,7 +12,7 @@ from typer.core import TyperCommand
 
 from .._kernels.jit import MAX_JOBS
 from ..corpus import Corpus, read_corpus
-from ..corpus.documents import one_document_hint
+from ..corpus.read import one_document_hint
 from ..errors import UsageError
 from ..lsh import MAX_NUM_PERM
 from ..measures import JOIN_MEASURES

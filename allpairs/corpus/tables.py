@@ -28,7 +28,8 @@ import sys
 from typing import Sequence
 
 from ..errors import InputError, MissingExtraError, UsageError, install_command
-from .documents import Corpus, Records, fields_of
+from .model import Corpus
+from .records import Records, fields_of
 from .linefile import MAX_LINE_BYTES, read_line_file
 
 #: The delimiter of each table kind, and the quote character it is read with by default (None: no quoting).

@@ -35,7 +35,7 @@ from .._kernels.jit import resolve_jobs
 from .._kernels.csr import distinct_sorted_rows
 from ..order._kernel import gather_csr
 from ..corpus import Corpus
-from ..corpus.documents import named_from_above
+from ..corpus.tree import named_from_above
 from .._plural import count
 from ..errors import InputError, UsageError
 from ..exact.topk import check_k
