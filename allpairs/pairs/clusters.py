@@ -141,6 +141,20 @@ def find_clusters(pairs: Pairs, ids: Sequence | None = None) -> Clusters:
     return clusters_of(s, comp, linked, ids)
 
 
+def linked_groups(left: np.ndarray, right: np.ndarray) -> dict[int, list[int]]:
+    """The connected components of the graph with the edges ``left[k]`` -- ``right[k]`` (any ints, e.g.
+    documents), by the union-find of :func:`find_clusters`: smallest member -> its members, ascending.
+    Only nodes on an edge appear."""
+    left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
+    nodes, inverse = np.unique(np.concatenate([left, right]), return_inverse=True)
+    ends = inverse.reshape(-1).astype(np.int32)
+    comp = components(np.int64(len(nodes)), ends[:len(left)], ends[len(left):])
+    groups: dict[int, list[int]] = {}
+    for node, root in zip(nodes.tolist(), comp.tolist()):  # nodes ascending: each root is its smallest member
+        groups.setdefault(nodes[root].item(), []).append(node)
+    return groups
+
+
 class SetUnion:
     """Union–find over the distinct sets as pairs stream past: memory in the sets, not in the pairs.
 
