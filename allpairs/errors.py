@@ -25,6 +25,8 @@ def _python(name: str, value: str | None) -> str:
 
 
 def _flag(name: str, value: str | None, flags: dict[str, str]) -> str:
+    if f"{name}={value}" in flags:  # a value with a flag of its own: kind=parquet is --parquet
+        return flags[f"{name}={value}"]
     flag = flags.get(name, "--" + name.replace("_", "-"))
     if value in (None, "True"):
         return flag
@@ -49,7 +51,8 @@ class UsageError(AllPairsError, ValueError):
 
     def for_flags(self, flags: dict[str, str] | None = None) -> str:
         """The message with each parameter written as the command line's flag (``flags``: parameter -> flag
-        where the flag is not ``--`` and the name with dashes)."""
+        where the flag is not ``--`` and the name with dashes; ``"name=value"`` -> flag where a value has a
+        flag of its own)."""
         return _PARAM.sub(lambda m: _flag(m.group(1), m.group(2), flags or {}), self.template)
 
 
@@ -71,6 +74,22 @@ class OutputError(AllPairsError):
 
 class KernelOverflowError(AllPairsError):
     """A kernel running as plain Python overflowed where its compiled twin computes in 64 bits: a bug, reported, never a wrong answer (exit status 1)."""
+
+
+#: The extra of allpairs that installs each optional package.
+EXTRAS = {"pandas": "pandas", "pyarrow": "parquet", "matplotlib": "plot"}
+
+
+def require_extra(module: str, what: str):
+    """``module`` imported, or a :class:`MissingExtraError` saying "``what`` needs PACKAGE: the pip command"
+    (``what`` may name a parameter, ``{{kind=parquet}}``): the one check of an optional package."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        package = module.split(".")[0]
+        raise MissingExtraError(f"{what} needs {package}: {install_command(EXTRAS[package])}") from None
 
 
 def install_command(extra: str) -> str:

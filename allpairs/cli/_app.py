@@ -257,7 +257,9 @@ def warn_skipped(stats: Stats, shown: int = 5) -> None:
 
 #: Library parameters whose flag is not ``--`` and the name with dashes.
 FLAGS = {"threshold": "-t/--threshold", "id_field": "--id-col", "text_field": "--text-col", "keep": "--keep-col",
-         "tokens_field": "--tokens-col", "against_ids": "--against", "ids": "--id-col"}
+         "tokens_field": "--tokens-col", "against_ids": "--against", "ids": "--id-col",
+         **{f"kind={kind}": f"--{kind}" for kind in ("lines", "sets", "jsonl", "csv", "tsv", "parquet")},
+         "kind=directory": "a directory (no input option)"}
 
 
 def message(e: AllPairsError) -> str:

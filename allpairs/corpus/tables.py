@@ -27,7 +27,7 @@ import os
 import sys
 from typing import Sequence
 
-from ..errors import InputError, MissingExtraError, UsageError, install_command
+from ..errors import InputError, UsageError, require_extra
 from .model import Corpus
 from .records import Records, fields_of
 from .linefile import MAX_LINE_BYTES, read_line_file
@@ -231,11 +231,7 @@ def is_token_lists(typ) -> bool:
 
 def _pyarrow():
     """pyarrow.parquet, or a one-line error naming the extra that installs it."""
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise MissingExtraError(f"--parquet needs pyarrow: {install_command('parquet')}") from None
-    return pq
+    return require_extra("pyarrow.parquet", "{{kind=parquet}}")
 
 
 def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> Corpus:

@@ -10,8 +10,9 @@ import numpy as np
 
 from .._plural import count
 from ..exact.topk import best_per_group, exact_ranks
+from ..errors import require_extra
 from ..pairs.result import similarity_text
-from ..pairs.summary import SHOWN, Summarised, require_pandas
+from ..pairs.summary import SHOWN, Summarised
 from .output import write_rows
 from .rule import Rule
 
@@ -81,7 +82,7 @@ class Matches(Summarised):
     def to_pandas(self):
         """The matches as a pandas DataFrame: query and indexed (ids), similarity (a float under the
         index's measure), overlap, query_size, indexed_size. Needs pandas."""
-        pandas = require_pandas("to_pandas")
+        pandas = require_extra("pandas", "to_pandas")
         row = self.rule.row
         sims = [float(row.similarity(o, x, y)) for o, x, y in
                 zip(self.overlap.tolist(), self.query_size.tolist(), self.indexed_size.tolist())]

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .._plural import count
-from ..errors import MissingExtraError, UsageError, install_command
+from ..errors import UsageError, require_extra
 from ..output.files import OutputPlan, check_output, open_outputs
 
 
@@ -26,10 +26,6 @@ MISSED_COLOUR = "#d62728"
 
 
 _DPI = 150
-
-
-def install_hint() -> str:
-    return f"drawing needs matplotlib: {install_command('plot')}"
 
 
 def picture_format(path: str | os.PathLike) -> str:
@@ -50,11 +46,7 @@ def chords_path(path: str | os.PathLike) -> Path:
 
 def figure_class():
     """matplotlib's Figure, imported on first use."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise MissingExtraError(install_hint()) from None
-    return Figure
+    return require_extra("matplotlib.figure", "drawing").Figure
 
 
 def render(figures: list[tuple[object, Path, str]]) -> list[tuple[Path, memoryview]]:
