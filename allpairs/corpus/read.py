@@ -61,6 +61,14 @@ def read_sets(path: str | os.PathLike, *, encoding: str = "utf-8",
 
 INPUT_KINDS = ("directory", "lines", "sets", "jsonl", "csv", "tsv", "parquet")
 
+#: The record kinds in a message (the command line names their options).
+RECORD_OPTIONS = "{{kind=jsonl}}, {{kind=csv}}, {{kind=tsv}} or {{kind=parquet}}"
+
+
+def _kind(kind: str) -> str:
+    """An input kind in a message: ``{{kind=csv}}``, which the command line renders as its option."""
+    return "a directory" if kind == "directory" else "{{kind=%s}}" % kind
+
 
 #: What a file named as a PATH of a directory corpus looks like by its ending, and the option that reads it
 #: record by record: the summary suggests it.
@@ -147,30 +155,34 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
         raise UsageError(f"minimum size {min_bytes} is negative; give 0 or more bytes")
     records = kind in ("jsonl", "csv", "tsv", "parquet")
     if keep_all and keep:
-        raise UsageError("--keep-all carries every column already; drop --keep-col")
+        raise UsageError("{{keep_all}} carries every column already; drop {{keep}}", param="keep")
     if keep_all and not records:
-        raise UsageError(f"--keep-all carries the columns of records (--jsonl, --csv, --tsv, --parquet); "
-                         f"{'a directory' if kind == 'directory' else '--' + kind} has none")
+        raise UsageError(f"{{{{keep_all}}}} carries the columns of records ({RECORD_OPTIONS}); {_kind(kind)} has none",
+                         param="keep_all")
     if not records and (id_field is not None or text_field is not None or keep):
-        raise UsageError(f"--id-col, --text-col and --keep-col name fields of records (--jsonl, --csv, --tsv, "
-                         f"--parquet); {'a directory' if kind == 'directory' else '--' + kind} has none")
+        raise UsageError(f"{{{{id_field}}}}, {{{{text_field}}}} and {{{{keep}}}} name fields of records "
+                         f"({RECORD_OPTIONS}); {_kind(kind)} has none", param="id_field" if id_field is not None
+                         else "text_field" if text_field is not None else "keep")
     if kind not in ("csv", "tsv") and not header:
-        raise UsageError("--headerless goes with --csv and --tsv (a table's first row is its header by default)")
+        raise UsageError("{{header=False}} goes with {{kind=csv}} and {{kind=tsv}} (a table's first row is its "
+                         "header by default)", param="header")
     if kind not in ("csv", "tsv") and quotechar is not None:
-        raise UsageError("--quotechar goes with --csv and --tsv")
+        raise UsageError("{{quotechar}} goes with {{kind=csv}} and {{kind=tsv}}", param="quotechar")
     if kind != "parquet" and tokens_field is not None:
-        raise UsageError("--tokens-col names a column of token lists in --parquet input")
+        raise UsageError("{{tokens_field}} names a column of token lists in {{kind=parquet}} input",
+                         param="tokens_field")
     if kind != "directory":
         if include or exclude or min_bytes or hidden or not ignore:
-            raise UsageError("--include, --exclude, --min-bytes, --hidden and --no-ignore choose files in a "
-                             f"directory; they do not apply to --{kind}")
+            raise UsageError("{{include}}, {{exclude}}, {{min_bytes}}, {{hidden}} and {{ignore=False}} choose files "
+                             f"in a directory; they do not apply to {_kind(kind)}", param="kind")
         if len(paths) != 1:
-            raise UsageError(f"--{kind} reads one file; got {len(paths)} paths")
+            raise UsageError(f"{_kind(kind)} reads one file; got {len(paths)} paths", param="path")
         path = paths[0]
         if kind != "parquet" and str(path) != "-" and os.path.isdir(path):  # Parquet: a directory is a dataset
-            raise UsageError(f"{path} is a directory; give a file, or drop --{kind} to read the tree")
+            raise UsageError(f"{path} is a directory; give a file, or drop {_kind(kind)} to read the tree",
+                             param="kind")
     if kind == "directory" and any(str(p) == "-" for p in paths):
-        raise UsageError("'-' (stdin) needs --lines, --sets, --jsonl, --csv, --tsv or --parquet")
+        raise UsageError(f"'-' (stdin) needs {{{{kind=lines}}}}, {{{{kind=sets}}}}, {RECORD_OPTIONS}", param="kind")
     t0 = time.perf_counter()
     if kind == "directory":
         corpus = read_directory(paths, include=include, exclude=exclude, min_bytes=min_bytes, hidden=hidden,

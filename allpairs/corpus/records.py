@@ -115,11 +115,12 @@ def jsonl_object(line: str, where: str) -> dict | None:
     return obj
 
 
-def jsonl_field(obj: dict, name: str, where: str, option: str):
-    """The value of field ``name``, or an error listing the fields the record has and the option to use."""
+def jsonl_field(obj: dict, name: str, where: str, param: str):
+    """The value of field ``name``, or an error listing the fields the record has and the parameter
+    (``param``) that names another."""
     if name not in obj:
         raise InputError(f"{where}: no {name!r} field (the record has {fields_of(obj)}); "
-                         f"name the field with {option}")
+                         f"name the field with {{{{{param}}}}}", param=param)
     return obj[name]
 
 
@@ -127,7 +128,7 @@ def jsonl_text(obj: dict, names: Sequence[str], where: str) -> str:
     """The text of a record: its text fields, strings, joined by a space."""
     parts = []
     for name in names:
-        value = jsonl_field(obj, name, where, "--text-col")
+        value = jsonl_field(obj, name, where, "text_field")
         if not isinstance(value, str):
             raise InputError(f"{where}: field {name!r} must be a string, got {type(value).__name__}")
         parts.append(value)
@@ -147,7 +148,7 @@ def jsonl_record(line: str, where: str, id_field: str = "id", text_field: str = 
     obj = jsonl_object(line, where)
     if obj is None:
         return None
-    return id_text(jsonl_field(obj, id_field, where, "--id-col"), where, id_field), jsonl_text(obj, [text_field], where)
+    return id_text(jsonl_field(obj, id_field, where, "id_field"), where, id_field), jsonl_text(obj, [text_field], where)
 
 
 def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_field: str | Sequence[str] = "text",
@@ -185,7 +186,7 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_fie
                 keep = [f for f in header if by_line or f != (id_field or "id")]
                 records = Records(keep, id_name=id_field or "id", escapes=True, text_names=text_fields)
             for field_name in keep:
-                jsonl_field(obj, field_name, where, "--keep-col")
+                jsonl_field(obj, field_name, where, "keep")
         if by_line:
             if "id" in obj:  # ids on some records only: line numbers would drop them silently
                 raise InputError(f"{where}: this record has an 'id' field, the first record (line {first:,}) has "
@@ -195,7 +196,7 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_fie
             if id_field is None and "id" not in obj:
                 raise InputError(f"{where}: no 'id' field, the first record (line {first:,}) has one; give every "
                                  "record an id, or none")
-            doc_id = id_text(jsonl_field(obj, id_field or "id", where, "--id-col"), where, id_field or "id")
+            doc_id = id_text(jsonl_field(obj, id_field or "id", where, "id_field"), where, id_field or "id")
         records.add(where, k, doc_id, jsonl_text(obj, text_fields, where), [obj.get(f) for f in keep])
     notes = ["ids are line numbers: the records have no 'id' field (--id-col names one)"] if by_line else []
     corpus = records.corpus("jsonl", notes)

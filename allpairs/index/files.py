@@ -50,7 +50,7 @@ def carried_columns(path: str | os.PathLike, kind: str, keep) -> list[str] | Non
     if unknown:
         raise UsageError(f"the index carries no column {unknown[0]!r} (it carries "
                          f"{', '.join(map(repr, carried)) if carried else 'none'}); build the index with "
-                         "--keep-col to carry it, or leave it out")
+                         "{{keep}} to carry it, or leave it out", param="keep")
     return list(keep) if keep else carried
 
 

@@ -135,7 +135,7 @@ def check_added_columns(corpus: Corpus, index: "SearchIndex") -> None:
     if index.num_docs and missing:
         raise UsageError(f"the index carries {', '.join(map(repr, missing))} beside each id and these documents "
                          f"do not; read them with {'that column' if len(missing) == 1 else 'those columns'} "
-                         f"(--keep-col {missing[0]})")
+                         f"({{{{keep={missing[0]}}}}})", param="keep")
 
 
 def continue_lines(corpus: Corpus, index: "SearchIndex") -> Corpus:

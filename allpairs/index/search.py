@@ -203,18 +203,20 @@ class SearchIndex:
         if shingle is not None and str(shingle if isinstance(shingle, ShingleSpec) else ShingleSpec.parse(shingle)) \
                 != self.label:
             raise UsageError(f"the index holds {self.label} shingles, not {shingle}; "
-                             "query with the shingle settings it was built with (leave --shingle out)")
+                             "query with the shingle settings it was built with (leave {{shingle}} out)", param="shingle")
         if normalize is not None and bool(normalize) != self.normalize and self.label != TOKENS:
             raise UsageError(f"the index was built {'with' if self.normalize else 'without'} text normalisation; "
-                             f"query it {'without' if self.normalize else 'with'} --no-normalize")
+                             f"query it {'without' if self.normalize else 'with'} {{{{normalize=False}}}}",
+                             param="normalize")
         if len(corpus) == 0:
             return np.zeros(1, np.int64), np.zeros(0, np.uint64)
         if self.label == TOKENS:
             if corpus.sets is None:
-                raise UsageError("the index holds pre-tokenised sets (built from --sets); give sets (--sets), not texts")
+                raise UsageError("the index holds pre-tokenised sets; give sets ({{kind=sets}}), not texts", param="data")
             return hash_sets(corpus.sets)
         if corpus.sets is not None:
-            raise UsageError(f"the index holds {self.label} shingles of texts; give texts, not pre-tokenised sets")
+            raise UsageError(f"the index holds {self.label} shingles of texts; give texts, not pre-tokenised sets",
+                             param="data")
         return shingle_texts(corpus.texts, self.label, normalize=self.normalize, languages=corpus.languages)
 
     # ---- queries -----------------------------------------------------------
@@ -374,11 +376,10 @@ class SearchIndex:
                     if corpus.kind == "directory" and len(corpus.paths) == 1 else None
                 raise InputError(f"{count(len(known), 'document')} of the {len(corpus):,} added "
                                  f"{'has an id' if len(known) == 1 else 'have ids'} the index holds already "
-                                 f"(the first: {corpus.ids[first]!r}); replace the old documents (--replace, "
-                                 "existing='replace') or keep them and skip the new (--skip-existing, "
-                                 "existing='skip')"
+                                 f"(the first: {corpus.ids[first]!r}); replace the old documents "
+                                 "({{existing=replace}}) or keep them and skip the new ({{existing=skip}})"
                                  + (f"; if they are other files, read them from the directory above to give "
-                                    f"them ids of their own ({above})" if above else ""))
+                                    f"them ids of their own ({above})" if above else ""), param="existing")
             if existing == "skip":
                 take = np.flatnonzero(~np.isin(take, list(known)))
                 lengths = np.diff(indptr)[take]
