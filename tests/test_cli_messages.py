@@ -153,7 +153,7 @@ def test_the_readers_and_the_index_name_parameters_and_the_command_line_names_it
     record = tmp_path / "r.jsonl"
     record.write_text('{"id": 1, "body": "a b"}\n')
     index = SearchIndex.build({"a": "x y z", "b": "x y"}, 0.5, shingle="word:1")
-    calls = [(lambda: read_corpus(str(table), "lines", header=False), "header=False", "--headerless"),
+    calls = [(lambda: read_corpus(str(table), "lines", header=False), "header=False", "--no-input-header"),
              (lambda: read_corpus(str(table), "csv", text_field="body"), "text_cols=", "--text-col"),
              (lambda: read_corpus(str(record), "jsonl"), "text_field=", "--text-col"),
              (lambda: read_corpus(str(tmp_path), "lines"), "drop kind='lines'", "drop --lines"),

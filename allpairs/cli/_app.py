@@ -259,7 +259,7 @@ def warn_skipped(stats: Stats, shown: int = 5) -> None:
 FLAGS = {"threshold": "-t/--threshold", "id_field": "--id-col", "text_field": "--text-col", "keep": "--keep-col",
          "tokens_field": "--tokens-col", "against_ids": "--against", "ids": "--id-col",
          **{f"kind={kind}": f"--{kind}" for kind in ("lines", "sets", "jsonl", "csv", "tsv", "parquet")},
-         "kind=directory": "without an input option", "text_cols": "--text-col", "header=False": "--headerless",
+         "kind=directory": "without an input option", "text_cols": "--text-col", "header=False": "--no-input-header",
          "ignore=False": "--no-ignore", "normalize=False": "--no-normalize", "existing=replace": "--replace",
          "existing=skip": "--skip-existing"}
 
