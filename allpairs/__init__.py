@@ -22,7 +22,7 @@ _EXPORTS = {
     "read_lines": "corpus", "read_sets": "corpus", "read_table": "corpus",
     "AllPairsError": "errors", "EmptyCorpusError": "errors", "InputError": "errors", "MissingExtraError": "errors", "OutputError": "errors",
     "UsageError": "errors",
-    "JoinResult": "pipeline", "join": "pipeline", "dedup": "index",
+    "JoinResult": "pipeline", "join": "pipeline", "dedup": "index", "SearchIndex": "index",
     "Threshold": "measures",
     "Pair": "pairs", "PairWriter": "pairs", "Pairs": "pairs",
     "Comparison": "report", "compare": "report",
@@ -48,7 +48,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eagerly
     from .corpus import Corpus, read_corpus, read_directory, read_jsonl, read_lines, read_sets, read_table
     from .errors import AllPairsError, EmptyCorpusError, InputError, MissingExtraError, OutputError, UsageError
-    from .index import dedup
+    from .index import SearchIndex, dedup
     from .pipeline import JoinResult, join
     from .measures import Threshold
     from .pairs import Pair, PairWriter, Pairs

@@ -5,13 +5,6 @@ The CLI turns an :class:`AllPairsError` into one line on stderr: a
 """
 import re
 
-
-class AllPairsError(Exception):
-    """Base class: a problem with the input that the user can fix."""
-
-    exit_code = 1
-
-
 #: A parameter named in a message: ``{{method}}``, ``{{method=lsh}}``, ``{{bits=16}}``, ``{{clusters=True}}``.
 _PARAM = re.compile(r"\{\{(\w+)(?:=([^}]*))?\}\}")
 
@@ -25,32 +18,49 @@ def _python(name: str, value: str | None) -> str:
 
 
 def _flag(name: str, value: str | None, flags: dict[str, str]) -> str:
+    if f"{name}={value}" in flags:  # a value with a flag of its own: kind=parquet is --parquet
+        return flags[f"{name}={value}"]
     flag = flags.get(name, "--" + name.replace("_", "-"))
     if value in (None, "True"):
         return flag
     return f"{flag} {value}"
 
 
-class UsageError(AllPairsError, ValueError):
-    """An option or argument is out of range or inconsistent (exit status 2).
+class AllPairsError(Exception):
+    """Base class: a problem with the input that the user can fix.
 
-    The library speaks Python: a parameter in the message is written ``{{name}}`` or ``{{name=value}}``
-    and reads ``name=`` or ``name='value'`` in ``str(e)``; the command line renders the same message with
-    its flags (:meth:`for_flags`: ``--name`` or ``--name value``), as sqlite-utils keeps click out of its
-    library. ``param`` names the parameter at fault, where there is one.
+    A message naming a parameter (``param=``; every :class:`UsageError`) is a template: the parameter is
+    written ``{{name}}`` or ``{{name=value}}``, read ``name=`` or ``name='value'`` in ``str(e)``, and the
+    command line renders it with its flags (:meth:`for_flags`: ``--name`` or ``--name value``), as
+    sqlite-utils keeps click out of its library.
     """
 
-    exit_code = 2
+    exit_code = 1
+    #: Whether every message of the class is a template, with or without ``param``.
+    templated = False
 
-    def __init__(self, message: str = "", *, param: str | None = None):
-        self.template = message
+    def __init__(self, message: str = "", *args, param: str | None = None):
         self.param = param
-        super().__init__(_PARAM.sub(lambda m: _python(m.group(1), m.group(2)), message))
+        self.template = message if (self.templated or param is not None) and isinstance(message, str) else None
+        if self.template is not None:
+            message = _PARAM.sub(lambda m: _python(m.group(1), m.group(2)), message)
+        super().__init__(message, *args)
 
     def for_flags(self, flags: dict[str, str] | None = None) -> str:
         """The message with each parameter written as the command line's flag (``flags``: parameter -> flag
-        where the flag is not ``--`` and the name with dashes)."""
+        where the flag is not ``--`` and the name with dashes; ``"name=value"`` -> flag where a value has a
+        flag of its own)."""
+        if self.template is None:
+            return str(self)
         return _PARAM.sub(lambda m: _flag(m.group(1), m.group(2), flags or {}), self.template)
+
+
+class UsageError(AllPairsError, ValueError):
+    """An option or argument is out of range or inconsistent (exit status 2). Its message is a template
+    (see :class:`AllPairsError`); ``param`` names the parameter at fault, where there is one."""
+
+    exit_code = 2
+    templated = True
 
 
 class MissingExtraError(UsageError, ImportError):
@@ -71,6 +81,22 @@ class OutputError(AllPairsError):
 
 class KernelOverflowError(AllPairsError):
     """A kernel running as plain Python overflowed where its compiled twin computes in 64 bits: a bug, reported, never a wrong answer (exit status 1)."""
+
+
+#: The extra of allpairs that installs each optional package.
+EXTRAS = {"pandas": "pandas", "pyarrow": "parquet", "matplotlib": "plot"}
+
+
+def require_extra(module: str, what: str):
+    """``module`` imported, or a :class:`MissingExtraError` saying "``what`` needs PACKAGE: the pip command"
+    (``what`` may name a parameter, ``{{kind=parquet}}``): the one check of an optional package."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        package = module.split(".")[0]
+        raise MissingExtraError(f"{what} needs {package}: {install_command(EXTRAS[package])}") from None
 
 
 def install_command(extra: str) -> str:

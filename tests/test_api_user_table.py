@@ -78,7 +78,16 @@ def test_clusters_without_clusters_true_raise_a_message_naming_the_option():
 def test_dir_of_the_package_lists_only_its_public_names():
     names = set(dir(allpairs))
     assert not names & {"sys", "importlib", "ModuleType", "TYPE_CHECKING", "annotations", "_EXPORTS", "_Package"}
-    assert {"join", "dedup", "compare", "Corpus", "__version__"} <= names
+    assert {"join", "dedup", "compare", "Corpus", "SearchIndex", "__version__"} <= names
+
+
+def test_every_public_name_the_package_lists_can_be_imported_from_it():
+    for name in allpairs.__all__:
+        assert getattr(allpairs, name) is not None, name
+    from allpairs import SearchIndex
+    from allpairs.index import SearchIndex as IndexSearchIndex
+
+    assert SearchIndex is IndexSearchIndex
 
 
 def test_index_query_numbers_are_documented_as_zero_based():

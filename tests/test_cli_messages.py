@@ -137,3 +137,30 @@ def test_running_out_of_memory_is_one_line_exit_1(monkeypatch, tmp_path):
     monkeypatch.setattr(join_command, "run_join", exhausted)
     line = one_error_line(run("join", "--sets", "-t", "0.5", "-", input="1 2\n1 2\n"), 1)
     assert "out of memory" in line
+
+
+def test_the_readers_and_the_index_name_parameters_and_the_command_line_names_its_flags(tmp_path):
+    # The library speaks Python (issue 29): no flag in str(e); the CLI renders the same message with flags.
+    import re
+
+    from allpairs.corpus import read_corpus
+    from allpairs.index import SearchIndex
+    from allpairs.cli._app import message
+    from allpairs.errors import AllPairsError
+
+    table = tmp_path / "t.csv"
+    table.write_text("id,text\n1,a b\n")
+    record = tmp_path / "r.jsonl"
+    record.write_text('{"id": 1, "body": "a b"}\n')
+    index = SearchIndex.build({"a": "x y z", "b": "x y"}, 0.5, shingle="word:1")
+    calls = [(lambda: read_corpus(str(table), "lines", header=False), "header=False", "--no-input-header"),
+             (lambda: read_corpus(str(table), "csv", text_field="body"), "text_cols=", "--text-col"),
+             (lambda: read_corpus(str(record), "jsonl"), "text_field=", "--text-col"),
+             (lambda: read_corpus(str(tmp_path), "lines"), "drop kind='lines'", "drop --lines"),
+             (lambda: index.query(["x y"], shingle="word:2"), "shingle=", "--shingle"),
+             (lambda: index.add({"a": "x"}), "existing='replace'", "--replace")]
+    for call, python, flag in calls:
+        with pytest.raises(AllPairsError) as e:
+            call()
+        assert python in str(e.value) and not re.search(r"(^|\s|\()--\w", str(e.value)), str(e.value)
+        assert flag in message(e.value) and python not in message(e.value), message(e.value)

@@ -117,14 +117,17 @@ def test_several_text_columns_are_joined_and_tsv_and_stdin_read_alike(products, 
     assert [row[:2] for row in rows_of(a.stdout)[1:]] == [["A1", "A2"], ["B1", "B2"]]
 
 
-def test_a_headerless_table_names_columns_by_number_and_ids_are_row_numbers(tmp_path):
+@pytest.mark.parametrize("flag", ["--no-input-header", "--headerless"])  # the old name still works, unshown
+def test_a_headerless_table_names_columns_by_number_and_ids_are_row_numbers(tmp_path, flag):
     f = tmp_path / "t.csv"
     f.write_text("x,the quick brown fox\ny,The Quick Brown Fox!\nz,a lazy dog\n")
-    r = run("join", "-t", "0.9", "--csv", f, "--headerless", "--text-col", "2", "-q")
+    r = run("join", "-t", "0.9", "--csv", f, flag, "--text-col", "2", "-q")
     assert r.exit_code == 0, r.stderr
     assert rows_of(r.stdout)[1:] == [["1", "2", "1.000000"]]
-    named = run("join", "-t", "0.9", "--csv", f, "--headerless", "--text-col", "2", "--id-col", "1", "-q")
+    named = run("join", "-t", "0.9", "--csv", f, flag, "--text-col", "2", "--id-col", "1", "-q")
     assert rows_of(named.stdout)[1:] == [["x", "y", "1.000000"]]
+    assert run("join", "-t", "0.9", "--lines", f, flag).stderr.count(f"{flag} does nothing without --csv") == 1
+    assert "--no-input-header" in run("join", "--help").stdout and "--headerless" not in run("join", "--help").stdout
 
 
 def test_without_an_id_column_ids_are_row_numbers_and_the_summary_says_so(products):

@@ -19,10 +19,12 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from allpairs.shingles import codetokens
-from allpairs.shingles import keys as shingles
+import allpairs.shingles as shingles
 from allpairs.shingles._codetok_kernel import go_token_keys
 from allpairs.corpus import read_directory
-from allpairs.shingles.keys import ShingleSpec, _CodeTokens, _compiled_shingles, _go_tables, _seed, _tokenizer, _utf8
+from allpairs.shingles.code import CodeTokens, _go_tables, _tokenizer, compiled_shingles
+from allpairs.shingles.keys import ShingleSpec, seed_of
+from allpairs.shingles.utf8 import utf8_of
 
 # Pieces that exercise every branch of the Go regex: operators (longest
 # match), numbers of every base with '.', exponents, '_' and 'i', strings,
@@ -100,7 +102,7 @@ ASCII_TEXTS = {lang: st.lists(st.sampled_from([p for p in pieces if p.isascii() 
 
 
 def regex_keys(texts: list[str], n: int, language: str = "go") -> tuple[list[int], list[int]]:
-    counts, keys = _CodeTokens(language)._regex_shingles(texts, n, _seed(ShingleSpec("code", n)))
+    counts, keys = CodeTokens(language)._regex_shingles(texts, n, seed_of(ShingleSpec("code", n)))
     return counts.tolist(), keys.tolist()
 
 
@@ -109,20 +111,20 @@ def compiled_keys(texts: list[str], n: int, language: str = "go") -> tuple[list[
         raise AssertionError("the kernel declined a document")
 
     with np.errstate(over="ignore"):
-        counts, keys = _compiled_shingles(texts, language, n, _seed(ShingleSpec("code", n)), refuse)
+        counts, keys = compiled_shingles(texts, language, n, seed_of(ShingleSpec("code", n)), refuse)
     return counts.tolist(), keys.tolist()
 
 
 def shingled_keys(texts: list[str], n: int, language: str = "go") -> tuple[list[int], list[int]]:
     """The compiled path with its fallback for declined documents, as shingle_texts runs it."""
     with np.errstate(over="ignore"):
-        counts, keys = _compiled_shingles(texts, language, n, _seed(ShingleSpec("code", n)),
-                                          _CodeTokens(language)._regex_shingles)
+        counts, keys = compiled_shingles(texts, language, n, seed_of(ShingleSpec("code", n)),
+                                          CodeTokens(language)._regex_shingles)
     return counts.tolist(), keys.tolist()
 
 
 def accepted(text: str, language: str = "go") -> bool:
-    buf, doc_ptr = _utf8([text])
+    buf, doc_ptr = utf8_of([text])
     kernel, tables = _tokenizer(language)
     with np.errstate(over="ignore"):
         return bool(kernel(buf, doc_ptr, np.empty(len(buf) + 1, np.uint64), *tables)[1][0])
@@ -293,7 +295,7 @@ def test_shingle_texts_go_matches_the_regex_path_file_by_file_on_the_go_tree(any
     texts = [p.read_text(encoding="utf-8") for p in paths]
     indptr, keys = shingles.shingle_texts(texts, "code:5", languages=["go"] * len(texts), workers=1)
     assert (np.diff(indptr).tolist(), keys.tolist()) == regex_keys(texts, 5)
-    buf, doc_ptr = _utf8(texts)
+    buf, doc_ptr = utf8_of(texts)
     ok = go_token_keys(buf, doc_ptr, *_go_tables())[2]
     assert ok.mean() > 0.9  # the comparison is mostly of the kernel, not of the fallback
 
@@ -319,7 +321,7 @@ def _tree_matches_the_regex_path(root: Path, include: list[str], exclude: list[s
     # The comparison is mostly of the kernels, not of the fallback.
     for language in set(corpus.languages):
         members = [i for i, lang in enumerate(corpus.languages) if lang == language]
-        buf, doc_ptr = _utf8([texts[i] for i in members])
+        buf, doc_ptr = utf8_of([texts[i] for i in members])
         kernel, tables = _tokenizer(language or "c-family")
         ok = kernel(buf, doc_ptr, np.empty(len(buf) + 1, np.uint64), *tables)[1]
         assert ok.mean() > 0.95, f"{language}: {int((~ok).sum())} of {len(ok)} files declined"

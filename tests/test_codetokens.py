@@ -18,7 +18,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 import xxhash
 
-from allpairs.shingles import codetokens
+from allpairs.shingles import codetokens, goscan
 from allpairs.shingles.codetokens import language_for_path, tokenize
 from allpairs.errors import UsageError
 from allpairs.shingles import shingle_texts
@@ -176,7 +176,7 @@ GO_FRAGMENTS = [
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(GO_FRAGMENTS), max_size=40).map("".join))
 def test_go_fast_path_agrees_with_reference_scanner(text):
-    ref, illegal = codetokens._scan_go(text)
+    ref, illegal = goscan.scan_go(text)
     note(f"reference tokens: {ref!r}, illegal characters: {illegal}")
     if illegal:
         # go/scanner's error recovery after an illegal character is not

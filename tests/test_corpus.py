@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allpairs.corpus import documents as corpus
+from allpairs.corpus import tree as corpus
 from allpairs.corpus import matches, read_corpus, read_directory, read_jsonl, read_lines, read_sets
 from allpairs.errors import InputError, UsageError
 
@@ -135,11 +135,11 @@ def test_jsonl_fields_can_be_renamed(tmp_path):
 def test_directory_options_do_not_apply_to_line_input(tmp_path):
     f = tmp_path / "p.txt"
     f.write_text("a\n")
-    with pytest.raises(UsageError, match="--include"):
+    with pytest.raises(UsageError, match="include="):
         read_corpus(f, "lines", include=["*.go"])
     with pytest.raises(UsageError, match="stdin"):
         read_corpus("-", "directory")
-    with pytest.raises(UsageError, match="--hidden"):
+    with pytest.raises(UsageError, match="hidden="):
         read_corpus(f, "lines", hidden=True)
     with pytest.raises(UsageError, match="reads one file; got 2 paths"):
         read_corpus([f, f], "sets")

@@ -488,9 +488,9 @@ def test_postings_of_a_size_run_by_position_so_a_probe_passes_over_the_deep_ones
     # x is at position 1 of {a, x} (a is rarer) and 0 of {x, c}, and {a, x} comes first among the sets of 2.
     sets = [["c", f"u{i}"] for i in range(50)] + [["a", "x"], ["x", "c"]]
     index = SearchIndex.build(sets, "0.5")
-    post = np.asarray(index.post)
-    for w in range(len(index.list_ptr) - 1):
-        rows = post[index.list_ptr[w]:index.list_ptr[w + 1]]
+    post, list_ptr = np.asarray(index.postings.post), index.postings.list_ptr
+    for w in range(len(list_ptr) - 1):
+        rows = post[list_ptr[w]:list_ptr[w + 1]]
         keys = [(int(size), int(j), int(s)) for s, j, size in rows.tolist()]
         assert keys == sorted(keys), w
     positions = {int(j) for j in post[:, 1]}

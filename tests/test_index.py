@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 import naive
 from allpairs import Corpus, EmptyCorpusError, InputError, UsageError
-from allpairs.index import IndexFileError, SearchIndex, search
-from allpairs.index.search import continue_lines
+from allpairs.index import IndexFileError, SearchIndex, ids as index_ids, search, sets as index_sets
+from allpairs.index.ids import continue_lines
 from allpairs.pipeline import Stats
 from allpairs.index.store import FORMAT, MAGIC
 from allpairs.measures import JOIN_MEASURES
@@ -64,7 +64,7 @@ def test_growing_index_matches_the_oracle(case, first, chunks, min_delta, measur
     sets, t = case
     t = for_measure(measure, t)
     sets = [[1]] + sets  # at least one non-empty set to build from
-    search.MIN_DELTA, saved = min_delta, search.MIN_DELTA  # merge at every add, or never
+    index_sets.MIN_DELTA, saved = min_delta, index_sets.MIN_DELTA  # merge at every add, or never
     try:
         index = SearchIndex.build(sets[:first], t, measure=measure)
         pos = first
@@ -73,7 +73,7 @@ def test_growing_index_matches_the_oracle(case, first, chunks, min_delta, measur
             index.add(Corpus(ids=[str(d) for d in part], sets=[[str(x) for x in sets[d]] for d in part], kind="sets"))
             pos += size
     finally:
-        search.MIN_DELTA = saved
+        index_sets.MIN_DELTA = saved
     kept = [d for d, s in enumerate(sets) if s]
     assert sorted(int(index.ids[d]) for d in range(len(index))) == kept
     queries = [list(s) for s in sets] + [[1000, 0], [1000]]
@@ -83,7 +83,7 @@ def test_growing_index_matches_the_oracle(case, first, chunks, min_delta, measur
 def test_added_tokens_are_found_and_ranked_rarer_than_built_ones():
     index = SearchIndex.build([["a", "b"], ["a", "c"]], 0.5)
     index.add([["new", "other", "a"], ["new", "other"]])
-    rank = lambda tokens: index._rank(*hash_sets([tokens])).tokens  # noqa: E731
+    rank = lambda tokens: index.vocab.rank(*hash_sets([tokens])).tokens  # noqa: E731
     assert rank(["new", "other"]).max() < 0 <= rank(["a", "b"]).min()
     assert answers(index, [["new", "other"]]) == [(0, 2, 2, 2, 3), (0, 3, 2, 2, 2)]
 
@@ -229,7 +229,7 @@ def test_adding_sets_takes_at_most_twice_the_memory_of_building_them():
                 built = SearchIndex.build(docs, 0.5)
             peaks.append(tracemalloc.get_traced_memory()[1])
             tracemalloc.stop()
-    assert index.num_sets == built.num_sets and len(index.post) == len(built.post)
+    assert index.num_sets == built.num_sets and len(index.postings.post) == len(built.postings.post)
     assert peaks[1] <= 2 * peaks[0], f"add {peaks[1] / 2**20:.1f} MiB, build {peaks[0] / 2**20:.1f} MiB"
 
 
@@ -293,13 +293,13 @@ def test_replacing_or_skipping_ids_answers_as_a_fresh_build_of_the_final_documen
     sets = [[1]] + sets  # at least one non-empty set to build from
     old = {f"d{k}": s for k, s in enumerate(sets[:cut]) if s}
     batch = {f"d{k}": sets[(k + cut) % len(sets)] for k in dict.fromkeys(batch_ids)}  # some ids taken, some new
-    search.MIN_DELTA, saved = min_delta, search.MIN_DELTA
+    index_sets.MIN_DELTA, saved = min_delta, index_sets.MIN_DELTA
     try:
         index = SearchIndex.build(old, t)
         stats = Stats()
         index.add(batch, existing=existing, stats=stats)
     finally:
-        search.MIN_DELTA = saved
+        index_sets.MIN_DELTA = saved
     if existing == "replace":  # the old document goes, the new one comes after every old one
         final = {**{i: s for i, s in old.items() if i not in batch}, **{i: s for i, s in batch.items() if s}}
     else:
@@ -335,7 +335,7 @@ def test_line_ids_continue_after_the_index_s_largest_line_id():
     named = Corpus(ids=["1"], sets=[["e"]], kind="directory")
     assert continue_lines(named, index) is named  # file names are not line numbers
     assert continue_lines(lines, SearchIndex.build({"f.txt": ["a"]}, 0.5)) is lines  # no line id to follow
-    ids = search._Ids.of(["007", "10", "12x", "", "9", "123456789012345678901"])
+    ids = index_ids.Ids.of(["007", "10", "12x", "", "9", "123456789012345678901"])
     assert ids.last_number() == 10  # leading zeros, letters, empty and over-long ids are not line numbers
 
 
@@ -347,8 +347,8 @@ def test_ids_that_share_their_ends_but_differ_within_are_different_ids():
     assert list(index.ids) == [name("x" * 30), name("y" * 30), name("z" * 30)]
     with pytest.raises(InputError, match="the first: 'src/yyy"):
         index.add({name("w" * 30): ["d"], name("y" * 30): ["e"]})
-    assert search.text_keys(np.array([0, 0, 1]), np.array([0], np.uint8)).tolist()[0] != \
-        search.text_keys(np.array([0, 1]), np.array([0], np.uint8)).tolist()[0]  # "" is not "\0"
+    assert index_ids.text_keys(np.array([0, 0, 1]), np.array([0], np.uint8)).tolist()[0] != \
+        index_ids.text_keys(np.array([0, 1]), np.array([0], np.uint8)).tolist()[0]  # "" is not "\0"
 
 
 def test_an_id_given_twice_in_a_batch_is_found_both_times_and_the_first_named_is_the_batch_s_first():

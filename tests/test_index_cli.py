@@ -207,8 +207,8 @@ def test_adding_the_indexed_corpus_again_is_refused_in_one_line_and_leaves_the_i
     assert r.exit_code == 1 and r.stdout == ""
     error = [line for line in r.stderr.splitlines() if "error" in line]
     assert error == ["allpairs: error: 6 documents of the 7 added have ids the index holds already (the first: "
-                     "'cat.txt'); replace the old documents (--replace, existing='replace') or keep them and skip "
-                     "the new (--skip-existing, existing='skip'); if they are other files, read them from the "
+                     "'cat.txt'); replace the old documents (--replace) or keep them and skip "
+                     "the new (--skip-existing); if they are other files, read them from the "
                      f"directory above to give them ids of their own ({TINY.parent} --include 'corpus/**')"]
     assert idx.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["tiny.idx"]
 

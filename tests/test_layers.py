@@ -129,6 +129,21 @@ def test_the_library_never_imports_the_command_line_toolkit():
     assert not wrong, "\n".join(wrong)
 
 
+#: A module small enough to hold in one's head: a few hundred lines, one reason to change.
+MAX_LINES = 600
+
+#: Modules allowed above MAX_LINES, each with its reason (none today).
+LONGER: dict[str, str] = {}
+
+
+def test_no_module_is_longer_than_a_reader_can_hold():
+    long = {_module_name(p): n for p in sorted(PACKAGE.rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    wrong = [f"{m}: {n:,} lines" for m, n in long.items() if m not in LONGER]
+    assert not wrong, f"modules over {MAX_LINES} lines; split them along their seams:\n" + "\n".join(wrong)
+    assert not set(LONGER) - set(long), "LONGER names a module that is short now: drop it"
+
+
 def test_the_layer_check_sees_a_violation():
     # The check itself: an import of the wiring from a stage, and a private name across packages, are caught.
     a, b = "allpairs.order", "allpairs.pipeline.run"

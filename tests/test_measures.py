@@ -286,7 +286,7 @@ EXTREME_SIZES = [0, 1, 2, 11, 12, 46341, 10**6, 2**31 - 1]
 def test_no_bound_of_any_measure_leaves_the_set_sizes(t):
     # Cosine's upper size bound at 1e-9 was ⌊x/t²⌋ = 10**18·x, past int64 for x >= 10: the index
     # raised OverflowError. Every size bound now lies within [0, MAX_SET_SIZE], every prefix within [0, x].
-    from allpairs.index.search import Rule
+    from allpairs.index.rule import Rule
 
     for name, m in MEASURES.items():
         th = _threshold_for(name, t, 1 if t == 1 else 2**31 - 1)

@@ -7,14 +7,17 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import datasets.synthetic
 from allpairs.errors import OutputError, UsageError
-from allpairs.report.plot import (MAX_CHORDS, _chords_figure, _clusters_figure, _scurve_figure, check_plot_path,
-                                  chords_path, chords_readable, plot_chords, plot_comparison, plot_scurve)
+from allpairs.report.chords_figure import MAX_CHORDS, chords_figure, chords_readable
+from allpairs.report.clusters_figure import clusters_figure
+from allpairs.report.plot import check_plot_path, chords_path, plot_chords, plot_comparison, plot_scurve
+from allpairs.report.scurve_figure import scurve_figure
 from allpairs.report import compare
 
 # matplotlib is in the test extra: without it these tests fail rather than skip, except
@@ -148,13 +151,13 @@ def test_importing_the_library_loads_neither_matplotlib_nor_the_cli_toolkit():
 
 def test_chords_are_capped_most_similar_first_and_the_title_says_how_many_were_left(comparison):
     total = len(comparison.candidate_similarity)
-    fig = _chords_figure(comparison, 10)
+    fig = chords_figure(comparison, 10)
     title = fig.axes[0].get_title().replace("\n", " ")
     assert f"the 10 most similar drawn, {total - 10:,} less similar left out" in title
     drawn = [c for c in fig.axes[0].collections
              if c.__class__.__name__ == "LineCollection" and "missed" not in c.get_label()]
     assert sum(len(c.get_segments()) for c in drawn) == 10
-    assert f"all {total:,} drawn" in _chords_figure(comparison, MAX_CHORDS).axes[0].get_title().replace("\n", " ")
+    assert f"all {total:,} drawn" in chords_figure(comparison, MAX_CHORDS).axes[0].get_title().replace("\n", " ")
 
 
 def test_a_comparison_without_any_pair_or_candidate_still_draws(tmp_path):
@@ -171,7 +174,7 @@ def test_directories_of_path_ids_are_marked_on_the_circle(comparison):
     comparison_with_paths = type(comparison)(**{**comparison.__dict__,
                                                 "ids": [f"{dirs[i * 3 // len(comparison.ids)]}/f{i}.txt"
                                                         for i in range(len(comparison.ids))]})
-    labels = [t.get_text() for t in _chords_figure(comparison_with_paths, MAX_CHORDS).axes[0].texts]
+    labels = [t.get_text() for t in chords_figure(comparison_with_paths, MAX_CHORDS).axes[0].texts]
     assert labels == ["alpha/ (100)", "beta/ (100)", "gamma/ (100)"]
 
 
@@ -186,7 +189,7 @@ def with_path_ids(comparison):
 
 
 def test_the_chords_show_the_pairs_lsh_missed_dashed_and_counted_in_the_legend(comparison):
-    fig = _chords_figure(with_path_ids(comparison), MAX_CHORDS)
+    fig = chords_figure(with_path_ids(comparison), MAX_CHORDS)
     missed = [c for c in fig.axes[0].collections if "missed" in (c.get_label() or "")]
     assert len(missed) == 1 and len(missed[0].get_segments()) == comparison.missed
     assert missed[0].get_linestyle()[0][1] is not None  # dashed
@@ -199,7 +202,7 @@ def test_the_chord_picture_counts_the_documents_the_table_counts(tmp_path):
     docs = ["alpha beta gamma delta", "alpha beta gamma delta epsilon", "", "zeta eta theta iota"]
     c = compare(docs, 0.5, shingle="word:1", num_perm=16, bands=8, rows=2, jobs=1)
     assert (c.documents, c.joined) == (4, 3)
-    title = _chords_figure(c, MAX_CHORDS).axes[0].get_title().replace("\n", " ")
+    title = chords_figure(c, MAX_CHORDS).axes[0].get_title().replace("\n", " ")
     assert "3 documents joined (of 4 read)" in title
     from allpairs.report import render_table
     assert "4 documents, 1 skipped, 3 joined" in render_table(c)
@@ -208,7 +211,7 @@ def test_the_chord_picture_counts_the_documents_the_table_counts(tmp_path):
 def test_unreadable_circles_become_labelled_clusters_of_true_pairs(comparison, tmp_path):
     # 300 documents named by number, no directories: a hairball as chords.
     assert not chords_readable(comparison) and chords_readable(with_path_ids(comparison))
-    fig = _clusters_figure(comparison)
+    fig = clusters_figure(comparison)
     title = fig.axes[0].get_title().replace("\n", " ")
     assert "largest clusters of pairs with J ≥ 0.5" in title and "would be unreadable" in title
     labels = {t.get_text() for t in fig.axes[0].texts}
@@ -226,7 +229,7 @@ def test_lines_input_draws_clusters_labelled_by_the_lines(tmp_path):
     f.write_text("\n".join(words * 6 + [f"x{i}yz{i}" for i in range(60)]) + "\n")
     c = compare(read_lines(f), 0.6, num_perm=16, bands=8, rows=2, jobs=1)
     assert not chords_readable(c)
-    labels = {t.get_text() for t in _clusters_figure(c).axes[0].texts}
+    labels = {t.get_text() for t in clusters_figure(c).axes[0].texts}
     assert "password1 ×6" in labels and "dragon ×6" in labels
 
 
@@ -288,10 +291,10 @@ def test_every_text_of_every_picture_lies_within_the_figure(comparison, small_co
     long_roots = type(comparison)(**{**comparison.__dict__, "roots": [
         f"/root/.cache/allpairs/go1.27.3/src/{'bytes' if i < 6 else 'strings' if i < 12 else 'math/rand'}"
         for i in range(len(comparison.ids))]})
-    figures = {"S-curve": _scurve_figure(comparison), "arcs": _chords_figure(with_path_ids(comparison), MAX_CHORDS),
-               "arcs of PATHs": _chords_figure(long_roots, MAX_CHORDS),
-               "labelled": _chords_figure(long_paths, MAX_CHORDS), "clusters": _clusters_figure(comparison),
-               "lines": _clusters_figure(lines)}
+    figures = {"S-curve": scurve_figure(comparison), "arcs": chords_figure(with_path_ids(comparison), MAX_CHORDS),
+               "arcs of PATHs": chords_figure(long_roots, MAX_CHORDS),
+               "labelled": chords_figure(long_paths, MAX_CHORDS), "clusters": clusters_figure(comparison),
+               "lines": clusters_figure(lines)}
     for name, fig in figures.items():
         assert texts_outside(fig) == [], name
 
@@ -299,7 +302,7 @@ def test_every_text_of_every_picture_lies_within_the_figure(comparison, small_co
 def test_long_ids_keep_their_end_where_they_differ_not_their_common_start(small_comparison):
     ids = [f"/usr/local/go/src/net/http/{name}.go" for name in ("server", "client", "transport", "request")]
     ids += [f"/usr/local/go/src/net/http/internal/testdata/file{i}.go" for i in range(len(small_comparison.ids) - 4)]
-    labels = [t.get_text().split(" ×")[0] for t in _chords_figure(with_ids(small_comparison, ids),
+    labels = [t.get_text().split(" ×")[0] for t in chords_figure(with_ids(small_comparison, ids),
                                                                     MAX_CHORDS).axes[0].texts]
     assert labels[:4] == ["…/net/http/server.go", "…/net/http/client.go", "…/http/transport.go",
                           "…/net/http/request.go"]
@@ -308,13 +311,13 @@ def test_long_ids_keep_their_end_where_they_differ_not_their_common_start(small_
 
 
 def test_lines_that_differ_at_their_start_keep_their_start():
-    from allpairs.report.plot import _shortened
+    from allpairs.report.draw import shortened
 
     tails = ["1 apple pie with a crust of butter and flour", "2 apple pie with a crust of butter and flour"]
-    assert _shortened(tails, 22) == ["1 apple pie with a cr…", "2 apple pie with a cr…"]
+    assert shortened(tails, 22) == ["1 apple pie with a cr…", "2 apple pie with a cr…"]
     heads = ["the same long beginning of a title, part 1", "the same long beginning of a title, part 2"]
-    assert _shortened(heads, 22) == ["…of a title, part 1", "…of a title, part 2"]
-    assert _shortened(["short", "x" * 30], 22) == ["short", "…" + "x" * 21]
+    assert shortened(heads, 22) == ["…of a title, part 1", "…of a title, part 2"]
+    assert shortened(["short", "x" * 30], 22) == ["short", "…" + "x" * 21]
 
 
 def all_texts(fig) -> list[str]:
@@ -332,8 +335,8 @@ def test_every_count_of_pairs_says_whether_it_counts_documents_or_distinct_sets(
                            + [f"x{i}yz{i}" for i in range(60)]) + "\n")
     c = compare(read_lines(f), 0.6, num_perm=18, bands=3, rows=6, seed=3, jobs=1)
     assert c.missed == 2 and c.exact_pairs != len(c.true_found) == 21
-    pictures = {"S-curve": _scurve_figure(c), "clusters": _clusters_figure(c),
-                "chords": _chords_figure(with_ids(c, [f"d/{k // 40}/{k}" for k in range(len(c.ids))]), MAX_CHORDS)}
+    pictures = {"S-curve": scurve_figure(c), "clusters": clusters_figure(c),
+                "chords": chords_figure(with_ids(c, [f"d/{k // 40}/{k}" for k in range(len(c.ids))]), MAX_CHORDS)}
     unnamed = re.compile(r"\d (?:candidate )?pairs?\b(?! of (?:documents|distinct sets))")
     for name, fig in pictures.items():
         for text in all_texts(fig):
@@ -364,18 +367,18 @@ def test_several_paths_are_grouped_on_the_circle_as_the_directories_of_one_root_
     several = compare(read_directory([tmp_path / "src" / d for d in ("bytes", "rand", "strings")],
                                      include=["*.go"]), 0.5, shingle="word:1", num_perm=16, bands=8, rows=2, jobs=1)
     assert chords_readable(one) and chords_readable(several)
-    arcs = [t.get_text() for t in _chords_figure(one, MAX_CHORDS).axes[0].texts]
+    arcs = [t.get_text() for t in chords_figure(one, MAX_CHORDS).axes[0].texts]
     assert arcs == ["bytes/ (20)", "rand/ (20)", "strings/ (20)"]
-    arcs = [t.get_text() for t in _chords_figure(several, MAX_CHORDS).axes[0].texts]
+    arcs = [t.get_text() for t in chords_figure(several, MAX_CHORDS).axes[0].texts]
     assert arcs == ["…/src/bytes/ (20)", "…/src/rand/ (20)", "…/src/strings/ (20)"]
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(alphabet="ab/ .x", max_size=40), min_size=1, max_size=6), st.integers(4, 30))
 def test_shortened_labels_fit_and_are_a_start_or_an_end_of_the_text(texts, width):
-    from allpairs.report.plot import _shortened
+    from allpairs.report.draw import shortened
 
-    for text, short in zip(texts, _shortened(texts, width), strict=True):
+    for text, short in zip(texts, shortened(texts, width), strict=True):
         assert len(short) <= width
         if len(text) <= width:
             assert short == text
@@ -401,7 +404,7 @@ def pairs_and_triples_comparison(tmp_path):
 
 def test_cluster_labels_are_level_and_clusters_of_two_share_one_panel(tmp_path):
     c = pairs_and_triples_comparison(tmp_path)
-    fig = _clusters_figure(c)
+    fig = clusters_figure(c)
     ax = fig.axes[0]
     names = {line.strip() for line in (tmp_path / "words.txt").read_text().splitlines()}
     labels = [t for t in ax.texts if t.get_text() in names]
@@ -422,7 +425,7 @@ def test_a_banding_that_predicts_every_bin_says_so_and_names_one_that_shows_the_
     assert b * r <= 48 and abs((1 / b) ** (1 / r) - 0.5) < 0.05
     note = f"-b {b} -r {r}"
     assert any(note in line for line in banding_notes(flat)) and note in render_table(flat)
-    fig = _scurve_figure(flat)
+    fig = scurve_figure(flat)
     assert any(note in t.get_text() for t in fig.axes[0].texts)
     assert any(f"{b} bands × {r} rows" in t for t in legend_texts(fig)), "the suggested curve is drawn"
     assert texts_outside(fig) == []
@@ -439,3 +442,17 @@ def test_a_bin_far_below_the_curve_names_the_clusters_its_pairs_lie_in(compariso
     far = [line for line in lines if line.startswith(f"[{low.lo:.2f}")]
     assert far and "standard errors below" in far[0] and "cluster" in far[0] and "not independent" in far[0]
     assert not [line for line in banding_notes(comparison) if "standard errors below" in line]
+
+
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30)), max_size=40))
+def test_the_cluster_picture_groups_documents_as_the_naive_union_find_does(edges):
+    from allpairs.pairs.clusters import linked_groups
+    import naive
+
+    left = np.array([a for a, _ in edges], np.int64)
+    right = np.array([b for _, b in edges], np.int64)
+    on_edge = sorted({v for edge in edges for v in edge})
+    expected = naive.clusters(31, edges) + [[v] for v in on_edge if all(a == b for a, b in edges if v in (a, b))]
+    got = sorted(linked_groups(left, right).values(), key=lambda g: (-len(g), g[0]))
+    assert got == sorted(expected, key=lambda g: (-len(g), g[0]))
+    assert all(root == members[0] for root, members in linked_groups(left, right).items())

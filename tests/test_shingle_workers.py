@@ -12,8 +12,8 @@ import pytest
 # The parent starts a pool the way shingle_texts does, prints its workers' pids, and waits.
 PARENT = """
 import os, sys, time
-from allpairs.shingles import keys as shingles
-pool = shingles._worker_pool(2)
+from allpairs.shingles import pool as shingle_pool
+pool = shingle_pool.worker_pool(2)
 pids = sorted(set(pool.submit(os.getpid).result() for _ in range(8)))
 futures = [pool.submit(time.sleep, 120) for _ in range(2)]
 print(" ".join(map(str, pids)), flush=True)

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import xxhash
 
-from allpairs.shingles import keys as shingles
+from allpairs.shingles import keys as shingles, pool as shingle_pool, sets as shingle_sets
+from allpairs.shingles import texts as shingle_texts_module
 from allpairs.shingles.codetokens import tokenize
 from allpairs.errors import UsageError
 from allpairs.shingles import (
@@ -115,18 +116,18 @@ def test_hash_sets_agrees_with_token_key_of_str(sets):
 def test_hash_sets_in_blocks_on_a_second_thread_gives_the_same_keys_or_sorted_rows(sets, block, jobs):
     # Blocks of a few tokens: boundaries fall everywhere, also next to empty sets; a token holding
     # U+0000 (the separator) or one that is not a string, in any block, sends all to the slow path.
-    old = shingles._SPLIT_TOKENS
-    shingles._SPLIT_TOKENS = block
+    old = shingle_sets._SPLIT_TOKENS
+    shingle_sets._SPLIT_TOKENS = block
     try:
         indptr, keys = hash_sets(sets, jobs=jobs)
     finally:
-        shingles._SPLIT_TOKENS = old
+        shingle_sets._SPLIT_TOKENS = old
     assert rows(indptr, keys) == [[xxh64(str(t)) for t in s] for s in sets]
-    shingles._SPLIT_TOKENS = block
+    shingle_sets._SPLIT_TOKENS = block
     try:
         indptr, keys = hash_sets(sets, jobs=jobs, sorted_rows=True)
     finally:
-        shingles._SPLIT_TOKENS = old
+        shingle_sets._SPLIT_TOKENS = old
     assert rows(indptr, keys) == [sorted({xxh64(str(t)) for t in s}) for s in sets]
 
 
@@ -231,8 +232,8 @@ def test_batches_do_not_change_the_result(monkeypatch):
     docs = [f"doc {i} " + "word " * (i % 7) + "x := y\n" * (i % 3) for i in range(40)]
     langs = ["go", "c", "python", None] * 10
     expected = {spec: shingle_texts(docs, spec, languages=langs) for spec in ("word:2", "char:4", "code:3")}
-    monkeypatch.setattr(shingles, "_BATCH_DOCS", 3)
-    monkeypatch.setattr(shingles, "_BATCH_CHARS", 20)
+    monkeypatch.setattr(shingle_texts_module, "_BATCH_DOCS", 3)
+    monkeypatch.setattr(shingle_texts_module, "_BATCH_CHARS", 20)
     for spec, (indptr, keys) in expected.items():
         got_indptr, got_keys = shingle_texts(docs, spec, languages=langs)
         assert np.array_equal(got_indptr, indptr) and np.array_equal(got_keys, keys)
@@ -254,7 +255,7 @@ def test_distinct_keeps_each_key_at_its_first_occurrence_whatever_the_texts_are_
     expected = [first_occurrences(r) for r in rows(*shingle_texts(docs, spec, languages=langs))]
     held = Utf8Texts.of([d.encode("utf-8", "surrogatepass") for d in docs])
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(shingles, "_BATCH_DOCS", batch)  # several batches share the repeat table
+        mp.setattr(shingle_texts_module, "_BATCH_DOCS", batch)  # several batches share the repeat table
         assert rows(*shingle_texts(docs, spec, languages=langs, distinct=True)) == expected
         assert rows(*shingle_texts(held, spec, languages=langs, distinct=True)) == expected
 
@@ -275,7 +276,7 @@ def test_go_files_held_as_utf8_give_the_same_keys_with_any_number_of_threads(mon
     held = Utf8Texts.of([d.encode() for d in docs])
     langs = ["go"] * len(docs)
     expected = rows(*shingle_texts(docs, "code:4", languages=langs, workers=1))
-    monkeypatch.setattr(shingles, "_BATCH_DOCS", 4)
+    monkeypatch.setattr(shingle_texts_module, "_BATCH_DOCS", 4)
     for jobs in (1, 2, 5):
         calls = []
         got = shingle_texts(held, "code:4", languages=langs, jobs=jobs, progress=calls.append)
@@ -285,7 +286,7 @@ def test_go_files_held_as_utf8_give_the_same_keys_with_any_number_of_threads(mon
 
 
 def test_progress_adds_up_to_the_number_of_texts(monkeypatch):
-    monkeypatch.setattr(shingles, "_BATCH_DOCS", 4)
+    monkeypatch.setattr(shingle_texts_module, "_BATCH_DOCS", 4)
     calls = []
     shingle_texts(["a b c"] * 10, "word:2", progress=calls.append)
     assert sum(calls) == 10 and len(calls) == 3
@@ -300,23 +301,22 @@ def test_worker_pool_gives_byte_identical_result(monkeypatch):
     assert sum(calls) == 30
     assert serial[0].tobytes() == pooled[0].tobytes() and serial[1].tobytes() == pooled[1].tobytes()
     # The default: a pool once the corpus is large enough (here: any size).
-    monkeypatch.setattr(shingles, "PARALLEL_MIN_CHARS", 1)
+    monkeypatch.setattr(shingle_pool, "PARALLEL_MIN_CHARS", 1)
     default = shingle_texts(docs, "code:3", languages=langs)
     assert serial[1].tobytes() == default[1].tobytes()
 
 
 def test_jobs_bounds_the_worker_processes_of_the_shingle_stage(monkeypatch):
     # -j/--jobs 1 means one core: no pool of worker processes, however large the corpus.
-    from allpairs.shingles import keys
-
-    monkeypatch.setattr(keys, "PARALLEL_MIN_CHARS", 1)
-    monkeypatch.setattr(keys.os, "sched_getaffinity", lambda pid: set(range(4)))
+    pool = shingle_pool
+    monkeypatch.setattr(pool, "PARALLEL_MIN_CHARS", 1)
+    monkeypatch.setattr(pool.os, "sched_getaffinity", lambda pid: set(range(4)))
     docs = [f"w{i} x{i % 7} y z" for i in range(50)]
     spec = ShingleSpec("word", 2)
-    assert keys._pool_size(None, docs, spec, 1) == 1
-    assert keys._pool_size(None, docs, spec, 3) == 3
-    assert keys._pool_size(None, docs, spec) == 4
-    monkeypatch.setattr(keys, "_shingle_in_pool", lambda *a, **k: pytest.fail("a worker pool was started with jobs=1"))
+    assert pool.pool_workers(None, docs, spec, 1) == 1
+    assert pool.pool_workers(None, docs, spec, 3) == 3
+    assert pool.pool_workers(None, docs, spec) == 4
+    monkeypatch.setattr(pool, "shingle_in_pool", lambda *a, **k: pytest.fail("a worker pool was started with jobs=1"))
     one = shingle_texts(docs, "word:2", jobs=1)
     serial = shingle_texts(docs, "word:2", workers=1)
     assert one[1].tobytes() == serial[1].tobytes()

@@ -22,7 +22,7 @@ from typer.core import TyperGroup
 
 from .. import __version__
 from .._plural import count
-from ..errors import AllPairsError, UsageError
+from ..errors import AllPairsError
 from ..pipeline import JoinResult, Stats, peak_memory
 from ..pairs.clusters import Clusters
 
@@ -257,12 +257,16 @@ def warn_skipped(stats: Stats, shown: int = 5) -> None:
 
 #: Library parameters whose flag is not ``--`` and the name with dashes.
 FLAGS = {"threshold": "-t/--threshold", "id_field": "--id-col", "text_field": "--text-col", "keep": "--keep-col",
-         "tokens_field": "--tokens-col", "against_ids": "--against", "ids": "--id-col"}
+         "tokens_field": "--tokens-col", "against_ids": "--against", "ids": "--id-col",
+         **{f"kind={kind}": f"--{kind}" for kind in ("lines", "sets", "jsonl", "csv", "tsv", "parquet")},
+         "kind=directory": "without an input option", "text_cols": "--text-col", "header=False": "--no-input-header",
+         "ignore=False": "--no-ignore", "normalize=False": "--no-normalize", "existing=replace": "--replace",
+         "existing=skip": "--skip-existing"}
 
 
 def message(e: AllPairsError) -> str:
     """The library's message as the command line says it: its parameters as flags."""
-    return e.for_flags(FLAGS) if isinstance(e, UsageError) else str(e)
+    return e.for_flags(FLAGS)
 
 
 def fail(e: AllPairsError) -> None:

@@ -12,7 +12,7 @@ from typer.core import TyperCommand
 
 from .._kernels.jit import MAX_JOBS
 from ..corpus import Corpus, read_corpus
-from ..corpus.documents import one_document_hint
+from ..corpus.read import one_document_hint
 from ..errors import UsageError
 from ..lsh import MAX_NUM_PERM
 from ..measures import JOIN_MEASURES
@@ -78,7 +78,7 @@ JSONL = typer.Option(False, "--jsonl", rich_help_panel=INPUT,
                           "else line numbers). A line may hold up to 64 MiB.")
 CSV = typer.Option(False, "--csv", rich_help_panel=INPUT,
                    help="PATH is a CSV table, a row a document (--text-col, --id-col, --keep-col name columns); "
-                        "the first row is the header unless --headerless.")
+                        "the first row is the header unless --no-input-header.")
 TSV = typer.Option(False, "--tsv", rich_help_panel=INPUT, help="PATH is a tab-separated table, as --csv.")
 PARQUET = typer.Option(False, "--parquet", rich_help_panel=INPUT,
                        help="PATH is a Parquet file, a row a document, columns as for --csv (the parquet "
@@ -94,8 +94,11 @@ KEEP_COL = typer.Option([], "--keep-col", metavar="NAME", rich_help_panel=INPUT,
 KEEP_ALL = typer.Option(False, "--keep-all", rich_help_panel=INPUT,
                         help="Records: carry every column into the output beside each id (dedup of a table "
                              "writes whole rows without it).")
-HEADERLESS = typer.Option(False, "--headerless", rich_help_panel=INPUT,
-                          help="--csv/--tsv: the table has no header row; name columns by number from 1.")
+NO_INPUT_HEADER = typer.Option(False, "--no-input-header", rich_help_panel=INPUT,
+                               help="--csv/--tsv: the table read has no header row; name columns by number from 1 "
+                                    "(--no-header writes tables without one).")
+#: The old name of --no-input-header, still read, not shown.
+HEADERLESS = typer.Option(False, "--headerless", hidden=True)
 QUOTECHAR = typer.Option(None, "--quotechar", metavar="CHAR", rich_help_panel=INPUT, show_default=False,
                          help="--csv/--tsv: the character quoting fields (CSV: '\"'; TSV: none, fields read "
                               "literally; --quotechar '\"' reads quoted TSV).")
@@ -180,7 +183,8 @@ LINES = typer.Option(False, "--lines", rich_help_panel=INPUT,
 INPUT_OPTIONS = (
     ("lines", bool, LINES), ("sets", bool, SETS), ("jsonl", bool, JSONL), ("csv", bool, CSV), ("tsv", bool, TSV),
     ("parquet", bool, PARQUET), ("text_col", List[str], TEXT_COL), ("id_col", Optional[str], ID_COL),
-    ("keep_col", List[str], KEEP_COL), ("keep_all", bool, KEEP_ALL), ("headerless", bool, HEADERLESS),
+    ("keep_col", List[str], KEEP_COL), ("keep_all", bool, KEEP_ALL),
+    ("no_input_header", bool, NO_INPUT_HEADER), ("headerless", bool, HEADERLESS),
     ("quotechar", Optional[str], QUOTECHAR), ("tokens_col", Optional[str], TOKENS_COL),
     ("include", List[str], INCLUDE), ("exclude", List[str], EXCLUDE), ("hidden", bool, HIDDEN),
     ("no_ignore", bool, NO_IGNORE), ("min_bytes", int, MIN_BYTES), ("encoding", str, ENCODING),
@@ -227,7 +231,7 @@ def read_input(ctx: typer.Context, paths=None, *, keep_all: bool | None = None) 
                        exclude=p.get("exclude", ()), min_bytes=p.get("min_bytes", 0),
                        encoding=p.get("encoding", "utf-8"), id_field=p.get("id_col"),
                        text_field=p.get("text_col") or None, keep=p.get("keep_col", ()),
-                       header=not p.get("headerless", False), tokens_field=p.get("tokens_col"),
+                       header=not (p.get("no_input_header") or p.get("headerless")), tokens_field=p.get("tokens_col"),
                        hidden=p.get("hidden", False), ignore=not p.get("no_ignore", False),
                        quotechar=p.get("quotechar"),
                        keep_all=p.get("keep_all", False) if keep_all is None else keep_all,
@@ -308,7 +312,7 @@ def refuse_unused_input_options(ctx: typer.Context) -> None:
     elif ctx.params.get("keep_all") and ctx.params.get("keep_col"):
         raise UsageError("--keep-all carries every column already; drop --keep-col")
     if kind not in ("csv", "tsv"):
-        refuse(ctx, ("headerless", "quotechar"), "without --csv or --tsv")
+        refuse(ctx, ("no_input_header", "headerless", "quotechar"), "without --csv or --tsv")
     if kind != "parquet":
         refuse(ctx, ("tokens_col",), "without --parquet")
     if kind in ("directory", "parquet"):

@@ -63,7 +63,7 @@ def build_command(
                       f"{count_of(ix.num_sets, 'distinct set')}")
             for note in s.notes:
                 err.print(f"allpairs: {note}")
-            err.print(f"allpairs: index for {ix.rule}: {count_of(len(ix.post), 'posting')}; wrote {run.path} "
+            err.print(f"allpairs: index for {ix.rule}: {count_of(len(ix.postings.post), 'posting')}; wrote {run.path} "
                       f"({count_of(run.size, 'byte')})")
             err.print(f"allpairs: time {_times(s)}; peak memory {mib(s.peak_memory)}")
     except AllPairsError as e:

@@ -25,9 +25,9 @@ import numpy as np
 from ._kernel import build_postings, probe_all_pairs
 from .utils import _similarity_funcs
 
-#: SetSimilaritySearch's measure names -> the kernels' codes.
-MEASURES = {"jaccard": 0, "cosine": 1, "containment": 2, "containment_min": 3}
-COSINE = MEASURES["cosine"]
+#: SetSimilaritySearch's measure names -> the compat kernels' codes (not :data:`allpairs.measures.MEASURES`'s).
+COMPAT_CODES = {"jaccard": 0, "cosine": 1, "containment": 2, "containment_min": 3}
+COSINE = COMPAT_CODES["cosine"]
 #: Candidates a call of the all-pairs kernel may produce before it returns: few for the first
 #: (the first pair comes soon), then more, up to the last (the memory the output takes is bounded).
 FIRST_BUDGET = 256
@@ -69,7 +69,7 @@ def least_passing(passes) -> float:
 def cutoffs(measure: str, threshold) -> tuple[float, float]:
     """(position filter, verification) cut-offs: ``q >= cut`` in float64 decides as SetSimilaritySearch's
     ``q >= threshold`` and ``not q < threshold`` do, ``q`` of the type it computes for ``measure``."""
-    kind = np.float64 if MEASURES[measure] == COSINE else float
+    kind = np.float64 if COMPAT_CODES[measure] == COSINE else float
     position = least_passing(lambda q: kind(q) >= threshold)
     verified = least_passing(lambda q: not kind(q) < threshold)
     return position, verified
@@ -114,7 +114,7 @@ def self_join(ranked, measure: str, threshold, overlap_threshold_func):
     perm = np.argsort(np.array(lengths.tolist()))  # the call SetSimilaritySearch makes, ties and all
     prefix = prefix_lengths(lengths, overlap_threshold_func, threshold)
     position_cut, similarity_cut = cutoffs(measure, threshold)
-    code = MEASURES[measure]
+    code = COMPAT_CODES[measure]
     post_ptr, post_set, post_pos = build_postings(indptr, tokens, perm, prefix, ranked.num_tokens)
     filled = np.zeros(ranked.num_tokens, np.int64)
     stamp = np.zeros(n, np.int64)

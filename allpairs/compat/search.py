@@ -9,7 +9,7 @@ from itertools import repeat
 
 import numpy as np
 
-from allpairs.compat._engine import COSINE, check_arguments, MEASURES, cutoffs, in_set_order, postings_for_index, prefix_lengths
+from allpairs.compat._engine import COSINE, check_arguments, COMPAT_CODES, cutoffs, in_set_order, postings_for_index, prefix_lengths
 from allpairs.compat._kernel import probe_query
 from allpairs.compat.utils import (
     _debug,
@@ -181,7 +181,7 @@ class SearchIndex(object):
             before = self._n_touched
             found, self._n_touched = probe_query(
                 s1, l1, prefix, self._indptr, self._tokens, self._post_ptr, self._post_set, self._post_pos,
-                MEASURES[self._measure], position_cut, similarity_cut, self._stamp, self._stamp_value,
+                COMPAT_CODES[self._measure], position_cut, similarity_cut, self._stamp, self._stamp_value,
                 self._cand, self._cand_sim, self._cand_keep, self._touched, self._touched_list, before)
             keep = self._cand_keep[:found]
             kept = int(np.count_nonzero(keep))
@@ -197,7 +197,7 @@ class SearchIndex(object):
             index = self.__dict__["index"]
             for w in touched:
                 index[w]
-        results = list(zip(ids, sims if MEASURES[self._measure] == COSINE else sims.tolist()))
+        results = list(zip(ids, sims if COMPAT_CODES[self._measure] == COSINE else sims.tolist()))
         _debug("{} verified sets found.", len(results))
         return results
 

@@ -217,7 +217,7 @@ def _raw_chunks(path: str | os.PathLike) -> tuple[str, Iterator[bytes]]:
     if not p.exists():
         raise UsageError(f"{path}: no such file or directory")
     if p.is_dir():
-        raise UsageError(f"{path} is a directory; give a file, or drop --lines/--sets/--jsonl to read the tree")
+        raise UsageError(f"{path} is a directory; give a file, or read the tree ({{{{kind=directory}}}})", param="kind")
     try:
         f = open(p, "rb")
     except OSError as e:
@@ -291,7 +291,7 @@ def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes):
                 byte = raw_before - pending + e.start
                 line = n_lines + e.object.count(b"\n", 0, e.start) + 1
                 raise InputError(f"{name}:{line}: not valid {encoding} (byte {byte}); "
-                                 "give the file's encoding with --encoding, e.g. latin-1") from None
+                                 "give the file's encoding, e.g. {{encoding=latin-1}}", param="encoding") from None
             except Exception as e:  # a codec with its own error types
                 raise InputError(f"{name}: cannot decode as {encoding} ({e})") from None
             if first and text:

@@ -27,8 +27,9 @@ import os
 import sys
 from typing import Sequence
 
-from ..errors import InputError, MissingExtraError, UsageError, install_command
-from .documents import Corpus, Records, fields_of
+from ..errors import InputError, UsageError, require_extra
+from .model import Corpus
+from .records import Records, fields_of
 from .linefile import MAX_LINE_BYTES, read_line_file
 
 #: The delimiter of each table kind, and the quote character it is read with by default (None: no quoting).
@@ -77,13 +78,14 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     text_cols = [text_cols] if isinstance(text_cols, str) else list(text_cols or [])
     if kind == "parquet":
         if quotechar is not None:
-            raise UsageError("--quotechar goes with --csv and --tsv; Parquet has no quoting")
+            raise UsageError("{{quotechar}} goes with {{kind=csv}} and {{kind=tsv}}; Parquet has no quoting",
+                             param="quotechar")
         return _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all)
     if kind not in DELIMITERS:
         raise UsageError(f"unknown table kind {kind!r}; choose csv, tsv or parquet")
     if quotechar is not None and (len(quotechar) != 1 or quotechar in "\t\r\n,"):
-        raise UsageError(f"--quotechar {quotechar!r} is not one character that can quote a field; "
-                         "give one such as '\"'")
+        raise UsageError(f"{{{{quotechar}}}} {quotechar!r} is not one character that can quote a field; "
+                         "give one such as '\"'", param="quotechar")
     quote = QUOTECHARS[kind] if quotechar is None else quotechar
     lines = read_line_file(path, encoding)
     name = lines.name
@@ -149,7 +151,7 @@ def _refuse_json_lines(text: str, name: str, kind: str) -> None:
             is_object = False
         if is_object:
             raise UsageError(f"{name} looks like JSON Lines (its first line is a JSON object), not "
-                             f"{kind.upper()}; read it with --jsonl")
+                             f"{kind.upper()}; read it with {{{{kind=jsonl}}}}", param="kind")
 
 
 def _rows(reader, name: str, kind: str):
@@ -177,22 +179,23 @@ class _Columns:
         self.header = header
         if not text_cols:
             text_cols = ["text"] if "text" in self.names or len(self.names) != 1 else [self.names[0]]
-        self.texts = [self.find(c, "--text-col") for c in text_cols]
-        self.keep = [self.find(c, "--keep-col") for c in keep]
+        self.texts = [self.find(c, "text_cols") for c in text_cols]
+        self.keep = [self.find(c, "keep") for c in keep]
         if id_col is not None:
-            self.id = self.find(id_col, "--id-col")
+            self.id = self.find(id_col, "id_col")
         else:  # the id column by default; two of them are refused as when named
-            self.id = self.find("id", "--id-col") if header and "id" in self.names else None
+            self.id = self.find("id", "id_col") if header and "id" in self.names else None
         if keep_all:  # every column but the id, in the table's order
             self.keep = [k for k in range(len(self.names)) if k != self.id]
 
-    def find(self, column: str, option: str) -> int:
+    def find(self, column: str, param: str) -> int:
+        """The position of ``column``, named by the parameter ``param``."""
         if column not in self.names:
             if self.header:
                 raise UsageError(f"{self.where}: no column {column!r} (its header has {fields_of(self.names)}); "
-                                 f"name one with {option}")
+                                 f"name one with {{{{{param}}}}}", param=param)
             raise UsageError(f"{self.where}: no column {column!r}: without a header, columns are numbered 1 to "
-                             f"{len(self.names)}; name one by number with {option}")
+                             f"{len(self.names)}; name one by number with {{{{{param}}}}}", param=param)
         at = [k for k, c in enumerate(self.names) if c == column]
         if len(at) > 1:
             raise InputError(f"{self.where}: column {column!r} appears {len(at)} times in the header "
@@ -230,11 +233,7 @@ def is_token_lists(typ) -> bool:
 
 def _pyarrow():
     """pyarrow.parquet, or a one-line error naming the extra that installs it."""
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise MissingExtraError(f"--parquet needs pyarrow: {install_command('parquet')}") from None
-    return pq
+    return require_extra("pyarrow.parquet", "{{kind=parquet}}")
 
 
 def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> Corpus:
@@ -255,7 +254,7 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> 
         raise InputError(f"{name}: cannot read as Parquet ({str(e).splitlines()[0]})") from None
     names = list(schema.names)
     if tokens_col is not None and text_cols:
-        raise UsageError("give --text-col or --tokens-col, not both")
+        raise UsageError("give {{text_cols}} or {{tokens_col}}, not both", param="tokens_col")
     pick = _Columns(names, name, True, id_col, [tokens_col] if tokens_col else text_cols, keep, keep_all)
     wanted = sorted({*pick.texts, *pick.keep, *([pick.id] if pick.id is not None else [])})
     try:
@@ -271,7 +270,7 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> 
     if pick.id is not None and not is_id(column[pick.id].type):
         raise InputError(f"{name}: column {names[pick.id]!r} holds {column[pick.id].type}; ids are strings or "
                          f"integers: cast it (CAST({names[pick.id]} AS VARCHAR), or in pandas "
-                         f".astype(str)) or name another column with --id-col")
+                         f".astype(str)) or name another column with {{{{id_col}}}}", param="id_col")
     for k in pick.keep:
         typ = column[k].type
         if pa.types.is_dictionary(typ):

@@ -26,7 +26,8 @@ from ..pipeline import Stats, timed, as_corpus, peak_memory, shingle_corpus
 from ..pairs.result import similarity_text
 from ..pairs.summary import SHOWN, Summarised
 from ._kernel import build_postings, dedup as dedup_kernel
-from .search import Rule, scratch
+from .postings import scratch
+from .rule import Rule
 
 
 @dataclass(repr=False)

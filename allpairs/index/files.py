@@ -21,7 +21,10 @@ from ..pipeline import Stats, timed, peak_memory
 from ..pipeline.stats import with_detail
 from ..output.files import OutputPlan, check_output
 from ..output.spill import size_text
-from .search import Matches, Rule, SearchIndex, check_added_columns, continue_lines
+from .ids import check_added_columns, continue_lines
+from .matches import Matches
+from .rule import Rule
+from .search import SearchIndex
 from .store import locked, open_index
 
 
@@ -49,7 +52,7 @@ def carried_columns(path: str | os.PathLike, kind: str, keep) -> list[str] | Non
     if unknown:
         raise UsageError(f"the index carries no column {unknown[0]!r} (it carries "
                          f"{', '.join(map(repr, carried)) if carried else 'none'}); build the index with "
-                         "--keep-col to carry it, or leave it out")
+                         "{{keep}} to carry it, or leave it out", param="keep")
     return list(keep) if keep else carried
 
 
@@ -93,7 +96,7 @@ def add_file(path: str | os.PathLike, corpus: Corpus, *, on_wait: Callable[[], N
     """Append the documents of ``corpus`` to the index in ``path`` (shingled as it says) and save it again.
 
     Line ids (``--lines``, ``--sets``, records without ids) continue after the
-    index's largest line id (:func:`~allpairs.index.search.continue_lines`).
+    index's largest line id (:func:`~allpairs.index.ids.continue_lines`).
     The index is locked for the whole read-modify-write: another run adding to
     it waits until this one has replaced it, then adds to the new file.
     ``on_wait`` is called once when this run has to wait for another.

@@ -17,7 +17,7 @@ from typing import BinaryIO, Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..errors import MissingExtraError, UsageError, install_command
+from ..errors import UsageError, require_extra
 from .escape import csv_field, json_field, tsv_field, utf8
 
 #: Formats of tables; Parquet is binary and needs pyarrow.
@@ -117,12 +117,7 @@ def write_id_list(out: BinaryIO, ids: Sequence) -> int:
 
 def pyarrow_modules():
     """(pyarrow, pyarrow.parquet), or a one-line error naming the extra that installs them."""
-    try:
-        import pyarrow
-        import pyarrow.parquet
-    except ImportError:
-        raise MissingExtraError(f"Parquet needs pyarrow: {install_command('parquet')}") from None
-    return pyarrow, pyarrow.parquet
+    return require_extra("pyarrow", "Parquet"), require_extra("pyarrow.parquet", "Parquet")
 
 
 def _arrow(values: Sequence, kind: str, pa):

@@ -15,12 +15,12 @@ import numpy as np
 
 from ._clusters_kernel import components, flatten, union_sets
 from .._plural import count
-from ..errors import UsageError
+from ..errors import UsageError, require_extra
 from ..order import OrderedSets
 from ..output.escape import csv_field, json_field, tsv_field
 from .result import FORMATS, Pairs, sequence_item
 from ..output.tables import Column, carried, write_table
-from .summary import SHOWN, Summarised, require_pandas
+from .summary import SHOWN, Summarised
 
 
 @dataclass(repr=False)
@@ -71,7 +71,7 @@ class Clusters(Summarised):
         """The long form as a pandas DataFrame: ``id`` (the position without ids), ``cluster`` (from 1,
         the largest first) and ``cluster_size`` per clustered document (see :meth:`rows`; ``singletons``
         needs the ids, to know every document). Needs pandas."""
-        pandas = require_pandas("to_pandas")
+        pandas = require_extra("pandas", "to_pandas")
         if singletons and self.ids is None:
             raise UsageError("singletons=True needs the ids, to know every document; take res.clusters of a join")
         doc, cluster, size = self.rows(len(self.ids) if self.ids is not None else 0, singletons)
@@ -87,7 +87,7 @@ class Clusters(Summarised):
         ``singletons`` a number of its own after the clusters', in input order
         (as :meth:`rows`). Needs pandas and the ids (``res.clusters`` of a join).
         """
-        pandas = require_pandas("to_series")
+        pandas = require_extra("pandas", "to_series")
         if self.ids is None:
             raise UsageError("to_series needs the ids, to know every document; take res.clusters of a join")
         n = len(self.ids)
@@ -139,6 +139,20 @@ def find_clusters(pairs: Pairs, ids: Sequence | None = None) -> Clusters:
     linked[pairs.set_left] = True
     linked[pairs.set_right] = True
     return clusters_of(s, comp, linked, ids)
+
+
+def linked_groups(left: np.ndarray, right: np.ndarray) -> dict[int, list[int]]:
+    """The connected components of the graph with the edges ``left[k]`` -- ``right[k]`` (any ints, e.g.
+    documents), by the union-find of :func:`find_clusters`: smallest member -> its members, ascending.
+    Only nodes on an edge appear."""
+    left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
+    nodes, inverse = np.unique(np.concatenate([left, right]), return_inverse=True)
+    ends = inverse.reshape(-1).astype(np.int32)
+    comp = components(np.int64(len(nodes)), ends[:len(left)], ends[len(left):])
+    groups: dict[int, list[int]] = {}
+    for node, root in zip(nodes.tolist(), comp.tolist()):  # nodes ascending: each root is its smallest member
+        groups.setdefault(nodes[root].item(), []).append(node)
+    return groups
 
 
 class SetUnion:

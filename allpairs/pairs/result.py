@@ -18,11 +18,11 @@ import numpy as np
 from . import _kernel as _k
 from .._kernels.jit import kernels_for
 from .._plural import count
-from ..errors import MissingExtraError, UsageError, install_command
+from ..errors import UsageError, require_extra
 from ..measures import MEASURES, Measure, get_measure
 from ..output.escape import csv_field, json_field, tsv_field, utf8
 from ..order import OrderedSets
-from .summary import SHOWN, require_pandas
+from .summary import SHOWN
 
 FORMATS = ("tsv", "csv", "jsonl")
 
@@ -344,15 +344,11 @@ class Pairs:
         """The pairs as a pandas DataFrame (left, right, similarity as a float under ``measure``, default
         Jaccard, overlap, left_size, right_size; ``estimate`` instead of similarity and overlap for
         estimated pairs), the documents named by ``ids`` when given, else by position. Needs pandas."""
-        return require_pandas("to_pandas").DataFrame(self._columns(ids, measure))
+        return require_extra("pandas", "to_pandas").DataFrame(self._columns(ids, measure))
 
     def to_arrow(self, ids: Sequence | None = None, measure: Measure | str | None = None):
         """The pairs as a pyarrow Table, with the columns of :meth:`to_pandas`. Needs pyarrow."""
-        try:
-            import pyarrow
-        except ImportError:
-            raise MissingExtraError(f"to_arrow needs pyarrow: {install_command('parquet')}") from None
-        return pyarrow.table(self._columns(ids, measure))
+        return require_extra("pyarrow", "to_arrow").table(self._columns(ids, measure))
 
 
 def _pairs_of(c: PairChunk, a: int, b: int, offset: int = 0) -> Iterator[Pair]:

@@ -10,19 +10,8 @@ from __future__ import annotations
 import html
 from typing import Sequence
 
-from ..errors import MissingExtraError, install_command
-
 #: Rows a summary shows.
 SHOWN = 5
-
-
-def require_pandas(what: str):
-    """The pandas module, or a :class:`~allpairs.errors.MissingExtraError` naming the extra that installs it."""
-    try:
-        import pandas
-    except ImportError:
-        raise MissingExtraError(f"{what} needs pandas: {install_command('pandas')}") from None
-    return pandas
 
 
 def summary_text(title: str, header: Sequence[str], rows: Sequence[Sequence], total: int, ids: int = 2) -> str:

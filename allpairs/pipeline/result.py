@@ -14,8 +14,8 @@ from .._plural import count
 from ..measures import Measure, Threshold, get_measure
 from ..pairs import Pairs
 from ..pairs.result import similarity_text
-from ..errors import UsageError
-from ..pairs.summary import SHOWN, Summarised, require_pandas
+from ..errors import UsageError, require_extra
+from ..pairs.summary import SHOWN, Summarised
 from ..pairs.clusters import Clusters, ClustersNotAsked
 from .stats import Stats
 
@@ -151,7 +151,7 @@ class JoinResult(Summarised):
         texts : bool
             Add ``left_text`` and ``right_text``: both documents' texts.
         """
-        pandas = require_pandas("to_pandas")
+        pandas = require_extra("pandas", "to_pandas")
         frame = self.pairs.to_pandas(self.ids, self.measure)
         if columns is None and not texts:
             return frame

@@ -1,0 +1,125 @@
+"""The corpus: documents' ids with their texts or pre-tokenised sets, what was skipped and left out
+and why, and the notes a summary shows."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from .._plural import count
+
+
+#: Reasons a file or folder is left out before it is read (keys of :attr:`Corpus.left_out`).
+HIDDEN, IGNORED, EXCLUDED, NOT_INCLUDED, NAMED_TWICE = "hidden", "ignored", "--exclude", "--include", "named twice"
+
+
+@dataclass
+class Corpus:
+    """Documents to join.
+
+    Attributes
+    ----------
+    ids : list
+        One id per document, in output order: relative paths, line numbers or
+        JSON ids (str), or for Python input dict keys or list positions.
+    texts : sequence of str or None
+        The documents' texts, when they are to be shingled (a directory's
+        files are held as UTF-8 bytes and decoded on access, see
+        :class:`~allpairs.corpus.linefile.Utf8Texts`).
+    sets : list of list of str or None
+        Pre-tokenised sets, when they are the shingles already.
+    columns : dict of str to sequence of str
+        Columns carried beside each id into every output, by name: the line
+        for ``--lines`` ("text"), the ``--keep-col`` columns of a table or
+        JSON Lines.
+    languages : list of (str or None) or None
+        Programming language of each document, for ``code:N`` shingles.
+    skipped : list of (id, reason)
+        Documents left out, with the reason.
+    kind : str
+        "directory", "lines", "sets", "jsonl", "csv", "tsv", "parquet", or for
+        Python lists and dicts "texts" or "tokens".
+    seconds : float
+        Time spent reading.
+    dropped : int
+        Files left out because they are smaller than the minimum size.
+    found : int
+        Files found below the paths given (directory input), before any filter.
+    left_out : dict of str to int
+        Files and folders left out before reading, by reason: "hidden file",
+        "hidden folder", "ignored file", "ignored folder" (by .gitignore,
+        .ignore or being .git), "--include", "--exclude", "named twice".
+    paths : list of str
+        The paths read, as given.
+    sources : list of str or None
+        Directory input: for each document, the PATH it was found below, as
+        given ("" for a file named on its own); what groups the documents of
+        several PATHs in a picture as one root's directories are grouped.
+    notes : list of str
+        What the reader decided that the summary should say (ids taken from
+        line numbers, a table read as one document).
+    header : list of str or None
+        Records read with every column carried (``keep_all``): the names of
+        the columns in the input's order, the id column among them (a JSON
+        Lines file: the first record's fields), so that a row can be written
+        back as it came.
+    id_column : str or None
+        Records: the column the ids came from (None: row or line numbers).
+    """
+
+    ids: list[str]
+    texts: list[str] | None = None
+    sets: list[list[str]] | None = None
+    columns: dict[str, Sequence[str]] = field(default_factory=dict)
+    languages: list[str | None] | None = None
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    kind: str = "texts"
+    seconds: float = 0.0
+    dropped: int = 0
+    found: int = 0
+    left_out: dict[str, int] = field(default_factory=dict)
+    paths: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    sources: list[str] | None = None
+    header: list[str] | None = None
+    id_column: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def shown(self) -> Sequence[str] | None:
+        """The first carried column (a line's text for ``--lines``), or None: what labels a document."""
+        return next(iter(self.columns.values()), None)
+
+    def left_out_note(self) -> str | None:
+        """What the hidden and ignore rules left out, in words, or None if nothing."""
+        parts = []
+        for why, flag in ((HIDDEN, "--hidden"), (IGNORED, "--no-ignore")):
+            folders, files = self.left_out.get(f"{why} folder", 0), self.left_out.get(f"{why} file", 0)
+            if folders or files:
+                what = " and ".join(count(n, noun) for n, noun in ((folders, "folder"), (files, "file")) if n)
+                by = "hidden" if why == HIDDEN else "ignored (.gitignore, .ignore, .git)"
+                parts.append(f"{what} {by}; {flag} reads them")
+        return "left out " + "; ".join(parts) if parts else None
+
+    def empty_message(self) -> str:
+        """Why no document was read: files found, what each filter left out, what was skipped."""
+        where = f" from {', '.join(self.paths)}" if self.paths else ""
+        parts = []
+        if self.kind == "directory":
+            parts.append(f"{count(self.found, 'file')} found")
+            for key in (NOT_INCLUDED, EXCLUDED, NAMED_TWICE):
+                if self.left_out.get(key):
+                    parts.append(f"{self.left_out[key]:,} left out by {key}" if key.startswith("--")
+                                 else f"{self.left_out[key]:,} {key}")
+            if self.dropped:
+                parts.append(f"{self.dropped:,} smaller than --min-bytes")
+            note = self.left_out_note()
+            if note:
+                parts.append(note)
+        if self.skipped:
+            reasons = Counter(why.split(" (")[0] for _, why in self.skipped)
+            parts.append("skipped " + ", ".join(f"{n:,} {why}" for why, n in reasons.most_common()))
+        parts += self.notes
+        return f"the corpus is empty: no document was read{where}" + (f" ({'; '.join(parts)})" if parts else "")
