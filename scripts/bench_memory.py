@@ -13,8 +13,15 @@ The cases (issue 30 and issue 35 item 11):
 - ``lines12k``, ``sets12k``: 12,000 of them (72 M pairs) written with ``-o``,
   read as ``--lines`` and as ``--sets``; the outputs' SHA-256 compared;
 - ``clusters12k``: the same 12,000 with ``--clusters -o``;
+- ``lsh12k``, ``lshclusters12k``: the same 12,000 joined by ``--method lsh``
+  (every pair in LSH buckets joined exactly) with ``-o``, and with ``--clusters -o``;
 - ``top`` and ``neighbors``: ``--top 10`` and ``--neighbors 5`` on N two-token
   lines ``c uI`` at three sizes (``--sizes``, default 5,000, 10,000, 20,000).
+
+``--in-memory`` runs each case on this tree a second time with a budget that
+never spills (``--memory 1T``): the answer held in memory, whose output the
+bounded run's must equal byte for byte (``count50k``, whose pairs do not fit,
+is checked against its arithmetic, 50,000 × 49,999 / 2, instead).
 
 Each run is a separate process (``python -m allpairs`` with the tree as its
 working directory, so that its ``allpairs`` is the one imported), under
@@ -60,6 +67,12 @@ def cases(sizes: list[int]) -> dict[str, tuple[str, str, list[str], bool]]:
         "clusters12k": ("titles12k.txt", titles(12_000),
                         ["join", "-q", "-t", "0.5", "-s", "word:1", "--lines", "{IN}", "--clusters", "-o", "{OUT}"],
                         True),
+        "lsh12k": ("titles12k.txt", titles(12_000),
+                   ["join", "-q", "-t", "0.5", "-s", "word:1", "--method", "lsh", "--lines", "{IN}", "-o", "{OUT}"],
+                   True),
+        "lshclusters12k": ("titles12k.txt", titles(12_000),
+                           ["join", "-q", "-t", "0.5", "-s", "word:1", "--method", "lsh", "--lines", "{IN}",
+                            "--clusters", "-o", "{OUT}"], True),
     }
     for n in sizes:
         out[f"top{n // 1000}k"] = (f"two{n}.txt", two_tokens(n),
@@ -107,16 +120,20 @@ def main() -> None:
     ap.add_argument("--skip-before", action="append", default=[],
                     help="cases not run on the earlier tree (its figure is quoted from elsewhere)")
     ap.add_argument("--work", type=Path, help="where inputs and outputs go (default a temporary directory)")
+    ap.add_argument("--in-memory", action="store_true",
+                    help="also run each case on this tree with --memory 1T (nothing spilled): the same output?")
     a = ap.parse_args()
     limit = int(float(a.limit[:-1]) * {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[a.limit[-1].upper()])
     work = a.work or Path(tempfile.mkdtemp(prefix="bench_memory."))
     work.mkdir(parents=True, exist_ok=True)
     every = cases([int(s) for s in a.sizes.split(",")])
     chosen = [n for n in every if not a.case or any(n.startswith(c) for c in a.case)]
-    trees = [("after", REPO)] + ([("before", a.before.resolve())] if a.before else [])
+    trees = ([("after", REPO)] + ([("before", a.before.resolve())] if a.before else [])
+             + ([("in memory", REPO)] if a.in_memory else []))
+    other = "in memory" if a.in_memory else "before"
     print(f"# load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; "
           f"limit {a.limit} of address space a run", flush=True)
-    print("| case | before: wall (CPU), peak | after: wall (CPU), peak | CPU ratio | peak ratio | same output |")
+    print(f"| case | {other}: wall (CPU), peak | after: wall (CPU), peak | CPU ratio | peak ratio | same output |")
     print("|---|---|---|---|---|---|", flush=True)
     for name in chosen:
         infile, text, args, compare = every[name]
@@ -127,8 +144,12 @@ def main() -> None:
         for label, tree in trees:
             if label == "before" and name in a.skip_before:
                 continue
-            out = work / f"{name}.{label}.out"
+            if label == "in memory" and name == "count50k":  # 1.25 G pairs do not fit: their arithmetic
+                got[label] = (None, 0.0, None, "arithmetic", str(50_000 * 49_999 // 2))
+                continue
+            out = work / f"{name}.{label.replace(' ', '-')}.out"
             argv = [x.replace("{IN}", str(src)).replace("{OUT}", str(out)) for x in args]
+            argv += ["--memory", "1T"] if label == "in memory" else []
             print(f"{name} {label} ...", file=sys.stderr, flush=True)
             wall, cpu, peak, said = run(tree, argv, limit)
             result = said if "--count" in args else (digest(out) if out.exists() and wall is not None else None)
@@ -140,16 +161,20 @@ def main() -> None:
             if label not in got:
                 return "not run"
             wall, cpu, peak, said, _ = got[label]
+            if said == "arithmetic":
+                return "(its arithmetic)"
             mib = f"{peak / 2**20:,.0f} MiB" if peak else "?"
             return f"{wall:.1f} s ({cpu:.1f} s CPU), {mib}" if wall is not None else \
                 f"failed after {cpu:.1f} s CPU ({said}), {mib}"
 
         ratio_t = ratio_m = same = "–"
-        if "before" in got and got["before"][0] and got["after"][0]:
-            ratio_t = f"{got['after'][1] / got['before'][1]:.2f}"
-            ratio_m = f"{got['after'][2] / got['before'][2]:.2f}"
-            same = "yes" if got["before"][4] == got["after"][4] else "NO"
-        print(f"| {name} | {cell('before')} | {cell('after')} | {ratio_t} | {ratio_m} | {same} |", flush=True)
+        if other in got and got[other][0] and got["after"][0]:
+            ratio_t = f"{got['after'][1] / got[other][1]:.2f}"
+            ratio_m = f"{got['after'][2] / got[other][2]:.2f}"
+        if other in got and got["after"][0] and got[other][4] is not None:
+            same = "yes" if got[other][4] == got["after"][4] else "NO"
+        sha = f" ({got['after'][4]})" if got["after"][0] and "--count" not in args else ""
+        print(f"| {name} | {cell(other)} | {cell('after')} | {ratio_t} | {ratio_m} | {same}{sha} |", flush=True)
 
 
 if __name__ == "__main__":

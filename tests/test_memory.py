@@ -52,7 +52,8 @@ def _written(res, fmt: str) -> bytes:
     if fmt == "parquet":
         write_pairs_table(res.pairs, res.ids, out, res.measure, columns=res.columns)
     else:
-        PairWriter(res.ids, fmt, columns=res.columns, measure=res.measure).write(res.pairs, out)
+        PairWriter(res.ids, fmt, columns=res.columns, measure=res.measure,
+                   estimated=res.pairs.estimated).write(res.pairs, out)
     return out.getvalue()
 
 
@@ -188,7 +189,8 @@ def test_a_memory_size_that_is_no_size_is_a_usage_error(tmp_path, titles):
     assert run.stderr.decode().count("\n") == 1 and "--memory" in run.stderr.decode()
 
 
-def test_a_full_disk_while_spilling_is_one_line_exit_1_and_leaves_nothing(tmp_path, titles):
+@pytest.mark.parametrize("method", ["exact", "lsh"])
+def test_a_full_disk_while_spilling_is_one_line_exit_1_and_leaves_nothing(tmp_path, titles, method):
     # The spill's writes fail as on a full disk (ENOSPC) from the second on.
     code = ("import errno, os, sys; from allpairs.output import spill; calls = []\n"
             "def full(fd, data):\n"
@@ -199,7 +201,8 @@ def test_a_full_disk_while_spilling_is_one_line_exit_1_and_leaves_nothing(tmp_pa
             "from allpairs.__main__ import main; sys.argv = ['allpairs'] + sys.argv[1:]; main()\n")
     out = tmp_path / "pairs.tsv"
     run = subprocess.run([sys.executable, "-c", code, "join", "-t", "0.5", "-s", "word:1", "--lines", str(titles),
-                          "--memory", "64K", "-o", str(out)], cwd=REPO, capture_output=True, timeout=600)
+                          "--method", method, "--memory", "64K", "-o", str(out)], cwd=REPO, capture_output=True,
+                         timeout=600)
     lines = run.stderr.decode().splitlines()
     assert run.returncode == 1, lines
     assert len(lines) == 1 and lines[0].startswith(f"allpairs: error: no space left in {tmp_path} for the spilled pairs")
@@ -207,14 +210,16 @@ def test_a_full_disk_while_spilling_is_one_line_exit_1_and_leaves_nothing(tmp_pa
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_signal_while_spilling_leaves_no_temporary_file(tmp_path):
+@pytest.mark.parametrize("method", ["exact", "lsh"])
+def test_a_signal_while_spilling_leaves_no_temporary_file(tmp_path, method):
     corpus = tmp_path / "in" / "titles.txt"
     corpus.parent.mkdir()
     corpus.write_text("".join(f"title number {i} of the catalogue\n" for i in range(1, 3001)))
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "allpairs", "join", "-q", "-t", "0.5", "-s", "word:1", "--lines",
-                             str(corpus), "--memory", "64K", "-o", str(out_dir / "pairs.tsv")], cwd=REPO,
+                             str(corpus), "--method", method, "--memory", "64K", "-o", str(out_dir / "pairs.tsv")],
+                            cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     # Wait for the first run to appear, then interrupt.
     for _ in range(6000):

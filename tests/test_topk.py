@@ -73,6 +73,36 @@ def test_neighbors_found_in_blocks_of_one_match_the_oracle(case):
         agrees_with_the_oracle(case, "neighbors")
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ranked_case())
+def test_neighbors_in_blocks_bounded_by_the_sets_match_the_oracle(case):
+    # A block of (K + 1) pairs a set at most, whatever the memory budget: a handful of pairs a block here.
+    from unittest import mock
+
+    from allpairs.exact import prefix, topk
+
+    with mock.patch.object(topk, "NEIGHBOR_BLOCK", 1), mock.patch.object(topk, "MIN_NEIGHBOR_BLOCK", 1), \
+            mock.patch.object(prefix, "MIN_TASK_COST", 1):
+        agrees_with_the_oracle(case, "neighbors")
+
+
+def test_the_neighbours_block_is_bounded_by_the_sets_not_by_the_memory_budget(monkeypatch):
+    # 5,000 two-token lines took 1,666 MiB with blocks of the budget (5.6 M pairs at 256 MiB); 131 MiB bounded
+    # by the sets (4 x 6 entries x 5,000 sets = 120,000 pairs a block).
+    from allpairs.exact import topk
+
+    seen = []
+    blocks = topk.prefix_join_blocks
+    monkeypatch.setattr(topk, "prefix_join_blocks", lambda *a, block_pairs, **kw:
+                        seen.append(block_pairs) or blocks(*a, block_pairs=block_pairs, **kw))
+    docs = [f"c u{i}" for i in range(300)]
+    res = allpairs.join(docs, neighbors=5, shingle="word:1", memory="1G")
+    assert set(seen) == {topk.MIN_NEIGHBOR_BLOCK} and topk.MIN_NEIGHBOR_BLOCK < (1 << 30) // 48
+    assert topk.neighbor_block(5, 5_000, (256 << 20) // 48) == 4 * 6 * 5_000
+    assert topk.neighbor_block(5, 5_000, 1_000) == 1_000, "a smaller budget still bounds the block"
+    assert [(p.left, p.right) for p in res.pairs][:5] == [(0, i) for i in range(1, 6)]
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ranked_case())
 def test_top_pairs_kept_a_block_of_one_pair_at_a_time_match_the_oracle(case):
@@ -315,3 +345,14 @@ def test_ranked_results_convert_to_pandas_in_their_order():
     df = res.to_pandas()
     assert df[["left", "right"]].values.tolist() == [["a", "c"], ["a", "b"]]
     assert df["similarity"].tolist() == [1.0, 2 / 3]
+
+
+def test_the_neighbours_summary_says_what_each_count_of_pairs_counts(tmp_path):
+    # It once read "150,000 pairs (1,021,186 between distinct sets)": more pairs behind fewer, unexplained.
+    lines = tmp_path / "two.txt"
+    lines.write_text("".join(f"c u{i}\n" for i in range(40)))
+    r = run("join", "--neighbors", "3", "-s", "word:1", "--lines", lines)
+    assert r.exit_code == 0, r.stderr
+    line = next(x for x in r.stderr.splitlines() if "nearest" in x)
+    assert line.startswith("allpairs: 120 pairs output, the 3 nearest neighbours of each document")
+    assert "read 780 candidates and verified 780 pairs of distinct sets, of which each set keeps its 3 best" in line

@@ -225,7 +225,7 @@ def summary(res: JoinResult, write_seconds: float | None) -> None:
     if res.n_left is not None:
         what += f" of {res.n_left:,} against {count(len(res.ids) - res.n_left, 'document')}"
     if s.ranked is not None:  # --neighbors: what was printed, then what the joins behind it did
-        err.print(f"allpairs: {count(s.pairs, 'pair')}: {s.ranked}")
+        err.print(f"allpairs: {s.ranked}")
     else:
         err.print(f"allpairs: {what} at {at}: {count(s.candidates, 'candidate')}, "
                   f"{count(s.pairs, 'pair')} ({s.set_pairs:,} between distinct sets)")

@@ -136,6 +136,13 @@ MEMORY = typer.Option("256M", "--memory", metavar="SIZE", rich_help_panel=PERFOR
                            "runs beside -o (or in TMPDIR) and merged: the same output.")
 
 
+def spill_directory(plan) -> str | bool:
+    """Where pairs past --memory are spilled: beside the output file, else in TMPDIR (stdout, a device)."""
+    if plan is None or plan.special:
+        return True
+    return os.fsdecode(os.path.dirname(plan.path) or b".")
+
+
 def check_memory(value: str) -> int:
     """--memory as bytes, or a usage error naming the flag (one line, exit 2) before any input is read."""
     from ..output.spill import parse_memory

@@ -10,9 +10,10 @@ import typer
 from ..errors import AllPairsError
 from ..output.files import check_output
 from ._app import Bar, app, err, fail, warn_skipped
-from ._options import (VERBATIM_CELLS, verbatim_cells, BANDS, BITS, JOBS, MAX_BUCKET, MIN_SHINGLES, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET,
-                       RECALL, ROWS, SEED, SHINGLE, THRESHOLD, PanelCommand, check_jobs, input_options, read_input,
-                       refuse_output_of_input, refuse_unused_input_options, refuse_unused_lsh_options)
+from ._options import (VERBATIM_CELLS, verbatim_cells, BANDS, BITS, JOBS, MAX_BUCKET, MEMORY, MIN_SHINGLES, NO_NORMALIZE,
+                       NUM_PERM, OUTPUT, PATHS, QUIET, RECALL, ROWS, SEED, SHINGLE, THRESHOLD, PanelCommand,
+                       check_jobs, check_memory, input_options, read_input, refuse_output_of_input,
+                       refuse_unused_input_options, refuse_unused_lsh_options, spill_directory)
 
 
 @app.command("compare", cls=PanelCommand,
@@ -36,7 +37,7 @@ def compare_command(
     verbatim: bool = VERBATIM_CELLS, quiet: bool = QUIET,
     num_perm: int = NUM_PERM, bands: Optional[int] = BANDS, rows: Optional[int] = ROWS, recall: float = RECALL,
     seed: int = SEED, bits: Optional[int] = BITS, max_bucket: Optional[int] = MAX_BUCKET,
-    jobs: int = JOBS,
+    jobs: int = JOBS, memory: str = MEMORY,
     **inputs,
 ) -> None:
     """Run the exact join and the LSH join on the same shingle sets and compare recall and cost.
@@ -51,6 +52,7 @@ def compare_command(
 
     check_jobs(jobs)
     ctx.with_resource(verbatim_cells(verbatim))
+    budget = check_memory(memory)
     bar = Bar(not quiet)
     try:
         refuse_unused_input_options(ctx)
@@ -63,7 +65,11 @@ def compare_command(
             corpus = read_input(ctx)
             c = run_compare(corpus, threshold, shingle=shingle, normalize=not no_normalize,
                             min_shingles=min_shingles, jobs=jobs or None, num_perm=num_perm, bands=bands,
-                            rows=rows, recall=recall, seed=seed, bits=bits, max_bucket=max_bucket, progress=bar)
+                            rows=rows, recall=recall, seed=seed, bits=bits, max_bucket=max_bucket, progress=bar,
+                            # Missed pairs past --memory go to runs beside --missed; the exact pairs are kept
+                            # only for the pictures.
+                            memory=budget, spill=spill_directory(files.plans[0] if missed is not None else None),
+                            keep_pairs=plot is not None)
         finally:
             bar.close()
         if not quiet:
@@ -74,8 +80,13 @@ def compare_command(
             typer.echo(json.dumps(c.as_dict(), indent=2))
         else:
             typer.echo(render_table(c), nl=False)
-        for written in write_files(c, files):
-            if not quiet:
-                err.print(f"allpairs: wrote {written}")
+        try:
+            for written in write_files(c, files):
+                if not quiet:
+                    err.print(f"allpairs: wrote {written}")
+        finally:
+            close = getattr(c.missed_pairs, "close", None)
+            if close is not None:
+                close()  # spilled runs
     except AllPairsError as e:
         fail(e)

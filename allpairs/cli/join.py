@@ -20,7 +20,7 @@ from ._options import (BANDS, BITS, INPUT, JOBS, LSH, MAX_BUCKET, MEASURE, MEMOR
                        NO_HEADER, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET, RECALL, ROWS, SEED, SHINGLE, SPARK,
                        VERBATIM_CELLS, Format, Measure, PanelCommand, check_jobs, check_memory, check_table_output,
                        input_options, output_format, read_input, refuse, refuse_one_document, refuse_output_of_input,
-                       refuse_unused_input_options, verbatim_cells,
+                       refuse_unused_input_options, spill_directory, verbatim_cells,
                        refuse_unused_lsh_options)
 
 
@@ -176,8 +176,8 @@ def join_command(
                            verify=verify.value, measure=measure.value, against=other, clusters=clusters,
                            progress=bar, top=top, neighbors=neighbors, memory=budget,
                            # Clusters need no pairs kept; pairs past --memory go to runs beside -o.
-                           count=(count or clusters) and method is Method.exact and top is None and neighbors is None,
-                           spill=spill_directory(plan) if method is Method.exact and not (count or clusters) else None)
+                           count=(count or clusters) and top is None and neighbors is None,
+                           spill=spill_directory(plan) if not (count or clusters) else None)
         finally:
             bar.close()
         if not quiet:
@@ -189,10 +189,10 @@ def join_command(
                 if count:
                     out.write(f"{len(res.clusters) if clusters else len(res.pairs)}\n".encode())
                 elif clusters and wide:
-                    write_clusters(res.clusters, res.ids, out, fmt.value)
+                    write_clusters(res.clusters, res.ids, out, fmt.value, progress=bar)
                 elif clusters:
                     write_cluster_table(res.clusters, res.ids, out, fmt.value, columns=res.columns,
-                                        singletons=singletons, header=not no_header)
+                                        singletons=singletons, header=not no_header, progress=bar)
                 elif fmt is Format.parquet:
                     write_pairs_table(res.pairs, res.ids, out, res.measure, columns=res.columns, progress=bar)
                 else:
@@ -214,13 +214,6 @@ def join_command(
             summary(res, write_seconds)
     except AllPairsError as e:
         fail(e)
-
-
-def spill_directory(plan) -> str | bool:
-    """Where pairs past --memory are spilled: beside the output file, else in TMPDIR (stdout, a device)."""
-    if plan is None or plan.special:
-        return True
-    return os.fsdecode(os.path.dirname(plan.path) or b".")
 
 
 def _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, include, exclude, min_bytes,

@@ -7,10 +7,12 @@ set indices are translated back.
 """
 from __future__ import annotations
 
+from typing import Callable, Iterator
+
 import numpy as np
 
 from ..measures import Threshold
-from .prefix import SetPairs, prefix_join
+from .prefix import SetPairs, prefix_join, prefix_join_blocks
 
 
 def prefix_join_rows(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, rows: np.ndarray,
@@ -32,6 +34,23 @@ def prefix_join_rows(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, ro
     SetPairs
         ``left < right`` index the whole corpus.
     """
+    sub_indptr, sub_tokens, back = _sub_corpus(indptr, tokens, rows)
+    found = prefix_join(sub_indptr, sub_tokens, num_tokens, threshold, jobs=jobs)
+    return SetPairs(back[found.left], back[found.right], found.overlap, found.candidates)
+
+
+def prefix_join_rows_blocks(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, rows: np.ndarray,
+                            threshold: Threshold, *, block_pairs: int, jobs: int | None = None,
+                            progress: Callable[[int, int], None] | None = None) -> Iterator[SetPairs]:
+    """The pairs of :func:`prefix_join_rows` as blocks (:func:`allpairs.exact.prefix.prefix_join_blocks`)."""
+    sub_indptr, sub_tokens, back = _sub_corpus(indptr, tokens, rows)
+    for found in prefix_join_blocks(sub_indptr, sub_tokens, num_tokens, threshold, jobs=jobs,
+                                    block_pairs=block_pairs, progress=progress):
+        yield SetPairs(back[found.left], back[found.right], found.overlap, found.candidates)
+
+
+def _sub_corpus(indptr: np.ndarray, tokens: np.ndarray, rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sets ``rows`` as CSR of their own, and the int32 map back to the whole corpus' set indices."""
     rows = np.asarray(rows, dtype=np.int64)
     if rows.ndim != 1 or (rows.size and (rows[0] < 0 or rows[-1] >= len(indptr) - 1 or (np.diff(rows) <= 0).any())):
         raise ValueError("rows must be strictly increasing set indices")
@@ -41,6 +60,4 @@ def prefix_join_rows(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, ro
     np.cumsum(sizes, out=sub_indptr[1:])
     # Position p of the sub-corpus reads tokens[starts[set] + p - sub_indptr[set]].
     gather = np.arange(sub_indptr[-1], dtype=np.int64) + np.repeat(starts - sub_indptr[:-1], sizes)
-    found = prefix_join(sub_indptr, tokens[gather], num_tokens, threshold, jobs=jobs)
-    back = rows.astype(np.int32)
-    return SetPairs(back[found.left], back[found.right], found.overlap, found.candidates)
+    return sub_indptr, tokens[gather], rows.astype(np.int32)

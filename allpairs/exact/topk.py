@@ -355,6 +355,18 @@ def _best_entries(entries: list[tuple[np.ndarray, np.ndarray, np.ndarray]], size
 #: of a low threshold are held a block at a time.
 CANDIDATE_BLOCK, CANDIDATE_GROWTH = 1 << 23, 4
 
+#: A k-NN join hands its pairs over in blocks of at most this many pairs for each entry kept ((K + 1) a set),
+#: and at least MIN_NEIGHBOR_BLOCK: a block's entries cost about 100 bytes a pair while the best are picked
+#: (both directions, K + 1 documents of a partner set, their exact ranks, a sort), so a block of the memory
+#: budget's size (5.6 M pairs at 256 MiB) took 1.6 GiB on 5,000 two-token lines whose lists hold 30,000
+#: entries. Bounded by the sets, a block costs about what the lists do.
+NEIGHBOR_BLOCK, MIN_NEIGHBOR_BLOCK = 4, 1 << 16
+
+
+def neighbor_block(k: int, num_sets: int, block_pairs: int) -> int:
+    """Pairs a k-NN join hands over at a time: ``block_pairs`` at most, bounded by the entries kept."""
+    return max(1, min(block_pairs, max(MIN_NEIGHBOR_BLOCK, NEIGHBOR_BLOCK * (k + 1) * num_sets)))
+
 
 def neighbor_lists(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, group_indptr: np.ndarray,
                    group_docs: np.ndarray, k: int, *, measure: Measure | str = "jaccard",
@@ -371,9 +383,10 @@ def neighbor_lists(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, grou
     right side), so that done sets probe no more; a step that should read
     many candidates probes the sets left in blocks (:data:`CANDIDATE_BLOCK`).
     ``progress(done, total)`` is told the sets done before each join, and at the end.
-    Each join's pairs come ``block_pairs`` at a time, and only each set's
-    K + 1 best entries are kept from block to block: memory in (K + 1) entries
-    a set and a block, never in all the pairs of a low threshold.
+    Each join's pairs come ``block_pairs`` at a time, at most
+    :func:`neighbor_block` (a few pairs for each entry kept), and only each
+    set's K + 1 best entries are kept from block to block: memory in (K + 1)
+    entries a set, never in all the pairs of a low threshold.
     """
     m_row = get_measure(measure)
     sizes = np.diff(indptr)
@@ -382,6 +395,7 @@ def neighbor_lists(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, grou
     doc_size = np.zeros(int(group_docs.max()) + 1 if len(group_docs) else 0, np.int64)  # each document's set size
     doc_size[group_docs] = np.repeat(sizes, group)
     low = floor if floor is not None else lowest_threshold(m_row, int(sizes.max()) if m else 1)
+    block_pairs = neighbor_block(k, m, block_pairs)
     undone = np.ones(m, bool)
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     candidates = set_pairs = 0

@@ -18,7 +18,9 @@ from typing import Callable
 from ..corpus import Corpus
 from ..errors import UsageError
 from ..pipeline import Stats, timed, peak_memory
+from ..pipeline.stats import with_detail
 from ..output.files import OutputPlan, check_output
+from ..output.spill import size_text
 from .ids import check_added_columns, continue_lines
 from .matches import Matches
 from .rule import Rule
@@ -76,9 +78,17 @@ def build_file(corpus: Corpus, threshold, path: str | os.PathLike, *, measure: s
     index = SearchIndex._build(corpus, rule, shingle=shingle, normalize=normalize, min_shingles=min_shingles,
                                stats=stats, progress=progress)
     with timed(stats, "save"):
-        size = index.save(path, plan=plan)
+        size = index.save(path, plan=plan, progress=_saving(progress))
     stats.peak_memory = peak_memory()
     return IndexRun(index, str(path), size, index.num_docs, stats)
+
+
+def _saving(progress):
+    """The bytes an index save has written, told to ``progress`` as the stage "save" (None: nothing)."""
+    told = with_detail(progress)
+    if told is None:
+        return None
+    return lambda done, total: told("save", done, total, f"{size_text(done)} of {size_text(total)}")
 
 
 def add_file(path: str | os.PathLike, corpus: Corpus, *, on_wait: Callable[[], None] | None = None,

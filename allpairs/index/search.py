@@ -486,11 +486,12 @@ class SearchIndex:
 
     # ---- files -------------------------------------------------------------
 
-    def save(self, path: str | os.PathLike, *, plan: OutputPlan | None = None) -> int:
+    def save(self, path: str | os.PathLike, *, plan: OutputPlan | None = None, progress=None) -> int:
         """Write the index to ``path`` atomically (temporary file, then rename); return its size in bytes.
 
         ``path`` is written as every allpairs output is (:mod:`allpairs.output.files`);
-        ``plan`` is what :func:`~allpairs.output.files.check_output` said of it before the work.
+        ``plan`` is what :func:`~allpairs.output.files.check_output` said of it before the work;
+        ``progress(done, total)`` is told the bytes written.
         """
         if self.postings.delta or self.vocab.learnt:
             self._compact()
@@ -510,7 +511,7 @@ class SearchIndex:
         }
         for k, column in enumerate(self.columns.values()):
             arrays[f"column{k}_ptr"], arrays[f"column{k}_bytes"] = column.ptr.array, column.blob.array
-        return write_index(path, meta, arrays, plan=plan)
+        return write_index(path, meta, arrays, plan=plan, progress=progress)
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, check: bool = True, fd: int | None = None) -> "SearchIndex":

@@ -50,6 +50,9 @@ MAGIC = b"allpairs-index\n\0"
 #: Bumped whenever the layout or the meaning of an array changes.
 FORMAT = 2
 _PREAMBLE = struct.Struct("<16sII32s")
+
+#: An array is written (and hashed, and reported) this many bytes at a time.
+WRITE_PIECE = 16 << 20
 _ALIGN = 64
 #: The largest header a reader accepts (the writer's is 4 KiB unless the meta is unusually long).
 MAX_HEADER = 1 << 20
@@ -66,11 +69,12 @@ def _pad(n: int) -> int:
 
 
 def write_index(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray], *,
-                plan: OutputPlan | None = None) -> int:
+                plan: OutputPlan | None = None, progress: Callable[[int, int], None] | None = None) -> int:
     """Write ``meta`` and ``arrays`` to ``path`` atomically; return the file's size in bytes.
 
     ``plan`` is what :func:`allpairs.output.files.check_output` said of ``path``
-    before the work. Raises :class:`~allpairs.errors.OutputError` naming the
+    before the work; ``progress(done, total)`` is told the bytes written, a
+    piece of at most :data:`WRITE_PIECE` at a time. Raises :class:`~allpairs.errors.OutputError` naming the
     file for anything that stops the write (a directory, a read-only file, a
     full disk, a file-size limit).
     """
@@ -99,14 +103,25 @@ def write_index(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarra
             yield b"\0" * _pad(pos)
             pos += _pad(pos)
             if a.nbytes:
-                yield memoryview(a).cast("B")
+                view = memoryview(a).cast("B")
+                for lo in range(0, a.nbytes, WRITE_PIECE):
+                    yield view[lo:lo + WRITE_PIECE]
             pos += a.nbytes
+
+    def written(pieces: Iterator[bytes | memoryview]) -> Iterator[bytes | memoryview]:
+        """The pieces, the bytes so far told after each."""
+        done = _PREAMBLE.size
+        for piece in pieces:
+            yield piece
+            done += len(piece)
+            if progress is not None:
+                progress(done, offset)
 
     with open_output(path, plan, role="index", sync=True) as out:
         digest = hashlib.sha256()
         if out.positional:  # a temporary file: hash while writing, then fill in the preamble
             out.write(b"\0" * _PREAMBLE.size)
-            for piece in body():
+            for piece in written(body()):
                 out.write(piece)
                 digest.update(piece)
             out.pwrite(_PREAMBLE.pack(MAGIC, FORMAT, room, digest.digest()), 0)
@@ -114,7 +129,7 @@ def write_index(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarra
             for piece in body():
                 digest.update(piece)
             out.write(_PREAMBLE.pack(MAGIC, FORMAT, room, digest.digest()))
-            for piece in body():
+            for piece in written(body()):
                 out.write(piece)
     return offset
 

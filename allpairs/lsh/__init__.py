@@ -7,13 +7,14 @@ to expand, whose rows the orchestration in :mod:`allpairs.join` joins exactly),
 exact join.
 """
 from .bands import MAX_EXPAND, Candidates, candidates, check_banding, share_joined_bucket
-from .minhash import (MAX_NUM_PERM, agreement_needed, check_num_perm, empty_rows, empty_signatures, estimate,
-                      estimate_pairs, permutation_params, signature_dtype, signature_sets, signatures)
+from .minhash import (MAX_NUM_PERM, agreement_counts, agreement_needed, check_num_perm, empty_rows, empty_signatures, estimate,
+                      estimate_pairs, estimate_table, permutation_params, signature_dtype, signature_sets, signatures)
 from .scurve import choose_params, expected_recall, knee, probability
 
 __all__ = [
     "MAX_EXPAND",
     "MAX_NUM_PERM",
+    "agreement_counts",
     "agreement_needed",
     "Candidates",
     "candidates",
@@ -24,6 +25,7 @@ __all__ = [
     "empty_signatures",
     "estimate",
     "estimate_pairs",
+    "estimate_table",
     "expected_recall",
     "knee",
     "permutation_params",

@@ -292,9 +292,23 @@ def estimate_pairs(sig, left, right, *, bits: int | None = None, empty=None) -> 
     empty = empty_signatures(sig) if empty is None else np.asarray(empty, dtype=bool)
     if empty.shape != (n,):
         raise ValueError(f"empty must have shape ({n},), got {empty.shape}")
-    est = _correct(_kernel.count_equal(sig, left, right) / K, bits)
+    est = estimate_table(K, bits)[_kernel.count_equal(sig, left, right)]
     est[empty[left] | empty[right]] = 0.0
     return est
+
+
+def estimate_table(num_perm: int, bits: int | None = None) -> np.ndarray:
+    """The estimate of a pair agreeing at ``a`` of ``num_perm`` positions, for ``a = 0 .. num_perm``
+    (float64, shape (num_perm + 1,)): what :func:`estimate_pairs` gives, so that an agreement count
+    stands for its estimate exactly (pairs spilled to disk carry the count)."""
+    return _correct(np.arange(num_perm + 1, dtype=np.int64) / num_perm, bits)
+
+
+def agreement_counts(sig, left, right) -> np.ndarray:
+    """Positions at which rows ``left[p]`` and ``right[p]`` of ``sig`` agree (int64, per pair; clean input:
+    ``sig`` 2-D contiguous, indices in range)."""
+    return _kernel.count_equal(np.ascontiguousarray(sig), np.ascontiguousarray(left, dtype=np.int64),
+                               np.ascontiguousarray(right, dtype=np.int64))
 
 
 def agreement_needed(num_perm: int, threshold: float, *, bits: int | None = None) -> int:

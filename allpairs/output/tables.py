@@ -71,10 +71,12 @@ def check_format(fmt: str, formats: Sequence[str] = TABLE_FORMATS) -> None:
         raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(formats)}")
 
 
-def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: bool = True) -> int:
+def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: bool = True,
+                progress: Callable[[int, int], None] | None = None) -> int:
     """Write the rows of ``columns`` (all of one length) to the binary stream ``out``; return the rows written.
 
-    TSV and CSV start with a header row of the column names unless ``header`` is False.
+    TSV and CSV start with a header row of the column names unless ``header`` is False. ``progress(done,
+    total)`` is told the rows written after each batch.
     """
     check_format(fmt)
     names = [c.name for c in columns]
@@ -100,6 +102,8 @@ def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: b
         else:
             lines = [sep.join(row) for row in zip(*cells)]
         out.write(utf8("\n".join(lines) + "\n"))
+        if progress is not None:
+            progress(hi, n)
     return n
 
 

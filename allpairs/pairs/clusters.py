@@ -9,7 +9,7 @@ documents; a document in no pair is in no cluster.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator, Sequence
+from typing import BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -203,23 +203,32 @@ def clusters_of(s: OrderedSets, comp: np.ndarray, linked: np.ndarray, ids: Seque
 
 def write_cluster_table(clusters: Clusters, ids: Sequence[str], out: BinaryIO, fmt: str = "tsv", *,
                         columns: dict[str, Sequence[str]] | None = None, singletons: bool = False,
-                        header: bool = True) -> int:
+                        header: bool = True, progress: Callable[..., None] | None = None) -> int:
     """The long form, a table a user's table can join on: ``id, cluster, cluster_size`` and the carried
     ``columns`` of each document in a cluster (see :meth:`Clusters.rows`), in any table format; returns
-    the rows written."""
+    the rows written. ``progress(stage, done, total, detail)`` is told the rows written."""
     doc, cluster, size = clusters.rows(len(ids), singletons)
     docs = doc.tolist()
     table = [Column("id", [ids[d] for d in docs]), Column("cluster", cluster, "int"),
              Column("cluster_size", size, "int"), *carried("", columns or {}, docs)]
-    return write_table(out, fmt, table, header=header)
+    tick = None if progress is None else (lambda done, n: progress("write", done, n, f"{done:,} rows"))
+    return write_table(out, fmt, table, header=header, progress=tick)
 
 
-def write_clusters(clusters: Clusters, ids: Sequence[str], out: BinaryIO, fmt: str = "tsv") -> int:
+#: The wide form tells its progress every this many clusters.
+CLUSTERS_TOLD = 1 << 14
+
+
+def write_clusters(clusters: Clusters, ids: Sequence[str], out: BinaryIO, fmt: str = "tsv", *,
+                   progress: Callable[..., None] | None = None) -> int:
     """The wide form: one line per cluster, its size, then its ids (TSV/CSV fields, or ``{"size", "ids"}``
-    in JSON Lines); lines of varying width, so no header."""
+    in JSON Lines); lines of varying width, so no header. ``progress(stage, done, total, detail)`` is told
+    the clusters written."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
     for c in range(len(clusters)):
+        if progress is not None and c % CLUSTERS_TOLD == 0:
+            progress("write", c, len(clusters), f"{c:,} clusters")
         names = [str(ids[d]) for d in clusters.members(c).tolist()]
         if fmt == "jsonl":
             line = '{"size": %d, "ids": [%s]}' % (len(names), ", ".join(json_field(n) for n in names))
@@ -227,6 +236,8 @@ def write_clusters(clusters: Clusters, ids: Sequence[str], out: BinaryIO, fmt: s
             sep, esc = ("\t", tsv_field) if fmt == "tsv" else (",", csv_field)
             line = sep.join([str(len(names))] + [esc(n) for n in names])
         out.write((line + "\n").encode("utf-8", "surrogateescape"))
+    if progress is not None:
+        progress("write", len(clusters), len(clusters), f"{len(clusters):,} clusters")
     return len(clusters)
 
 

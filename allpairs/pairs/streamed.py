@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import numpy as np
+
 from .._plural import count
 from ..errors import UsageError
 from ..order import OrderedSets
@@ -46,7 +48,10 @@ class SpilledPairs(CountedPairs):
     """Document pairs held on disk in sorted runs and merged back in order as they are read.
 
     ``runs`` is an :class:`allpairs.output.spill.PairRuns`; ``memory`` the
-    bytes the merge may buffer. :meth:`chunks` (and iteration, ``pairs[i]``,
+    bytes the merge may buffer. ``estimates``: pairs kept on a MinHash estimate
+    were spilled with overlap ``-1 - a`` for ``a`` agreeing positions, and read
+    back as overlap -1 with the estimate ``estimates[a]`` (identical documents:
+    their size, and 1.0), as the in-memory pairs give them. :meth:`chunks` (and iteration, ``pairs[i]``,
     tables) read the runs again each time; :meth:`close` removes them (also
     done at exit and when the result is collected).
     """
@@ -54,10 +59,15 @@ class SpilledPairs(CountedPairs):
     head = Pairs.head
 
     def __init__(self, sets: OrderedSets, runs, count: int, set_pairs: int, memory: int,
-                 n_left: int | None = None):
+                 n_left: int | None = None, estimates: np.ndarray | None = None):
         super().__init__(sets, count, set_pairs, n_left)
         self.runs = runs
         self.memory = memory
+        self.estimates = estimates
+
+    @property
+    def estimated(self) -> bool:
+        return self.estimates is not None
 
     @property
     def spilled_bytes(self) -> int:
@@ -70,7 +80,13 @@ class SpilledPairs(CountedPairs):
             raise UsageError("the spilled pairs were removed (close()); join again to read them")
         size = self.sets.doc_size
         for left, right, overlap in self.runs.merge(self.memory, max_pairs):
-            yield PairChunk(left, right, overlap, size[left], size[right])
+            est = None
+            if self.estimates is not None:
+                coded = overlap < 0
+                est = np.ones(len(left))
+                est[coded] = self.estimates[-1 - overlap[coded]]
+                overlap[coded] = -1
+            yield PairChunk(left, right, overlap, size[left], size[right], est)
 
     def _pair(self, i: int) -> Pair:
         start = 0

@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import AllPairsError, UsageError
+from ..errors import UsageError
 from ..exact.topk import check_k, neighbor_lists, top_set_pairs
-from ..exact.prefix import LEFT_SIDE, RIGHT_SIDE, SetPairs, join_plan, per_size, prefix_join_blocks
+from ..exact.prefix import LEFT_SIDE, RIGHT_SIDE, join_plan, per_size, prefix_join_blocks
 from .._kernels.jit import kernel_mode
 from ..measures import Measure, Threshold
 from ..order import OrderedSets
 from ..output import spill as spill_module
-from ..output.spill import PairRuns, size_text
-from ..pairs import Pairs
 from ..pairs.clusters import SetUnion
 from ..pairs.ranked import NeighborPairs, ranked_pairs
 from .._plural import count
-from ..pairs.streamed import CountedPairs, SpilledPairs
+from .sink import COUNT_BLOCK, PairSink
 from .stats import Progress, Stats, available_memory
 
 
@@ -89,10 +87,14 @@ def ranked_pairs_of(sets: OrderedSets, floor: Threshold | None, measure: Measure
     stats.candidates = lists.candidates
     ts = lists.thresholds
     steps = ", ".join(str(t) for t in ts) if len(ts) <= 4 else f"{ts[0]}, {ts[1]}, ..., {ts[-1]}"
-    stats.ranked = (f"{neighbors:,} nearest neighbours of each document: {count(len(ts), 'join')} at t = {steps} "
+    pairs = NeighborPairs(sets, lists)
+    # Two counts of pairs that differ by design: those output, and those the joins verified to pick them from.
+    stats.ranked = (f"{count(len(pairs), 'pair')} output, the {neighbors:,} nearest neighbours of each document "
+                    f"(fewer where fewer share a token); to find them {count(len(ts), 'join')} at t = {steps} "
                     f"({'the floor' if floor is not None else 'each set done once it has K partners'}) read "
-                    f"{count(lists.candidates, 'candidate')} and found {count(lists.set_pairs, 'pair')} of distinct sets")
-    return NeighborPairs(sets, lists), lists.threshold
+                    f"{count(lists.candidates, 'candidate')} and verified {count(lists.set_pairs, 'pair')} of "
+                    f"distinct sets, of which each set keeps its {neighbors:,} best")
+    return pairs, lists.threshold
 
 
 def _much_join(sets: OrderedSets, t: Threshold, measure: Measure) -> bool:
@@ -122,90 +124,20 @@ def exact_pairs(sets: OrderedSets, t: Threshold, measure: Measure, *, n_left: in
         on_left, on_right = sets.doc_set[:n_left], sets.doc_set[n_left:]
         sides = (np.where(np.bincount(on_left[on_left >= 0], minlength=sets.num_sets) > 0, LEFT_SIDE, 0)
                  | np.where(np.bincount(on_right[on_right >= 0], minlength=sets.num_sets) > 0, RIGHT_SIDE, 0))
-    group_ok = group_ok_of(sets, t, measure)
     budget = memory if memory is not None else available_memory() // 2
     block_pairs = max(1, budget // spill_module.SET_PAIR_BYTES)
     if count:  # a block is counted and dropped: a larger one buys nothing
         block_pairs = min(block_pairs, COUNT_BLOCK)
-    none_ok = np.zeros(sets.num_sets, np.bool_)
-
-    def pairs_of(found: SetPairs, identical: bool) -> Pairs:
-        return Pairs(sets, found.left, found.right, found.overlap, directions=found.directions, n_left=n_left,
-                     group_ok=group_ok if identical else none_ok)
-
-    held: list[SetPairs] = []
-    n_held = set_pairs = candidates = 0
-    total = 0
-    runs = None
-    done = [0, 1]  # probe cost done and in all, for the progress line and a full disk's estimate
-
-    def detail() -> str:
-        text = f"{set_pairs:,} pairs of distinct sets"
-        return text + (f", {size_text(runs.bytes)} spilled" if runs is not None else "")
-
-    def tick(d: int, n: int) -> None:
-        done[:] = d, max(n, 1)
-        if progress is not None:
-            progress("join", d, n, detail())
-
-    def spill_held() -> None:
-        nonlocal held, n_held
-        if not held:
-            return
-        found = concatenate_set_pairs(held)
-        held, n_held = [], 0
-        runs.add(pairs_of(found, not runs.runs).chunks())
-
+    sink = PairSink(sets, budget=budget, block_pairs=block_pairs, group_ok=group_ok_of(sets, t, measure),
+                    count=count, spill=spill, union=union, n_left=n_left, progress=progress,
+                    symmetric=measure.symmetric)
     for block in prefix_join_blocks(sets.indptr, sets.tokens, sets.num_tokens, t, block_pairs=block_pairs,
-                                    measure=measure, sides=sides, jobs=jobs, progress=tick):
-        candidates += block.candidates
-        set_pairs += len(block.left)
-        if union is not None:
-            union.add(block.left, block.right)
-        if count:
-            total += len(pairs_of(block, False))
-            continue
-        held.append(block)
-        n_held += len(block.left)
-        if n_held > block_pairs:
-            if spill is None:
-                raise AllPairsError(
-                    f"the join reached {set_pairs:,} pairs of distinct sets, more than memory={size_text(budget)} "
-                    f"holds ({spill_module.SET_PAIR_BYTES} bytes each); raise the threshold, count them "
-                    "(count=True), read them from disk a chunk at a time (spill=True, then res.pairs.chunks()), "
-                    "or write them with the command line's -o")
-            if runs is None:
-                runs = PairRuns(None if spill is True else spill, memory=budget,
-                                needed=lambda so_far: int(so_far * done[1] / max(done[0], 1)))
-            spill_held()
-    if progress is not None:  # the last block's pairs
-        progress("join", done[0], done[1], detail())
-    if count:
-        total += len(pairs_of(SetPairs(*(np.zeros(0, np.int32),) * 3, 0,
-                                       None if measure.symmetric else np.zeros(0, np.uint8)), True))
-        return CountedPairs(sets, total, set_pairs, n_left), candidates
-    if runs is None:
-        return pairs_of(concatenate_set_pairs(held), True), candidates
-    spill_held()
-    return SpilledPairs(sets, runs, len(runs), set_pairs, budget, n_left), candidates
-
-
-#: Pairs of distinct sets counted at a time (``count=True``): blocks this large cost nothing to hand over.
-COUNT_BLOCK = 1 << 20
+                                    measure=measure, sides=sides, jobs=jobs, progress=sink.tick):
+        sink.add(block)
+    return sink.finish(), sink.candidates
 
 
 def group_ok_of(sets: OrderedSets, t: Threshold, measure: Measure) -> np.ndarray:
     """Whether identical documents of each distinct set are a pair: when the set reaches t with itself
     (not, for overlap k, below k tokens)."""
     return per_size(lambda s: int(measure.accept(t, s, s, s)), np.diff(sets.indptr)).astype(bool)
-
-
-def concatenate_set_pairs(blocks: list[SetPairs]) -> SetPairs:
-    """Consecutive blocks of pairs as one (``blocks`` is emptied); one block is taken as it is."""
-    if len(blocks) == 1:
-        return blocks.pop()
-    cols = [np.concatenate([getattr(b, f) for b in blocks]) for f in ("left", "right", "overlap")]
-    directions = None if blocks[0].directions is None else np.concatenate([b.directions for b in blocks])
-    candidates = sum(b.candidates for b in blocks)
-    blocks.clear()
-    return SetPairs(*cols, candidates, directions)

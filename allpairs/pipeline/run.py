@@ -1,8 +1,6 @@
 """The library's one entry point for a join, :func:`join`: its checks, then the stages wired in order."""
 from __future__ import annotations
 
-from __future__ import annotations
-
 import os
 from typing import Iterable, Mapping, Sequence
 
@@ -16,7 +14,7 @@ from ..lsh import MAX_EXPAND
 from ..measures import Threshold, get_measure, parse_threshold
 from .._plural import count as count_of
 from ..output.spill import parse_memory, size_text
-from ..pairs.clusters import SetUnion, find_clusters
+from ..pairs.clusters import SetUnion
 from ..pairs.streamed import SpilledPairs
 from ..shingles import ShingleSpec
 from .stats import Progress, Stats, peak_memory, timed, with_detail
@@ -116,7 +114,7 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         The same for ``against`` when it is a list.
     count : bool
         Count the pairs, keep none: ``len(res.pairs)`` is their number, in
-        memory that does not grow with them (exact path; with ``clusters``,
+        memory that does not grow with them (either method; with ``clusters``,
         the clusters are found by union–find as the pairs pass).
     memory : int (bytes) or str ("512M", "2G"), optional
         What the pairs of distinct sets may take at once (about 48 bytes
@@ -129,7 +127,7 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         directory made there; ``res.pairs`` then reads them back in order a
         chunk at a time (``res.pairs.chunks()``, iteration, the writers: the
         same pairs in the same order) and ``res.pairs.close()`` removes them
-        (done too at exit and when the result is collected). Exact path.
+        (done too at exit and when the result is collected). Both methods.
     """
     m = get_measure(measure)
     ranked = check_ranked(top, neighbors, m, method=method, against=against, clusters=clusters)
@@ -161,6 +159,8 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
                              "the estimate join over such signatures grows with the square of the corpus; "
                              f"raise {{{{bits={MIN_ESTIMATE_BITS}}}}} or more, or use {{{{verify=exact}}}} (fast at any width)",
                              param="bits")
+        if clusters and verify == "estimate":
+            raise UsageError("clusters are built from verified pairs only; drop {{verify=estimate}}", param="verify")
     elif verify != "exact":
         raise UsageError("{{verify=estimate}} goes with {{method=lsh}}", param="verify")
     budget = None if memory is None else parse_memory(memory)
@@ -198,14 +198,17 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
             with timed(stats, "join"), kernels_for(None if _much_join(sets, t, m) else 0):
                 pairs, stats.candidates = exact_pairs(sets, t, m, n_left=n_left, jobs=jobs, progress=progress,
                                                       memory=budget, count=count, spill=spill, union=union)
-            if isinstance(pairs, SpilledPairs):
-                runs = pairs.runs
-                stats.notes.append(f"the pairs went past the memory budget ({size_text(pairs.memory)}): "
-                                   f"{count_of(runs.made, 'sorted run')}, {size_text(runs.bytes)} spilled in "
-                                   f"{runs.root} and merged back in order")
         else:
             stats.notes.append(info.describe())
-            pairs, _ = lsh_pairs(sets, t, info, verify=verify, jobs=jobs, stats=stats)
+            # Identical documents always pair on the LSH path.
+            union = SetUnion(sets, np.ones(sets.num_sets, np.bool_)) if clusters else None
+            pairs, _ = lsh_pairs(sets, t, info, verify=verify, jobs=jobs, stats=stats, memory=budget, count=count,
+                                 spill=spill, union=union, progress=progress)
+        if isinstance(pairs, SpilledPairs):
+            runs = pairs.runs
+            stats.notes.append(f"the pairs went past the memory budget ({size_text(pairs.memory)}): "
+                               f"{count_of(runs.made, 'sorted run')}, {size_text(runs.bytes)} spilled in "
+                               f"{runs.root} and merged back in order")
         stats.set_pairs = pairs.num_set_pairs
         stats.pairs = len(pairs)
         found_clusters = None
@@ -214,13 +217,6 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
                 if progress:
                     progress("clusters", 0, 1)
                 found_clusters = union.clusters(ids=corpus.ids)
-                if progress:
-                    progress("clusters", 1, 1)
-        elif clusters:
-            with timed(stats, "clusters"):
-                if progress:
-                    progress("clusters", 0, 1)
-                found_clusters = find_clusters(pairs, ids=corpus.ids)
                 if progress:
                     progress("clusters", 1, 1)
     stats.peak_memory = peak_memory()

@@ -16,18 +16,25 @@ rose above that while it ran; where that is not available it is not reported.
 from __future__ import annotations
 
 import math
+import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ..corpus import Corpus
-from ..exact import prefix_join
+from ..exact.prefix import SetPairs, prefix_join_blocks
+from ..lsh import share_joined_bucket
+from ..output import spill as spill_module
+from ..output.spill import parse_memory
+from ..pairs.clusters import flatten, union_sets
 from ..pipeline import (LSHInfo, Progress, Stats, timed, as_corpus, lsh_pairs, lsh_settings, peak_memory,
                    process_status, shingle_corpus)
+from ..pipeline.sink import PairSink
+from ..pipeline.stats import available_memory
 from .._kernels.jit import resolve_jobs
 from .._plural import count
 from ..lsh import MAX_EXPAND
@@ -46,6 +53,10 @@ class Bin:
     exact: int
     found: int
     predicted: float
+    #: The clusters (connected components, in distinct sets) the bin's pairs of distinct sets form, and the
+    #: largest: found as the pairs stream past, for the note on a bin far below the curve.
+    clusters: int | None = None
+    largest: int | None = None
 
     @property
     def recall(self) -> float:
@@ -109,10 +120,14 @@ class Comparison:
     #: group documents by it as they group one root's documents by their top directory.
     roots: list[str] | None = field(repr=False, default=None)
 
+    #: Pairs of distinct sets with J >= t, and those of them LSH did not find.
+    exact_set_pairs: int = 0
+    missed_set_pairs: int = 0
+
     @property
     def missed(self) -> int:
         """Pairs of distinct sets with J >= t that LSH did not find."""
-        return int((~self.true_found).sum()) if self.true_found is not None else 0
+        return self.missed_set_pairs
 
     @property
     def recall(self) -> float:
@@ -141,7 +156,7 @@ class Comparison:
             return {stage: round(v, 4) for stage, v in self.seconds.get(key, {}).items()}
 
         lsh = self.lsh
-        set_pairs = len(self.true_found) if self.true_found is not None else 0
+        set_pairs = self.exact_set_pairs
 
         def method(key, candidates, pairs, found_sets, recall, predicted):
             return {"candidates": candidates, "candidate_share": num(_share(candidates, self.all_set_pairs)),
@@ -193,41 +208,25 @@ def _set_pair_keys(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     return (a << 32) | b
 
 
-def found_by_lsh(exact: Pairs, lsh: Pairs) -> np.ndarray:
-    """For each exact pair of distinct sets, whether the LSH path found it too."""
-    return np.isin(_set_pair_keys(exact.set_left, exact.set_right), _set_pair_keys(lsh.set_left, lsh.set_right))
-
-
 def recall_by_bin(sets: OrderedSets, exact: Pairs, lsh: Pairs, t: Threshold, info: LSHInfo) -> list[Bin]:
     """Exact pairs and LSH-found pairs per similarity bin, with the S-curve's prediction.
 
     Pairs are weighted by the documents behind each distinct set; identical
     documents (J = 1) fall in the last bin and are always found.
     """
-    group = np.diff(sets.group_indptr).astype(np.int64)
-    size = np.diff(sets.indptr)
-    ov = exact.set_overlap.astype(np.int64)
-    union = size[exact.set_left] + size[exact.set_right] - ov
-    weight = group[exact.set_left] * group[exact.set_right]
-    found = found_by_lsh(exact, lsh)
-    sim = ov / union
-    p = np.asarray(info.predicted(sim), dtype=np.float64)
-    identical = int((group * (group - 1) // 2).sum())
-    edges = _bin_edges(t.fraction)
-    bins = []
-    for k in range(len(edges) - 1):
-        lo, hi = edges[k], edges[k + 1]
-        last = k == len(edges) - 2
-        # Exact integer tests of lo <= ov/union < hi (<= 1 in the last band).
-        inside = ov * lo.denominator >= lo.numerator * union
-        if not last:
-            inside &= ov * hi.denominator < hi.numerator * union
-        w = weight[inside]
-        n = int(w.sum()) + (identical if last else 0)
-        f = int(w[found[inside]].sum()) + (identical if last else 0)
-        pred_sum = float((p[inside] * w).sum()) + (identical if last else 0)
-        bins.append(Bin(float(lo), float(hi), n, f, pred_sum / n if n else float("nan")))
-    return bins
+    lsh_keys = np.sort(_set_pair_keys(lsh.set_left, lsh.set_right))
+    tally = _Tally(sets, t, info, lambda left, right: _member(_set_pair_keys(left, right), lsh_keys),
+                   spill=None, keep_pairs=False)
+    tally.add(SetPairs(exact.set_left, exact.set_right, exact.set_overlap, 0))
+    return tally.bins()
+
+
+def _member(keys: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
+    """Whether each key is one of ``sorted_keys`` (ascending)."""
+    if not len(sorted_keys):
+        return np.zeros(len(keys), bool)
+    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return sorted_keys[at] == keys
 
 
 @contextmanager
@@ -259,33 +258,68 @@ def compare(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], thresho
             num_perm: int = 128, bands: int | None = None, rows: int | None = None, recall: float = 0.99,
             seed: int = 1, bits: int | None = None, max_bucket: int | None = None,
             max_expand: int | None = MAX_EXPAND, progress: Progress | None = None,
-            ids: Sequence | None = None) -> Comparison:
+            ids: Sequence | None = None, memory: int | str | None = None, spill: str | os.PathLike | bool = True,
+            keep_pairs: bool = True) -> Comparison:
     """Run the exact join and the LSH join on the same shingle sets and compare them.
 
-    Parameters are those of :func:`allpairs.join`. Returns a :class:`Comparison`.
+    Parameters are those of :func:`allpairs.join`, and:
+
+    memory, spill :
+        The LSH join only counts its pairs; the exact join hands its pairs over
+        a block of about ``memory`` bytes at a time (default half the memory
+        available), each compared with the LSH candidates as it passes and
+        counted into the bins. The pairs LSH missed
+        (:attr:`Comparison.missed_pairs`) are held while they fit ``memory``,
+        past it spilled in sorted runs to a directory made in ``spill`` (True:
+        ``TMPDIR``); ``missed_pairs.close()`` removes them (done too at exit).
+    keep_pairs : bool
+        Keep every exact pair of distinct sets (``true_left_doc``,
+        ``true_similarity``, ... : what the pictures draw; about 25 bytes a
+        pair); False keeps memory bounded by the documents and the LSH
+        candidates.
+
+    Returns a :class:`Comparison`.
     """
     t = Threshold.parse(threshold)
     jobs = resolve_jobs(jobs)
     info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
                         max_bucket=max_bucket, max_expand=max_expand)
+    budget = available_memory() // 2 if memory is None else parse_memory(memory)
     corpus = as_corpus(data, ids)
     stats = Stats()
-    memory: dict[str, int | None] = {}
+    peaks: dict[str, int | None] = {}
     sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
                                  stats=stats, progress=progress)
-    memory["shared"] = peak_memory()
+    peaks["shared"] = peak_memory()
     shared = dict(stats.seconds)
 
-    exact_stats = Stats()
-    with own_peak_memory(memory, "exact"), timed(exact_stats, "join"):
-        found = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=jobs,
-                            progress=(lambda d, n: progress("join", d, n)) if progress else None)
-        exact = Pairs(sets, found.left, found.right, found.overlap)
-
+    # LSH first, counting its pairs: the exact pairs are then compared with its candidates as they pass.
     lsh_stats = Stats()
-    with own_peak_memory(memory, "lsh"):
-        approx, cand = lsh_pairs(sets, t, info, verify="exact", jobs=jobs, stats=lsh_stats)
+    with own_peak_memory(peaks, "lsh"):
+        approx, cand, sig = lsh_pairs(sets, t, info, verify="exact", jobs=jobs, stats=lsh_stats, count=True,
+                                      memory=budget, progress=progress, with_signatures=True)
     stats.notes.extend(lsh_stats.notes)
+
+    cand_keys = _set_pair_keys(cand.left, cand.right)  # ascending: the candidates are sorted
+    joined = cand.joined.shape[1] > 0
+
+    def found_of(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        # A true pair is found exactly when it is an expanded candidate or shares a bucket joined exactly.
+        found = _member(_set_pair_keys(left, right), cand_keys)
+        return found | share_joined_bucket(sig, cand, left, right) if joined else found
+
+    tally = _Tally(sets, t, info, found_of, budget=budget, spill=spill, keep_pairs=keep_pairs)
+    exact_stats = Stats()
+    with own_peak_memory(peaks, "exact"), timed(exact_stats, "join"):
+        exact_candidates = 0
+        blocks = prefix_join_blocks(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=jobs,
+                                    block_pairs=max(1, budget // spill_module.SET_PAIR_BYTES),
+                                    progress=(lambda d, n: progress("join", d, n)) if progress else None)
+        for block in blocks:
+            exact_candidates += block.candidates
+            tally.add(block)
+    # The exact method's time is the join's: the tally of each block is the report's.
+    exact_stats.seconds["join"] -= tally.seconds
 
     # True similarity of every LSH candidate (threshold 0 accepts all: a full merge).
     t0 = time.perf_counter()
@@ -299,31 +333,106 @@ def compare(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], thresho
     first_doc = sets.group_docs[sets.group_indptr[:-1]]
     copies = np.zeros(sets.num_docs, np.int64)
     copies[first_doc] = np.diff(sets.group_indptr)
-    true_union = size[exact.set_left] + size[exact.set_right] - exact.set_overlap
-    true_found = found_by_lsh(exact, approx)
-    extra = time.perf_counter() - t0
+    missed_pairs = tally.missed.finish()
+    extra = time.perf_counter() - t0 + tally.seconds
+    kept = tally.kept() if keep_pairs else None
 
-    joined = int((sets.doc_set >= 0).sum())
+    n_joined = int((sets.doc_set >= 0).sum())
     comparison = Comparison(
-        threshold=t, shingle=label, lsh=info, documents=stats.documents, joined=joined,
-        all_pairs=joined * (joined - 1) // 2, all_set_pairs=sets.num_sets * (sets.num_sets - 1) // 2,
-        exact_pairs=len(exact), exact_candidates=found.candidates, lsh_candidates=lsh_stats.candidates,
-        lsh_pairs=len(approx), bins=recall_by_bin(sets, exact, approx, t, info),
+        threshold=t, shingle=label, lsh=info, documents=stats.documents, joined=n_joined,
+        all_pairs=n_joined * (n_joined - 1) // 2, all_set_pairs=sets.num_sets * (sets.num_sets - 1) // 2,
+        exact_pairs=tally.pairs, exact_candidates=exact_candidates, lsh_candidates=lsh_stats.candidates,
+        lsh_pairs=len(approx), bins=tally.bins(),
         seconds={"shared": shared, "exact": dict(exact_stats.seconds), "lsh": dict(lsh_stats.seconds)},
-        memory=memory, stats=stats,
+        memory=peaks, stats=stats,
         candidate_left_doc=first_doc[cand_left], candidate_right_doc=first_doc[cand_right],
         candidate_similarity=cand_sim, candidate_verified=cand_verified,
-        true_left_doc=first_doc[exact.set_left], true_right_doc=first_doc[exact.set_right],
-        true_similarity=exact.set_overlap / np.maximum(true_union, 1), true_found=true_found,
         copies=copies, doc_joined=sets.doc_set >= 0, ids=corpus.ids, labels=corpus.shown, kind=corpus.kind,
-        # Identical documents share every bucket: never missed (group_ok False leaves their pairs out).
-        missed_pairs=Pairs(sets, exact.set_left[~true_found], exact.set_right[~true_found],
-                           exact.set_overlap[~true_found], group_ok=np.zeros(sets.num_sets, np.bool_)),
-        columns=corpus.columns, normalize=normalize, min_shingles=min_shingles,
+        missed_pairs=missed_pairs, columns=corpus.columns, normalize=normalize, min_shingles=min_shingles,
         roots=corpus.sources if len(corpus.paths) > 1 else None,
+        exact_set_pairs=tally.set_pairs, missed_set_pairs=tally.missed_set_pairs,
     )
+    if kept is not None:
+        (comparison.true_left_doc, comparison.true_right_doc, comparison.true_similarity,
+         comparison.true_found) = kept
     comparison.seconds["report"] = {"candidate similarity": extra}
     return comparison
+
+
+class _Tally:
+    """The exact pairs of distinct sets, a block at a time: whether LSH found each, the bins, the missed pairs.
+
+    ``found_of(left, right)`` says which pairs LSH found. The bins' counts are
+    sums of integers; their predictions sums of floats over blocks.
+    """
+
+    def __init__(self, sets: OrderedSets, t: Threshold, info: LSHInfo,
+                 found_of: Callable[[np.ndarray, np.ndarray], np.ndarray], *, budget: int = 1 << 30, spill=True,
+                 keep_pairs: bool = False):
+        self.sets, self.info, self.found_of = sets, info, found_of
+        self.group = np.diff(sets.group_indptr).astype(np.int64)
+        self.size = np.diff(sets.indptr)
+        self.first_doc = sets.group_docs[sets.group_indptr[:-1]]
+        self.edges = _bin_edges(t.fraction)
+        n_bins = len(self.edges) - 1
+        self.exact, self.found = [0] * n_bins, [0] * n_bins
+        self.predicted = [0.0] * n_bins
+        self.parents = [np.arange(sets.num_sets, dtype=np.int32) for _ in range(n_bins)]
+        self.touched = [np.zeros(sets.num_sets, np.bool_) for _ in range(n_bins)]
+        self.pairs = int((self.group * (self.group - 1) // 2).sum())  # identical documents
+        self.set_pairs = self.missed_set_pairs = 0
+        # Identical documents are never missed: they share every bucket.
+        self.missed = PairSink(sets, budget=budget, block_pairs=max(1, budget // spill_module.SET_PAIR_BYTES),
+                               group_ok=np.zeros(sets.num_sets, np.bool_), spill=spill)
+        self.kept_blocks: list | None = [] if keep_pairs else None
+        self.seconds = 0.0
+
+    def add(self, block) -> None:
+        t0 = time.perf_counter()
+        left, right, ov = block.left, block.right, block.overlap.astype(np.int64)
+        found = self.found_of(left, right)
+        union = self.size[left] + self.size[right] - ov
+        weight = self.group[left] * self.group[right]
+        p = np.asarray(self.info.predicted(ov / union), dtype=np.float64)
+        for k in range(len(self.edges) - 1):
+            lo, hi = self.edges[k], self.edges[k + 1]
+            # Exact integer tests of lo <= ov/union < hi (<= 1 in the last band).
+            inside = ov * lo.denominator >= lo.numerator * union
+            if k < len(self.edges) - 2:
+                inside &= ov * hi.denominator < hi.numerator * union
+            w = weight[inside]
+            self.exact[k] += int(w.sum())
+            self.found[k] += int(w[found[inside]].sum())
+            self.predicted[k] += float((p[inside] * w).sum())
+            union_sets(self.parents[k], left[inside], right[inside])
+            self.touched[k][left[inside]] = self.touched[k][right[inside]] = True
+        self.pairs += int(weight.sum())
+        self.set_pairs += len(left)
+        self.missed_set_pairs += int((~found).sum())
+        self.missed.add(SetPairs(left[~found], right[~found], block.overlap[~found], 0))
+        if self.kept_blocks is not None:
+            self.kept_blocks.append((self.first_doc[left], self.first_doc[right], ov / np.maximum(union, 1), found))
+        self.seconds += time.perf_counter() - t0
+
+    def bins(self) -> list[Bin]:
+        """The bins; identical documents (J = 1) fall in the last and are always found."""
+        identical = int((self.group * (self.group - 1) // 2).sum())
+        out = []
+        for k in range(len(self.edges) - 1):
+            last = identical if k == len(self.edges) - 2 else 0
+            n, f, pred = self.exact[k] + last, self.found[k] + last, self.predicted[k] + last
+            roots = flatten(self.parents[k])[self.touched[k]]
+            sizes = np.bincount(roots) if len(roots) else np.zeros(0, np.int64)
+            sizes = sizes[sizes > 0]
+            out.append(Bin(float(self.edges[k]), float(self.edges[k + 1]), n, f, pred / n if n else float("nan"),
+                           clusters=len(sizes), largest=int(sizes.max(initial=0))))
+        return out
+
+    def kept(self) -> tuple[np.ndarray, ...]:
+        """The exact pairs of distinct sets as (left doc, right doc, similarity, found), concatenated."""
+        blocks = self.kept_blocks or [(np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0),
+                                       np.zeros(0, bool))]
+        return tuple(np.concatenate(cols) for cols in zip(*blocks))
 
 
 def components(left: np.ndarray, right: np.ndarray) -> dict[int, list[int]]:
@@ -391,13 +500,16 @@ def banding_notes(c: Comparison) -> list[str]:
         se = math.sqrt(p * (1 - p) / bin_.exact)
         if se == 0 or p - bin_.recall < FAR_BELOW * se:
             continue
-        sim = np.asarray(c.true_similarity, dtype=np.float64)
-        inside = (sim >= bin_.lo) & ((sim <= bin_.hi) if bin_.hi == 1 else (sim < bin_.hi))
-        groups = components(np.asarray(c.true_left_doc)[inside], np.asarray(c.true_right_doc)[inside])
-        largest = max((len(g) for g in groups.values()), default=0)
+        if c.true_similarity is not None:
+            sim = np.asarray(c.true_similarity, dtype=np.float64)
+            inside = (sim >= bin_.lo) & ((sim <= bin_.hi) if bin_.hi == 1 else (sim < bin_.hi))
+            groups = components(np.asarray(c.true_left_doc)[inside], np.asarray(c.true_right_doc)[inside])
+            clusters, largest = len(groups), max((len(g) for g in groups.values()), default=0)
+        else:  # counted as the pairs streamed past
+            clusters, largest = bin_.clusters or 0, bin_.largest or 0
         notes.append(f"{_span(bin_.lo, bin_.hi)}: recall {bin_.recall:.2f} against {p:.2f} predicted, "
                      f"{(p - bin_.recall) / se:.1f} standard errors below: its pairs lie in "
-                     f"{count(len(groups), 'cluster')} (the largest of {count(largest, 'distinct set')}), and "
+                     f"{count(clusters, 'cluster')} (the largest of {count(largest, 'distinct set')}), and "
                      "pairs within one cluster are not independent (near-copies collide together or not at all)")
     return notes
 
