@@ -30,7 +30,7 @@ from ..exact.prefix import SetPairs, prefix_join_blocks
 from ..lsh import share_joined_bucket
 from ..output import spill as spill_module
 from ..output.spill import parse_memory
-from ..pairs.clusters import flatten, union_sets
+from ..pairs.clusters import flatten, linked_groups, union_sets
 from ..pipeline import (LSHInfo, Progress, Stats, timed, as_corpus, lsh_pairs, lsh_settings, peak_memory,
                    process_status, shingle_corpus)
 from ..pipeline.sink import PairSink
@@ -435,27 +435,6 @@ class _Tally:
         return tuple(np.concatenate(cols) for cols in zip(*blocks))
 
 
-def components(left: np.ndarray, right: np.ndarray) -> dict[int, list[int]]:
-    """Connected components of the graph with these edges (documents): root -> sorted members."""
-    parent: dict[int, int] = {}
-
-    def find(x: int) -> int:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in zip(left.tolist(), right.tolist()):
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    groups: dict[int, list[int]] = {}
-    for x in sorted(parent):
-        groups.setdefault(find(x), []).append(x)
-    return groups
-
-
 #: The banding "predicts every bin" when the S-curve is at least this high over each bin's pairs.
 FLAT = 0.99
 #: A bin "lies far below the curve" when it is this many binomial standard errors below its prediction.
@@ -503,7 +482,7 @@ def banding_notes(c: Comparison) -> list[str]:
         if c.true_similarity is not None:
             sim = np.asarray(c.true_similarity, dtype=np.float64)
             inside = (sim >= bin_.lo) & ((sim <= bin_.hi) if bin_.hi == 1 else (sim < bin_.hi))
-            groups = components(np.asarray(c.true_left_doc)[inside], np.asarray(c.true_right_doc)[inside])
+            groups = linked_groups(np.asarray(c.true_left_doc)[inside], np.asarray(c.true_right_doc)[inside])
             clusters, largest = len(groups), max((len(g) for g in groups.values()), default=0)
         else:  # counted as the pairs streamed past
             clusters, largest = bin_.clusters or 0, bin_.largest or 0
