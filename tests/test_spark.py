@@ -555,6 +555,23 @@ def test_the_pairs_are_joined_once_count_then_write_reuse_them(spark, tmp_path):
     pairs.unpersist()
 
 
+#: Spark jobs of one join() and a count of its pairs, ids checked and a shingle given (issue 32; AQE shows a
+#: shuffle's map stage as a job of its own): the planning pass and its map stages, the count's; 18 before.
+JOBS_OF_ONE_JOIN = 12
+
+
+def test_one_join_and_count_run_no_more_spark_jobs_than_counted(spark):
+    # Planning used to run a job to check ids, one to group identical sets, two to count and collect the
+    # shared shingles, and three after the join for the summary's counts; they are one pass now.
+    df = spark.createDataFrame([(i, f"a b c d{i % 3} e{i % 5} f{i}") for i in range(60)], "id long, text string")
+    with jobs_run(spark, "one join") as jobs:
+        pairs = allpairs.spark.join(df, 0.5, shingle="word:1")
+        n = pairs.count()
+    pairs.unpersist()
+    assert n > 0
+    assert len(jobs) <= JOBS_OF_ONE_JOIN, f"{len(jobs)} Spark jobs, more than the {JOBS_OF_ONE_JOIN} counted"
+
+
 def test_schema_errors_name_the_column_before_any_job(spark):
     from allpairs.errors import UsageError
 

@@ -47,10 +47,10 @@ class SparkJoin:
     buckets: object = None
     candidates: object = None
     lsh: LSHInfo | None = None
+    summary: sets.Summary | None = None  # the documents, joined documents and distinct sets, counted
 
     def unpersist(self) -> None:
-        """Free the grouped sets this join keeps in Spark's cache (a local checkpoint: Spark's cleaner
-        drops its blocks once nothing refers to it)."""
+        """Free the grouped sets this join keeps in Spark's cache."""
         self.grouped.unpersist()
 
 
@@ -134,8 +134,10 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
          check: bool = True) -> SparkJoin:
     """Plan the join of :func:`join` and keep its intermediate results (see :class:`SparkJoin`).
 
-    Everything given is checked before any job; then, with ``check``, one job
-    refuses null and repeated ids.
+    Everything given is checked before any job. Then one job shingles the
+    rows, groups identical sets (kept in Spark's cache), counts the shared
+    shingles and, with ``check``, refuses null and repeated ids
+    (:func:`sets.summarize`); one more sizes the groups of hot tokens, if any.
     """
     require_pyspark()
     t = Threshold.parse(threshold)
@@ -164,17 +166,24 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     check_workers(df.sparkSession)
     if spec is None and text_col is not None:
         spec = choose_shingle([(df, text_col, order_col)]).spec  # the local engine's rule, on the same texts
-    if check:
-        check_ids(df, id_col)
     docs = sets.docs_frame(df, id_col=id_col, text_col=text_col, tokens_col=tokens_col, order_col=order_col,
                            language_col=language_col, spec=spec, normalize=normalize)
-    # Kept (memory, then disk) and cut from its lineage: every later stage reads it, and the plans
-    # of the pairs (the sets joined with their members, twice) stay small for Spark's analyser.
-    grouped = sets.group_identical(docs, min_shingles).localCheckpoint(eager=True)
+    # Kept (memory, then disk) and cut from its lineage, so that the plans of the pairs (the sets joined
+    # with their members, twice) stay small for Spark's analyser; lazily: the one planning job below
+    # computes it on its way to checking the ids and counting the shingles (no job of its own).
+    grouped = sets.group_identical(docs, min_shingles).localCheckpoint(eager=False)
+    summary = sets.summarize(grouped, ids=check, shingles=info is None)
+    if summary.suspect_ids:
+        try:
+            check_ids(df, id_col)  # names the null or repeated id; passes a mere collision of hashes
+        except InputError:
+            grouped.unpersist()
+            raise
     members, distinct = sets.members_and_distinct(grouped)
     label = "tokens" if spec is None else str(spec)
     if info is None:
-        ranked, order = sets.rank_sets(distinct, hot_limit=max_group, broadcast_limit=broadcast_limit)
+        ranked, order = sets.rank_sets(distinct, hot_limit=max_group, broadcast_limit=broadcast_limit,
+                                       shared=summary.shared)
         bound = jaccard_bound(measure, t)
         plans = exact.plan_hot_groups(ranked, bound, order.hot, max_group)
         groups = token_groups or exact.token_groups(df.sparkSession)
@@ -182,13 +191,13 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         if bound != t or measure != "jaccard":
             found = found.mapInArrow(lambda b: _accept_batches(b, measure, t), found.schema)
         return SparkJoin(document_pairs(found, members, measure), members, distinct, grouped, t, method, label,
-                         ranked=ranked, order=order, plans=plans, groups=groups)
+                         ranked=ranked, order=order, plans=plans, groups=groups, summary=summary)
     bucket_rows = lsh.buckets(distinct, num_perm=info.num_perm, bands=info.bands, rows=info.rows, seed=info.seed,
                               bits=info.bits, max_bucket=info.max_bucket, max_expand=info.max_expand,
                               report=LARGE_BUCKET)
     cand, found = lsh.set_pairs(distinct, bucket_rows, t)
     return SparkJoin(document_pairs(found, members), members, distinct, grouped, t, method, label,
-                     buckets=bucket_rows, candidates=cand, lsh=info)
+                     buckets=bucket_rows, candidates=cand, lsh=info, summary=summary)
 
 
 #: What :func:`join` passes on to :func:`plan` besides its own parameters.
@@ -212,11 +221,11 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     What it runs: the columns, their types and the Python workers' interpreter
     (``PYSPARK_PYTHON``, ``spark.pyspark.python``: it must import pyarrow and
     allpairs) are checked before any job. Then, as fitting a model does, it runs
-    the jobs that plan the join: one that refuses null and repeated ids, one
-    that shingles the rows and groups identical sets (kept in Spark's cache as a
-    local checkpoint), and one or two that count and rank the shared shingles
-    (plus one histogram where a token is in more than ``max_group`` sets; AQE
-    may show a job as several). The pairs themselves are computed by the first
+    the job that plans the join: one pass that shingles the rows, groups
+    identical sets (kept in Spark's cache), counts the shared shingles and
+    refuses null and repeated ids (plus one histogram where a token is in more
+    than ``max_group`` sets, and two small jobs choosing the shingle when none
+    is given; AQE may show a job as several). The pairs themselves are computed by the first
     action on the result, which is persisted (``cache``, memory then disk), so
     that ``count()`` then ``write`` do not join twice; ``unpersist()`` frees it.
 

@@ -109,6 +109,17 @@ def _file_batches(batches, root):
                                          names=["id", "text", "language", "skip"])
 
 
+def _skip_counts(batches):
+    """mapInArrow body: (skip, prose, n) of a batch of decoded files: how many per reason to skip (null: read),
+    and whether of no known program language."""
+    for batch in batches:
+        counts = Counter(zip(batch.column("skip").to_pylist(),
+                             (lang is None for lang in batch.column("language").to_pylist())))
+        yield pa.RecordBatch.from_arrays([pa.array([k[0] for k in counts], pa.string()),
+                                          pa.array([k[1] for k in counts], pa.bool_()),
+                                          pa.array(list(counts.values()), pa.int64())], names=["skip", "prose", "n"])
+
+
 def _root(path: str) -> str:
     """The path part of a directory URI or local path, without a trailing slash."""
     m = re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/]*(/.*)$", path) or re.match(r"^file:(/.*)$", path)
@@ -376,13 +387,14 @@ def read_documents(spark, path: str, kind: str, res: SparkRun, *, include=(), ex
     if kind == "directory":
         # Read and decoded once: counted here, shingled by the join.
         files = _read_directory(spark, path, include, exclude, min_bytes, res).persist(StorageLevel.MEMORY_AND_DISK)
-        # One job: the skipped files by reason, and whether any file read is not source code.
-        kinds = files.groupBy("skip", F.col("language").isNull().alias("prose")).count().collect()
+        # One job of one stage (counted per batch, summed here: no shuffle, which AQE would run as a job
+        # of its own): the skipped files by reason, and whether any file read is not source code.
+        kinds = files.mapInArrow(_skip_counts, "skip string, prose boolean, n long").collect()
         res.skipped = {}
         for r in kinds:
             if r["skip"] is not None:
                 why = r["skip"].split(" (")[0]
-                res.skipped[why] = res.skipped.get(why, 0) + r["count"]
+                res.skipped[why] = res.skipped.get(why, 0) + r["n"]
         prose = any(r["prose"] for r in kinds if r["skip"] is None)
         return Documents(files.where(F.col("skip").isNull()), "id", "text", language_col="language", order_col="id",
                          code=not prose, kept=files)
@@ -471,14 +483,15 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
             res.output = str(output)
             res.pairs = spark.read.parquet(str(output)).count()
         res.seconds["join"] = time.perf_counter() - t0
+        # Counted by the planning job (no job here).
         if kind != "directory":
-            res.documents = df.count()
-        res.joined = planned.members.count()
+            res.documents = planned.summary.documents
+        res.joined = planned.summary.joined
         # Files of zero bytes never reach a Spark task: they count with the documents without a shingle.
         left_out = res.documents - sum(res.skipped.values()) - res.joined
         if left_out:
             res.skipped["no shingle" if options.get("min_shingles", 1) <= 1 else "below --min-shingles"] = left_out
-        res.distinct_sets = planned.distinct.count()
+        res.distinct_sets = planned.summary.distinct
         if planned.plans:
             chunks = sum(p.chunks for p in planned.plans.values())
             tasks = sum(p.tasks for p in planned.plans.values())

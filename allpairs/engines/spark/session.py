@@ -89,6 +89,10 @@ def check_workers(spark) -> None:
     exe = sc.pythonExec or "python3"
     if exe in _workers_ok or not _on_this_machine(sc.master):
         return
+    if exe == sys.executable or shutil.which(exe) == sys.executable:
+        # This very interpreter, which imports them already: no second one started to see it (1-4 s).
+        _workers_ok.add(exe)
+        return
     fix = (f"set PYSPARK_PYTHON (or spark.pyspark.python) to an interpreter that has them, such as "
            f"{sys.executable}, before the SparkSession starts")
     path = shutil.which(exe)

@@ -9,6 +9,10 @@
   table remembers which documents stand behind each set, for the output.
 * The global order counts each shingle's frequency over the distinct sets
   (partial counts per batch, summed by key: one shuffle of distinct keys).
+  :func:`summarize` does it in the same pass as the id check and the
+  documents' numbers: one Spark job (one ``mapInArrow`` and one aggregation)
+  from the input to the driver's table, where shingling and grouping are
+  computed and kept in Spark's cache on the way.
   Shingles in one set only can never be shared, so they get no rank: a set is
   held as ``n_single`` (how many it has; in the order they come first, being
   the rarest) and the sorted ranks of its shared shingles, rare to frequent
@@ -127,20 +131,21 @@ def docs_frame(df, *, id_col: str, text_col: str | None, tokens_col: str | None,
 
 
 def group_identical(docs, min_size: int):
-    """The documents with at least ``min_size`` shingles, each with ``set``: the smallest ``ord`` among the
-    documents of the same key set (one shuffle by the key arrays)."""
+    """Every document, with ``set``: for one of at least ``min_size`` shingles the smallest ``ord`` among the
+    documents of the same key set (one shuffle by the key arrays), for the others null (they are kept so
+    that one pass over this frame also checks the ids and counts the documents: :func:`summarize`)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    kept = docs.where(F.col("size") >= max(1, min_size))
-    return kept.withColumn("set", F.min("ord").over(Window.partitionBy("keys")))
+    kept = F.col("size") >= max(1, min_size)
+    return docs.withColumn("set", F.when(kept, F.min("ord").over(Window.partitionBy(F.when(kept, F.col("keys"))))))
 
 
 def members_and_distinct(grouped):
-    """members (set, ord, id, okey, size), a row per document; distinct (set, size, keys), a row per set."""
+    """members (set, ord, id, okey, size), a row per joined document; distinct (set, size, keys), a row per set."""
     from pyspark.sql import functions as F
 
-    members = grouped.select("set", "ord", "id", "okey", "size")
+    members = grouped.where(F.col("set").isNotNull()).select("set", "ord", "id", "okey", "size")
     distinct = grouped.where(F.col("ord") == F.col("set")).select("set", "size", "keys")
     return members, distinct
 
@@ -152,6 +157,82 @@ def _count_batches(batches):
         uniq, n = np.unique(keys.astype(np.int64, copy=False), return_counts=True)
         yield pa.RecordBatch.from_arrays([pa.array(uniq, pa.int64()), pa.array(n.astype(np.int64), pa.int64())],
                                          names=["key", "n"])
+
+
+#: Rows of :func:`summarize`'s aggregation: (kind, key, n). SHINGLE: a shingle's key and the distinct
+#: sets holding it; ID: a 64-bit hash of an id and the documents giving it; NULL_ID (key 0): documents
+#: with a null id; COUNT: key DOCUMENTS, JOINED, DISTINCT and how many.
+SHINGLE, ID, NULL_ID, COUNT = 0, 1, 2, 3
+DOCUMENTS, JOINED, DISTINCT = 0, 1, 2
+SUMMARY_SCHEMA = "kind int, key long, n long"
+
+
+def _summary_rows(kind: int, keys: np.ndarray, n: np.ndarray) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays([pa.array(np.full(len(keys), kind, np.int32), pa.int32()),
+                                       pa.array(keys.astype(np.int64, copy=False), pa.int64()),
+                                       pa.array(n.astype(np.int64, copy=False), pa.int64())],
+                                      names=["kind", "key", "n"])
+
+
+def _summary_batches(batches, ids: bool, shingles: bool):
+    """mapInArrow body: partial counts (SUMMARY_SCHEMA) of a batch of grouped documents."""
+    for batch in batches:
+        ord_ = numpy(batch.column("ord"), np.int64)
+        set_col = batch.column("set")
+        joined = set_col.is_valid().to_numpy(zero_copy_only=False)
+        distinct = joined & (numpy(set_col.fill_null(-1), np.int64) == ord_)
+        yield _summary_rows(COUNT, np.array([DOCUMENTS, JOINED, DISTINCT]),
+                            np.array([len(ord_), joined.sum(), distinct.sum()]))
+        if shingles and distinct.any():
+            _, keys = csr(batch.column("keys").filter(pa.array(distinct)))
+            uniq, n = np.unique(keys.astype(np.int64, copy=False), return_counts=True)
+            yield _summary_rows(SHINGLE, uniq, n)
+        if ids:
+            idh = batch.column("idh")
+            if idh.null_count:
+                yield _summary_rows(NULL_ID, np.zeros(1), np.array([idh.null_count]))
+            uniq, n = np.unique(numpy(idh.drop_null(), np.int64), return_counts=True)
+            yield _summary_rows(ID, uniq, n)
+
+
+@dataclass
+class Summary:
+    """What one pass over the grouped documents found: their numbers, the shared shingles, suspect ids."""
+
+    documents: int  # every row
+    joined: int  # with at least min_shingles shingles
+    distinct: int  # distinct sets among them
+    shared: pa.Table | None  # (key, df) of the shingles in two or more distinct sets; None: not counted
+    suspect_ids: bool  # a null id, or two rows whose ids hash alike (the same id, or a rare collision)
+
+
+def summarize(grouped, *, ids: bool, shingles: bool) -> Summary:
+    """Count the documents, check the ids and count the shared shingles of ``grouped`` in one job.
+
+    The ids are counted by a 64-bit hash (Spark's ``xxhash64``): equal ids
+    hash alike, so no suspect means no repeated id; a suspect is checked
+    exactly by the caller (:func:`allpairs.engines.spark.join.check_ids`),
+    which names the id, or passes a collision. The shared shingles' table
+    (16 bytes a row) comes to the driver with the counts.
+    """
+    from pyspark.sql import functions as F
+
+    idh = F.when(F.col("id").isNotNull(), F.xxhash64(F.col("id"))) if ids else F.lit(None).cast("long")
+    rows = grouped.select("ord", "set", "keys", idh.alias("idh")) \
+        .mapInArrow(lambda b: _summary_batches(b, ids, shingles), SUMMARY_SCHEMA) \
+        .groupBy("kind", "key").agg(F.sum("n").alias("n")) \
+        .where((F.col("kind") == NULL_ID) | (F.col("kind") == COUNT) | (F.col("n") >= 2))
+    table = rows.toArrow()
+    kind = numpy(table.column("kind"), np.int32)
+    key = numpy(table.column("key"), np.int64)
+    n = numpy(table.column("n"), np.int64)
+    counts = dict(zip(key[kind == COUNT].tolist(), n[kind == COUNT].tolist()))
+    shared = None
+    if shingles:
+        sel = kind == SHINGLE
+        shared = pa.table({"key": pa.array(key[sel], pa.int64()), "df": pa.array(n[sel], pa.int64())})
+    return Summary(counts.get(DOCUMENTS, 0), counts.get(JOINED, 0), counts.get(DISTINCT, 0), shared,
+                   bool(((kind == ID) | (kind == NULL_ID)).any()))
 
 
 @dataclass
@@ -187,26 +268,31 @@ def _lookup_batches(batches, table):
 RANKED_SCHEMA = "set long, size int, n_single int, ranks array<int>"
 
 
-def rank_sets(distinct, *, hot_limit: int, broadcast_limit: int = BROADCAST_LIMIT):
+def rank_sets(distinct, *, hot_limit: int, broadcast_limit: int = BROADCAST_LIMIT, shared: pa.Table | None = None):
     """(ranked, order): each distinct set as (set, size, n_single, ranks), and the :class:`TokenOrder`.
 
-    One action counts the shared shingles (kept in Spark's cache); if they are
-    at most ``broadcast_limit``, a second brings them (key, frequency) to the
-    driver, where they are ranked; else they are ranked by a distributed sort
-    and joined.
+    ``shared``: the (key, df) table of the shared shingles, counted already
+    (:func:`summarize`); else one action counts them (kept in Spark's cache)
+    and, if they are at most ``broadcast_limit``, a second brings them to the
+    driver. At most ``broadcast_limit`` are ranked on the driver and broadcast;
+    more are ranked by a distributed sort and joined.
     """
     from pyspark.sql import functions as F
 
     spark = distinct.sparkSession
-    counts = distinct.select("keys").mapInArrow(_count_batches, "key long, n long") \
-        .groupBy("key").agg(F.sum("n").alias("df"))
-    shared = counts.where(F.col("df") >= 2).persist()
-    n_shared = shared.count()
+    if shared is None or shared.num_rows > broadcast_limit:
+        counts = distinct.select("keys").mapInArrow(_count_batches, "key long, n long") \
+            .groupBy("key").agg(F.sum("n").alias("df"))
+        table, shared = None, counts.where(F.col("df") >= 2).persist()
+        n_shared = shared.count()
+    else:
+        table, n_shared = shared, shared.num_rows
     if n_shared >= 2**31:
         raise OverflowError(f"{n_shared} shared shingles exceed int32 ranks")
     if n_shared <= broadcast_limit:
-        table = shared.toArrow()
-        shared.unpersist()
+        if table is None:
+            table = shared.toArrow()
+            shared.unpersist()
         keys = numpy(table.column("key"), np.int64)
         df = numpy(table.column("df"), np.int64)
         by_rank = np.lexsort((keys, df))

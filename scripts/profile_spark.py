@@ -1,0 +1,193 @@
+"""Where a Spark join's time goes: its jobs, stages, seconds per stage and shuffle bytes.
+
+Runs each input's exact join once in one SparkSession (default ``local[2]``)
+and reads what it ran from the driver's status store (no UI, no event log
+needed): every Spark job of the join (its job group), every stage of those
+jobs with its tasks, wall seconds (submission to completion), executor
+seconds and shuffle bytes written and read; and the phases the engine times
+itself (``run()``'s start / plan / join). Inputs:
+
+* ``tiny``: ``datasets/tiny/corpus`` through :func:`allpairs.engines.spark.run.run` (word:1, counted);
+* ``go``: the Go tree (``datasets.go.find_go_src``, the shared 1.27.3 tree unpacked once), the reference
+  corpus's options (``*.go`` but tests and testdata, files of at least 2048 bytes, code:5), counted;
+* ``zipf:N``: N seeded Zipf sets (``scripts/bench_spark.py``'s corpus, written once as Parquet) through
+  ``allpairs.spark.join(..., tokens_col=...)`` and a count of its pairs.
+
+The first input of the session pays for starting the Python workers (the
+profile says so); ``--warmup`` joins a small corpus first, unreported.
+Usage, from the repository root::
+
+    .venv/bin/python scripts/profile_spark.py tiny go zipf:100000 [--master local[2]] [--stages]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+
+def _ms(option) -> float | None:
+    """A Scala Option[Date] as epoch milliseconds (None when undefined)."""
+    return option.get().getTime() if option.isDefined() else None
+
+
+def profile_group(sc, group: str) -> dict:
+    """The jobs and stages Spark ran under job group ``group``, from the driver's status store."""
+    store = sc._jsc.sc().statusStore()
+    tracker = sc.statusTracker()
+    job_ids = sorted(tracker.getJobIdsForGroup(group))
+    jobs, stage_ids = [], set()
+    for j in job_ids:
+        data = store.job(j)
+        sub, done = _ms(data.submissionTime()), _ms(data.completionTime())
+        ids = [int(s) for s in tracker.getJobInfo(j).stageIds]
+        stage_ids.update(ids)
+        jobs.append({"job": j, "name": str(data.name()).split(" at ")[0][:40],
+                     "seconds": (done - sub) / 1000 if sub and done else 0, "stages": ids, "span": (sub, done)})
+    no_quantiles = sc._gateway.new_array(sc._gateway.jvm.double, 0)
+    all_stages = store.stageList(None, False, False, no_quantiles, None)
+    stages = []
+    for k in range(all_stages.size()):
+        st = all_stages.apply(k)
+        if st.stageId() not in stage_ids or str(st.status()) == "SKIPPED":
+            continue
+        sub, done = _ms(st.submissionTime()), _ms(st.completionTime())
+        stages.append({"stage": st.stageId(), "name": str(st.name()).split(" at ")[0][:40], "tasks": st.numTasks(),
+                       "seconds": (done - sub) / 1000 if sub and done else 0,
+                       "executor_s": st.executorRunTime() / 1000, "shuffle_write": st.shuffleWriteBytes(),
+                       "shuffle_read": st.shuffleReadBytes(), "input": st.inputBytes()})
+    stages.sort(key=lambda s: s["stage"])
+    return {"jobs": jobs, "stages": stages}
+
+
+def covered(spans) -> float:
+    """Seconds covered by the union of (start, end) millisecond intervals."""
+    total, end = 0, None
+    for a, b in sorted(s for s in spans if s[0] and s[1]):
+        if end is None or a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total / 1000
+
+
+def mib(n: int) -> str:
+    return f"{n / 2**20:,.1f} MiB"
+
+
+def report(name: str, wall: float, phases: dict, prof: dict, result, show_stages: bool) -> None:
+    stages = prof["stages"]
+    print(f"\n## {name}: {wall:.1f} s wall, {len(prof['jobs'])} jobs, {len(stages)} stages, "
+          f"{sum(s['tasks'] for s in stages)} tasks, {mib(sum(s['shuffle_write'] for s in stages))} shuffled, "
+          f"{sum(s['executor_s'] for s in stages):.1f} executor s; result {result:,}; load average "
+          f"{os.getloadavg()[0]:.1f}", flush=True)
+    if phases:
+        print("phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
+    in_jobs = covered([j["span"] for j in prof["jobs"]])
+    print(f"seconds with a Spark job running {in_jobs:.1f} (jobs overlap: AQE runs map stages side by side), "
+          f"with none (driver, py4j, planning) {wall - in_jobs:.1f}")
+    print("| job | seconds | stages | what |")
+    print("|---:|---:|---|---|")
+    for j in prof["jobs"]:
+        print(f"| {j['job']} | {j['seconds']:.2f} | {','.join(map(str, j['stages']))} | {j['name']} |")
+    if show_stages:
+        print("| stage | tasks | seconds | executor s | shuffle written | shuffle read | what |")
+        print("|---:|---:|---:|---:|---:|---:|---|")
+        for s in stages:
+            print(f"| {s['stage']} | {s['tasks']} | {s['seconds']:.2f} | {s['executor_s']:.2f} | "
+                  f"{mib(s['shuffle_write'])} | {mib(s['shuffle_read'])} | {s['name']} |")
+    sys.stdout.flush()
+
+
+_runs = iter(range(1 << 30))
+
+
+def grouped(sc, group: str, fn):
+    """``fn()`` with every Spark job it starts in job group ``group`` (made unique by a number): (its result,
+    wall seconds, the group)."""
+    group = f"{group}#{next(_runs)}"
+    sc.setJobGroup(group, group)
+    t0 = time.perf_counter()
+    try:
+        out = fn()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    return out, time.perf_counter() - t0, group
+
+
+def run_cli_input(spark, name: str, path: str, threshold: float, extra: dict, show_stages: bool) -> None:
+    from allpairs.engines.spark.run import run
+
+    res, wall, group = grouped(spark.sparkContext, name, lambda: run(path, threshold, count=True, **extra))
+    report(name, wall, res.seconds, profile_group(spark.sparkContext, group), res.pairs, show_stages)
+
+
+def run_zipf(spark, n: int, args) -> None:
+    import allpairs.spark
+    from bench_spark import corpus
+
+    path = corpus(n, args.seed, Path(args.cache))
+    name = f"zipf:{n}"
+
+    def join():
+        pairs = allpairs.spark.join(spark.read.parquet(str(path)), args.threshold, id_col="id", tokens_col="toks",
+                                    order_col="id")
+        t0 = time.perf_counter()
+        got = pairs.count()
+        phases["join"] = time.perf_counter() - t0
+        pairs.unpersist()
+        return got
+
+    phases = {}
+    got, wall, group = grouped(spark.sparkContext, name, join)
+    phases = {"plan": wall - phases["join"], **phases}
+    report(name, wall, phases, profile_group(spark.sparkContext, group), got, args.stages)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("inputs", nargs="+", help="tiny, go, zipf:N")
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("-t", "--threshold", type=float, default=0.5)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--stages", action="store_true", help="a row per stage too")
+    ap.add_argument("--warmup", type=int, default=0, help="Zipf sets of an unreported first join (0: none)")
+    ap.add_argument("--cache", default=os.path.join(__import__("tempfile").gettempdir(), "allpairs-bench-spark"))
+    args = ap.parse_args()
+    from allpairs.engines.spark import get_session
+
+    print(f"allpairs Spark profile on {args.master}, t = {args.threshold}; load average {os.getloadavg()[0]:.1f}",
+          flush=True)
+    t0 = time.perf_counter()
+    spark = get_session(args.master, conf={"spark.driver.memory": "6g"}, quiet=True)
+    spark.sparkContext.setLogLevel("ERROR")
+    print(f"session started in {time.perf_counter() - t0:.1f} s", flush=True)
+    if args.warmup:
+        run_zipf(spark, args.warmup, args)
+    for what in args.inputs:
+        if what == "tiny":
+            run_cli_input(spark, "tiny", str(ROOT / "datasets" / "tiny" / "corpus"), args.threshold,
+                          {"shingle": "word:1"}, args.stages)
+        elif what == "go":
+            from datasets.go import find_go_src
+
+            run_cli_input(spark, "go", str(find_go_src()), args.threshold,
+                          {"include": ("*.go",), "exclude": ("*_test.go", "testdata/**"), "min_bytes": 2048,
+                           "shingle": "code:5"}, args.stages)
+        elif what.startswith("zipf:"):
+            run_zipf(spark, int(what.split(":")[1]), args)
+        else:
+            raise SystemExit(f"unknown input {what!r}: tiny, go or zipf:N")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
