@@ -175,8 +175,8 @@ def count_stage(region: str, path: str, thresholds: list[str]) -> None:
 
         @ctypes.CFUNCTYPE(None)
         def stage():
-            pairs, found = exact_pairs(sets, th, MEASURES["jaccard"], jobs=1)
-            got.update(pairs=len(pairs), candidates=found.candidates)
+            pairs, candidates = exact_pairs(sets, th, MEASURES["jaccard"], jobs=1)
+            got.update(pairs=len(pairs), candidates=candidates)
 
         counted_region(stage, f"t={t}".encode())
         print(json.dumps({"t": t, **got}), flush=True)
