@@ -95,12 +95,18 @@ def per_size(bound: Callable[[int], int | None], sizes: np.ndarray, none: int = 
     """``bound(size)`` for each entry of ``sizes`` (int64), computed once per distinct size in exact integers."""
     sizes = np.asarray(sizes)
     if len(sizes) and (sizes[1:] >= sizes[:-1]).all():  # sets sorted by size: runs of equal sizes, no sort
-        starts = np.flatnonzero(np.concatenate([[True], sizes[1:] != sizes[:-1]]))
-        distinct, inverse = sizes[starts], np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(sizes))))
-    else:
-        distinct, inverse = np.unique(sizes, return_inverse=True)
+        starts, lengths = _runs(sizes)
+        values = [bound(int(s)) for s in sizes[starts]]
+        return np.repeat(np.array([none if v is None else v for v in values], np.int64), lengths)
+    distinct, inverse = np.unique(sizes, return_inverse=True)
     values = [bound(int(s)) for s in distinct]
     return np.array([none if v is None else v for v in values], np.int64)[inverse]
+
+
+def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and length of each run of equal neighbours in ``values`` (non-empty)."""
+    starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
+    return starts, np.diff(np.append(starts, len(values)))
 
 
 def _classes(sides: np.ndarray | None, m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -126,7 +132,10 @@ def join_plan(measure: Measure, threshold: Threshold, sizes: np.ndarray):
         index_len = per_size(lambda s: measure.index_prefix(threshold, s), sizes)
         probe_len = per_size(lambda s: measure.probe_prefix(threshold, s), sizes)
         smallest = per_size(lambda s: measure.partner_sizes(threshold, s)[0], sizes)
-        win_lo = np.searchsorted(sizes, smallest, side="left").astype(np.int64)
+        win_lo = np.zeros(m, np.int64)
+        if m:  # one search per run of equal sizes (a run shares its smallest partner size)
+            starts, lengths = _runs(smallest)
+            win_lo = np.repeat(np.searchsorted(sizes, smallest[starts], side="left").astype(np.int64), lengths)
         return measure, index_len, probe_len, win_lo, np.arange(m, dtype=np.int64)
     either = MEASURES["containment_either"]
     probe_len = per_size(lambda s: either.index_prefix(threshold, s), sizes)
