@@ -175,8 +175,8 @@ def count_stage(region: str, path: str, thresholds: list[str]) -> None:
 
         @ctypes.CFUNCTYPE(None)
         def stage():
-            pairs, found = exact_pairs(sets, th, MEASURES["jaccard"], jobs=1)
-            got.update(pairs=len(pairs), candidates=found.candidates)
+            pairs, candidates = exact_pairs(sets, th, MEASURES["jaccard"], jobs=1)
+            got.update(pairs=len(pairs), candidates=candidates)
 
         counted_region(stage, f"t={t}".encode())
         print(json.dumps({"t": t, **got}), flush=True)
@@ -205,7 +205,9 @@ def count_workload(name: str, path: Path, raw: Path, exe: Path, thresholds: list
         subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(region), str(source)], check=True)
     counts: dict[str, dict[str, tuple]] = {t: {} for t in thresholds}
     prefix = folder / f"{name}.callgrind"
-    env = {**env, "ALLPAIRS_KERNELS": "jit"}
+    # numba's own cache, fresh: it keys a kernel by its own module's file only, so a kernel that inlines one
+    # of another module (the probe and verify's merge) would be loaded as it was before that module changed.
+    env = {**env, "ALLPAIRS_KERNELS": "jit", "NUMBA_CACHE_DIR": str(folder / "numba-cache")}
     # Once without valgrind first: numba compiles the kernels into its cache (under valgrind: many minutes).
     measure([sys.executable, __file__, "--join-stage", str(path), thresholds[-1], "1"], env)
     run = measure(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={prefix}",

@@ -205,6 +205,8 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
     out_a = np.empty(cap, np.int32)
     n_out = 0
     n_cand = 0
+    # In the loops over postings and candidates, arrays are read at unsigned indexes (np.uint64): numba then
+    # emits no code for negative ones (two to four instructions a read).
     for x in range(lo, hi):
         xs = indptr[x]
         xe = indptr[x + 1]
@@ -223,33 +225,35 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
                 last_size = -1
                 deepest = -1
                 for k in range(gallop(post_set, list_ptr[w], list_ptr[w + 1], start_set), list_ptr[w + 1]):
-                    y = post_set[k]
+                    uk = np.uint64(k)
+                    y = post_set[uk]
                     if y >= stop_set:
                         break
-                    size_y = post_size[k]
+                    size_y = post_size[uk]
                     if size_y != last_size:
                         last_size = size_y
-                        if alpha_at[size_y] != x:
-                            alpha_at[size_y] = x
-                            alpha_of[size_y] = required_overlap(code, p, q, size_x, size_y)
-                        alpha = alpha_of[size_y]
+                        if alpha_at[np.uint64(size_y)] != x:
+                            alpha_at[np.uint64(size_y)] = x
+                            alpha_of[np.uint64(size_y)] = required_overlap(code, p, q, size_x, size_y)
+                        alpha = alpha_of[np.uint64(size_y)]
                         # A first common token lies in x's first |x| - α + 1; α grows with |y| along the list.
                         if i > size_x - alpha:
                             break
                         deepest = size_y - alpha
                     # Positional bound at a first match: α tokens from it on in y too. A later match this
                     # deep is left to verification, as is every one after it (deeper still).
-                    j = post_pos[k]
+                    j = post_pos[uk]
                     if j > deepest:
                         continue
-                    c = state[y, 0]
+                    uy = np.uint64(y)
+                    c = state[uy, 0]
                     if c == 0:
-                        touched[n_touched] = y
+                        touched[np.uint64(n_touched)] = y
                         n_touched += 1
-                        state[y, 3] = size_y
-                    state[y, 0] = c + 1
-                    state[y, 1] = i
-                    state[y, 2] = j
+                        state[uy, 3] = size_y
+                    state[uy, 0] = c + 1
+                    state[uy, 1] = i
+                    state[uy, 2] = j
         if n_out + n_touched > out_x.shape[0]:
             need = n_out + n_touched
             out_x = grow(out_x, need)
@@ -257,22 +261,24 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
             out_a = grow(out_a, need)
         bx = bits[x]
         for t in range(n_touched):
-            y = touched[t]
-            c = state[y, 0]
-            state[y, 0] = 0
+            y = touched[np.uint64(t)]
+            uy = np.uint64(y)
+            c = state[uy, 0]
+            state[uy, 0] = 0
             if c <= 0:
                 continue
-            size_y = state[y, 3]
-            alpha = np.int64(alpha_of[size_y])
+            size_y = state[uy, 3]
+            alpha = np.int64(alpha_of[np.uint64(size_y)])
             # Bitmap bound: tokens on one side only are at least the bits set on one side only.
-            if size_x + size_y - _popcount(bx ^ bits[y]) < 2 * alpha:
+            if size_x + size_y - _popcount(bx ^ bits[uy]) < 2 * alpha:
                 continue
             n_cand += 1
-            ys = indptr[y]
-            o = merge(tokens, xs + state[y, 1] + 1, xe, tokens, ys + state[y, 2] + 1, ys + size_y, np.int64(c), alpha)
+            ys = indptr[uy]
+            o = merge(tokens, xs + state[uy, 1] + 1, xe, tokens, ys + state[uy, 2] + 1, ys + size_y, np.int64(c),
+                      alpha)
             if o >= alpha:
-                out_x[n_out] = x
-                out_y[n_out] = y
-                out_a[n_out] = o
+                out_x[np.uint64(n_out)] = x
+                out_y[np.uint64(n_out)] = y
+                out_a[np.uint64(n_out)] = o
                 n_out += 1
     return out_x[:n_out], out_y[:n_out], out_a[:n_out], n_cand

@@ -95,12 +95,30 @@ def per_size(bound: Callable[[int], int | None], sizes: np.ndarray, none: int = 
     """``bound(size)`` for each entry of ``sizes`` (int64), computed once per distinct size in exact integers."""
     sizes = np.asarray(sizes)
     if len(sizes) and (sizes[1:] >= sizes[:-1]).all():  # sets sorted by size: runs of equal sizes, no sort
-        starts = np.flatnonzero(np.concatenate([[True], sizes[1:] != sizes[:-1]]))
-        distinct, inverse = sizes[starts], np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(sizes))))
-    else:
-        distinct, inverse = np.unique(sizes, return_inverse=True)
+        starts, lengths = _runs(sizes)
+        values = [bound(int(s)) for s in sizes[starts]]
+        return np.repeat(np.array([none if v is None else v for v in values], np.int64), lengths)
+    distinct, inverse = np.unique(sizes, return_inverse=True)
     values = [bound(int(s)) for s in distinct]
     return np.array([none if v is None else v for v in values], np.int64)[inverse]
+
+
+def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and length of each run of equal neighbours in ``values`` (non-empty)."""
+    starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
+    return starts, np.diff(np.append(starts, len(values)))
+
+
+#: The bitmap filter is used where the median set has at most this many tokens. A set of 128 random tokens
+#: leaves a bit of its 64-bit signature unset with probability (63/64)^128 = 13 %: two long sets' signatures
+#: then differ in few bits and bound nothing, while the signatures cost a pass over every token and a
+#: random read per candidate (the Go tree's sets, median 1,024 tokens: a third of the stage at t = 0.9).
+BITMAP_MEDIAN_MAX = 128
+
+
+def bitmaps_prune(sizes: np.ndarray) -> bool:
+    """Whether the 64-bit signatures (:func:`allpairs.exact._kernel.bitmaps`) are worth making for sets of these sizes."""
+    return len(sizes) > 0 and float(np.median(sizes)) <= BITMAP_MEDIAN_MAX
 
 
 def _classes(sides: np.ndarray | None, m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -126,7 +144,10 @@ def join_plan(measure: Measure, threshold: Threshold, sizes: np.ndarray):
         index_len = per_size(lambda s: measure.index_prefix(threshold, s), sizes)
         probe_len = per_size(lambda s: measure.probe_prefix(threshold, s), sizes)
         smallest = per_size(lambda s: measure.partner_sizes(threshold, s)[0], sizes)
-        win_lo = np.searchsorted(sizes, smallest, side="left").astype(np.int64)
+        win_lo = np.zeros(m, np.int64)
+        if m:  # one search per run of equal sizes (a run shares its smallest partner size)
+            starts, lengths = _runs(smallest)
+            win_lo = np.repeat(np.searchsorted(sizes, smallest[starts], side="left").astype(np.int64), lengths)
         return measure, index_len, probe_len, win_lo, np.arange(m, dtype=np.int64)
     either = MEASURES["containment_either"]
     probe_len = per_size(lambda s: either.index_prefix(threshold, s), sizes)
@@ -210,7 +231,8 @@ def _probe_parts(indptr, tokens, num_tokens, threshold, measure, sides, jobs, pr
     n_classes = compat.shape[0]
     list_ptr, post_set, post_pos, post_size = build_index(indptr, tokens, num_tokens, index_len, set_class,
                                                           n_classes)
-    bits = bitmaps(indptr, tokens)
+    # The bitmap bound prunes nothing where signatures are full: left out (all zero: a bound of |x| + |y|).
+    bits = bitmaps(indptr, tokens) if bitmaps_prune(sizes) else np.zeros(m, np.uint64)
     cost = probe_cost(indptr, tokens, list_ptr, probe_len, set_class, compat, n_classes)
     total_cost = int(cost.sum())
     n_tasks = task_count(total_cost, m, jobs)

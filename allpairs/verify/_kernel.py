@@ -32,6 +32,11 @@ def verify(indptr, tokens, x, y, counted, last_i, last_j, code, p, q):
     return out
 
 
+#: Steps a merge takes between two looks at its bound, at least: a look costs as much as several steps,
+#: and steps past the point where α is out of reach only lower a result already below α.
+MIN_RUN = 16
+
+
 @kernel
 def merge(x_tokens, i, xe, y_tokens, j, ye, o, alpha):
     """``o`` plus the common tokens of ``x_tokens[i:xe]`` and ``y_tokens[j:ye]``, counted by merge;
@@ -39,19 +44,25 @@ def merge(x_tokens, i, xe, y_tokens, j, ye, o, alpha):
 
     A step of the merge lowers the bound ``o + min(xe - i, ye - j)`` by one at
     most (a match keeps it), so after checking it the merge runs ``bound - α``
-    steps (at least one, at most ``min(xe - i, ye - j)``, within both sides)
-    without a look at the bound or the ends, then checks again: a near-copy is
-    merged in a few runs of plain steps.
+    steps, but at least :data:`MIN_RUN` (steps beyond the bound only lower a
+    result already below α) and at most ``min(xe - i, ye - j)`` (within both
+    sides), without a look at the bound or the ends, then checks again: a
+    near-copy is merged in a few runs of plain steps. A step moves ``i``, ``j``
+    or both (a match), so the matches of a run are the moves less the steps:
+    a step is two loads, one comparison and two adds.
     """
     while True:
         rest = min(xe - i, ye - j)
         slack = o + rest - alpha
         if rest <= 0 or slack < 0:
             return o
-        for _ in range(min(rest, max(slack, 1))):
-            a = x_tokens[i]
-            b = y_tokens[j]
-            # Without branches: which side moves is data the processor cannot predict.
-            o += a == b
+        n = min(rest, max(slack, MIN_RUN))
+        moved = i + j
+        for _ in range(n):
+            # Unsigned indexes: no code for negative ones. Without branches: which side moves is data
+            # the processor cannot predict.
+            a = x_tokens[np.uint64(i)]
+            b = y_tokens[np.uint64(j)]
             i += a <= b
-            j += b <= a
+            j += a >= b
+        o += i + j - moved - n
