@@ -248,3 +248,20 @@ def test_a_kernel_that_overflows_on_the_plain_path_stops_with_one_line_not_a_wro
             bad(np.int32(2**30), np.int32(4))
         assert _numba.kernel(wraps=True)(lambda a, b: a * b)(np.uint64(2**63), np.uint64(2)) == 0
         assert bad(np.int64(2**30), np.int64(4)) == 2**32
+
+
+def test_numba_s_cache_is_a_folder_per_digest_of_every_kernel_source_so_a_changed_callee_never_runs_stale(
+        tmp_path, monkeypatch):
+    # numba checks only the file of the kernel it compiled; a merge changed in verify/_kernel.py kept
+    # running inlined in exact/_kernel.py's probe from the old cache.
+    code = ("import numpy as np, numba; from allpairs._kernels import jit, aot\n"
+            "from allpairs.shingles._hash_kernel import xxh64\n"
+            "xxh64(np.frombuffer(b'abc', np.uint8), np.int64(0), np.int64(3), np.uint64(0))\n"
+            "print(numba.config.CACHE_DIR); print(aot.source_digest()[:16])")
+    r = python(code, ALLPAIRS_KERNELS="jit", NUMBA_CACHE_DIR=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    folder, digest = r.stdout.split()
+    assert folder == str(tmp_path / digest)
+    assert any((tmp_path / digest).rglob("*.nbi")), "numba cached nothing in the folder of these sources"
+    monkeypatch.setattr(_numba._aot, "source_digest", lambda: "0" * 64)
+    assert _numba.cache_folder(str(tmp_path)) == str(tmp_path / ("0" * 16))

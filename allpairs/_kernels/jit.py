@@ -168,10 +168,24 @@ def prepare() -> None:
             raise AllPairsError(f"cannot load the compiled kernels ({why}); if memory is limited (ulimit -v), "
                                 "raise the limit, or set ALLPAIRS_KERNELS=python (slow on large inputs)") from None
 
+        # numba's cache checks only the file of the kernel it compiled, not the kernels it inlined from
+        # other modules: a cache folder per digest of every kernel source keeps a changed callee from
+        # running stale inside an unchanged caller.
+        numba.config.CACHE_DIR = cache_folder(numba.config.CACHE_DIR)
         numba.core.event.Listener.register(CompileClock)  # it has the listener's methods
         for clock in _clocks:
             numba.core.event.register("numba:compile", clock)
         _jit = numba.njit(cache=True, nogil=True, boundscheck=False)
+
+
+def cache_folder(base: str | None) -> str:
+    """numba's cache folder for kernels of these sources: ``base`` (``NUMBA_CACHE_DIR``) or
+    ``$XDG_CACHE_HOME/allpairs/numba`` (else ``~/.cache/allpairs/numba``), then the kernel sources' digest.
+    numba passes over a folder it cannot write and caches beside the sources instead."""
+    if not base:
+        xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+        base = os.path.join(xdg or os.path.join(os.path.expanduser("~"), ".cache"), "allpairs", "numba")
+    return os.path.join(base, _aot.source_digest()[:16])
 
 
 class _Depth(threading.local):
