@@ -15,7 +15,7 @@ from fractions import Fraction
 
 from ...errors import InputError, UsageError
 from ...pipeline import LSHInfo, lsh_settings
-from ...measures import MAX_DENOMINATOR, Threshold, get_measure
+from ...measures import MAX_DENOMINATOR, Threshold, get_measure, parse_threshold
 from ...shingles import ShingleSpec
 from . import exact, lsh, sets
 from .pairs import COLUMNS, ORDER, document_pairs, returned
@@ -25,6 +25,8 @@ from .shingle import choose_shingle, given_spec
 METHODS = ("exact", "lsh")
 #: The measures the Spark engine joins: a Jaccard join at a threshold low enough, then each measure's own test.
 MEASURES = ("jaccard", "cosine", "dice")
+#: The measures whose self-join is an R–S join of the frame with itself (:func:`.against.self_pairs`).
+SELF_RS = ("containment", "overlap")
 #: Without max_bucket, buckets larger than this are reported (the local engine's warning size).
 LARGE_BUCKET = 1000
 
@@ -138,12 +140,12 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     refuses null and repeated ids.
     """
     require_pyspark()
-    t = Threshold.parse(threshold)
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose exact or lsh")
-    if measure not in MEASURES:
+    t = parse_threshold(threshold, measure) if measure in SELF_RS else Threshold.parse(threshold)
+    if measure not in MEASURES + SELF_RS:
         get_measure(measure)  # an unknown name: the local engine's message
-        raise UsageError(f"measure {measure!r} is not available on Spark; choose one of {', '.join(MEASURES)} "
+        raise UsageError(f"measure {measure!r} is not available on Spark; choose one of {', '.join(MEASURES + SELF_RS)} "
                          "(or join with allpairs.join)")
     if measure != "jaccard" and method != "exact":
         raise UsageError(f"measure {measure!r} goes with method 'exact'; LSH estimates Jaccard similarity")
@@ -173,6 +175,13 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     grouped = sets.group_identical(docs, min_shingles).localCheckpoint(eager=True)
     members, distinct = sets.members_and_distinct(grouped)
     label = "tokens" if spec is None else str(spec)
+    if measure in SELF_RS:
+        # Containment is asymmetric, and overlap has no Jaccard bound: the frame joined with itself as an
+        # R–S join (every candidate's overlap counted exactly), a pair kept once (containment: each way).
+        from .against import self_pairs
+
+        found, _ = self_pairs(grouped, t, get_measure(measure))
+        return SparkJoin(found, members, distinct, grouped, t, method, label)
     if info is None:
         ranked, order = sets.rank_sets(distinct, hot_limit=max_group, broadcast_limit=broadcast_limit)
         bound = jaccard_bound(measure, t)
