@@ -251,5 +251,114 @@ def test_bad_input_on_either_side_is_one_line_naming_the_column_and_the_fix(spar
     with pytest.raises(UsageError, match=r"id_col 'id' holds bigint but against's 'id' holds string; cast one"):
         allpairs.spark.join(a, 0.5, against=b, measure="containment")
     c = spark.createDataFrame([(1, 5)], "id long, text long")
-    with pytest.raises(UsageError, match=r"text_col 'text' holds bigint, not strings"):
+    with pytest.raises(UsageError, match=r"^against's text_col 'text' holds bigint, not strings"):
         allpairs.spark.join(a, 0.5, against=c, measure="containment")
+    d = spark.createDataFrame([(1, "x")], "key long, text string")
+    with pytest.raises(UsageError, match=r"^against's id_col 'id' is not a column of the DataFrame; its columns "
+                                         r"are key, text"):
+        allpairs.spark.join(a, 0.5, against=d, measure="containment")
+    from allpairs.errors import InputError
+
+    e = spark.createDataFrame([(None, "x"), (2, "y")], "id long, text string")
+    with pytest.raises(InputError, match=r"^against's id_col 'id' holds 1 null ids; every row needs an id"):
+        allpairs.spark.join(a, 0.5, against=e, measure="containment")
+
+
+# A signal during a Spark command (item 4): nothing left beside -o, one line, the JVM and its workers gone.
+
+def _jsonl(path: Path, docs: int, seed: int) -> Path:
+    import json
+    import random
+
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(300)]
+    texts = []
+    for _ in range(docs):
+        if texts and rng.random() < 0.35:
+            base = rng.choice(texts).split()
+            base[rng.randrange(len(base))] = rng.choice(words)
+            texts.append(" ".join(base))
+        else:
+            texts.append(" ".join(rng.choice(words) for _ in range(30)))
+    path.write_text("".join(json.dumps({"id": f"d{k}", "text": t}) + "\n" for k, t in enumerate(texts)))
+    return path
+
+
+def _with_marker(marker: str, comm: str | None = None) -> list[int]:
+    """Processes whose environment carries ``marker`` (and whose name is ``comm``, if given)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if marker.encode() not in f.read():
+                        continue
+                if comm is not None:
+                    with open(f"/proc/{entry}/comm") as f:
+                        if f.read().strip() != comm:
+                            continue
+                found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.parametrize("what, signum", [("dedup", "SIGINT"), ("clusters", "SIGTERM"), ("against", "SIGINT"),
+                                          ("against", "SIGTERM")])
+def test_a_signal_during_a_spark_command_leaves_no_partial_output(tmp_path, what, signum):
+    import signal
+    import subprocess
+    import sys
+    import time
+    import uuid
+
+    from allpairs.engines.spark.session import find_java
+
+    if find_java() is None:
+        pytest.skip("no Java runtime for Spark")
+    signum = getattr(signal, signum)
+    corpus = _jsonl(tmp_path / "docs.jsonl", 600, 1)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    common = ["--engine", "spark", "--master", "local[2]", "--jsonl", "-t", "0.5", "-s", "word:2", "-q"]
+    args = {"dedup": ["dedup", *common, corpus, "-o", out_dir / "kept"],
+            "clusters": ["join", "--clusters", *common, corpus, "-o", out_dir / "clusters"],
+            "against": ["join", *common, _jsonl(tmp_path / "items.jsonl", 200, 2), "--against", corpus,
+                        "--measure", "containment", "-o", out_dir / "pairs.tsv"]}[what]
+    marker = uuid.uuid4().hex
+    proc = subprocess.Popen([sys.executable, "-m", "allpairs", *map(str, args)],
+                            env=dict(os.environ, ALLPAIRS_HARNESS=marker, SPARK_LOCAL_IP="127.0.0.1"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            # A background job of a non-interactive shell ignores SIGINT, and so would the child.
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+    def working() -> bool:
+        """Dedup and clusters: Spark is writing the dataset (its _temporary, in the folder beside -o). The R–S
+        join: its file beside -o is open and the JVM runs (the pairs are written once Spark has them)."""
+        parts = [p for p in out_dir.iterdir() if p.name.endswith(".allpairs.part")]
+        if what != "against":
+            return any((p / "_temporary").is_dir() for p in parts)
+        return bool(parts) and bool(_with_marker(marker, "java"))
+
+    deadline = time.monotonic() + 300
+    seen = False
+    while proc.poll() is None and not seen and time.monotonic() < deadline:
+        seen = working()
+        time.sleep(0.01)
+    assert seen, f"the command's work was never seen: status {proc.poll()}"
+    if what == "against":
+        time.sleep(2)  # into the jobs
+    proc.send_signal(signum)
+    _, stderr = proc.communicate(timeout=120)
+    line = {signal.SIGINT: "allpairs: interrupted", signal.SIGTERM: "allpairs: terminated"}[signum]
+    assert proc.returncode == 128 + signum and stderr.decode().splitlines() == [line], (proc.returncode, stderr)
+    assert list(out_dir.iterdir()) == []
+    survivors = _with_marker(marker)
+    for _ in range(600):  # the JVM and its Python workers notice their driver is gone
+        if not survivors:
+            break
+        time.sleep(0.05)
+        survivors = _with_marker(marker)
+    for pid in survivors:  # not left to the rest of the suite
+        os.kill(pid, signal.SIGKILL)
+    assert not survivors, f"{len(survivors)} processes of the run outlived it"

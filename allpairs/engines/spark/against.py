@@ -61,7 +61,7 @@ def plan_against(df, other, threshold, *, measure: str, id_col: str, text_col, t
     from .join import check_schema
 
     check_schema(df, id_col, text_col, tokens_col, order_col, language_col)
-    check_schema(other, other_id_col, text_col, tokens_col, other_order_col, language_col)
+    check_schema(other, other_id_col, text_col, tokens_col, other_order_col, language_col, "against's ")
     check_against(df, other, id_col, other_id_col)
     common = dict(text_col=text_col, tokens_col=tokens_col, language_col=language_col, spec=spec,
                   normalize=normalize, min_shingles=min_shingles)
@@ -149,7 +149,7 @@ def join_against(df, other, threshold, *, measure: str = "jaccard", id_col: str 
     order_col = options.get("order_col")
     get_measure(measure)  # an unknown measure: one line before any job
     check_schema(df, id_col, text_col, tokens_col, order_col, options.get("language_col"))
-    check_schema(other, id_col, text_col, tokens_col, order_col, options.get("language_col"))
+    check_schema(other, id_col, text_col, tokens_col, order_col, options.get("language_col"), "against's ")
     check_against(df, other, id_col, id_col)
     check_workers(df.sparkSession)
     check_ids(df, id_col)

@@ -56,8 +56,9 @@ class SparkJoin:
         self.grouped.unpersist()
 
 
-def check_schema(df, id_col, text_col, tokens_col, order_col, language_col):
-    """Refuse, before any job, a missing column or one of the wrong type, in one line naming the column."""
+def check_schema(df, id_col, text_col, tokens_col, order_col, language_col, side: str = ""):
+    """Refuse, before any job, a missing column or one of the wrong type, in one line naming the column
+    (``side``, e.g. "against's ", says which frame of an R–S join)."""
     from pyspark.sql import types as T
 
     if (text_col is None) == (tokens_col is None):
@@ -65,26 +66,26 @@ def check_schema(df, id_col, text_col, tokens_col, order_col, language_col):
     for what, name in (("id_col", id_col), ("text_col", text_col), ("tokens_col", tokens_col),
                        ("order_col", order_col), ("language_col", language_col)):
         if name is not None and name not in df.columns:
-            raise UsageError(f"{what} {name!r} is not a column of the DataFrame; its columns are "
+            raise UsageError(f"{side}{what} {name!r} is not a column of the DataFrame; its columns are "
                              f"{', '.join(df.columns)}")
     types = dict(df.dtypes)
     fields = {f.name: f.dataType for f in df.schema.fields}
     if not isinstance(fields[id_col], (T.StringType, T.IntegralType)):
-        raise UsageError(f"id_col {id_col!r} holds {types[id_col]}; ids are strings or integers: cast it "
+        raise UsageError(f"{side}id_col {id_col!r} holds {types[id_col]}; ids are strings or integers: cast it "
                          f"(F.col({id_col!r}).cast('string')) or name another column with id_col")
     if text_col is not None and not isinstance(fields[text_col], T.StringType):
         hint = ("; an array of tokens goes in tokens_col" if isinstance(fields[text_col], T.ArrayType)
                 else f": cast it (F.col({text_col!r}).cast('string')) or name another column with text_col")
-        raise UsageError(f"text_col {text_col!r} holds {types[text_col]}, not strings{hint}")
+        raise UsageError(f"{side}text_col {text_col!r} holds {types[text_col]}, not strings{hint}")
     if tokens_col is not None:
         dtype = fields[tokens_col]
         ok = isinstance(dtype, T.StringType) or (
             isinstance(dtype, T.ArrayType) and isinstance(dtype.elementType, (T.StringType, T.IntegralType)))
         if not ok:
-            raise UsageError(f"tokens_col {tokens_col!r} holds {types[tokens_col]}; give an array of strings or "
+            raise UsageError(f"{side}tokens_col {tokens_col!r} holds {types[tokens_col]}; give an array of strings or "
                              "integers (or a string of whitespace-separated tokens)")
     if language_col is not None and not isinstance(fields[language_col], T.StringType):
-        raise UsageError(f"language_col {language_col!r} holds {types[language_col]}, not strings")
+        raise UsageError(f"{side}language_col {language_col!r} holds {types[language_col]}, not strings")
 
 
 def check_ids(df, id_col, side: str = "") -> None:
