@@ -267,20 +267,12 @@ def test_bad_input_on_either_side_is_one_line_naming_the_column_and_the_fix(spar
 # A signal during a Spark command (item 4): nothing left beside -o, one line, the JVM and its workers gone.
 
 def _jsonl(path: Path, docs: int, seed: int) -> Path:
-    import json
+    """JSON Lines of random texts, a third of them near-copies (test_cli_signals' corpus)."""
     import random
 
-    rng = random.Random(seed)
-    words = [f"w{i}" for i in range(300)]
-    texts = []
-    for _ in range(docs):
-        if texts and rng.random() < 0.35:
-            base = rng.choice(texts).split()
-            base[rng.randrange(len(base))] = rng.choice(words)
-            texts.append(" ".join(base))
-        else:
-            texts.append(" ".join(rng.choice(words) for _ in range(30)))
-    path.write_text("".join(json.dumps({"id": f"d{k}", "text": t}) + "\n" for k, t in enumerate(texts)))
+    from test_cli_signals import _corpus
+
+    _corpus(path, docs=docs, words=30, rng=random.Random(seed))
     return path
 
 
