@@ -27,6 +27,7 @@ from strategies import corpora
 pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[test]'")
 pytest.importorskip("pyarrow", reason="the Spark tests need the spark extra: pip install -e '.[test]'")
 
+import allpairs.spark  # noqa: E402
 from allpairs.cli import app  # noqa: E402
 
 # Few examples, no shrinking: each is a few Spark jobs (tens of seconds on a loaded machine).
@@ -231,6 +232,11 @@ def test_bad_input_on_either_side_is_one_line_naming_the_column_and_the_fix(spar
         r = cli("join", "--engine", "spark", "--parquet", a, "--against", b, "-t", "0.5", "--count")
         assert r.exit_code == code and r.stderr.count("\n") == 1 and message in r.stderr, (message, r.stderr)
         assert r.stdout == "" and "Traceback" not in r.stderr
+    # Integers of two widths are one kind of id: joined as locally.
+    narrow = table("narrow.parquet", id=pa.array([4, 5], pa.int32()), text=["a b", "x y"])
+    args = ["join", "--parquet", narrow, "--against", good, "-t", "0.5", "-s", "word:1", "-q"]
+    r = cli(*args, "--engine", "spark")
+    assert r.exit_code == 0 and r.stdout == cli(*args).stdout == "left\tright\tsimilarity\n4\t1\t1.000000\n", r.output
     r = cli("join", "--engine", "spark", "--parquet", good, "--against", good, "-t", "0.5", "--keep-col", "tag",
             "--count")
     assert r.exit_code == 1 and "no column 'tag'" in r.stderr and "--keep-col" in r.stderr, r.stderr

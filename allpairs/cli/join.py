@@ -359,5 +359,6 @@ def _spark_against(ctx, paths, against, threshold, method, measure, shingle, no_
     files = f", {skipped:,} files skipped{reasons}" if skipped else ""
     err.print(f"allpairs: spark {res.master}: {count_of(left, 'document')} against {right:,}{files}; "
               f"{res.shingle} shingles (documents without one are left out)")
-    err.print(f"allpairs: exact {measure} join at t = {res.threshold}: {count_of(res.pairs, 'pair')}{where}")
+    at = f"k = {res.threshold.split('.')[0]}" if measure == "overlap" else f"t = {res.threshold}"
+    err.print(f"allpairs: exact {measure} join at {at}: {count_of(res.pairs, 'pair')}{where}")
     err.print("allpairs: time " + ", ".join(f"{k} {v:.2f}s" for k, v in res.seconds.items()))

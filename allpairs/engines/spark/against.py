@@ -37,9 +37,12 @@ def _sets(df, *, id_col, text_col, tokens_col, order_col, language_col, spec, no
 
 
 def check_against(df, other, id_col: str, other_id_col: str) -> None:
-    """Refuse, before any job, ids of different types on the two sides (one line naming both columns)."""
+    """Refuse, before any job, ids of different kinds on the two sides, strings and integers (one line naming
+    both columns)."""
+    from pyspark.sql import types as T
+
     a, b = df.schema[id_col].dataType, other.schema[other_id_col].dataType
-    if a != b:
+    if a != b and not (isinstance(a, T.IntegralType) and isinstance(b, T.IntegralType)):  # int and long: alike
         raise UsageError(f"id_col {id_col!r} holds {a.simpleString()} but against's {other_id_col!r} holds "
                          f"{b.simpleString()}; cast one (F.col(...).cast('string')) so the pairs' ids have one type")
 
