@@ -526,6 +526,13 @@ def main() -> None:
         spark.sparkContext.setLogLevel("ERROR")
         print(f"allpairs: dedup, clusters, decontamination on Spark ({args.master}) beside the local engine, "
               f"t = {args.threshold}; load average {os.getloadavg()[0]:.1f} at start", flush=True)
+        if args.warmup:  # unreported: the session's Python workers start here, not in the first row
+            import allpairs.spark
+
+            warm = allpairs.spark.join(spark.read.parquet(str(corpus(args.warmup, args.seed + 1, Path(args.cache)))),
+                                       args.threshold, tokens_col="toks", order_col="id")
+            warm.count()
+            warm.unpersist()
         for n in args.sizes:
             commands_side_by_side(spark, n, args)
         return spark.stop()

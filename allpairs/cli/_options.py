@@ -356,3 +356,15 @@ def refuse_unused_lsh_options(ctx: typer.Context, method_lsh: bool, bands, rows)
                "in exact mode; add --method lsh, or drop them")
     elif bands is not None and rows is not None:
         refuse(ctx, ("recall",), "when --bands and --rows are given (it chooses them)")
+
+
+def spark_input_kind(paths, inputs: dict) -> str:
+    """The one kind of input --engine spark reads (``directory`` unless --lines, --sets, --jsonl or --parquet),
+    of one PATH; a usage error otherwise."""
+    if len(paths) != 1:
+        raise typer.BadParameter(f"--engine spark reads one PATH, got {len(paths)}")
+    kinds = [k for k in ("lines", "sets", "jsonl", "parquet") if inputs[k]]
+    if len(kinds) > 1:
+        raise typer.BadParameter(f"choose one of --lines, --sets, --jsonl, --parquet (got "
+                                 f"{', '.join('--' + k for k in kinds)})")
+    return kinds[0] if kinds else "directory"

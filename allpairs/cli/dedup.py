@@ -12,7 +12,7 @@ from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
 from ._options import (MEASURE, MIN_SHINGLES, MISSING_THRESHOLD, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET,
                        RECORD_KINDS, SHINGLE, SPARK, VERBATIM_CELLS, Format, Measure, PanelCommand, check_table_output,
                        input_kind, input_options, output_format, read_input, refuse, refuse_one_document,
-                       refuse_output_of_input, refuse_unused_input_options, verbatim_cells)
+                       refuse_output_of_input, refuse_unused_input_options, spark_input_kind, verbatim_cells)
 
 
 @app.command("dedup", cls=PanelCommand,
@@ -112,18 +112,13 @@ def _spark_dedup(ctx, paths, threshold, measure, shingle, no_normalize, min_shin
     if local_only:
         raise typer.BadParameter(f"{', '.join(local_only)} not available with --engine spark (it writes every "
                                  "column of the rows as Parquet; Jaccard, cosine and Dice)")
-    if len(paths) != 1:
-        raise typer.BadParameter(f"--engine spark reads one PATH, got {len(paths)}")
-    kinds = [k for k in ("lines", "sets", "jsonl", "parquet") if inputs[k]]
-    if len(kinds) > 1:
-        raise typer.BadParameter(f"choose one of --lines, --sets, --jsonl, --parquet (got "
-                                 f"{', '.join('--' + k for k in kinds)})")
+    kind = spark_input_kind(paths, inputs)
     pq = inputs["parquet"]
     id_col, text_col = inputs["id_col"], (inputs["text_col"] or [None])[0]
     try:
         from ..engines.spark.run_dedup import run_dedup
 
-        res = run_dedup(paths[0], threshold, kind=kinds[0] if kinds else "directory", output=output, removed=removed,
+        res = run_dedup(paths[0], threshold, kind=kind, output=output, removed=removed,
                         count=count, master=master, include=inputs["include"], exclude=inputs["exclude"],
                         min_bytes=inputs["min_bytes"], id_field=id_col or "id", text_field=text_col or "text",
                         id_col=id_col if pq else None, text_col=text_col if pq else None,

@@ -20,7 +20,7 @@ from ._options import (BANDS, BITS, INPUT, JOBS, LSH, MAX_BUCKET, MEASURE, MEMOR
                        NO_HEADER, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET, RECALL, ROWS, SEED, SHINGLE, SPARK,
                        VERBATIM_CELLS, Format, Measure, PanelCommand, check_jobs, check_memory, check_table_output,
                        input_options, output_format, read_input, refuse, refuse_one_document, refuse_output_of_input,
-                       refuse_unused_input_options, spill_directory, verbatim_cells,
+                        refuse_unused_input_options, spark_input_kind, spill_directory, verbatim_cells,
                        refuse_unused_lsh_options)
 
 
@@ -34,8 +34,9 @@ class Verify(str, Enum):
     estimate = "estimate"
 
 
-#: The measures --engine spark joins (allpairs.engines.spark.join.MEASURES, named here so that Spark is not imported).
-SPARK_MEASURES = ("jaccard", "cosine", "dice")
+#: The measures --engine spark joins (allpairs.engines.spark.join.MEASURES and SELF_RS, named here so that Spark is
+#: not imported); --clusters takes the first three.
+SPARK_MEASURES = ("jaccard", "cosine", "dice", "containment", "overlap")
 
 
 class Engine(str, Enum):
@@ -112,9 +113,12 @@ def join_command(
         refuse_unused_input_options(ctx)
     except AllPairsError as e:
         fail(e)
+    if engine is Engine.spark and against is not None:
+        return _spark_against(ctx, paths, against, threshold, method, measure.value, shingle, no_normalize,
+                              min_shingles, fmt, output, count, no_header, verbatim, quiet, master, inputs,
+                              top=top, neighbors=neighbors, clusters=clusters, verify=verify, jobs=jobs)
     if engine is Engine.spark:
-        local_only = [flag for flag, used in (("--measure " + measure.value, measure.value not in SPARK_MEASURES),
-                                              ("--against", against is not None),
+        local_only = [flag for flag, used in (("--measure " + measure.value, measure.value not in SPARK_MEASURES[:3 if clusters else 5]),
                                               ("--top", top is not None), ("--neighbors", neighbors is not None),
                                               ("--wide", clusters and wide), ("--no-header", no_header),
                                               ("--hidden", inputs["hidden"]),
@@ -124,9 +128,9 @@ def join_command(
                                               ("several --text-col", len(inputs["text_col"]) > 1))
                       if used]
         if local_only:
-            raise typer.BadParameter(f"{', '.join(local_only)} not available with --engine spark (Jaccard, cosine "
-                                     "and Dice self-joins of one PATH, hidden and ignored files left out as by "
-                                     "default)")
+            raise typer.BadParameter(f"{', '.join(local_only)} not available with --engine spark (threshold joins of "
+                                     "one PATH, or --against OTHER; clusters of Jaccard, cosine and Dice; hidden "
+                                     "and ignored files left out as by default)")
         if len(paths) != 1:
             raise typer.BadParameter(f"--engine spark reads one PATH, got {len(paths)}")
         if threshold is None:
@@ -287,4 +291,67 @@ def _spark_clusters(path, threshold, kind, shingle, no_normalize, include, exclu
     err.print(f"allpairs: spark {res.master}: {count_of(res.documents, 'document')}; {res.shingle} shingles; "
               f"{count_of(res.clusters, 'cluster')} at {measure} >= {res.threshold}, the largest of "
               f"{res.largest:,}; {res.rounds} large-star/small-star rounds{where}")
+    err.print("allpairs: time " + ", ".join(f"{k} {v:.2f}s" for k, v in res.seconds.items()))
+
+
+def _spark_against(ctx, paths, against, threshold, method, measure, shingle, no_normalize, min_shingles, fmt, output,
+                   count, no_header, verbatim, quiet, master, inputs, *, top, neighbors, clusters, verify,
+                   jobs) -> None:
+    """``join --against OTHER --engine spark``: the R–S join on Spark, written as the local command writes it
+    (the same bytes, in any format, to stdout or -o FILE written beside and renamed at the end)."""
+    local_only = [flag for flag, used in (("--method lsh", method is Method.lsh), ("--top", top is not None),
+                                          ("--neighbors", neighbors is not None), ("--clusters", clusters),
+                                          ("--verify estimate", verify is Verify.estimate), ("--jobs", jobs != 0),
+                                          ("--hidden", inputs["hidden"]), ("--no-ignore", inputs["no_ignore"]),
+                                          ("--csv", inputs["csv"]), ("--tsv", inputs["tsv"]),
+                                          ("--keep-all", inputs["keep_all"]),
+                                          ("several --text-col", len(inputs["text_col"]) > 1),
+                                          ("--encoding", inputs["encoding"].lower() not in ("utf-8", "utf8")))
+                  if used]
+    if local_only:
+        raise typer.BadParameter(f"{', '.join(local_only)} not available with --against --engine spark (an "
+                                 "exact threshold join of UTF-8 files, hidden and ignored files left out)")
+    kind = spark_input_kind(paths, inputs)
+    ctx.with_resource(verbatim_cells(verbatim))
+    try:
+        if threshold is None:
+            raise UsageError(MISSING_THRESHOLD)
+        refuse_unused_input_options(ctx)
+        if count:
+            refuse(ctx, ("output", "fmt", "no_header", "verbatim"), "with --count, which prints only a number")
+        else:
+            fmt = output_format(ctx, fmt, output)
+        check_table_output(ctx, fmt, output)
+        refuse_output_of_input(ctx, None if count else output)
+        plan = check_output(None if count else output)
+        from ..engines.spark.run_against import run_against
+
+        pq = inputs["parquet"]
+        id_col, text_col = inputs["id_col"], (inputs["text_col"] or [None])[0]
+        options = dict(kind=kind, master=master, include=inputs["include"],
+                       exclude=inputs["exclude"], min_bytes=inputs["min_bytes"], id_field=id_col or "id",
+                       text_field=text_col or "text", id_col=id_col if pq else None,
+                       text_col=text_col if pq else None, tokens_col=inputs["tokens_col"],
+                       keep=list(inputs["keep_col"]), shingle=shingle, measure=measure, normalize=not no_normalize,
+                       min_shingles=min_shingles, quiet=quiet)
+        if count:
+            res = run_against(paths[0], against, threshold, count=True, **options)
+            typer.echo(res.pairs)
+        else:
+            with open_output(output, plan) as out:
+                res = run_against(paths[0], against, threshold, out=out, fmt=fmt.value, header=not no_header,
+                                  **options)
+    except AllPairsError as e:
+        fail(e)
+    if quiet:
+        return
+    skipped = sum(res.skipped.values())
+    reasons = f" ({', '.join(f'{why}: {n:,}' for why, n in sorted(res.skipped.items()))})" if skipped else ""
+    left, right = res.documents
+    where = f" written to {output}" if output is not None and not count else ""
+    files = f", {skipped:,} files skipped{reasons}" if skipped else ""
+    err.print(f"allpairs: spark {res.master}: {count_of(left, 'document')} against {right:,}{files}; "
+              f"{res.shingle} shingles (documents without one are left out)")
+    at = f"k = {res.threshold.split('.')[0]}" if measure == "overlap" else f"t = {res.threshold}"
+    err.print(f"allpairs: exact {measure} join at {at}: {count_of(res.pairs, 'pair')}{where}")
     err.print("allpairs: time " + ", ".join(f"{k} {v:.2f}s" for k, v in res.seconds.items()))

@@ -37,9 +37,12 @@ def _sets(df, *, id_col, text_col, tokens_col, order_col, language_col, spec, no
 
 
 def check_against(df, other, id_col: str, other_id_col: str) -> None:
-    """Refuse, before any job, ids of different types on the two sides (one line naming both columns)."""
+    """Refuse, before any job, ids of different kinds on the two sides, strings and integers (one line naming
+    both columns)."""
+    from pyspark.sql import types as T
+
     a, b = df.schema[id_col].dataType, other.schema[other_id_col].dataType
-    if a != b:
+    if a != b and not (isinstance(a, T.IntegralType) and isinstance(b, T.IntegralType)):  # int and long: alike
         raise UsageError(f"id_col {id_col!r} holds {a.simpleString()} but against's {other_id_col!r} holds "
                          f"{b.simpleString()}; cast one (F.col(...).cast('string')) so the pairs' ids have one type")
 
@@ -53,9 +56,6 @@ def plan_against(df, other, threshold, *, measure: str, id_col: str, text_col, t
     ``tokens_col``; ``language_col`` on both or neither); ``other_id_col``
     defaults to ``id_col``.
     """
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
     row = get_measure(measure)
     if row.name not in MEASURES:
         raise UsageError(f"measure {measure!r} is not available on Spark; choose one of {', '.join(MEASURES)}")
@@ -64,13 +64,24 @@ def plan_against(df, other, threshold, *, measure: str, id_col: str, text_col, t
     from .join import check_schema
 
     check_schema(df, id_col, text_col, tokens_col, order_col, language_col)
-    check_schema(other, other_id_col, text_col, tokens_col, other_order_col, language_col)
+    check_schema(other, other_id_col, text_col, tokens_col, other_order_col, language_col, "against's ")
     check_against(df, other, id_col, other_id_col)
     common = dict(text_col=text_col, tokens_col=tokens_col, language_col=language_col, spec=spec,
                   normalize=normalize, min_shingles=min_shingles)
     left = _sets(df, id_col=id_col, order_col=order_col, **common)
     right = _sets(other, id_col=other_id_col, order_col=other_order_col, **common)
-    spark = df.sparkSession
+    pairs, right_tokens = rs_pairs(left, right, t, row)
+    return pairs, right_tokens, t
+
+
+def rs_pairs(left, right, t, row):
+    """(pairs, right_tokens): the pairs (a, b), a from the sets ``left`` and b from ``right`` (each a frame
+    of ord, id, okey, size, keys, sizes at least 1), that reach ``t`` under the measure ``row``: COLUMNS
+    and the order columns, unordered; and the right side's (rid, key) rows, kept as a local checkpoint."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    spark = left.sparkSession
     right_tokens = right.select(F.col("ord").alias("rid"), F.explode("keys").alias("key")).localCheckpoint(eager=True)
     left_tokens = left.select(F.col("ord").alias("lid"), "size", F.explode("keys").alias("key"))
     # How many documents hold each of the left side's tokens: the order of its prefixes (rare first).
@@ -102,8 +113,21 @@ def plan_against(df, other, threshold, *, measure: str, id_col: str, text_col, t
     else:
         sim = similarity(row.name)
     return accepted.select("left", "right", sim.cast("double").alias("similarity"), "overlap",
-                           "left_size", "right_size", "left_key", "left_ord", "right_key", "right_ord"), \
-        right_tokens, t
+                           "left_size", "right_size", "left_key", "left_ord", "right_key", "right_ord"), right_tokens
+
+
+def self_pairs(sets, t, row):
+    """The pairs of one frame of sets with itself under an R–S measure (containment, overlap): for
+    containment every ordered pair of two documents (a, b) with a's share in b at least ``t`` (identical
+    sets both ways), as locally; for the others each pair once, left first in the input order."""
+    from pyspark.sql import functions as F
+
+    pairs, right_tokens = rs_pairs(sets, sets, t, row)
+    if row.name == "containment":
+        return pairs.where(F.col("left_ord") != F.col("right_ord")), right_tokens
+    first = (F.col("left_key") < F.col("right_key")) | (
+        (F.col("left_key") == F.col("right_key")) & (F.col("left_ord") < F.col("right_ord")))
+    return pairs.where(first), right_tokens
 
 
 #: The options of :func:`allpairs.spark.join` an R–S join takes.
@@ -128,7 +152,7 @@ def join_against(df, other, threshold, *, measure: str = "jaccard", id_col: str 
     order_col = options.get("order_col")
     get_measure(measure)  # an unknown measure: one line before any job
     check_schema(df, id_col, text_col, tokens_col, order_col, options.get("language_col"))
-    check_schema(other, id_col, text_col, tokens_col, order_col, options.get("language_col"))
+    check_schema(other, id_col, text_col, tokens_col, order_col, options.get("language_col"), "against's ")
     check_against(df, other, id_col, id_col)
     check_workers(df.sparkSession)
     check_ids(df, id_col)
@@ -141,4 +165,4 @@ def join_against(df, other, threshold, *, measure: str = "jaccard", id_col: str 
     return returned(pairs.select(*COLUMNS), cache)
 
 
-__all__ = ["MEASURES", "check_against", "join_against", "plan_against"]
+__all__ = ["MEASURES", "check_against", "join_against", "plan_against", "rs_pairs", "self_pairs"]

@@ -48,7 +48,7 @@ def plan_clusters(df, threshold, *, id_col: str = "id", text_col: str | None = N
     """:func:`clusters`, with the rounds, the number of clusters and the largest (:class:`SparkClusters`)."""
     from pyspark.sql import functions as F
 
-    _plan_options(options, "clusters")
+    _plan_options(options, "clusters", measure)
     if text_col is None and tokens_col is None:
         text_col = "text"
     base, order = numbered(df, order_col)

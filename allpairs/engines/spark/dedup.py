@@ -238,12 +238,15 @@ def numbered(df, order_col: str | None):
     return df.withColumn(ROW, F.monotonically_increasing_id()), order_col or ROW
 
 
-def _plan_options(options: dict, name: str) -> dict:
+def _plan_options(options: dict, name: str, measure: str = "jaccard") -> dict:
     unknown = sorted((set(options) - set(PLAN_OPTIONS)) | (set(options) & {"method", *LSH_OPTIONS}))
     if unknown:
         raise TypeError(f"allpairs.spark.{name}() got an unexpected keyword argument {unknown[0]!r}; it takes "
                         f"id_col, text_col, tokens_col, shingle, measure and "
                         f"{', '.join(o for o in PLAN_OPTIONS if o not in LSH_OPTIONS)}")
+    if measure in ("containment", "overlap"):
+        raise UsageError(f"{{{{measure={measure}}}}} is not available to {name} on Spark (jaccard, cosine or dice); "
+                         f"the local engine's {name} takes it", param="measure")
     return options
 
 
@@ -310,7 +313,7 @@ def plan_dedup(df, threshold, *, id_col: str = "id", text_col: str | None = None
     """:func:`dedup`, with what it found on the way (:class:`SparkDedup`)."""
     from pyspark.sql import functions as F
 
-    _plan_options(options, "dedup")
+    _plan_options(options, "dedup", measure)
     if isinstance(max_component, bool) or not isinstance(max_component, int) or max_component < 1:
         raise UsageError(f"max_component must be a whole number >= 1, got {max_component!r}")
     if text_col is None and tokens_col is None:

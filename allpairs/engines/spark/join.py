@@ -15,7 +15,7 @@ from fractions import Fraction
 
 from ...errors import InputError, UsageError
 from ...pipeline import LSHInfo, lsh_settings
-from ...measures import MAX_DENOMINATOR, Threshold, get_measure
+from ...measures import MAX_DENOMINATOR, Threshold, get_measure, parse_threshold
 from ...shingles import ShingleSpec
 from . import exact, lsh, sets
 from .pairs import COLUMNS, ORDER, document_pairs, returned
@@ -25,6 +25,8 @@ from .shingle import choose_shingle, given_spec
 METHODS = ("exact", "lsh")
 #: The measures the Spark engine joins: a Jaccard join at a threshold low enough, then each measure's own test.
 MEASURES = ("jaccard", "cosine", "dice")
+#: The measures whose self-join is an R–S join of the frame with itself (:func:`.against.self_pairs`).
+SELF_RS = ("containment", "overlap")
 #: Without max_bucket, buckets larger than this are reported (the local engine's warning size).
 LARGE_BUCKET = 1000
 
@@ -54,8 +56,9 @@ class SparkJoin:
         self.grouped.unpersist()
 
 
-def check_schema(df, id_col, text_col, tokens_col, order_col, language_col):
-    """Refuse, before any job, a missing column or one of the wrong type, in one line naming the column."""
+def check_schema(df, id_col, text_col, tokens_col, order_col, language_col, side: str = ""):
+    """Refuse, before any job, a missing column or one of the wrong type, in one line naming the column
+    (``side``, e.g. "against's ", says which frame of an R–S join)."""
     from pyspark.sql import types as T
 
     if (text_col is None) == (tokens_col is None):
@@ -63,26 +66,26 @@ def check_schema(df, id_col, text_col, tokens_col, order_col, language_col):
     for what, name in (("id_col", id_col), ("text_col", text_col), ("tokens_col", tokens_col),
                        ("order_col", order_col), ("language_col", language_col)):
         if name is not None and name not in df.columns:
-            raise UsageError(f"{what} {name!r} is not a column of the DataFrame; its columns are "
+            raise UsageError(f"{side}{what} {name!r} is not a column of the DataFrame; its columns are "
                              f"{', '.join(df.columns)}")
     types = dict(df.dtypes)
     fields = {f.name: f.dataType for f in df.schema.fields}
     if not isinstance(fields[id_col], (T.StringType, T.IntegralType)):
-        raise UsageError(f"id_col {id_col!r} holds {types[id_col]}; ids are strings or integers: cast it "
+        raise UsageError(f"{side}id_col {id_col!r} holds {types[id_col]}; ids are strings or integers: cast it "
                          f"(F.col({id_col!r}).cast('string')) or name another column with id_col")
     if text_col is not None and not isinstance(fields[text_col], T.StringType):
         hint = ("; an array of tokens goes in tokens_col" if isinstance(fields[text_col], T.ArrayType)
                 else f": cast it (F.col({text_col!r}).cast('string')) or name another column with text_col")
-        raise UsageError(f"text_col {text_col!r} holds {types[text_col]}, not strings{hint}")
+        raise UsageError(f"{side}text_col {text_col!r} holds {types[text_col]}, not strings{hint}")
     if tokens_col is not None:
         dtype = fields[tokens_col]
         ok = isinstance(dtype, T.StringType) or (
             isinstance(dtype, T.ArrayType) and isinstance(dtype.elementType, (T.StringType, T.IntegralType)))
         if not ok:
-            raise UsageError(f"tokens_col {tokens_col!r} holds {types[tokens_col]}; give an array of strings or "
+            raise UsageError(f"{side}tokens_col {tokens_col!r} holds {types[tokens_col]}; give an array of strings or "
                              "integers (or a string of whitespace-separated tokens)")
     if language_col is not None and not isinstance(fields[language_col], T.StringType):
-        raise UsageError(f"language_col {language_col!r} holds {types[language_col]}, not strings")
+        raise UsageError(f"{side}language_col {language_col!r} holds {types[language_col]}, not strings")
 
 
 def check_ids(df, id_col, side: str = "") -> None:
@@ -140,12 +143,12 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     (:func:`sets.summarize`); one more sizes the groups of hot tokens, if any.
     """
     require_pyspark()
-    t = Threshold.parse(threshold)
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose exact or lsh")
-    if measure not in MEASURES:
+    t = parse_threshold(threshold, measure) if measure in SELF_RS else Threshold.parse(threshold)
+    if measure not in MEASURES + SELF_RS:
         get_measure(measure)  # an unknown name: the local engine's message
-        raise UsageError(f"measure {measure!r} is not available on Spark; choose one of {', '.join(MEASURES)} "
+        raise UsageError(f"measure {measure!r} is not available on Spark; choose one of {', '.join(MEASURES + SELF_RS)} "
                          "(or join with allpairs.join)")
     if measure != "jaccard" and method != "exact":
         raise UsageError(f"measure {measure!r} goes with method 'exact'; LSH estimates Jaccard similarity")
@@ -181,6 +184,13 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
             raise
     members, distinct = sets.members_and_distinct(grouped)
     label = "tokens" if spec is None else str(spec)
+    if measure in SELF_RS:
+        # Containment is asymmetric, and overlap has no Jaccard bound: the frame joined with itself as an
+        # R–S join (every candidate's overlap counted exactly), a pair kept once (containment: each way).
+        from .against import self_pairs
+
+        found, _ = self_pairs(grouped, t, get_measure(measure))
+        return SparkJoin(found, members, distinct, grouped, t, method, label)
     if info is None:
         ranked, order = sets.rank_sets(distinct, hot_limit=max_group, broadcast_limit=broadcast_limit,
                                        shared=summary.shared)

@@ -409,6 +409,16 @@ def read_documents(spark, path: str, kind: str, res: SparkRun, *, include=(), ex
     return Documents(df, "id", "value", order_col="line")
 
 
+def check_input_options(kind: str, include, exclude, min_bytes: int, id_col, text_col, tokens_col) -> None:
+    """Refuse an unknown input kind, and options that the kind does not read (shared by run and run_against)."""
+    if kind not in KINDS:
+        raise UsageError(f"unknown input kind {kind!r}; choose one of {', '.join(KINDS)}")
+    if kind != "directory" and (include or exclude or min_bytes):
+        raise UsageError(f"--include, --exclude and --min-bytes choose files in a directory; they do not apply to --{kind}")
+    if kind != "parquet" and (id_col or text_col or tokens_col):
+        raise UsageError("--id-col, --text-col and --tokens-col name columns of --parquet input")
+
+
 def run(path: str, threshold, *, kind: str = "directory", output: str | None = None, count: bool = False,
         master: str | None = None, conf: dict | None = None, include=(), exclude=(), min_bytes: int = 0,
         id_field: str = "id", text_field: str = "text", id_col: str | None = None, text_col: str | None = None,
@@ -421,12 +431,7 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
     JVM's own log lines go nowhere. A local ``output`` and Parquet input are checked before Spark
     starts; the dataset is written beside ``output`` and moved into place at the end.
     """
-    if kind not in KINDS:
-        raise UsageError(f"unknown input kind {kind!r}; choose one of {', '.join(KINDS)}")
-    if kind != "directory" and (include or exclude or min_bytes):
-        raise UsageError(f"--include, --exclude and --min-bytes choose files in a directory; they do not apply to --{kind}")
-    if kind != "parquet" and (id_col or text_col or tokens_col):
-        raise UsageError("--id-col, --text-col and --tokens-col name columns of --parquet input")
+    check_input_options(kind, include, exclude, min_bytes, id_col, text_col, tokens_col)
     if not count and output is None:
         raise UsageError("--engine spark writes the pairs as a Parquet dataset: give -o DIR (or --count)")
     if str(path) == "-":

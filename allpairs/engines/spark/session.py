@@ -10,8 +10,11 @@ import importlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+from contextlib import contextmanager
 
 from ...errors import AllPairsError, install_command
 
@@ -110,6 +113,48 @@ def check_workers(spark) -> None:
     _workers_ok.add(exe)
 
 
+@contextmanager
+def _stderr_to_null():
+    """fd 2 on /dev/null for a while (what starts meanwhile inherits it), then ours again."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    os.close(null)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+@contextmanager
+def _jvm_stderr_to_null(quiet: bool):
+    """With ``quiet``, the JVM that pyspark spawns inherits /dev/null as its stderr. Only around the spawn
+    itself (pyspark.java_gateway's Popen), not the seconds until the JVM answers: a signal meanwhile
+    must still print its one line on our stderr. Around the whole start where that Popen is not found."""
+    if not quiet:
+        yield
+        return
+    import pyspark.java_gateway as gateway
+
+    spawn = getattr(gateway, "Popen", None)
+    if spawn is None:
+        with _stderr_to_null():
+            yield
+        return
+
+    def popen(*args, **kwargs):
+        with _stderr_to_null():
+            return spawn(*args, **kwargs)
+
+    gateway.Popen = popen
+    try:
+        yield
+    finally:
+        gateway.Popen = spawn
+
+
 def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: dict | None = None,
                 quiet: bool = False):
     """The active SparkSession, or a new one on ``master`` (default ``local[*]``).
@@ -149,19 +194,18 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
     builder = builder.config("spark.ui.showConsoleProgress", "false")
     for key, value in (conf or {}).items():
         builder = builder.config(key, str(value))
-    saved = None
-    if quiet:  # the JVM inherits fd 2 when it starts: give it /dev/null, then put ours back
-        sys.stderr.flush()
-        saved = os.dup(2)
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 2)
-        os.close(null)
+    # pyspark's SparkContext takes SIGINT for itself (cancel the jobs, raise KeyboardInterrupt): in the
+    # allpairs program, whose watcher thread ends a run on any signal in one line, it is given back.
+    sigint = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
     try:
-        return builder.getOrCreate()
+        with _jvm_stderr_to_null(quiet):
+            return builder.getOrCreate()
     except Exception as e:  # the JVM failed to start: pyspark raises its own runtime errors
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise SparkSetupError(f"Spark did not start on {master}: {first}") from None
     finally:
-        if saved is not None:
-            os.dup2(saved, 2)
-            os.close(saved)
+        # The program's own handler (its module is __main__ under python -m allpairs), or SIGINT ignored
+        # as the program found it (nohup, a background job): not pyspark's KeyboardInterrupt.
+        if sigint == signal.SIG_IGN or (getattr(sigint, "__name__", None) == "_ignore" and
+                                        getattr(sigint, "__module__", None) in ("allpairs.__main__", "__main__")):
+            signal.signal(signal.SIGINT, sigint)

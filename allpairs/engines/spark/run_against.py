@@ -1,0 +1,368 @@
+"""``allpairs join --against OTHER --engine spark``: an R–S join read from files, its pairs written as locally.
+
+:func:`run_against` reads PATH and OTHER as ``join --engine spark`` reads one
+input (:func:`.run.read_documents`), joins them with
+:func:`.against.plan_against` (containment for decontamination, overlap, and
+the symmetric measures), and hands the pairs, sorted by left then right
+document in input order, to the local engine's writers
+(:class:`~allpairs.pairs.result.PairWriter`,
+:func:`~allpairs.pairs.rows.write_pairs_table`) a chunk at a time
+(``toLocalIterator``): the same bytes as ``allpairs join --against`` for the
+same options, in any of its formats, to stdout or to the file the caller
+opened (written beside ``-o`` and renamed at the end by
+:func:`allpairs.output.files.open_output`). Carried columns (``--keep-col``
+of ``--parquet`` and ``--jsonl``, the line of ``--lines``) come along, as
+text (:func:`allpairs.corpus.documents.cell_text`).
+
+Everything that can be checked before Spark starts is (the kinds, a local
+Parquet input's columns and the type of its ids on both sides); then one job
+refuses null and repeated ids on both sides, before any shingling.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+import numpy as np
+import pyarrow as pa
+
+from ...errors import InputError, UsageError
+from ...corpus.documents import cell_text, fields_of
+from .against import plan_against
+from .pairs import COLUMNS, ORDER
+from .run import (SparkRun, _local_path, _read_lines, check_input_options, check_parquet, raise_worker_error,
+                  read_documents)
+from .session import get_session
+
+#: Pairs brought to the driver and rendered at a time.
+CHUNK = 1 << 16
+
+
+@dataclass
+class SparkAgainstRun:
+    """What ``join --against --engine spark`` read and found."""
+
+    master: str
+    measure: str
+    threshold: str
+    shingle: str = ""
+    documents: tuple[int, int] = (0, 0)
+    skipped: dict = field(default_factory=dict)
+    pairs: int = 0
+    seconds: dict = field(default_factory=dict)
+
+
+def _parquet_id_type(path: str, id_col: str):
+    """The Arrow type of a local Parquet input's id column (None elsewhere or when absent)."""
+    local = _local_path(path)
+    if local is None or not os.path.exists(local):
+        return None
+    import pyarrow.parquet as pq
+
+    schema = pq.ParquetDataset(local).schema if os.path.isdir(local) else pq.read_schema(local)
+    return schema.field(id_col).type if id_col in schema.names else None
+
+
+def _check_keep(path: str, keep) -> None:
+    """Refuse a --keep-col that a local Parquet input does not have (before Spark starts), as locally."""
+    local = _local_path(path)
+    if not keep or local is None or not os.path.exists(local):
+        return
+    import pyarrow.parquet as pq
+
+    schema = pq.ParquetDataset(local).schema if os.path.isdir(local) else pq.read_schema(local)
+    for k in keep:
+        if k not in schema.names:
+            raise InputError(f"{path}: no column {k!r} (it has {fields_of(schema.names)}); name one with --keep-col")
+
+
+def _same_id_kind(a, b) -> bool:
+    """Whether two id types are the same kind: both strings or both integers (Spark's and Arrow's names)."""
+    def kind(t):
+        s = str(t).lower()
+        return "string" if "string" in s or s == "utf8" else "integer" if any(
+            w in s for w in ("int", "long", "short", "byte")) else s
+    return kind(a) == kind(b)
+
+
+def _refuse_id_types(path: str, other: str, id_col: str, a, b) -> None:
+    if not _same_id_kind(a, b):
+        raise UsageError(f"--id-col {id_col!r} holds {a} in {path} but {b} in {other}; the pairs' ids need one "
+                         "type: cast one of them, or name another column with --id-col")
+
+
+def _check_ids(sides) -> None:
+    """One job: null and repeated ids of every (frame, id column, path) of ``sides``, refused naming the file."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    counted = [df.select(F.lit(k).alias("side"), F.col(col).cast("string").alias("id"))
+               .groupBy("side", "id").count().where(F.col("id").isNull() | (F.col("count") > 1))
+               for k, (df, col, _) in enumerate(sides)]
+    if not counted:
+        return
+    bad = reduce(lambda x, y: x.unionByName(y), counted).orderBy("side", F.col("id").isNotNull(), "id") \
+        .limit(1).collect()
+    if bad:
+        row = bad[0]
+        _, col, path = sides[row["side"]]
+        if row["id"] is None:
+            raise InputError(f"{path}: --id-col {col!r} holds {row['count']:,} null ids; every row needs an id "
+                             "(drop those rows or fill them)")
+        raise InputError(f"{path}: --id-col {col!r}: id {row['id']!r} is given {row['count']:,} times; ids must "
+                         "be different (deduplicate the rows or name another column with --id-col)")
+
+
+def _jsonl_fields(batches, keep, name):
+    """mapInArrow body: (line, each ``keep`` field as text) of each JSON Lines record, as the local reader
+    carries them (a missing field or null as "")."""
+    for batch in batches:
+        lines, values = [], [[] for _ in keep]
+        for value, k in zip(batch.column("value").to_pylist(), batch.column("line").to_pylist()):
+            if not value.strip():
+                continue
+            try:
+                obj = json.loads(value)
+            except ValueError:
+                continue  # the reader of ids and texts says why, naming the line
+            if not isinstance(obj, dict):
+                continue
+            lines.append(k)
+            for v, f in zip(values, keep):
+                v.append(cell_text(obj.get(f)))
+        yield pa.RecordBatch.from_arrays([pa.array(lines, pa.int64())] + [pa.array(v, pa.string()) for v in values],
+                                         names=["line"] + [f"c{i}" for i in range(len(keep))])
+
+
+def _carried(spark, read, path: str, kind: str, keep) -> tuple[object, list[str]] | None:
+    """(frame of id and the carried columns c0, c1, ..., their names) for one side, or None (none carried)."""
+    from pyspark.sql import functions as F
+
+    if kind == "lines":
+        return read.df.select(F.col("id"), F.col("value").alias("c0")), ["text"]
+    if not keep:
+        return None
+    if kind == "parquet":
+        return read.df.select(F.col(read.id_col).alias("id"),
+                              *[F.col(k).alias(f"c{i}") for i, k in enumerate(keep)]), list(keep)
+    if kind == "jsonl":
+        fields = _read_lines(spark, path).mapInArrow(
+            lambda b: _jsonl_fields(b, list(keep), path),
+            "line long, " + ", ".join(f"c{i} string" for i in range(len(keep))))
+        return read.df.select("id", "line").join(fields, "line").drop("line"), list(keep)
+    raise UsageError(f"--keep-col names columns of --parquet or --jsonl input, not of --{kind}")
+
+
+class _Ids:
+    """Documents numbered as they first appear in the pairs, one numbering for both sides."""
+
+    def __init__(self, names):
+        self.names = names
+        self.index: dict = {}
+        self.ids: list = []
+        self.size: list[int] = []
+        self.columns: dict[str, list] = {n: [] for n in names}
+
+    def number(self, side: str, doc, size: int, cells) -> int:
+        key = (side, doc)
+        k = self.index.get(key)
+        if k is None:
+            k = self.index[key] = len(self.ids)
+            self.ids.append(doc)
+            self.size.append(size)
+            for n, v in zip(self.names, cells):
+                self.columns[n].append(cell_text(v))
+        return k
+
+
+def _chunk(rows, ids: _Ids, carried: int):
+    """A :class:`~allpairs.pairs.result.PairChunk` of collected rows (documents numbered by ``ids``)."""
+    from ...pairs.result import PairChunk
+
+    left, right = [], []
+    for r in rows:
+        left.append(ids.number("l", r[0], r[4], r[6:6 + carried]))
+        right.append(ids.number("r", r[1], r[5], r[6 + carried:6 + 2 * carried]))
+    col = lambda i: np.fromiter((r[i] for r in rows), np.int32, len(rows))  # noqa: E731
+    return PairChunk(np.array(left, np.int32), np.array(right, np.int32), col(3), col(4), col(5))
+
+
+class _Streamed:
+    """The collected pairs as the local Parquet writer reads a result: chunks of document numbers."""
+
+    n_left = 0
+    estimated = False
+
+    def __init__(self, rows, ids: _Ids, carried: int, total: int):
+        self.rows, self.ids, self.carried, self.total = rows, ids, carried, total
+
+    def __len__(self) -> int:
+        return self.total
+
+    def chunks(self, max_pairs: int = CHUNK):
+        batch = []
+        for r in self.rows:
+            batch.append(r)
+            if len(batch) == CHUNK:
+                yield _chunk(batch, self.ids, self.carried)
+                batch = []
+        if batch:
+            yield _chunk(batch, self.ids, self.carried)
+
+    def _columns_of(self, chunks, ids, measure):
+        from ...pairs.result import Pairs
+
+        return Pairs._columns_of(self, chunks, ids, measure)
+
+
+def write_pairs(rows, out: BinaryIO, fmt: str, measure: str, names: list[str], total: int,
+                header: bool = True) -> None:
+    """Write collected pair rows (left, right, similarity, overlap, left_size, right_size, then each carried
+    column of the left and of the right), sorted as locally, in ``fmt`` with the local engine's writers."""
+    carried = len(names)
+    if fmt == "parquet":
+        from ...pairs.rows import write_pairs_table
+
+        ids = _Ids(names)
+        write_pairs_table(_Streamed(rows, ids, carried, total), ids.ids, out, measure,
+                          columns=ids.columns if names else None)
+        return
+    from ...pairs.result import PairChunk, PairWriter
+
+    first = True
+    for chunk in _batches(rows):
+        ids = _Ids(names)  # numbered per chunk: only its documents' fields are encoded
+        c = _chunk(chunk, ids, carried)
+        writer = PairWriter(ids.ids, fmt, measure=measure, columns=ids.columns if names else None,
+                            header=header and first)
+        if first and writer.header:
+            out.write(writer.header.encode())
+        first = False
+        out.write(writer.render(PairChunk(c.left, c.right, c.overlap, c.left_size, c.right_size),
+                                np.array(ids.size, np.int32)))
+    if first:  # no pair: the header alone
+        writer = PairWriter([], fmt, measure=measure, columns={n: [] for n in names} if names else None,
+                            header=header)
+        out.write(writer.header.encode())
+
+
+def _batches(rows):
+    batch = []
+    for r in rows:
+        batch.append(r)
+        if len(batch) == CHUNK:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def run_against(path: str, other: str, threshold, *, kind: str = "directory", out: BinaryIO | None = None,
+                fmt: str = "tsv", header: bool = True, count: bool = False, master: str | None = None,
+                conf: dict | None = None, include=(), exclude=(), min_bytes: int = 0, id_field: str = "id",
+                text_field: str = "text", id_col: str | None = None, text_col: str | None = None,
+                tokens_col: str | None = None, keep=(), shingle=None, measure: str = "jaccard",
+                normalize: bool = True, min_shingles: int = 1, quiet: bool = False) -> SparkAgainstRun:
+    """Join the documents at ``path`` against those at ``other`` on Spark; write the pairs to ``out`` in
+    ``fmt`` (the local engine's bytes) or, with ``count``, only count them.
+
+    Both inputs are read as ``kind`` with the same options. Raises
+    :class:`~allpairs.errors.UsageError` (a bad option, ids of different
+    types on the two sides) or :class:`~allpairs.errors.InputError` (a missing
+    column, null or repeated ids), each one line, before any join work.
+    """
+    check_input_options(kind, include, exclude, min_bytes, id_col, text_col, tokens_col)
+    if keep and kind not in ("parquet", "jsonl"):
+        raise UsageError(f"--keep-col names columns of --parquet or --jsonl input, not of --{kind}")
+    for p in (path, other):
+        if str(p) == "-":
+            raise UsageError("--engine spark reads files, not stdin: give a path")
+    if not count and out is None:
+        raise UsageError("give out (a binary stream) or count=True")
+    if kind == "parquet":
+        for p in (path, other):
+            check_parquet(str(p), id_col or "id", None if tokens_col else text_col or "text", tokens_col)
+            _check_keep(str(p), keep)
+        a, b = _parquet_id_type(str(path), id_col or "id"), _parquet_id_type(str(other), id_col or "id")
+        if a is not None and b is not None:
+            _refuse_id_types(path, other, id_col or "id", a, b)
+    t0 = time.perf_counter()
+    spark = get_session(master, conf=conf, quiet=quiet)
+    res = SparkAgainstRun(master=spark.sparkContext.master, measure=measure, threshold=str(threshold))
+    res.seconds["start"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    reads, kept = [], []
+    try:
+        for p in (path, other):
+            run = SparkRun(master=res.master, method="exact", threshold=str(threshold), shingle="")
+            read = read_documents(spark, str(p), kind, run, include=include, exclude=exclude, min_bytes=min_bytes,
+                                  id_field=id_field, text_field=text_field, id_col=id_col, text_col=text_col,
+                                  tokens_col=tokens_col)
+            if read.kept is not None:
+                kept.append(read.kept)
+            reads.append((read, run))
+        (left, lrun), (right, rrun) = reads
+        a, b = left.df.schema[left.id_col].dataType, right.df.schema[right.id_col].dataType
+        _refuse_id_types(path, other, left.id_col, a.simpleString(), b.simpleString())
+        _check_ids([(r.df, r.id_col, p) for (r, _), p in zip(reads, (path, other)) if r.check])
+        from .shingle import choose_shingle, given_spec
+
+        spec = given_spec(shingle, left.tokens_col)
+        if spec is None and left.text_col is not None:
+            if left.code and right.code:
+                spec = given_spec("code:5", None)  # trees of source files only, as locally
+            else:  # both sides shingled alike, chosen as locally from the texts of both (left first)
+                spec = choose_shingle([(left.df, left.text_col, left.order_col),
+                                       (right.df, right.text_col, right.order_col)]).spec
+        res.shingle = "tokens" if spec is None else str(spec)
+        pairs, _, t = plan_against(left.df, right.df, threshold, measure=measure, id_col=left.id_col,
+                                   text_col=left.text_col, tokens_col=left.tokens_col, spec=spec,
+                                   order_col=left.order_col, language_col=left.language_col, normalize=normalize,
+                                   min_shingles=min_shingles, other_id_col=right.id_col,
+                                   other_order_col=right.order_col)
+        res.threshold = str(t)
+        res.seconds["plan"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        if count:
+            res.pairs = pairs.count()
+        else:
+            from pyspark.sql import functions as F
+
+            names: list[str] = []
+            cols = [*COLUMNS]
+            for side, (read, _), p in (("left", reads[0], path), ("right", reads[1], other)):
+                got = _carried(spark, read, str(p), kind, keep)
+                if got is None:
+                    continue
+                frame, names = got
+                frame = frame.select(F.col("id").alias(side), *[F.col(f"c{i}").alias(f"{side}_c{i}")
+                                                               for i in range(len(names))])
+                pairs = pairs.join(frame, side, "left")
+            cols += [f"{side}_c{i}" for side in ("left", "right") for i in range(len(names))]
+            ordered = pairs.orderBy(*ORDER).select(*cols).persist()
+            res.pairs = ordered.count()
+            rows = (tuple(r) for r in ordered.toLocalIterator(prefetchPartitions=True))
+            write_pairs(rows, out, fmt, measure, names, res.pairs, header=header)
+            ordered.unpersist()
+        res.seconds["join"] = time.perf_counter() - t0
+        docs = []
+        for read, run in reads:
+            n = read.df.count() if kind != "directory" else run.documents
+            docs.append(n)
+            for why, k in run.skipped.items():
+                res.skipped[why] = res.skipped.get(why, 0) + k
+        res.documents = tuple(docs)
+    except Exception as e:
+        raise_worker_error(e)
+        raise
+    finally:
+        for k in kept:
+            k.unpersist()
+    return res
+
+
+__all__ = ["SparkAgainstRun", "run_against", "write_pairs"]

@@ -1,0 +1,362 @@
+"""``join --against OTHER --engine spark`` and Spark's containment and overlap self-joins, against the local engine.
+
+The R–S join on Spark writes the local engine's bytes (every format, carried
+columns, --count, -q); its self-joins on containment and overlap give the
+local engine's pairs; bad input on either side is one line before any join
+work; a signal leaves no partial output. The one SparkSession of the run is
+conftest.py's ``spark`` fixture (the signal tests start their own processes
+and use no fixture session).
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from fractions import Fraction
+from itertools import islice
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import allpairs
+import naive
+from strategies import corpora
+
+pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[test]'")
+pytest.importorskip("pyarrow", reason="the Spark tests need the spark extra: pip install -e '.[test]'")
+
+import allpairs.spark  # noqa: E402
+from allpairs.cli import app  # noqa: E402
+
+# Few examples, no shrinking: each is a few Spark jobs (tens of seconds on a loaded machine).
+FEW = settings(max_examples=3, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
+               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                      HealthCheck.function_scoped_fixture])
+MEASURES = [("containment", "1/2"), ("containment", "0.9"), ("containment", "1"), ("overlap", "2"),
+            ("jaccard", "1/3"), ("dice", "0.5"), ("cosine", "0.7")]
+
+
+def cli(*args):
+    return CliRunner().invoke(app, [str(a) for a in args], prog_name="allpairs")
+
+
+def write_sets(path: Path, sets) -> Path:
+    path.write_text("".join(" ".join(f"t{x}" for x in s) + "\n" for s in sets))
+    return path
+
+
+def both(tmp: Path, args, ext: str):
+    """The local and the Spark engine's output bytes (-o x.EXT each) and the Spark run's result."""
+    local_out, spark_out = tmp / f"local.{ext}", tmp / f"spark.{ext}"
+    local = cli("join", *args, "-q", "-o", local_out)
+    got = cli("join", *args, "--engine", "spark", "-q", "-o", spark_out)
+    assert local.exit_code == 0, local.output
+    assert got.exit_code == 0 and got.stderr == "", got.output
+    return local_out.read_bytes(), spark_out.read_bytes()
+
+
+@FEW
+@given(corpora(max_docs=14, max_size=6), corpora(max_docs=14, max_size=24), st.sampled_from(MEASURES),
+       st.sampled_from(["tsv", "csv", "jsonl", "parquet"]))
+def test_join_against_on_spark_writes_the_local_engines_bytes_in_every_format(spark, left, right, measure_t, ext):
+    if not any(left) or not any(right):
+        return  # the local engine refuses a side with no token at all
+    measure, t = measure_t
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        args = ["--sets", write_sets(tmp / "items.txt", left), "--against", write_sets(tmp / "docs.txt", right),
+                "-t", t, "--measure", measure]
+        want, got = both(tmp, args, ext)
+        assert got == want
+        assert sorted(os.listdir(tmp)) == ["docs.txt", "items.txt", f"local.{ext}", f"spark.{ext}"]
+    n = len(naive.rs_pairs([[f"t{x}" for x in s] for s in left], [[f"t{x}" for x in s] for s in right],
+                           Fraction(t), measure))
+    if ext == "tsv":
+        assert got.count(b"\n") == n + 1  # the header, then a line a pair
+
+
+def test_lines_carry_their_text_and_count_and_quiet_are_the_local_engines(spark, tmp_path):
+    items = tmp_path / "items.txt"
+    docs = tmp_path / "docs.txt"
+    items.write_text("a b c d\nx y z\nb c d e\n\nzz top\n")
+    docs.write_text("a b c d e f g\nx y q\nb c d e\nx, y = z\n")
+    args = ["--lines", items, "--against", docs, "-t", "0.75", "--measure", "containment"]
+    local = cli("join", *args, "-q")  # no -s: chosen from the texts of both sides, as locally
+    got = cli("join", *args, "--engine", "spark")
+    assert got.exit_code == 0 and got.stdout == local.stdout, got.output
+    assert "left_text\tright_text" in got.stdout.splitlines()[0]
+    assert "5 documents against 4; word:1 shingles" in got.stderr, got.stderr
+    assert "exact containment join at t = 0.75: 5 pairs" in got.stderr
+    count = cli("join", *args, "--engine", "spark", "--count", "-q")
+    assert count.exit_code == 0 and count.stderr == ""
+    assert count.stdout == cli("join", *args, "--count", "-q").stdout == f"{len(local.stdout.splitlines()) - 1}\n"
+
+
+def test_keep_col_and_id_col_of_parquet_inputs_are_carried_as_locally(spark, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def table(path, keys, bodies, ns, tags):
+        pq.write_table(pa.table({"key": pa.array(keys, pa.int64()), "body": bodies,
+                                 "n": pa.array(ns, pa.float64()), "tag": tags}), path)
+        return path
+
+    items = table(tmp_path / "items.parquet", [7, 3, 9], ["a b c d", "x y z", "b c d e"], [1.5, None, 3.0],
+                  ["p", "q,r", None])
+    docs = table(tmp_path / "docs.parquet", [30, 10, 20], ["a b c d e f g", "x y q", "b c d e"], [4.0, 5.5, None],
+                 ["=s", "t\tu", "v"])
+    args = ["--parquet", items, "--against", docs, "--id-col", "key", "--text-col", "body", "-s", "word:1",
+            "-t", "0.6", "--measure", "containment", "--keep-col", "n", "--keep-col", "tag"]
+    for ext in ("csv", "jsonl", "tsv", "parquet"):
+        want, got = both(tmp_path, args, ext)
+        assert got == want, ext
+        (tmp_path / f"local.{ext}").unlink()
+        (tmp_path / f"spark.{ext}").unlink()
+    csv = cli("join", *args, "--engine", "spark", "-q", "-f", "csv").stdout.splitlines()
+    assert csv[0] == "left,right,similarity,overlap,left_size,right_size,left_n,right_n,left_tag,right_tag"
+    assert csv[1].startswith("7,30,1.000000,4,4,7,1.5,4.0,p,'=s")  # the formula guard, as locally
+
+
+# Real corpora.
+
+def test_passwords_against_longer_passwords_are_the_local_engines_bytes(spark, tmp_path, shared_datasets):
+    with open(shared_datasets / "passwords-john.txt", encoding="utf-8", errors="replace") as f:
+        words = [w.strip() for w in islice(f, 3000) if w.strip() and not w.startswith("#!comment")]
+    (tmp_path / "items.txt").write_text("".join(w + "\n" for w in words[:300]))
+    (tmp_path / "docs.txt").write_text("".join(w + "\n" for w in words[300:] if len(w) >= 6))
+    args = ["--lines", tmp_path / "items.txt", "--against", tmp_path / "docs.txt", "-s", "char:3", "-t", "3/4",
+            "--measure", "containment"]
+    want, got = both(tmp_path, args, "tsv")
+    assert got == want and want.count(b"\n") > 20
+
+
+def test_kosarak_transactions_against_later_ones_are_the_local_engines_bytes(spark, tmp_path, shared_datasets):
+    with open(shared_datasets / "kosarak-sample.dat") as f:
+        lines = list(islice(f, 4000))
+    (tmp_path / "items.txt").write_text("".join(lines[:1000]))
+    (tmp_path / "docs.txt").write_text("".join(lines[1000:]))
+    args = ["--sets", tmp_path / "items.txt", "--against", tmp_path / "docs.txt", "-t", "0.8", "--measure",
+            "containment"]
+    want, got = both(tmp_path, args, "csv")
+    assert got == want and want.count(b"\n") > 100
+
+
+def test_go_packages_against_each_other_are_the_local_engines_bytes(spark, tmp_path, go_reference_src):
+    # Two directory trees of source files: code:5 by default on both engines, ids the paths under each root.
+    args = [go_reference_src / "bytes", "--against", go_reference_src / "strings", "-t", "0.5", "--measure",
+            "containment", "--exclude", "*_test.go"]
+    want, got = both(tmp_path, args, "jsonl")
+    assert got == want and want.count(b"\n") >= 1
+
+
+# Containment and overlap self-joins (item 2).
+
+def token_frame(spark, many):
+    rows, n = [], 0
+    for c, sets in enumerate(many):
+        for i, s in enumerate(sets):
+            rows.append((f"{c}:{i}", n, [f"{c}:{tok}" for tok in s]))
+            n += 1
+    return spark.createDataFrame(rows, "id string, n long, toks array<string>")
+
+
+@FEW
+@given(st.lists(corpora(max_docs=14, max_size=10), min_size=3, max_size=6),
+       st.sampled_from([("containment", Fraction(1, 2)), ("containment", Fraction(9, 10)), ("containment", 1),
+                        ("overlap", 1), ("overlap", 2), ("overlap", 4)]))
+def test_containment_and_overlap_self_joins_give_the_oracles_and_local_engines_pairs(spark, many, measure_t):
+    measure, t = measure_t
+    pairs = allpairs.spark.join(token_frame(spark, many), t, tokens_col="toks", order_col="n", measure=measure)
+    got: dict[int, list] = {}
+    for r in pairs.collect():
+        (c, i), (c2, j) = (tuple(map(int, x.split(":"))) for x in (r.left, r.right))
+        assert c == c2
+        got.setdefault(c, []).append((i, j, r.overlap, r.left_size, r.right_size))
+    pairs.unpersist()
+    for c, sets in enumerate(many):
+        want = naive.all_pairs(sets, t, measure)
+        assert sorted(got.get(c, [])) == want, (c, sets)
+        if any(sets):
+            local = allpairs.join(sets, t, measure=measure)
+            assert sorted(tuple(p) for p in local.pairs) == want
+
+
+def test_cli_containment_and_overlap_self_joins_write_the_local_engines_pairs(spark, tmp_path):
+    import pyarrow.parquet as pq
+
+    lines = tmp_path / "lines.txt"
+    lines.write_text("a b c d\na b c d e f\nb c d\nx y\na b c d\nx y z\n")
+    for measure, t in (("containment", "0.75"), ("overlap", "2")):
+        args = ["--lines", lines, "-t", t, "--measure", measure, "-s", "word:1"]
+        local = cli("join", *args, "-q", "-f", "csv")
+        out = tmp_path / measure
+        got = cli("join", *args, "--engine", "spark", "--master", "local[2]", "-q", "-o", out)
+        assert got.exit_code == 0 and got.stderr == "", got.output
+        rows = [(r["left"], r["right"], r["overlap"], r["left_size"], r["right_size"])
+                for r in pq.read_table(out).to_pylist()]
+        want = [tuple(line.split(",")[:2]) + tuple(map(int, line.split(",")[3:6]))
+                for line in local.stdout.splitlines()[1:]]
+        assert rows == want and len(want) >= 4, (rows, want)
+        count = cli("join", *args, "--engine", "spark", "--master", "local[2]", "-q", "--count")
+        assert count.stdout == f"{len(want)}\n"
+    r = cli("join", *args, "--engine", "spark", "--clusters", "--count")
+    assert r.exit_code == 2 and "--measure overlap not available with --engine spark" in r.stderr
+
+
+# Bad input on either side (item 3): one line, before any join work.
+
+def test_bad_input_on_either_side_is_one_line_naming_the_column_and_the_fix(spark, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def table(name, **cols):
+        pq.write_table(pa.table(cols), tmp_path / name)
+        return tmp_path / name
+
+    good = table("good.parquet", id=pa.array([1, 2], pa.int64()), text=["a b", "b c"])
+    strings = table("strings.parquet", id=["1", "2"], text=["a b", "b c"])
+    nulls = table("nulls.parquet", id=pa.array([1, None, None], pa.int64()), text=["a b", "b c", "c d"])
+    twice = table("twice.parquet", id=pa.array([5, 5], pa.int64()), text=["a b", "b c"])
+    numbers = table("numbers.parquet", id=pa.array([1, 2], pa.int64()), text=pa.array([1, 2], pa.int64()))
+    cases = [
+        ((good, strings), 2, f"--id-col 'id' holds int64 in {good} but string in {strings}; the pairs' ids need "
+                             "one type"),
+        ((good, nulls), 1, f"{nulls}: --id-col 'id' holds 2 null ids; every row needs an id"),
+        ((twice, good), 1, f"{twice}: --id-col 'id': id '5' is given 2 times; ids must be different"),
+        ((good, numbers), 1, f"{numbers}: column 'text' holds int64, not strings"),
+        ((good, tmp_path / "missing.parquet"), 2, f"{tmp_path / 'missing.parquet'}: no such file or directory"),
+    ]
+    for (a, b), code, message in cases:
+        r = cli("join", "--engine", "spark", "--parquet", a, "--against", b, "-t", "0.5", "--count")
+        assert r.exit_code == code and r.stderr.count("\n") == 1 and message in r.stderr, (message, r.stderr)
+        assert r.stdout == "" and "Traceback" not in r.stderr
+    # Integers of two widths are one kind of id: joined as locally.
+    narrow = table("narrow.parquet", id=pa.array([4, 5], pa.int32()), text=["a b", "x y"])
+    args = ["join", "--parquet", narrow, "--against", good, "-t", "0.5", "-s", "word:1", "-q"]
+    r = cli(*args, "--engine", "spark")
+    assert r.exit_code == 0 and r.stdout == cli(*args).stdout == "left\tright\tsimilarity\n4\t1\t1.000000\n", r.output
+    r = cli("join", "--engine", "spark", "--parquet", good, "--against", good, "-t", "0.5", "--keep-col", "tag",
+            "--count")
+    assert r.exit_code == 1 and "no column 'tag'" in r.stderr and "--keep-col" in r.stderr, r.stderr
+    r = cli("join", "--engine", "spark", "--parquet", good, "--against", good, "--id-col", "key", "-t", "0.5",
+            "--count")
+    assert r.exit_code == 1 and "no column 'key'" in r.stderr and "--id-col" in r.stderr, r.stderr
+    # JSON Lines: repeated ids named by the file (the ids are read in Spark's tasks).
+    (tmp_path / "a.jsonl").write_text('{"id": "x", "text": "a b"}\n{"id": "x", "text": "b c"}\n')
+    (tmp_path / "b.jsonl").write_text('{"id": 1, "text": "a b"}\n')
+    r = cli("join", "--engine", "spark", "--jsonl", tmp_path / "b.jsonl", "--against", tmp_path / "a.jsonl",
+            "-t", "0.5", "--count")
+    assert r.exit_code == 1 and r.stderr.count("\n") == 1 and "id 'x' is given 2 times" in r.stderr, r.stderr
+    # The Python API: another id type on the against side is one line naming both columns.
+    from allpairs.errors import UsageError
+
+    a = spark.createDataFrame([(1, "x")], "id long, text string")
+    b = spark.createDataFrame([("1", "x")], "id string, text string")
+    with pytest.raises(UsageError, match=r"id_col 'id' holds bigint but against's 'id' holds string; cast one"):
+        allpairs.spark.join(a, 0.5, against=b, measure="containment")
+    c = spark.createDataFrame([(1, 5)], "id long, text long")
+    with pytest.raises(UsageError, match=r"^against's text_col 'text' holds bigint, not strings"):
+        allpairs.spark.join(a, 0.5, against=c, measure="containment")
+    d = spark.createDataFrame([(1, "x")], "key long, text string")
+    with pytest.raises(UsageError, match=r"^against's id_col 'id' is not a column of the DataFrame; its columns "
+                                         r"are key, text"):
+        allpairs.spark.join(a, 0.5, against=d, measure="containment")
+    from allpairs.errors import InputError
+
+    e = spark.createDataFrame([(None, "x"), (2, "y")], "id long, text string")
+    with pytest.raises(InputError, match=r"^against's id_col 'id' holds 1 null ids; every row needs an id"):
+        allpairs.spark.join(a, 0.5, against=e, measure="containment")
+
+
+# A signal during a Spark command (item 4): nothing left beside -o, one line, the JVM and its workers gone.
+
+def _jsonl(path: Path, docs: int, seed: int) -> Path:
+    """JSON Lines of random texts, a third of them near-copies (test_cli_signals' corpus)."""
+    import random
+
+    from test_cli_signals import _corpus
+
+    _corpus(path, docs=docs, words=30, rng=random.Random(seed))
+    return path
+
+
+def _with_marker(marker: str, comm: str | None = None) -> list[int]:
+    """Processes whose environment carries ``marker`` (and whose name is ``comm``, if given)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if marker.encode() not in f.read():
+                        continue
+                if comm is not None:
+                    with open(f"/proc/{entry}/comm") as f:
+                        if f.read().strip() != comm:
+                            continue
+                found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.parametrize("what, signum", [("dedup", "SIGINT"), ("clusters", "SIGTERM"), ("against", "SIGINT"),
+                                          ("against", "SIGTERM")])
+def test_a_signal_during_a_spark_command_leaves_no_partial_output(tmp_path, what, signum):
+    import signal
+    import subprocess
+    import sys
+    import time
+    import uuid
+
+    from allpairs.engines.spark.session import find_java
+
+    if find_java() is None:
+        pytest.skip("no Java runtime for Spark")
+    signum = getattr(signal, signum)
+    corpus = _jsonl(tmp_path / "docs.jsonl", 600, 1)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    common = ["--engine", "spark", "--master", "local[2]", "--jsonl", "-t", "0.5", "-s", "word:2", "-q"]
+    args = {"dedup": ["dedup", *common, corpus, "-o", out_dir / "kept"],
+            "clusters": ["join", "--clusters", *common, corpus, "-o", out_dir / "clusters"],
+            "against": ["join", *common, _jsonl(tmp_path / "items.jsonl", 200, 2), "--against", corpus,
+                        "--measure", "containment", "-o", out_dir / "pairs.tsv"]}[what]
+    marker = uuid.uuid4().hex
+    proc = subprocess.Popen([sys.executable, "-m", "allpairs", *map(str, args)],
+                            env=dict(os.environ, ALLPAIRS_HARNESS=marker, SPARK_LOCAL_IP="127.0.0.1"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            # A background job of a non-interactive shell ignores SIGINT, and so would the child.
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+    def working() -> bool:
+        """Dedup and clusters: Spark is writing the dataset (its _temporary, in the folder beside -o). The R–S
+        join: its file beside -o is open and the JVM runs (the pairs are written once Spark has them)."""
+        parts = [p for p in out_dir.iterdir() if p.name.endswith(".allpairs.part")]
+        if what != "against":
+            return any((p / "_temporary").is_dir() for p in parts)
+        return bool(parts) and bool(_with_marker(marker, "java"))
+
+    deadline = time.monotonic() + 300
+    seen = False
+    while proc.poll() is None and not seen and time.monotonic() < deadline:
+        seen = working()
+        time.sleep(0.01)
+    assert seen, f"the command's work was never seen: status {proc.poll()}"
+    if what == "against":
+        time.sleep(2)  # into the jobs
+    proc.send_signal(signum)
+    _, stderr = proc.communicate(timeout=120)
+    line = {signal.SIGINT: "allpairs: interrupted", signal.SIGTERM: "allpairs: terminated"}[signum]
+    assert proc.returncode == 128 + signum and stderr.decode().splitlines() == [line], (proc.returncode, stderr)
+    assert list(out_dir.iterdir()) == []
+    survivors = _with_marker(marker)
+    for _ in range(600):  # the JVM and its Python workers notice their driver is gone
+        if not survivors:
+            break
+        time.sleep(0.05)
+        survivors = _with_marker(marker)
+    for pid in survivors:  # not left to the rest of the suite
+        os.kill(pid, signal.SIGKILL)
+    assert not survivors, f"{len(survivors)} processes of the run outlived it"
