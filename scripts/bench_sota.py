@@ -143,7 +143,7 @@ def ssj_statistics(text: str) -> dict[str, int]:
 def join_stage(path: str, threshold: str, jobs: int) -> None:
     """Child process: read and order ``path``, then time allpairs' join stage; print JSON to stdout."""
     import allpairs
-    from allpairs.corpus.documents import read_sets
+    from allpairs.corpus.read import read_sets
     corpus = read_sets(path)
     t0 = time.process_time()
     res = allpairs.join(corpus, threshold, jobs=jobs)
@@ -157,7 +157,7 @@ def count_stage(region: str, path: str, thresholds: list[str]) -> None:
     requests of ``region`` (a shared object built from :data:`REGION_C`); its figures as JSON lines."""
     import ctypes
 
-    from allpairs.corpus.documents import read_sets
+    from allpairs.corpus.read import read_sets
     from allpairs.exact import prefix_join
     from allpairs.measures import MEASURES, Threshold
     from allpairs.pipeline.exact_path import exact_pairs

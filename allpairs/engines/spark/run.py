@@ -21,7 +21,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ...corpus.documents import walk, decode_file, fields_of, jsonl_record, matches
+from ...corpus.globs import matches
+from ...corpus.records import fields_of, jsonl_record
+from ...corpus.tree import decode_file
+from ...corpus.walk import walk
 from ...corpus.tables import is_text
 from ...errors import InputError, OutputError, UsageError
 from ...pipeline import joined_note

@@ -12,7 +12,7 @@ same options, in any of its formats, to stdout or to the file the caller
 opened (written beside ``-o`` and renamed at the end by
 :func:`allpairs.output.files.open_output`). Carried columns (``--keep-col``
 of ``--parquet`` and ``--jsonl``, the line of ``--lines``) come along, as
-text (:func:`allpairs.corpus.documents.cell_text`).
+text (:func:`allpairs.corpus.records.cell_text`).
 
 Everything that can be checked before Spark starts is (the kinds, a local
 Parquet input's columns and the type of its ids on both sides); then one job
@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import InputError, UsageError
-from ...corpus.documents import cell_text, fields_of
+from ...corpus.records import cell_text, fields_of
 from .against import plan_against
 from .pairs import COLUMNS, ORDER
 from .run import (SparkRun, _local_path, _read_lines, check_input_options, check_parquet, raise_worker_error,
