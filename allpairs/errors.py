@@ -9,6 +9,11 @@ import re
 _PARAM = re.compile(r"\{\{(\w+)(?:=([^}]*))?\}\}")
 
 
+#: How a message's template crosses to another process that keeps only a traceback's text (a Spark worker's):
+#: a note after the message line (Python 3.11+; before it the message crosses as it reads in Python).
+TEMPLATE_NOTE = "allpairs template: "
+
+
 def _python(name: str, value: str | None) -> str:
     if value is None:
         return f"{name}="
@@ -45,6 +50,8 @@ class AllPairsError(Exception):
         if self.template is not None:
             message = _PARAM.sub(lambda m: _python(m.group(1), m.group(2)), message)
         super().__init__(message, *args)
+        if self.template is not None and "\n" not in self.template and hasattr(self, "add_note"):
+            self.add_note(TEMPLATE_NOTE + self.template)
 
     def for_flags(self, flags: dict[str, str] | None = None) -> str:
         """The message with each parameter written as the command line's flag (``flags``: parameter -> flag

@@ -281,9 +281,23 @@ def test_the_spark_message_names_every_missing_module(products):
             "sys.argv = ['allpairs', 'join', '-t', '0.5', '--engine', 'spark', '--master', 'local[1]', "
             f"'--lines', {str(products)!r}]; from allpairs.__main__ import main; main()")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert r.returncode != 0
+    assert r.returncode == 2, r.stderr  # a missing extra, as parquet's or plot's
     assert "pyspark" in r.stderr and "pyarrow" in r.stderr and "are missing" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_missing_spark_extra_is_the_missing_extra_error_every_optional_package_raises():
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['pyspark'] = None\n"
+            "from allpairs.errors import MissingExtraError\n"
+            "try:\n    import allpairs.spark\n"  # the engine checks its extra as it is imported
+            "except MissingExtraError as e:\n"
+            "    from allpairs.engines.spark.session import SparkSetupError\n"
+            "    print(isinstance(e, SparkSetupError), e.exit_code)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.stdout.split() == ["True", "2"], r.stderr
 
 
 # --- 7. index add: documents that would sit among the index's as strangers --------------------------------

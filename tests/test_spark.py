@@ -831,3 +831,22 @@ def test_a_small_input_with_no_master_is_joined_by_the_local_engine_as_spark_wri
     pq.write_table(pa.table({"id": ["a", "b"], "text": ["x y", "x z"]}), tmp_path / "t.parquet")
     r = cli("join", "--engine", "spark", "-t", "0.5", "--parquet", tmp_path / "t.parquet", "--count")
     assert r.exit_code == 1 and "Spark was started" in r.stderr, r.stderr
+
+
+def test_a_worker_s_error_names_flags_on_the_command_line_and_parameters_in_python():
+    # A worker's error reaches the driver as traceback text: its template rides along as a note, so that
+    # a missing JSON Lines field reads --id-col on the command line, as the local engine's does.
+    import traceback
+
+    from allpairs.cli._app import message
+    from allpairs.engines.spark.run import _from_spark_error
+    from allpairs.errors import InputError
+
+    try:
+        raise InputError("line 3 has no field 'key' ({{id_field=key}})", param="id_field")
+    except InputError as raised:
+        text = "".join(traceback.format_exception(raised))
+    err = _from_spark_error(RuntimeError("Python worker failed:\n" + text + "\n\tat org.apache.spark..."))
+    assert isinstance(err, InputError)
+    assert str(err) == "line 3 has no field 'key' (id_field='key')"
+    assert message(err) == "line 3 has no field 'key' (--id-col key)"

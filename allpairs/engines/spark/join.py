@@ -133,7 +133,7 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
          normalize: bool = True, min_shingles: int = 1, method: str = "exact", max_group: int = exact.MAX_GROUP,
          broadcast_limit: int = sets.BROADCAST_LIMIT, token_groups: int | None = None, num_perm: int = 128,
          bands: int | None = None, rows: int | None = None, recall: float = 0.99, seed: int = 1, bits: int | None = None,
-         max_bucket: int | None = None, max_expand: int | None = lsh.MAX_EXPAND, measure: str = "jaccard",
+         max_bucket: int | None = None, max_expand: int | None = lsh.MAX_EXPAND_SHUFFLED, measure: str = "jaccard",
          check: bool = True) -> SparkJoin:
     """Plan the join of :func:`join` and keep its intermediate results (see :class:`SparkJoin`).
 
@@ -282,7 +282,7 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         ``max_bucket``, ``max_expand``, as in :func:`allpairs.join` (a bucket
         of more than ``max_expand`` sets is joined exactly in one task instead
         of expanded pair by pair: the same pairs; default
-        :data:`allpairs.engines.spark.lsh.MAX_EXPAND`, 4, lower than the local
+        :data:`allpairs.engines.spark.lsh.MAX_EXPAND_SHUFFLED`, 4, lower than the local
         engine's 64 since each expanded pair is shuffled with both sets).
         Any other keyword is a ``TypeError``.
 

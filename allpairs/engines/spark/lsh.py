@@ -42,7 +42,7 @@ MARKED = -2
 #: engine's (64): here an expanded pair is shuffled twice with both sets' keys (~400 bytes), a joined
 #: bucket ships each of its n sets once, so joining costs less from n = 3 on. 100k Zipf sets, 32 x 2
 #: bands, max_bucket 1000, on local[2]: 64 s at 4, 157 s at 64, not done in 240 s expanding every bucket.
-MAX_EXPAND = 4
+MAX_EXPAND_SHUFFLED = 4
 PAIR_SCHEMA = "a long, b long, overlap int, size_a int, size_b int"
 
 

@@ -26,7 +26,7 @@ from ...corpus.records import fields_of, jsonl_record
 from ...corpus.tree import decode_file
 from ...corpus.walk import walk
 from ...corpus.tables import is_text
-from ...errors import InputError, OutputError, UsageError
+from ...errors import TEMPLATE_NOTE, InputError, OutputError, UsageError
 from ...pipeline import joined_note
 from ...shingles import ShingleSpec, language_for_path
 from .join import plan
@@ -265,10 +265,15 @@ def _stop_jvm(spark) -> None:
 
 def _from_spark_error(e: Exception) -> Exception:
     """An AllPairsError raised in a Spark worker, as the same error here; else ``e``."""
-    m = re.search(r"allpairs\.errors\.(InputError|UsageError): (.*)", str(e))
+    text = str(e)
+    m = re.search(r"allpairs\.errors\.(InputError|UsageError): (.*)", text)
     if not m:
         return e
-    return (InputError if m.group(1) == "InputError" else UsageError)(m.group(2).strip())
+    cls = InputError if m.group(1) == "InputError" else UsageError
+    note = re.match(r"\s*" + re.escape(TEMPLATE_NOTE) + r"(.*)", text[m.end():])
+    if note:  # the message with its parameters, so that the command line names them as flags
+        return cls(note.group(1).strip(), param="")
+    return cls(m.group(2).strip())
 
 
 def raise_worker_error(e: Exception) -> None:

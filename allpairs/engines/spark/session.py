@@ -16,18 +16,23 @@ import sys
 import threading
 from contextlib import contextmanager
 
-from ...errors import AllPairsError, install_command
+from ...errors import AllPairsError, MissingExtraError, install_command
 
 
 class SparkSetupError(AllPairsError):
     """pyspark, pyarrow or a Java runtime is missing, or Spark did not start (exit status 1)."""
 
 
+class MissingSparkExtraError(SparkSetupError, MissingExtraError):
+    """pyspark or pyarrow is missing: a :class:`MissingExtraError` like every optional package's, which
+    names both when both are missing."""
+
+
 JAVA_HINT = "install one (e.g. apt-get install -y openjdk-17-jre-headless) or set JAVA_HOME"
 
 
 def require_pyspark():
-    """Import pyspark and pyarrow, or raise :class:`SparkSetupError` naming the extra to install."""
+    """Import pyspark and pyarrow, or raise :class:`MissingSparkExtraError` naming the extra to install."""
     missing = []
     for name in ("pyspark", "pyarrow"):
         try:
@@ -36,7 +41,7 @@ def require_pyspark():
             missing.append(name)
     if missing:
         are = f"{missing[0]} is missing" if len(missing) == 1 else f"{' and '.join(missing)} are missing"
-        raise SparkSetupError(f"the Spark engine needs pyspark and pyarrow ({are}): "
+        raise MissingSparkExtraError(f"the Spark engine needs pyspark and pyarrow ({are}): "
                               f"{install_command('spark')}") from None
     return importlib.import_module("pyspark")
 
