@@ -34,7 +34,7 @@ class Verify(str, Enum):
     estimate = "estimate"
 
 
-#: The measures --engine spark joins (allpairs.engines.spark.join.MEASURES and SELF_RS, named here so that Spark is
+#: The measures --engine spark joins (allpairs.engines.spark.join.JACCARD_ROUTED and SELF_RS, named here so that Spark is
 #: not imported); --clusters takes the first three.
 SPARK_MEASURES = ("jaccard", "cosine", "dice", "containment", "overlap")
 

@@ -20,13 +20,9 @@ rows, and each pair is then tested on the measure itself, on integers.
 from __future__ import annotations
 
 from ...errors import UsageError
-from ...measures import get_measure, parse_threshold
+from ...measures import JOIN_MEASURES, get_measure, parse_threshold
 from . import sets
 from .pairs import COLUMNS, returned, similarity
-
-#: The measures of an R–S join on Spark.
-MEASURES = ("jaccard", "cosine", "dice", "containment", "overlap")
-
 
 def _sets(df, *, id_col, text_col, tokens_col, order_col, language_col, spec, normalize, min_shingles):
     from pyspark.sql import functions as F
@@ -57,8 +53,8 @@ def plan_against(df, other, threshold, *, measure: str, id_col: str, text_col, t
     defaults to ``id_col``.
     """
     row = get_measure(measure)
-    if row.name not in MEASURES:
-        raise UsageError(f"measure {measure!r} is not available on Spark; choose one of {', '.join(MEASURES)}")
+    if row.name not in JOIN_MEASURES:
+        raise UsageError(f"measure {measure!r} is not available on Spark; choose one of {', '.join(JOIN_MEASURES)}")
     t = parse_threshold(threshold, row)
     other_id_col = other_id_col or id_col
     from .join import check_schema
@@ -165,4 +161,4 @@ def join_against(df, other, threshold, *, measure: str = "jaccard", id_col: str 
     return returned(pairs.select(*COLUMNS), cache)
 
 
-__all__ = ["MEASURES", "check_against", "join_against", "plan_against", "rs_pairs", "self_pairs"]
+__all__ = ["check_against", "join_against", "plan_against", "rs_pairs", "self_pairs"]

@@ -23,8 +23,8 @@ from .session import check_workers, require_pyspark
 from .shingle import choose_shingle, given_spec
 
 METHODS = ("exact", "lsh")
-#: The measures the Spark engine joins: a Jaccard join at a threshold low enough, then each measure's own test.
-MEASURES = ("jaccard", "cosine", "dice")
+#: The measures the Spark engine joins by the Jaccard route: a Jaccard join at a threshold low enough, then each measure's own test.
+JACCARD_ROUTED = ("jaccard", "cosine", "dice")
 #: The measures whose self-join is an R–S join of the frame with itself (:func:`.against.self_pairs`).
 SELF_RS = ("containment", "overlap")
 #: Without max_bucket, buckets larger than this are reported (the local engine's warning size).
@@ -146,9 +146,9 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose exact or lsh")
     t = parse_threshold(threshold, measure) if measure in SELF_RS else Threshold.parse(threshold)
-    if measure not in MEASURES + SELF_RS:
+    if measure not in JACCARD_ROUTED + SELF_RS:
         get_measure(measure)  # an unknown name: the local engine's message
-        raise UsageError(f"measure {measure!r} is not available on Spark; choose one of {', '.join(MEASURES + SELF_RS)} "
+        raise UsageError(f"measure {measure!r} is not available on Spark; choose one of {', '.join(JACCARD_ROUTED + SELF_RS)} "
                          "(or join with allpairs.join)")
     if measure != "jaccard" and method != "exact":
         raise UsageError(f"measure {measure!r} goes with method 'exact'; LSH estimates Jaccard similarity")
