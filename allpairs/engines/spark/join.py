@@ -23,7 +23,8 @@ from .session import check_workers, require_pyspark
 from .shingle import choose_shingle, given_spec
 
 METHODS = ("exact", "lsh")
-#: The measures the Spark engine joins by the Jaccard route: a Jaccard join at a threshold low enough, then each measure's own test.
+#: The measures the Spark engine joins by the Jaccard route: a Jaccard join at a threshold low enough,
+#: then each measure's own test.
 JACCARD_ROUTED = ("jaccard", "cosine", "dice")
 #: The measures whose self-join is an R–S join of the frame with itself (:func:`.against.self_pairs`).
 SELF_RS = ("containment", "overlap")
