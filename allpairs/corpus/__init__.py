@@ -11,7 +11,6 @@ which the line readers and the shingle kernels share.
 """
 from __future__ import annotations
 
-import importlib as _importlib
 from typing import TYPE_CHECKING
 
 #: Public name -> the module that defines it. Imported on first use, so that reading a file of sets or
@@ -28,7 +27,8 @@ def __getattr__(name: str):
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(f".{module}", __name__), name)
+    # The import statement's path, not importlib's, so that -X importtime shows the module by name.
+    value = getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)
     globals()[name] = value
     return value
 

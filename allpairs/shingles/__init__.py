@@ -13,7 +13,6 @@ is XXH64, the token hash.
 """
 from __future__ import annotations
 
-import importlib as _importlib
 from typing import TYPE_CHECKING
 
 #: Public name -> the module that defines it. Imported on first use, so that a ``--sets`` run, which
@@ -34,7 +33,8 @@ def __getattr__(name: str):
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(f".{module}", __name__), name)
+    # The import statement's path, not importlib's, so that -X importtime shows the module by name.
+    value = getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)
     globals()[name] = value
     return value
 
