@@ -14,7 +14,7 @@ from .._kernels.jit import MAX_JOBS
 from ..corpus import Corpus, read_corpus
 from ..corpus.read import one_document_hint
 from ..errors import UsageError
-from ..lsh import MAX_NUM_PERM
+from ..lsh.limits import MAX_NUM_PERM
 from ..measures import JOIN_MEASURES
 from ._app import fail
 

@@ -9,11 +9,38 @@ reader) and reads lines and sets; ``model.py`` holds :class:`Corpus`;
 ``linefile.py`` reads a line-oriented file in chunks into one UTF-8 buffer,
 which the line readers and the shingle kernels share.
 """
-from .globs import matches
-from .model import Corpus
-from .read import read_corpus, read_lines, read_sets
-from .records import read_jsonl
-from .tree import read_directory
-from .tables import read_table
+from __future__ import annotations
 
-__all__ = ["Corpus", "matches", "read_corpus", "read_directory", "read_jsonl", "read_lines", "read_sets", "read_table"]
+from typing import TYPE_CHECKING
+
+#: Public name -> the module that defines it. Imported on first use, so that reading a file of sets or
+#: lines never loads the directory walker, the JSON Lines reader or the table readers.
+_EXPORTS = {
+    "matches": "globs", "Corpus": "model", "read_corpus": "read", "read_lines": "read", "read_sets": "read",
+    "read_jsonl": "records", "read_directory": "tree", "read_table": "tables",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # The import statement's path, not importlib's, so that -X importtime shows the module by name.
+    value = getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eagerly
+    from .globs import matches
+    from .model import Corpus
+    from .read import read_corpus, read_lines, read_sets
+    from .records import read_jsonl
+    from .tree import read_directory
+    from .tables import read_table

@@ -14,8 +14,6 @@ from .._plural import count
 from ..errors import UsageError
 from .linefile import HashedSets, LineFile, TextLines, TokenSets, read_line_file, read_pieces
 from .model import Corpus
-from .records import read_jsonl
-from .tree import read_directory
 
 
 def _open_lines(path: str | os.PathLike, encoding: str) -> LineFile:
@@ -185,6 +183,8 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
         raise UsageError(f"'-' (stdin) needs {{{{kind=lines}}}}, {{{{kind=sets}}}}, {RECORD_OPTIONS}", param="kind")
     t0 = time.perf_counter()
     if kind == "directory":
+        from .tree import read_directory  # here, like each reader below: a run loads only the reader it uses
+
         corpus = read_directory(paths, include=include, exclude=exclude, min_bytes=min_bytes, hidden=hidden,
                                 ignore=ignore)
         corpus.notes += _record_file_notes(paths)
@@ -193,6 +193,8 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
     elif kind == "sets":
         corpus = read_sets(path, encoding=encoding, hash_pieces=hash_pieces)
     elif kind == "jsonl":
+        from .records import read_jsonl
+
         corpus = read_jsonl(path, id_field=id_field, text_field=text_field or "text", keep=keep, encoding=encoding,
                             keep_all=keep_all)
     else:

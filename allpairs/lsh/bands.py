@@ -31,13 +31,10 @@ import numpy as np
 from ..errors import UsageError
 from . import _kernel
 from .._kernels.jit import resolve_jobs
-from .minhash import MAX_NUM_PERM, _check_positive, empty_signatures
+from .limits import MAX_EXPAND, MAX_NUM_PERM
+from .minhash import _check_positive, empty_signatures
 
 __all__ = ["MAX_EXPAND", "Candidates", "candidates", "check_banding", "share_joined_bucket"]
-
-#: Buckets of more distinct sets than this are joined exactly instead of expanded pair by pair.
-MAX_EXPAND = 64
-
 
 @dataclass(frozen=True)
 class Candidates:

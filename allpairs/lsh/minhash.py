@@ -45,6 +45,7 @@ from .._kernels.jit import resolve_jobs
 from ..errors import UsageError
 from .._kernels.csr import row_blocks
 from . import _kernel
+from .limits import MAX_NUM_PERM
 
 __all__ = [
     "MAX_NUM_PERM",
@@ -66,11 +67,6 @@ def _check_positive(name: str, value) -> None:
         raise UsageError(f"{name} must be a whole number, got {value!r}", param=name)
     if value < 1:
         raise UsageError(f"{name} must be at least 1, got {value}; use {{{{{name}=1}}}} or more", param=name)
-
-
-#: Most MinHash values per set: 16 KiB of signature per set; enough for the recall-first
-#: banding at thresholds down to about 0.0012 (K = 4096 bands of one row catch s = t with P >= 0.99).
-MAX_NUM_PERM = 4096
 
 
 def check_num_perm(num_perm) -> None:

@@ -7,7 +7,6 @@ the rest stays a method away (``to_pandas()``, ``pairs[i]``, iteration).
 """
 from __future__ import annotations
 
-import html
 from typing import Sequence
 
 #: Rows a summary shows.
@@ -44,6 +43,8 @@ class Summarised:
 
 def summary_html(title: str, header: Sequence[str], rows: Sequence[Sequence], total: int) -> str:
     """The same as :func:`summary_text` as an HTML table, every value escaped."""
+    import html  # here, not at the top: only a notebook asks for HTML
+
     def row(tag: str, values) -> str:
         return "<tr>" + "".join(f"<{tag}>{html.escape(str(v))}</{tag}>" for v in values) + "</tr>"
 

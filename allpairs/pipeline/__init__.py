@@ -5,16 +5,44 @@ nothing else does any of the work. The front stages for a corpus (:mod:`.front`)
 path (:mod:`.exact_path`), the LSH path (:mod:`.lsh_path`), the result (:mod:`.result`) and the
 run statistics (:mod:`.stats`) each have a module.
 """
-from .exact_path import candidate_bound, check_ranked, exact_pairs, ranked_pairs_of
-from .front import (as_corpus, corpus_keys, default_shingle, input_bytes, is_series, merge_corpora, shingle_corpus,
-                    short_note)
-from .lsh_path import LARGE_BUCKET, MIN_ESTIMATE_BITS, joined_note, lsh_pairs, lsh_settings
-from .result import SHOWN_SIMILARITIES, JoinResult, LSHInfo
-from .run import METHODS, VERIFY, join
-from .stats import Progress, Stats, peak_memory, process_status, timed
+from __future__ import annotations
 
-__all__ = ["JoinResult", "LSHInfo", "Progress", "Stats", "join", "as_corpus", "merge_corpora", "corpus_keys",
-           "default_shingle", "input_bytes", "is_series", "shingle_corpus", "short_note", "lsh_settings",
-           "lsh_pairs", "joined_note", "exact_pairs", "check_ranked", "ranked_pairs_of", "candidate_bound",
-           "peak_memory", "process_status", "timed", "METHODS", "VERIFY", "MIN_ESTIMATE_BITS", "LARGE_BUCKET",
-           "SHOWN_SIMILARITIES"]
+from typing import TYPE_CHECKING
+
+#: Public name -> the module that defines it. Imported on first use, so that an exact join never loads
+#: the LSH path and a command that needs only :class:`Stats` loads no stage.
+_EXPORTS = {
+    **dict.fromkeys(["candidate_bound", "check_ranked", "exact_pairs", "ranked_pairs_of"], "exact_path"),
+    **dict.fromkeys(["as_corpus", "corpus_keys", "default_shingle", "input_bytes", "is_series", "merge_corpora",
+                     "shingle_corpus", "short_note"], "front"),
+    **dict.fromkeys(["LARGE_BUCKET", "MIN_ESTIMATE_BITS", "joined_note", "lsh_pairs", "lsh_settings"], "lsh_path"),
+    **dict.fromkeys(["SHOWN_SIMILARITIES", "JoinResult", "LSHInfo"], "result"),
+    **dict.fromkeys(["METHODS", "VERIFY", "join"], "run"),
+    **dict.fromkeys(["Progress", "Stats", "peak_memory", "process_status", "timed"], "stats"),
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # The import statement's path, not importlib's, so that -X importtime shows the module by name.
+    value = getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eagerly
+    from .exact_path import candidate_bound, check_ranked, exact_pairs, ranked_pairs_of
+    from .front import (as_corpus, corpus_keys, default_shingle, input_bytes, is_series, merge_corpora,
+                        shingle_corpus, short_note)
+    from .lsh_path import LARGE_BUCKET, MIN_ESTIMATE_BITS, joined_note, lsh_pairs, lsh_settings
+    from .result import SHOWN_SIMILARITIES, JoinResult, LSHInfo
+    from .run import METHODS, VERIFY, join
+    from .stats import Progress, Stats, peak_memory, process_status, timed

@@ -6,14 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
-from ..exact.topk import check_k, neighbor_lists, top_set_pairs
 from ..exact.prefix import LEFT_SIDE, RIGHT_SIDE, join_plan, per_size, prefix_join_blocks
 from .._kernels.jit import kernel_mode
 from ..measures import Measure, Threshold
 from ..order import OrderedSets
 from ..output import spill as spill_module
 from ..pairs.clusters import SetUnion
-from ..pairs.ranked import NeighborPairs, ranked_pairs
 from .._plural import count
 from .sink import COUNT_BLOCK, PairSink
 from .stats import Progress, Stats, available_memory
@@ -50,6 +48,8 @@ def check_ranked(top: int | None, neighbors: int | None, measure: Measure, *, me
     if len(given) > 1:
         raise UsageError("{{top}} and {{neighbors}} ask different questions; give one of them", param="neighbors")
     name, k = given[0]
+    from ..exact.topk import check_k  # here, not at the top: only top and neighbors need the ranked joins
+
     check_k(name, k, measure)
     if method != "exact":
         raise UsageError(f"{{{{{name}}}}} is exact only; drop {{{{method=lsh}}}}", param="method")
@@ -65,6 +65,9 @@ def ranked_pairs_of(sets: OrderedSets, floor: Threshold | None, measure: Measure
                     progress: Progress | None = None):
     """Stages 4a and 5 for ``top`` or ``neighbors`` (:mod:`allpairs.exact.topk`): the pairs in their order,
     and the threshold of the last join run."""
+    from ..exact.topk import neighbor_lists, top_set_pairs
+    from ..pairs.ranked import NeighborPairs, ranked_pairs
+
     weight = np.diff(sets.group_indptr).astype(np.int64)
     budget = memory if memory is not None else available_memory() // 2
     block_pairs = max(1, budget // spill_module.SET_PAIR_BYTES)  # each join's pairs a block at a time

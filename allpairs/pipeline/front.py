@@ -13,10 +13,9 @@ import numpy as np
 from ..corpus import Corpus
 from ..errors import EmptyCorpusError, UsageError
 from .._kernels.jit import PLAIN_BELOW
-from ..lsh.keysets import keyed_sets
 from .._plural import count
 from ..order import OrderedSets, order_sets
-from ..shingles import ShingleSpec, hash_sets, shingle_for_texts, shingle_texts
+from ..shingles import ShingleSpec, hash_sets, shingle_for_texts
 from .stats import Progress, Stats, timed
 
 
@@ -176,6 +175,8 @@ def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize:
         if progress:
             progress("shingle", done[0], len(corpus))
 
+    from ..shingles import shingle_texts  # here, not at the top: a --sets run loads no tokenizer
+
     indptr, keys = shingle_texts(corpus.texts, shingle, normalize=normalize, languages=corpus.languages,
                                  progress=tick, distinct=True, jobs=jobs)
     return indptr, keys, str(shingle)
@@ -209,6 +210,8 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
         if ranked:
             sets = order_sets(indptr, keys, min_size=max(1, min_shingles), jobs=jobs)
         else:
+            from ..lsh.keysets import keyed_sets  # here, not at the top: only the LSH path keys its sets
+
             sets = keyed_sets(indptr, keys, min_size=max(1, min_shingles), jobs=jobs)
     stats.shingles = int(sets.doc_size.sum())
     stats.distinct_shingles = sets.num_tokens

@@ -9,7 +9,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..lsh import MAX_EXPAND, probability
+from ..lsh.limits import MAX_EXPAND
 from .._plural import count
 from ..measures import Measure, Threshold, get_measure
 from ..pairs import Pairs
@@ -48,6 +48,8 @@ class LSHInfo:
 
     def predicted(self, s):
         """P(s) = 1 - (1 - s^r)^b for this banding."""
+        from ..lsh import probability  # here, not at the top: an exact join loads no LSH
+
         return probability(s, self.bands, self.rows)
 
     def describe(self) -> str:

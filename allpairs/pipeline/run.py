@@ -10,7 +10,7 @@ import numpy as np
 from ..corpus import Corpus
 from ..errors import EmptyCorpusError, UsageError
 from .._kernels.jit import kernels_for, resolve_jobs
-from ..lsh import MAX_EXPAND
+from ..lsh.limits import MAX_EXPAND
 from ..measures import Threshold, get_measure, parse_threshold
 from .._plural import count as count_of
 from ..output.spill import parse_memory, size_text
@@ -20,8 +20,6 @@ from ..shingles import ShingleSpec
 from .stats import Progress, Stats, peak_memory, timed, with_detail
 from .result import JoinResult
 from .front import as_corpus, merge_corpora, input_bytes, shingle_corpus
-from .lsh_path import lsh_settings, lsh_pairs, MIN_ESTIMATE_BITS
-from ..exact.topk import lowest_threshold
 from .exact_path import exact_pairs, check_ranked, group_ok_of, ranked_pairs_of, _much_join
 
 
@@ -151,6 +149,8 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         raise UsageError("against_ids= names the documents of against=; give both, or ids= for a self-join")
     info = None
     if method == "lsh":
+        from .lsh_path import MIN_ESTIMATE_BITS, lsh_pairs, lsh_settings  # here: only an LSH join needs them
+
         info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
                             max_bucket=max_bucket, max_expand=max_expand)
         if verify == "estimate" and bits is not None and bits < MIN_ESTIMATE_BITS:
@@ -189,6 +189,8 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
                                      stats=stats, progress=progress, ranked=info is None, jobs=jobs)
         if ranked is not None:
             # The joins may go down to the floor, or without one to the lowest threshold: judge the work there.
+            from ..exact.topk import lowest_threshold  # here: a plain join needs none of the ranked joins
+
             lowest = t or lowest_threshold(m, int(np.diff(sets.indptr).max()) if sets.num_sets else 1)
             with timed(stats, "join"), kernels_for(None if _much_join(sets, lowest, m) else 0):
                 pairs, t = ranked_pairs_of(sets, t, m, top=top, neighbors=neighbors, jobs=jobs, stats=stats,

@@ -11,12 +11,41 @@ for C and C++, ``_codetok_c_python_kernel.py`` for the rest of the C family and
 Python); ``_hash_kernel.py``
 is XXH64, the token hash.
 """
-from .codetokens import language_for_path
-from .keys import KEY_VERSION, ShingleChoice, ShingleSpec, normalize_text, shingle_for_texts, token_key, token_keys
-from .pool import PARALLEL_MIN_CHARS
-from .sets import format_sets, hash_set_pieces, hash_sets
-from .texts import shingle_texts
+from __future__ import annotations
 
-__all__ = ["KEY_VERSION", "PARALLEL_MIN_CHARS", "ShingleChoice", "ShingleSpec", "format_sets", "hash_set_pieces",
-           "hash_sets", "language_for_path", "normalize_text", "shingle_for_texts", "shingle_texts", "token_key",
-           "token_keys"]
+from typing import TYPE_CHECKING
+
+#: Public name -> the module that defines it. Imported on first use, so that a ``--sets`` run, which
+#: hashes tokens (``sets.py``), never loads the text tokenizers, their kernels or the worker pool.
+_EXPORTS = {
+    "language_for_path": "codetokens",
+    "KEY_VERSION": "keys", "ShingleChoice": "keys", "ShingleSpec": "keys", "normalize_text": "keys",
+    "shingle_for_texts": "keys", "token_key": "keys", "token_keys": "keys",
+    "PARALLEL_MIN_CHARS": "pool",
+    "format_sets": "sets", "hash_set_pieces": "sets", "hash_sets": "sets",
+    "shingle_texts": "texts",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # The import statement's path, not importlib's, so that -X importtime shows the module by name.
+    value = getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eagerly
+    from .codetokens import language_for_path
+    from .keys import KEY_VERSION, ShingleChoice, ShingleSpec, normalize_text, shingle_for_texts, token_key, token_keys
+    from .pool import PARALLEL_MIN_CHARS
+    from .sets import format_sets, hash_set_pieces, hash_sets
+    from .texts import shingle_texts

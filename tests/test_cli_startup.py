@@ -1,0 +1,75 @@
+"""The fixed cost of a run, held without timing: a plain ``join --sets`` imports only what it uses.
+
+Each module below cost milliseconds of every run before it was imported at its point of use (issue 34,
+item 3; the figure is in docs/benchmarks.md). ``sys.modules`` at the run's exit names every module it
+imported, however it was imported."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+#: Modules a plain exact ``join --sets`` does not need, with the feature that does.
+NOT_FOR_A_PLAIN_JOIN = {
+    "allpairs.exact.topk": "--top / --neighbors",
+    "allpairs.pairs.ranked": "--top / --neighbors",
+    "allpairs.pipeline.lsh_path": "--method lsh",
+    "allpairs.lsh.bands": "--method lsh",
+    "allpairs.lsh.minhash": "--method lsh",
+    "allpairs.lsh.scurve": "--method lsh",
+    "allpairs.lsh.keysets": "--method lsh",
+    "allpairs.shingles.texts": "text inputs (shingling)",
+    "allpairs.shingles.code": "code:N shingles",
+    "allpairs.shingles.codetokens": "code:N shingles",
+    "allpairs.shingles.pool": "text inputs (worker processes)",
+    "multiprocessing": "text inputs (worker processes)",
+    "allpairs.corpus.tree": "directory inputs",
+    "allpairs.corpus.walk": "directory inputs",
+    "allpairs.corpus.records": "--jsonl",
+    "allpairs.corpus.tables": "--csv / --tsv / --parquet",
+    "allpairs.index": "the index commands and dedup",
+    "allpairs.report": "compare",
+    "allpairs.engines": "--spark",
+    "allpairs.compat": "SetSimilaritySearch's interface",
+    "html": "a notebook's view of a result",
+    "rich": "progress bars (not with -q)",
+    "numba": "kernels compiled at run time (the ahead-of-time ones load without it)",
+    "pandas": "Series inputs and tables",
+    "pyarrow": "--parquet",
+    "pyspark": "--spark",
+    "matplotlib": "compare's pictures",
+}
+
+
+#: The program as the console script runs it, writing at exit the names of every module it imported
+#: (sys.modules: whatever the path, the import statement or a package's lazy __getattr__).
+PROGRAM = ("import atexit, sys\n"
+           "out = sys.argv.pop(1)\n"
+           "atexit.register(lambda: open(out, 'w').write('\\n'.join(sys.modules)))\n"
+           "from allpairs.__main__ import main\n"
+           "main()\n")
+
+
+def _imported(tmp_path, *options: str) -> set[str]:
+    sets = tmp_path / "ten.sets"
+    sets.write_text("".join(f"w{i} x{i} y{i} z{i % 3}\n" for i in range(10)))
+    modules = tmp_path / "modules.txt"
+    run = subprocess.run([sys.executable, "-c", PROGRAM, str(modules), "join", "-q", "-t", "0.5", *options,
+                          "--sets", str(sets)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.startswith("left\tright\tsimilarity\n")
+    return set(modules.read_text().split())
+
+
+def test_a_plain_sets_join_imports_no_module_it_does_not_use(tmp_path):
+    imported = _imported(tmp_path)
+    wrong = {m: why for m in imported for name, why in NOT_FOR_A_PLAIN_JOIN.items()
+             if m == name or m.startswith(f"{name}.")}
+    assert not wrong, "a plain join --sets imported:\n" + "\n".join(f"{m} (for {why})" for m, why in sorted(wrong.items()))
+
+
+@pytest.mark.parametrize("options, needed", [(("--top", "2"), "allpairs.exact.topk"),
+                                             (("--method", "lsh"), "allpairs.lsh.minhash")])
+def test_the_import_check_sees_a_module_a_run_does_use(tmp_path, options, needed):
+    assert needed in _imported(tmp_path, *options)
