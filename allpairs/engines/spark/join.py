@@ -191,7 +191,7 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         from .against import self_pairs
 
         found, _ = self_pairs(grouped, t, get_measure(measure))
-        return SparkJoin(found, members, distinct, grouped, t, method, label)
+        return SparkJoin(found, members, distinct, grouped, t, method, label, summary=summary)
     if info is None:
         ranked, order = sets.rank_sets(distinct, hot_limit=max_group, broadcast_limit=broadcast_limit,
                                        shared=summary.shared)
