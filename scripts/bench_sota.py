@@ -5,6 +5,7 @@ Run from the repository root::
     python scripts/bench_sota.py                        # every workload, t = 0.5 0.7 0.9, 3 runs each
     python scripts/bench_sota.py --only kosarak-distinct --thresholds 0.5 --repeat 5
     python scripts/bench_sota.py --statistics           # also candidate counts of set_sim_join
+    python scripts/bench_sota.py --cache --only licences kosarak-distinct --thresholds 0.5   # cache misses, faults
 
 set_sim_join is built once by ``../shared/tools/build_set_sim_join.sh`` into
 ``--ssj`` (default ``/tmp/set_sim_join``; GPL-3, a benchmark anchor only,
@@ -31,6 +32,15 @@ off around it (``callgrind.h`` client requests: the start-up runs
 uninstrumented), every threshold in one process; each set_sim_join algorithm
 runs under callgrind collecting inside its ``preparerecords``, ``doindex`` and
 ``dojoin`` only. Decide a kernel change on these, confirm on the medians.
+
+With ``--cache`` (allpairs only, no timed rounds) the join stage, isolated as
+``--counts`` isolates it but with the installed (compiled) kernels, runs under
+callgrind's cache simulator (``--cache-sim=yes``, the simulator of
+cachegrind, whose valgrind 3.19 has no client requests to isolate a stage):
+instructions, data reads, level-1 data misses and last-level misses, the
+last level set to a core's 1 MiB level-2 cache (:data:`CACHE_SIM`); then,
+uninstrumented, the same stage's minor page faults (``getrusage``) and wall
+time. Simulated misses, like instructions, do not move with load.
 
 With ``--statistics`` the stat-counting build of set_sim_join (target
 ``set_sim_join``, built beside the other) is run once per algorithm and
@@ -182,17 +192,52 @@ def count_stage(region: str, path: str, thresholds: list[str]) -> None:
         print(json.dumps({"t": t, **got}), flush=True)
 
 
-def callgrind_dumps(prefix: Path) -> dict[str, int]:
-    """Instructions of each callgrind dump ``prefix*`` by its trigger (a client request's label, or the end)."""
+def fault_stage(path: str, thresholds: list[str]) -> None:
+    """Child process: allpairs' join stage at each threshold, isolated as :func:`count_stage` isolates it, with
+    its wall time and the minor page faults it took (``getrusage``); its figures as JSON lines."""
+    import resource
+
+    from allpairs.corpus.read import read_sets
+    from allpairs.exact import prefix_join
+    from allpairs.measures import MEASURES, Threshold
+    from allpairs.pipeline.exact_path import exact_pairs
+    from allpairs.pipeline.front import shingle_corpus
+    from allpairs.pipeline.stats import Stats
+
+    sets, _ = shingle_corpus(read_sets(path), None, normalize=True, min_shingles=1, stats=Stats(), progress=None,
+                             ranked=True, jobs=1)
+    for t in thresholds:
+        th = Threshold.parse(t)
+        k = min(100, sets.num_sets)
+        prefix_join(sets.indptr[:k + 1], sets.tokens[:sets.indptr[k]], sets.num_tokens, th, jobs=1)
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        t0 = time.perf_counter()
+        pairs, candidates = exact_pairs(sets, th, MEASURES["jaccard"], jobs=1)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        print(json.dumps({"t": t, "pairs": len(pairs), "candidates": candidates, "wall": wall,
+                          "minflt": after.ru_minflt - before.ru_minflt, "majflt": after.ru_majflt - before.ru_majflt}),
+              flush=True)
+
+
+def callgrind_events(prefix: Path) -> dict[str, dict[str, int]]:
+    """Every event of each callgrind dump ``prefix*`` (``Ir``; with ``--cache-sim=yes`` also ``D1mr``, ``DLmr``
+    ...) by its trigger (a client request's label, or the end)."""
     out = {}
     for dump in sorted(prefix.parent.glob(prefix.name + "*")):
         text = dump.read_text(errors="replace")
         trigger = re.search(r"^desc: Trigger: (?:Client Request: )?(.*)$", text, re.M)
-        summary = re.search(r"^summary: (\d+)", text, re.M)
-        if trigger and summary:
-            out[trigger.group(1).strip()] = int(summary.group(1))
+        events = re.search(r"^events: (.*)$", text, re.M)
+        summary = re.search(r"^summary: ([\d ]+)$", text, re.M)
+        if trigger and events and summary:
+            out[trigger.group(1).strip()] = dict(zip(events.group(1).split(), map(int, summary.group(1).split())))
         dump.unlink()
     return out
+
+
+def callgrind_dumps(prefix: Path) -> dict[str, int]:
+    """Instructions of each callgrind dump ``prefix*`` by its trigger (a client request's label, or the end)."""
+    return {k: v["Ir"] for k, v in callgrind_events(prefix).items()}
 
 
 def count_workload(name: str, path: Path, raw: Path, exe: Path, thresholds: list[str], folder: Path,
@@ -238,6 +283,42 @@ def count_table(name: str, t: str, counts: dict[str, tuple], candidates: dict[st
         per = f"{ir / cand:,.0f}" if cand else "-"
         print(f"| {label} | {ir / 1e6:,.1f} | {ir / best:.2f}× | {pairs:,} | {'-' if cand is None else f'{cand:,}'} "
               f"| {per} |")
+    print()
+
+
+#: The caches that ``--cache`` simulates: this machine's (AMD EPYC, ``lscpu``) level-1 data cache per core, and
+#: its level-2 cache per core as the last level (valgrind simulates two levels; the 32 MiB level 3, shared by
+#: every process on the machine, would hide what no longer fits in a core's own caches).
+CACHE_SIM = ("--cache-sim=yes", "--D1=49152,12,64", "--LL=1048576,16,64")
+
+
+def cache_workload(name: str, path: Path, thresholds: list[str], folder: Path, env: dict[str, str]) -> None:
+    """Simulated cache misses of allpairs' join stage (callgrind ``--cache-sim=yes``, the stage isolated as
+    ``--counts`` isolates it, compiled kernels) and its minor page faults and wall time, uninstrumented."""
+    region = folder / "counted_region.so"
+    if not region.exists():
+        source = folder / "counted_region.c"
+        source.write_text(REGION_C)
+        subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(region), str(source)], check=True)
+    prefix = folder / f"{name}.cache"
+    run = measure(["valgrind", "--tool=callgrind", "--instr-atstart=no", *CACHE_SIM, f"--callgrind-out-file={prefix}",
+                   sys.executable, __file__, "--count-stage", str(region), str(path), *thresholds], env)
+    events = callgrind_events(prefix)
+    faults = [json.loads(line) for line in
+              measure([sys.executable, __file__, "--fault-stage", str(path), *thresholds], env).out.splitlines()]
+    print(f"#### {name}: the join stage's simulated cache misses (callgrind {' '.join(CACHE_SIM)}), "
+          f"its minor page faults and wall time (load {os.getloadavg()[0]:.1f})")
+    print()
+    print("| t | pairs | instructions (M) | data reads (M) | D1 misses (M) | LL misses (M) | D1 misses / 1k instr "
+          "| minor faults | wall s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for line, f in zip(run.out.splitlines(), faults):
+        got = json.loads(line)
+        e = events[f"t={got['t']}"]
+        d1 = e["D1mr"] + e["D1mw"]
+        ll = e["DLmr"] + e["DLmw"]
+        print(f"| {got['t']} | {got['pairs']:,} | {e['Ir'] / 1e6:,.1f} | {e['Dr'] / 1e6:,.1f} | {d1 / 1e6:,.2f} "
+              f"| {ll / 1e6:,.2f} | {1000 * d1 / e['Ir']:.2f} | {f['minflt']:,} | {f['wall']:.3f} |")
     print()
 
 
@@ -325,6 +406,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None and len(sys.argv) >= 5 and sys.argv[1] == "--count-stage":
         count_stage(sys.argv[2], sys.argv[3], sys.argv[4:])
         return 0
+    if argv is None and len(sys.argv) >= 4 and sys.argv[1] == "--fault-stage":
+        fault_stage(sys.argv[2], sys.argv[3:])
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="rounds of every command (default 3)")
     ap.add_argument("--only", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
@@ -335,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--counts", action="store_true",
                     help="also count the join steps' instructions under valgrind's callgrind (slow: minutes)")
     ap.add_argument("--counts-only", action="store_true", help="only the counts, no timed rounds")
+    ap.add_argument("--cache", action="store_true",
+                    help="only allpairs' join stage: simulated cache misses (callgrind), page faults, wall time")
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
@@ -349,6 +435,9 @@ def main(argv: list[str] | None = None) -> int:
         env = {"PYTHONPYCACHEPREFIX": str(folder / "pycache"), "PYTHONDONTWRITEBYTECODE": ""}
         for name in args.only:
             path = workload_file(name, folder)
+            if args.cache:
+                cache_workload(name, path, args.thresholds, folder, env)
+                continue
             raw = folder / f"{name}.raw"
             subprocess.run([str(exes[1]), str(path), str(raw)], check=True, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
