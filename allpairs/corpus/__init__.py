@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._exports import lazy_exports
+
 #: Public name -> the module that defines it. Imported on first use, so that reading a file of sets or
 #: lines never loads the directory walker, the JSON Lines reader or the table readers.
 _EXPORTS = {
@@ -23,18 +25,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # The import statement's path, not importlib's, so that -X importtime shows the module by name.
-    value = getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eagerly
