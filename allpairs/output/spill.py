@@ -137,7 +137,7 @@ class PairRuns:
         path = os.path.join(directory, f"run{self._made:06d}")
         self._made += 1
         written = 0
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        fd = _create_run(path)
         try:
             for chunk in chunks:
                 rec = np.empty(len(chunk.left), RECORD)
@@ -225,7 +225,7 @@ class PairRuns:
         path = os.path.join(self.directory, f"run{self._made:06d}")
         self._made += 1
         written = 0
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        fd = _create_run(path)
         try:
             for rec in self._records(self.memory):
                 self._write_all(fd, memoryview(rec.tobytes()))
@@ -248,6 +248,13 @@ class PairRuns:
 def _columns(rec: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     key = rec["key"]
     return (key >> 32).astype(np.int32), (key & 0xFFFFFFFF).astype(np.int32), rec["overlap"].astype(np.int32)
+
+
+def _create_run(path: str) -> int:
+    """Open a new run file, under the lock the signal watcher takes for good before it removes the
+    directory: a file made while it removes would keep the directory (and the run) behind."""
+    with registry._lock:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
 
 
 def _remove(path: str) -> None:
