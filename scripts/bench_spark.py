@@ -71,7 +71,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from allpairs.engines.spark.lsh import MAX_EXPAND  # noqa: E402
+from allpairs.engines.spark.lsh import MAX_EXPAND_SHUFFLED  # noqa: E402
 from datasets.synthetic import zipf_sets  # noqa: E402
 
 
@@ -500,7 +500,7 @@ def main() -> None:
     ap.add_argument("-t", "--threshold", type=float, default=0.5)
     ap.add_argument("--num-perm", type=int, default=64)
     ap.add_argument("--max-bucket", type=int, default=1000)
-    ap.add_argument("--max-expand", type=int, default=MAX_EXPAND,
+    ap.add_argument("--max-expand", type=int, default=MAX_EXPAND_SHUFFLED,
                     help="allpairs LSH joins buckets of more sets exactly instead of expanding them")
     ap.add_argument("--mllib-tables", type=int, nargs="+", default=None,
                     help="MLlib's hash tables, one run each (default: as many as allpairs' bands)")

@@ -11,7 +11,9 @@ itself (``run()``'s start / plan / join). Inputs:
 * ``go``: the Go tree (``datasets.go.find_go_src``, the shared 1.27.3 tree unpacked once), the reference
   corpus's options (``*.go`` but tests and testdata, files of at least 2048 bytes, code:5), counted;
 * ``zipf:N``: N seeded Zipf sets (``scripts/bench_spark.py``'s corpus, written once as Parquet) through
-  ``allpairs.spark.join(..., tokens_col=...)`` and a count of its pairs.
+  ``allpairs.spark.join(..., tokens_col=...)`` and a count of its pairs;
+* ``against:ITEMS:N``: decontamination, ``bench_spark.py``'s ITEMS benchmark items against the N Zipf
+  sets (``allpairs.spark.join(items, 0.8, against=..., measure="containment")``), counted.
 
 The first input of the session pays for starting the Python workers (the
 profile says so); ``--warmup`` joins a small corpus first, unreported.
@@ -152,13 +154,57 @@ def run_zipf(spark, n: int, args) -> None:
     report(name, wall, phases, profile_group(spark.sparkContext, group), got, args.stages)
 
 
+def run_against(spark, n_items: int, n: int, args) -> None:
+    import pyarrow.parquet as pq
+
+    import allpairs.spark
+    from bench_spark import benchmark_items, corpus
+
+    path = corpus(n, args.seed, Path(args.cache))
+    toks = pq.read_table(path, columns=["toks"]).column("toks").to_pylist()
+    items = benchmark_items(toks, n_items, args.seed)
+    del toks
+    idf = spark.createDataFrame([(k, s) for k, s in enumerate(items)], "id long, toks array<long>")
+    name = f"against:{n_items}:{n}"
+
+    def join():
+        pairs = allpairs.spark.join(idf, 0.8, id_col="id", tokens_col="toks", against=spark.read.parquet(str(path)),
+                                    measure="containment")
+        t0 = time.perf_counter()
+        got = pairs.select("left", "right", "overlap").toArrow()
+        phases["join"] = time.perf_counter() - t0
+        pairs.unpersist()
+        return got
+
+    if args.items_broadcast is not None:
+        from allpairs.engines.spark import against
+
+        against.ITEMS_BROADCAST = args.items_broadcast
+    phases = {}
+    got, wall, group = grouped(spark.sparkContext, name, join)
+    phases = {"plan": wall - phases["join"], **phases}
+    report(name, wall, phases, profile_group(spark.sparkContext, group), got.num_rows, args.stages)
+    if args.local:
+        t0 = time.perf_counter()
+        res = allpairs.join(items, 0.8, against=pq.read_table(path, columns=["toks"]).column("toks").to_pylist(),
+                            measure="containment")
+        local_s = time.perf_counter() - t0
+        want = sorted((int(p[0]), int(p[1]), int(p[2])) for p in res.pairs)
+        mine = sorted(zip(*(got.column(c).to_pylist() for c in ("left", "right", "overlap"))))
+        print(f"local engine: {local_s:.1f} s, {len(want):,} pairs; Spark's pairs (item, document, overlap) "
+              f"{'the same' if mine == want else 'DIFFER'}; load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("inputs", nargs="+", help="tiny, go, zipf:N")
+    ap.add_argument("inputs", nargs="+", help="tiny, go, zipf:N, against:ITEMS:N")
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("-t", "--threshold", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--stages", action="store_true", help="a row per stage too")
+    ap.add_argument("--items-broadcast", type=int, default=None,
+                    help="against: broadcast the items up to this many shingles (0: the shuffled plan)")
+    ap.add_argument("--local", action="store_true", help="against: the local engine's pairs and time beside")
     ap.add_argument("--warmup", type=int, default=0, help="Zipf sets of an unreported first join (0: none)")
     ap.add_argument("--cache", default=os.path.join(__import__("tempfile").gettempdir(), "allpairs-bench-spark"))
     args = ap.parse_args()
@@ -184,8 +230,10 @@ def main() -> None:
                            "shingle": "code:5"}, args.stages)
         elif what.startswith("zipf:"):
             run_zipf(spark, int(what.split(":")[1]), args)
+        elif what.startswith("against:"):
+            run_against(spark, int(what.split(":")[1]), int(what.split(":")[2]), args)
         else:
-            raise SystemExit(f"unknown input {what!r}: tiny, go or zipf:N")
+            raise SystemExit(f"unknown input {what!r}: tiny, go, zipf:N or against:ITEMS:N")
     spark.stop()
 
 

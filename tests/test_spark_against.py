@@ -205,6 +205,71 @@ def test_cli_containment_and_overlap_self_joins_write_the_local_engines_pairs(sp
     assert r.exit_code == 2 and "--measure overlap not available with --engine spark" in r.stderr
 
 
+@FEW
+@given(corpora(max_docs=14, max_size=6), corpora(max_docs=14, max_size=40), st.sampled_from(MEASURES))
+def test_the_broadcast_items_and_the_shuffled_plan_give_the_oracles_pairs(spark, left, right, measure_t):
+    # Items up to ITEMS_BROADCAST shingles are broadcast and the documents streamed past their prefix
+    # index; more go through the shuffled plan: both give every pair.
+    from allpairs.engines.spark import against
+    from allpairs.measures import get_measure, parse_threshold
+
+    measure, t = measure_t
+    row = get_measure(measure)
+    sides = [against._sets(spark.createDataFrame([(i, [f"t{x}" for x in s]) for i, s in enumerate(sets)],
+                                                 "id long, toks array<string>"),
+                           id_col="id", text_col=None, tokens_col="toks", order_col=None, language_col=None,
+                           spec=None, normalize=True, min_shingles=1) for sets in (left, right)]
+    want = naive.rs_pairs([[f"t{x}" for x in s] for s in left], [[f"t{x}" for x in s] for s in right],
+                          Fraction(t), measure)
+    for limit in (None, 0):
+        pairs, kept = against.rs_pairs(*sides, parse_threshold(t, row), row, broadcast_limit=limit)
+        got = sorted((r.left, r.right, r.overlap, r.left_size, r.right_size) for r in pairs.collect())
+        kept.unpersist()
+        assert got == want, (limit, left, right, measure, t)
+
+
+def test_a_documents_items_are_those_of_the_oracle_in_every_kernel_path():
+    # probe_items over item_index (no Spark): every (item, document) pair that reaches the threshold,
+    # counted exactly, by merge and by search (documents more than 8 times an item's size).
+    import random
+
+    import numpy as np
+
+    from allpairs._kernels.jit import use_kernels
+    from allpairs.engines.spark._kernel import probe_items
+    from allpairs.engines.spark.against import item_index
+    from allpairs.measures import get_measure, parse_threshold
+
+    rng = random.Random(7)
+
+    def csr(sets):
+        ptr = np.zeros(len(sets) + 1, np.int64)
+        ptr[1:] = np.cumsum([len(s) for s in sets])
+        return ptr, np.array([k for s in sets for k in s], np.uint64)
+
+    for mode in ("python", "jit"):
+        with use_kernels(mode):
+            for _ in range(60):
+                measure, t = rng.choice(MEASURES)
+                row = get_measure(measure)
+                t = parse_threshold(t, row)
+                vocabulary = rng.choice([6, 30, 200])
+                items = [sorted({rng.randrange(vocabulary) for _ in range(rng.randint(1, 12))})
+                         for _ in range(rng.randint(1, 25))]
+                docs = [sorted({rng.randrange(vocabulary) for _ in range(rng.randint(1, rng.choice([12, 150])))})
+                        for _ in range(rng.randint(1, 25))]
+                i_ptr, i_keys = csr(items)
+                d_ptr, d_keys = csr(docs)
+                df = np.array([sum(k in set(d) for d in docs) for k in i_keys.tolist()], np.int64)
+                plen = np.array([row.probe_prefix(t, len(a), "left") for a in items], np.int64)
+                index = item_index(i_ptr, i_keys, df, plen)
+                d, i, o = probe_items(d_ptr, d_keys, *index, i_ptr, i_keys, row.code, t.p, t.q, len(items))
+                want = sorted((a, b, len(set(items[a]) & set(docs[b]))) for a in range(len(items))
+                              for b in range(len(docs))
+                              if row.accept(t, len(set(items[a]) & set(docs[b])), len(items[a]), len(docs[b])))
+                assert sorted(zip(i.tolist(), d.tolist(), o.tolist())) == want, (mode, measure, t, items, docs)
+
+
 # Bad input on either side (item 3): one line, before any join work.
 
 def test_bad_input_on_either_side_is_one_line_naming_the_column_and_the_fix(spark, tmp_path):

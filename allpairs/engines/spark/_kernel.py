@@ -1,4 +1,5 @@
-"""Compiled kernels of the Spark engine: a token group's sets in its task's order, the first token two sets share.
+"""Compiled kernels of the Spark engine: a token group's sets in its task's order, the first token two sets share,
+the benchmark items a document contains (an R–S join against a broadcast index of the items' prefixes).
 
 Vernica, Carey, Li, "Efficient parallel set-similarity joins using MapReduce",
 SIGMOD 2010: a pair routed to the groups of several shared prefix tokens is
@@ -8,8 +9,10 @@ Assumes clean input: ranks strictly increasing within each set.
 """
 import numpy as np
 
+from ..._kernels.csr import grow
 from ..._kernels.jit import kernel
 from ...exact._kernel import lower_bound
+from ...measures._kernel import required_overlap
 
 
 @kernel
@@ -96,3 +99,79 @@ def sorted_segments(indptr, values):
                 k += 1
         ptr[d + 1] = k
     return ptr, out[:k].copy()
+
+
+@kernel
+def probe_items(d_ptr, d_keys, p_keys, p_ptr, p_item, i_ptr, i_keys, code, p, q, n_items):
+    """The (document, item, overlap) of every document and item that share a token of the item's prefix and
+    reach ``p/q`` under the measure ``code`` (:mod:`allpairs.measures._kernel`), the item as the left set.
+
+    A document's keys ``d_keys[d_ptr[d]:d_ptr[d + 1]]`` and an item's ``i_keys[i_ptr[i]:i_ptr[i + 1]]`` are
+    sorted (uint64); ``p_keys`` the distinct prefix tokens sorted, ``p_item[p_ptr[k]:p_ptr[k + 1]]`` the
+    items whose prefix holds ``p_keys[k]``. Each candidate is counted once (marked per document), skipped
+    when its sizes cannot reach α, else counted by a merge (a search per item key in a document over 8
+    times longer) that stops once α is out of reach.
+    """
+    n = d_ptr.shape[0] - 1
+    m = p_keys.shape[0]
+    mark = np.full(n_items, -1, np.int64)
+    out_d = np.empty(1024, np.int64)
+    out_i = np.empty(1024, np.int64)
+    out_o = np.empty(1024, np.int64)
+    k = 0
+    for d in range(n):
+        lo = d_ptr[d]
+        hi = d_ptr[d + 1]
+        y = hi - lo
+        for j in range(lo, hi):
+            pos = lower_bound(p_keys, 0, m, d_keys[j])
+            if pos == m or p_keys[pos] != d_keys[j]:
+                continue
+            for e in range(p_ptr[pos], p_ptr[pos + 1]):
+                it = p_item[e]
+                if mark[it] == d:
+                    continue
+                mark[it] = d
+                a = i_ptr[it]
+                b = i_ptr[it + 1]
+                x = b - a
+                need = required_overlap(code, p, q, x, y)
+                if need > min(x, y):
+                    continue
+                o = 0
+                if y > 8 * x:
+                    at = lo
+                    for ii in range(a, b):
+                        if o + (b - ii) < need:
+                            break
+                        at = lower_bound(d_keys, at, hi, i_keys[ii])
+                        if at == hi:
+                            break
+                        if d_keys[at] == i_keys[ii]:
+                            o += 1
+                else:
+                    ii = a
+                    jj = lo
+                    while ii < b and jj < hi:
+                        if o + min(b - ii, hi - jj) < need:
+                            break
+                        if i_keys[ii] == d_keys[jj]:
+                            o += 1
+                            ii += 1
+                            jj += 1
+                        elif i_keys[ii] < d_keys[jj]:
+                            ii += 1
+                        else:
+                            jj += 1
+                if o < need:
+                    continue
+                if k == out_d.shape[0]:
+                    out_d = grow(out_d, k + 1)
+                    out_i = grow(out_i, k + 1)
+                    out_o = grow(out_o, k + 1)
+                out_d[k] = d
+                out_i[k] = it
+                out_o[k] = o
+                k += 1
+    return out_d[:k].copy(), out_i[:k].copy(), out_o[:k].copy()
+

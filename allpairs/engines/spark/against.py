@@ -10,19 +10,39 @@ shares one of a's first ``|a| - α + 1`` tokens in any order both sides share.
 The order here ranks a's tokens by how many b's hold them (rare first), so
 that a's prefix meets few documents.
 
-The routing. The documents b are never copied whole per token (a long
-document would be sent once for each of its thousands of tokens): they are
-exploded once into (document, token) rows. A candidate is a (a, b) with a
-token of a's prefix among b's tokens (a join on the token); its overlap is
-counted exactly by joining the candidate's a-tokens with b's (document, token)
-rows, and each pair is then tested on the measure itself, on integers.
+The routing, when the left side is small (benchmark items: at most
+``ITEMS_BROADCAST`` shingles in all, the usual case): the documents b are never
+shuffled. One pass over them counts how many hold each of a's tokens (partial
+counts per task, one small aggregation of the items' distinct tokens); the
+driver then builds the index of a's prefixes (token → items) and a's whole
+sets, broadcasts both, and one ``mapInArrow`` streams each document past the
+index (:func:`allpairs.engines.spark._kernel.probe_items`): its candidates are
+the items whose prefix shares a token with it, each counted exactly against
+the document in the task and tested on the measure on integers. A document's
+work is its tokens' lookups plus its candidates' merges; nothing of it is
+copied.
+
+Otherwise (a large left side: a self-join, or many items) the documents are
+exploded once into (document, token) rows, a long document never copied whole
+per token. A candidate is a (a, b) with a token of a's prefix among b's tokens
+(a join on the token); its overlap is counted exactly by joining the
+candidate's a-tokens with b's (document, token) rows, and each pair is then
+tested on the measure itself, on integers.
 """
 from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
 
 from ...errors import UsageError
 from ...measures import JOIN_MEASURES, get_measure, parse_threshold
 from . import sets
+from .arrow import csr, numpy
 from .pairs import COLUMNS, returned, similarity
+
+#: The left side of an R–S join is broadcast (its prefix index and its sets, up to ~32 bytes a shingle: 256 MB
+#: at the limit) while it holds at most this many shingles in all; a larger one is joined by shuffles.
+ITEMS_BROADCAST = 8_000_000
 
 def _sets(df, *, id_col, text_col, tokens_col, order_col, language_col, spec, normalize, min_shingles):
     from pyspark.sql import functions as F
@@ -70,14 +90,118 @@ def plan_against(df, other, threshold, *, measure: str, id_col: str, text_col, t
     return pairs, right_tokens, t
 
 
-def rs_pairs(left, right, t, row):
+def _count_batches(batches, keys):
+    """mapInArrow body: how many of the task's documents hold each of the broadcast sorted keys (uint64), as
+    (k, n) rows, k the key's position; one row per key met, after the task's last batch."""
+    ukeys = keys.value
+    counts = np.zeros(len(ukeys), np.int64)
+    for batch in batches:
+        _, values = csr(batch.column("keys"))
+        values = values.view(np.uint64) if values.dtype == np.int64 else values.astype(np.uint64)
+        pos = np.searchsorted(ukeys, values)
+        hit = pos < len(ukeys)
+        hit[hit] = ukeys[pos[hit]] == values[hit]
+        counts += np.bincount(pos[hit], minlength=len(ukeys))
+    met = np.flatnonzero(counts)
+    yield pa.RecordBatch.from_arrays([pa.array(met.astype(np.int32)), pa.array(counts[met])], names=["k", "n"])
+
+
+def _probe_batches(batches, index, code, p, q, schema):
+    """mapInArrow body: each document's items (lid, the item's ord) with their overlap, the document's
+    columns beside (``probe_items`` over the broadcast index)."""
+    from ._kernel import probe_items
+
+    p_keys, p_ptr, p_item, i_ptr, i_keys, i_ord = index.value
+    for batch in batches:
+        d_ptr, values = csr(batch.column("keys"))
+        values = values.view(np.uint64) if values.dtype == np.int64 else values.astype(np.uint64)
+        d, it, o = probe_items(np.ascontiguousarray(d_ptr, np.int64), np.ascontiguousarray(values), p_keys, p_ptr,
+                               p_item, i_ptr, i_keys, code, p, q, len(i_ord))
+        take = pa.array(d)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(i_ord[it]), pa.array(o.astype(np.int32)), batch.column("ord").take(take),
+             batch.column("id").take(take), batch.column("okey").take(take), batch.column("size").take(take)],
+            schema=schema)
+
+
+def item_index(i_ptr, i_keys, df, prefix_len):
+    """The index of the items' prefixes: (p_keys, p_ptr, p_item), the distinct prefix tokens sorted (uint64)
+    and the items holding each. An item's prefix is its first ``prefix_len[i]`` tokens ranked rare first
+    (``df``, per token of ``i_keys``: how many documents hold it; ties by key): an item reaching α of its
+    tokens in a document shares one of its first ``|a| - α + 1`` in any order of its own."""
+    n = len(i_ptr) - 1
+    item = np.repeat(np.arange(n, dtype=np.int64), np.diff(i_ptr))
+    by_rank = np.lexsort((i_keys, df, item))  # within each item: rare first, ties by key
+    pos = np.arange(len(i_keys), dtype=np.int64) - np.repeat(i_ptr[:-1], np.diff(i_ptr))
+    chosen = by_rank[pos < np.repeat(prefix_len, np.diff(i_ptr))]
+    keys, owners = i_keys[chosen], item[chosen]
+    by_key = np.lexsort((owners, keys))
+    keys, owners = keys[by_key], owners[by_key]
+    p_keys, starts = np.unique(keys, return_index=True)
+    p_ptr = np.append(starts, len(keys)).astype(np.int64)
+    return p_keys, p_ptr, owners.astype(np.int64)
+
+
+def broadcast_pairs(left, right, t, row):
+    """(pairs, right): the R–S pairs of :func:`rs_pairs` with the left side broadcast (see the module's
+    docstring): one job collects the left side, two pass over the documents, and nothing of them is
+    shuffled; ``right`` comes back kept as a local checkpoint (the two passes read it once), for the
+    caller to unpersist."""
+    from pyspark.sql import functions as F
+
+    spark = left.sparkSession
+    sc = spark.sparkContext
+    items = left.where(F.col("size") >= 1).select("ord", "size", "keys").toArrow()
+    i_ptr, i_keys = csr(items.column("keys"))
+    i_ptr = np.ascontiguousarray(i_ptr, np.int64)
+    i_keys = np.ascontiguousarray(i_keys).view(np.uint64)
+    i_ord = numpy(items.column("ord"), np.int64)
+    sizes = np.diff(i_ptr)
+    right = right.where(F.col("size") >= 1).localCheckpoint(eager=False)
+    ukeys = np.unique(i_keys)
+    held = sc.broadcast(ukeys)
+    counted = right.select("keys").mapInArrow(lambda b: _count_batches(b, held), "k int, n long") \
+        .groupBy("k").agg(F.sum("n").alias("n")).toArrow()
+    held.unpersist()
+    df_u = np.zeros(len(ukeys), np.int64)
+    df_u[numpy(counted.column("k"), np.int64)] = numpy(counted.column("n"), np.int64)
+    df = df_u[np.searchsorted(ukeys, i_keys)]
+    plen = {int(s): row.probe_prefix(t, int(s), "left") for s in np.unique(sizes)}
+    prefix_len = np.array([plen[int(s)] for s in sizes], np.int64)
+    p_keys, p_ptr, p_item = item_index(i_ptr, i_keys, df, prefix_len)
+    index = sc.broadcast((p_keys, p_ptr, p_item, i_ptr, i_keys, i_ord))
+    from pyspark.sql.types import IntegerType, LongType, StructField, StructType
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    out = StructType([StructField("lid", LongType()), StructField("overlap", IntegerType()),
+                      StructField("rid", LongType()), StructField("right", right.schema["id"].dataType),
+                      StructField("right_key", right.schema["okey"].dataType),
+                      StructField("right_size", IntegerType())])
+    schema = to_arrow_schema(out)
+    found = right.select("ord", "id", "okey", "size", "keys").mapInArrow(
+        lambda b: _probe_batches(b, index, row.code, t.p, t.q, schema), out)
+    lefts = left.select(F.col("ord").alias("lid"), F.col("id").alias("left"), F.col("size").alias("left_size"),
+                        F.col("okey").alias("left_key"), F.col("ord").alias("left_ord"))
+    both = found.join(F.broadcast(lefts), "lid").select("*", F.col("rid").alias("right_ord"),
+                                                        F.col("left_size").alias("size_a"),
+                                                        F.col("right_size").alias("size_b"))
+    return both.select("left", "right", similarity(row.name).cast("double").alias("similarity"), "overlap",
+                       "left_size", "right_size", "left_key", "left_ord", "right_key", "right_ord"), right
+
+
+def rs_pairs(left, right, t, row, broadcast_limit: int | None = None):
     """(pairs, right_tokens): the pairs (a, b), a from the sets ``left`` and b from ``right`` (each a frame
     of ord, id, okey, size, keys, sizes at least 1), that reach ``t`` under the measure ``row``: COLUMNS
-    and the order columns, unordered; and the right side's (rid, key) rows, kept as a local checkpoint."""
+    and the order columns, unordered; and a frame kept as a local checkpoint, for the caller to
+    unpersist. A left side of at most ``broadcast_limit`` shingles (default :data:`ITEMS_BROADCAST`) is
+    broadcast (:func:`broadcast_pairs`), a larger one joined by shuffles."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     spark = left.sparkSession
+    total = left.where(F.col("size") >= 1).agg(F.sum("size").alias("n")).collect()[0]["n"] or 0
+    if total <= (ITEMS_BROADCAST if broadcast_limit is None else broadcast_limit):
+        return broadcast_pairs(left, right, t, row)
     right_tokens = right.select(F.col("ord").alias("rid"), F.explode("keys").alias("key")).localCheckpoint(eager=True)
     left_tokens = left.select(F.col("ord").alias("lid"), "size", F.explode("keys").alias("key"))
     # How many documents hold each of the left side's tokens: the order of its prefixes (rare first).
@@ -102,13 +226,7 @@ def rs_pairs(left, right, t, row):
     from .join import _accept_batches
 
     accepted = both.mapInArrow(lambda b: _accept_batches(b, row.name, t), both.schema)
-    if row.name == "containment":
-        sim = F.col("overlap") / F.col("size_a")
-    elif row.name == "overlap":
-        sim = F.col("overlap").cast("double")
-    else:
-        sim = similarity(row.name)
-    return accepted.select("left", "right", sim.cast("double").alias("similarity"), "overlap",
+    return accepted.select("left", "right", similarity(row.name).cast("double").alias("similarity"), "overlap",
                            "left_size", "right_size", "left_key", "left_ord", "right_key", "right_ord"), right_tokens
 
 
@@ -161,4 +279,4 @@ def join_against(df, other, threshold, *, measure: str = "jaccard", id_col: str 
     return returned(pairs.select(*COLUMNS), cache)
 
 
-__all__ = ["check_against", "join_against", "plan_against", "rs_pairs", "self_pairs"]
+__all__ = ["check_against", "join_against", "plan_against", "rs_pairs", "self_pairs", "broadcast_pairs", "item_index"]

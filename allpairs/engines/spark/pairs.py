@@ -18,6 +18,10 @@ def similarity(measure: str):
     from pyspark.sql import functions as F
 
     o, a, b = F.col("overlap"), F.col("size_a"), F.col("size_b")
+    if measure == "containment":  # the share of a (the contained one) found in b
+        return o / a
+    if measure == "overlap":
+        return o.cast("double")
     if measure == "cosine":
         return o / F.sqrt(a.cast("double") * b)
     if measure == "dice":
