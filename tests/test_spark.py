@@ -621,8 +621,8 @@ def test_options_are_those_of_allpairs_join_and_an_unknown_one_is_a_type_error(s
     # against= is an R–S join now (tests/test_spark_dedup.py); the self-join's options do not apply to it.
     with pytest.raises(UsageError, match="max_group does not apply to an R–S join"):
         allpairs.spark.join(df, 0.5, against=df, max_group=5)
-    with pytest.raises(UsageError, match=r"measure='containment' is not available to dedup on Spark"):
-        allpairs.spark.dedup(df, 0.5, measure="containment")
+    with pytest.raises(UsageError, match="unknown measure 'cosinus'"):
+        allpairs.spark.dedup(df, 0.5, measure="cosinus")
     with pytest.raises(UsageError, match="unknown measure 'cosinus'"):
         allpairs.spark.join(df, 0.5, measure="cosinus")
 
@@ -695,8 +695,6 @@ def test_cli_spark_takes_cosine_and_dice(spark, tmp_path):
         local = cli("join", "-t", "0.6", "-s", "word:1", "--measure", measure, TINY, "--count")
         r = cli("join", "--engine", "spark", "-t", "0.6", "-s", "word:1", "--measure", measure, TINY, "--count")
         assert r.exit_code == 0 and r.stdout == local.stdout, r.stderr
-    r = cli("join", "--engine", "spark", "-t", "0.6", "--measure", "containment", TINY, "--clusters", "--count")
-    assert r.exit_code == 2 and "--measure containment not available with --engine spark" in r.stderr
 
 
 def _free_port() -> int:

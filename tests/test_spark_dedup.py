@@ -75,6 +75,62 @@ def test_dedup_keeps_and_removes_the_rows_the_local_rule_does(spark, many, t, me
         assert removed == dict(zip(want.removed.tolist(), want.duplicate_of.tolist()))
 
 
+@FEW
+@given(st.lists(corpora(max_docs=18), min_size=4, max_size=8),
+       st.sampled_from([("containment", Fraction(1, 2)), ("containment", Fraction(9, 10)), ("containment", 1),
+                        ("overlap", 1), ("overlap", 3)]),
+       st.sampled_from([3, 2_000_000]), st.booleans())
+def test_dedup_and_clusters_by_containment_and_overlap_are_the_local_engines(spark, many, measure_t, max_component,
+                                                                             singletons):
+    # Containment is directed: a row goes when an earlier kept row contains it (not when it contains one);
+    # clusters link a pair in either direction. max_component 3: the rounds over Spark see the same edges.
+    measure, t = measure_t
+    frame = token_frame(spark, many)
+    res = plan_dedup(frame, t, tokens_col="toks", order_col="n", measure=measure, all_rows=True,
+                     max_component=max_component)
+    got: dict[int, list] = {}
+    for r in res.rows.collect():
+        c, i = split(r.id)
+        got.setdefault(c, []).append((i, None if r.duplicate_of is None else split(r.duplicate_of)[1], r.similarity))
+    for c, sets in enumerate(many):
+        assert [(i, d) for i, d, _ in got.get(c, [])] == naive.dedup(sets, t, measure), (c, sets, t, measure)
+        if not any(sets):
+            continue  # the local engine refuses a corpus with no token at all
+        want = local_dedup(sets, t, measure=measure)
+        removed = {i: (d, x) for i, d, x in got.get(c, []) if d is not None}
+        assert removed == {r: (d, float(want.rule.similarity(o, a, b))) for r, d, o, a, b in zip(
+            *(v.tolist() for v in (want.removed, want.duplicate_of, want.overlap, want.removed_size, want.kept_size)))}
+    flat = [[f"{c}:{tok}" for tok in s] for c, sets in enumerate(many) for s in sets]
+    ids = [f"{c}:{i}" for c, sets in enumerate(many) for i in range(len(sets))]
+    clusters = plan_clusters(frame, t, tokens_col="toks", order_col="n", measure=measure, singletons=singletons)
+    rows = [tuple(r) for r in clusters.rows.collect()]
+    if any(flat):
+        local = allpairs.join(flat, t, measure=measure, clusters=True, ids=ids).clusters.to_pandas(singletons=singletons)
+        assert rows == [tuple(r) for r in local.itertuples(index=False)]
+
+
+def test_passwords_dedup_and_clusters_by_containment_equal_the_local_engines(spark, shared_datasets):
+    # A password contained (char:3, at 3/4) in an earlier kept one is removed; one containing it is not.
+    from allpairs.shingles import ShingleSpec
+
+    with open(shared_datasets / "passwords-john.txt", encoding="utf-8", errors="replace") as f:
+        words = [w.strip() for w in islice(f, 2000) if w.strip() and not w.startswith("#!comment")]
+    t = Fraction(3, 4)
+    ids = [str(i) for i in range(len(words))]
+    df = spark.createDataFrame([(str(i), i, w) for i, w in enumerate(words)], "id string, n long, text string")
+    options = dict(text_col="text", order_col="n", shingle=ShingleSpec.parse("char:3"), measure="containment")
+    want = local_dedup(words, t, measure="containment", shingle="char:3")
+    rows = [(int(r.id), r.duplicate_of and int(r.duplicate_of)) for r in plan_dedup(df, t, all_rows=True,
+                                                                                    **options).rows.collect()]
+    assert [i for i, d in rows if d is None] == want.kept.tolist()
+    assert [(i, d) for i, d in rows if d is not None] == list(zip(want.removed.tolist(), want.duplicate_of.tolist()))
+    assert len(want.removed) > 20
+    local = allpairs.join(words, t, measure="containment", shingle="char:3", clusters=True, ids=ids).clusters
+    got = plan_clusters(df, t, **options)
+    assert [tuple(r) for r in got.rows.collect()] == [tuple(r) for r in local.to_pandas().itertuples(index=False)]
+    assert got.largest > 2
+
+
 def planted_giant(n_chain=16, n_stars=6):
     """A chain of sets each sharing most tokens with the next (one component of n_chain - 1 and more
     pairs, decided against input order: later links kept, earlier removed), beside small stars."""

@@ -102,8 +102,7 @@ def dedup_command(
 def _spark_dedup(ctx, paths, threshold, measure, shingle, no_normalize, min_shingles, removed, fmt, output, count,
                  no_header, quiet, master, inputs) -> None:
     """``dedup --engine spark``: the same rows kept, on Spark, written as a Parquet dataset (imports Spark only here)."""
-    local_only = [flag for flag, used in (("--measure " + measure, measure not in ("jaccard", "cosine", "dice")),
-                                          ("--no-header", no_header), ("--csv", inputs["csv"]),
+    local_only = [flag for flag, used in (("--no-header", no_header), ("--csv", inputs["csv"]),
                                           ("--tsv", inputs["tsv"]), ("--keep-col", bool(inputs["keep_col"])),
                                           ("--hidden", inputs["hidden"]), ("--no-ignore", inputs["no_ignore"]),
                                           ("--format " + fmt.value, fmt not in (Format.tsv, Format.parquet)),
@@ -111,7 +110,7 @@ def _spark_dedup(ctx, paths, threshold, measure, shingle, no_normalize, min_shin
                   if used]
     if local_only:
         raise typer.BadParameter(f"{', '.join(local_only)} not available with --engine spark (it writes every "
-                                 "column of the rows as Parquet; Jaccard, cosine and Dice)")
+                                 "column of the rows as Parquet)")
     kind = spark_input_kind(paths, inputs)
     pq = inputs["parquet"]
     id_col, text_col = inputs["id_col"], (inputs["text_col"] or [None])[0]

@@ -35,7 +35,7 @@ class Verify(str, Enum):
 
 
 #: The measures --engine spark joins (allpairs.engines.spark.join.JACCARD_ROUTED and SELF_RS, named here so that Spark is
-#: not imported); --clusters takes the first three.
+#: not imported); --clusters takes them all.
 SPARK_MEASURES = ("jaccard", "cosine", "dice", "containment", "overlap")
 
 
@@ -118,7 +118,7 @@ def join_command(
                               min_shingles, fmt, output, count, no_header, verbatim, quiet, master, inputs,
                               top=top, neighbors=neighbors, clusters=clusters, verify=verify, jobs=jobs)
     if engine is Engine.spark:
-        local_only = [flag for flag, used in (("--measure " + measure.value, measure.value not in SPARK_MEASURES[:3 if clusters else 5]),
+        local_only = [flag for flag, used in (("--measure " + measure.value, measure.value not in SPARK_MEASURES),
                                               ("--top", top is not None), ("--neighbors", neighbors is not None),
                                               ("--wide", clusters and wide), ("--no-header", no_header),
                                               ("--hidden", inputs["hidden"]),
@@ -129,7 +129,7 @@ def join_command(
                       if used]
         if local_only:
             raise typer.BadParameter(f"{', '.join(local_only)} not available with --engine spark (threshold joins of "
-                                     "one PATH, or --against OTHER; clusters of Jaccard, cosine and Dice; hidden "
+                                     "one PATH, or --against OTHER; hidden "
                                      "and ignored files left out as by default)")
         if len(paths) != 1:
             raise typer.BadParameter(f"--engine spark reads one PATH, got {len(paths)}")

@@ -8,7 +8,11 @@ theirs, so only on the documents of its connected component in the graph of
 the verified pairs: deciding each component in input order gives the answer
 of the whole corpus in order. So the components (large-star/small-star,
 :mod:`.components`) are dealt to tasks whole, and each task runs the rule over
-its pairs (:func:`._dedup_kernel.decide`).
+its pairs (:func:`._dedup_kernel.decide`). With containment the rule is
+directed (the local dedup queries each document, the contained side, against
+the kept ones): its edges are the pairs whose contained document is the later
+one, earlier first, and a document that contains an earlier kept one stays;
+the components over those edges decide as the whole corpus does.
 
 A component of more than ``max_component`` pairs is not given to one task.
 Its documents are decided in rounds over all its pairs in Spark, the rule
@@ -132,6 +136,16 @@ def decide_components(pairs, measure: str, *, max_component: int = MAX_COMPONENT
 
     spark = pairs.sparkSession
     code = get_measure(measure).code
+    if measure == "containment":
+        # A later document is removed when it is contained in an earlier kept one (the local rule queries
+        # each document, the contained side, against the kept ones): of the pairs (contained, container),
+        # both ways, the edges are those whose contained document comes later, earlier document first.
+        later = (F.col("left_key") > F.col("right_key")) | (
+            (F.col("left_key") == F.col("right_key")) & (F.col("left_ord") > F.col("right_ord")))
+        pairs = pairs.where(later).select(
+            F.col("right_ord").alias("left_ord"), F.col("right_key").alias("left_key"),
+            F.col("left_ord").alias("right_ord"), F.col("left_key").alias("right_key"), "overlap",
+            F.col("right_size").alias("left_size"), F.col("left_size").alias("right_size"))
     edges = checkpoint(pairs.select(F.col("left_ord").alias("l_ord"), F.col("left_key").alias("l_key"),
                                     F.col("right_ord").alias("r_ord"), F.col("right_key").alias("r_key"),
                                     "overlap", F.col("left_size").alias("l_size"),
@@ -244,9 +258,6 @@ def _plan_options(options: dict, name: str, measure: str = "jaccard") -> dict:
         raise TypeError(f"allpairs.spark.{name}() got an unexpected keyword argument {unknown[0]!r}; it takes "
                         f"id_col, text_col, tokens_col, shingle, measure and "
                         f"{', '.join(o for o in PLAN_OPTIONS if o not in LSH_OPTIONS)}")
-    if measure in ("containment", "overlap"):
-        raise UsageError(f"{{{{measure={measure}}}}} is not available to {name} on Spark (jaccard, cosine or dice); "
-                         f"the local engine's {name} takes it", param="measure")
     return options
 
 
@@ -266,7 +277,8 @@ def dedup(df, threshold, *, id_col: str = "id", text_col: str | None = None, tok
     df : pyspark.sql.DataFrame
         One row per document, in input order (or ``order_col=``).
     threshold, id_col, text_col, tokens_col, shingle, measure
-        As for :func:`allpairs.spark.join` (measures jaccard, cosine, dice).
+        As for :func:`allpairs.spark.join`; with ``measure="containment"`` a row is removed when an
+        earlier kept row contains it (its share in that row reaches the threshold), as locally.
     all_rows : bool
         Return the removed rows too, with ``duplicate_of`` (the id of the kept
         row each duplicates: the most similar, the earliest among equals; null
