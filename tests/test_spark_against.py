@@ -276,6 +276,36 @@ def test_a_documents_items_are_those_of_the_oracle_in_every_kernel_path():
                 assert sorted(zip(i.tolist(), d.tolist(), o.tolist())) == want, (mode, measure, t, items, docs)
 
 
+def test_small_inputs_with_no_master_are_joined_by_the_local_engine_with_a_note(spark, tmp_path, monkeypatch):
+    # As a small self-join: with no --master (and no running session), PATH and OTHER under LOCAL_BELOW
+    # bytes together are the local engine's work, its bytes, and one line on stderr says so.
+    from allpairs.engines.spark import run, run_against
+    from allpairs.engines.spark.session import SparkSetupError
+
+    def no_spark(*a, **k):
+        raise SparkSetupError("Spark was started")
+
+    items = write_sets(tmp_path / "items.txt", [[1, 2, 3], [4, 5], [6]])
+    docs = write_sets(tmp_path / "docs.txt", [[1, 2, 3, 7], [4, 9], [6, 1]])
+    args = ["join", "--sets", items, "--against", docs, "-t", "0.5", "--measure", "containment"]
+    local = cli(*args)
+    monkeypatch.setattr(run, "_spark_active", lambda: False)
+    monkeypatch.setattr(run_against, "get_session", no_spark)
+    got = cli(*args, "--engine", "spark")
+    assert got.exit_code == 0 and got.stdout == local.stdout and got.stdout.count("\n") == 4, got.output
+    size = items.stat().st_size + docs.stat().st_size
+    assert f"allpairs: {items} and {docs} hold {size:,} bytes (under 1,048,576) and no --master was given: joined " \
+           "by the local engine, not Spark; give --master local[*] to run Spark" in got.stderr.splitlines()
+    quiet = cli(*args, "--engine", "spark", "-q", "--count")
+    assert quiet.exit_code == 0 and quiet.stdout == "3\n" and quiet.stderr == ""
+    # A master given, or more bytes than LOCAL_BELOW: Spark.
+    r = cli(*args, "--engine", "spark", "--master", "local[2]", "--count")
+    assert r.exit_code == 1 and "Spark was started" in r.stderr, r.stderr
+    monkeypatch.setattr(run, "LOCAL_BELOW", size)
+    r = cli(*args, "--engine", "spark", "--count")
+    assert r.exit_code == 1 and "Spark was started" in r.stderr, r.stderr
+
+
 # Bad input on either side (item 3): one line, before any join work.
 
 def test_bad_input_on_either_side_is_one_line_naming_the_column_and_the_fix(spark, tmp_path):

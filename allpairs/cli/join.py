@@ -114,10 +114,12 @@ def join_command(
     except AllPairsError as e:
         fail(e)
     if engine is Engine.spark and against is not None:
-        return _spark_against(ctx, paths, against, threshold, method, measure.value, shingle, no_normalize,
-                              min_shingles, fmt, output, count, no_header, verbatim, quiet, master, inputs,
-                              top=top, neighbors=neighbors, clusters=clusters, verify=verify, jobs=jobs)
-    if engine is Engine.spark:
+        if _spark_against(ctx, paths, against, threshold, method, measure.value, shingle, no_normalize,
+                          min_shingles, fmt, output, count, no_header, verbatim, quiet, master, inputs,
+                          top=top, neighbors=neighbors, clusters=clusters, verify=verify, jobs=jobs):
+            return
+        # Small inputs and no --master: joined below by the local engine (its note is printed).
+    elif engine is Engine.spark:
         local_only = [flag for flag, used in (("--measure " + measure.value, measure.value not in SPARK_MEASURES),
                                               ("--top", top is not None), ("--neighbors", neighbors is not None),
                                               ("--wide", clusters and wide), ("--no-header", no_header),
@@ -296,9 +298,11 @@ def _spark_clusters(path, threshold, kind, shingle, no_normalize, include, exclu
 
 def _spark_against(ctx, paths, against, threshold, method, measure, shingle, no_normalize, min_shingles, fmt, output,
                    count, no_header, verbatim, quiet, master, inputs, *, top, neighbors, clusters, verify,
-                   jobs) -> None:
+                   jobs) -> bool:
     """``join --against OTHER --engine spark``: the R–S join on Spark, written as the local command writes it
-    (the same bytes, in any format, to stdout or -o FILE written beside and renamed at the end)."""
+    (the same bytes, in any format, to stdout or -o FILE written beside and renamed at the end). False,
+    after a note on stderr, when no --master is given and both inputs are small: the caller joins them
+    with the local engine."""
     local_only = [flag for flag, used in (("--method lsh", method is Method.lsh), ("--top", top is not None),
                                           ("--neighbors", neighbors is not None), ("--clusters", clusters),
                                           ("--verify estimate", verify is Verify.estimate), ("--jobs", jobs != 0),
@@ -312,6 +316,17 @@ def _spark_against(ctx, paths, against, threshold, method, measure, shingle, no_
         raise typer.BadParameter(f"{', '.join(local_only)} not available with --against --engine spark (an "
                                  "exact threshold join of UTF-8 files, hidden and ignored files left out)")
     kind = spark_input_kind(paths, inputs)
+    if master is None:
+        from ..engines.spark.run import LOCAL_BELOW
+        from ..engines.spark.run_against import small_inputs
+
+        size = small_inputs(paths[0], against, kind)
+        if size is not None:
+            if not quiet:
+                err.print(f"allpairs: {paths[0]} and {against} hold {size:,} bytes (under {LOCAL_BELOW:,}) and no "
+                          "--master was given: joined by the local engine, not Spark; give --master local[*] to "
+                          "run Spark")
+            return False
     ctx.with_resource(verbatim_cells(verbatim))
     try:
         if threshold is None:
@@ -344,7 +359,7 @@ def _spark_against(ctx, paths, against, threshold, method, measure, shingle, no_
     except AllPairsError as e:
         fail(e)
     if quiet:
-        return
+        return True
     skipped = sum(res.skipped.values())
     reasons = f" ({', '.join(f'{why}: {n:,}' for why, n in sorted(res.skipped.items()))})" if skipped else ""
     left, right = res.documents
@@ -355,3 +370,4 @@ def _spark_against(ctx, paths, against, threshold, method, measure, shingle, no_
     at = f"k = {res.threshold.split('.')[0]}" if measure == "overlap" else f"t = {res.threshold}"
     err.print(f"allpairs: exact {measure} join at {at}: {count_of(res.pairs, 'pair')}{where}")
     err.print("allpairs: time " + ", ".join(f"{k} {v:.2f}s" for k, v in res.seconds.items()))
+    return True

@@ -33,6 +33,7 @@ from ...errors import InputError, UsageError
 from ...corpus.records import cell_text, fields_of
 from .against import plan_against
 from .pairs import COLUMNS, ORDER
+from . import run as _run
 from .run import (SparkRun, _local_path, _read_lines, check_input_options, check_parquet, raise_worker_error,
                   read_documents)
 from .session import get_session
@@ -259,6 +260,20 @@ def _batches(rows):
             batch = []
     if batch:
         yield batch
+
+
+def small_inputs(path: str, other: str, kind: str) -> int | None:
+    """The bytes of ``path`` and ``other`` together when they are local, not Parquet, fewer than
+    :data:`.run.LOCAL_BELOW` in all, and no SparkSession runs in this process; else None. Such an R–S
+    join is the local engine's work (a second or so, where starting Spark takes 10-30 s): the command
+    line joins it there when no master is given, as :func:`.run.run` does a small self-join."""
+    if kind == "parquet":
+        return None
+    a = _run._small_local_input(str(path), _run.LOCAL_BELOW)
+    b = None if a is None else _run._small_local_input(str(other), _run.LOCAL_BELOW - a)
+    if a is None or b is None or _run._spark_active():
+        return None
+    return a + b
 
 
 def run_against(path: str, other: str, threshold, *, kind: str = "directory", out: BinaryIO | None = None,
