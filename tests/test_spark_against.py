@@ -211,6 +211,26 @@ def test_cli_containment_and_overlap_self_joins_write_the_local_engines_pairs(sp
         assert [[str(v) for v in row.values()] for row in table.to_pylist()] == want and len(want) == 6
 
 
+def test_containment_and_overlap_self_joins_leave_out_documents_under_min_shingles(spark, tmp_path):
+    # "x y" and "b c" have 2 shingles, under --min-shingles 3: no pair, cluster or removal of theirs, as
+    # locally (the self-join took every document before, whatever min_shingles said).
+    import pyarrow.parquet as pq
+
+    lines = tmp_path / "lines.txt"
+    lines.write_text("a b c d\na b c d e f\nb c d\nx y\na b c d\nx y z\nb c\nc d e f g h\n")
+    for command, extra in (("join", []), ("join", ["--clusters", "--singletons"]), ("dedup", [])):
+        for measure, t in (("containment", "0.75"), ("overlap", "2")):
+            args = [command, "--lines", lines, "-t", t, "--measure", measure, "-s", "word:1", "--min-shingles", "3",
+                    *extra, "-q"]
+            local = cli(*args, "-f", "tsv")
+            out = tmp_path / f"{command}-{len(extra)}-{measure}"
+            got = cli(*args, "--engine", "spark", "--master", "local[2]", "-o", out)
+            assert got.exit_code == 0 and got.stderr == "", got.output
+            want = [line.split("\t")[:2] for line in local.stdout.splitlines()[1:]]
+            assert [[str(v) for v in list(row.values())[:2]] for row in pq.read_table(out).to_pylist()] == want, \
+                (command, extra, measure)
+
+
 @FEW
 @given(corpora(max_docs=14, max_size=6), corpora(max_docs=14, max_size=40), st.sampled_from(MEASURES))
 def test_the_broadcast_items_and_the_shuffled_plan_give_the_oracles_pairs(spark, left, right, measure_t):

@@ -188,9 +188,12 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     if measure in SELF_RS:
         # Containment is asymmetric, and overlap has no Jaccard bound: the frame joined with itself as an
         # R–S join (every candidate's overlap counted exactly), a pair kept once (containment: each way).
+        from pyspark.sql import functions as F
+
         from .against import self_pairs
 
-        found, _ = self_pairs(grouped, t, get_measure(measure))
+        # Only the documents the join takes (at least min_shingles shingles: a set id), as locally.
+        found, _ = self_pairs(grouped.where(F.col("set").isNotNull()), t, get_measure(measure))
         return SparkJoin(found, members, distinct, grouped, t, method, label, summary=summary)
     if info is None:
         ranked, order = sets.rank_sets(distinct, hot_limit=max_group, broadcast_limit=broadcast_limit,
