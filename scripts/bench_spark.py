@@ -54,6 +54,9 @@ bytes and the components' rounds::
 
     .venv/bin/python scripts/bench_spark.py --commands --sizes 100000 --items 10000
 
+``--only-decontamination`` runs the last of them alone (``--sizes 1000000 --items 100000``: the issue's
+100k items against 1M documents).
+
 Figures from a shared machine are noisy: quote medians of several runs.
 """
 from __future__ import annotations
@@ -401,13 +404,33 @@ def benchmark_items(toks, n_items: int, seed: int):
     return items
 
 
+def decontamination(spark, df, toks, n: int, args, local, show) -> None:
+    """The R–S containment join of ``args.items`` benchmark items against the corpus, beside the local engine."""
+    import allpairs
+    from allpairs.engines.spark.against import plan_against
+
+    items = benchmark_items(toks, args.items, args.seed)
+    idf = spark.createDataFrame([(k, s) for k, s in enumerate(items)], "id long, toks array<long>")
+    res, local_s = local(lambda: len(allpairs.join(items, 0.8, against=toks, measure="containment").pairs))
+
+    def decontaminate():
+        pairs, right_tokens, _ = plan_against(idf, df, 0.8, measure="containment", id_col="id", text_col=None,
+                                              tokens_col="toks", spec=None)
+        k = pairs.count()
+        right_tokens.unpersist()
+        return k
+
+    got, *m = spark_measured(spark, f"against-{n}", decontaminate)
+    show(f"decontam {args.items // 1000}k", local_s, *m, "same" if got == res else f"DIFFER ({got:,} vs {res:,})",
+         f"; {got:,} (item, document) pairs at containment >= 0.8")
+
+
 def commands_side_by_side(spark, n: int, args) -> None:
     """dedup, clusters and decontamination of one Zipf corpus on Spark beside the local engine."""
     import pyarrow.parquet as pq
 
     import allpairs
     import allpairs.spark
-    from allpairs.engines.spark.against import plan_against
     from allpairs.engines.spark.clusters import plan_clusters
     from allpairs.engines.spark.dedup import plan_dedup
     from allpairs.index import dedup as local_dedup
@@ -435,6 +458,9 @@ def commands_side_by_side(spark, n: int, args) -> None:
         pairs.unpersist()
         return k
 
+    if args.only_decontamination:
+        decontamination(spark, df, toks, n, args, local, show)
+        return
     res, local_s = local(lambda: len(allpairs.join(toks, t).pairs))
     got, *m = spark_measured(spark, f"join-{n}", join)
     show("join", local_s, *m, "same" if got == res else f"DIFFER ({got:,} vs {res:,})", f"; {got:,} pairs")
@@ -452,20 +478,7 @@ def commands_side_by_side(spark, n: int, args) -> None:
     show("clusters", local_s, *m, "same" if clustered == res else f"DIFFER ({clustered:,} vs {res:,})",
          f"; {c.describe()}")
     if args.items:
-        items = benchmark_items(toks, args.items, args.seed)
-        idf = spark.createDataFrame([(k, s) for k, s in enumerate(items)], "id long, toks array<long>")
-        res, local_s = local(lambda: len(allpairs.join(items, 0.8, against=toks, measure="containment").pairs))
-
-        def decontaminate():
-            pairs, right_tokens, _ = plan_against(idf, df, 0.8, measure="containment", id_col="id", text_col=None,
-                                                  tokens_col="toks", spec=None)
-            k = pairs.count()
-            right_tokens.unpersist()
-            return k
-
-        got, *m = spark_measured(spark, f"against-{n}", decontaminate)
-        show(f"decontam {args.items // 1000}k", local_s, *m, "same" if got == res else f"DIFFER ({got:,} vs {res:,})",
-             f"; {got:,} (item, document) pairs at containment >= 0.8")
+        decontamination(spark, df, toks, n, args, local, show)
     base = rows[0][1]
     print("  Spark's wall time over its own join's: " + ", ".join(f"{w} {s / base:.2f}x" for w, s in rows[1:]),
           flush=True)
@@ -516,6 +529,8 @@ def main() -> None:
     ap.add_argument("--commands", action="store_true",
                     help="dedup, clusters and decontamination beside the local engine (see above)")
     ap.add_argument("--items", type=int, default=100_000, help="with --commands: benchmark items (0: none)")
+    ap.add_argument("--only-decontamination", action="store_true",
+                    help="with --commands: the decontamination run alone")
     args = ap.parse_args()
     if args.vs_local:
         return vs_local(args)
