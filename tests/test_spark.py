@@ -7,6 +7,7 @@ one Spark job checks a whole list of them against the oracle.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -570,6 +571,36 @@ def test_one_join_and_count_run_no_more_spark_jobs_than_counted(spark):
     pairs.unpersist()
     assert n > 0
     assert len(jobs) <= JOBS_OF_ONE_JOIN, f"{len(jobs)} Spark jobs, more than the {JOBS_OF_ONE_JOIN} counted"
+
+
+def test_workers_are_forked_from_a_daemon_that_imported_the_join_once(spark):
+    # Each Python worker imported numpy, pyarrow and allpairs itself on a session's first job (~3 s an
+    # interpreter at load 11). Sessions allpairs starts name a daemon that imports them before it forks
+    # the workers, and starts no thread doing so (a fork keeps only the forking thread). A reused worker
+    # may have imported more since (numba, for a kernel run by numba in another test): the daemon's own
+    # modules are what is checked.
+    from allpairs.engines.spark.session import DAEMON_MODULE
+
+    assert spark.sparkContext.getConf().get("spark.python.daemon.module") == DAEMON_MODULE
+
+    def probe(batches):
+        import pyarrow as pa
+
+        daemon = sys.modules.get(DAEMON_MODULE)
+        for _ in batches:
+            yield pa.RecordBatch.from_pylist([{
+                "pid": os.getpid(), "ppid": os.getppid(), "daemon": getattr(daemon, "PRELOADED_IN", -1),
+                "threads": getattr(daemon, "THREADS", -1), "failed": getattr(daemon, "FAILED", "no daemon module"),
+                "sets": "allpairs.engines.spark.sets" in getattr(daemon, "LOADED", ()),
+                "heavy": ",".join(m for m in ("numba", "typer", "rich") if m in getattr(daemon, "LOADED", ()))}])
+
+    rows = spark.range(4, numPartitions=2).mapInArrow(
+        probe, "pid long, ppid long, daemon long, threads long, failed string, sets boolean, heavy string").collect()
+    assert len(rows) == 2
+    for r in rows:
+        assert r.ppid == r.daemon != r.pid, r  # the worker is a child of the daemon that imported the modules
+        # No thread at the fork; the join's modules imported, and none that a task has no use for.
+        assert r.failed is None and r.threads == 1 and r.sets and r.heavy == "", r
 
 
 def test_schema_errors_name_the_column_before_any_job(spark):
