@@ -134,6 +134,25 @@ def test_a_planted_hot_token_splits_its_group_by_size_and_stays_exact(spark):
         assert largest <= 2 * max_group and tasks > len(planned.plans) * 2
 
 
+def test_the_hot_tokens_size_histograms_take_one_spark_job(spark):
+    # They were counted by an aggregation, whose shuffle adaptive execution ran as a job of its own: two
+    # jobs. Counted per batch and summed on the driver, they are one job of one stage, and the same plans.
+    from allpairs.engines.spark.exact import plan_hot_groups
+
+    t, max_group = Fraction(1, 2), 60
+    with planned_join(spark, hot_corpus(), t, max_group=max_group) as planned:
+        assert planned.plans
+        with jobs_run(spark, "hot histograms") as jobs:
+            again = plan_hot_groups(planned.ranked, planned.threshold, planned.order.hot, max_group)
+        assert len(jobs) == 1, jobs
+
+        def shape(plans):
+            return {g: (p.lo.tolist(), p.hi.tolist(), p.m.tolist(), [m.tolist() for m in p.meets])
+                    for g, p in plans.items()}
+
+        assert shape(again) == shape(planned.plans)
+
+
 def long_set_corpus():
     """A set of 1,200 tokens each shared with one of 120 small sets, so that its whole probing prefix
     (601 tokens at t = 1/2) is shared tokens; and a near-copy of it (J = 1140/1201)."""
