@@ -845,6 +845,28 @@ def test_a_local_session_shuffles_into_four_partitions_per_core_not_200(spark):
     assert spark.conf.get("spark.sql.shuffle.partitions") == "2"  # the fixture's conf wins over the default
 
 
+def test_a_small_local_input_starts_the_jvm_with_the_quick_compiler_only(tmp_path, monkeypatch):
+    # A short run's JVM spends more on C2 compiling than C2's faster code saves (docs/spark.md): a local
+    # master and an input under QUICK_JVM_BELOW get LOCAL_JVM_OPTIONS; anything else the JVM's defaults.
+    from allpairs.engines.spark import run
+    from allpairs.engines.spark.session import LOCAL_JVM_OPTIONS
+
+    monkeypatch.setattr(run, "_spark_active", lambda: False)
+    quick = {"spark.driver.extraJavaOptions": LOCAL_JVM_OPTIONS}
+    assert run.session_conf(None, [TINY], None) == quick
+    assert run.session_conf("local[2]", [TINY, TINY], {"spark.driver.memory": "6g"}) == {**quick,
+                                                                                         "spark.driver.memory": "6g"}
+    mine = {"spark.driver.extraJavaOptions": "-Xss4m"}
+    assert run.session_conf("local[2]", [TINY], mine) == mine  # the caller's options stay
+    assert run.session_conf("spark://127.0.0.1:7077", [TINY], None) == {}  # a cluster's executors: their own JVMs
+    assert run.session_conf("local[2]", ["hdfs://host/corpus"], None) == {}  # size unknown
+    monkeypatch.setattr(run, "QUICK_JVM_BELOW", 600)
+    assert run.session_conf("local[2]", [TINY], None) == quick  # 316 bytes
+    assert run.session_conf("local[2]", [TINY, TINY], None) == {}  # 632 bytes in all
+    monkeypatch.setattr(run, "_spark_active", lambda: True)
+    assert run.session_conf("local[2]", [TINY], None) == {}  # the running JVM keeps its options
+
+
 def test_a_small_input_with_no_master_is_joined_by_the_local_engine_as_spark_writes_it(spark, tmp_path, monkeypatch):
     # Starting Spark takes 10-30 s, the tiny corpus's join a fraction of one: with no --master (and no
     # running session) an input under LOCAL_BELOW bytes is joined locally, into the same dataset.

@@ -162,8 +162,10 @@ def _jvm_stderr_to_null(quiet: bool):
         gateway.Popen = spawn
 
 
-#: JVM options of a local master's driver (``conf`` may give others): the client compiler only (C1: compiles in
-#: a fraction of C2's time) and the serial collector (no collector threads beside the tasks). See docs/spark.md.
+#: JVM options for a short run on a local master, whose one JVM is driver and executor
+#: (:func:`allpairs.engines.spark.run.session_conf` gives them for a small input): the quick compiler only
+#: (C1), whose code is slower but compiled in a fraction of C2's time, and the serial collector (no
+#: collector threads beside the tasks). See docs/spark.md.
 LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
@@ -174,8 +176,7 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
     For a local master this binds Spark to 127.0.0.1 (``SPARK_LOCAL_IP``, unless
     set), turns the web UI off and runs the Python workers with this
     interpreter, so that they import the same allpairs, with four shuffle partitions
-    per core instead of Spark's 200, and starts its JVM with
-    :data:`LOCAL_JVM_OPTIONS`. Where the workers run on this machine (a local
+    per core instead of Spark's 200. Where the workers run on this machine (a local
     master, a standalone one on 127.0.0.1) they are forked from
     :data:`DAEMON_MODULE`, which imports what they need once. ``conf`` may say
     otherwise for each. ``quiet``: the JVM
@@ -206,9 +207,6 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
         # Spark's 200 shuffle partitions are 200 Python tasks per shuffled stage (about 800 tasks for
         # the 10-document corpus); on one machine four per core keep the tasks even and few.
         builder = builder.config("spark.sql.shuffle.partitions", str(4 * local_cores(master)))
-        # The driver's JVM is the executor too: on a few busy cores its just-in-time compilers' threads (C2)
-        # and the garbage collector's compete with the work itself (see LOCAL_JVM_OPTIONS).
-        builder = builder.config("spark.driver.extraJavaOptions", LOCAL_JVM_OPTIONS)
     if _on_this_machine(master):
         # Workers forked from a daemon that imported numpy, pyarrow and the join's modules once
         # (allpairs.engines.spark_daemon): the first job of a session does not wait for each worker's imports.
