@@ -71,7 +71,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from allpairs.engines.spark.lsh import MAX_EXPAND  # noqa: E402
+from allpairs.engines.spark.lsh import MAX_EXPAND_SHUFFLED as MAX_EXPAND  # noqa: E402
 from datasets.synthetic import zipf_sets  # noqa: E402
 
 
