@@ -312,27 +312,38 @@ def ratios(rows: list[dict]) -> str:
     return ", ".join(f"{r['what']} {'> ' if r['pairs'] is None else ''}{r['wall_s'] / exact:.1f}x" for r in rows[1:])
 
 
-def cli_side_by_side(name: str, args: list[str], master: str, fallback: bool = False) -> None:
-    """One corpus through the command line, local engine then Spark engine (the JVM's start included);
-    ``fallback``: also ``--engine spark`` with no --master, which joins a small input locally."""
+def cli_side_by_side(name: str, args: list[str], master: str, fallback: bool = False, repeat: int = 1) -> None:
+    """One corpus through the command line, local engine then Spark engine (the JVM's start included), ``repeat``
+    times interleaved (medians reported, and every run's wall time and load); ``fallback``: also
+    ``--engine spark`` with no --master, which joins a small input locally."""
+    import statistics
     import subprocess
 
-    walls = {}
-    for engine in ("local", "spark") + (("no --master",) if fallback else ()):
-        extra = {"local": [], "spark": ["--engine", "spark", "--master", master],
-                 "no --master": ["--engine", "spark"]}[engine]
-        t0 = time.perf_counter()
-        r = subprocess.run([sys.executable, "-m", "allpairs", "join", *extra, *args, "--count"], capture_output=True,
-                           text=True, cwd=ROOT)
-        walls[engine] = time.perf_counter() - t0
-        if r.returncode != 0:
-            raise SystemExit(f"{name} on {engine}: {r.stderr.strip()[-500:]}")
-        walls[engine + " pairs"] = int(r.stdout)
-        walls[engine + " times"] = next((line for line in r.stderr.splitlines() if "time " in line), "")
+    walls, runs = {}, {"local": [], "spark": []}
+    for k in range(repeat):
+        for engine in ("local", "spark") + (("no --master",) if fallback and k == 0 else ()):
+            extra = {"local": [], "spark": ["--engine", "spark", "--master", master],
+                     "no --master": ["--engine", "spark"]}[engine]
+            t0 = time.perf_counter()
+            r = subprocess.run([sys.executable, "-m", "allpairs", "join", *extra, *args, "--count"],
+                               capture_output=True, text=True, cwd=ROOT)
+            walls[engine] = time.perf_counter() - t0
+            if r.returncode != 0:
+                raise SystemExit(f"{name} on {engine}: {r.stderr.strip()[-500:]}")
+            walls[engine + " pairs"] = int(r.stdout)
+            walls[engine + " times"] = next((line for line in r.stderr.splitlines() if "time " in line), "")
+            if engine in runs:
+                runs[engine].append((walls[engine], os.getloadavg()[0]))
+    for engine, done in runs.items():
+        walls[engine] = statistics.median(w for w, _ in done)
     same = "same count" if walls["local pairs"] == walls["spark pairs"] else "COUNTS DIFFER"
     print(f"{name:<22} local {walls['local']:7.1f}s  spark {walls['spark']:7.1f}s  ratio "
           f"{walls['spark'] / walls['local']:6.1f}x  {walls['spark pairs']:,} pairs ({same}); load average "
           f"{os.getloadavg()[0]:.1f}; spark {walls['spark times'].split('time ')[-1]}", flush=True)
+    if repeat > 1:
+        print(f"{'':<22} medians of {repeat} interleaved runs; " + "; ".join(
+            f"{engine} " + ", ".join(f"{w:.1f}s (load {load:.1f})" for w, load in done) for engine, done in runs.items()),
+            flush=True)
     if fallback:
         print(f"{'':<22} --engine spark with no --master: {walls['no --master']:.1f}s, "
               f"{walls['no --master pairs']:,} pairs ({walls['no --master times'].split('time ')[-1]})", flush=True)
@@ -488,13 +499,13 @@ def vs_local(args) -> None:
     print(f"allpairs: Spark engine ({args.master}) beside the local engine, exact, t = {args.threshold}; load "
           f"average {os.getloadavg()[0]:.1f} at start", flush=True)
     cli_side_by_side("tiny corpus (word:1)", ["-t", str(args.threshold), "-s", "word:1", "datasets/tiny/corpus"],
-                     args.master, fallback=True)
+                     args.master, fallback=True, repeat=args.repeat)
     if args.go:
         from datasets.go import find_go_src
 
         cli_side_by_side("Go tree (code:5)", ["-t", str(args.threshold), "--include", "*.go", "--exclude", "*_test.go",
                                               "--exclude", "testdata/**", "--min-bytes", "2048", str(find_go_src())],
-                         args.master)
+                         args.master, repeat=args.repeat)
     if not args.sizes:
         return
     from allpairs.engines.spark import get_session
@@ -526,6 +537,8 @@ def main() -> None:
                     help="where the corpora are written once")
     ap.add_argument("--vs-local", action="store_true", help="the Spark engine beside the local engine (see above)")
     ap.add_argument("--go", action="store_true", help="with --vs-local: the Go tree end to end too")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="with --vs-local: runs of each engine on the tiny corpus and the Go tree, interleaved")
     ap.add_argument("--commands", action="store_true",
                     help="dedup, clusters and decontamination beside the local engine (see above)")
     ap.add_argument("--items", type=int, default=100_000, help="with --commands: benchmark items (0: none)")

@@ -81,11 +81,23 @@ def covered(spans) -> float:
     return total / 1000
 
 
+def jvm_cpu(spark) -> float | None:
+    """CPU seconds (user + system) the driver's JVM has used so far, from /proc (None where it cannot be read):
+    a figure that load moves far less than wall time, for comparing JVM options."""
+    proc = getattr(spark.sparkContext._gateway, "proc", None)
+    try:
+        with open(f"/proc/{proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (AttributeError, OSError, ValueError, IndexError):
+        return None
+
+
 def mib(n: int) -> str:
     return f"{n / 2**20:,.1f} MiB"
 
 
-def report(name: str, wall: float, phases: dict, prof: dict, result, show_stages: bool) -> None:
+def report(name: str, wall: float, phases: dict, prof: dict, result, show_stages: bool, cpu=None) -> None:
     stages = prof["stages"]
     print(f"\n## {name}: {wall:.1f} s wall, {len(prof['jobs'])} jobs, {len(stages)} stages, "
           f"{sum(s['tasks'] for s in stages)} tasks, {mib(sum(s['shuffle_write'] for s in stages))} shuffled, "
@@ -93,6 +105,8 @@ def report(name: str, wall: float, phases: dict, prof: dict, result, show_stages
           f"{os.getloadavg()[0]:.1f}", flush=True)
     if phases:
         print("phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
+    if cpu is not None:
+        print(f"JVM CPU {cpu:.1f} s")
     in_jobs = covered([j["span"] for j in prof["jobs"]])
     print(f"seconds with a Spark job running {in_jobs:.1f} (jobs overlap: AQE runs map stages side by side), "
           f"with none (driver, py4j, planning) {wall - in_jobs:.1f}")
@@ -128,8 +142,11 @@ def grouped(sc, group: str, fn):
 def run_cli_input(spark, name: str, path: str, threshold: float, extra: dict, show_stages: bool) -> None:
     from allpairs.engines.spark.run import run
 
+    cpu0 = jvm_cpu(spark)
     res, wall, group = grouped(spark.sparkContext, name, lambda: run(path, threshold, count=True, **extra))
-    report(name, wall, res.seconds, profile_group(spark.sparkContext, group), res.pairs, show_stages)
+    cpu1 = jvm_cpu(spark)
+    report(name, wall, res.seconds, profile_group(spark.sparkContext, group), res.pairs, show_stages,
+           None if cpu0 is None or cpu1 is None else cpu1 - cpu0)
 
 
 def run_zipf(spark, n: int, args) -> None:
@@ -149,9 +166,12 @@ def run_zipf(spark, n: int, args) -> None:
         return got
 
     phases = {}
+    cpu0 = jvm_cpu(spark)
     got, wall, group = grouped(spark.sparkContext, name, join)
+    cpu1 = jvm_cpu(spark)
     phases = {"plan": wall - phases["join"], **phases}
-    report(name, wall, phases, profile_group(spark.sparkContext, group), got, args.stages)
+    report(name, wall, phases, profile_group(spark.sparkContext, group), got, args.stages,
+           None if cpu0 is None or cpu1 is None else cpu1 - cpu0)
 
 
 def run_against(spark, n_items: int, n: int, args) -> None:
@@ -206,16 +226,21 @@ def main() -> None:
                     help="against: broadcast the items up to this many shingles (0: the shuffled plan)")
     ap.add_argument("--local", action="store_true", help="against: the local engine's pairs and time beside")
     ap.add_argument("--warmup", type=int, default=0, help="Zipf sets of an unreported first join (0: none)")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting of the session (repeatable), e.g. to compare JVM options")
     ap.add_argument("--cache", default=os.path.join(__import__("tempfile").gettempdir(), "allpairs-bench-spark"))
     args = ap.parse_args()
     from allpairs.engines.spark import get_session
 
-    print(f"allpairs Spark profile on {args.master}, t = {args.threshold}; load average {os.getloadavg()[0]:.1f}",
-          flush=True)
+    print(f"allpairs Spark profile on {args.master}, t = {args.threshold}; load average {os.getloadavg()[0]:.1f}"
+          + "".join(f"; {c}" for c in args.conf), flush=True)
     t0 = time.perf_counter()
-    spark = get_session(args.master, conf={"spark.driver.memory": "6g"}, quiet=True)
+    conf = {"spark.driver.memory": "6g", **dict(c.split("=", 1) for c in args.conf)}
+    spark = get_session(args.master, conf=conf, quiet=True)
     spark.sparkContext.setLogLevel("ERROR")
-    print(f"session started in {time.perf_counter() - t0:.1f} s", flush=True)
+    cpu = jvm_cpu(spark)
+    print(f"session started in {time.perf_counter() - t0:.1f} s"
+          + ("" if cpu is None else f" (JVM CPU {cpu:.1f} s)"), flush=True)
     if args.warmup:
         run_zipf(spark, args.warmup, args)
     for what in args.inputs:

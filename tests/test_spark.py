@@ -7,6 +7,7 @@ one Spark job checks a whole list of them against the oracle.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -131,6 +132,25 @@ def test_a_planted_hot_token_splits_its_group_by_size_and_stays_exact(spark):
             .where("g >= 0").groupBy("g", "c1", "c2").count()
         largest, tasks = per_task.agg(F.max("count"), F.count(F.lit(1))).collect()[0]
         assert largest <= 2 * max_group and tasks > len(planned.plans) * 2
+
+
+def test_the_hot_tokens_size_histograms_take_one_spark_job(spark):
+    # They were counted by an aggregation, whose shuffle adaptive execution ran as a job of its own: two
+    # jobs. Counted per batch and summed on the driver, they are one job of one stage, and the same plans.
+    from allpairs.engines.spark.exact import plan_hot_groups
+
+    t, max_group = Fraction(1, 2), 60
+    with planned_join(spark, hot_corpus(), t, max_group=max_group) as planned:
+        assert planned.plans
+        with jobs_run(spark, "hot histograms") as jobs:
+            again = plan_hot_groups(planned.ranked, planned.threshold, planned.order.hot, max_group)
+        assert len(jobs) == 1, jobs
+
+        def shape(plans):
+            return {g: (p.lo.tolist(), p.hi.tolist(), p.m.tolist(), [m.tolist() for m in p.meets])
+                    for g, p in plans.items()}
+
+        assert shape(again) == shape(planned.plans)
 
 
 def long_set_corpus():
@@ -572,6 +592,36 @@ def test_one_join_and_count_run_no_more_spark_jobs_than_counted(spark):
     assert len(jobs) <= JOBS_OF_ONE_JOIN, f"{len(jobs)} Spark jobs, more than the {JOBS_OF_ONE_JOIN} counted"
 
 
+def test_workers_are_forked_from_a_daemon_that_imported_the_join_once(spark):
+    # Each Python worker imported numpy, pyarrow and allpairs itself on a session's first job (~3 s an
+    # interpreter at load 11). Sessions allpairs starts name a daemon that imports them before it forks
+    # the workers, and starts no thread doing so (a fork keeps only the forking thread). A reused worker
+    # may have imported more since (numba, for a kernel run by numba in another test): the daemon's own
+    # modules are what is checked.
+    from allpairs.engines.spark.session import DAEMON_MODULE
+
+    assert spark.sparkContext.getConf().get("spark.python.daemon.module") == DAEMON_MODULE
+
+    def probe(batches):
+        import pyarrow as pa
+
+        daemon = sys.modules.get(DAEMON_MODULE)
+        for _ in batches:
+            yield pa.RecordBatch.from_pylist([{
+                "pid": os.getpid(), "ppid": os.getppid(), "daemon": getattr(daemon, "PRELOADED_IN", -1),
+                "threads": getattr(daemon, "THREADS", -1), "failed": getattr(daemon, "FAILED", "no daemon module"),
+                "sets": "allpairs.engines.spark.sets" in getattr(daemon, "LOADED", ()),
+                "heavy": ",".join(m for m in ("numba", "typer", "rich") if m in getattr(daemon, "LOADED", ()))}])
+
+    rows = spark.range(4, numPartitions=2).mapInArrow(
+        probe, "pid long, ppid long, daemon long, threads long, failed string, sets boolean, heavy string").collect()
+    assert len(rows) == 2
+    for r in rows:
+        assert r.ppid == r.daemon != r.pid, r  # the worker is a child of the daemon that imported the modules
+        # No thread at the fork; the join's modules imported, and none that a task has no use for.
+        assert r.failed is None and r.threads == 1 and r.sets and r.heavy == "", r
+
+
 def test_schema_errors_name_the_column_before_any_job(spark):
     from allpairs.errors import UsageError
 
@@ -791,6 +841,28 @@ def test_a_local_session_shuffles_into_four_partitions_per_core_not_200(spark):
     assert [local_cores(m) for m in ("local", "local[2]", "local[ 3 ]", "local[4, 2]", "local[*]")] == \
         [1, 2, 3, 4, os.cpu_count()]
     assert spark.conf.get("spark.sql.shuffle.partitions") == "2"  # the fixture's conf wins over the default
+
+
+def test_a_small_local_input_starts_the_jvm_with_the_quick_compiler_only(tmp_path, monkeypatch):
+    # A short run's JVM spends more on C2 compiling than C2's faster code saves (docs/spark.md): a local
+    # master and an input under QUICK_JVM_BELOW get LOCAL_JVM_OPTIONS; anything else the JVM's defaults.
+    from allpairs.engines.spark import run
+    from allpairs.engines.spark.session import LOCAL_JVM_OPTIONS
+
+    monkeypatch.setattr(run, "_spark_active", lambda: False)
+    quick = {"spark.driver.extraJavaOptions": LOCAL_JVM_OPTIONS}
+    assert run.session_conf(None, [TINY], None) == quick
+    assert run.session_conf("local[2]", [TINY, TINY], {"spark.driver.memory": "6g"}) == {**quick,
+                                                                                         "spark.driver.memory": "6g"}
+    mine = {"spark.driver.extraJavaOptions": "-Xss4m"}
+    assert run.session_conf("local[2]", [TINY], mine) == mine  # the caller's options stay
+    assert run.session_conf("spark://127.0.0.1:7077", [TINY], None) == {}  # a cluster's executors: their own JVMs
+    assert run.session_conf("local[2]", ["hdfs://host/corpus"], None) == {}  # size unknown
+    monkeypatch.setattr(run, "QUICK_JVM_BELOW", 600)
+    assert run.session_conf("local[2]", [TINY], None) == quick  # 316 bytes
+    assert run.session_conf("local[2]", [TINY, TINY], None) == {}  # 632 bytes in all
+    monkeypatch.setattr(run, "_spark_active", lambda: True)
+    assert run.session_conf("local[2]", [TINY], None) == {}  # the running JVM keeps its options
 
 
 def test_a_small_input_with_no_master_is_joined_by_the_local_engine_as_spark_writes_it(spark, tmp_path, monkeypatch):

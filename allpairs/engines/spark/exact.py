@@ -151,13 +151,17 @@ def _routes(batch, p: int, q: int):
 
 
 def _histogram_batches(batches, p, q, hot):
-    """mapInArrow body: (g, size) of every route to a possibly hot token (one with more sets than max_group)."""
+    """mapInArrow body: (g, size, n), how many routes of the batch go to each possibly hot token (one with
+    more sets than max_group) from sets of each size: partial counts, summed on the driver."""
     for batch in batches:
         row, g = _routes(batch, p, q)
         sel = np.isin(g, hot)
         size = numpy(batch.column("size"), np.int32)
-        yield pa.RecordBatch.from_arrays([pa.array(g[sel], pa.int32()), pa.array(size[row[sel]], pa.int32())],
-                                         names=["g", "size"])
+        pair = (g[sel].astype(np.int64) << 32) | size[row[sel]].astype(np.int64)
+        uniq, n = np.unique(pair, return_counts=True)
+        yield pa.RecordBatch.from_arrays([pa.array((uniq >> 32).astype(np.int32), pa.int32()),
+                                          pa.array((uniq & 0xFFFFFFFF).astype(np.int32), pa.int32()),
+                                          pa.array(n.astype(np.int64), pa.int64())], names=["g", "size", "n"])
 
 
 def _route_rows(batch, p: int, q: int, plans: dict[int, GroupPlan], groups: int):
@@ -336,22 +340,24 @@ def _join_batches(batches, t: Threshold, hot: np.ndarray, groups: int):
 
 
 def plan_hot_groups(ranked, t: Threshold, hot: np.ndarray, max_group: int) -> dict[int, GroupPlan]:
-    """Split plans of the groups of more than ``max_group`` sets (one action, only if a token could be hot).
+    """Split plans of the groups of more than ``max_group`` sets (one job of one stage, only if a token could
+    be hot).
 
     ``hot`` holds the ranks of the tokens in more than ``max_group`` sets: only
     their groups can be that large, so only their (size, count) histograms are
-    brought to the driver.
+    brought to the driver: counted per batch and summed here (at most a row per
+    hot token and size a batch), not by an aggregation, whose shuffle adaptive
+    execution would run as a second job.
     """
     if len(hot) == 0:
         return {}
-    from pyspark.sql import functions as F
-
     hot_list = np.asarray(hot, np.int32)
-    hist = ranked.mapInArrow(lambda b: _histogram_batches(b, t.p, t.q, hot_list), "g int, size int") \
-        .groupBy("g", "size").agg(F.count(F.lit(1)).alias("n")).toArrow()
-    g = numpy(hist.column("g"), np.int64)
-    size = numpy(hist.column("size"), np.int64)
-    n = numpy(hist.column("n"), np.int64)
+    part = ranked.mapInArrow(lambda b: _histogram_batches(b, t.p, t.q, hot_list), "g int, size int, n long") \
+        .toArrow()
+    pair = (numpy(part.column("g"), np.int64) << 32) | numpy(part.column("size"), np.int64)
+    uniq, where = np.unique(pair, return_inverse=True)
+    n = np.bincount(where.ravel(), weights=numpy(part.column("n"), np.int64), minlength=len(uniq)).astype(np.int64)
+    g, size = uniq >> 32, uniq & 0xFFFFFFFF
     plans = {}
     for gv in np.unique(g).tolist():
         sel = g == gv

@@ -33,7 +33,7 @@ from .join import plan
 from .lsh import MARKED
 from .pairs import COLUMNS, ORDER
 from ...output.files import partial_directory
-from .session import get_session
+from .session import LOCAL_JVM_OPTIONS, get_session, is_local
 
 KINDS = ("directory", "lines", "sets", "jsonl", "parquet")
 
@@ -319,6 +319,30 @@ def _small_local_input(path: str, below: int) -> int | None:
     return total
 
 
+#: A local input of fewer bytes than this (all its paths together), joined on a local master, starts the JVM
+#: with :data:`~allpairs.engines.spark.session.LOCAL_JVM_OPTIONS`: on 2 busy cores the JVM's optimizing
+#: compiler cost more than its faster code saved for the tiny corpus and the Go tree (66 MB) from a cold
+#: start, and less than it saved for the Go tree in a warm session (docs/spark.md).
+QUICK_JVM_BELOW = 256 << 20
+
+
+def session_conf(master: str | None, paths, conf: dict | None) -> dict:
+    """``conf`` for the session of a run over ``paths``: with LOCAL_JVM_OPTIONS as the driver's JVM options for a
+    local master (``None``: ``local[*]``) and local inputs of fewer than :data:`QUICK_JVM_BELOW` bytes in all,
+    unless ``conf`` gives JVM options or a session runs already (its JVM has started)."""
+    conf = dict(conf or {})
+    if "spark.driver.extraJavaOptions" in conf or not is_local(master or "local[*]") or _spark_active():
+        return conf
+    total = 0
+    for path in paths:
+        size = _small_local_input(str(path), QUICK_JVM_BELOW - total)
+        if size is None:
+            return conf
+        total += size
+    conf["spark.driver.extraJavaOptions"] = LOCAL_JVM_OPTIONS
+    return conf
+
+
 def _join_locally(path: str, threshold, size: int, *, kind: str, output: str | None, count: bool, include,
                   exclude, min_bytes: int, id_field: str, text_field: str, shingle, **options) -> SparkRun:
     """The small input ``path`` joined by the local engine (:data:`LOCAL_BELOW`), written as the Spark
@@ -454,7 +478,7 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
                                  include=include, exclude=exclude, min_bytes=min_bytes, id_field=id_field,
                                  text_field=text_field, shingle=shingle, **options)
     t0 = time.perf_counter()
-    spark = get_session(master, conf=conf, quiet=quiet)
+    spark = get_session(master, conf=session_conf(master, [path], conf), quiet=quiet)
     if output is not None and not count and local_output is None:
         jvm_path = spark._jvm.org.apache.hadoop.fs.Path(str(output))
         if jvm_path.getFileSystem(spark._jsc.hadoopConfiguration()).exists(jvm_path):

@@ -35,7 +35,7 @@ from .against import plan_against
 from .pairs import COLUMNS, ORDER
 from . import run as _run
 from .run import (SparkRun, _local_path, _read_lines, check_input_options, check_parquet, raise_worker_error,
-                  read_documents)
+                  read_documents, session_conf)
 from .session import get_session
 
 #: Pairs brought to the driver and rendered at a time.
@@ -306,7 +306,7 @@ def run_against(path: str, other: str, threshold, *, kind: str = "directory", ou
         if a is not None and b is not None:
             _refuse_id_types(path, other, id_col or "id", a, b)
     t0 = time.perf_counter()
-    spark = get_session(master, conf=conf, quiet=quiet)
+    spark = get_session(master, conf=session_conf(master, [path, other], conf), quiet=quiet)
     res = SparkAgainstRun(master=spark.sparkContext.master, measure=measure, threshold=str(threshold))
     res.seconds["start"] = time.perf_counter() - t0
     t0 = time.perf_counter()

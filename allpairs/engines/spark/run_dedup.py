@@ -15,7 +15,8 @@ from ...errors import UsageError
 from ...output.files import partial_directory
 from .clusters import plan_clusters
 from .dedup import plan_dedup
-from .run import KINDS, raise_worker_error, SparkRun, _stop_jvm, check_output_dir, check_parquet, read_documents
+from .run import (KINDS, raise_worker_error, SparkRun, _stop_jvm, check_output_dir, check_parquet, read_documents,
+                  session_conf)
 from .session import get_session
 
 #: Columns of a directory's frame that the rows written leave out: they are the files' paths (ids).
@@ -66,7 +67,7 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
     if kind == "parquet":
         check_parquet(str(path), id_col or "id", None if tokens_col else text_col or "text", tokens_col)
     t0 = time.perf_counter()
-    spark = get_session(master, conf=conf, quiet=quiet)
+    spark = get_session(master, conf=session_conf(master, [path], conf), quiet=quiet)
     from pyspark.sql import functions as F
 
     res = SparkDedupRun(master=spark.sparkContext.master, threshold=str(threshold))

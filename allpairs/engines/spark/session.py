@@ -69,6 +69,8 @@ def local_cores(master: str) -> int:
 
 #: What a Python worker imports to run the join's tasks.
 WORKER_IMPORTS = "import numpy, pyarrow, allpairs.engines.spark.sets"
+#: The Python daemon of the sessions allpairs starts: it imports :data:`WORKER_IMPORTS` before forking workers.
+DAEMON_MODULE = "allpairs.engines.spark_daemon"
 #: Interpreters found to import it (checked once per process).
 _workers_ok: set[str] = set()
 
@@ -160,6 +162,13 @@ def _jvm_stderr_to_null(quiet: bool):
         gateway.Popen = spawn
 
 
+#: JVM options for a short run on a local master, whose one JVM is driver and executor
+#: (:func:`allpairs.engines.spark.run.session_conf` gives them for a small input): the quick compiler only
+#: (C1), whose code is slower but compiled in a fraction of C2's time, and the serial collector (no
+#: collector threads beside the tasks). See docs/spark.md.
+LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
 def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: dict | None = None,
                 quiet: bool = False):
     """The active SparkSession, or a new one on ``master`` (default ``local[*]``).
@@ -167,7 +176,10 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
     For a local master this binds Spark to 127.0.0.1 (``SPARK_LOCAL_IP``, unless
     set), turns the web UI off and runs the Python workers with this
     interpreter, so that they import the same allpairs, with four shuffle partitions
-    per core instead of Spark's 200 (``conf`` may say otherwise). ``quiet``: the JVM
+    per core instead of Spark's 200. Where the workers run on this machine (a local
+    master, a standalone one on 127.0.0.1) they are forked from
+    :data:`DAEMON_MODULE`, which imports what they need once. ``conf`` may say
+    otherwise for each. ``quiet``: the JVM
     started here writes its log to /dev/null instead of this process's stderr.
 
     Raises
@@ -195,6 +207,11 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
         # Spark's 200 shuffle partitions are 200 Python tasks per shuffled stage (about 800 tasks for
         # the 10-document corpus); on one machine four per core keep the tasks even and few.
         builder = builder.config("spark.sql.shuffle.partitions", str(4 * local_cores(master)))
+    if _on_this_machine(master):
+        # Workers forked from a daemon that imported numpy, pyarrow and the join's modules once
+        # (allpairs.engines.spark_daemon): the first job of a session does not wait for each worker's imports.
+        # Only where the workers run this allpairs; a cluster's executors may hold another.
+        builder = builder.config("spark.python.daemon.module", DAEMON_MODULE)
     # stderr is for allpairs' own summary: no console progress bar.
     builder = builder.config("spark.ui.showConsoleProgress", "false")
     for key, value in (conf or {}).items():

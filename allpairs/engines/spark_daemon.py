@@ -1,0 +1,88 @@
+"""Spark's Python worker daemon with the join's modules imported once, before it forks its workers.
+
+PySpark starts one daemon per executor (``python -m pyspark.daemon``), which
+forks a worker per task slot; each worker then imports what its tasks need:
+numpy, pyarrow, pyspark's worker and allpairs' Spark stages with their
+compiled kernels (1.5-3 s an interpreter on a loaded 2-core machine, paid by
+the first job of a session, once per worker). Sessions that allpairs starts
+name this module instead (``spark.python.daemon.module``, see
+:func:`allpairs.engines.spark.session.get_session`): it imports all of that
+in the daemon, then runs pyspark's own daemon loop, so every forked worker
+inherits the modules (copy-on-write) and imports nothing.
+
+It sits beside ``engines/spark/``, not in it: ``python -m`` imports a
+module's packages first, and that package's ``__init__`` imports numpy and
+pyarrow, which must come after the settings below.
+
+Forking is safe only if no thread runs at the fork (the child keeps only the
+forking thread; a lock another one held stays held). Two of these imports
+start one: numpy's OpenBLAS pool and pyarrow's jemalloc purging thread. So
+before importing anything, unless already set, OpenBLAS (and OpenMP, MKL)
+get one thread and jemalloc no background thread; the join's kernels use
+neither. :data:`THREADS` records the daemon's threads after the imports
+(``tests/test_spark.py`` checks it is 1). Should an import fail, the daemon
+runs all the same and each worker imports (and fails) as before.
+"""
+from __future__ import annotations
+
+import os
+
+#: Environment making the imports below start no thread (each kept if the environment sets it).
+NO_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+              "JE_ARROW_MALLOC_CONF": "background_thread:false"}
+#: The modules a worker of the join's tasks imports (each pulls in what it needs).
+PRELOAD = ("numpy", "pyarrow", "pyspark.worker", "allpairs.engines.spark", "allpairs.engines.spark.run",
+           "allpairs.engines.spark.run_against", "allpairs.engines.spark.run_dedup",
+           "allpairs.engines.spark.against", "allpairs.engines.spark.components", "allpairs.engines.spark.lsh")
+
+#: The daemon's process id: a worker sees its parent's (the modules came from the daemon, not re-imported).
+PRELOADED_IN = os.getpid()
+#: Threads of the daemon after the imports (1: forking is safe); None where /proc is not there.
+THREADS: int | None = None
+#: Why the imports failed, if they did.
+FAILED: str | None = None
+#: The modules imported in the daemon (every worker has them without importing them).
+LOADED: frozenset = frozenset()
+
+
+def _threads() -> int | None:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return None
+
+
+def preload() -> None:
+    """Import :data:`PRELOAD` and load the compiled kernels, starting no thread (see the module's docstring)."""
+    global THREADS, FAILED, LOADED
+    import sys
+    import importlib
+
+    for key, value in NO_THREADS.items():
+        os.environ.setdefault(key, value)
+    try:
+        for name in PRELOAD:
+            importlib.import_module(name)
+        from .._kernels import aot
+
+        aot.functions("", "")  # loads the ahead-of-time kernels' table (the compiled modules) once
+    except Exception as e:  # the workers import again, and report it as they always did
+        FAILED = f"{type(e).__name__}: {e}"
+    THREADS = _threads()
+    LOADED = frozenset(sys.modules)
+    import gc
+
+    # What was imported stays put: the workers' collections do not touch (and so copy) those pages.
+    gc.collect()
+    gc.freeze()
+
+
+if __name__ == "__main__":
+    import sys
+
+    # Run as ``python -m``, this module is __main__: known by its name too, so that a worker finds it.
+    sys.modules.setdefault("allpairs.engines.spark_daemon", sys.modules[__name__])
+    preload()
+    from pyspark import daemon
+
+    daemon.manager()
