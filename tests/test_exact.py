@@ -47,15 +47,20 @@ def test_result_does_not_depend_on_jobs(case, jobs):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.sets(st.integers(0, 300), max_size=90), st.sets(st.integers(0, 300), max_size=90))
-def test_bitmap_bound_is_never_below_the_true_overlap(a, b):
-    from allpairs.exact._kernel import _popcount, bitmaps
+@given(st.sets(st.integers(-300, 300), max_size=90), st.sets(st.integers(-300, 300), max_size=90),
+       st.integers(0, 5))
+def test_bitmap_bound_is_never_below_the_true_overlap(a, b, unseen):
+    # The index's queries: ``unseen`` tokens in no indexed set count in |x| but are not in its signature.
+    from allpairs.verify._kernel import bitmap, bitmap_admits, bitmaps, popcount
 
     a, b = sorted(a), sorted(b)
     indptr = np.array([0, len(a), len(a) + len(b)], np.int64)
-    bits = bitmaps(indptr, np.array(a + b, np.int32))
-    bound = (len(a) + len(b) - _popcount(bits[0] ^ bits[1])) // 2
-    assert len(set(a) & set(b)) <= bound
+    tokens = np.array(a + b, np.int32)
+    bits = bitmaps(indptr, tokens)
+    assert bits[0] == bitmap(tokens, 0, len(a)) and bits[1] == bitmap(tokens, len(a), len(a) + len(b))
+    common = len(set(a) & set(b))
+    assert common <= (len(a) + len(b) - popcount(bits[0] ^ bits[1])) // 2
+    assert bitmap_admits(len(a) + unseen, len(b), bits[0], bits[1], common)
 
 
 @settings(max_examples=200, deadline=None)

@@ -85,11 +85,11 @@ def test_a_join_of_near_copies_of_long_sets_equals_brute_force_at_the_extreme_th
 @given(_near_copies(), st.sampled_from([Fraction(999999999, 10**9), Fraction(1, 10**9), Fraction(1, 2),
                                         Fraction(9, 10), Fraction(1)]))
 def test_a_join_without_the_bitmap_filter_of_long_sets_still_equals_brute_force(sets, t):
-    import allpairs.exact.prefix as prefix
+    import allpairs.verify as verify
 
-    saved = prefix.BITMAP_MEDIAN_MAX
-    prefix.BITMAP_MEDIAN_MAX = -1  # as for sets whose signatures are full: no signatures made
+    saved = verify.BITMAP_MEDIAN_MAX
+    verify.BITMAP_MEDIAN_MAX = -1  # as for sets whose signatures are full: no signatures made
     try:
         assert fast_pairs(sets, t) == naive.all_pairs(sets, t)
     finally:
-        prefix.BITMAP_MEDIAN_MAX = saved
+        verify.BITMAP_MEDIAN_MAX = saved

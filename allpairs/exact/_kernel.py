@@ -19,7 +19,7 @@ path) do not.
 import numpy as np
 
 from ..measures._kernel import required_overlap
-from ..verify._kernel import merge
+from ..verify._kernel import bitmap_admits, merge
 from .._kernels.csr import grow
 from .._kernels.jit import kernel
 
@@ -62,34 +62,6 @@ def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes):
             ptr[w] = e + 1
     list_ptr = ptr[: n_lists + 1]
     return list_ptr, post_set, post_pos, post_size
-
-
-@kernel(wraps=True)
-def _popcount(v):
-    """Bits set in the uint64 ``v`` (SWAR; LLVM turns it into one instruction where there is one)."""
-    v = v - ((v >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    v = (v & np.uint64(0x3333333333333333)) + ((v >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    v = (v + (v >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return np.int64((v * np.uint64(0x0101010101010101)) >> np.uint64(56))
-
-
-@kernel(wraps=True)
-def bitmaps(indptr, tokens):
-    """One 64-bit signature per set: bit ``h(w)`` set for each token ``w`` (Sandes et al. 2020).
-
-    ``h`` is Fibonacci hashing of the token to 6 bits. Two sets differ in at
-    least ``popcount(b_x ^ b_y)`` tokens (a bit set on one side only needs a
-    token of that side that the other lacks), so their overlap is at most
-    ``(|x| + |y| - popcount(b_x ^ b_y)) // 2``.
-    """
-    m = indptr.shape[0] - 1
-    out = np.zeros(m, np.uint64)
-    for s in range(m):
-        b = np.uint64(0)
-        for k in range(indptr[s], indptr[s + 1]):
-            b |= np.uint64(1) << ((np.uint64(tokens[k]) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(58))
-        out[s] = b
-    return out
 
 
 @kernel
@@ -171,7 +143,7 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
     list is found from the list's front (:func:`gallop`: one look when no
     entry is below it); only lists of a class compatible with x's are read.
     Candidates are dropped before verification unless their bitmap bound
-    ``(|x| + |y| - popcount(b_x ^ b_y)) // 2`` (:func:`bitmaps`) reaches α. Each candidate left is verified
+    ``(|x| + |y| - popcount(b_x ^ b_y)) // 2`` (verify's ``bitmap_admits``) reaches α. Each candidate left is verified
     at once, while x's tokens are in cache, by a merge that resumes after its
     last counted match and stops early (:func:`allpairs.verify._kernel.merge`):
     no candidate is written out.
@@ -270,7 +242,7 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
             size_y = state[uy, 3]
             alpha = np.int64(alpha_of[np.uint64(size_y)])
             # Bitmap bound: tokens on one side only are at least the bits set on one side only.
-            if size_x + size_y - _popcount(bx ^ bits[uy]) < 2 * alpha:
+            if not bitmap_admits(size_x, size_y, bx, bits[uy], alpha):
                 continue
             n_cand += 1
             ys = indptr[uy]

@@ -39,7 +39,9 @@ import numpy as np
 from .._kernels import malloc as _malloc
 from .._kernels.jit import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
-from ._kernel import bitmaps, build_index, probe_cost, probe_verify
+from ..verify import bitmaps_prune
+from ..verify._kernel import bitmaps
+from ._kernel import build_index, probe_cost, probe_verify
 
 #: Bits of :attr:`SetPairs.directions`.
 FORWARD, BACKWARD = 1, 2
@@ -107,18 +109,6 @@ def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Start and length of each run of equal neighbours in ``values`` (non-empty)."""
     starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
     return starts, np.diff(np.append(starts, len(values)))
-
-
-#: The bitmap filter is used where the median set has at most this many tokens. A set of 128 random tokens
-#: leaves a bit of its 64-bit signature unset with probability (63/64)^128 = 13 %: two long sets' signatures
-#: then differ in few bits and bound nothing, while the signatures cost a pass over every token and a
-#: random read per candidate (the Go tree's sets, median 1,024 tokens: a third of the stage at t = 0.9).
-BITMAP_MEDIAN_MAX = 128
-
-
-def bitmaps_prune(sizes: np.ndarray) -> bool:
-    """Whether the 64-bit signatures (:func:`allpairs.exact._kernel.bitmaps`) are worth making for sets of these sizes."""
-    return len(sizes) > 0 and float(np.median(sizes)) <= BITMAP_MEDIAN_MAX
 
 
 def _classes(sides: np.ndarray | None, m: int) -> tuple[np.ndarray, np.ndarray]:

@@ -4,14 +4,16 @@ Bayardo, Ma, Srikant, "Scaling up all pairs similarity search", WWW 2007
 (prefix filter, size bound, posting lists sorted by size); Xiao, Wang, Lin, Yu,
 "Efficient similarity joins for near duplicate detection", WWW 2008 (positional
 bound); Mann, Augsten, Bouros, PVLDB 2016 (bounds of each measure, merge
-verification with early exit).
+verification with early exit); Sandes, Teodoro, Melo, Information Systems 2020
+(the bitmap filter, :func:`allpairs.verify._kernel.bitmap_admits`, shared with the join).
 
 Kernels assume clean input: set tokens strictly increasing ranks (int32; ranks
 of tokens added after the build are negative), postings of each list sorted by
-(set size, set), a measure code of :mod:`allpairs.measures._kernel` and its
-threshold ``p/q`` with ``0 <= p`` (``p = 0``: one common token is enough), and
-per set or query the prefix length and partner-size window that
-:mod:`allpairs.measures` gives for it.
+(set size, position, set), a measure code of :mod:`allpairs.measures._kernel`
+and its threshold ``p/q`` with ``0 <= p`` (``p = 0``: one common token is
+enough), per set the indexing prefix length, and per set or query the
+partner-size window that :mod:`allpairs.measures` gives for it (the probing
+prefix follows from it here: :func:`probe_prefix`).
 """
 import numpy as np
 
@@ -19,7 +21,7 @@ from .._kernels.mix import mix64
 from ..measures._kernel import (CONTAINMENT, CONTAINMENT_MIN, COSINE, DICE, JACCARD, products_ge,
                                 required_overlap as _alpha)
 from .._kernels.jit import kernel
-from ..verify._kernel import merge
+from ..verify._kernel import bitmap, bitmap_admits, merge
 from .._kernels.csr import grow
 from ..exact._kernel import count_match, lower_bound
 
@@ -32,6 +34,42 @@ CHECK_POSTING_SET, CHECK_POSTING_POSITION, CHECK_POSTING_ORDER, CHECK_POSTINGS_D
 def required_overlap(code, p, q, size_x, size_y):
     """The table's α, but at least one common token (so ``p = 0`` means "share a token")."""
     return max(1, _alpha(code, p, q, size_x, size_y))
+
+
+@kernel
+def probe_prefix(code, p, q, size_x, lo):
+    """Probing prefix of a set of ``size_x`` tokens whose partners have at least ``lo``: ``|x| - α(|x|, lo) + 1``.
+
+    α does not fall as the partner grows, under every measure, so ``α(|x|,
+    lo)`` is the least any partner in the window needs, and a pair reaching
+    it has a common token in the first ``|x| - α + 1`` of x (Bayardo et al.
+    2007; Chaudhuri et al. 2006). Never more than ``|x|``, below 1 when no
+    partner can reach the threshold.
+    """
+    return np.int64(size_x) - required_overlap(code, p, q, size_x, lo) + 1
+
+
+@kernel
+def cached_overlap(code, p, q, size_x, size_y, cache, stamp):
+    """:func:`required_overlap` of sizes ``size_x``, ``size_y``, computed once per partner size for a stamp.
+
+    ``cache`` int64 (2, largest size + 2): row 0 the stamp an entry was made
+    for, row 1 its α. A stamp names ``(code, p, q, |x|)``: a caller's call
+    number (:func:`next_stamp`) above 32 bits and ``|x|`` below, as the join
+    caches α per partner size for its probe set.
+    """
+    if cache[0, size_y] != stamp:
+        cache[0, size_y] = stamp
+        cache[1, size_y] = required_overlap(code, p, q, size_x, size_y)
+    return cache[1, size_y]
+
+
+@kernel
+def next_stamp(cache):
+    """A new call number for :func:`cached_overlap`'s cache, above every stamp it holds (kept in its last column)."""
+    last = cache.shape[1] - 1
+    cache[0, last] += 1
+    return cache[0, last] << 32
 
 
 @kernel
@@ -113,10 +151,11 @@ def to_ranks(indptr, keys, keys_sorted, ranks_sorted, extra_sorted, extra_ranks)
 
 
 @kernel
-def build_postings(indptr, tokens, plen, n_slots, v0):
-    """Inverted index of the first ``plen[s]`` tokens of every set s, each list sorted by (set size, position, set).
+def build_postings(indptr, tokens, index_len, n_slots, v0):
+    """Inverted index of the first ``index_len[s]`` tokens of every set s, each list sorted by (set size, position,
+    set).
 
-    ``plen`` is the indexing prefix: ``|y| - m + 1`` tokens, ``m`` the least
+    ``index_len`` is the indexing prefix: ``|y| - m + 1`` tokens, ``m`` the least
     overlap any query can need with y, so that any query reaching the threshold
     shares a token of its probing prefix with it (Chaudhuri et al. 2006).
     Within a size, postings run by the token's position in its set, so that a
@@ -133,7 +172,7 @@ def build_postings(indptr, tokens, plen, n_slots, v0):
     by_size = np.argsort(sizes, kind="mergesort")
     counts = np.zeros(n_slots + 1, np.int64)
     for s in range(m):
-        for k in range(plen[s]):
+        for k in range(index_len[s]):
             counts[slot_of(tokens[indptr[s] + k], v0) + 1] += 1
     list_ptr = np.cumsum(counts)
     fill = list_ptr[:-1].copy()
@@ -145,12 +184,12 @@ def build_postings(indptr, tokens, plen, n_slots, v0):
         b = a
         deepest = 0
         while b < m and sizes[by_size[b]] == size:
-            deepest = max(deepest, plen[by_size[b]])
+            deepest = max(deepest, index_len[by_size[b]])
             b += 1
         for k in range(deepest):
             for r in range(a, b):
                 s = by_size[r]
-                if k < plen[s]:
+                if k < index_len[s]:
                     w = slot_of(tokens[indptr[s] + k], v0)
                     post[fill[w], 0] = s
                     post[fill[w], 1] = k
@@ -161,12 +200,13 @@ def build_postings(indptr, tokens, plen, n_slots, v0):
 
 
 @kernel
-def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, list_ptr, post, v0, scratch):
+def _probe(xt, u, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, bits, list_ptr, post, v0, scratch, cache,
+           stamp):
     """Indexed sets reaching p/q with one query; writes them and their overlaps to res_s, res_o; returns how many.
 
     The query is ``u`` unknown tokens (rarer than every indexed one, so first in
     the order; they match nothing but count in its size) followed by its known
-    ranks ``xt``. Its probing prefix (``plen`` tokens) scans the posting lists
+    ranks ``xt``. Its probing prefix (:func:`probe_prefix`) scans the posting lists
     from the first set of size ``lo`` (binary search) to the last of size
     ``hi``, as the join's probe does (:func:`allpairs.exact._kernel.probe_verify`):
     a pair's first common token lies at ``i <= |x| - α`` in x and ``j <= |y| -
@@ -178,8 +218,13 @@ def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, l
     every later one (deeper still), is counted by verification. A candidate
     is dropped once the positional bound ``A + 1 + min(|x| - i - 1, |y| - j -
     1)`` falls below the required overlap (A: its matches counted, all those
-    before this one), and survivors are verified by a merge resuming after
-    their last counted match. Only sets below ``limit`` and, if ``active``
+    before this one); with signatures (``bits``, one per indexed set; empty:
+    no filter) one is dropped unless the bitmap bound admits α
+    (:func:`allpairs.verify._kernel.bitmap_admits`, the query's signature made
+    of its known tokens: the unknown ones are in no indexed set); survivors are
+    verified by a merge resuming after their last counted match. α is worked
+    out once per partner size (:func:`cached_overlap`, ``cache`` and ``stamp``
+    as there). Only sets below ``limit`` and, if ``active``
     is not empty, with ``active[y]`` set are answered. ``scratch`` (int32, 6
     rows of at least one entry per set: count, which must be zeros and is left
     so, last_i, last_j, touched, and the answer's sets and overlaps) is reused
@@ -194,10 +239,11 @@ def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, l
     size_x = np.int64(xt.shape[0]) + np.int64(u)
     if size_x == 0:
         return 0
+    stamp |= size_x
     n_slots = list_ptr.shape[0] - 1
     check_active = active.shape[0] > 0
     n_touched = 0
-    for i in range(u, plen):
+    for i in range(u, probe_prefix(code, p, q, size_x, lo)):
         w = slot_of(xt[i - u], v0)
         if w >= n_slots:
             continue
@@ -220,7 +266,7 @@ def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, l
                 break
             if size_y != last_size:  # α once per size of the list (sizes rise along it)
                 last_size = size_y
-                alpha = required_overlap(code, p, q, size_x, size_y)
+                alpha = cached_overlap(code, p, q, size_x, size_y, cache, stamp)
             # A first common token lies in x's first |x| - α + 1; α grows with |y| along the list.
             if i > size_x - alpha:
                 break
@@ -243,40 +289,47 @@ def _probe(xt, u, plen, lo, hi, limit, active, code, p, q, s_indptr, s_tokens, l
                 n_touched = count_match(y, i, post[e, 1], size_x, size_y, alpha, count, last_i, last_j, touched,
                                         n_touched)
             e += 1
+    use_bits = bits.shape[0] > 0
+    bx = bitmap(xt, 0, xt.shape[0]) if use_bits else np.uint64(0)
     n = 0
     for t in range(n_touched):
         y = touched[t]
         c = count[y]
-        if c > 0:
-            size_y = s_indptr[y + 1] - s_indptr[y]
-            alpha = required_overlap(code, p, q, size_x, size_y)
-            o = merge(xt, last_i[y] - u + 1, xt.shape[0], s_tokens,
-                       s_indptr[y] + last_j[y] + 1, s_indptr[y + 1], c, alpha)
-            if o >= alpha:
-                res_s[n] = y
-                res_o[n] = o
-                n += 1
         count[y] = 0
+        if c <= 0:
+            continue
+        size_y = s_indptr[y + 1] - s_indptr[y]
+        alpha = cached_overlap(code, p, q, size_x, size_y, cache, stamp)
+        if use_bits and not bitmap_admits(size_x, size_y, bx, bits[y], alpha):
+            continue
+        o = merge(xt, last_i[y] - u + 1, xt.shape[0], s_tokens, s_indptr[y] + last_j[y] + 1, s_indptr[y + 1], c,
+                  alpha)
+        if o >= alpha:
+            res_s[n] = y
+            res_o[n] = o
+            n += 1
     return n
 
 
 @kernel
-def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
-          s_indptr, s_tokens, list_ptr, post, v0, x_ptr, x_set, scratch):
+def query(q_indptr, q_tokens, q_unseen, q_lo, q_hi, q_limit, code, p, q, s_indptr, s_tokens, bits, list_ptr, post,
+          v0, x_ptr, x_set, scratch, cache):
     """Every indexed set reaching threshold p/q with each query, and the exact overlap.
 
     Query k is ``q_unseen[k]`` unknown tokens and the known ranks
     ``q_tokens[q_indptr[k]:q_indptr[k+1]]``, probed as in :func:`_probe` with
-    prefix ``q_plen[k]`` and partner sizes ``q_lo[k] .. q_hi[k]``,
+    partner sizes ``q_lo[k] .. q_hi[k]``,
     answering only sets below ``q_limit[k]`` (a self-join asks each set for the
     earlier ones). ``x_set[x_ptr[k]:x_ptr[k+1]]`` are further candidates (sets
     added since the postings were built), verified by a merge from the start.
-    ``scratch`` as for :func:`_probe`.
+    ``bits``, ``scratch`` and ``cache`` as for :func:`_probe`.
 
     Returns (query, set, overlap), int32.
     """
     n_q = q_indptr.shape[0] - 1
     no_filter = np.zeros(0, np.bool_)
+    stamp = next_stamp(cache)
+    use_bits = bits.shape[0] > 0
     cap = 256
     out_q = np.empty(cap, np.int32)
     out_s = np.empty(cap, np.int32)
@@ -288,8 +341,8 @@ def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
         limit = q_limit[k]
         lo = q_lo[k]
         hi = q_hi[k]
-        n = _probe(xt, u, q_plen[k], lo, hi, limit, no_filter, code, p, q, s_indptr, s_tokens, list_ptr, post, v0,
-                   scratch)
+        n = _probe(xt, u, lo, hi, limit, no_filter, code, p, q, s_indptr, s_tokens, bits, list_ptr, post, v0,
+                   scratch, cache, stamp)
         need = n_out + n + x_ptr[k + 1] - x_ptr[k]
         if need > out_q.shape[0]:
             out_q = grow(out_q, need)
@@ -301,14 +354,17 @@ def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
             out_o[n_out] = scratch[5, t]
             n_out += 1
         size_x = np.int64(xt.shape[0]) + np.int64(u)
-        if size_x == 0:
+        if size_x == 0 or x_ptr[k] == x_ptr[k + 1]:
             continue
+        bx = bitmap(xt, 0, xt.shape[0]) if use_bits else np.uint64(0)
         for e in range(x_ptr[k], x_ptr[k + 1]):
             y = x_set[e]
             size_y = s_indptr[y + 1] - s_indptr[y]
             if y >= limit or size_y < lo or size_y > hi:
                 continue
-            alpha = required_overlap(code, p, q, size_x, size_y)
+            alpha = cached_overlap(code, p, q, size_x, size_y, cache, stamp | size_x)
+            if use_bits and not bitmap_admits(size_x, size_y, bx, bits[y], alpha):
+                continue
             o = merge(xt, 0, xt.shape[0], s_tokens, s_indptr[y], s_indptr[y + 1], 0, alpha)
             if o >= alpha:
                 out_q[n_out] = k
@@ -319,15 +375,16 @@ def query(q_indptr, q_tokens, q_unseen, q_plen, q_lo, q_hi, q_limit, code, p, q,
 
 
 @kernel
-def dedup(indptr, tokens, doc_set, s_plen, s_lo, s_hi, code, p, q, list_ptr, post, v0, scratch, d0, d1,
+def dedup(indptr, tokens, bits, doc_set, s_lo, s_hi, code, p, q, list_ptr, post, v0, scratch, cache, d0, d1,
           kept_doc, active, kept, out_d, out_k, out_o, n_out):
     """Online near-duplicate removal over documents ``d0 .. d1 - 1`` in input order, continuing a run.
 
-    ``doc_set[d]`` is document d's set (-1: none), probed with prefix
-    ``s_plen[s]`` and partner sizes ``s_lo[s] .. s_hi[s]``; the postings index every
+    ``doc_set[d]`` is document d's set (-1: none), probed with partner sizes
+    ``s_lo[s] .. s_hi[s]``; the postings index every
     set, but a set answers probes only once a document holding it is kept
     (it is "added" then). A document is removed if its set is kept already, or
-    if a probe (as in :func:`_probe`) finds kept sets; it is charged to the most
+    if a probe (as in :func:`_probe`, with ``bits``, ``scratch`` and ``cache``)
+    finds kept sets; it is charged to the most
     similar one, the earliest kept among equals. Otherwise it is kept and its
     set becomes visible.
 
@@ -339,6 +396,7 @@ def dedup(indptr, tokens, doc_set, s_plen, s_lo, s_hi, code, p, q, list_ptr, pos
     (int32, one slot per document) from ``n_out``. Returns the new ``n_out``.
     """
     m = indptr.shape[0] - 1
+    stamp = next_stamp(cache)
     for d in range(d0, d1):
         s = doc_set[d]
         if s < 0:
@@ -355,8 +413,8 @@ def dedup(indptr, tokens, doc_set, s_plen, s_lo, s_hi, code, p, q, list_ptr, pos
                 kept[d] = True
             continue
         xt = tokens[indptr[s]:indptr[s + 1]]
-        n = _probe(xt, 0, s_plen[s], s_lo[s], s_hi[s], m, active, code, p, q, indptr, tokens, list_ptr, post, v0,
-                   scratch)
+        n = _probe(xt, 0, s_lo[s], s_hi[s], m, active, code, p, q, indptr, tokens, bits, list_ptr, post, v0,
+                   scratch, cache, stamp)
         res_s = scratch[4]
         res_o = scratch[5]
         if n == 0:
@@ -387,11 +445,11 @@ def _entry_hash(key, s, k, w, size):
 
 
 @kernel(wraps=True)
-def check_postings(indptr, tokens, plen, list_ptr, post, low, v0, key):
+def check_postings(indptr, tokens, index_len, list_ptr, post, low, v0, key):
     """Whether the sets and postings of an index file are what :func:`build_postings` makes of those sets.
 
     Assumes only that ``indptr`` rises from 0 to ``len(tokens)``, ``list_ptr``
-    from 0 to ``len(post)``, and ``0 <= plen[s] <=`` the size of set s (its
+    from 0 to ``len(post)``, and ``0 <= index_len[s] <=`` the size of set s (its
     indexing prefix); everything else is what it checks, in one sequential pass
     over the sets and one over the postings. Each set's ranks must lie in
     ``low .. v0 - 1`` and rise; each posting must name a set (``0 <= y < m``), a
@@ -418,9 +476,9 @@ def check_postings(indptr, tokens, plen, list_ptr, post, low, v0, key):
                 return CHECK_TOKEN_RANGE, t
             if t > a and r <= tokens[t - 1]:
                 return CHECK_TOKEN_ORDER, t
-        for k in range(plen[s]):
+        for k in range(index_len[s]):
             expected += _entry_hash(key, s, k, slot_of(tokens[a + k], v0), b - a)
-        count += plen[s]
+        count += index_len[s]
     if count != post.shape[0]:
         return CHECK_POSTINGS_COUNT, count
     found = np.uint64(0)

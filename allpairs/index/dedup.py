@@ -25,8 +25,10 @@ from ..errors import UsageError
 from ..pipeline import Stats, timed, as_corpus, peak_memory, shingle_corpus
 from ..pairs.result import similarity_text
 from ..pairs.summary import SHOWN, Summarised
+from ..verify import bitmaps_prune
+from ..verify._kernel import bitmaps
 from ._kernel import build_postings, dedup as dedup_kernel
-from .postings import scratch
+from .postings import alpha_cache, scratch
 from .rule import Rule
 
 
@@ -88,13 +90,16 @@ def _dedup_in_blocks(sets, rule: Rule, sizes: np.ndarray, postings, progress) ->
     active = np.zeros(m, np.bool_)
     kept = np.zeros(n_docs, np.bool_)
     out = [np.empty(n_docs, np.int32) for _ in range(3)]
-    probe = rule.probe(sizes)
+    _, lo, hi = rule.probe(sizes)
+    # The bitmap filter where it pays (the join's rule), and α per partner size, as the join's probe has them.
+    bits = bitmaps(sets.indptr, sets.tokens) if bitmaps_prune(sizes) else np.zeros(0, np.uint64)
     work = scratch(max(m, 1))
+    cache = alpha_cache(int(sizes.max()) if m else 0)
     n_out = 0
     for d0 in range(0, n_docs, BLOCK):
         d1 = min(d0 + BLOCK, n_docs)
-        n_out = dedup_kernel(sets.indptr, sets.tokens, sets.doc_set, *probe, rule.code, rule.p, rule.q, *postings,
-                             sets.num_tokens, work, d0, d1, kept_doc, active, kept, *out, n_out)
+        n_out = dedup_kernel(sets.indptr, sets.tokens, bits, sets.doc_set, lo, hi, rule.code, rule.p, rule.q,
+                             *postings, sets.num_tokens, work, cache, d0, d1, kept_doc, active, kept, *out, n_out)
         if progress:
             progress("dedup", d1, n_docs)
     return (kept, *(a[:n_out] for a in out))

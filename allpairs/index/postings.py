@@ -26,6 +26,12 @@ def scratch(m: int) -> np.ndarray:
     return np.zeros((6, m), np.int32)
 
 
+def alpha_cache(largest: int) -> np.ndarray:
+    """The probe's α per partner size, for sets of at most ``largest`` tokens
+    (:func:`allpairs.index._kernel.cached_overlap`: stamps, values, and the call number last)."""
+    return np.zeros((2, largest + 2), np.int64)
+
+
 class Postings:
     """Compiled posting lists (``list_ptr``, ``post``: one int32 row of set, position, set size per
     posting, each list sorted by (set size, position, set)) and ``delta``, the packed postings

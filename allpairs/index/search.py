@@ -49,7 +49,7 @@ from ..output.files import OutputPlan
 from .arrays import spans
 from .ids import Ids, text_keys
 from .matches import Matches
-from .postings import Postings, scratch
+from .postings import Postings, alpha_cache, scratch
 from .rule import Rule
 from .sets import SetStore, set_hashes
 from .store import read_index, write_index
@@ -95,7 +95,7 @@ class SearchIndex:
         self.ids = ids
         #: Columns carried beside each indexed document's id into query answers, by name.
         self.columns: dict[str, Ids] = dict(columns or {})
-        self._scratch: list[np.ndarray] = []
+        self._scratch: list[tuple[np.ndarray, np.ndarray]] = []
         if postings is None:
             self._compact()
         else:
@@ -281,13 +281,20 @@ class SearchIndex:
                        indexed_size=self.sets.sizes(s).astype(np.int32), query_ids=query_ids, index=self,
                        rule=rule)
 
-    def _scratch_for(self, worker: int) -> np.ndarray:
+    def _scratch_for(self, worker: int) -> tuple[np.ndarray, np.ndarray]:
+        """The worker's probe scratch rows and α cache (:func:`~.postings.scratch`, :func:`~.postings.alpha_cache`),
+        grown to the sets indexed."""
         m = max(self.num_sets, 1)
+        largest = self.sets.probe_figures()[1]
         while len(self._scratch) <= worker:
-            self._scratch.append(scratch(m))
-        if self._scratch[worker].shape[1] < m:
-            self._scratch[worker] = scratch(max(m, 2 * self._scratch[worker].shape[1]))
-        return self._scratch[worker]
+            self._scratch.append((scratch(m), alpha_cache(largest)))
+        rows, cache = self._scratch[worker]
+        if rows.shape[1] < m:
+            rows = scratch(max(m, 2 * rows.shape[1]))
+        if cache.shape[1] < largest + 2:
+            cache = alpha_cache(max(largest, 2 * cache.shape[1]))
+        self._scratch[worker] = rows, cache
+        return rows, cache
 
     def _query_ranked(self, ranked: Ranked, rule: Rule, *, jobs: int = 1, limit: np.ndarray | None = None,
                       progress: Callable[[str, int, int], None] | None = None):
@@ -297,16 +304,17 @@ class SearchIndex:
         if limit is None:
             limit = np.full(n, self.num_sets, np.int32)
         tasks = 1 if n < PARALLEL_QUERIES or jobs <= 1 else min(jobs, n // (PARALLEL_QUERIES // 2))
+        # The sets' signatures and each thread's scratch, made here, before any thread reads them.
+        bits = self.sets.probe_figures()[0]
+        scratches = [self._scratch_for(w) for w in range(tasks)]
         if n == 0 or (tasks == 1 and progress is None):
-            return self._query_part(ranked, rule, limit, 0, n, 0)
+            return self._query_part(ranked, rule, limit, 0, n, bits, scratches[0])
         step = max(QUERY_BLOCK if progress is not None else -(-n // tasks), 1)
         cuts = list(range(0, n, step)) + [n]
-        for w in range(tasks):
-            self._scratch_for(w)
         done, lock = [0], threading.Lock()
 
         def part(k: int, worker: int):
-            out = self._query_part(ranked, rule, limit, cuts[k], cuts[k + 1], worker)
+            out = self._query_part(ranked, rule, limit, cuts[k], cuts[k + 1], bits, scratches[worker])
             if progress is not None:
                 with lock:
                     done[0] += cuts[k + 1] - cuts[k]
@@ -321,8 +329,10 @@ class SearchIndex:
             parts = [chunks[k % tasks][k // tasks] for k in range(len(cuts) - 1)]
         return tuple(np.concatenate([pt[i] for pt in parts]) for i in range(3))
 
-    def _query_part(self, ranked: Ranked, rule: Rule, limit: np.ndarray, a: int, b: int, worker: int):
-        """The matches of queries a..b-1 (numbered from 0 for the whole batch), on the worker's scratch rows."""
+    def _query_part(self, ranked: Ranked, rule: Rule, limit: np.ndarray, a: int, b: int, bits: np.ndarray,
+                    scratch_rows: tuple[np.ndarray, np.ndarray]):
+        """The matches of queries a..b-1 (numbered from 0 for the whole batch), on a worker's scratch rows and
+        α cache, with the sets' signatures ``bits`` (empty: no bitmap filter)."""
         x_ptr, x_set = self.postings.delta_candidates(ranked, rule, a, b, self.vocab.v0)
         if a == 0 and b == len(ranked.unseen):
             ptr, tokens, unseen, sizes, lim = ranked.indptr, ranked.tokens, ranked.unseen, ranked.sizes, limit
@@ -331,10 +341,10 @@ class SearchIndex:
             tokens = ranked.tokens[ptr[0]:ptr[-1]]
             ptr = ptr - ptr[0]
             unseen, sizes, lim = ranked.unseen[a:b], ranked.sizes[a:b], limit[a:b]
-        probe_len, lo, hi = rule.probe(sizes)
-        q, s, o = _k.query(ptr, tokens, unseen, probe_len, lo, hi, lim, rule.code, rule.p, rule.q,
-                           self.sets.indptr.array, self.sets.tokens.array, self.postings.list_ptr, self.postings.post,
-                           self.vocab.v0, x_ptr, x_set, self._scratch_for(worker))
+        _, lo, hi = rule.probe(sizes)
+        q, s, o = _k.query(ptr, tokens, unseen, lo, hi, lim, rule.code, rule.p, rule.q, self.sets.indptr.array,
+                           self.sets.tokens.array, bits, self.postings.list_ptr, self.postings.post, self.vocab.v0,
+                           x_ptr, x_set, *scratch_rows)
         return (q + a if a else q), s, o
 
     # ---- growth ------------------------------------------------------------

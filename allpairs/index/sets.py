@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.mix import GOLDEN, mix64
+from ..verify import bitmaps_prune
+from ..verify._kernel import bitmaps
 from .arrays import Column, spans
 
 #: Documents added to older sets, and hashes of sets added, are kept aside until they reach this share
@@ -52,6 +54,30 @@ class SetStore:
         self.joined_set = Column(np.zeros(0, np.int32), np.int32)
         self.joined_doc = Column(np.zeros(0, np.int32), np.int32)
         self._forget()
+        # The probe's per-set figures, made for the tokens column named (replaced when sets are dropped).
+        self._made_for: Column | None = None
+        self._made_n = 0
+        self._bits = np.zeros(0, np.uint64)
+        self._largest = 0
+
+    def probe_figures(self) -> tuple[np.ndarray, int]:
+        """Each set's bitmap signature (uint64) for the probe's bitmap filter, or an empty array where the
+        filter does not pay for these sets (:func:`allpairs.verify.bitmaps_prune`, the join's rule), and the
+        largest set's size; made once, extended as sets are appended."""
+        m = len(self)
+        indptr = self.indptr.array
+        if self._made_for is not self.tokens:
+            self._made_for, self._made_n = self.tokens, m
+            sizes = np.diff(indptr)
+            self._largest = int(sizes.max()) if m else 0
+            self._bits = bitmaps(indptr, self.tokens.array) if bitmaps_prune(sizes) else np.zeros(0, np.uint64)
+        elif self._made_n < m:  # sets appended since
+            ptr = indptr[self._made_n:]
+            self._largest = max(self._largest, int(np.diff(ptr).max()))
+            if len(self._bits):
+                self._bits = np.concatenate([self._bits, bitmaps(ptr - ptr[0], self.tokens.array[ptr[0]:ptr[-1]])])
+            self._made_n = m
+        return self._bits, self._largest
 
     def _forget(self) -> None:
         # Hashes of the sets (set_hashes): sorted, for the first `_hashed` sets; a dict for later ones.
