@@ -90,7 +90,7 @@ COPY_FROM = 1 << 16
 FIRST_ROOM = 1 / 16
 #: The output room of a later task over its expected pairs (its cost times the pairs per posting entry of the
 #: last task finished): consecutive tasks, cut at equal cost, find similar numbers of pairs.
-ROOM_MARGIN = 1.25
+ROOM_MARGIN = 1.5
 #: Output room of a task at least (pairs).
 MIN_ROOM = 1024
 
