@@ -39,7 +39,7 @@ callgrind's cache simulator (``--cache-sim=yes``, the simulator of
 cachegrind, whose valgrind 3.19 has no client requests to isolate a stage):
 instructions, data reads, level-1 data misses and last-level misses, the
 last level set to a core's 1 MiB level-2 cache (:data:`CACHE_SIM`); then,
-uninstrumented, the same stage's minor page faults (``getrusage``) and wall
+uninstrumented, the same stage's minor page faults (``getrusage``), wall and CPU
 time. Simulated misses, like instructions, do not move with load.
 
 With ``--statistics`` the stat-counting build of set_sim_join (target
@@ -194,7 +194,8 @@ def count_stage(region: str, path: str, thresholds: list[str]) -> None:
 
 def fault_stage(path: str, thresholds: list[str]) -> None:
     """Child process: allpairs' join stage at each threshold, isolated as :func:`count_stage` isolates it, with
-    its wall time and the minor page faults it took (``getrusage``); its figures as JSON lines."""
+    its wall time, its thread's CPU time (less moved than wall time by a loaded machine, where a process waits
+    for a core) and the minor page faults it took (``getrusage``); its figures as JSON lines."""
     import resource
 
     from allpairs.corpus.read import read_sets
@@ -211,11 +212,11 @@ def fault_stage(path: str, thresholds: list[str]) -> None:
         k = min(100, sets.num_sets)
         prefix_join(sets.indptr[:k + 1], sets.tokens[:sets.indptr[k]], sets.num_tokens, th, jobs=1)
         before = resource.getrusage(resource.RUSAGE_SELF)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         pairs, candidates = exact_pairs(sets, th, MEASURES["jaccard"], jobs=1)
-        wall = time.perf_counter() - t0
+        wall, cpu = time.perf_counter() - t0, time.thread_time() - c0
         after = resource.getrusage(resource.RUSAGE_SELF)
-        print(json.dumps({"t": t, "pairs": len(pairs), "candidates": candidates, "wall": wall,
+        print(json.dumps({"t": t, "pairs": len(pairs), "candidates": candidates, "wall": wall, "cpu": cpu,
                           "minflt": after.ru_minflt - before.ru_minflt, "majflt": after.ru_majflt - before.ru_majflt}),
               flush=True)
 
@@ -310,15 +311,15 @@ def cache_workload(name: str, path: Path, thresholds: list[str], folder: Path, e
           f"its minor page faults and wall time (load {os.getloadavg()[0]:.1f})")
     print()
     print("| t | pairs | instructions (M) | data reads (M) | D1 misses (M) | LL misses (M) | D1 misses / 1k instr "
-          "| minor faults | wall s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| minor faults | wall s | CPU s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for line, f in zip(run.out.splitlines(), faults):
         got = json.loads(line)
         e = events[f"t={got['t']}"]
         d1 = e["D1mr"] + e["D1mw"]
         ll = e["DLmr"] + e["DLmw"]
         print(f"| {got['t']} | {got['pairs']:,} | {e['Ir'] / 1e6:,.1f} | {e['Dr'] / 1e6:,.1f} | {d1 / 1e6:,.2f} "
-              f"| {ll / 1e6:,.2f} | {1000 * d1 / e['Ir']:.2f} | {f['minflt']:,} | {f['wall']:.3f} |")
+              f"| {ll / 1e6:,.2f} | {1000 * d1 / e['Ir']:.2f} | {f['minflt']:,} | {f['wall']:.3f} | {f['cpu']:.3f} |")
     print()
 
 

@@ -93,3 +93,19 @@ def test_a_join_without_the_bitmap_filter_of_long_sets_still_equals_brute_force(
         assert fast_pairs(sets, t) == naive.all_pairs(sets, t)
     finally:
         verify.BITMAP_MEDIAN_MAX = saved
+
+
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_near_copies(), st.sampled_from([Fraction(999999999, 10**9), Fraction(1, 10**9), Fraction(1, 2), Fraction(1)]),
+       st.sampled_from([1e-9, 100.0]), st.sampled_from([1, 2]))
+def test_a_join_cut_into_many_tasks_whose_output_room_is_far_off_still_equals_brute_force(sets, t, margin, jobs):
+    import allpairs.exact.prefix as prefix
+
+    saved = prefix.MIN_TASK_COST, prefix.MIN_ROOM, prefix.FIRST_ROOM, prefix.ROOM_MARGIN
+    # A task per set or so; rooms of one pair (every task's buffers grow) or of its whole cost.
+    prefix.MIN_TASK_COST, prefix.MIN_ROOM, prefix.FIRST_ROOM, prefix.ROOM_MARGIN = 1, 1, margin, margin
+    try:
+        assert fast_pairs(sets, t, jobs=jobs) == naive.all_pairs(sets, t)
+    finally:
+        prefix.MIN_TASK_COST, prefix.MIN_ROOM, prefix.FIRST_ROOM, prefix.ROOM_MARGIN = saved

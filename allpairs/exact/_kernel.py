@@ -135,7 +135,7 @@ def gallop(a, lo, hi, x):
 
 @kernel
 def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_len, win_lo, win_hi, set_class,
-                 compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at):
+                 compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at, room):
     """Pairs that reach α among probe sets ``lo <= x < hi`` and the sets ``win_lo[x] <= y < win_hi[x]``.
 
     The window is the size bound (and which of each pair probes: the later set
@@ -169,12 +169,15 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
     ``alpha_of`` int32 and ``alpha_at`` int64 (largest size + 1; ``alpha_at``
     -1): α per partner size, cached for the current probe set.
 
-    Returns (x, y, overlap) int32 of the pairs, and the number of candidates verified.
+    ``room``: the pairs the output buffers are first made for (at least 1): an estimate, not a limit. They
+    grow by doubling past it, which copies them and touches fresh pages, so a close estimate saves both.
+
+    Returns (x, y, overlap) int32 of the pairs (views of the buffers), and the number of candidates verified.
     """
-    cap = 1024
-    out_x = np.empty(cap, np.int32)
-    out_y = np.empty(cap, np.int32)
-    out_a = np.empty(cap, np.int32)
+    room = max(room, 1)
+    out_x = np.empty(room, np.int32)
+    out_y = np.empty(room, np.int32)
+    out_a = np.empty(room, np.int32)
     n_out = 0
     n_cand = 0
     # In the loops over postings and candidates, arrays are read at unsigned indexes (np.uint64): numba then
