@@ -248,11 +248,14 @@ def test_a_bucket_of_thousands_of_tiny_sets_is_joined_not_expanded():
     assert f"{len(res.lsh.joined):,} LSH buckets of more than 64 distinct sets" in note
 
 
-def test_lsh_on_the_kosarak_sample_allocates_at_most_four_times_what_the_exact_join_does(shared_datasets):
+def test_lsh_on_the_kosarak_sample_allocates_at_most_five_times_what_the_exact_join_does(shared_datasets):
     # Issue 23: LSH's peak was 220 MiB against the exact join's 85 (2.6x, /usr/bin/time -v), most of it
     # the argsort that deduplicated the union of the expanded candidates and the joined buckets' pairs.
     # tracemalloc counts what Python and numpy allocate, the same on every run (not the ~60 MiB the
-    # interpreter, numpy and the kernels take in every run): 6.3x before, 3.2x now, 151 MiB against 85 in RSS.
+    # interpreter, numpy and the kernels take in every run): 6.3x before, 3.2x after, 151 MiB against 85 in RSS.
+    # Since then the exact join's peak fell (24 -> 21 MiB: its probe buffers sized from the expected pairs,
+    # issue 34) and LSH's rose (82 -> 86.5 MiB: its pairs go through the bounded path's sink, issue 30),
+    # 4.2x; the bound of 5x still catches the argsort's 6.3x.
     import tracemalloc
 
     from allpairs.corpus import read_sets
@@ -271,4 +274,4 @@ def test_lsh_on_the_kosarak_sample_allocates_at_most_four_times_what_the_exact_j
             peaks[method] = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
     assert counts["lsh"] > 0.99 * counts["exact"]
-    assert peaks["lsh"] <= 4 * peaks["exact"], f"lsh {peaks['lsh'] / 2**20:.0f} MiB, exact {peaks['exact'] / 2**20:.0f} MiB"
+    assert peaks["lsh"] <= 5 * peaks["exact"], f"lsh {peaks['lsh'] / 2**20:.0f} MiB, exact {peaks['exact'] / 2**20:.0f} MiB"
