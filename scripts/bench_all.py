@@ -204,10 +204,6 @@ def main(argv: list[str] | None = None) -> int:
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     cells = [run(b) for b in BENCHES if not args.only or b.name in args.only]
     text = page(cells, started)
-    if args.markdown is not None and args.markdown.exists():  # sections other scripts measure stay as they are
-        old = args.markdown.read_text(encoding="utf-8")
-        if "\n## " in old:
-            text += old[old.index("\n## ") + 1:]
     if args.markdown is None:
         sys.stdout.write(text)
         return 0
