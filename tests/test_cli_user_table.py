@@ -313,6 +313,23 @@ def test_index_add_lines_into_an_index_of_table_rows_with_columns_is_refused(tmp
     assert ix.read_bytes() == before
 
 
+def test_index_add_lines_into_an_index_of_named_ids_says_they_were_numbered(tmp_path, products):
+    ix = tmp_path / "p.apx"
+    assert run("index", "build", "-t", "0.5", *TABLE, products, "-o", ix, "-q").exit_code == 0
+    more = tmp_path / "more.txt"
+    more.write_text("Fabe Wireless Charger for iPhone 15\nDoba Bottle\n")
+    r = run("index", "add", ix, "--lines", more)
+    assert r.exit_code == 0, r.stderr
+    assert "the index's ids are not line numbers (the first is 'A1')" in r.stderr
+    assert "the line numbers 1 to 2 as ids" in r.stderr
+    assert run("index", "add", ix, "--lines", more, "-q", "--skip-existing").stderr == ""
+    # An index of lines continues its numbers without a note.
+    lx = tmp_path / "l.apx"
+    assert run("index", "build", "-t", "0.5", "--lines", more, "-o", lx, "-q").exit_code == 0
+    r = run("index", "add", lx, "--lines", more)
+    assert r.exit_code == 0 and "not line numbers" not in r.stderr, r.stderr
+
+
 def test_index_add_without_a_column_the_index_carries_is_refused(tmp_path, products):
     ix = tmp_path / "p.apx"
     assert run("index", "build", "-t", "0.5", *TABLE, products, "--keep-col", "brand", "-o", ix, "-q").exit_code == 0

@@ -21,7 +21,7 @@ from ..pipeline import Stats, timed, peak_memory
 from ..pipeline.stats import with_detail
 from ..output.files import OutputPlan, check_output
 from ..output.spill import size_text
-from .ids import check_added_columns, continue_lines
+from .ids import check_added_columns, continue_lines, line_ids_note
 from .matches import Matches
 from .rule import Rule
 from .search import SearchIndex
@@ -109,6 +109,9 @@ def add_file(path: str | os.PathLike, corpus: Corpus, *, on_wait: Callable[[], N
         with timed(stats, "load"):
             index = SearchIndex.load(path, fd=fd)
         check_added_columns(corpus, index)
+        note = line_ids_note(corpus, index)
+        if note:
+            stats.notes.append(note)
         with timed(stats, "add"):
             index.add(continue_lines(corpus, index), existing=existing, stats=stats)
         with timed(stats, "save"):

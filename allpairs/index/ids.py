@@ -138,6 +138,18 @@ def check_added_columns(corpus: Corpus, index: "SearchIndex") -> None:
                          f"({{{{keep={missing[0]}}}}})", param="keep")
 
 
+def line_ids_note(corpus: Corpus, index: "SearchIndex") -> str | None:
+    """The note for line-numbered documents added to an index none of whose ids is a line number (an index
+    of a table's rows by an id column, or of files by path): they are added, numbered, among ids of
+    another kind; None otherwise."""
+    if not (len(corpus) and index.num_docs and line_numbered(corpus)) or index.ids.last_number():
+        return None
+    numbers = f"{corpus.ids[0]}" if len(corpus) == 1 else f"{corpus.ids[0]} to {corpus.ids[-1]}"
+    return (f"note: the index's ids are not line numbers (the first is {index.ids[0]!r}); these documents were "
+            f"given the line numbers {numbers} as ids: read them as records with an id column to give them ids "
+            "of their own")
+
+
 def continue_lines(corpus: Corpus, index: "SearchIndex") -> Corpus:
     """A corpus whose ids are line numbers (:func:`line_numbered`) renumbered to follow the index's largest
     line id: line k becomes ``last + k``, so that the lines of two added files never share an id.
