@@ -86,6 +86,33 @@ def test_neighbors_in_blocks_bounded_by_the_sets_match_the_oracle(case):
         agrees_with_the_oracle(case, "neighbors")
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ranked_case())
+def test_top_in_blocks_bounded_by_k_match_the_oracle(case):
+    # A block of a few pairs for each pair kept, whatever the memory budget: one pair a block here.
+    from unittest import mock
+
+    from allpairs.exact import prefix, topk
+
+    with mock.patch.object(topk, "NEIGHBOR_BLOCK", 1), mock.patch.object(topk, "MIN_NEIGHBOR_BLOCK", 1), \
+            mock.patch.object(prefix, "MIN_TASK_COST", 1):
+        agrees_with_the_oracle(case, "top")
+
+
+def test_the_top_block_is_bounded_by_k_not_by_the_memory_budget(monkeypatch):
+    # --top 10 on 20,000 two-token lines (every pair at 1/3) peaked at 1,002 MiB with blocks of the budget.
+    from allpairs.exact import topk
+
+    seen = []
+    blocks = topk.prefix_join_blocks
+    monkeypatch.setattr(topk, "prefix_join_blocks", lambda *a, block_pairs, **kw:
+                        seen.append(block_pairs) or blocks(*a, block_pairs=block_pairs, **kw))
+    allpairs.join([f"c u{i}" for i in range(300)], top=10, shingle="word:1", memory="1G")
+    assert seen and set(seen) == {topk.MIN_NEIGHBOR_BLOCK}
+    assert topk.top_block(100_000, (256 << 20) // 48) == 4 * 100_001
+    assert topk.top_block(10, 1_000) == 1_000, "a smaller budget still bounds the block"
+
+
 def test_the_neighbours_block_is_bounded_by_the_sets_not_by_the_memory_budget(monkeypatch):
     # 5,000 two-token lines took 1,666 MiB with blocks of the budget (5.6 M pairs at 256 MiB); 131 MiB bounded
     # by the sets (4 x 6 entries x 5,000 sets = 120,000 pairs a block).

@@ -212,7 +212,8 @@ def top_set_pairs(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, weigh
         Each set's first document (default: the sets in order, one document
         each): ties at the K-th similarity are kept by it.
     block_pairs : int
-        Each join's pairs are taken this many at a time and cut to those that
+        Each join's pairs are taken this many at a time, at most
+        :func:`top_block` (a few for each pair kept), and cut to those that
         can be among the K best (:func:`_best_of`): memory in K and a block,
         not in the pairs a low threshold finds.
     """
@@ -232,6 +233,7 @@ def top_set_pairs(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, weigh
     candidates = 0
     if first is None:
         first = np.arange(len(sizes), dtype=np.int64)
+    block_pairs = top_block(k, block_pairs)
     while True:
         f = 1 - gap
         t = Threshold(f.numerator, f.denominator) if f > low.fraction else low
@@ -361,6 +363,12 @@ CANDIDATE_BLOCK, CANDIDATE_GROWTH = 1 << 23, 4
 #: budget's size (5.6 M pairs at 256 MiB) took 1.6 GiB on 5,000 two-token lines whose lists hold 30,000
 #: entries. Bounded by the sets, a block costs about what the lists do.
 NEIGHBOR_BLOCK, MIN_NEIGHBOR_BLOCK = 4, 1 << 16
+
+
+def top_block(k: int, block_pairs: int) -> int:
+    """Pairs a top-K join hands over at a time: ``block_pairs`` at most, bounded by the set pairs kept
+    (at most 2K: those above the K-th similarity, and ``need`` ties at it)."""
+    return max(1, min(block_pairs, max(MIN_NEIGHBOR_BLOCK, NEIGHBOR_BLOCK * (k + 1))))
 
 
 def neighbor_block(k: int, num_sets: int, block_pairs: int) -> int:
