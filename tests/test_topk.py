@@ -73,30 +73,19 @@ def test_neighbors_found_in_blocks_of_one_match_the_oracle(case):
         agrees_with_the_oracle(case, "neighbors")
 
 
+@pytest.mark.parametrize("option", ["neighbors", "top"])
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ranked_case())
-def test_neighbors_in_blocks_bounded_by_the_sets_match_the_oracle(case):
-    # A block of (K + 1) pairs a set at most, whatever the memory budget: a handful of pairs a block here.
+@given(case=ranked_case())
+def test_neighbors_and_top_in_blocks_bounded_by_k_match_the_oracle(option, case):
+    # A block of (K + 1) pairs a set (neighbours) or a few for each pair kept (top) at most, whatever the memory
+    # budget: a handful of pairs a block here.
     from unittest import mock
 
     from allpairs.exact import prefix, topk
 
     with mock.patch.object(topk, "NEIGHBOR_BLOCK", 1), mock.patch.object(topk, "MIN_NEIGHBOR_BLOCK", 1), \
             mock.patch.object(prefix, "MIN_TASK_COST", 1):
-        agrees_with_the_oracle(case, "neighbors")
-
-
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ranked_case())
-def test_top_in_blocks_bounded_by_k_match_the_oracle(case):
-    # A block of a few pairs for each pair kept, whatever the memory budget: one pair a block here.
-    from unittest import mock
-
-    from allpairs.exact import prefix, topk
-
-    with mock.patch.object(topk, "NEIGHBOR_BLOCK", 1), mock.patch.object(topk, "MIN_NEIGHBOR_BLOCK", 1), \
-            mock.patch.object(prefix, "MIN_TASK_COST", 1):
-        agrees_with_the_oracle(case, "top")
+        agrees_with_the_oracle(case, option)
 
 
 def test_the_top_block_is_bounded_by_k_not_by_the_memory_budget(monkeypatch):
