@@ -422,9 +422,12 @@ def _with_marker(marker: str, comm: str | None = None) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("what, signum", [("dedup", "SIGINT"), ("clusters", "SIGTERM"), ("against", "SIGINT"),
-                                          ("against", "SIGTERM")])
-def test_a_signal_during_a_spark_command_leaves_no_partial_output(tmp_path, what, signum):
+SIGNAL_CASES = [("dedup", "SIGINT"), ("clusters", "SIGTERM"), ("against", "SIGINT"), ("against", "SIGTERM")]
+
+
+def test_a_signal_during_a_spark_command_leaves_no_partial_output(tmp_path):
+    # The four cases run side by side (each a JVM of its own that mostly starts up: 4 x 16 s one after another),
+    # each signalled once its own work is seen.
     import signal
     import subprocess
     import sys
@@ -435,49 +438,73 @@ def test_a_signal_during_a_spark_command_leaves_no_partial_output(tmp_path, what
 
     if find_java() is None:
         pytest.skip("no Java runtime for Spark")
-    signum = getattr(signal, signum)
     corpus = _jsonl(tmp_path / "docs.jsonl", 600, 1)
-    out_dir = tmp_path / "out"
-    out_dir.mkdir()
-    common = ["--engine", "spark", "--master", "local[2]", "--jsonl", "-t", "0.5", "-s", "word:2", "-q"]
-    args = {"dedup": ["dedup", *common, corpus, "-o", out_dir / "kept"],
-            "clusters": ["join", "--clusters", *common, corpus, "-o", out_dir / "clusters"],
-            "against": ["join", *common, _jsonl(tmp_path / "items.jsonl", 200, 2), "--against", corpus,
-                        "--measure", "containment", "-o", out_dir / "pairs.tsv"]}[what]
-    marker = uuid.uuid4().hex
-    proc = subprocess.Popen([sys.executable, "-m", "allpairs", *map(str, args)],
-                            env=dict(os.environ, ALLPAIRS_HARNESS=marker, SPARK_LOCAL_IP="127.0.0.1"),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            # A background job of a non-interactive shell ignores SIGINT, and so would the child.
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    items = _jsonl(tmp_path / "items.jsonl", 200, 2)
+    runs = []
+    for k, (what, name) in enumerate(SIGNAL_CASES):
+        out_dir = tmp_path / f"out{k}"
+        out_dir.mkdir()
+        common = ["--engine", "spark", "--master", "local[2]", "--jsonl", "-t", "0.5", "-s", "word:2", "-q"]
+        args = {"dedup": ["dedup", *common, corpus, "-o", out_dir / "kept"],
+                "clusters": ["join", "--clusters", *common, corpus, "-o", out_dir / "clusters"],
+                "against": ["join", *common, items, "--against", corpus, "--measure", "containment",
+                            "-o", out_dir / "pairs.tsv"]}[what]
+        marker = uuid.uuid4().hex
+        proc = subprocess.Popen([sys.executable, "-m", "allpairs", *map(str, args)],
+                                env=dict(os.environ, ALLPAIRS_HARNESS=marker, SPARK_LOCAL_IP="127.0.0.1"),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                # A background job of a non-interactive shell ignores SIGINT, and so would the child.
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        runs.append(dict(what=what, signum=getattr(signal, name), out_dir=out_dir, marker=marker, proc=proc,
+                         seen=None))
 
-    def working() -> bool:
+    def working(run) -> bool:
         """Dedup and clusters: Spark is writing the dataset (its _temporary, in the folder beside -o). The R–S
         join: its file beside -o is open and the JVM runs (the pairs are written once Spark has them)."""
-        parts = [p for p in out_dir.iterdir() if p.name.endswith(".allpairs.part")]
-        if what != "against":
+        parts = [p for p in run["out_dir"].iterdir() if p.name.endswith(".allpairs.part")]
+        if run["what"] != "against":
             return any((p / "_temporary").is_dir() for p in parts)
-        return bool(parts) and bool(_with_marker(marker, "java"))
+        return bool(parts) and bool(_with_marker(run["marker"], "java"))
 
     deadline = time.monotonic() + 300
-    seen = False
-    while proc.poll() is None and not seen and time.monotonic() < deadline:
-        seen = working()
+    while time.monotonic() < deadline and any(r["seen"] is None and r["proc"].poll() is None for r in runs):
+        for r in runs:
+            if r["seen"] is None and r["proc"].poll() is None and working(r):
+                r["seen"] = time.monotonic()
+            if r["seen"] is not None and r["proc"].poll() is None and not r.get("sent") and (
+                    r["what"] != "against" or time.monotonic() > r["seen"] + 2):  # the R–S join: into its jobs
+                r["proc"].send_signal(r["signum"])
+                r["sent"] = True
         time.sleep(0.01)
-    assert seen, f"the command's work was never seen: status {proc.poll()}"
-    if what == "against":
-        time.sleep(2)  # into the jobs
-    proc.send_signal(signum)
-    _, stderr = proc.communicate(timeout=120)
-    line = {signal.SIGINT: "allpairs: interrupted", signal.SIGTERM: "allpairs: terminated"}[signum]
-    assert proc.returncode == 128 + signum and stderr.decode().splitlines() == [line], (proc.returncode, stderr)
-    assert list(out_dir.iterdir()) == []
-    survivors = _with_marker(marker)
-    for _ in range(600):  # the JVM and its Python workers notice their driver is gone
-        if not survivors:
-            break
-        time.sleep(0.05)
-        survivors = _with_marker(marker)
-    for pid in survivors:  # not left to the rest of the suite
-        os.kill(pid, signal.SIGKILL)
-    assert not survivors, f"{len(survivors)} processes of the run outlived it"
+    while time.monotonic() < deadline and any(r["seen"] is not None and not r.get("sent") for r in runs):
+        for r in runs:  # the R–S joins' two seconds
+            if r["seen"] is not None and not r.get("sent") and time.monotonic() > r["seen"] + 2:
+                r["proc"].send_signal(r["signum"])
+                r["sent"] = True
+        time.sleep(0.01)
+    problems = []
+    for r in runs:
+        if not r.get("sent"):
+            r["proc"].kill()
+        _, stderr = r["proc"].communicate(timeout=120)
+        case = f"{r['what']} {signal.Signals(r['signum']).name}"
+        if not r.get("sent"):
+            problems.append(f"{case}: the command's work was never seen: status {r['proc'].returncode}")
+            continue
+        line = {signal.SIGINT: "allpairs: interrupted", signal.SIGTERM: "allpairs: terminated"}[r["signum"]]
+        if r["proc"].returncode != 128 + r["signum"] or stderr.decode().splitlines() != [line]:
+            problems.append(f"{case}: {r['proc'].returncode} {stderr.decode()[-2000:]!r}")
+        if list(r["out_dir"].iterdir()):
+            problems.append(f"{case}: left {sorted(p.name for p in r['out_dir'].iterdir())}")
+    for r in runs:
+        survivors = _with_marker(r["marker"])
+        for _ in range(600):  # the JVM and its Python workers notice their driver is gone
+            if not survivors:
+                break
+            time.sleep(0.05)
+            survivors = _with_marker(r["marker"])
+        for pid in survivors:  # not left to the rest of the suite
+            os.kill(pid, signal.SIGKILL)
+        if survivors:
+            problems.append(f"{r['what']}: {len(survivors)} processes of the run outlived it")
+    assert not problems, problems
