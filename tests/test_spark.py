@@ -637,6 +637,32 @@ def test_one_join_and_count_run_no_more_spark_jobs_than_counted(spark):
     assert len(jobs) <= JOBS_OF_ONE_JOIN, f"{len(jobs)} Spark jobs, more than the {JOBS_OF_ONE_JOIN} counted"
 
 
+#: Spark jobs of the command line's join of the tiny corpus with -s given, counted (issue 32): the files are
+#: read, decoded and their skipped ones counted by the planning pass; 9 before, with a job of their own.
+JOBS_OF_A_DIRECTORY = 8
+
+
+def test_a_directory_with_its_shingle_known_is_read_by_the_planning_pass_not_a_job_of_its_own(spark):
+    from allpairs.engines.spark.run import run
+
+    with jobs_run(spark, "tiny, shingle given") as jobs:
+        given = run(str(TINY), 0.5, shingle="word:1", count=True)
+    # Without -s the texts choose the shingle: the files are read and counted by a job first, as before.
+    chosen = run(str(TINY), 0.5, count=True)
+    assert given.skipped == chosen.skipped == {"binary": 1, "no shingle": 1}, (given.skipped, chosen.skipped)
+    assert given.documents == chosen.documents and given.pairs == 10
+    assert len(jobs) <= JOBS_OF_A_DIRECTORY, f"{len(jobs)} Spark jobs, more than the {JOBS_OF_A_DIRECTORY} counted"
+
+
+def test_skipped_files_counted_twice_in_one_partition_are_counted_once():
+    from allpairs.engines.spark.files import SkipCounts, skipped_by_reason
+
+    param = SkipCounts()
+    total = param.zero({})
+    for update in ({0: (("binary", 1),)}, {1: (("binary", 2), ("not UTF-8", 1))}, {0: (("binary", 1),)}):
+        total = param.addInPlace(total, update)
+    assert skipped_by_reason(total) == {"binary": 3, "not UTF-8": 1}
+
 def test_workers_are_forked_from_a_daemon_that_imported_the_join_once(spark):
     # Each Python worker imported numpy, pyarrow and allpairs itself on a session's first job (~3 s an
     # interpreter at load 11). Sessions allpairs starts name a daemon that imports them before it forks
