@@ -68,6 +68,49 @@ def profile_group(sc, group: str) -> dict:
     return {"jobs": jobs, "stages": stages}
 
 
+#: With --operators: each SQL operator's time and data metrics too (the driver's SQL status store).
+OPERATORS = False
+
+
+def _scala_map(m) -> dict:
+    """A Scala Map over py4j as a dict (keys as Python values: a Long key passed back would be an Integer)."""
+    out, it = {}, m.iterator()
+    while it.hasNext():
+        t = it.next()
+        out[t._1()] = t._2()
+    return out
+
+
+def operator_metrics(job_ids) -> list[tuple[int, str, str, str]]:
+    """(execution, operator, metric, value) of the SQL executions that ran any of ``job_ids``: the metrics
+    that name a time, a size of data or rows, where they are not zero."""
+    from pyspark.sql import SparkSession
+
+    store = SparkSession.getActiveSession()._jsparkSession.sharedState().statusStore()
+    execs = store.executionsList()
+    wanted = set(job_ids)
+    rows = []
+    for i in range(execs.size()):
+        e = execs.apply(i)
+        if not wanted & set(_scala_map(e.jobs())):
+            continue
+        values = _scala_map(store.executionMetrics(e.executionId()))
+        nodes = store.planGraph(e.executionId()).allNodes()
+        for k in range(nodes.size()):
+            node = nodes.apply(k)
+            metrics = node.metrics()
+            for m in range(metrics.size()):
+                metric = metrics.apply(m)
+                value = values.get(metric.accumulatorId())
+                name = str(metric.name())
+                if value is None or not any(w in name for w in ("time", "data", "rows", "size")):
+                    continue
+                if str(value).split("\n")[0].strip() in ("0", "0 ms", "0.0 B", "0.0 ms"):
+                    continue
+                rows.append((int(e.executionId()), str(node.name()), name, " ".join(str(value).split())))
+    return rows
+
+
 def covered(spans) -> float:
     """Seconds covered by the union of (start, end) millisecond intervals."""
     total, end = 0, None
@@ -114,6 +157,11 @@ def report(name: str, wall: float, phases: dict, prof: dict, result, show_stages
     print("|---:|---:|---|---|")
     for j in prof["jobs"]:
         print(f"| {j['job']} | {j['seconds']:.2f} | {','.join(map(str, j['stages']))} | {j['name']} |")
+    if OPERATORS:
+        print("| execution | operator | metric | value (total (min, med, max)) |")
+        print("|---:|---|---|---|")
+        for row in operator_metrics([j["job"] for j in prof["jobs"]]):
+            print("| " + " | ".join(map(str, row)) + " |")
     if show_stages:
         print("| stage | tasks | seconds | executor s | shuffle written | shuffle read | what |")
         print("|---:|---:|---:|---:|---:|---:|---|")
@@ -222,6 +270,8 @@ def main() -> None:
     ap.add_argument("-t", "--threshold", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--stages", action="store_true", help="a row per stage too")
+    ap.add_argument("--operators", action="store_true",
+                    help="a row per SQL operator's time and data metric too (sort time, Python's time, rows)")
     ap.add_argument("--items-broadcast", type=int, default=None,
                     help="against: broadcast the items up to this many shingles (0: the shuffled plan)")
     ap.add_argument("--local", action="store_true", help="against: the local engine's pairs and time beside")
@@ -230,6 +280,8 @@ def main() -> None:
                     help="a Spark setting of the session (repeatable), e.g. to compare JVM options")
     ap.add_argument("--cache", default=os.path.join(__import__("tempfile").gettempdir(), "allpairs-bench-spark"))
     args = ap.parse_args()
+    global OPERATORS
+    OPERATORS = args.operators
     from allpairs.engines.spark import get_session
 
     print(f"allpairs Spark profile on {args.master}, t = {args.threshold}; load average {os.getloadavg()[0]:.1f}"

@@ -522,6 +522,51 @@ def test_token_lists_are_hashed_from_arrow_as_hash_sets_hashes_them(texts, ints)
         assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.integers(-2**63, 2**63 - 1) | st.integers(0, 30), max_size=8),
+                          st.booleans(), st.booleans(), st.none() | st.integers(0, 12)), max_size=40),
+       st.lists(st.integers(1, 39), max_size=4), st.integers(1, 9), st.integers(1, 4))
+def test_planning_counts_summed_by_hash_bucket_are_the_counts_of_every_document(docs, cuts, buckets, reducers):
+    # summarize's tasks hand on their partial counts as a row of bytes per hash bucket, summed per bucket
+    # on the other side of a shuffle: whatever the tasks, batches and buckets, the totals of all documents.
+    import pyarrow as pa
+
+    from allpairs.engines.spark import sets as S
+
+    rows = [(k, None if not joined else k if own or k == 0 else k - 1, sorted(set(keys)), idh)
+            for k, (keys, joined, own, idh) in enumerate(docs)]
+
+    def batch(part):
+        return pa.RecordBatch.from_arrays(
+            [pa.array([r[0] for r in part], pa.int64()), pa.array([r[1] for r in part], pa.int64()),
+             pa.array([r[2] for r in part], pa.list_(pa.int64())), pa.array([r[3] for r in part], pa.int64())],
+            names=["ord", "set", "keys", "idh"])
+
+    edges = sorted({0, len(rows), *(c for c in cuts if c < len(rows))})
+    tasks = [rows[a:b] for a, b in zip(edges, edges[1:])] or [[]]
+    by_reducer = {}
+    for task in tasks:
+        for out in S._partial_batches([batch(task[:3]), batch(task[3:])], True, True, buckets):
+            for j in range(out.num_rows):
+                by_reducer.setdefault(out.column("b")[j].as_py() % reducers, []).append(out.slice(j, 1))
+    got = {}
+    for part in by_reducer.values():
+        for out in S._merged_batches(part):
+            for kind, key, n in zip(*(out.column(c).to_pylist() for c in ("kind", "key", "n"))):
+                assert (kind, key) not in got
+                got[kind, key] = n
+    distinct = [r for r in rows if r[1] == r[0]]
+    shingles = {x: sum(x in r[2] for r in distinct) for r in distinct for x in r[2]}
+    ids = {i: sum(r[3] == i for r in rows) for r in rows if (i := r[3]) is not None}
+    want = {(S.SHINGLE, x): n for x, n in shingles.items() if n >= 2}
+    want |= {(S.ID, i): n for i, n in ids.items() if n >= 2}
+    if any(r[3] is None for r in rows):
+        want[S.NULL_ID, 0] = sum(r[3] is None for r in rows)
+    want |= {(S.COUNT, S.DOCUMENTS): len(rows), (S.COUNT, S.JOINED): sum(r[1] is not None for r in rows),
+             (S.COUNT, S.DISTINCT): len(distinct)}
+    assert got == want
+
+
 # --- the API as a PySpark user meets it (issue 21, items 1-4; issue 24, item 8) ---
 
 
@@ -591,6 +636,32 @@ def test_one_join_and_count_run_no_more_spark_jobs_than_counted(spark):
     assert n > 0
     assert len(jobs) <= JOBS_OF_ONE_JOIN, f"{len(jobs)} Spark jobs, more than the {JOBS_OF_ONE_JOIN} counted"
 
+
+#: Spark jobs of the command line's join of the tiny corpus with -s given, counted (issue 32): the files are
+#: read, decoded and their skipped ones counted by the planning pass; 9 before, with a job of their own.
+JOBS_OF_A_DIRECTORY = 8
+
+
+def test_a_directory_with_its_shingle_known_is_read_by_the_planning_pass_not_a_job_of_its_own(spark):
+    from allpairs.engines.spark.run import run
+
+    with jobs_run(spark, "tiny, shingle given") as jobs:
+        given = run(str(TINY), 0.5, shingle="word:1", count=True)
+    # Without -s the texts choose the shingle: the files are read and counted by a job first, as before.
+    chosen = run(str(TINY), 0.5, count=True)
+    assert given.skipped == chosen.skipped == {"binary": 1, "no shingle": 1}, (given.skipped, chosen.skipped)
+    assert given.documents == chosen.documents and given.pairs == 10
+    assert len(jobs) <= JOBS_OF_A_DIRECTORY, f"{len(jobs)} Spark jobs, more than the {JOBS_OF_A_DIRECTORY} counted"
+
+
+def test_skipped_files_counted_twice_in_one_partition_are_counted_once():
+    from allpairs.engines.spark.files import SkipCounts, skipped_by_reason
+
+    param = SkipCounts()
+    total = param.zero({})
+    for update in ({0: (("binary", 1),)}, {1: (("binary", 2), ("not UTF-8", 1))}, {0: (("binary", 1),)}):
+        total = param.addInPlace(total, update)
+    assert skipped_by_reason(total) == {"binary": 3, "not UTF-8": 1}
 
 def test_workers_are_forked_from_a_daemon_that_imported_the_join_once(spark):
     # Each Python worker imported numpy, pyarrow and allpairs itself on a session's first job (~3 s an

@@ -14,25 +14,20 @@ import os
 import re
 import sys
 import time
-from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pyarrow as pa
 
-from ...corpus.globs import matches
 from ...corpus.records import fields_of, jsonl_record
-from ...corpus.tree import decode_file
-from ...corpus.walk import walk
 from ...corpus.tables import is_text
 from ...errors import TEMPLATE_NOTE, InputError, OutputError, UsageError
 from ...pipeline import joined_note
-from ...shingles import ShingleSpec, language_for_path
+from ...shingles import ShingleSpec
 from .join import plan
 from .lsh import MARKED
 from .pairs import COLUMNS, ORDER
 from ...output.files import partial_directory
+from .files import SkipCounts, read_directory, root_path, skip_counts, skipped_by_reason
 from .session import LOCAL_JVM_OPTIONS, get_session, is_local
 
 KINDS = ("directory", "lines", "sets", "jsonl", "parquet")
@@ -96,116 +91,11 @@ def _jsonl_batches(batches, id_field, text_field, name):
                                           pa.array(lines, pa.int64())], names=["id", "text", "line"])
 
 
-def _file_batches(batches, root):
-    """mapInArrow body: (id, text, language, skip) of each file; a skipped file has a reason and no text."""
-    for batch in batches:
-        ids, texts, langs, skips = [], [], [], []
-        for path, data in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist()):
-            rel = _relative(path, root)
-            text, skip = decode_file(data)
-            ids.append(rel)
-            texts.append(text)
-            langs.append(language_for_path(rel))
-            skips.append(skip)
-        yield pa.RecordBatch.from_arrays([pa.array(ids, pa.string()), pa.array(texts, pa.string()),
-                                          pa.array(langs, pa.string()), pa.array(skips, pa.string())],
-                                         names=["id", "text", "language", "skip"])
-
-
-def _skip_counts(batches):
-    """mapInArrow body: (skip, prose, n) of a batch of decoded files: how many per reason to skip (null: read),
-    and whether of no known program language."""
-    for batch in batches:
-        counts = Counter(zip(batch.column("skip").to_pylist(),
-                             (lang is None for lang in batch.column("language").to_pylist())))
-        yield pa.RecordBatch.from_arrays([pa.array([k[0] for k in counts], pa.string()),
-                                          pa.array([k[1] for k in counts], pa.bool_()),
-                                          pa.array(list(counts.values()), pa.int64())], names=["skip", "prose", "n"])
-
-
-def _root(path: str) -> str:
-    """The path part of a directory URI or local path, without a trailing slash."""
-    m = re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/]*(/.*)$", path) or re.match(r"^file:(/.*)$", path)
-    if m:
-        return m.group(1).rstrip("/")
-    return os.path.abspath(path).rstrip("/")
-
-
-def _relative(uri: str, root: str) -> str:
-    from urllib.parse import unquote
-
-    p = unquote(re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*:(//[^/]*)?", "", uri))
-    return p[len(root):].lstrip("/") if p.startswith(root) else p
-
-
-@contextmanager
-def _session_conf(spark, settings: dict):
-    """Set SQL settings of the session for a while, then put back what was there."""
-    before = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, value in before.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
-
-
-def _read_directory(spark, path, include, exclude, min_bytes, run: SparkRun):
-    """Files below ``path`` chosen as locally (globs on the relative path, --min-bytes), then decoded in tasks."""
-    root = _root(path)
-    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path) and not path.startswith("file:"):
-        # A remote filesystem: Spark lists it (files of zero bytes are not listed there).
-        listing = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(path) \
-            .select("path", "length").toArrow()
-        files = list(zip(listing.column("path").to_pylist(), listing.column("length").to_pylist()))
-    else:
-        if not os.path.isdir(root):
-            raise UsageError(f"{path}: no such directory; read a file with --lines, --sets, --jsonl or --parquet")
-        files = []
-        # Listed as the local engine lists it by default: hidden and ignored files left out.
-        unreadable = lambda r, why: run.skipped.update(unreadable=run.skipped.get("unreadable", 0) + 1)  # noqa: E731
-        for rel, p in walk(Path(root), hidden=False, ignore=True, left_out=Counter(), on_error=unreadable):
-            try:
-                files.append(("file://" + str(p), p.stat().st_size))
-            except OSError:
-                run.skipped["unreadable"] = run.skipped.get("unreadable", 0) + 1
-    chosen, dropped, chosen_bytes = [], 0, 0
-    for uri, size in files:
-        rel = _relative(uri, root)
-        if (include and not matches(rel, include)) or (exclude and matches(rel, exclude)):
-            continue
-        if size < min_bytes:
-            dropped += 1
-            continue
-        chosen.append(re.sub(r"([\\\[\]{}*?])", r"\\\1", uri))  # literal names, not Hadoop globs
-        chosen_bytes += size
-    run.documents = len(chosen)
-    if dropped:
-        run.notes.append(f"{dropped:,} files smaller than --min-bytes {min_bytes:,} dropped")
-    if not chosen:
-        raise InputError(f"the corpus is empty: no file under {path} was chosen")
-    # The files are listed already: Spark only stats them, on the driver (above its threshold, by
-    # default 32 paths, it would start a listing job of one task per file).
-    with _session_conf(spark, {"spark.sql.sources.parallelPartitionDiscovery.threshold": str(len(chosen) + 1)}):
-        files = spark.read.format("binaryFile").load(chosen)
-    # Spark counts 4 MiB per file when it packs files into tasks (one task per ~30 small sources);
-    # two tasks per core, or one per 64 MiB, cost far less in Python worker start-ups.
-    tasks = max(2 * spark.sparkContext.defaultParallelism, -(-chosen_bytes // (64 << 20)))
-    if files.rdd.getNumPartitions() > tasks:
-        files = files.coalesce(tasks)
-    return files.select("path", "content").mapInArrow(
-        lambda b: _file_batches(b, root), "id string, text string, language string, skip string")
-
-
 def _local_path(path: str) -> str | None:
     """The path on this machine's file system of ``path`` (plain or ``file:``); None for another file system."""
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", path) and not path.startswith("file:"):
         return None
-    return _root(path)
+    return root_path(path)
 
 
 def check_output_dir(output: str) -> str | None:
@@ -401,13 +291,27 @@ class Documents:
     check: bool = False  # ids that the input gives (not line numbers or paths): checked for nulls and repeats
     code: bool = False  # a tree of source files only: code:5 by default, as locally
     kept: object = None  # a persisted frame to unpersist at the end
+    skips: object = None  # a SkipCounts accumulator whose files skipped are known once the frame is read
+
+    def count_skipped(self, res: SparkRun) -> None:
+        """Add the files skipped by reason to ``res`` (with ``skips``: once a job has read the frame)."""
+        if self.skips is not None:
+            for why, n in skipped_by_reason(self.skips.value).items():
+                res.skipped[why] = res.skipped.get(why, 0) + n
+            self.skips = None
 
 
 def read_documents(spark, path: str, kind: str, res: SparkRun, *, include=(), exclude=(), min_bytes: int = 0,
                    id_field: str = "id", text_field: str = "text", id_col: str | None = None,
-                   text_col: str | None = None, tokens_col: str | None = None) -> Documents:
+                   text_col: str | None = None, tokens_col: str | None = None,
+                   shingle_given: bool | None = None) -> Documents:
     """The documents at ``path`` as a Spark frame (``kind`` of :data:`KINDS`); a directory's skipped files
-    are counted into ``res`` (one job)."""
+    are counted into ``res`` (one job).
+
+    ``shingle_given`` (not None: the caller calls :meth:`Documents.count_skipped` after its first job):
+    where the shingle needs no look at the files (given, or every file's name has a program language,
+    so code:5), the skipped files are counted on the way by the caller's first job instead, and the
+    decoded files are neither kept nor read by a job of their own."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -417,12 +321,18 @@ def read_documents(spark, path: str, kind: str, res: SparkRun, *, include=(), ex
             text_col = text_col or "text"
         return Documents(spark.read.parquet(path), id_col, text_col, tokens_col, check=True)
     if kind == "directory":
+        skips = None if shingle_given is None else spark.sparkContext.accumulator({}, SkipCounts())
+        files, code = read_directory(spark, path, include, exclude, min_bytes, res, skips)
+        res.skipped = {}
+        if shingle_given or (shingle_given is not None and code):
+            # Nothing to look at before the join: the files are read, decoded and counted by its first job.
+            return Documents(files.where(F.col("skip").isNull()), "id", "text", language_col="language",
+                             order_col="id", code=code, skips=skips)
         # Read and decoded once: counted here, shingled by the join.
-        files = _read_directory(spark, path, include, exclude, min_bytes, res).persist(StorageLevel.MEMORY_AND_DISK)
+        files = files.persist(StorageLevel.MEMORY_AND_DISK)
         # One job of one stage (counted per batch, summed here: no shuffle, which AQE would run as a job
         # of its own): the skipped files by reason, and whether any file read is not source code.
-        kinds = files.mapInArrow(_skip_counts, "skip string, prose boolean, n long").collect()
-        res.skipped = {}
+        kinds = files.mapInArrow(skip_counts, "skip string, prose boolean, n long").collect()
         for r in kinds:
             if r["skip"] is not None:
                 why = r["skip"].split(" (")[0]
@@ -491,7 +401,7 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
     try:
         read = read_documents(spark, str(path), kind, res, include=include, exclude=exclude, min_bytes=min_bytes,
                               id_field=id_field, text_field=text_field, id_col=id_col, text_col=text_col,
-                              tokens_col=tokens_col)
+                              tokens_col=tokens_col, shingle_given=shingle is not None)
         df, kept = read.df, read.kept
         id_col, text_col, tokens_col, language_col, order_col = (read.id_col, read.text_col, read.tokens_col,
                                                                  read.language_col, read.order_col)
@@ -500,6 +410,7 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
         # Ids are checked for nulls and repeats where the input gives them (line numbers and paths are unique).
         planned = plan(df, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col, order_col=order_col,
                        language_col=language_col, shingle=shingle, check=read.check, **options)
+        read.count_skipped(res)  # the planning job has read every file
         res.shingle = planned.shingle
         res.threshold = str(planned.threshold)
         if planned.buckets is not None:

@@ -8,11 +8,12 @@
   the smallest ``ord`` among them as their set id (one shuffle); the members
   table remembers which documents stand behind each set, for the output.
 * The global order counts each shingle's frequency over the distinct sets
-  (partial counts per batch, summed by key: one shuffle of distinct keys).
+  (partial counts per task, handed on as a row of bytes per hash bucket of
+  keys and summed per bucket in numpy: one shuffle of a few rows per task).
   :func:`summarize` does it in the same pass as the id check and the
-  documents' numbers: one Spark job (one ``mapInArrow`` and one aggregation)
-  from the input to the driver's table, where shingling and grouping are
-  computed and kept in Spark's cache on the way.
+  documents' numbers: one ``mapInArrow``, the buckets' shuffle and one
+  ``mapInArrow`` summing them, from the input to the driver's table, where
+  shingling and grouping are computed and kept in Spark's cache on the way.
   Shingles in one set only can never be shared, so they get no rank: a set is
   held as ``n_single`` (how many it has; in the order they come first, being
   the rarest) and the sorted ranks of its shared shingles, rare to frequent
@@ -174,25 +175,98 @@ def _summary_rows(kind: int, keys: np.ndarray, n: np.ndarray) -> pa.RecordBatch:
                                       names=["kind", "key", "n"])
 
 
-def _summary_batches(batches, ids: bool, shingles: bool):
-    """mapInArrow body: partial counts (SUMMARY_SCHEMA) of a batch of grouped documents."""
+#: The partial counts a planning task hands on: per hash bucket ``b`` and ``kind``, one row whose ``key``
+#: and ``n`` hold that bucket's keys and counts as the bytes of int64 arrays. The JVM then moves a few
+#: large values instead of a row per shingle (the Go tree: ~10 M shingles, nearly all in one file only),
+#: and the counts are summed per bucket in numpy (:func:`_merged_batches`), not by Spark's aggregation.
+PARTIAL_SCHEMA = "b int, kind int, key binary, n binary"
+#: Hash buckets of the partial counts per shuffle partition (``spark.sql.shuffle.partitions``).
+BUCKETS_PER_PARTITION = 4
+#: Most bytes of keys and counts in one Arrow batch of partial counts.
+PARTIAL_BATCH_BYTES = 1 << 28
+
+
+def _summed(keys: list[np.ndarray], counts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys (int64, ascending) of ``keys`` and the sum of ``counts`` for each (int64)."""
+    keys = np.concatenate(keys) if keys else np.zeros(0, np.int64)
+    if not len(keys):
+        return keys.astype(np.int64), np.zeros(0, np.int64)
+    by = np.argsort(keys, kind="stable")
+    keys = keys[by]
+    starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+    return keys[starts], np.add.reduceat(np.concatenate(counts).astype(np.int64)[by], starts)
+
+
+def _bucket_rows(kind: int, keys: np.ndarray, n: np.ndarray, buckets: int):
+    """(b, kind, key bytes, n bytes) rows of ``keys`` cut by hash bucket (the keys are 64-bit hashes already:
+    their value modulo ``buckets``), empty buckets left out."""
+    b = (keys.view(np.uint64) % np.uint64(buckets)).astype(np.int64)
+    by = np.argsort(b, kind="stable")
+    b, keys, n = b[by], keys[by], n[by]
+    cut = np.flatnonzero(np.diff(b)) + 1
+    starts = np.concatenate([[0], cut]).astype(np.int64)
+    ends = np.concatenate([cut, [len(b)]]).astype(np.int64)
+    return [(int(b[s]), kind, keys[s:e].tobytes(), n[s:e].tobytes()) for s, e in zip(starts, ends) if e > s]
+
+
+def _partial_batches(batches, ids: bool, shingles: bool, buckets: int):
+    """mapInArrow body: a task's partial counts (PARTIAL_SCHEMA) of its grouped documents: the documents,
+    joined documents and distinct sets; each shingle's distinct sets; each id hash's documents."""
+    counts = np.zeros(3, np.int64)
+    null_ids = 0
+    shingle_keys, shingle_n, id_keys, id_n = [], [], [], []
     for batch in batches:
         ord_ = numpy(batch.column("ord"), np.int64)
         set_col = batch.column("set")
         joined = set_col.is_valid().to_numpy(zero_copy_only=False)
         distinct = joined & (numpy(set_col.fill_null(-1), np.int64) == ord_)
-        yield _summary_rows(COUNT, np.array([DOCUMENTS, JOINED, DISTINCT]),
-                            np.array([len(ord_), joined.sum(), distinct.sum()]))
+        counts += [len(ord_), joined.sum(), distinct.sum()]
         if shingles and distinct.any():
             _, keys = csr(batch.column("keys").filter(pa.array(distinct)))
             uniq, n = np.unique(keys.astype(np.int64, copy=False), return_counts=True)
-            yield _summary_rows(SHINGLE, uniq, n)
+            shingle_keys.append(uniq)
+            shingle_n.append(n.astype(np.int64))
         if ids:
             idh = batch.column("idh")
-            if idh.null_count:
-                yield _summary_rows(NULL_ID, np.zeros(1), np.array([idh.null_count]))
+            null_ids += idh.null_count
             uniq, n = np.unique(numpy(idh.drop_null(), np.int64), return_counts=True)
-            yield _summary_rows(ID, uniq, n)
+            id_keys.append(uniq)
+            id_n.append(n.astype(np.int64))
+    rows = [(0, COUNT, np.array([DOCUMENTS, JOINED, DISTINCT], np.int64).tobytes(), counts.tobytes())]
+    if null_ids:
+        rows.append((0, NULL_ID, np.zeros(1, np.int64).tobytes(), np.array([null_ids], np.int64).tobytes()))
+    for kind, keys, n in ((SHINGLE, shingle_keys, shingle_n), (ID, id_keys, id_n)):
+        if keys:
+            rows.extend(_bucket_rows(kind, *_summed(keys, n), buckets))
+    # Batches of at most PARTIAL_BATCH_BYTES (Arrow's binary offsets are 32-bit).
+    sizes = np.cumsum([len(r[2]) + len(r[3]) for r in rows])
+    start = 0
+    while start < len(rows):
+        stop = max(start + 1, int(np.searchsorted(sizes, (sizes[start - 1] if start else 0) + PARTIAL_BATCH_BYTES,
+                                                  side="right")))
+        b, kind, key, n = zip(*rows[start:stop])
+        yield pa.RecordBatch.from_arrays([pa.array(b, pa.int32()), pa.array(kind, pa.int32()),
+                                          pa.array(key, pa.binary()), pa.array(n, pa.binary())],
+                                         names=["b", "kind", "key", "n"])
+        start = stop
+
+
+def _merged_batches(batches):
+    """mapInArrow body: the partial counts of whole buckets summed (SUMMARY_SCHEMA); of the shingles and ids
+    only those counted twice or more (shared shingles, suspect ids)."""
+    parts: dict[int, tuple[list, list]] = {}
+    for batch in batches:
+        for kind, key, n in zip(batch.column("kind").to_pylist(), batch.column("key").to_pylist(),
+                                batch.column("n").to_pylist()):
+            keys, counts = parts.setdefault(kind, ([], []))
+            keys.append(np.frombuffer(key, np.int64))
+            counts.append(np.frombuffer(n, np.int64))
+    for kind in sorted(parts):
+        uniq, n = _summed(*parts[kind])
+        if kind in (SHINGLE, ID):
+            uniq, n = uniq[n >= 2], n[n >= 2]
+        if len(uniq):
+            yield _summary_rows(kind, uniq, n)
 
 
 @dataclass
@@ -207,7 +281,10 @@ class Summary:
 
 
 def summarize(grouped, *, ids: bool, shingles: bool) -> Summary:
-    """Count the documents, check the ids and count the shared shingles of ``grouped`` in one job.
+    """Count the documents, check the ids and count the shared shingles of ``grouped`` in one pass.
+
+    Each task's partial counts go on as a row of bytes per hash bucket (PARTIAL_SCHEMA) and are summed
+    per bucket in numpy: Spark's aggregation took a JVM row per shingle and task (the Go tree: ~10 M).
 
     The ids are counted by a 64-bit hash (Spark's ``xxhash64``): equal ids
     hash alike, so no suspect means no repeated id; a suspect is checked
@@ -218,10 +295,11 @@ def summarize(grouped, *, ids: bool, shingles: bool) -> Summary:
     from pyspark.sql import functions as F
 
     idh = F.when(F.col("id").isNotNull(), F.xxhash64(F.col("id"))) if ids else F.lit(None).cast("long")
+    partitions = str(grouped.sparkSession.conf.get("spark.sql.shuffle.partitions", "200"))
+    buckets = BUCKETS_PER_PARTITION * (int(partitions) if partitions.isdigit() else 200)
     rows = grouped.select("ord", "set", "keys", idh.alias("idh")) \
-        .mapInArrow(lambda b: _summary_batches(b, ids, shingles), SUMMARY_SCHEMA) \
-        .groupBy("kind", "key").agg(F.sum("n").alias("n")) \
-        .where((F.col("kind") == NULL_ID) | (F.col("kind") == COUNT) | (F.col("n") >= 2))
+        .mapInArrow(lambda b: _partial_batches(b, ids, shingles, buckets), PARTIAL_SCHEMA) \
+        .repartition("b").mapInArrow(_merged_batches, SUMMARY_SCHEMA)
     table = rows.toArrow()
     kind = numpy(table.column("kind"), np.int32)
     key = numpy(table.column("key"), np.int64)
