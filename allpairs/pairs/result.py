@@ -169,13 +169,20 @@ class Pairs:
         self.directed = directions is not None
         self.n_left = n_left
         self.mode = _k.CROSS if n_left is not None else (_k.ORDERED if self.directed else _k.UNORDERED)
-        self.set_directions = (np.full(len(self.set_left), 3, np.uint8) if directions is None
-                               else np.asarray(directions, np.uint8))
+        self._directions = None if directions is None else np.asarray(directions, np.uint8)
         self.group_ok = np.ones(sets.num_sets, np.bool_) if group_ok is None else np.asarray(group_ok, np.bool_)
         self._adj: tuple[np.ndarray, ...] | None = None  # made on the first pair read: a count needs none
         self._count = self._count_pairs()
         self._index: list[tuple[int, int, int, int]] | None = None  # chunk starts, for pairs[i]
         self._cached: tuple[int, PairChunk | None] | None = None  # the chunk pairs[i] expanded last
+
+    @property
+    def set_directions(self) -> np.ndarray:
+        """The directions of each pair of distinct sets (uint8; both, 3, for a symmetric measure: made when
+        first read, since a count of the pairs of a symmetric self-join reads none)."""
+        if self._directions is None:
+            self._directions = np.full(len(self.set_left), 3, np.uint8)
+        return self._directions
 
     def _count_pairs(self) -> int:
         """How many document pairs the distinct-set pairs expand to, in closed form (in chunks of
