@@ -16,6 +16,15 @@ def grow(a, n):
 
 
 @kernel
+def grow_filled(a, filled, n):
+    """A new array of ``n`` (at least ``filled``) holding ``a[:filled]``: a partly filled buffer enlarged, the
+    rest of it neither copied nor touched."""
+    b = np.empty(n, a.dtype)
+    b[:filled] = a[:filled]
+    return b
+
+
+@kernel
 def insertion_sort(a, budget):
     """Sort ``a`` in place by insertion, unless that takes more than ``budget`` moves: whether it finished."""
     moves = 0

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..measures._kernel import required_overlap
 from ..verify._kernel import bitmap_admits, merge
-from .._kernels.csr import grow
+from .._kernels.csr import grow_filled
 from .._kernels.jit import kernel
 
 
@@ -135,7 +135,8 @@ def gallop(a, lo, hi, x):
 
 @kernel
 def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_len, win_lo, win_hi, set_class,
-                 compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at, room):
+                 compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at, out_x, out_y, out_a,
+                 n_out):
     """Pairs that reach α among probe sets ``lo <= x < hi`` and the sets ``win_lo[x] <= y < win_hi[x]``.
 
     The window is the size bound (and which of each pair probes: the later set
@@ -169,16 +170,14 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
     ``alpha_of`` int32 and ``alpha_at`` int64 (largest size + 1; ``alpha_at``
     -1): α per partner size, cached for the current probe set.
 
-    ``room``: the pairs the output buffers are first made for (at least 1): an estimate, not a limit. They
-    grow by doubling past it, which copies them and touches fresh pages, so a close estimate saves both.
+    Output: the pairs (x, y, overlap) are appended to ``out_x``, ``out_y``, ``out_a`` (int32, the same
+    length) from position ``n_out`` on, so that consecutive calls fill one buffer and their pairs need no
+    copy to be joined. Buffers without room for a probe set's candidates are doubled (their ``n_out`` pairs
+    copied, fresh pages touched): the caller makes them as large as it expects the pairs to be.
 
-    Returns (x, y, overlap) int32 of the pairs (views of the buffers), and the number of candidates verified.
+    Returns the buffers (the same arrays, or larger ones holding the same first pairs), the position after
+    the last pair, and the number of candidates verified.
     """
-    room = max(room, 1)
-    out_x = np.empty(room, np.int32)
-    out_y = np.empty(room, np.int32)
-    out_a = np.empty(room, np.int32)
-    n_out = 0
     n_cand = 0
     # In the loops over postings and candidates, arrays are read at unsigned indexes (np.uint64): numba then
     # emits no code for negative ones (two to four instructions a read).
@@ -229,11 +228,13 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
                     state[uy, 0] = c + 1
                     state[uy, 1] = i
                     state[uy, 2] = j
+        # Room for every candidate's pair, looked at once per probe set: an array reassigned in the loop over
+        # candidates would cost numba a reference count update per candidate.
         if n_out + n_touched > out_x.shape[0]:
-            need = n_out + n_touched
-            out_x = grow(out_x, need)
-            out_y = grow(out_y, need)
-            out_a = grow(out_a, need)
+            cap = max(2 * out_x.shape[0], n_out + n_touched)
+            out_x = grow_filled(out_x, n_out, cap)
+            out_y = grow_filled(out_y, n_out, cap)
+            out_a = grow_filled(out_a, n_out, cap)
         bx = bits[x]
         for t in range(n_touched):
             y = touched[np.uint64(t)]
@@ -256,4 +257,4 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
                 out_y[np.uint64(n_out)] = y
                 out_a[np.uint64(n_out)] = o
                 n_out += 1
-    return out_x[:n_out], out_y[:n_out], out_a[:n_out], n_cand
+    return out_x, out_y, out_a, n_out, n_cand

@@ -4,8 +4,8 @@ Every set's indexed prefix goes into one static inverted index; each set then
 probes the postings of a window of other sets only, so probes are independent
 and run as tasks on threads (the kernels release the GIL). Tasks are
 contiguous ranges of probe sets cut at equal estimated cost, and their results
-are concatenated in task order: the output does not depend on the number of
-threads.
+are joined in task order (on one thread appended to one buffer, on several
+concatenated): the output does not depend on the number of threads.
 
 Two plans, both from the bounds of :mod:`allpairs.measures`:
 
@@ -215,19 +215,55 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
     """
     measure = get_measure(measure, tuple(MEASURES))
     jobs = resolve_jobs(jobs)
-    parts = list(_probe_parts(indptr, tokens, num_tokens, threshold, measure, sides, jobs, progress, index_limit,
-                              probe_limit, None))
-    return _set_pairs(parts, np.diff(indptr), threshold, measure.symmetric)
+    blocks = list(_probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, progress, index_limit,
+                                probe_limit, None))
+    return _set_pairs(*blocks[0], np.diff(indptr), threshold, measure.symmetric)
 
 
-def _probe_parts(indptr, tokens, num_tokens, threshold, measure, sides, jobs, progress, index_limit, probe_limit,
-                 block_pairs):
-    """The probe's tasks run on threads, their (left, right, overlap, candidates) parts yielded in task order.
+def run_room(task_room_: int, filled: int, density: float, rest_cost: int, block_left: int | None) -> int:
+    """Pairs to make one thread's output buffers for when they could not be made for the cost left
+    (:func:`_buffers`) and its next task's room (``task_room_``) no longer fits: the ``filled`` pairs of the
+    block so far, plus :data:`ROOM_MARGIN` times the pairs expected of the probes left (``density``, pairs
+    per posting entry so far, times ``rest_cost``, the entries left), at most what the block has left to
+    hold (``block_left``; None: no bound) and at least the task's room. The block's pairs are copied.
+    """
+    rest = int(ROOM_MARGIN * density * rest_cost)
+    if block_left is not None:
+        rest = min(rest, block_left)
+    return filled + max(task_room_, rest)
+
+
+def _enlarged(a: np.ndarray, filled: int, n: int) -> np.ndarray:
+    """A new array of ``n`` holding ``a[:filled]``, the rest untouched (numpy's, not a kernel: no dispatch)."""
+    b = np.empty(n, a.dtype)
+    b[:filled] = a[:filled]
+    return b
+
+
+def _buffers(bound: int, room: int) -> list[np.ndarray]:
+    """Three int32 output buffers of ``bound`` pairs, a bound on the pairs they will take (the probe's cost):
+    nothing is copied as they fill, and only the pages written are touched. Where the address space is
+    short (``MemoryError``), ``room`` pairs, the expected number, instead: they are enlarged as they fill."""
+    try:
+        return [np.empty(max(bound, 1), np.int32) for _ in range(3)]
+    except MemoryError:
+        return [np.empty(max(room, 1), np.int32) for _ in range(3)]
+
+
+def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, progress, index_limit, probe_limit,
+                  block_pairs):
+    """The probe's tasks, run on threads; their pairs yielded in task order as blocks ``([left, right,
+    overlap], candidates)``: a block ends once it holds ``block_pairs`` pairs or more (None: one block); at
+    least one block, maybe empty.
 
     With ``block_pairs``, no task may find more than about ``block_pairs / (4 jobs)`` pairs (a set probing
     costs at least one posting entry for each pair it finds, so tasks are cut at that cost; one set alone
     finds fewer pairs than there are sets), and at most ``4 jobs`` tasks are run ahead of the consumer, so that
     the parts held at once stay within the block.
+
+    One thread appends every task's pairs of a block to one set of buffers (:func:`_buffers`), so the
+    block is those buffers' first pairs, not a copy; threads side by side each fill their own buffers,
+    joined in task order at the end of the block.
     """
     p, q = threshold.p, threshold.q
     m = len(indptr) - 1
@@ -255,41 +291,89 @@ def _probe_parts(indptr, tokens, num_tokens, threshold, measure, sides, jobs, pr
     local = threading.local()  # each thread's probe scratch, made once and reused by its tasks
     density = [FIRST_ROOM / ROOM_MARGIN]  # pairs per posting entry of the last task finished (any thread's)
 
-    def task(k):
+    def probe(k, out, n_out):
+        """Task ``k`` appends its pairs to the buffers ``out`` from ``n_out`` on: (buffers, end, candidates)."""
         lo, hi = int(bounds[k]), int(bounds[k + 1])
-        task_cost = int(cum[hi] - cum[lo])
-        room = task_room(task_cost, density[0])
         if not hasattr(local, "state"):
             local.state = np.zeros((m, 4), np.int32)
             local.touched = np.empty(m, np.int32)
             local.alpha_of = np.empty(largest + 1, np.int32)
             local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sets: never stale
-        vx, vy, ov, n_cand = probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_len,
-                                          win_lo, win_hi, set_class, compat, n_classes, row.code, p, q, lo, hi,
-                                          local.state, local.touched, local.alpha_of, local.alpha_at, room)
+        ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits,
+                                               probe_len, win_lo, win_hi, set_class, compat, n_classes, row.code,
+                                               p, q, lo, hi, local.state, local.touched, local.alpha_of,
+                                               local.alpha_at, *out, n_out)
+        task_cost = int(cum[hi] - cum[lo])
         if task_cost:
-            density[0] = len(vx) / task_cost
-        if block_pairs is not None and COPY_FROM <= len(vx) <= room // 2:  # keep a large task's pairs, not
-            vx, vy, ov = vx.copy(), vy.copy(), ov.copy()                   # the room it was given
-        return (vx, vy, ov, int(n_cand)) if probes_later else (vy, vx, ov, int(n_cand))
+            density[0] = (int(end) - n_out) / task_cost
+        return [ox, oy, oa], int(end), int(n_cand)
+
+    def columns(out, a, b):
+        x, y, o = out[0][a:b], out[1][a:b], out[2][a:b]
+        return [x, y, o] if probes_later else [y, x, o]
+
+    def task(k):
+        """Task ``k`` alone, in buffers of its own: its part (left, right, overlap, candidates)."""
+        task_cost = int(cum[bounds[k + 1]] - cum[bounds[k]])
+        room = task_room(task_cost, density[0])
+        out, end, n_cand = probe(k, [np.empty(room, np.int32) for _ in range(3)], 0)
+        cols = columns(out, 0, end)
+        if block_pairs is not None and COPY_FROM <= end <= room // 2:  # keep a large task's pairs, not
+            cols = [c.copy() for c in cols]                             # the room it was given
+        return (*cols, n_cand)
+
+    def one_thread():
+        """Every task in turn on this thread, each appending to the block's buffers."""
+        out, n, cand, yielded = None, 0, 0, False
+        most = int(np.diff(cum[bounds]).max()) if n_tasks else 0  # the costliest task's cost
+        for k in range(n_tasks):
+            task_cost = int(cum[bounds[k + 1]] - cum[bounds[k]])
+            if out is None:
+                # A pair costs its probe at least one posting entry: the cost left bounds the pairs left (and
+                # a block's, its bound and one task's). Buffers that large are address space only: pages are
+                # touched as pairs are written.
+                rest = total_cost - int(cum[bounds[k]])
+                out = _buffers(rest if block_pairs is None else min(rest, block_pairs + most),
+                               task_room(task_cost, density[0]))
+            elif len(out[0]) - n < density[0] * task_cost:  # short of the pairs expected: estimate the rest
+                so_far = int(cum[bounds[k]])
+                cap = run_room(task_room(task_cost, density[0]), n, n / max(so_far, 1), total_cost - so_far,
+                               None if block_pairs is None else block_pairs - n)
+                if cap > len(out[0]):
+                    out = [_enlarged(c, n, cap) for c in out]
+            out, n, n_cand = probe(k, out, n)
+            cand += n_cand
+            if progress is not None:
+                progress(int(cum[bounds[k + 1]]), total_cost)
+            if block_pairs is not None and n >= block_pairs:
+                yield columns(out, 0, n), cand
+                out, n, cand, yielded = None, 0, 0, True
+        if n or not yielded:
+            yield (columns(out, 0, n) if out is not None else [np.empty(0, np.int32) for _ in range(3)]), cand
 
     n_tasks = len(bounds) - 1
     # One thread runs the tasks itself: starting a pool and handing it tasks costs more than a small join.
-    pool = ThreadPoolExecutor(max_workers=jobs) if jobs > 1 else None
+    if jobs <= 1:
+        yield from one_thread()
+        return
+    pool = ThreadPoolExecutor(max_workers=jobs)
     try:
-        if pool is None:
-            done = map(task, range(n_tasks))
-        elif block_pairs is None:
-            done = pool.map(task, range(n_tasks))
-        else:
-            done = _ahead(pool, task, n_tasks, 4 * jobs)
+        done = pool.map(task, range(n_tasks)) if block_pairs is None else _ahead(pool, task, n_tasks, 4 * jobs)
+        parts, held, yielded = [], 0, False
         for k, part in enumerate(done):
             if progress is not None:
                 progress(int(cum[bounds[k + 1]]), total_cost)
-            yield part
+            parts.append(part)
+            held += len(part[0])
+            if block_pairs is not None and held >= block_pairs:
+                cand = sum(pt[3] for pt in parts)
+                yield _columns(parts), cand
+                held, yielded = 0, True
+        if parts or not yielded:
+            cand = sum(pt[3] for pt in parts)
+            yield _columns(parts), cand
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+        pool.shutdown(cancel_futures=True)
 
 
 def _ahead(pool: ThreadPoolExecutor, task, n: int, window: int):
@@ -303,10 +387,10 @@ def _ahead(pool: ThreadPoolExecutor, task, n: int, window: int):
         yield futures.popleft().result()
 
 
-def _set_pairs(parts: list, sizes: np.ndarray, threshold: Threshold, symmetric: bool) -> SetPairs:
-    """The parts of consecutive tasks as one :class:`SetPairs` (``parts`` is emptied)."""
-    candidates = sum(pt[3] for pt in parts)
-    left, right, overlap = _columns(parts)
+def _set_pairs(columns: list, candidates: int, sizes: np.ndarray, threshold: Threshold,
+               symmetric: bool) -> SetPairs:
+    """A block's pair columns (left, right, overlap) as one :class:`SetPairs`."""
+    left, right, overlap = columns
     directions = None
     if not symmetric:
         o = overlap.astype(np.int64) * threshold.q
@@ -322,7 +406,7 @@ def prefix_join_blocks(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, 
     """The pairs of :func:`prefix_join`, in the same order, as blocks of consecutive probe sets' pairs.
 
     A block ends once it holds ``block_pairs`` pairs or more; with the tasks
-    cut as :func:`_probe_parts` says, a block holds at most about 1.25 ×
+    cut as :func:`_probe_blocks` says, a block holds at most about 1.25 ×
     ``block_pairs`` pairs (the last task's), plus those of one set if a single
     set finds more (fewer than there are sets). The blocks concatenated are
     :func:`prefix_join`'s result; the next block is probed while the caller
@@ -331,13 +415,6 @@ def prefix_join_blocks(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, 
     measure = get_measure(measure, tuple(MEASURES))
     jobs = resolve_jobs(jobs)
     sizes = np.diff(indptr)
-    parts, held, yielded = [], 0, False
-    for part in _probe_parts(indptr, tokens, num_tokens, threshold, measure, sides, jobs, progress, None, None,
-                             block_pairs):
-        parts.append(part)
-        held += len(part[0])
-        if held >= block_pairs:
-            yield _set_pairs(parts, sizes, threshold, measure.symmetric)
-            held, yielded = 0, True
-    if parts or not yielded:
-        yield _set_pairs(parts, sizes, threshold, measure.symmetric)
+    for columns, candidates in _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, progress,
+                                             None, None, block_pairs):
+        yield _set_pairs(columns, candidates, sizes, threshold, measure.symmetric)

@@ -42,6 +42,18 @@ def adjacency(m, left, right, directions):
 
 
 @kernel
+def pair_products(a, i, b, j, where):
+    """``sum(a[i[k]] * b[j[k]])`` over the pairs ``k`` where ``where[k]`` (all when ``where`` is empty):
+    the document pairs behind pairs of distinct sets, one pass, no temporaries; indexes within ``a``, ``b``."""
+    total = 0
+    every = where.shape[0] == 0
+    for k in range(i.shape[0]):
+        if every or where[k]:
+            total += a[i[k]] * b[j[k]]
+    return total
+
+
+@kernel
 def partner_bound(doc_set, group_indptr, adj_ptr, adj_set):
     """Upper bound on each document's partners: its group and every neighbour group."""
     n = doc_set.shape[0]
