@@ -182,8 +182,8 @@ class Pairs:
         return self._directions
 
     def _count_pairs(self) -> int:
-        """How many document pairs the distinct-set pairs expand to, in closed form (in chunks of
-        pairs, so that counting millions of them needs no array as long as they)."""
+        """How many document pairs the distinct-set pairs expand to, in closed form (one kernel pass over the
+        pairs, :func:`_products`, so that counting millions of them needs no array as long as they)."""
         s = self.sets
         group = np.diff(s.group_indptr).astype(np.int64)
         left, right = self.set_left, self.set_right
