@@ -151,9 +151,13 @@ def join_plan(measure: Measure, threshold: Threshold, sizes: np.ndarray):
     """
     m = len(sizes)
     if measure.symmetric:
-        index_len = per_size(lambda s: measure.index_prefix(threshold, s), sizes)
-        probe_len = per_size(lambda s: measure.probe_prefix(threshold, s), sizes)
-        smallest = per_size(lambda s: measure.partner_sizes(threshold, s)[0], sizes)
+        arrays = measure.prefix_arrays(threshold, sizes)
+        if arrays is not None:
+            index_len, probe_len, smallest = arrays
+        else:
+            index_len = per_size(lambda s: measure.index_prefix(threshold, s), sizes)
+            probe_len = per_size(lambda s: measure.probe_prefix(threshold, s), sizes)
+            smallest = per_size(lambda s: measure.partner_sizes(threshold, s)[0], sizes)
         win_lo = np.zeros(m, np.int64)
         if m:  # one search per run of equal sizes (a run shares its smallest partner size)
             starts, lengths = _runs(smallest)
@@ -313,7 +317,7 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     # The bitmap bound prunes nothing where signatures are full, and cannot repay a pass over every token
     # where the probe reads fewer posting entries than there are tokens (the candidates are fewer still:
     # Kosarak at t = 0.9): left out there (all zero: a bound of |x| + |y|).
-    prune = bitmaps_prune(sizes) and total_cost >= len(tokens)
+    prune = total_cost >= len(tokens) and bitmaps_prune(sizes)
     bits = bitmaps(indptr, tokens) if prune else np.zeros(m, np.uint64)
     n_tasks = task_count(total_cost, m, jobs)
     if block_pairs is not None:
