@@ -18,8 +18,9 @@
   held as ``n_single`` (how many it has; in the order they come first, being
   the rarest) and the sorted ranks of its shared shingles, rare to frequent
   (document frequency, ties by key). The rank table is broadcast to the tasks
-  while it has at most ``broadcast_limit`` shingles (12 bytes each), else it is
-  joined with the sets' shingles (two shuffles of every shingle).
+  while it has at most ``broadcast_limit`` shingles (12 bytes each, and 8 per
+  bucket of its keys' top bits, where a task finds a key in about one step),
+  else it is joined with the sets' shingles (two shuffles of every shingle).
 """
 from __future__ import annotations
 
@@ -31,11 +32,11 @@ import pyarrow.compute as pc
 
 from ...shingles._hash_kernel import xxh64_spans
 from ...shingles import ShingleSpec, hash_sets, shingle_texts
-from ._kernel import sorted_segments
+from ._kernel import lookup_ranks, sorted_segments
 from .arrow import csr, list_array, list_indptr, numpy
 
 #: Shared shingles up to this many are ranked on the driver and broadcast
-#: (about 12 bytes each: 48 MB at the default); more are ranked and joined in Spark.
+#: (about 20 bytes each with the buckets' offsets: 80 MB at the default); more are ranked and joined in Spark.
 BROADCAST_LIMIT = 4_000_000
 
 
@@ -322,23 +323,35 @@ class TokenOrder:
     hot: np.ndarray  # ranks (int32) of the shingles in more than the hot-group limit of sets
 
 
+#: Top bits of a key that pick its bucket of the broadcast rank table: about one key per bucket, at most
+#: 2**22 buckets (32 MiB of offsets at the broadcast limit).
+MAX_BUCKET_BITS = 22
+
+
+def rank_table(keys: np.ndarray, ranks: np.ndarray) -> tuple:
+    """The broadcast rank table of :func:`lookup_ranks`: (keys sorted as uint64, their ranks int32, bucket
+    offsets int64, shift uint64), the buckets by the keys' top bits (the keys are 64-bit hashes)."""
+    keys = np.ascontiguousarray(keys, np.int64).view(np.uint64)
+    by = np.argsort(keys, kind="stable")
+    keys, ranks = keys[by], np.ascontiguousarray(ranks[by], np.int32)
+    bits = int(min(MAX_BUCKET_BITS, max(1, int(len(keys)).bit_length())))
+    shift = np.uint64(64 - bits)
+    offsets = np.zeros((1 << bits) + 1, np.int64)
+    np.cumsum(np.bincount((keys >> shift).astype(np.int64), minlength=1 << bits), out=offsets[1:])
+    return keys, ranks, offsets, shift
+
+
 def _lookup_batches(batches, table):
     """mapInArrow body: each set's shared shingles as sorted ranks, and how many are its own."""
-    sorted_keys, rank_by_key = table.value
+    sorted_keys, rank_by_key, offsets, shift = table.value
     for batch in batches:
         indptr, keys = csr(batch.column("keys"))
-        keys = keys.astype(np.int64, copy=False)
-        pos = np.searchsorted(sorted_keys, keys)
-        found = pos < len(sorted_keys)
-        found[found] = sorted_keys[pos[found]] == keys[found]
-        row = np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))[found]
-        shared = np.bincount(row, minlength=len(indptr) - 1)
-        out = np.zeros(len(indptr), np.int64)
-        np.cumsum(shared, out=out[1:])
-        out, ranks = sorted_segments(out, np.ascontiguousarray(rank_by_key[pos[found]], np.int32))
+        keys = np.ascontiguousarray(keys, np.int64).view(np.uint64)
+        out, ranks = lookup_ranks(indptr, keys, sorted_keys, offsets, shift, rank_by_key)
         size = numpy(batch.column("size"), np.int32)
+        shared = np.diff(out).astype(np.int32)
         yield pa.RecordBatch.from_arrays(
-            [batch.column("set"), batch.column("size"), pa.array((size - shared).astype(np.int32), pa.int32()),
+            [batch.column("set"), batch.column("size"), pa.array(size - shared, pa.int32()),
              list_array(out, ranks, pa.int32())],
             names=["set", "size", "n_single", "ranks"])
 
@@ -376,9 +389,8 @@ def rank_sets(distinct, *, hot_limit: int, broadcast_limit: int = BROADCAST_LIMI
         by_rank = np.lexsort((keys, df))
         rank = np.empty(len(keys), np.int32)
         rank[by_rank] = np.arange(len(keys), dtype=np.int32)
-        by_key = np.argsort(keys, kind="stable")
         hot = np.sort(rank[df > hot_limit])
-        lookup = spark.sparkContext.broadcast((keys[by_key], rank[by_key]))
+        lookup = spark.sparkContext.broadcast(rank_table(keys, rank))
         ranked = distinct.mapInArrow(lambda batches: _lookup_batches(batches, lookup), RANKED_SCHEMA)
         return ranked, TokenOrder(len(keys), True, hot)
     # Too many to broadcast: rank by a distributed sort and join the sets' shingles with the ranks.
