@@ -359,8 +359,28 @@ def _lookup_batches(batches, table):
 RANKED_SCHEMA = "set long, size int, n_single int, ranks array<int>"
 
 
+@dataclass
+class RankedSets:
+    """The distinct sets ranked (RANKED_SCHEMA): ``frame``, a DataFrame; and, where the rank table is
+    broadcast, the distinct sets and that table, so that each pass over the ranked sets (the hot tokens'
+    histograms, the routing) ranks them in its own Python task, not in a task before it: the ranks then
+    never cross into the JVM and back (at 1 M sets, 20 M ints and a row per set, each way, per pass)."""
+
+    frame: object
+    distinct: object = None
+    lookup: object = None
+
+    def mapInArrow(self, fn, schema):
+        """``fn`` over Arrow batches of the ranked sets, as ``DataFrame.mapInArrow``."""
+        if self.lookup is None:
+            return self.frame.mapInArrow(fn, schema)
+        lookup = self.lookup
+        return self.distinct.mapInArrow(lambda batches: fn(_lookup_batches(batches, lookup)), schema)
+
+
 def rank_sets(distinct, *, hot_limit: int, broadcast_limit: int = BROADCAST_LIMIT, shared: pa.Table | None = None):
-    """(ranked, order): each distinct set as (set, size, n_single, ranks), and the :class:`TokenOrder`.
+    """(ranked, order): each distinct set as (set, size, n_single, ranks) (:class:`RankedSets`), and the
+    :class:`TokenOrder`.
 
     ``shared``: the (key, df) table of the shared shingles, counted already
     (:func:`summarize`); else one action counts them (kept in Spark's cache)
@@ -392,7 +412,7 @@ def rank_sets(distinct, *, hot_limit: int, broadcast_limit: int = BROADCAST_LIMI
         hot = np.sort(rank[df > hot_limit])
         lookup = spark.sparkContext.broadcast(rank_table(keys, rank))
         ranked = distinct.mapInArrow(lambda batches: _lookup_batches(batches, lookup), RANKED_SCHEMA)
-        return ranked, TokenOrder(len(keys), True, hot)
+        return RankedSets(ranked, distinct, lookup), TokenOrder(len(keys), True, hot)
     # Too many to broadcast: rank by a distributed sort and join the sets' shingles with the ranks.
     ranks = shared.orderBy("df", "key").rdd.zipWithIndex() \
         .map(lambda row_index: (row_index[0]["key"], row_index[0]["df"], row_index[1])) \
@@ -403,4 +423,4 @@ def rank_sets(distinct, *, hot_limit: int, broadcast_limit: int = BROADCAST_LIMI
     ranked = exploded.join(ranks.select("key", F.col("rank").cast("int").alias("rank")), "key") \
         .groupBy("set", "size").agg(F.array_sort(F.collect_list("rank")).alias("ranks")) \
         .select("set", "size", (F.col("size") - F.size("ranks")).cast("int").alias("n_single"), "ranks")
-    return ranked, TokenOrder(n_shared, False, hot)
+    return RankedSets(ranked), TokenOrder(n_shared, False, hot)
