@@ -18,9 +18,8 @@
   held as ``n_single`` (how many it has; in the order they come first, being
   the rarest) and the sorted ranks of its shared shingles, rare to frequent
   (document frequency, ties by key). The rank table is broadcast to the tasks
-  while it has at most ``broadcast_limit`` shingles (12 bytes each, and 8 per
-  bucket of its keys' top bits, where a task finds a key in about one step),
-  else it is joined with the sets' shingles (two shuffles of every shingle).
+  while it has at most ``broadcast_limit`` shingles (12 bytes each), else it is
+  joined with the sets' shingles (two shuffles of every shingle).
 """
 from __future__ import annotations
 
@@ -33,10 +32,10 @@ import pyarrow.compute as pc
 from ...shingles._hash_kernel import xxh64_spans
 from ...shingles import ShingleSpec, hash_sets, shingle_texts
 from ._kernel import lookup_ranks, sorted_segments
-from .arrow import csr, list_array, list_indptr, numpy
+from .arrow import csr, key_array, key_slices, list_array, list_indptr, numpy
 
 #: Shared shingles up to this many are ranked on the driver and broadcast
-#: (about 20 bytes each with the buckets' offsets: 80 MB at the default); more are ranked and joined in Spark.
+#: (about 12 bytes each: 48 MB at the default); more are ranked and joined in Spark.
 BROADCAST_LIMIT = 4_000_000
 
 
@@ -92,22 +91,25 @@ def shingle_batches(batches, *, source: str, spec: ShingleSpec | None, normalize
             langs = batch.column(language).to_pylist() if language and spec.kind == "code" else None
             indptr, keys = shingle_texts(texts, spec, normalize=normalize, languages=langs, workers=1)
         indptr, keys = sorted_distinct(indptr, keys)
-        columns = [batch.column(f.name) for f in schema if f.name not in ("size", "keys")]
-        columns.append(pa.array(np.diff(indptr).astype(np.int32), pa.int32()))
-        columns.append(list_array(indptr, keys.view(np.int64), pa.int64()))
-        yield pa.RecordBatch.from_arrays(columns, schema=schema)
+        size = np.diff(indptr).astype(np.int32)
+        for a, b in key_slices(indptr):
+            columns = [batch.column(f.name).slice(a, b - a) for f in schema if f.name not in ("size", "keys")]
+            columns.append(pa.array(size[a:b], pa.int32()))
+            columns.append(key_array(indptr[a:b + 1], keys.view(np.int64)))
+            yield pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 def docs_frame(df, *, id_col: str, text_col: str | None, tokens_col: str | None, order_col: str | None,
                language_col: str | None, spec: ShingleSpec | None, normalize: bool):
-    """(ord, id, okey, size, keys) for every row of ``df``; ``size`` 0 for a document with no shingle.
+    """(ord, id, okey, size, keys) for every row of ``df``; ``size`` 0 for a document with no shingle;
+    ``keys`` its sorted distinct keys as bytes (:func:`.arrow.key_array`; :func:`.arrow.csr` reads them).
 
     ``ord`` is a unique long (``monotonically_increasing_id``: partition by
     partition, row by row, so the input order for a file); ``okey`` orders the
     documents in the output (``order_col``, else ``ord``).
     """
     from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, IntegerType, LongType, StructField, StructType
+    from pyspark.sql.types import BinaryType, IntegerType, LongType, StructField, StructType
     from pyspark.sql.pandas.types import to_arrow_schema
 
     source = text_col if spec is not None else tokens_col
@@ -121,7 +123,7 @@ def docs_frame(df, *, id_col: str, text_col: str | None, tokens_col: str | None,
     # Ids keep their type (strings or integers), as the rows of the local engine's pairs do.
     out = StructType([StructField("ord", LongType()), StructField("id", base.schema["id"].dataType),
                       StructField("okey", okey_type), StructField("size", IntegerType()),
-                      StructField("keys", ArrayType(LongType()))])
+                      StructField("keys", BinaryType())])
     arrow_schema = to_arrow_schema(out)
     language = "_language" if language_col else None
 
@@ -356,6 +358,25 @@ def _lookup_batches(batches, table):
             names=["set", "size", "n_single", "ranks"])
 
 
+def _exploded_batches(batches, columns):
+    """mapInArrow body: a row per key of each row (``columns``, then ``key``), as ``F.explode`` of an array."""
+    for batch in batches:
+        indptr, keys = csr(batch.column("keys"))
+        row = np.repeat(np.arange(batch.num_rows, dtype=np.int64), np.diff(indptr))
+        taken = pa.array(row)
+        yield pa.RecordBatch.from_arrays([batch.column(c).take(taken) for c in columns] +
+                                         [pa.array(keys.astype(np.int64, copy=False), pa.int64())],
+                                         names=[*columns, "key"])
+
+
+def explode_keys(df, *columns: str):
+    """DataFrame (``columns``, key long): a row per key of each row of ``df`` (its ``keys`` column)."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    schema = StructType([df.schema[c] for c in columns] + [StructField("key", LongType())])
+    return df.select(*columns, "keys").mapInArrow(lambda b: _exploded_batches(b, columns), schema)
+
+
 RANKED_SCHEMA = "set long, size int, n_single int, ranks array<int>"
 
 
@@ -419,7 +440,7 @@ def rank_sets(distinct, *, hot_limit: int, broadcast_limit: int = BROADCAST_LIMI
         .toDF("key long, df long, rank long")
     hot = np.sort(np.array([r["rank"] for r in ranks.where(F.col("df") > hot_limit).select("rank").collect()],
                            np.int32))
-    exploded = distinct.select("set", "size", F.explode("keys").alias("key"))
+    exploded = explode_keys(distinct, "set", "size")
     ranked = exploded.join(ranks.select("key", F.col("rank").cast("int").alias("rank")), "key") \
         .groupBy("set", "size").agg(F.array_sort(F.collect_list("rank")).alias("ranks")) \
         .select("set", "size", (F.col("size") - F.size("ranks")).cast("int").alias("n_single"), "ranks")
