@@ -60,7 +60,11 @@ def profile_group(sc, group: str) -> dict:
         if st.stageId() not in stage_ids or str(st.status()) == "SKIPPED":
             continue
         sub, done = _ms(st.submissionTime()), _ms(st.completionTime())
+        tasks = store.taskList(st.stageId(), st.attemptId(), 100000)
+        longest = max((tasks.apply(t).duration().get() for t in range(tasks.size())
+                       if tasks.apply(t).duration().isDefined()), default=0)
         stages.append({"stage": st.stageId(), "name": str(st.name()).split(" at ")[0][:40], "tasks": st.numTasks(),
+                       "longest_s": longest / 1000,
                        "seconds": (done - sub) / 1000 if sub and done else 0,
                        "executor_s": st.executorRunTime() / 1000, "shuffle_write": st.shuffleWriteBytes(),
                        "shuffle_read": st.shuffleReadBytes(), "input": st.inputBytes()})
@@ -144,7 +148,8 @@ def report(name: str, wall: float, phases: dict, prof: dict, result, show_stages
     stages = prof["stages"]
     print(f"\n## {name}: {wall:.1f} s wall, {len(prof['jobs'])} jobs, {len(stages)} stages, "
           f"{sum(s['tasks'] for s in stages)} tasks, {mib(sum(s['shuffle_write'] for s in stages))} shuffled, "
-          f"{sum(s['executor_s'] for s in stages):.1f} executor s; result {result:,}; load average "
+          f"{sum(s['executor_s'] for s in stages):.1f} executor s, longest task "
+          f"{max((s['longest_s'] for s in stages), default=0):.1f} s; result {result:,}; load average "
           f"{os.getloadavg()[0]:.1f}", flush=True)
     if phases:
         print("phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
@@ -163,10 +168,10 @@ def report(name: str, wall: float, phases: dict, prof: dict, result, show_stages
         for row in operator_metrics([j["job"] for j in prof["jobs"]]):
             print("| " + " | ".join(map(str, row)) + " |")
     if show_stages:
-        print("| stage | tasks | seconds | executor s | shuffle written | shuffle read | what |")
-        print("|---:|---:|---:|---:|---:|---:|---|")
+        print("| stage | tasks | seconds | executor s | longest task | shuffle written | shuffle read | what |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---|")
         for s in stages:
-            print(f"| {s['stage']} | {s['tasks']} | {s['seconds']:.2f} | {s['executor_s']:.2f} | "
+            print(f"| {s['stage']} | {s['tasks']} | {s['seconds']:.2f} | {s['executor_s']:.2f} | {s['longest_s']:.2f} | "
                   f"{mib(s['shuffle_write'])} | {mib(s['shuffle_read'])} | {s['name']} |")
     sys.stdout.flush()
 
@@ -205,8 +210,9 @@ def run_zipf(spark, n: int, args) -> None:
     name = f"zipf:{n}"
 
     def join():
+        options = {k: int(v) for k, v in (o.split("=", 1) for o in args.option)}
         pairs = allpairs.spark.join(spark.read.parquet(str(path)), args.threshold, id_col="id", tokens_col="toks",
-                                    order_col="id")
+                                    order_col="id", **options)
         t0 = time.perf_counter()
         got = pairs.count()
         phases["join"] = time.perf_counter() - t0
@@ -276,6 +282,8 @@ def main() -> None:
                     help="against: broadcast the items up to this many shingles (0: the shuffled plan)")
     ap.add_argument("--local", action="store_true", help="against: the local engine's pairs and time beside")
     ap.add_argument("--warmup", type=int, default=0, help="Zipf sets of an unreported first join (0: none)")
+    ap.add_argument("--option", action="append", default=[], metavar="NAME=INT",
+                    help="zipf: an option of allpairs.spark.join, e.g. token_groups=2 or max_group=20000")
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="a Spark setting of the session (repeatable), e.g. to compare JVM options")
     ap.add_argument("--cache", default=os.path.join(__import__("tempfile").gettempdir(), "allpairs-bench-spark"))

@@ -175,3 +175,36 @@ def probe_items(d_ptr, d_keys, p_keys, p_ptr, p_item, i_ptr, i_keys, code, p, q,
                 k += 1
     return out_d[:k].copy(), out_i[:k].copy(), out_o[:k].copy()
 
+
+
+@kernel
+def lookup_ranks(indptr, keys, table, offsets, shift, table_ranks):
+    """Each row's keys found in ``table`` as their ranks, sorted: (indptr int64 (n + 1,), ranks int32).
+
+    ``table`` holds distinct keys sorted as uint64, ``table_ranks`` the rank of
+    each; ``offsets[b]:offsets[b + 1]`` are the table's keys whose top bits
+    (``key >> shift``) are ``b``. The keys are hashes, spread evenly over the
+    buckets, so a key is found in about one step: a binary search over the
+    whole table missed the cache at nearly every step (1 M Zipf sets: 6.9 s of
+    20 M searches, ~1 s this way). Assumes each row's keys distinct.
+    """
+    n = indptr.shape[0] - 1
+    out = np.empty(keys.shape[0], np.int32)
+    ptr = np.zeros(n + 1, np.int64)
+    k = 0
+    for d in range(n):
+        begin = k
+        for e in range(indptr[d], indptr[d + 1]):
+            x = keys[e]
+            b = np.int64(x >> shift)
+            j = offsets[b]
+            end = offsets[b + 1]
+            while j < end and table[j] < x:
+                j += 1
+            if j < end and table[j] == x:
+                out[k] = table_ranks[j]
+                k += 1
+        if k - begin > 1:
+            out[begin:k] = np.sort(out[begin:k])
+        ptr[d + 1] = k
+    return ptr, out[:k].copy()

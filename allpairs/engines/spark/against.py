@@ -202,8 +202,8 @@ def rs_pairs(left, right, t, row, broadcast_limit: int | None = None):
     total = left.where(F.col("size") >= 1).agg(F.sum("size").alias("n")).collect()[0]["n"] or 0
     if total <= (ITEMS_BROADCAST if broadcast_limit is None else broadcast_limit):
         return broadcast_pairs(left, right, t, row)
-    right_tokens = right.select(F.col("ord").alias("rid"), F.explode("keys").alias("key")).localCheckpoint(eager=True)
-    left_tokens = left.select(F.col("ord").alias("lid"), "size", F.explode("keys").alias("key"))
+    right_tokens = sets.explode_keys(right, "ord").withColumnRenamed("ord", "rid").localCheckpoint(eager=True)
+    left_tokens = sets.explode_keys(left, "ord", "size").withColumnRenamed("ord", "lid")
     # How many documents hold each of the left side's tokens: the order of its prefixes (rare first).
     freq = right_tokens.join(left_tokens.select("key").distinct(), "key", "left_semi").groupBy("key") \
         .agg(F.count(F.lit(1)).alias("df"))

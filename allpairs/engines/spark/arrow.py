@@ -25,10 +25,56 @@ def list_indptr(column) -> np.ndarray:
 
 
 def csr(column) -> tuple[np.ndarray, np.ndarray]:
-    """(indptr int64 (n + 1,), values) of an Arrow list column; a null list is empty."""
+    """(indptr int64 (n + 1,), values) of an Arrow list column, or of a binary column of keys
+    (:func:`key_array`: values int64); a null list or null keys are empty."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
+    if pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type):
+        return key_csr(column)
     return list_indptr(column), column.flatten().to_numpy(zero_copy_only=False)
+
+
+def key_csr(column) -> tuple[np.ndarray, np.ndarray]:
+    """(indptr int64 (n + 1,), keys int64) of a binary column whose values are arrays of 8-byte keys."""
+    n = len(column)
+    wide = pa.types.is_large_binary(column.type)
+    _, offsets, data = column.buffers()
+    offsets = np.frombuffer(offsets, np.int64 if wide else np.int32)[column.offset:column.offset + n + 1] \
+        .astype(np.int64)  # a null's offsets are equal: it is empty
+    first, last = int(offsets[0]), int(offsets[-1])
+    if (last - first) % 8 or np.any((offsets - first) % 8):
+        raise ValueError("a binary column of keys holds a value whose length is not a multiple of 8 bytes")
+    keys = np.frombuffer(data, np.uint8, count=last - first, offset=first) if data is not None and last > first \
+        else np.zeros(0, np.uint8)
+    keys = keys.view(np.int64) if keys.ctypes.data % 8 == 0 else keys.copy().view(np.int64)
+    return (offsets - first) // 8, keys
+
+
+#: Most bytes of keys in one Arrow array of :func:`key_array` (its offsets are 32-bit, as Spark's binary type).
+KEY_ARRAY_BYTES = 2**31 - 1
+
+
+def key_array(indptr: np.ndarray, keys: np.ndarray) -> pa.BinaryArray:
+    """An Arrow binary array (Spark's ``binary``) whose row ``i`` holds ``keys[indptr[i]:indptr[i + 1]]`` as
+    8-byte little-endian ints: the JVM copies a row's keys as one value, not element by element, and
+    compares and hashes them as bytes (grouping identical sets sorts them). At most KEY_ARRAY_BYTES of keys."""
+    indptr = np.asarray(indptr, np.int64)
+    nbytes = 8 * (int(indptr[-1]) - int(indptr[0]))
+    if nbytes > KEY_ARRAY_BYTES:
+        raise OverflowError(f"{nbytes:,} bytes of keys exceed one binary array's {KEY_ARRAY_BYTES:,}")
+    offsets = (8 * (indptr - indptr[0])).astype(np.int32)
+    data = np.ascontiguousarray(keys[int(indptr[0]):int(indptr[-1])]).view(np.uint8)
+    return pa.Array.from_buffers(pa.binary(), len(indptr) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def key_slices(indptr: np.ndarray, limit: int = KEY_ARRAY_BYTES // 8) -> Iterator[tuple[int, int]]:
+    """(start, stop) rows of consecutive runs holding at most ``limit`` keys (or one row with more)."""
+    n = len(indptr) - 1
+    start = 0
+    while start < n:
+        stop = max(start + 1, int(np.searchsorted(indptr, indptr[start] + limit, side="right")) - 1)
+        yield start, stop
+        start = stop
 
 
 def list_array(indptr: np.ndarray, values: np.ndarray, value_type: pa.DataType) -> pa.ListArray:
@@ -60,23 +106,34 @@ def group_starts(table: pa.Table, keys: Sequence[str]) -> np.ndarray:
 
 def complete_groups(batches: Iterable[pa.RecordBatch], keys: Sequence[str], rows: int = 65536) -> Iterator[pa.Table]:
     """Blocks of about ``rows`` rows (or more, for a larger group) of a stream sorted by ``keys``, each
-    holding whole groups only: a group is never split between two blocks."""
+    holding whole groups only: a group is never split between two blocks.
+
+    Each batch's group starts are found once, as it arrives (against the row
+    before it): a group of many batches is not compared again and again while
+    it grows (1 M Zipf sets: ~720 k rows a token group, 1.4 s of 18 s).
+    """
     pending: list[pa.RecordBatch] = []
     count = 0
+    last = 0  # the row of the pending table where its last group begins
     for batch in batches:
         if batch.num_rows == 0:
             continue
+        if pending:
+            starts = group_starts(pa.Table.from_batches([pending[-1].slice(pending[-1].num_rows - 1), batch]),
+                                  keys)[1:]
+        else:
+            starts = group_starts(pa.Table.from_batches([batch]), keys)
+        found = np.flatnonzero(starts)
+        if len(found):
+            last = count + int(found[-1])
         pending.append(batch)
         count += batch.num_rows
-        if count < rows:
+        if count < rows or last == 0:  # too few rows yet, or one group so far: keep reading
             continue
         table = pa.Table.from_batches(pending)
-        last = int(np.flatnonzero(group_starts(table, keys))[-1])
-        if last == 0:  # one group so far: keep reading
-            continue
         yield table.slice(0, last)
         rest = table.slice(last).combine_chunks()
         pending = rest.to_batches()
-        count = rest.num_rows
+        count, last = rest.num_rows, 0
     if pending:
         yield pa.Table.from_batches(pending)

@@ -31,8 +31,8 @@ import pyarrow.compute as pc
 
 from ...shingles._hash_kernel import xxh64_spans
 from ...shingles import ShingleSpec, hash_sets, shingle_texts
-from ._kernel import sorted_segments
-from .arrow import csr, list_array, list_indptr, numpy
+from ._kernel import lookup_ranks, sorted_segments
+from .arrow import csr, key_array, key_slices, list_array, list_indptr, numpy
 
 #: Shared shingles up to this many are ranked on the driver and broadcast
 #: (about 12 bytes each: 48 MB at the default); more are ranked and joined in Spark.
@@ -91,22 +91,25 @@ def shingle_batches(batches, *, source: str, spec: ShingleSpec | None, normalize
             langs = batch.column(language).to_pylist() if language and spec.kind == "code" else None
             indptr, keys = shingle_texts(texts, spec, normalize=normalize, languages=langs, workers=1)
         indptr, keys = sorted_distinct(indptr, keys)
-        columns = [batch.column(f.name) for f in schema if f.name not in ("size", "keys")]
-        columns.append(pa.array(np.diff(indptr).astype(np.int32), pa.int32()))
-        columns.append(list_array(indptr, keys.view(np.int64), pa.int64()))
-        yield pa.RecordBatch.from_arrays(columns, schema=schema)
+        size = np.diff(indptr).astype(np.int32)
+        for a, b in key_slices(indptr):
+            columns = [batch.column(f.name).slice(a, b - a) for f in schema if f.name not in ("size", "keys")]
+            columns.append(pa.array(size[a:b], pa.int32()))
+            columns.append(key_array(indptr[a:b + 1], keys.view(np.int64)))
+            yield pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 def docs_frame(df, *, id_col: str, text_col: str | None, tokens_col: str | None, order_col: str | None,
                language_col: str | None, spec: ShingleSpec | None, normalize: bool):
-    """(ord, id, okey, size, keys) for every row of ``df``; ``size`` 0 for a document with no shingle.
+    """(ord, id, okey, size, keys) for every row of ``df``; ``size`` 0 for a document with no shingle;
+    ``keys`` its sorted distinct keys as bytes (:func:`.arrow.key_array`; :func:`.arrow.csr` reads them).
 
     ``ord`` is a unique long (``monotonically_increasing_id``: partition by
     partition, row by row, so the input order for a file); ``okey`` orders the
     documents in the output (``order_col``, else ``ord``).
     """
     from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, IntegerType, LongType, StructField, StructType
+    from pyspark.sql.types import BinaryType, IntegerType, LongType, StructField, StructType
     from pyspark.sql.pandas.types import to_arrow_schema
 
     source = text_col if spec is not None else tokens_col
@@ -120,7 +123,7 @@ def docs_frame(df, *, id_col: str, text_col: str | None, tokens_col: str | None,
     # Ids keep their type (strings or integers), as the rows of the local engine's pairs do.
     out = StructType([StructField("ord", LongType()), StructField("id", base.schema["id"].dataType),
                       StructField("okey", okey_type), StructField("size", IntegerType()),
-                      StructField("keys", ArrayType(LongType()))])
+                      StructField("keys", BinaryType())])
     arrow_schema = to_arrow_schema(out)
     language = "_language" if language_col else None
 
@@ -322,32 +325,83 @@ class TokenOrder:
     hot: np.ndarray  # ranks (int32) of the shingles in more than the hot-group limit of sets
 
 
+#: Top bits of a key that pick its bucket of the broadcast rank table: about one key per bucket, at most
+#: 2**22 buckets (32 MiB of offsets at the broadcast limit).
+MAX_BUCKET_BITS = 22
+
+
+def rank_table(keys: np.ndarray, ranks: np.ndarray) -> tuple:
+    """The broadcast rank table of :func:`lookup_ranks`: (keys sorted as uint64, their ranks int32, bucket
+    offsets int64, shift uint64), the buckets by the keys' top bits (the keys are 64-bit hashes)."""
+    keys = np.ascontiguousarray(keys, np.int64).view(np.uint64)
+    by = np.argsort(keys, kind="stable")
+    keys, ranks = keys[by], np.ascontiguousarray(ranks[by], np.int32)
+    bits = int(min(MAX_BUCKET_BITS, max(1, int(len(keys)).bit_length())))
+    shift = np.uint64(64 - bits)
+    offsets = np.zeros((1 << bits) + 1, np.int64)
+    np.cumsum(np.bincount((keys >> shift).astype(np.int64), minlength=1 << bits), out=offsets[1:])
+    return keys, ranks, offsets, shift
+
+
 def _lookup_batches(batches, table):
     """mapInArrow body: each set's shared shingles as sorted ranks, and how many are its own."""
-    sorted_keys, rank_by_key = table.value
+    sorted_keys, rank_by_key, offsets, shift = table.value
     for batch in batches:
         indptr, keys = csr(batch.column("keys"))
-        keys = keys.astype(np.int64, copy=False)
-        pos = np.searchsorted(sorted_keys, keys)
-        found = pos < len(sorted_keys)
-        found[found] = sorted_keys[pos[found]] == keys[found]
-        row = np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))[found]
-        shared = np.bincount(row, minlength=len(indptr) - 1)
-        out = np.zeros(len(indptr), np.int64)
-        np.cumsum(shared, out=out[1:])
-        out, ranks = sorted_segments(out, np.ascontiguousarray(rank_by_key[pos[found]], np.int32))
+        keys = np.ascontiguousarray(keys, np.int64).view(np.uint64)
+        out, ranks = lookup_ranks(indptr, keys, sorted_keys, offsets, shift, rank_by_key)
         size = numpy(batch.column("size"), np.int32)
+        shared = np.diff(out).astype(np.int32)
         yield pa.RecordBatch.from_arrays(
-            [batch.column("set"), batch.column("size"), pa.array((size - shared).astype(np.int32), pa.int32()),
+            [batch.column("set"), batch.column("size"), pa.array(size - shared, pa.int32()),
              list_array(out, ranks, pa.int32())],
             names=["set", "size", "n_single", "ranks"])
+
+
+def _exploded_batches(batches, columns):
+    """mapInArrow body: a row per key of each row (``columns``, then ``key``), as ``F.explode`` of an array."""
+    for batch in batches:
+        indptr, keys = csr(batch.column("keys"))
+        row = np.repeat(np.arange(batch.num_rows, dtype=np.int64), np.diff(indptr))
+        taken = pa.array(row)
+        yield pa.RecordBatch.from_arrays([batch.column(c).take(taken) for c in columns] +
+                                         [pa.array(keys.astype(np.int64, copy=False), pa.int64())],
+                                         names=[*columns, "key"])
+
+
+def explode_keys(df, *columns: str):
+    """DataFrame (``columns``, key long): a row per key of each row of ``df`` (its ``keys`` column)."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    schema = StructType([df.schema[c] for c in columns] + [StructField("key", LongType())])
+    return df.select(*columns, "keys").mapInArrow(lambda b: _exploded_batches(b, columns), schema)
 
 
 RANKED_SCHEMA = "set long, size int, n_single int, ranks array<int>"
 
 
+@dataclass
+class RankedSets:
+    """The distinct sets ranked (RANKED_SCHEMA): ``frame``, a DataFrame; and, where the rank table is
+    broadcast, the distinct sets and that table, so that each pass over the ranked sets (the hot tokens'
+    histograms, the routing) ranks them in its own Python task, not in a task before it: the ranks then
+    never cross into the JVM and back (at 1 M sets, 20 M ints and a row per set, each way, per pass)."""
+
+    frame: object
+    distinct: object = None
+    lookup: object = None
+
+    def mapInArrow(self, fn, schema):
+        """``fn`` over Arrow batches of the ranked sets, as ``DataFrame.mapInArrow``."""
+        if self.lookup is None:
+            return self.frame.mapInArrow(fn, schema)
+        lookup = self.lookup
+        return self.distinct.mapInArrow(lambda batches: fn(_lookup_batches(batches, lookup)), schema)
+
+
 def rank_sets(distinct, *, hot_limit: int, broadcast_limit: int = BROADCAST_LIMIT, shared: pa.Table | None = None):
-    """(ranked, order): each distinct set as (set, size, n_single, ranks), and the :class:`TokenOrder`.
+    """(ranked, order): each distinct set as (set, size, n_single, ranks) (:class:`RankedSets`), and the
+    :class:`TokenOrder`.
 
     ``shared``: the (key, df) table of the shared shingles, counted already
     (:func:`summarize`); else one action counts them (kept in Spark's cache)
@@ -376,19 +430,18 @@ def rank_sets(distinct, *, hot_limit: int, broadcast_limit: int = BROADCAST_LIMI
         by_rank = np.lexsort((keys, df))
         rank = np.empty(len(keys), np.int32)
         rank[by_rank] = np.arange(len(keys), dtype=np.int32)
-        by_key = np.argsort(keys, kind="stable")
         hot = np.sort(rank[df > hot_limit])
-        lookup = spark.sparkContext.broadcast((keys[by_key], rank[by_key]))
+        lookup = spark.sparkContext.broadcast(rank_table(keys, rank))
         ranked = distinct.mapInArrow(lambda batches: _lookup_batches(batches, lookup), RANKED_SCHEMA)
-        return ranked, TokenOrder(len(keys), True, hot)
+        return RankedSets(ranked, distinct, lookup), TokenOrder(len(keys), True, hot)
     # Too many to broadcast: rank by a distributed sort and join the sets' shingles with the ranks.
     ranks = shared.orderBy("df", "key").rdd.zipWithIndex() \
         .map(lambda row_index: (row_index[0]["key"], row_index[0]["df"], row_index[1])) \
         .toDF("key long, df long, rank long")
     hot = np.sort(np.array([r["rank"] for r in ranks.where(F.col("df") > hot_limit).select("rank").collect()],
                            np.int32))
-    exploded = distinct.select("set", "size", F.explode("keys").alias("key"))
+    exploded = explode_keys(distinct, "set", "size")
     ranked = exploded.join(ranks.select("key", F.col("rank").cast("int").alias("rank")), "key") \
         .groupBy("set", "size").agg(F.array_sort(F.collect_list("rank")).alias("ranks")) \
         .select("set", "size", (F.col("size") - F.size("ranks")).cast("int").alias("n_single"), "ranks")
-    return ranked, TokenOrder(n_shared, False, hot)
+    return RankedSets(ranked), TokenOrder(n_shared, False, hot)
