@@ -86,6 +86,8 @@ def test_one_thread_runs_the_tasks_without_a_thread_pool(monkeypatch):
     monkeypatch.setattr(prefix, "ThreadPoolExecutor", no_pool)
     sets = [[1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [7], [7, 8]]
     assert fast_pairs(sets, "0.5", jobs=1) == all_pairs(sets, Fraction(1, 2))
+    # A join too small to be cut into more than one task runs on the caller's thread whatever --jobs says.
+    assert fast_pairs(sets, "0.5", jobs=2) == all_pairs(sets, Fraction(1, 2))
 
 
 def test_pairs_whose_later_matches_lie_past_the_probe_prefix_are_verified_in_full():

@@ -390,8 +390,9 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
             yield (columns(out, 0, n) if out is not None else [np.empty(0, np.int32) for _ in range(3)]), cand
 
     n_tasks = len(bounds) - 1
-    # One thread runs the tasks itself: starting a pool and handing it tasks costs more than a small join.
-    if jobs <= 1:
+    # One thread runs the tasks itself: starting a pool and handing it tasks costs more than a small join
+    # (and a join of one task has nothing to share out).
+    if jobs <= 1 or n_tasks <= 1:
         yield from one_thread()
         return
     pool = ThreadPoolExecutor(max_workers=jobs)
