@@ -173,6 +173,7 @@ def count_stage(region: str, path: str, thresholds: list[str]) -> None:
     from allpairs.pipeline.exact_path import exact_pairs
     from allpairs.pipeline.front import shingle_corpus
     from allpairs.pipeline.stats import Stats
+    from allpairs.verify._kernel import bitmaps
 
     counted_region = ctypes.CDLL(region).counted_region
     sets, _ = shingle_corpus(read_sets(path), None, normalize=True, min_shingles=1, stats=Stats(), progress=None,
@@ -181,6 +182,7 @@ def count_stage(region: str, path: str, thresholds: list[str]) -> None:
         th = Threshold.parse(t)
         k = min(100, sets.num_sets)  # every kernel of the path loaded (from numba's cache) before the count
         prefix_join(sets.indptr[:k + 1], sets.tokens[:sets.indptr[k]], sets.num_tokens, th, jobs=1)
+        bitmaps(sets.indptr[:k + 1], sets.tokens[:sets.indptr[k]])  # a small join may leave the signatures out
         got = {}
 
         @ctypes.CFUNCTYPE(None)
@@ -204,6 +206,7 @@ def fault_stage(path: str, thresholds: list[str]) -> None:
     from allpairs.pipeline.exact_path import exact_pairs
     from allpairs.pipeline.front import shingle_corpus
     from allpairs.pipeline.stats import Stats
+    from allpairs.verify._kernel import bitmaps
 
     sets, _ = shingle_corpus(read_sets(path), None, normalize=True, min_shingles=1, stats=Stats(), progress=None,
                              ranked=True, jobs=1)
@@ -211,6 +214,7 @@ def fault_stage(path: str, thresholds: list[str]) -> None:
         th = Threshold.parse(t)
         k = min(100, sets.num_sets)
         prefix_join(sets.indptr[:k + 1], sets.tokens[:sets.indptr[k]], sets.num_tokens, th, jobs=1)
+        bitmaps(sets.indptr[:k + 1], sets.tokens[:sets.indptr[k]])
         before = resource.getrusage(resource.RUSAGE_SELF)
         t0, c0 = time.perf_counter(), time.thread_time()
         pairs, candidates = exact_pairs(sets, th, MEASURES["jaccard"], jobs=1)

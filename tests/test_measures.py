@@ -343,3 +343,21 @@ def test_plain_cosine_alpha_takes_a_few_exact_steps_not_millions(monkeypatch):
                     assert mk.required_overlap(c.code, th.p, th.q, np.int32(x), np.int32(y)) == \
                         c.required_overlap(th, x, y)
     assert calls <= 2 * alphas + 2 * sum(1 for x in sizes for y in sizes if x == y), (calls, alphas)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["jaccard", "cosine", "dice", "overlap"]),
+       st.one_of(st.sampled_from(["1e-9", "0.5", "0.7", "0.9", "0.999999999", "536870913/1000000000", "1", "3"]),
+                 st.fractions(min_value=Fraction(1, 10**9), max_value=1, max_denominator=10**9).map(str)),
+       st.lists(st.integers(0, 2**31 - 1) | st.integers(0, 60), min_size=1, max_size=40))
+def test_prefix_arrays_equal_the_per_size_bounds(measure, t, sizes):
+    m = get_measure(measure)
+    t = str(max(1, int(Fraction(t)))) if measure == "overlap" else str(min(Fraction(t), 1))
+    th = parse_threshold(t, m)
+    got = m.prefix_arrays(th, np.array(sizes, np.int64))
+    if got is None:  # products that could leave 62 bits: the caller asks per size
+        return
+    index, probe, lo = got
+    assert index.tolist() == [m.index_prefix(th, s) for s in sizes]
+    assert probe.tolist() == [m.probe_prefix(th, s) for s in sizes]
+    assert lo.tolist() == [m.partner_sizes(th, s)[0] for s in sizes]

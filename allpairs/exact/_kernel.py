@@ -168,7 +168,9 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
     again), then i, j and |y| of a candidate's last counted match, side by
     side so that a candidate costs one cache line; ``touched`` int32 (m,);
     ``alpha_of`` int32 and ``alpha_at`` int64 (largest size + 1; ``alpha_at``
-    -1): α per partner size, cached for the current probe set.
+    -1): α per partner size, cached for the size of the current probe set (α
+    depends on the two sizes only, so consecutive probe sets of one size share
+    it; the scratch must not outlive one measure and threshold).
 
     Output: the pairs (x, y, overlap) are appended to ``out_x``, ``out_y``, ``out_a`` (int32, the same
     length) from position ``n_out`` on, so that consecutive calls fill one buffer and their pairs need no
@@ -206,8 +208,8 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
                     size_y = post_size[uk]
                     if size_y != last_size:
                         last_size = size_y
-                        if alpha_at[np.uint64(size_y)] != x:
-                            alpha_at[np.uint64(size_y)] = x
+                        if alpha_at[np.uint64(size_y)] != size_x:
+                            alpha_at[np.uint64(size_y)] = size_x
                             alpha_of[np.uint64(size_y)] = required_overlap(code, p, q, size_x, size_y)
                         alpha = alpha_of[np.uint64(size_y)]
                         # A first common token lies in x's first |x| - α + 1; α grows with |y| along the list.

@@ -151,9 +151,13 @@ def join_plan(measure: Measure, threshold: Threshold, sizes: np.ndarray):
     """
     m = len(sizes)
     if measure.symmetric:
-        index_len = per_size(lambda s: measure.index_prefix(threshold, s), sizes)
-        probe_len = per_size(lambda s: measure.probe_prefix(threshold, s), sizes)
-        smallest = per_size(lambda s: measure.partner_sizes(threshold, s)[0], sizes)
+        arrays = measure.prefix_arrays(threshold, sizes)
+        if arrays is not None:
+            index_len, probe_len, smallest = arrays
+        else:
+            index_len = per_size(lambda s: measure.index_prefix(threshold, s), sizes)
+            probe_len = per_size(lambda s: measure.probe_prefix(threshold, s), sizes)
+            smallest = per_size(lambda s: measure.partner_sizes(threshold, s)[0], sizes)
         win_lo = np.zeros(m, np.int64)
         if m:  # one search per run of equal sizes (a run shares its smallest partner size)
             starts, lengths = _runs(smallest)
@@ -162,6 +166,35 @@ def join_plan(measure: Measure, threshold: Threshold, sizes: np.ndarray):
     either = MEASURES["containment_either"]
     probe_len = per_size(lambda s: either.index_prefix(threshold, s), sizes)
     return either, sizes.astype(np.int64), probe_len, np.arange(1, m + 1, dtype=np.int64), np.full(m, m, np.int64)
+
+
+def without_lone_sets(measure: Measure, threshold: Threshold, sizes: np.ndarray, index_len: np.ndarray,
+                      probe_len: np.ndarray, win_lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``index_len`` and ``probe_len`` of a symmetric join, zero for sets that cannot have a partner among
+    distinct sets sorted by size.
+
+    A set of size s probes the sets of sizes ``[lo(s), s]`` (the size bound); when ``lo(s) = s`` and ``α(s, s)
+    = s`` only a set identical to it would do, and the sets are distinct: it probes nothing (at t = 0.9 every
+    set of fewer than 10 tokens). A set is indexed only if it is such a partner: of a size some larger size
+    present admits, or of one whose sets may pair among themselves.
+    """
+    if not len(sizes):
+        return index_len, probe_len
+    starts = _runs(sizes)[0]
+    distinct = sizes[starts]
+    # The smallest partner size of each distinct size present: where its window starts.
+    lo = np.where(win_lo[starts] < starts, sizes[win_lo[starts].clip(max=len(sizes) - 1)], distinct)
+    # The smallest partner size admitted by any larger size present (min over the later sizes).
+    later_lo = np.append(np.minimum.accumulate(lo[::-1])[::-1][1:], np.iinfo(np.int64).max)
+    # Whether two distinct sets of one size may pair: asked only where no other size would do.
+    pairs_within = np.ones(len(distinct), np.bool_)
+    ask = np.flatnonzero((lo >= distinct) | (later_lo > distinct))
+    pairs_within[ask] = [measure.required_overlap(threshold, int(s), int(s)) < s for s in distinct[ask]]
+    lone = ~pairs_within & (lo >= distinct)
+    kept = pairs_within | (later_lo <= distinct)
+    lengths = np.diff(np.append(starts, len(sizes)))
+    return (np.where(np.repeat(kept, lengths), index_len, 0),
+            np.where(np.repeat(lone, lengths), 0, probe_len))
 
 
 def _columns(parts: list) -> list[np.ndarray]:
@@ -269,6 +302,8 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     m = len(indptr) - 1
     sizes = np.diff(indptr)
     row, index_len, probe_len, win_lo, win_hi = join_plan(measure, threshold, sizes)
+    if measure.symmetric:
+        index_len, probe_len = without_lone_sets(measure, threshold, sizes, index_len, probe_len, win_lo)
     if index_limit is not None:
         index_len = np.minimum(index_len, index_limit)
     if probe_limit is not None:
@@ -277,10 +312,13 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     n_classes = compat.shape[0]
     list_ptr, post_set, post_pos, post_size = build_index(indptr, tokens, num_tokens, index_len, set_class,
                                                           n_classes)
-    # The bitmap bound prunes nothing where signatures are full: left out (all zero: a bound of |x| + |y|).
-    bits = bitmaps(indptr, tokens) if bitmaps_prune(sizes) else np.zeros(m, np.uint64)
     cost = probe_cost(indptr, tokens, list_ptr, probe_len, set_class, compat, n_classes)
     total_cost = int(cost.sum())
+    # The bitmap bound prunes nothing where signatures are full, and cannot repay a pass over every token
+    # where the probe reads fewer posting entries than there are tokens (the candidates are fewer still:
+    # Kosarak at t = 0.9): left out there (all zero: a bound of |x| + |y|).
+    prune = total_cost >= len(tokens) and bitmaps_prune(sizes)
+    bits = bitmaps(indptr, tokens) if prune else np.zeros(m, np.uint64)
     n_tasks = task_count(total_cost, m, jobs)
     if block_pairs is not None:
         n_tasks = max(n_tasks, min(m, -(-total_cost // max(block_pairs // (4 * jobs), MIN_TASK_COST))))
@@ -298,7 +336,7 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
             local.state = np.zeros((m, 4), np.int32)
             local.touched = np.empty(m, np.int32)
             local.alpha_of = np.empty(largest + 1, np.int32)
-            local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sets: never stale
+            local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sizes (this join's α only)
         ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits,
                                                probe_len, win_lo, win_hi, set_class, compat, n_classes, row.code,
                                                p, q, lo, hi, local.state, local.touched, local.alpha_of,

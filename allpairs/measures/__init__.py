@@ -194,6 +194,8 @@ class Measure:
     symmetric: bool = True
     #: True for overlap: the threshold is a whole number of common tokens.
     integer_threshold: bool = False
+    #: True where the prefixes multiply a size by p² or q² (cosine), bounding :meth:`prefix_arrays`.
+    squares: bool = False
     formula: str = ""
 
     def similarity(self, overlap: int, size_x: int, size_y: int):
@@ -250,6 +252,26 @@ class Measure:
             return 0
         return max(0, min(size, size - self._min_alpha_larger(t, size, side) + 1))
 
+    def prefix_arrays(self, t: Threshold, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """:meth:`index_prefix`, :meth:`probe_prefix` and the smallest of :meth:`partner_sizes` (side
+        "left") of each of ``sizes`` (int64 >= 0) as int64 arrays, by the same formulas on numpy's int64,
+        for a symmetric measure; None where a product of them could leave 62 bits (then ask per size).
+
+        One pass over an array instead of three Python calls per distinct size: on the 283 sizes of
+        Kosarak's distinct sets those calls took 0.45 ms, more than a tenth of the join at t = 0.9.
+        """
+        if not self.symmetric or not len(sizes):
+            return None
+        # Every product below is a size times a threshold term: at most 2·max(p, q), squared for cosine.
+        term = 2 * max(t.p, t.q)
+        if (term * term if self.squares else term) * max(int(sizes.max()), 1) >= 2**62:
+            return None
+        s = np.asarray(sizes, np.int64)
+        lo = np.broadcast_to(np.asarray(self._window(t, s, "left")[0], np.int64), s.shape)
+        probe = np.clip(s - self._min_alpha(t, s, "left") + 1, 0, s)
+        index = np.clip(s - self._min_alpha_larger(t, s, "left") + 1, 0, s)
+        return index.astype(np.int64), probe.astype(np.int64), lo.astype(np.int64)
+
     def __repr__(self) -> str:
         return f"<measure {self.name}: {self.formula}>"
 
@@ -299,6 +321,7 @@ class Cosine(Measure):
     """
 
     name, code, formula = "cosine", 1, "|x∩y| / √(|x|·|y|)"
+    squares = True
 
     def similarity(self, overlap, size_x, size_y):
         return overlap / math.sqrt(size_x * size_y) if size_x and size_y else 0.0

@@ -24,7 +24,8 @@ Each round decides at least the earliest undecided document of each
 component; once the pairs still undecided fit in one task (``max_component``),
 that task finishes them by the rule, the documents kept so far given as kept.
 Last, each document removed in a round is charged to its best kept partner
-(a task per group of removed documents: every kept partner is final by then).
+(a task per group of removed documents, once the last task has run: a partner
+may be kept in a later round than the one that removed the document).
 """
 from __future__ import annotations
 
@@ -209,11 +210,15 @@ def _decide_giant(edges, code: int, max_component: int, parts: int):
     # The rest in one task: its kept partners given as kept, the rule decides the others.
     with_status = rest.join(status.select(F.col("ord").alias("l_ord"), F.col("status").alias("l_status")),
                             "l_ord", "left")
-    kept_ords = status.where(F.col("status") == KEPT).select("ord")
-    finish = with_status.repartition(1).select(*EDGE_COLUMNS, "l_status") \
-        .mapInArrow(lambda b: _finish_batches(b, code), REMOVED_SCHEMA)
-    # Documents removed in the rounds: charged to their best kept partner, a task per group of them.
+    finish = checkpoint(with_status.repartition(1).select(*EDGE_COLUMNS, "l_status")
+                        .mapInArrow(lambda b: _finish_batches(b, code), REMOVED_SCHEMA))
+    # Documents removed in the rounds: charged to their best kept partner, a task per group of them. A
+    # partner may have been kept after the document was removed (in a later round or in the last task):
+    # every document of these components not removed, in the rounds or in the last task, is kept.
     removed_rounds = status.where(F.col("status") == REMOVED).select(F.col("ord").alias("r_ord"))
+    removed_all = removed_rounds.select(F.col("r_ord").alias("ord")).unionByName(finish.select("ord"))
+    kept_ords = edges.select(F.col("l_ord").alias("ord")).unionByName(edges.select(F.col("r_ord").alias("ord"))) \
+        .distinct().join(removed_all, "ord", "left_anti")
     charged = edges.join(removed_rounds, "r_ord", "left_semi") \
         .join(kept_ords.select(F.col("ord").alias("l_ord")), "l_ord", "left_semi") \
         .withColumn("l_status", F.lit(KEPT).cast("byte")) \
