@@ -171,8 +171,8 @@ def report(name: str, wall: float, phases: dict, prof: dict, result, show_stages
         print("| stage | tasks | seconds | executor s | longest task | shuffle written | shuffle read | what |")
         print("|---:|---:|---:|---:|---:|---:|---:|---|")
         for s in stages:
-            print(f"| {s['stage']} | {s['tasks']} | {s['seconds']:.2f} | {s['executor_s']:.2f} | {s['longest_s']:.2f} | "
-                  f"{mib(s['shuffle_write'])} | {mib(s['shuffle_read'])} | {s['name']} |")
+            print(f"| {s['stage']} | {s['tasks']} | {s['seconds']:.2f} | {s['executor_s']:.2f} | "
+                  f"{s['longest_s']:.2f} | {mib(s['shuffle_write'])} | {mib(s['shuffle_read'])} | {s['name']} |")
     sys.stdout.flush()
 
 

@@ -991,3 +991,35 @@ def test_a_worker_s_error_names_flags_on_the_command_line_and_parameters_in_pyth
     assert isinstance(err, InputError)
     assert str(err) == "line 3 has no field 'key' (id_field='key')"
     assert message(err) == "line 3 has no field 'key' (--id-col key)"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-2**63, 2**63 - 1), max_size=300, unique=True),
+       st.lists(st.lists(st.integers(0, 400), max_size=30), max_size=40), st.randoms(use_true_random=False))
+def test_a_sets_keys_are_ranked_as_the_rank_table_says_whether_found_or_not(table_keys, rows, rnd):
+    import pyarrow as pa
+
+    from allpairs.engines.spark.arrow import csr, key_array
+    from allpairs.engines.spark.sets import _lookup_batches, rank_table
+
+    ranks = list(range(len(table_keys)))
+    rnd.shuffle(ranks)
+    rank_of = dict(zip(table_keys, ranks))
+    # Row keys drawn from the table (by index) and from outside it (other values).
+    pool = table_keys + [k * 7919 + 1 for k in range(400)]
+    sets = [sorted({pool[i % len(pool)] for i in row}) for row in rows]
+    indptr = np.concatenate([[0], np.cumsum([len(r) for r in sets])]).astype(np.int64)
+    keys = np.array([k for r in sets for k in r], np.int64)
+    column = key_array(indptr, keys)
+    assert [list(map(int, csr(column)[1][a:b])) for a, b in zip(indptr[:-1], indptr[1:])] == sets
+
+    class Broadcast:
+        value = rank_table(np.array(table_keys, np.int64), np.array(ranks, np.int32))
+
+    batch = pa.RecordBatch.from_arrays([pa.array(range(len(sets)), pa.int64()),
+                                        pa.array([len(r) for r in sets], pa.int32()), column],
+                                       names=["set", "size", "keys"])
+    got = [b for b in _lookup_batches([batch], Broadcast)]
+    want = [sorted(rank_of[k] for k in r if k in rank_of) for r in sets]
+    assert sum((b.column("ranks").to_pylist() for b in got), []) == want
+    assert sum((b.column("n_single").to_pylist() for b in got), []) == [len(r) - len(w) for r, w in zip(sets, want)]
