@@ -239,8 +239,6 @@ def _finish_batches(batches, code: int):
     yield _decide_table(table, code, kept)
 
 
-
-
 #: The prefix of the columns :func:`dedup` adds to the input's rows (dropped from what it returns).
 P = "__allpairs_"
 #: The column that numbers the input's rows (Spark's row order).
