@@ -828,17 +828,18 @@ def _free_port() -> int:
 
 @contextmanager
 def standalone_cluster(tmp_path):
-    """A Spark standalone master and one worker (2 cores) on 127.0.0.1, each its own JVM, as on real
-    machines; yields the master URL once the master is elected, with the worker starting (a driver
-    started meanwhile waits for it), and a function that waits for the worker's registration; stops
-    both afterwards."""
+    """A Spark standalone master and one worker on 127.0.0.1, each its own JVM, as on real machines;
+    yields the master URL once the master is elected, with the worker starting (a driver started
+    meanwhile waits for it), and a function that waits for the worker's registration; stops both
+    afterwards. The worker offers 4 cores and 1.5 GiB: two drivers asking for 2 cores and 512 MiB each
+    (``spark.cores.max``) get their executors at once, side by side."""
     import os
     import time
 
     import pyspark
 
     spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
-    # Lean: the daemons' heaps 256 MiB, the worker offers 1 GiB (the driver asks 512 MiB per executor).
+    # Lean: the daemons' heaps 256 MiB, the worker offers 1.5 GiB (a driver asks 512 MiB per executor).
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", SPARK_WORKER_DIR=str(tmp_path / "work"),
                SPARK_LOG_DIR=str(tmp_path / "logs"), SPARK_NO_DAEMONIZE="1", SPARK_DAEMON_MEMORY="256m")
     port = _free_port()
@@ -864,7 +865,7 @@ def standalone_cluster(tmp_path):
         # The worker only once the master listens: a worker that misses it retries 5-15 s later.
         wait("master", master, "I have been elected leader")
         worker = start("worker", ["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores",
-                                  "2", "--memory", "1g", "--webui-port", str(_free_port())])
+                                  "4", "--memory", "1536m", "--webui-port", str(_free_port())])
         yield url, lambda: wait("worker", worker, "Successfully registered with master")
     finally:
         for proc in reversed(started):
@@ -876,31 +877,40 @@ def standalone_cluster(tmp_path):
                 proc.wait(30)
 
 
-def test_a_standalone_cluster_gives_the_local_engines_count_and_q_leaves_stderr_empty(tmp_path):
-    # A master and a worker in JVMs of their own, the driver in a third process (one SparkContext per
-    # process: the session of the other tests is local[2]); -q keeps every JVM log line off stderr.
-    import os
-
+def test_a_standalone_cluster_runs_join_and_dedup_as_the_local_engine_and_q_leaves_stderr_empty(tmp_path):
+    # A master and a worker in JVMs of their own, and two drivers side by side in processes of their own
+    # (one SparkContext per process: the session of the other tests is local[2]), each an application of
+    # 2 cores: a join and a dedup give the local engine's counts; -q keeps every JVM log line off stderr.
     if find_java() is None:
         pytest.skip("no Java runtime (JAVA_HOME or java on PATH)")
-    args = ["-t", "0.5", "-s", "word:1", str(TINY), "--count"]
-    local = cli("join", *args)
+    from test_spark_dedup import lines_file
+
+    path = lines_file(tmp_path, n=120, seed=2)
+    commands = {"join": ["join", "-t", "0.5", "-s", "word:1", str(TINY), "--count"],
+                "dedup": ["dedup", "-t", "0.6", "-s", "word:1", "--lines", str(path), "--count"]}
+    local = {what: subprocess.run([sys.executable, "-m", "allpairs", *args, "-q"], capture_output=True, text=True)
+             for what, args in commands.items()}
+    submit = (f"--conf spark.executor.memory=512m --conf spark.cores.max=2 --conf spark.executorEnv.PYTHONPATH={REPO} "
+              "--driver-memory 512m pyspark-shell")
     with standalone_cluster(tmp_path) as (url, worker_registered):
-        # The driver starts its JVM while the worker starts its own; its jobs wait for the worker.
-        driver = subprocess.Popen(
-            [sys.executable, "-m", "allpairs", "join", "--engine", "spark", "--master", url, "-q", *args],
+        # The drivers start their JVMs while the worker starts its own; their jobs wait for the worker.
+        drivers = {what: subprocess.Popen(
+            [sys.executable, "-m", "allpairs", *args[:1], "--engine", "spark", "--master", url, "-q", *args[1:]],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
-                     PYSPARK_SUBMIT_ARGS="--conf spark.executor.memory=512m --driver-memory 512m pyspark-shell"))
+            env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable, PYSPARK_SUBMIT_ARGS=submit))
+            for what, args in commands.items()}
         try:
             worker_registered()
-            stdout, stderr = driver.communicate(timeout=300)
+            got = {what: driver.communicate(timeout=600) for what, driver in drivers.items()}
         finally:
-            if driver.poll() is None:
-                driver.kill()
-                driver.wait(30)
-    assert driver.returncode == 0 and stderr == "", stderr[-3000:]
-    assert stdout == local.stdout and int(stdout) == 10
+            for driver in drivers.values():
+                if driver.poll() is None:
+                    driver.kill()
+                    driver.wait(30)
+    for what, (stdout, stderr) in got.items():
+        assert drivers[what].returncode == 0 and stderr == "", (what, stderr[-3000:])
+        assert stdout == local[what].stdout and int(stdout) > 0, what
+    assert int(got["join"][0]) == 10
 
 
 def test_a_local_session_shuffles_into_four_partitions_per_core_not_200(spark):

@@ -345,39 +345,6 @@ def test_the_public_names_give_rs_containment_pairs_and_a_join_writes_one_file(s
     pairs.unpersist()
 
 
-def test_a_standalone_cluster_runs_dedup_as_the_local_engine_does(tmp_path):
-    # A master and a worker in JVMs of their own, the driver a third process (one SparkContext per process).
-    import os
-    import subprocess
-    import sys
-
-    from allpairs.engines.spark.session import find_java
-    from test_spark import standalone_cluster
-
-    if find_java() is None:
-        pytest.skip("no Java runtime (JAVA_HOME or java on PATH)")
-    path = lines_file(tmp_path, n=120, seed=2)
-    local = subprocess.run([sys.executable, "-m", "allpairs", "dedup", "-t", "0.6", "--lines", str(path), "--count",
-                            "-s", "word:1", "-q"], capture_output=True, text=True)
-    with standalone_cluster(tmp_path) as (url, worker_registered):
-        driver = subprocess.Popen(
-            [sys.executable, "-m", "allpairs", "dedup", "--engine", "spark", "--master", url, "-q", "-t", "0.6",
-             "-s", "word:1", "--lines", str(path), "--count"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
-                     PYSPARK_SUBMIT_ARGS=f"--conf spark.executor.memory=512m --conf spark.executorEnv.PYTHONPATH="
-                                         f"{Path(__file__).resolve().parents[1]} --driver-memory 512m pyspark-shell"))
-        try:
-            worker_registered()
-            stdout, stderr = driver.communicate(timeout=900)
-        finally:
-            if driver.poll() is None:
-                driver.kill()
-                driver.wait(30)
-    assert driver.returncode == 0 and stderr == "", stderr[-3000:]
-    assert stdout == local.stdout and int(stdout) > 0
-
-
 def test_join_clusters_engine_spark_writes_the_local_engines_cluster_table(spark, tmp_path):
     import pyarrow.parquet as pq
     from typer.testing import CliRunner
