@@ -170,6 +170,33 @@ class TextLines(_LineView):
         return self.lines.line(i)
 
 
+class ArrowTokenSets(_LazyView):
+    """Sets given as an Arrow column of token lists (``--parquet --tokens-col``), held as Arrow holds them.
+
+    :func:`allpairs.shingles.hash_sets` hashes the tokens straight from the
+    column's buffers; item ``i`` is row ``i``'s tokens as strings (``str()`` of
+    each), a null list empty and null tokens left out.
+
+    Attributes
+    ----------
+    column : pyarrow Array or ChunkedArray of lists
+    """
+
+    _what = "set"
+
+    def __init__(self, column) -> None:
+        self.column = column
+
+    def __len__(self) -> int:
+        return len(self.column)
+
+    def _item(self, i: int) -> list[str]:
+        return [str(t) for t in (self.column[i].as_py() or []) if t is not None]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} sets, {self.column.type})"
+
+
 class HashedSets(_LazyView):
     """Sets whose tokens were hashed while they were read (``--sets`` on the command line).
 

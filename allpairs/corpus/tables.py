@@ -30,7 +30,7 @@ from typing import Sequence
 from ..errors import InputError, UsageError, require_extra
 from .model import Corpus
 from .records import Records, fields_of
-from .linefile import MAX_LINE_BYTES, read_line_file
+from .linefile import MAX_LINE_BYTES, ArrowTokenSets, read_line_file
 
 #: The delimiter of each table kind, and the quote character it is read with by default (None: no quoting).
 DELIMITERS = {"csv": ",", "tsv": "\t"}
@@ -278,11 +278,12 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> 
         if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_fixed_size_binary(typ):
             raise InputError(f"{name}: column {names[k]!r} holds {column[k].type}, bytes with no text to carry: "
                              f"cast it to strings (CAST({names[k]} AS VARCHAR)) or leave it out")
-    values = {k: column[k].to_pylist() for k in wanted}
+    arrow_only = set(pick.texts) - {*pick.keep, pick.id} if tokens_col else set()  # token lists: below
+    values = {k: column[k].to_pylist() for k in wanted if k not in arrow_only}
     n = table.num_rows
     ids = [str(k + 1) for k in range(n)] if pick.id is None else values[pick.id]
     records = Records([names[k] for k in pick.keep], unit="row")
-    texts = [values[k] for k in pick.texts]
+    texts = [] if tokens_col else [values[k] for k in pick.texts]
     for r in range(n):
         doc_id = ids[r]
         if pick.id is not None:
@@ -298,7 +299,7 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> 
     corpus = records.corpus("parquet", notes)
     corpus.id_column = None if pick.id is None else names[pick.id]
     corpus.header = names if keep_all else None
-    if tokens_col:
+    if tokens_col:  # held as Arrow holds them and hashed from its buffers: no Python string per token
         corpus.texts = None
-        corpus.sets = [[str(t) for t in (row or []) if t is not None] for row in texts[0]]
+        corpus.sets = ArrowTokenSets(column[pick.texts[0]])
     return corpus

@@ -24,7 +24,7 @@ _EXPORTS = {
     "KEY_VERSION": "keys", "ShingleChoice": "keys", "ShingleSpec": "keys", "normalize_text": "keys",
     "shingle_for_texts": "keys", "token_key": "keys", "token_keys": "keys",
     "PARALLEL_MIN_CHARS": "pool",
-    "format_sets": "sets", "hash_set_pieces": "sets", "hash_sets": "sets",
+    "format_sets": "sets", "hash_set_pieces": "sets", "hash_sets": "sets", "token_list_keys": "sets",
     "shingle_texts": "texts",
 }
 
@@ -38,5 +38,5 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eag
     from .codetokens import language_for_path
     from .keys import KEY_VERSION, ShingleChoice, ShingleSpec, normalize_text, shingle_for_texts, token_key, token_keys
     from .pool import PARALLEL_MIN_CHARS
-    from .sets import format_sets, hash_set_pieces, hash_sets
+    from .sets import format_sets, hash_set_pieces, hash_sets, token_list_keys
     from .texts import shingle_texts

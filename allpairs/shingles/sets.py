@@ -12,9 +12,9 @@ import numpy as np
 
 from allpairs._kernels.jit import resolve_jobs
 from allpairs._kernels.csr import concat_rows, distinct_rows, distinct_sorted_rows
-from allpairs.corpus.linefile import HashedSets, TokenSets
+from allpairs.corpus.linefile import ArrowTokenSets, HashedSets, TokenSets
 from allpairs.shingles import _kernel as _k
-from allpairs.shingles._hash_kernel import xxh64_split
+from allpairs.shingles._hash_kernel import xxh64_spans, xxh64_split
 from allpairs.shingles.utf8 import NOT_SPACE, keys_of, offsets_of
 
 
@@ -27,10 +27,12 @@ def hash_sets(sets: Sequence[Iterable[str | int]], *, jobs: int | None = None,
 
     Parameters
     ----------
-    sets : sequence of iterables of str or int, or TokenSets
+    sets : sequence of iterables of str or int, or TokenSets, or ArrowTokenSets
         The sets; a :class:`~allpairs.corpus.linefile.TokenSets` (what
         :func:`allpairs.read_sets` gives) is split and hashed by a compiled
-        kernel straight from its UTF-8 buffer.
+        kernel straight from its UTF-8 buffer, an
+        :class:`~allpairs.corpus.linefile.ArrowTokenSets` (a Parquet column
+        of token lists) straight from Arrow's (:func:`token_list_keys`).
     jobs : int, optional
         With more than one (default: every core), string tokens are hashed on
         a second thread while the next block of them is joined and encoded.
@@ -51,6 +53,8 @@ def hash_sets(sets: Sequence[Iterable[str | int]], *, jobs: int | None = None,
         indptr, keys = sets.indptr, sets.keys
     elif isinstance(sets, TokenSets):
         indptr, keys = _k.token_keys(sets.lines.buffer(), sets.lines.starts, NOT_SPACE)
+    elif isinstance(sets, ArrowTokenSets) and (listed := token_list_keys(sets.column)) is not None:
+        indptr, keys = listed
     else:
         sets = [s if isinstance(s, (list, tuple)) else list(s) for s in sets]
         indptr = offsets_of(np.fromiter(map(len, sets), dtype=np.int64, count=len(sets)))
@@ -63,6 +67,41 @@ def hash_sets(sets: Sequence[Iterable[str | int]], *, jobs: int | None = None,
         # A token that is not a string, or one holding U+0000 (the separator): hash by lengths.
         keys = keys_of(list(map(str, itertools.chain.from_iterable(sets))))
     return distinct_rows(indptr, keys, resolve_jobs(jobs)) if sorted_rows else (indptr, keys)
+
+
+def token_list_keys(column) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`hash_sets` of an Arrow column of lists of strings or integers, straight from Arrow's
+    buffers, without a Python string per token (an integer's key is that of its decimal string, as
+    ``str()`` writes it); a null list is an empty set and a null token is left out. None for lists of
+    anything else (e.g. floats: ``str()`` of each, by :func:`hash_sets`, decides their keys).
+
+    ``column``: a ``pyarrow`` Array or ChunkedArray of type list or large_list.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if not (pa.types.is_list(column.type) or pa.types.is_large_list(column.type)):
+        return None
+    values = column.flatten()  # the values of the non-null lists, the array's slice taken into account
+    if pa.types.is_integer(values.type):
+        values = pc.cast(values, pa.string())
+    elif not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+        return None
+    lengths = column.value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    wide = pa.types.is_large_string(values.type)
+    offsets = np.frombuffer(values.buffers()[1], np.int64 if wide else np.int32)[
+        values.offset:values.offset + len(values) + 1].astype(np.int64)
+    data = values.buffers()[2]
+    keys = xxh64_spans(np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8), offsets,
+                       np.uint64(0))
+    if values.null_count:
+        valid = values.is_valid().to_numpy(zero_copy_only=False)
+        rows = np.repeat(np.arange(len(lengths)), lengths)
+        lengths = np.bincount(rows[valid], minlength=len(lengths)).astype(np.int64)
+        keys = keys[valid]
+    return offsets_of(lengths), keys
 
 
 #: Tokens joined and hashed per block by :func:`_split_keys`.

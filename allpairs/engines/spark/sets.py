@@ -27,12 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from ...shingles._hash_kernel import xxh64_spans
-from ...shingles import ShingleSpec, hash_sets, shingle_texts
+from ...shingles import ShingleSpec, hash_sets, shingle_texts, token_list_keys
 from ._kernel import lookup_ranks, sorted_segments
-from .arrow import csr, key_array, key_slices, list_array, list_indptr, numpy
+from .arrow import csr, key_array, key_slices, list_array, numpy
 
 #: Shared shingles up to this many are ranked on the driver and broadcast
 #: (about 12 bytes each: 48 MB at the default); more are ranked and joined in Spark.
@@ -43,30 +41,6 @@ def sorted_distinct(indptr: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, n
     """Each row's distinct keys sorted as uint64: (indptr int64, keys uint64)."""
     keys = np.ascontiguousarray(keys).view(np.uint64) if keys.dtype == np.int64 else keys.astype(np.uint64)
     return sorted_segments(np.ascontiguousarray(indptr, np.int64), keys)
-
-
-def token_list_keys(col) -> tuple[np.ndarray, np.ndarray] | None:
-    """:func:`allpairs.shingles.hash_sets` of an Arrow column of lists of strings or integers, straight
-    from Arrow's buffers (an integer's key is that of its decimal string, as ``str()`` writes it);
-    None for any other column, or one holding a null token (left to ``hash_sets``)."""
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    if not (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)):
-        return None
-    values = col.flatten()
-    if values.null_count:
-        return None
-    if pa.types.is_integer(values.type):
-        values = pc.cast(values, pa.string())
-    elif not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
-        return None
-    indptr = list_indptr(col)
-    wide = pa.types.is_large_string(values.type)
-    offsets = np.frombuffer(values.buffers()[1], np.int64 if wide else np.int32)[
-        values.offset:values.offset + len(values) + 1].astype(np.int64)
-    data = values.buffers()[2]
-    buf = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
-    return indptr, xxh64_spans(buf, offsets, np.uint64(0))
 
 
 def shingle_batches(batches, *, source: str, spec: ShingleSpec | None, normalize: bool, language: str | None,
