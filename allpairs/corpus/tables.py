@@ -29,7 +29,7 @@ from typing import Sequence
 
 from ..errors import InputError, UsageError, require_extra
 from .model import Corpus
-from .records import Records, fields_of
+from .records import Records, cell_text, fields_of
 from .linefile import MAX_LINE_BYTES, ArrowTokenSets, read_line_file
 
 #: The delimiter of each table kind, and the quote character it is read with by default (None: no quoting).
@@ -281,22 +281,21 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> 
     arrow_only = set(pick.texts) - {*pick.keep, pick.id} if tokens_col else set()  # token lists: below
     values = {k: column[k].to_pylist() for k in wanted if k not in arrow_only}
     n = table.num_rows
-    ids = [str(k + 1) for k in range(n)] if pick.id is None else values[pick.id]
-    records = Records([names[k] for k in pick.keep], unit="row")
     texts = [] if tokens_col else [values[k] for k in pick.texts]
-    for r in range(n):
-        doc_id = ids[r]
-        if pick.id is not None:
+    joined = [""] * n if tokens_col else [" ".join(t[r] or "" for t in texts) for r in range(n)]
+    notes = [f"ids are row numbers: {name} has no 'id' column (--id-col names one)"] if pick.id is None else []
+    if pick.id is None:  # row numbers: unique, nothing to check, no Python object per row but the id
+        corpus = Corpus(ids=[str(k + 1) for k in range(n)], texts=joined,
+                        columns={names[k]: [cell_text(v) for v in values[k]] for k in pick.keep},
+                        kind="parquet", notes=notes)
+    else:
+        records = Records([names[k] for k in pick.keep], unit="row")
+        for r, doc_id in enumerate(values[pick.id]):
             if doc_id is None:
                 raise InputError(f"{name}: row {r + 1:,}: the id is null")
             doc_id = doc_id if isinstance(doc_id, str) else str(int(doc_id))
-        if tokens_col:
-            text = ""
-        else:
-            text = " ".join(t[r] or "" for t in texts)
-        records.add(f"{name}: row {r + 1:,}", r + 1, doc_id, text, [values[k][r] for k in pick.keep])
-    notes = [f"ids are row numbers: {name} has no 'id' column (--id-col names one)"] if pick.id is None else []
-    corpus = records.corpus("parquet", notes)
+            records.add(f"{name}: row {r + 1:,}", r + 1, doc_id, joined[r], [values[k][r] for k in pick.keep])
+        corpus = records.corpus("parquet", notes)
     corpus.id_column = None if pick.id is None else names[pick.id]
     corpus.header = names if keep_all else None
     if tokens_col:  # held as Arrow holds them and hashed from its buffers: no Python string per token
