@@ -10,17 +10,11 @@ from __future__ import annotations
 
 import sys
 
-from . import compare, dedup, index, join, sets  # noqa: F401  (each module registers its command on the app)
 from .._kernels.jit import CompileClock, compile_clock
 from .._plural import count
 from ._app import app, err
 
 __all__ = ["app", "main"]
-
-# The command list of `allpairs --help` shows each command's first paragraph whole, never cut with "...".
-for _info in app.registered_commands:
-    if _info.short_help is None and _info.callback is not None and _info.callback.__doc__:
-        _info.short_help = " ".join(_info.callback.__doc__.strip().split("\n\n")[0].split())
 
 
 def _quiet(argv: list[str]) -> bool:
