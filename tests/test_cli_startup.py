@@ -29,6 +29,10 @@ NOT_FOR_A_PLAIN_JOIN = {
     "allpairs.corpus.records": "--jsonl",
     "allpairs.corpus.tables": "--csv / --tsv / --parquet",
     "allpairs.index": "the index commands and dedup",
+    "allpairs.cli.sets": "sets (each command's module is imported when it runs)",
+    "allpairs.cli.compare": "compare",
+    "allpairs.cli.index": "the index commands",
+    "allpairs.cli.dedup": "dedup",
     "allpairs.report": "compare",
     "allpairs.engines": "--spark",
     "allpairs.compat": "SetSimilaritySearch's interface",
@@ -39,6 +43,7 @@ NOT_FOR_A_PLAIN_JOIN = {
     "pyarrow": "--parquet",
     "pyspark": "--spark",
     "matplotlib": "compare's pictures",
+    "numpy.ma": "nothing (np.unique's first call imports it: allpairs._kernels.csr.block_edges instead)",
 }
 
 

@@ -67,6 +67,7 @@ def test_order_sets_agrees_with_the_oracle_however_the_keys_are_partitioned(sets
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(order, "partition_bits", lambda n: pbits)
         mp.setattr(order, "_COPY_PARTS", rounds)
+        mp.setattr(order, "_COPY_AT_LEAST", 0)
         o = order_sets(*csr(sets), jobs=jobs)
         one = order_sets(*csr(sets), jobs=1)
     expected = global_order(sets)

@@ -104,12 +104,18 @@ def distinct_sorted_rows(indptr, keys):
     return out_ptr, out[:o]
 
 
+def block_edges(first: int, inner: np.ndarray, last: int) -> np.ndarray:
+    """The edges of contiguous blocks, ``first``, ``inner`` and ``last`` sorted, each once (int64): what
+    ``np.unique`` gives, without its first call's import of numpy.ma (~20 M instructions a run)."""
+    edges = np.sort(np.concatenate(([first], inner, [last])).astype(np.int64))
+    return edges[np.concatenate(([True], edges[1:] != edges[:-1]))]
+
+
 def row_blocks(indptr: np.ndarray, parts: int) -> np.ndarray:
     """Cut rows into ``parts`` contiguous blocks of about equal cost (keys + one per row)."""
     n = indptr.shape[0] - 1
     cost = indptr + np.arange(n + 1, dtype=np.int64)
-    cuts = np.searchsorted(cost, np.linspace(0, cost[-1], parts + 1)[1:-1])
-    return np.unique(np.concatenate(([0], cuts, [n])))
+    return block_edges(0, np.searchsorted(cost, np.linspace(0, cost[-1], parts + 1)[1:-1]), n)
 
 
 def distinct_rows(indptr: np.ndarray, keys: np.ndarray, jobs: int) -> tuple[np.ndarray, np.ndarray]:

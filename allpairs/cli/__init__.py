@@ -5,22 +5,21 @@ status: 0, 1 (data or output error), 2 (usage error), 130 (Ctrl-C) and 128 + N
 for any other terminating signal N (no partial file left), 141 on a closed pipe.
 The program's entry point, which sets up signals before this package is
 imported, is :func:`allpairs.__main__.main`.
+
+A command's module is imported when the command runs (:class:`._app.Commands`).
+The command modules do without ``from __future__ import annotations``: typer
+evaluates each string annotation twice while it builds the command (some
+12 M instructions a run for ``join``'s options), a plain one not at all.
 """
 from __future__ import annotations
 
 import sys
 
-from . import compare, dedup, index, join, sets  # noqa: F401  (each module registers its command on the app)
 from .._kernels.jit import CompileClock, compile_clock
 from .._plural import count
 from ._app import app, err
 
 __all__ = ["app", "main"]
-
-# The command list of `allpairs --help` shows each command's first paragraph whole, never cut with "...".
-for _info in app.registered_commands:
-    if _info.short_help is None and _info.callback is not None and _info.callback.__doc__:
-        _info.short_help = " ".join(_info.callback.__doc__.strip().split("\n\n")[0].split())
 
 
 def _quiet(argv: list[str]) -> bool:

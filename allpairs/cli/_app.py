@@ -16,6 +16,7 @@ import importlib
 import re
 import sys
 import time
+from collections.abc import MutableMapping
 
 import typer
 from typer.core import TyperGroup
@@ -101,15 +102,66 @@ def _usage_line(e: Exception) -> str:
     return message[:1].lower() + message[1:]
 
 
-#: The commands in the order of the pipeline they run (the help lists them so).
+#: The commands in the order of the pipeline they run (the help lists them so), each defined by the module
+#: of its name in this package.
 PIPELINE = ("sets", "join", "compare", "index", "dedup")
+
+
+class Commands(MutableMapping):
+    """The group's commands by name, each made when it is first looked up: its module imported (which
+    registers the command on :data:`app`), then typer's click command built from that. A run imports the
+    command it runs and not the others' libraries (the report's, the index's); ``allpairs --help`` looks
+    every command up."""
+
+    def __init__(self) -> None:
+        self._made: dict = {}
+
+    def __getitem__(self, name: str):
+        if name not in self._made:
+            if name not in PIPELINE:
+                raise KeyError(name)
+            self._made[name] = _make_command(name)
+        return self._made[name]
+
+    def __setitem__(self, name: str, command) -> None:
+        self._made[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._made[name]
+
+    def __iter__(self):
+        return iter(dict.fromkeys([*PIPELINE, *self._made]))
+
+    def __len__(self) -> int:
+        return len(set(PIPELINE) | set(self._made))
+
+
+def _make_command(name: str):
+    """The click command (or group) ``name``: its module imported, built as typer builds a group's commands."""
+    importlib.import_module(f"{__package__}.{name}")
+    for info in app.registered_commands:
+        if info.name == name:
+            # The command list of `allpairs --help` shows the first paragraph whole, never cut with "...".
+            if info.short_help is None and info.callback is not None and info.callback.__doc__:
+                info.short_help = " ".join(info.callback.__doc__.strip().split("\n\n")[0].split())
+            return typer.main.get_command_from_info(info, pretty_exceptions_short=app.pretty_exceptions_short,
+                                                    rich_markup_mode=app.rich_markup_mode)
+    info = next(info for info in app.registered_groups if info.name == name)
+    return typer.main.get_group_from_info(info, pretty_exceptions_short=app.pretty_exceptions_short,
+                                          rich_markup_mode=app.rich_markup_mode,
+                                          suggest_commands=app.suggest_commands)
 
 
 class Group(TyperGroup):
     """The command group, with our own ending for every outcome: usage errors as one line
     (exit 2), library errors as one line (exit 1 or 2), Ctrl-C (130), a closed pipe (quiet,
     141), a full disk or other I/O error and exhausted memory (one line, exit 1).
-    Its commands are listed in pipeline order (:data:`PIPELINE`), not alphabetically."""
+    Its commands are listed in pipeline order (:data:`PIPELINE`), not alphabetically, and
+    made on first use (:class:`Commands`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.commands = Commands()  # typer built those already registered: made again, alike, when looked up
 
     def list_commands(self, ctx):
         return sorted(self.commands, key=lambda name: (PIPELINE + (name,)).index(name))

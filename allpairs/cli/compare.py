@@ -1,5 +1,4 @@
 """``allpairs compare``: the exact and the LSH join on the same sets, recall and cost side by side."""
-from __future__ import annotations
 
 import json
 from pathlib import Path

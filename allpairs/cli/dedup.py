@@ -1,5 +1,4 @@
 """``allpairs dedup``: streaming exact near-duplicate removal; the kept ids, or each removed one with its kept twin."""
-from __future__ import annotations
 
 from typing import List, Optional
 

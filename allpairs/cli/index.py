@@ -1,5 +1,4 @@
 """``allpairs index build|add|query``: a saved index, grown without rebuilding, queried at any higher threshold."""
-from __future__ import annotations
 
 from pathlib import Path
 from typing import List, Optional

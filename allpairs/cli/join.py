@@ -1,5 +1,4 @@
 """``allpairs join``: every pair of documents at or above a threshold, to stdout or a file."""
-from __future__ import annotations
 
 import os
 import time

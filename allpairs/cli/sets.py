@@ -1,5 +1,4 @@
 """``allpairs sets``: each document's shingle keys as one ``--sets`` line, for other tools on the same work."""
-from __future__ import annotations
 
 import os
 from typing import List, Optional

@@ -37,6 +37,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from .._kernels import malloc as _malloc
+from .._kernels.csr import block_edges
 from .._kernels.jit import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
 from ..verify import bitmaps_prune
@@ -73,7 +74,7 @@ def _cut(cost: np.ndarray, n_tasks: int) -> np.ndarray:
         return np.array([0, len(cost)], np.int64)
     goals = total[-1] * np.arange(1, n_tasks) / n_tasks
     inner = np.searchsorted(total, goals, side="left") + 1
-    return np.unique(np.concatenate([[0], inner, [len(cost)]]).astype(np.int64))
+    return block_edges(0, inner, len(cost))
 
 
 #: Tasks per thread at most: the probe costs are skewed, so many tasks balance the threads' loads.

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from allpairs._kernels.jit import resolve_jobs
-from allpairs._kernels.csr import concat_rows, distinct_rows, distinct_sorted_rows
+from allpairs._kernels.csr import block_edges, concat_rows, distinct_rows, distinct_sorted_rows
 from allpairs.corpus.linefile import ArrowTokenSets, HashedSets, TokenSets
 from allpairs.shingles import _kernel as _k
 from allpairs.shingles._hash_kernel import xxh64_spans, xxh64_split
@@ -119,8 +119,7 @@ def _split_keys(sets: list, indptr: np.ndarray, jobs: int,
     next is joined; at most two blocks' bytes are alive.
     """
     out = np.empty(int(indptr[-1]), np.uint64)
-    cuts = np.unique(np.concatenate(([0], np.searchsorted(indptr, np.arange(0, indptr[-1], _SPLIT_TOKENS), "right") - 1,
-                                     [len(sets)])))
+    cuts = block_edges(0, np.searchsorted(indptr, np.arange(0, indptr[-1], _SPLIT_TOKENS), "right") - 1, len(sets))
 
     def block(buf: np.ndarray, a: int, b: int):
         k0, k1 = int(indptr[a]), int(indptr[b])
