@@ -650,6 +650,18 @@ def test_a_directory_with_its_shingle_known_is_read_by_the_planning_pass_not_a_j
     assert len(jobs) <= JOBS_OF_A_DIRECTORY, f"{len(jobs)} Spark jobs, more than the {JOBS_OF_A_DIRECTORY} counted"
 
 
+def test_a_trees_files_are_dealt_into_tasks_of_about_equal_bytes():
+    from allpairs.engines.spark.files import balanced
+
+    sizes = [100, 1, 1, 1, 50, 50, 3, 2]
+    groups = balanced(sizes, 3)
+    # Each file once, in listing order within its task; the largest first to the task holding least.
+    assert sorted(k for g in groups for k in g) == list(range(len(sizes)))
+    assert all(g == sorted(g) for g in groups)
+    assert sorted(sum(sizes[k] for k in g) for g in groups) == [54, 54, 100]
+    assert balanced([5], 4) == [[0]]
+
+
 def test_skipped_files_counted_twice_in_one_partition_are_counted_once():
     from allpairs.engines.spark.files import SkipCounts, skipped_by_reason
 

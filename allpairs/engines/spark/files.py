@@ -48,28 +48,69 @@ def skipped_by_reason(counts: dict) -> dict:
     return out
 
 
+#: The decoded files' frame: (id, text, language, skip), a skipped file with a reason and no text.
+FILES_SCHEMA = "id string, text string, language string, skip string"
+
+
+def _files_batch(rows) -> pa.RecordBatch:
+    """A batch of FILES_SCHEMA of (id, text, language, skip) rows."""
+    ids, texts, langs, skipped = zip(*rows) if rows else ((), (), (), ())
+    return pa.RecordBatch.from_arrays([pa.array(ids, pa.string()), pa.array(texts, pa.string()),
+                                       pa.array(langs, pa.string()), pa.array(skipped, pa.string())],
+                                      names=["id", "text", "language", "skip"])
+
+
+def _count_skips(skips, counted: Counter) -> None:
+    """Give the :class:`SkipCounts` accumulator ``skips`` (if any) this partition's skipped files so far."""
+    if skips is not None:
+        from pyspark import TaskContext
+
+        skips.add({TaskContext.get().partitionId(): tuple(sorted(counted.items()))})
+
+
 def _file_batches(batches, root, skips=None):
-    """mapInArrow body: (id, text, language, skip) of each file; a skipped file has a reason and no text.
+    """mapInArrow body: (id, text, language, skip) of each file of binaryFile's (path, content) batches.
     ``skips``: a :class:`SkipCounts` accumulator, given the partition's skipped files by reason."""
     counted: Counter = Counter()
     for batch in batches:
-        ids, texts, langs, skipped = [], [], [], []
+        rows = []
         for path, data in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist()):
             rel = _relative(path, root)
             text, skip = decode_file(data)
-            ids.append(rel)
-            texts.append(text)
-            langs.append(language_for_path(rel))
-            skipped.append(skip)
+            rows.append((rel, text, language_for_path(rel), skip))
             if skip is not None:
                 counted[skip.split(" (")[0]] += 1
-        if skips is not None:
-            from pyspark import TaskContext
+        _count_skips(skips, counted)
+        yield _files_batch(rows)
 
-            skips.add({TaskContext.get().partitionId(): tuple(sorted(counted.items()))})
-        yield pa.RecordBatch.from_arrays([pa.array(ids, pa.string()), pa.array(texts, pa.string()),
-                                          pa.array(langs, pa.string()), pa.array(skipped, pa.string())],
-                                         names=["id", "text", "language", "skip"])
+
+#: Most bytes of files in one batch that :func:`_read_batches` yields (Arrow's string offsets are 32-bit).
+READ_BATCH_BYTES = 64 << 20
+
+
+def _read_batches(batches, groups, skips=None):
+    """mapInArrow body over the numbers of ``groups`` (lists of (local path, id, size)): (id, text, language,
+    skip) of each file of each group, read here (unreadable: skipped with the reason, as locally)."""
+    counted: Counter = Counter()
+    for batch in batches:
+        for g in batch.column("id").to_pylist():
+            rows, held = [], 0
+            for local, rel, size in groups[g]:
+                try:
+                    with open(local, "rb", buffering=0) as f:
+                        text, skip = decode_file(f.readall())
+                except OSError as e:
+                    text, skip = None, f"unreadable ({e.strerror})"
+                rows.append((rel, text, language_for_path(rel), skip))
+                if skip is not None:
+                    counted[skip.split(" (")[0]] += 1
+                held += size
+                if held >= READ_BATCH_BYTES:
+                    _count_skips(skips, counted)
+                    yield _files_batch(rows)
+                    rows, held = [], 0
+            _count_skips(skips, counted)
+            yield _files_batch(rows)
 
 
 def skip_counts(batches):
@@ -114,16 +155,24 @@ def _session_conf(spark, settings: dict):
                 spark.conf.set(key, value)
 
 
+#: A local tree of at most this many tasks and files is read by Python tasks of about equal bytes
+#: (:func:`read_directory`); a larger one, or one on another file system, by Spark's binaryFile.
+BALANCED_TASKS = 64
+BALANCED_FILES = 100_000
+
+
 def read_directory(spark, path, include, exclude, min_bytes, run, skips=None):
     """Files below ``path`` chosen as locally (globs on the relative path, --min-bytes), then decoded in tasks
     (``skips``: a :class:`SkipCounts` accumulator counting the skipped files). Returns (the frame, whether
     every chosen file has a program language by its name)."""
     root = root_path(path)
-    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path) and not path.startswith("file:"):
+    remote = re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path) and not path.startswith("file:")
+    if remote:
         # A remote filesystem: Spark lists it (files of zero bytes are not listed there).
         listing = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(path) \
             .select("path", "length").toArrow()
-        files = list(zip(listing.column("path").to_pylist(), listing.column("length").to_pylist()))
+        files = [(uri, size, _relative(uri, root), None)
+                 for uri, size in zip(listing.column("path").to_pylist(), listing.column("length").to_pylist())]
     else:
         if not os.path.isdir(root):
             raise UsageError(f"{path}: no such directory; read a file with --lines, --sets, --jsonl or --parquet")
@@ -132,33 +181,52 @@ def read_directory(spark, path, include, exclude, min_bytes, run, skips=None):
         unreadable = lambda r, why: run.skipped.update(unreadable=run.skipped.get("unreadable", 0) + 1)  # noqa: E731
         for rel, p in walk(Path(root), hidden=False, ignore=True, left_out=Counter(), on_error=unreadable):
             try:
-                files.append(("file://" + str(p), p.stat().st_size))
+                files.append(("file://" + str(p), p.stat().st_size, rel, str(p)))
             except OSError:
                 run.skipped["unreadable"] = run.skipped.get("unreadable", 0) + 1
-    chosen, dropped, chosen_bytes, code = [], 0, 0, True
-    for uri, size in files:
-        rel = _relative(uri, root)
+    chosen, dropped, code = [], 0, True
+    for uri, size, rel, local in files:
         if (include and not matches(rel, include)) or (exclude and matches(rel, exclude)):
             continue
         if size < min_bytes:
             dropped += 1
             continue
-        chosen.append(re.sub(r"([\\\[\]{}*?])", r"\\\1", uri))  # literal names, not Hadoop globs
-        chosen_bytes += size
+        chosen.append((uri, size, rel, local))
         code = code and language_for_path(rel) is not None
     run.documents = len(chosen)
     if dropped:
         run.notes.append(f"{dropped:,} files smaller than --min-bytes {min_bytes:,} dropped")
     if not chosen:
         raise InputError(f"the corpus is empty: no file under {path} was chosen")
+    # Two tasks per core, or one per 64 MiB.
+    tasks = max(2 * spark.sparkContext.defaultParallelism, -(-sum(f[1] for f in chosen) // (64 << 20)))
+    if not remote and tasks <= BALANCED_TASKS and len(chosen) <= BALANCED_FILES:
+        # Each task reads its files itself, tasks of about equal bytes: binaryFile packs files into tasks of
+        # up to 128 MiB, the largest first, 4 MiB counted per file, and those coalesced into a few were
+        # unequal (one of the Go tree's four tasks held 75% of its bytes: one core shingled alone); and
+        # the files' bytes do not go through the JVM to reach Python.
+        groups = [[(chosen[k][3], chosen[k][2], chosen[k][1]) for k in group] for group in balanced([f[1] for f in chosen], tasks)]
+        return spark.range(len(groups), numPartitions=len(groups)).mapInArrow(
+            lambda b: _read_batches(b, groups, skips), FILES_SCHEMA), code
+    uris = [re.sub(r"([\\\[\]{}*?])", r"\\\1", f[0]) for f in chosen]  # literal names, not Hadoop globs
     # The files are listed already: Spark only stats them, on the driver (above its threshold, by
     # default 32 paths, it would start a listing job of one task per file).
-    with _session_conf(spark, {"spark.sql.sources.parallelPartitionDiscovery.threshold": str(len(chosen) + 1)}):
-        files = spark.read.format("binaryFile").load(chosen)
-    # Spark counts 4 MiB per file when it packs files into tasks (one task per ~30 small sources);
-    # two tasks per core, or one per 64 MiB, cost far less in Python worker start-ups.
-    tasks = max(2 * spark.sparkContext.defaultParallelism, -(-chosen_bytes // (64 << 20)))
-    if files.rdd.getNumPartitions() > tasks:
-        files = files.coalesce(tasks)
-    return files.select("path", "content").mapInArrow(
-        lambda b: _file_batches(b, root, skips), "id string, text string, language string, skip string"), code
+    with _session_conf(spark, {"spark.sql.sources.parallelPartitionDiscovery.threshold": str(len(uris) + 1)}):
+        frame = spark.read.format("binaryFile").load(uris)
+    if frame.rdd.getNumPartitions() > tasks:
+        frame = frame.coalesce(tasks)
+    return frame.select("path", "content").mapInArrow(lambda b: _file_batches(b, root, skips), FILES_SCHEMA), code
+
+
+def balanced(sizes, groups: int) -> list[list[int]]:
+    """The indexes of ``sizes`` dealt into at most ``groups`` non-empty groups of about equal sums, each in
+    ascending order (the largest first to the group that holds least so far)."""
+    import heapq
+
+    heap = [(0, g) for g in range(min(groups, len(sizes)))]
+    out: list[list[int]] = [[] for _ in heap]
+    for k in sorted(range(len(sizes)), key=lambda k: -sizes[k]):
+        total, g = heapq.heappop(heap)
+        out[g].append(k)
+        heapq.heappush(heap, (total + sizes[k], g))
+    return [sorted(group) for group in out]
