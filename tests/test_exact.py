@@ -344,7 +344,7 @@ def test_john_passwords_against_zxcvbn_equal_brute_force_for_every_measure(measu
                                          for t in ("0.9", "0.8", "0.7", "9/10", "0.999999999")]
                          + [("overlap", "3"), ("overlap", "10")])
 def test_sets_only_an_identical_set_could_pair_are_skipped_without_losing_a_pair(measure, t):
-    # At t = 0.9 sets of fewer than 10 tokens have no partner but an identical set (without_lone_sets); their
+    # At t = 0.9 sets of fewer than 10 tokens have no partner but an identical set (join_plan's lone); their
     # copies, subsets one token shorter and supersets one token longer must still pair where they reach t.
     rng = np.random.default_rng(7)
     sets = []
@@ -357,13 +357,12 @@ def test_sets_only_an_identical_set_could_pair_are_skipped_without_losing_a_pair
 
 
 def test_lone_sets_probe_nothing_and_are_indexed_only_where_a_larger_size_admits_them():
-    from allpairs.exact.prefix import join_plan, without_lone_sets
+    from allpairs.exact.prefix import join_plan
     from allpairs.measures import get_measure
 
     m, t = get_measure("jaccard"), Threshold.parse("0.9")
     sizes = np.array([3, 3, 8, 9, 9, 10, 12, 20, 20], np.int64)
-    _, index_len, probe_len, win_lo, _ = join_plan(m, t, sizes)
-    index_len, probe_len = without_lone_sets(m, t, sizes, index_len, probe_len, win_lo)
+    _, index_len, probe_len, _, _ = join_plan(m, t, sizes, lone=True)
     # 3, 8, 9 and 12 (whose window, sizes 11 and 12, holds only 12) pair with nothing but copies; 10 probes
     # the 9s (α(10, 9) = 9) and is a partner of no larger size present; 20 pairs with 20 (α = 19).
     assert (probe_len > 0).tolist() == [False, False, False, False, False, True, False, True, True]
