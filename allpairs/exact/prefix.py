@@ -329,7 +329,7 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     # Sets with neither an indexed nor a probing prefix take no part: the kernels see the range of sets from
     # the first that has one to the last (on Kosarak at t = 0.9, 8,641 of 34,985 sets), numbered from its
     # start, and the pairs are numbered back.
-    active = np.flatnonzero((index_len > 0) | (probe_len > 0))
+    active = np.flatnonzero(index_len | probe_len)  # both >= 0
     first, last = (int(active[0]), int(active[-1]) + 1) if len(active) else (0, 0)
     if (first, last) != (0, m):
         indptr, set_class = indptr[first:last + 1], set_class[first:last]
@@ -345,7 +345,7 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     # The bitmap bound prunes nothing where signatures are full, and cannot repay a pass over every token
     # where the probe reads fewer posting entries than there are tokens (the candidates are fewer still:
     # Kosarak at t = 0.9): left out there (all zero: a bound of |x| + |y|).
-    prune = total_cost >= int(indptr[-1] - indptr[0]) and bitmaps_prune(sizes)
+    prune = total_cost >= int(indptr[-1] - indptr[0]) and bitmaps_prune(sizes, ordered=measure.symmetric)
     bits = bitmaps(indptr, tokens) if prune else np.zeros(n_sets, np.uint64)
     n_tasks = task_count(total_cost, n_sets, jobs)
     if block_pairs is not None:
@@ -360,7 +360,8 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
         """Task ``k`` appends its pairs to the buffers ``out`` from ``n_out`` on: (buffers, end, candidates)."""
         lo, hi = int(bounds[k]), int(bounds[k + 1])
         if not hasattr(local, "state"):
-            local.state = np.zeros((n_sets, 4), np.int32)
+            local.state = np.empty((n_sets, 4), np.int32)  # column 0 zero; the others written before read
+            local.state[:, 0] = 0
             local.touched = np.empty(n_sets, np.int32)
             local.alpha_of = np.empty(largest + 1, np.int32)
             local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sizes (this join's α only)
