@@ -344,7 +344,7 @@ def test_john_passwords_against_zxcvbn_equal_brute_force_for_every_measure(measu
                                          for t in ("0.9", "0.8", "0.7", "9/10", "0.999999999")]
                          + [("overlap", "3"), ("overlap", "10")])
 def test_sets_only_an_identical_set_could_pair_are_skipped_without_losing_a_pair(measure, t):
-    # At t = 0.9 sets of fewer than 10 tokens have no partner but an identical set (without_lone_sets); their
+    # At t = 0.9 sets of fewer than 10 tokens have no partner but an identical set (join_plan's lone); their
     # copies, subsets one token shorter and supersets one token longer must still pair where they reach t.
     rng = np.random.default_rng(7)
     sets = []
@@ -357,14 +357,47 @@ def test_sets_only_an_identical_set_could_pair_are_skipped_without_losing_a_pair
 
 
 def test_lone_sets_probe_nothing_and_are_indexed_only_where_a_larger_size_admits_them():
-    from allpairs.exact.prefix import join_plan, without_lone_sets
+    from allpairs.exact.prefix import join_plan
     from allpairs.measures import get_measure
 
     m, t = get_measure("jaccard"), Threshold.parse("0.9")
     sizes = np.array([3, 3, 8, 9, 9, 10, 12, 20, 20], np.int64)
-    _, index_len, probe_len, win_lo, _ = join_plan(m, t, sizes)
-    index_len, probe_len = without_lone_sets(m, t, sizes, index_len, probe_len, win_lo)
+    _, index_len, probe_len, _, _ = join_plan(m, t, sizes, lone=True)
     # 3, 8, 9 and 12 (whose window, sizes 11 and 12, holds only 12) pair with nothing but copies; 10 probes
     # the 9s (α(10, 9) = 9) and is a partner of no larger size present; 20 pairs with 20 (α = 19).
     assert (probe_len > 0).tolist() == [False, False, False, False, False, True, False, True, True]
     assert (index_len > 0).tolist() == [False, False, False, True, True, False, False, True, True]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["jaccard", "cosine", "dice", "overlap", "containment"]),
+       st.sampled_from(["1e-9", "0.5", "0.7", "0.9", "0.999999999", "999999999/1000000000", "3"]),
+       st.lists(st.integers(1, 60) | st.integers(1, 2**31 - 1), min_size=1, max_size=30), st.booleans())
+def test_join_plan_per_distinct_size_equals_the_bounds_of_each_set(measure, t, sizes, ordered):
+    # join_plan works each bound out once per distinct size and spreads it over the sets; sorted or not.
+    from allpairs.exact.prefix import join_plan
+
+    m = get_measure(measure)
+    t = str(max(1, int(Fraction(t)))) if measure == "overlap" else str(min(Fraction(t), 1))
+    th = parse_threshold(t, m)
+    sizes = np.array(sorted(sizes) if ordered else sizes, np.int64)
+    row, index_len, probe_len, win_lo, win_hi = join_plan(m, th, sizes)
+    if not m.symmetric:
+        assert index_len.tolist() == sizes.tolist()
+        assert probe_len.tolist() == [row.index_prefix(th, int(s)) for s in sizes]
+        return
+    assert index_len.tolist() == [m.index_prefix(th, int(s)) for s in sizes]
+    assert probe_len.tolist() == [m.probe_prefix(th, int(s)) for s in sizes]
+    assert win_hi.tolist() == list(range(len(sizes)))
+    if ordered:  # the window starts at the first set of the smallest partner size
+        assert win_lo.tolist() == [int(np.searchsorted(sizes, m.partner_sizes(th, int(s))[0])) for s in sizes]
+        _, kept_len, lone_len, _, _ = join_plan(m, th, sizes, lone=True)
+        assert ((kept_len == index_len) | (kept_len == 0)).all() and ((lone_len == probe_len) | (lone_len == 0)).all()
+
+
+@given(st.lists(st.integers(0, 300), min_size=0, max_size=50))
+def test_bitmaps_prune_reads_the_median_of_sorted_sizes_as_numpy_finds_it(sizes):
+    from allpairs.verify import bitmaps_prune
+
+    sizes = np.sort(np.array(sizes, np.int64))
+    assert bitmaps_prune(sizes, ordered=True) == bitmaps_prune(sizes)

@@ -40,26 +40,31 @@ def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes):
     n_lists = num_tokens * n_classes
     # One array (n_lists + 2) does for counts, offsets and fill cursors: list w is counted at w + 2,
     # summed in place, then filled at cursor w + 1, which ends where list w + 1 starts.
+    # Arrays are read at unsigned indexes (np.uint64): numba then emits no code for negative ones.
     ptr = np.zeros(n_lists + 2, np.int64)
     for s in range(m):
-        c = set_class[s]
+        c = np.int64(set_class[s]) + 2
+        start = indptr[s]
         for k in range(index_len[s]):
-            ptr[np.int64(tokens[indptr[s] + k]) * n_classes + c + 2] += 1
+            ptr[np.uint64(np.int64(tokens[np.uint64(start + k)]) * n_classes + c)] += 1
+    total = np.int64(0)
     for w in range(2, n_lists + 2):
-        ptr[w] += ptr[w - 1]
+        total += ptr[np.uint64(w)]
+        ptr[np.uint64(w)] = total
     post_set = np.empty(ptr[n_lists + 1], np.int32)
     post_pos = np.empty(ptr[n_lists + 1], np.int32)
     post_size = np.empty(ptr[n_lists + 1], np.int32)
     for s in range(m):
-        c = set_class[s]
-        size = indptr[s + 1] - indptr[s]
+        c = np.int64(set_class[s]) + 1
+        start = indptr[s]
+        size = indptr[s + 1] - start
         for k in range(index_len[s]):
-            w = np.int64(tokens[indptr[s] + k]) * n_classes + c + 1
-            e = ptr[w]
+            w = np.uint64(np.int64(tokens[np.uint64(start + k)]) * n_classes + c)
+            e = np.uint64(ptr[w])
             post_set[e] = s
             post_pos[e] = k
             post_size[e] = size
-            ptr[w] = e + 1
+            ptr[w] = e + np.uint64(1)
     list_ptr = ptr[: n_lists + 1]
     return list_ptr, post_set, post_pos, post_size
 
@@ -70,13 +75,19 @@ def probe_cost(indptr, tokens, list_ptr, probe_len, set_class, compat, n_classes
     m = indptr.shape[0] - 1
     cost = np.empty(m, np.int64)
     for x in range(m):
-        cx = set_class[x]
         c = probe_len[x]
-        for i in range(probe_len[x]):
-            w = np.int64(tokens[indptr[x] + i]) * n_classes
-            for cy in range(n_classes):
-                if compat[cx, cy]:
-                    c += list_ptr[w + cy + 1] - list_ptr[w + cy]
+        start = indptr[x]
+        if n_classes == 1:  # a self-join: one list per token (unsigned indexes: no code for negative ones)
+            for i in range(probe_len[x]):
+                w = np.uint64(tokens[np.uint64(start + i)])
+                c += list_ptr[w + np.uint64(1)] - list_ptr[w]
+        else:
+            cx = set_class[x]
+            for i in range(probe_len[x]):
+                w = np.int64(tokens[start + i]) * n_classes
+                for cy in range(n_classes):
+                    if compat[cx, cy]:
+                        c += list_ptr[w + cy + 1] - list_ptr[w + cy]
         cost[x] = c
     return cost
 

@@ -185,11 +185,11 @@ class Pairs:
         """How many document pairs the distinct-set pairs expand to, in closed form (one kernel pass over the
         pairs, :func:`_products`, so that counting millions of them needs no array as long as they)."""
         s = self.sets
-        group = np.diff(s.group_indptr).astype(np.int64)
         left, right = self.set_left, self.set_right
+        if self.mode == _k.UNORDERED and len(s.group_docs) == s.num_sets:
+            return len(left)  # every set one document: a pair of sets is one of documents
+        group = np.diff(s.group_indptr).astype(np.int64)
         if self.mode == _k.UNORDERED:
-            if len(s.group_docs) == s.num_sets:  # every set one document: a pair of sets is one of documents
-                return len(left)
             return int((self.group_ok * group * (group - 1) // 2).sum()) + _products(group, left, group, right)
         fwd = (self.set_directions & 1) > 0
         back = (self.set_directions & 2) > 0

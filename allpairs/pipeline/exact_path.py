@@ -142,5 +142,10 @@ def exact_pairs(sets: OrderedSets, t: Threshold, measure: Measure, *, n_left: in
 
 def group_ok_of(sets: OrderedSets, t: Threshold, measure: Measure) -> np.ndarray:
     """Whether identical documents of each distinct set are a pair: when the set reaches t with itself
-    (not, for overlap k, below k tokens)."""
-    return per_size(lambda s: int(measure.accept(t, s, s, s)), np.diff(sets.indptr)).astype(bool)
+    (not, for overlap k, below k tokens). Asked of the sets of two documents or more only: a set of one
+    has no such pair (False; a distinct corpus asks nothing)."""
+    ok = np.zeros(sets.num_sets, np.bool_)
+    many = np.flatnonzero(np.diff(sets.group_indptr) > 1)
+    if len(many):
+        ok[many] = per_size(lambda s: int(measure.accept(t, s, s, s)), sets.indptr[many + 1] - sets.indptr[many])
+    return ok

@@ -19,10 +19,16 @@ from ..measures import Measure, Threshold, get_measure, MEASURES
 BITMAP_MEDIAN_MAX = 128
 
 
-def bitmaps_prune(sizes: np.ndarray) -> bool:
+def bitmaps_prune(sizes: np.ndarray, ordered: bool = False) -> bool:
     """Whether the 64-bit signatures (:func:`allpairs.verify._kernel.bitmaps`) are worth making for sets of
-    these sizes: the exact join and the index decide by this one rule."""
-    return len(sizes) > 0 and float(np.median(sizes)) <= BITMAP_MEDIAN_MAX
+    these sizes: the exact join and the index decide by this one rule. ``ordered``: the sizes are sorted
+    (the exact join's), so their median is read, not searched for."""
+    if not len(sizes):
+        return False
+    if ordered:
+        n = len(sizes)
+        return (float(sizes[(n - 1) // 2]) + float(sizes[n // 2])) / 2 <= BITMAP_MEDIAN_MAX
+    return float(np.median(sizes)) <= BITMAP_MEDIAN_MAX
 
 
 def verify_candidates(indptr, tokens, x, y, threshold: Threshold, counted=None, last_i=None, last_j=None,

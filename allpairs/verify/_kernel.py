@@ -90,8 +90,8 @@ def bitmap(tokens, a, b):
     ``h`` is Fibonacci hashing of the token to 6 bits (Sandes et al. 2020).
     """
     out = np.uint64(0)
-    for k in range(a, b):
-        out |= np.uint64(1) << ((np.uint64(tokens[k]) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(58))
+    for k in range(a, b):  # an unsigned index: no code for a negative one
+        out |= np.uint64(1) << ((np.uint64(tokens[np.uint64(k)]) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(58))
     return out
 
 
