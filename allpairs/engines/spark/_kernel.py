@@ -17,8 +17,9 @@ from ...measures._kernel import required_overlap
 
 @kernel
 def group_tokens(r_ptr, ranks, key, div, n_single, task, group, groups, hot, span, n_live, n_other, index_len,
-                 probe_len, start, tokens):
-    """Write each row's tokens in its token group's order from ``tokens[start[row]]``; return its limits.
+                 probe_len, start, tokens, at):
+    """Write each row's tokens in its token group's order from ``tokens[start[row]]``, and beside each in ``at``
+    its position in the global order of the row's set; return the row's limits.
 
     A row's *live* ranks (``rank % groups == group[row]``, not in the sorted
     ``hot``) come first, as ``task[row] * span + key // div``; then its other
@@ -42,16 +43,18 @@ def group_tokens(r_ptr, ranks, key, div, n_single, task, group, groups, hot, spa
                 h = lower_bound(hot, 0, n_hot, w)
                 if (w % groups == group[r] and (h == n_hot or hot[h] != w)) != live:
                     continue
+                pos = n_single[r] + e - r_ptr[r]
+                at[k] = pos
                 if live:
                     tokens[k] = task[r] * span + key[e] // div
-                    at = n_single[r] + e - r_ptr[r]
-                    index_limit[r] += at < index_len[r]
-                    probe_limit[r] += at < probe_len[r]
+                    index_limit[r] += pos < index_len[r]
+                    probe_limit[r] += pos < probe_len[r]
                 else:
                     tokens[k] = n_live + key[e]
                 k += 1
-        for _ in range(n_single[r]):
+        for o in range(n_single[r]):
             tokens[k] = own
+            at[k] = o
             own += 1
             k += 1
     return index_limit, probe_limit
