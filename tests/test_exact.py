@@ -98,28 +98,55 @@ def test_pairs_whose_later_matches_lie_past_the_probe_prefix_are_verified_in_ful
         assert fast_pairs(sets, t) == all_pairs(sets, Fraction(t))
 
 
+@pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(corpus_and_threshold(), st.data())
-def test_limited_prefixes_return_exact_pairs_and_all_whose_first_common_token_lies_within_them(case, data):
-    # The Spark engine's token groups index and probe only within such limits.
+@given(corpus_and_threshold(), st.booleans(), st.data())
+def test_limited_prefixes_return_exact_pairs_and_all_whose_first_common_token_lies_within_them(case, moved, data):
+    # The Spark engine's token groups index and probe only within such limits, and (``moved``) read the
+    # bounds at each token's position in the global order (``at``): here a permutation of each set's
+    # positions, increasing along its first max(limits) tokens. A pair is then still found if no common
+    # token precedes its first one in that order either (its overlap within the positional bound there).
     sets, t = case
     indptr = np.zeros(len(sets) + 1, np.int64)
     indptr[1:] = np.cumsum([len(s) for s in sets])
     o = order_sets(indptr, np.array([tok for s in sets for tok in s], np.uint64))
     m = o.num_sets
+    sizes = np.diff(o.indptr).tolist()
     limits = st.lists(st.integers(0, 15), min_size=m, max_size=m).map(lambda v: np.array(v, np.int64))
     index_limit, probe_limit = data.draw(limits, label="index_limit"), data.draw(limits, label="probe_limit")
+    positions = [list(range(n)) for n in sizes]
+    for k, n in enumerate(sizes if moved else []):
+        head = min(n, max(index_limit[k], probe_limit[k]))
+        front = sorted(data.draw(st.permutations(range(n)), label=f"positions {k}")[:head])
+        positions[k] = front + data.draw(st.permutations(sorted(set(range(n)) - set(front))))
     found = prefix_join(o.indptr, o.tokens, o.num_tokens, Threshold.parse(t), index_limit=index_limit,
-                        probe_limit=probe_limit)
+                        probe_limit=probe_limit,
+                        at=np.array([p for ps in positions for p in ps], np.int32) if moved else None)
     got = {(int(a), int(b)): int(v) for a, b, v in zip(found.left, found.right, found.overlap)}
     distinct = [o.tokens[o.indptr[k]:o.indptr[k + 1]].tolist() for k in range(m)]
     truth = {(a, b): v for a, b, v, _, _ in all_pairs(distinct, t)}
     assert got.items() <= truth.items()
-    for a, b in truth:
+    for (a, b), overlap in truth.items():
         # a (earlier: smaller) is indexed, b probes; positions of their first common token.
         first = min(set(distinct[a]) & set(distinct[b]))
-        if distinct[a].index(first) < index_limit[a] and distinct[b].index(first) < probe_limit[b]:
+        i, j = distinct[a].index(first), distinct[b].index(first)
+        if i < index_limit[a] and j < probe_limit[b] and \
+                overlap <= 1 + min(sizes[a] - positions[a][i] - 1, sizes[b] - positions[b][j] - 1):
             assert (a, b) in got, (a, b)
+
+
+def test_the_bounds_read_the_positions_given_by_at():
+    # Sets of sizes 10 and 11 (α = 7 at t = 1/2, overlap 9), each indexing and probing its first token only,
+    # their first common one: a candidate, and a pair. At position 8 of both in ``at``'s order it is no
+    # first match that can reach α (8 > 11 - 7: the order would put 8 common tokens before it): none.
+    indptr = np.array([0, 10, 21], np.int64)
+    tokens = np.array(list(range(10)) + list(range(9)) + [20, 21], np.int32)
+    t, one = Threshold.parse("0.5"), np.ones(2, np.int64)
+    plain = prefix_join(indptr, tokens, 30, t, index_limit=one, probe_limit=one)
+    at = np.array([8, 0, 1, 2, 3, 4, 5, 6, 7, 9] + [8, 0, 1, 2, 3, 4, 5, 6, 7, 9, 10], np.int32)
+    late = prefix_join(indptr, tokens, 30, t, index_limit=one, probe_limit=one, at=at)
+    assert (plain.candidates, plain.overlap.tolist()) == (1, [9])
+    assert (late.candidates, late.overlap.tolist()) == (0, [])
 
 
 @pytest.mark.kernel_paths("compiled", "python")

@@ -25,13 +25,15 @@ from .._kernels.jit import kernel
 
 
 @kernel
-def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes):
+def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes, at):
     """Inverted index of each set's first ``index_len[s]`` tokens, one list per (token, class).
 
     List ``w * n_classes + c`` holds the sets of class ``c`` (a side of an R–S
     join; one class in a self-join) whose indexed prefix holds token ``w``.
     Returns CSR: ``list_ptr`` (int64, num_tokens * n_classes + 1), and per
-    posting the set, the token's position in it and the set's size (int32
+    posting the set, the token's position in it (``at[e]`` for the token at
+    ``e`` when ``at`` is not empty: its position in another order of the set,
+    :func:`probe_verify`) and the set's size (int32
     each: the probe reads a posting's size with it, not from ``indptr`` at a
     random place). Sets enter in order, so each list is sorted by set, hence
     by size.
@@ -62,7 +64,7 @@ def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes):
             w = np.uint64(np.int64(tokens[np.uint64(start + k)]) * n_classes + c)
             e = np.uint64(ptr[w])
             post_set[e] = s
-            post_pos[e] = k
+            post_pos[e] = at[indptr[s] + k] if at.shape[0] else k
             post_size[e] = size
             ptr[w] = e + np.uint64(1)
     list_ptr = ptr[: n_lists + 1]
@@ -145,9 +147,9 @@ def gallop(a, lo, hi, x):
 
 
 @kernel
-def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, probe_len, win_lo, win_hi, set_class,
-                 compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at, out_x, out_y, out_a,
-                 n_out):
+def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, at, probe_len, win_lo, win_hi,
+                 set_class, compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at, out_x, out_y,
+                 out_a, n_out):
     """Pairs that reach α among probe sets ``lo <= x < hi`` and the sets ``win_lo[x] <= y < win_hi[x]``.
 
     The window is the size bound (and which of each pair probes: the later set
@@ -169,6 +171,16 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
     later match of y (deeper still) are counted by verification, which resumes
     after the last match counted. Both bounds are worked out once per run of
     equal sizes in a list (sorted by size), not per posting.
+
+    ``at`` (int32, aligned with ``tokens``; empty: unused) gives each token's
+    position in another order of its set, increasing along the prefixes
+    probed and indexed (the index was built with it): both bounds then read
+    those positions. The Spark engine's token-group task puts a set's live
+    tokens first and passes their positions in the global order, where a pair
+    of its group has no common token before its first live match, so that the
+    bound holds there (:func:`allpairs.exact.prefix_join`'s ``at``). A
+    candidate's last counted match in y is then found again by its token (a
+    search of y) for verification to resume after.
 
     The entry point and its arguments are those of every caller (the
     pipeline's tasks, the Spark engine's and any block-by-block driver):
@@ -192,6 +204,7 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
     the last pair, and the number of candidates verified.
     """
     n_cand = 0
+    has_at = at.shape[0] > 0
     # In the loops over postings and candidates, arrays are read at unsigned indexes (np.uint64): numba then
     # emits no code for negative ones (two to four instructions a read).
     for x in range(lo, hi):
@@ -203,6 +216,7 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
         stop_set = win_hi[x]
         n_touched = 0
         for i in range(probe_len[x]):
+            gi = np.int64(at[xs + i]) if has_at else i
             for cy in range(n_classes):
                 if not compat[cx, cy]:
                     continue
@@ -224,7 +238,7 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
                             alpha_of[np.uint64(size_y)] = required_overlap(code, p, q, size_x, size_y)
                         alpha = alpha_of[np.uint64(size_y)]
                         # A first common token lies in x's first |x| - α + 1; α grows with |y| along the list.
-                        if i > size_x - alpha:
+                        if gi > size_x - alpha:
                             break
                         deepest = size_y - alpha
                     # Positional bound at a first match: α tokens from it on in y too. A later match this
@@ -263,8 +277,10 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
                 continue
             n_cand += 1
             ys = indptr[uy]
-            o = merge(tokens, xs + state[uy, 1] + 1, xe, tokens, ys + state[uy, 2] + 1, ys + size_y, np.int64(c),
-                      alpha)
+            yj = ys + state[uy, 2]
+            if has_at:  # y's last counted match is x's, found by its token
+                yj = lower_bound(tokens, ys, ys + size_y, tokens[xs + state[uy, 1]])
+            o = merge(tokens, xs + state[uy, 1] + 1, xe, tokens, yj + 1, ys + size_y, np.int64(c), alpha)
             if o >= alpha:
                 out_x[np.uint64(n_out)] = x
                 out_y[np.uint64(n_out)] = y

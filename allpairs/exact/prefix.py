@@ -44,6 +44,9 @@ from ..verify import bitmaps_prune
 from ..verify._kernel import bitmaps
 from ._kernel import build_index, probe_cost, probe_verify
 
+#: ``at`` of the kernels when a set's positions are its tokens' own.
+_NO_POSITIONS = np.empty(0, np.int32)
+
 #: Bits of :attr:`SetPairs.directions`.
 FORWARD, BACKWARD = 1, 2
 
@@ -234,7 +237,7 @@ def _columns(parts: list) -> list[np.ndarray]:
 def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, threshold: Threshold, *,
                 measure: str | Measure = "jaccard", sides: np.ndarray | None = None, jobs: int | None = None,
                 progress: Callable[[int, int], None] | None = None, index_limit: np.ndarray | None = None,
-                probe_limit: np.ndarray | None = None) -> SetPairs:
+                probe_limit: np.ndarray | None = None, at: np.ndarray | None = None) -> SetPairs:
     """All pairs of distinct sets that reach the threshold under the measure, exactly.
 
     Parameters
@@ -265,11 +268,20 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
         within them too, so the count that the positional bound and
         verification start from is exact. The Spark engine restricts each task
         to its own tokens this way (:mod:`allpairs.engines.spark.exact`).
+    at : int32 (len(tokens),), optional
+        Each token's position in another order of its set, increasing along
+        the tokens within the limits: the positional bound and the stop along
+        a posting list at a pair's first match read these positions. Every
+        pair returned is still exact; a pair that reaches the threshold is
+        still found if, besides the above, no common token precedes its first
+        one in that order either (its overlap is then at most ``1 + min(|x| -
+        a - 1, |y| - b - 1)`` for positions ``a``, ``b`` there). The Spark
+        engine's token-group tasks pass the global order's positions.
     """
     measure = get_measure(measure, tuple(MEASURES))
     jobs = resolve_jobs(jobs)
     blocks = list(_probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, progress, index_limit,
-                                probe_limit, None))
+                                probe_limit, None, at))
     return _set_pairs(*blocks[0], np.diff(indptr), threshold, measure.symmetric)
 
 
@@ -304,7 +316,7 @@ def _buffers(bound: int, room: int) -> list[np.ndarray]:
 
 
 def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, progress, index_limit, probe_limit,
-                  block_pairs):
+                  block_pairs, at=None):
     """The probe's tasks, run on threads; their pairs yielded in task order as blocks ``([left, right,
     overlap], candidates)``: a block ends once it holds ``block_pairs`` pairs or more (None: one block); at
     least one block, maybe empty.
@@ -339,8 +351,9 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
         win_hi = np.minimum(win_hi[first:last] - first, last - first)
     n_sets = last - first
     n_classes = compat.shape[0]
+    at = _NO_POSITIONS if at is None else at
     list_ptr, post_set, post_pos, post_size = build_index(indptr, tokens, num_tokens, index_len, set_class,
-                                                          n_classes)
+                                                          n_classes, at)
     cost = probe_cost(indptr, tokens, list_ptr, probe_len, set_class, compat, n_classes)
     total_cost = int(cost.sum())
     # The bitmap bound prunes nothing where signatures are full, and cannot repay a pass over every token
@@ -366,7 +379,7 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
             local.touched = np.empty(n_sets, np.int32)
             local.alpha_of = np.empty(largest + 1, np.int32)
             local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sizes (this join's α only)
-        ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits,
+        ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, at,
                                                probe_len, win_lo, win_hi, set_class, compat, n_classes, row.code,
                                                p, q, lo, hi, local.state, local.touched, local.alpha_of,
                                                local.alpha_at, *out, n_out)

@@ -17,8 +17,9 @@ from ...measures._kernel import required_overlap
 
 @kernel
 def group_tokens(r_ptr, ranks, key, div, n_single, task, group, groups, hot, span, n_live, n_other, index_len,
-                 probe_len, start, tokens):
-    """Write each row's tokens in its token group's order from ``tokens[start[row]]``; return its limits.
+                 probe_len, start, tokens, at):
+    """Write each row's tokens in its token group's order from ``tokens[start[row]]``, and beside each in ``at``
+    its position in the global order of the row's set; return the row's limits.
 
     A row's *live* ranks (``rank % groups == group[row]``, not in the sorted
     ``hot``) come first, as ``task[row] * span + key // div``; then its other
@@ -34,26 +35,41 @@ def group_tokens(r_ptr, ranks, key, div, n_single, task, group, groups, hot, spa
     probe_limit = np.zeros(n, np.int64)
     own = n_live + n_other
     n_hot = hot.shape[0]
+    longest = 0
     for r in range(n):
-        k = start[r]
-        for live in (True, False):
-            for e in range(r_ptr[r], r_ptr[r + 1]):
-                w = ranks[e]
+        longest = max(longest, r_ptr[r + 1] - r_ptr[r])
+    is_live = np.empty(longest, np.bool_)
+    for r in range(n):
+        lo = r_ptr[r]
+        # Each rank's group once (a division), then the live ranks placed first and the others after them.
+        n_row_live = 0
+        for e in range(lo, r_ptr[r + 1]):
+            w = ranks[e]
+            live = w % groups == group[r]
+            if live and n_hot:
                 h = lower_bound(hot, 0, n_hot, w)
-                if (w % groups == group[r] and (h == n_hot or hot[h] != w)) != live:
-                    continue
-                if live:
-                    tokens[k] = task[r] * span + key[e] // div
-                    at = n_single[r] + e - r_ptr[r]
-                    index_limit[r] += at < index_len[r]
-                    probe_limit[r] += at < probe_len[r]
-                else:
-                    tokens[k] = n_live + key[e]
-                k += 1
-        for _ in range(n_single[r]):
-            tokens[k] = own
+                live = h == n_hot or hot[h] != w
+            is_live[e - lo] = live
+            n_row_live += live
+        k_live = start[r]
+        k_other = k_live + n_row_live
+        for e in range(lo, r_ptr[r + 1]):
+            pos = n_single[r] + e - lo
+            if is_live[e - lo]:
+                tokens[k_live] = task[r] * span + key[e] // div
+                at[k_live] = pos
+                index_limit[r] += pos < index_len[r]
+                probe_limit[r] += pos < probe_len[r]
+                k_live += 1
+            else:
+                tokens[k_other] = n_live + key[e]
+                at[k_other] = pos
+                k_other += 1
+        for o in range(n_single[r]):
+            tokens[k_other] = own
+            at[k_other] = o
             own += 1
-            k += 1
+            k_other += 1
     return index_limit, probe_limit
 
 

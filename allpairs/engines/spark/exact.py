@@ -47,6 +47,20 @@ thus exact; those whose first shared token is in another group are dropped.
 The local join's work over all groups is then about one join of all sets,
 not one per group: each posting list is that of a token's own task.
 
+The bounds at a first match read global positions. In the task's order a
+live token sits nearer the front than in the global order (the other groups'
+tokens before it moved behind it), so the positional bound and the stop along
+a posting list, read there, would prune less than one global join. The join
+is given each token's position in the global order of its set (``at`` of
+:func:`allpairs.exact.prefix_join`; increasing along the live tokens) and
+reads those at a pair's first match instead: for a pair the task keeps, the
+first live match is at ``w``, its first shared token, and no common token
+precedes ``w`` in the global order either, so its overlap is at most ``1 +
+min(|x| - a - 1, |y| - b - 1)`` for ``w``'s global positions ``a``, ``b``
+(Xiao et al.'s bound, PPJoin); a pair pruned by it at a first live match
+that is not its first shared token is one this task drops anyway. The count
+of matches and verification stay in the task's order (exact, as above).
+
 Hot tokens. A token in the prefixes of more than ``max_group`` sets gets
 tasks of its own, split by set size. Its sizes, ascending, are cut into
 ranges of at most ``max_group`` sets; a single size with more sets than that
@@ -257,11 +271,12 @@ def _group_sets(task, group, r_ptr, ranks, size, n_single, hot, groups: int, t: 
     start = np.empty(n, np.int64)
     start[rows] = indptr[:-1]
     tokens = np.empty(int(indptr[-1]), np.int32)
+    at = np.empty(int(indptr[-1]), np.int32)
     _, index_len, probe_len, _, _ = join_plan(get_measure("jaccard"), t, size)
     index_limit, probe_limit = group_tokens(r_ptr, ranks, key, div, n_single, task, group, groups,
                                             np.asarray(hot, np.int64), span, n_live, n_other, index_len,
-                                            probe_len, start, tokens)
-    return rows, indptr, tokens, n_live, index_limit[rows], probe_limit[rows]
+                                            probe_len, start, tokens, at)
+    return rows, indptr, tokens, n_live, index_limit[rows], probe_limit[rows], at
 
 
 def _hot_sets(task, r_ptr, ranks, size, n_single):
@@ -304,10 +319,10 @@ def _join_block(table: pa.Table, t: Threshold, hot: np.ndarray, groups: int) -> 
         part_ptr = r_ptr[lo:hi + 1] - r_ptr[lo]
         part_ranks = ranks[r_ptr[lo]:r_ptr[hi]]
         if grouped:
-            rows, indptr, tokens, n_live, index_limit, probe_limit = _group_sets(
+            rows, indptr, tokens, n_live, index_limit, probe_limit, at = _group_sets(
                 task[lo:hi], -1 - g[lo:hi], part_ptr, part_ranks, size[lo:hi], n_single[lo:hi], hot, groups, t)
             pairs = prefix_join(indptr, tokens, n_live, t, jobs=1, index_limit=index_limit,
-                                probe_limit=probe_limit)
+                                probe_limit=probe_limit, at=at)
         else:
             rows, sets = _hot_sets(task[lo:hi], part_ptr, part_ranks, size[lo:hi], n_single[lo:hi])
             pairs = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=1)
