@@ -198,8 +198,10 @@ def read_directory(spark, path, include, exclude, min_bytes, run, skips=None):
         run.notes.append(f"{dropped:,} files smaller than --min-bytes {min_bytes:,} dropped")
     if not chosen:
         raise InputError(f"the corpus is empty: no file under {path} was chosen")
-    # Two tasks per core, or one per 64 MiB.
-    tasks = max(2 * spark.sparkContext.defaultParallelism, -(-sum(f[1] for f in chosen) // (64 << 20)))
+    # Two tasks per core, or one per 64 MiB; but no task for less than 1 MiB (the tiny corpus: one task,
+    # where four waited for the Python workers' start on two cores).
+    total = sum(f[1] for f in chosen)
+    tasks = max(1, min(2 * spark.sparkContext.defaultParallelism, -(-total // (1 << 20))), -(-total // (64 << 20)))
     if not remote and tasks <= BALANCED_TASKS and len(chosen) <= BALANCED_FILES:
         # Each task reads its files itself, tasks of about equal bytes: binaryFile packs files into tasks of
         # up to 128 MiB, the largest first, 4 MiB counted per file, and those coalesced into a few were
