@@ -129,7 +129,7 @@ def test_a_small_join_never_imports_numba():
                "from allpairs.__main__ import main\n"
                f"sys.argv = ['allpairs', 'join', '-t', '0.5', '-s', 'word:1', {str(TINY)!r}]\n"
                "try:\n    main()\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
-               "print('numba' in sys.modules, file=sys.stderr)")
+               "print('numba' in sys.modules, file=sys.stderr)", ALLPAIRS_KERNELS="auto")  # the default mode
     assert r.returncode == 0 and r.stderr.splitlines()[-1] == "False", r.stderr
     assert r.stdout == (TINY.parent / "golden-word1-t0.5.tsv").read_text(encoding="utf-8")
 
@@ -154,7 +154,8 @@ def test_a_compile_clock_counts_kernels_compiled_after_numba_is_imported_lazily(
             "    assert 'numba' not in sys.modules\n"
             "    fresh.add_one(41)\n"
             "print(clock.kernels, clock.seconds > 0)")
-    env = {"PYTHONPATH": str(tmp_path), "NUMBA_CACHE_DIR": str(tmp_path / "cache")}  # an empty cache: compiled
+    env = {"PYTHONPATH": str(tmp_path), "NUMBA_CACHE_DIR": str(tmp_path / "cache"),  # an empty cache: compiled
+           "ALLPAIRS_KERNELS": "auto"}  # the default mode, whatever the run's environment forces
     first, second = python(code, **env), python(code, **env)
     assert first.returncode == 0 and first.stdout.split() == ["1", "True"], first.stderr
     assert second.returncode == 0 and second.stdout.split() == ["0", "False"], second.stderr  # loaded
