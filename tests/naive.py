@@ -117,9 +117,10 @@ def char_shingles(text: str, n: int) -> set[str]:
 
 def dedup(sets, threshold, measure: str = "jaccard") -> list[tuple[int, int | None]]:
     """Online near-duplicate removal: (document, kept document it duplicates, or None if kept) for each
-    non-empty set in order. A document is kept unless a kept one reaches the threshold with it (the
-    document on the left: containment asks how much of it a kept one holds); it is charged to the most
-    similar kept document, the earliest among equals."""
+    set in order. A document is kept unless a kept one reaches the threshold with it (the document on the
+    left: containment asks how much of it a kept one holds); it is charged to the most similar kept
+    document, the earliest among equals. An empty set is kept (nothing reaches a threshold with it) and
+    reaches no later document."""
     value = {"jaccard": jaccard, "cosine": cosine_squared, "dice": dice, "containment": containment,
              "containment_min": containment_min, "overlap": overlap}[measure]
     sets = [set(s) for s in sets]
@@ -127,6 +128,7 @@ def dedup(sets, threshold, measure: str = "jaccard") -> list[tuple[int, int | No
     out = []
     for d, s in enumerate(sets):
         if not s:
+            out.append((d, None))
             continue
         best = None
         for k in kept:

@@ -145,10 +145,12 @@ def test_dedup_keeps_the_first_of_each_group(sets_file):
     assert r.exit_code == 0, r.stderr
     expected = naive.dedup(rows, 0.7)
     assert r.stdout.split() == ["id"] + [str(d + 1) for d, k in expected if k is None]
-    assert "4 kept, 2 removed at jaccard >= 0.7" in r.stderr and "skipped 1 document (" in r.stderr
+    # Line 5 is empty: kept (nothing reaches it), and said so, not skipped.
+    assert "5" in r.stdout.split() and "warning: skipped" not in r.stderr
+    assert "5 kept, 2 removed at jaccard >= 0.7" in r.stderr and "1 document with no token kept as it is" in r.stderr
     removed = run("dedup", "--sets", "-t", "0.7", "--removed", "-q", f)
     assert lines(removed.stdout) == [["2", "1", "0.750000"], ["4", "1", "1.000000"]]
-    assert run("dedup", "--sets", "-t", "0.7", "--count", "-q", f).stdout == "4\n"
+    assert run("dedup", "--sets", "-t", "0.7", "--count", "-q", f).stdout == "5\n"
     out = f.parent / "kept.txt"
     assert run("dedup", "--sets", "-t", "0.7", "-q", "-o", out, f).stdout == ""
     assert out.read_text() == r.stdout

@@ -66,6 +66,8 @@ class DedupResult(Summarised):
     #: (see :class:`~allpairs.corpus.Corpus`), so that the kept rows can be written back as they came.
     header: list | None = None
     id_column: str | None = None
+    #: The input's rows as they came (:attr:`~allpairs.corpus.Corpus.rows`), to write the kept ones back typed.
+    rows: object = None
 
     def _summary(self) -> tuple[str, tuple[str, ...], list[tuple], int]:
         """Counts, settings and the first removed documents, for repr and notebooks."""
@@ -150,9 +152,10 @@ def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, text:
     threshold : float, str or Fraction in (0, 1]
         A document is removed when a kept one has similarity >= threshold with it.
     measure, shingle, normalize, min_shingles
-        As for :meth:`SearchIndex.build`. Documents with no shingle (or fewer
-        than ``min_shingles``) are skipped: neither kept nor removed, counted
-        in the statistics.
+        As for :meth:`SearchIndex.build`. A document with no shingle (an empty
+        text, a line of punctuation) is kept: no document reaches the threshold
+        with it (the statistics' notes count them); one with fewer than
+        ``min_shingles`` shingles is dropped, as asked: neither kept nor removed.
     """
     if _is_dataframe(data):
         res = dedup(_texts_of(data, text), threshold, measure=measure, shingle=shingle, normalize=normalize,
@@ -170,6 +173,16 @@ def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, text:
         postings = build_postings(sets.indptr, sets.tokens, rule.index_prefix(sizes), sets.num_tokens,
                                   sets.num_tokens)
         kept, removed, duplicate_of, overlap = _dedup_in_blocks(sets, rule, sizes, postings, progress)
+    # A document with no shingle reaches no one, so it stays (a table comes back with every row it is not
+    # told to remove); the statistics say so instead of listing it as skipped.
+    empty = (sets.doc_set < 0) & (sets.doc_size == 0)
+    if empty.any():
+        kept |= empty
+        stats.skipped = [s for s in stats.skipped if s[1] != "no shingle"]
+        what = "token" if label == "tokens" else f"{label} shingle"
+        stats.notes.append(f"{count(int(empty.sum()), 'document')} with no {what} kept as "
+                           f"{'it is' if empty.sum() == 1 else 'they are'}: nothing reaches a threshold with an "
+                           "empty set")
     kept = np.flatnonzero(kept).astype(np.int32)
     sizes = np.diff(sets.indptr)
     stats.pairs = len(removed)
@@ -179,4 +192,4 @@ def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, text:
                        removed_size=sizes[sets.doc_set[removed]].astype(np.int32),
                        kept_size=sizes[sets.doc_set[duplicate_of]].astype(np.int32),
                        ids=list(corpus.ids), rule=rule, shingle=label, stats=stats, columns=corpus.columns,
-                       header=corpus.header, id_column=corpus.id_column)
+                       header=corpus.header, id_column=corpus.id_column, rows=corpus.rows)

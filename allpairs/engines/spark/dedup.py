@@ -285,8 +285,8 @@ def dedup(df, threshold, *, id_col: str = "id", text_col: str | None = None, tok
     all_rows : bool
         Return the removed rows too, with ``duplicate_of`` (the id of the kept
         row each duplicates: the most similar, the earliest among equals; null
-        for a kept row) and ``similarity`` (double). Rows with no shingle are
-        neither kept nor removed: they are left out either way.
+        for a kept row) and ``similarity`` (double). A row with no shingle is
+        kept (nothing reaches it); one below ``min_shingles`` is left out.
     max_component : int
         Components of more pairs are decided in rounds over Spark, not in one task.
     **options
@@ -341,9 +341,15 @@ def plan_dedup(df, threshold, *, id_col: str = "id", text_col: str | None = None
     kept_ids = members.select(F.col("ord").alias("dup_ord"), F.col("id").alias("duplicate_of"))
     charged = decided.removed.join(kept_ids, "dup_ord").select(
         "ord", "duplicate_of", "overlap", F.col("removed_size").alias("size_a"), F.col("kept_size").alias("size_b"))
-    status = checkpoint(members.join(charged, "ord", "left").select(
+    decided_rows = members.join(charged, "ord", "left").select(
         F.col("id").alias(P + "id"), F.col("ord").alias(P + "ord"), F.col("okey").alias(P + "okey"),
-        F.col("duplicate_of").alias(P + "duplicate_of"), similarity(measure).alias(P + "similarity")))
+        F.col("duplicate_of").alias(P + "duplicate_of"), similarity(measure).alias(P + "similarity"))
+    # A document with no shingle reaches no one: kept, as locally (one below min_shingles is dropped, as asked).
+    empty = planned.grouped.where(F.col("size") == 0).select(
+        F.col("id").alias(P + "id"), F.col("ord").alias(P + "ord"), F.col("okey").alias(P + "okey"),
+        F.lit(None).cast(decided_rows.schema[P + "duplicate_of"].dataType).alias(P + "duplicate_of"),
+        F.lit(None).cast("double").alias(P + "similarity"))
+    status = checkpoint(decided_rows.unionByName(empty))
     planned.unpersist()
     decided.removed.unpersist()
     rows = base.join(status, base[id_col] == status[P + "id"])
