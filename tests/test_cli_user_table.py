@@ -126,6 +126,73 @@ def test_dedup_of_json_lines_keeps_every_field_of_the_kept_records(tmp_path, pro
     assert got == [dict(zip(PRODUCTS[0], p)) for p in PRODUCTS[1:] if p[0] in KEPT]
 
 
+#: Records as users export them: integer ids, numbers, booleans, nulls, lists, a nested object, a field only
+#: some records have, and a row whose title is empty (kept: nothing reaches it). Row 2 relists row 1.
+TYPED = [
+    {"sku": 11, "title": "Fabe Wireless Charger for iPhone 12, Black", "price": 19.99, "stock": True,
+     "tags": ["usb-c", "qi"], "dims": {"w": 7.5, "h": 1.2}, "note": None},
+    {"sku": 12, "title": "fabe wireless charger for iphone 12 - black", "price": 18.5, "stock": False,
+     "tags": [], "dims": {"w": 7.5, "h": 1.2}, "note": "relist"},
+    {"sku": 13, "title": "", "price": 3, "stock": True, "tags": None, "dims": None, "note": None},
+    {"sku": 14, "title": "Mubo Leather Case for Pixel 8 Navy", "price": 24.0, "stock": True,
+     "tags": ["leather"], "dims": {"w": 8.1, "h": 16.2}, "note": "é ✓", "colour": "navy"},
+]
+TYPED_KEPT = [11, 13, 14]
+
+
+@pytest.fixture
+def typed_jsonl(tmp_path):
+    f = tmp_path / "typed.jsonl"
+    # Spacing as a user's exporter writes it (not json.dumps's): written back byte for byte.
+    f.write_text("".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in TYPED))
+    return f
+
+
+def test_dedup_of_json_lines_writes_the_kept_records_back_byte_for_byte(tmp_path, typed_jsonl):
+    r = run("dedup", "-t", "0.5", "--jsonl", "--text-col", "title", "--id-col", "sku", typed_jsonl,
+            "-o", tmp_path / "kept.jsonl")
+    assert r.exit_code == 0, r.stderr
+    lines = typed_jsonl.read_text().splitlines()
+    assert (tmp_path / "kept.jsonl").read_text().splitlines() == [lines[0], lines[2], lines[3]]
+    assert "1 document with no" in r.stderr and "kept as it is" in r.stderr and "warning: skipped" not in r.stderr
+
+
+def test_dedup_of_json_lines_to_parquet_keeps_types_and_every_field(tmp_path, typed_jsonl):
+    pq = pytest.importorskip("pyarrow.parquet")
+    r = run("dedup", "-t", "0.5", "--jsonl", "--text-col", "title", "--id-col", "sku", typed_jsonl, "-q",
+            "-o", tmp_path / "kept.parquet")
+    assert r.exit_code == 0, r.stderr
+    got = pq.read_table(tmp_path / "kept.parquet")
+    want = [t for t in TYPED if t["sku"] in TYPED_KEPT]
+    assert got.column_names == ["sku", "title", "price", "stock", "tags", "dims", "note", "colour"]
+    assert got.to_pylist() == [{**{k: None for k in got.column_names}, **t} for t in want]
+    # The CSV of the same records keeps the field only the last one has, empty before it.
+    r = run("dedup", "-t", "0.5", "--jsonl", "--text-col", "title", "--id-col", "sku", typed_jsonl, "-q",
+            "--format", "csv")
+    rows = list(csv.reader(io.StringIO(r.stdout)))
+    assert rows[0][-1] == "colour" and [row[-1] for row in rows[1:]] == ["", "", "navy"]
+
+
+def test_dedup_of_parquet_writes_the_kept_rows_with_their_schema(tmp_path, typed_jsonl):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    source = pa.Table.from_pylist([{k: t.get(k) for k in TYPED[-1]} for t in TYPED]) \
+        .append_column("day", pa.array([20000, 20001, 20002, 20003], pa.int32()).cast(pa.date32()))
+    pq.write_table(source, tmp_path / "typed.parquet")
+    r = run("dedup", "-t", "0.5", "--parquet", "--text-col", "title", "--id-col", "sku", tmp_path / "typed.parquet",
+            "-q", "-o", tmp_path / "kept.parquet")
+    assert r.exit_code == 0, r.stderr
+    got = pq.read_table(tmp_path / "kept.parquet")
+    assert got.schema == pq.read_schema(tmp_path / "typed.parquet")  # int64 ids, doubles, lists, structs, dates
+    assert got.to_pylist() == [row for row in source.to_pylist() if row["sku"] in TYPED_KEPT]
+    # To JSON Lines: an object a row, numbers as numbers, lists as arrays, nulls as null, dates as ISO 8601.
+    r = run("dedup", "-t", "0.5", "--parquet", "--text-col", "title", "--id-col", "sku", tmp_path / "typed.parquet",
+            "-q", "--format", "jsonl")
+    got = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [g["sku"] for g in got] == TYPED_KEPT and got[0]["price"] == 19.99 and got[0]["tags"] == ["usb-c", "qi"]
+    assert got[1]["tags"] is None and got[1]["day"] == "2024-10-06" and got[0]["dims"] == {"w": 7.5, "h": 1.2}
+
+
 def test_dedup_with_keep_col_stays_compact_and_removed_is_unchanged(products):
     r = run("dedup", "-t", "0.5", *TABLE, products, "--keep-col", "price", "-q")
     assert r.stdout.splitlines()[:2] == ["id\tprice", "A1\t19.99"]

@@ -81,7 +81,7 @@ def dedup_command(
                                right_columns=res.columns, header=not no_header)
                 elif res.header is not None:
                     write_records(out, res.header, res.id_column, res.ids, res.kept.tolist(), res.columns, fmt.value,
-                                  header=not no_header)
+                                  header=not no_header, rows=res.rows)
                 else:
                     write_ids(out, res.ids, res.kept.tolist(), fmt.value, columns=res.columns, header=not no_header)
         if not quiet:

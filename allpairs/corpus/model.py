@@ -65,6 +65,11 @@ class Corpus:
         back as it came.
     id_column : str or None
         Records: the column the ids came from (None: row or line numbers).
+    rows : list of str, pyarrow.Table or None
+        Records read with every column carried: the rows as they came, for
+        writing them back with their types: a JSON Lines file's record lines
+        (one per document), or a Parquet file's table (row ``d`` is document
+        ``d``); None for the other inputs.
     """
 
     ids: list[str]
@@ -83,6 +88,7 @@ class Corpus:
     sources: list[str] | None = None
     header: list[str] | None = None
     id_column: str | None = None
+    rows: object = None
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -9,6 +9,7 @@ import sys
 from typing import Sequence
 
 from ..errors import InputError
+from ..output.escape import json_default
 from .linefile import read_line_file
 from .model import Corpus
 
@@ -18,12 +19,6 @@ def fields_of(record: Sequence[str], most: int = 12) -> str:
     names = [str(k) for k in record]
     more = f", and {len(names) - most:,} more" if len(names) > most else ""
     return ", ".join(names[:most]) + more if names else "none"
-
-
-def _json_default(value):
-    """JSON text of what JSON has no type for: dates and times as ISO 8601, anything else by ``str``."""
-    iso = getattr(value, "isoformat", None)
-    return iso() if callable(iso) else str(value)
 
 
 def cell_text(value) -> str:
@@ -36,7 +31,7 @@ def cell_text(value) -> str:
     iso = getattr(value, "isoformat", None)
     if callable(iso):
         return iso()
-    return json.dumps(value, ensure_ascii=False, default=_json_default)
+    return json.dumps(value, ensure_ascii=False, default=json_default)
 
 
 #: A lone surrogate: half of a UTF-16 pair, which no UTF-8 text holds (JSON's "\ud800" escape makes one).
@@ -84,6 +79,10 @@ class Records:
             if self.escapes:
                 refuse_surrogates(cell, where, f"field {name!r}")
             values.append(cell)
+
+    def add_column(self, name: str) -> None:
+        """Carry one more column, "" (nothing) for the documents read before it appeared."""
+        self.columns[name] = [""] * len(self.ids)
 
     def corpus(self, kind: str, notes: list[str]) -> Corpus:
         return Corpus(ids=self.ids, texts=self.texts, columns=self.columns, kind=kind, notes=notes)
@@ -164,11 +163,14 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_fie
     into the output beside each id (as text: a string as it is, a missing
     field or null as "", anything else as JSON); the first record must have
     them. A field missing is an error that lists the fields the record has.
-    ``keep_all`` carries every field of the first record but the id (the
-    corpus's ``header`` lists them all, in that record's order).
+    ``keep_all`` carries every field but the id: the first record's, in its
+    order, then each field a later record brings ("" for the records before
+    it); the corpus's ``header`` lists them all, and its ``rows`` holds each
+    record's line as it came.
     """
     lines = read_line_file(path, encoding)
     name = lines.name
+    raw: list[str] = []  # keep_all: each record's line as it came, to be written back as it came
     text_fields = [text_field] if isinstance(text_field, str) else list(text_field)
     records = Records(keep, id_name=id_field or "id", escapes=True, text_names=text_fields)
     by_line = None  # whether ids are line numbers, decided at the first record
@@ -183,6 +185,7 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_fie
             first = k
             if keep_all:
                 header = [str(f) for f in obj]
+                known = set(header)
                 keep = [f for f in header if by_line or f != (id_field or "id")]
                 records = Records(keep, id_name=id_field or "id", escapes=True, text_names=text_fields)
             for field_name in keep:
@@ -197,10 +200,20 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_fie
                 raise InputError(f"{where}: no 'id' field, the first record (line {first:,}) has one; give every "
                                  "record an id, or none")
             doc_id = id_text(jsonl_field(obj, id_field or "id", where, "id_field"), where, id_field or "id")
+        if keep_all and not known.issuperset(obj):
+            for f in obj:  # a field the first record lacks: carried too ("" before it), none dropped
+                if f not in known:
+                    known.add(f)
+                    header.append(f)
+                    keep.append(f)
+                    records.add_column(f)
         records.add(where, k, doc_id, jsonl_text(obj, text_fields, where), [obj.get(f) for f in keep])
+        if keep_all:
+            raw.append(lines.line(k - 1))
     notes = ["ids are line numbers: the records have no 'id' field (--id-col names one)"] if by_line else []
     corpus = records.corpus("jsonl", notes)
     corpus.id_column = None if by_line else (id_field or "id")
     if keep_all and by_line is not None:
         corpus.header = header
+        corpus.rows = raw
     return corpus

@@ -298,6 +298,8 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> 
         corpus = records.corpus("parquet", notes)
     corpus.id_column = None if pick.id is None else names[pick.id]
     corpus.header = names if keep_all else None
+    if keep_all:  # every column was read: the rows with their types, to be written back as they came
+        corpus.rows = table
     if tokens_col:  # held as Arrow holds them and hashed from its buffers: no Python string per token
         corpus.texts = None
         corpus.sets = ArrowTokenSets(column[pick.texts[0]])

@@ -11,7 +11,7 @@ from typing import BinaryIO, Sequence
 
 from ..measures import Measure
 from ..pairs.result import similarity_text
-from ..output.tables import Column, carried, write_table
+from ..output.tables import Column, carried, write_source_rows, write_table
 
 
 def write_rows(out: BinaryIO, fmt: str, names: tuple[str, str], left: Sequence[int], right: Sequence[int],
@@ -43,8 +43,14 @@ def write_ids(out: BinaryIO, ids: Sequence[str], docs: Sequence[int], fmt: str =
 
 
 def write_records(out: BinaryIO, names: Sequence[str], id_column: str | None, ids: Sequence[str], docs: Sequence[int],
-                  columns: dict, fmt: str = "tsv", *, header: bool = True) -> int:
+                  columns: dict, fmt: str = "tsv", *, header: bool = True, rows=None) -> int:
     """A row per document ``docs`` (positions) as the input had it: every column of ``names`` in that order,
-    under its own name, the id column (``id_column``) holding the ids, the others from ``columns``."""
+    under its own name, the id column (``id_column``) holding the ids, the others from ``columns``; with
+    the input's ``rows`` (:attr:`Corpus.rows`), JSON Lines and Parquet get each row with its types
+    (:func:`~allpairs.output.tables.write_source_rows`)."""
+    if rows is not None:
+        written = write_source_rows(out, fmt, rows, docs)
+        if written is not None:
+            return written
     return write_table(out, fmt, [Column(name, [ids[d] for d in docs]) if name == id_column else
                                   Column(name, [columns[name][d] for d in docs]) for name in names], header=header)

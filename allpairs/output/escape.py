@@ -88,3 +88,10 @@ def utf8(value: str) -> bytes:
         return value.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
         return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value).encode("utf-8", "surrogateescape")
+
+
+def json_default(value):
+    """JSON text of what JSON has no type for (``json.dumps(..., default=json_default)``): dates and times
+    as ISO 8601, anything else by ``str`` (a decimal as its digits)."""
+    iso = getattr(value, "isoformat", None)
+    return iso() if callable(iso) else str(value)

@@ -18,7 +18,7 @@ from typing import BinaryIO, Callable, Iterable, Sequence
 import numpy as np
 
 from ..errors import UsageError, require_extra
-from .escape import csv_field, json_field, tsv_field, utf8
+from .escape import csv_field, json_default, json_field, tsv_field, utf8
 
 #: Formats of tables; Parquet is binary and needs pyarrow.
 TABLE_FORMATS = ("tsv", "csv", "jsonl", "parquet")
@@ -107,6 +107,52 @@ def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: b
     return n
 
 
+def _json_column(values: list, pa):
+    """A JSON field's values as one Arrow column, typed as Arrow infers them; a field whose values no one
+    type holds (a number here, text there) as strings, each value's JSON text (nulls stay null)."""
+    import json
+
+    try:
+        return pa.array(values)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return pa.array([v if v is None or isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+                         for v in values], pa.string())
+
+
+def write_source_rows(out: BinaryIO, fmt: str, rows, docs: Sequence[int]) -> int | None:
+    """The input's rows ``docs`` (positions) written back with their types, or None where ``fmt`` cannot hold
+    them so (TSV and CSV are text: the caller writes the carried text). ``rows`` is a JSON Lines file's record
+    lines, written back to JSON Lines byte for byte, or to Parquet as Arrow types them (every record's
+    fields; one that holds a number in one record and text in another as text); or a Parquet table, written to Parquet
+    with its schema (types, nulls, nested lists) or to JSON Lines an object a row, numbers as numbers, lists
+    as arrays, nulls as null."""
+    if fmt not in ("jsonl", "parquet"):
+        return None
+    if isinstance(rows, list):  # JSON Lines records
+        if fmt == "jsonl":
+            for lo in range(0, len(docs), _BATCH):
+                out.write(utf8("".join(rows[d] + "\n" for d in docs[lo:lo + _BATCH])))
+            return len(docs)
+        import json
+
+        pa, _ = pyarrow_modules()
+        objs = [json.loads(rows[d]) for d in docs]
+        fields = dict.fromkeys(k for obj in objs for k in obj)  # every record's fields, not the first's only
+        _write_arrow(out, pa.table({k: _json_column([obj.get(k) for obj in objs], pa) for k in fields}))
+        return len(docs)
+    pa, _ = pyarrow_modules()
+    picked = rows.take(pa.array(np.asarray(docs, np.int64)))
+    if fmt == "parquet":
+        _write_arrow(out, picked)
+        return len(docs)
+    import json
+
+    for batch in picked.to_batches(_BATCH):
+        out.write(utf8("".join(json.dumps(r, ensure_ascii=False, default=json_default) + "\n"
+                               for r in batch.to_pylist())))
+    return len(docs)
+
+
 def write_id_list(out: BinaryIO, ids: Sequence) -> int:
     """One id a line, TSV-escaped (a tab or line break inside an id cannot break the line), no header:
     a list that names the lines of another file, line for line."""
@@ -180,8 +226,13 @@ class _Forward:
 
 
 def _write_parquet(out: BinaryIO, columns: Sequence[Column]) -> None:
+    pa, _ = pyarrow_modules()
+    _write_arrow(out, pa.table({c.name: _arrow(c.values, c.kind, pa) for c in columns}))
+
+
+def _write_arrow(out: BinaryIO, table) -> None:
+    """An Arrow table as one Parquet file, to the stream ``out``."""
     pa, pq = pyarrow_modules()
-    table = pa.table({c.name: _arrow(c.values, c.kind, pa) for c in columns})
     buf = pa.BufferOutputStream()
     pq.write_table(table, buf)
     out.write(buf.getvalue().to_pybytes())
