@@ -37,7 +37,7 @@ def dedup_command(
     else the kept ids and carried columns.
 
     Exact: every document is compared with every kept one it could reach.
-    Documents with no shingle are skipped and counted on stderr.
+    A document with no shingle is kept (nothing reaches it) and counted on stderr.
     """
     from ..index import dedup  # here, not at the top: only this command needs it
     from ..index.output import write_ids, write_records, write_rows
