@@ -194,6 +194,26 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path, lines_f
             out.unlink()
 
 
+@pytest.mark.parametrize("command", [["join", "-t", "0.5"], ["dedup", "-t", "0.5"], ["index", "build", "-t", "0.5"],
+                                     ["sets"]])
+def test_an_output_that_is_a_document_of_an_input_directory_is_refused(tmp_path, command):
+    """A directory's files are the documents: -o naming one of them (by its path, or through a link to a
+    folder inside) would replace a document; a new file there is written (nothing is lost)."""
+    corpus = tmp_path / "corpus"
+    (corpus / "sub").mkdir(parents=True)
+    docs = {corpus / "a.txt": "the quick brown fox", corpus / "sub" / "b.txt": "the quick brown fox jumps"}
+    for path, text in docs.items():
+        path.write_text(text)
+    (tmp_path / "link").symlink_to(corpus / "sub")
+    for out in (corpus / "a.txt", tmp_path / "link" / "b.txt"):
+        r = run(*command, corpus, "-o", out)
+        assert r.exit_code == 2, (command, out, r.stderr)
+        assert "is inside the input directory" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert {p: p.read_text() for p in docs} == docs
+    r = run(*command, corpus, "-q", "-o", corpus / "new.out")
+    assert r.exit_code == 0 and (corpus / "new.out").exists(), r.stderr
+
+
 def test_index_add_refuses_to_read_the_index_it_adds_to(tmp_path, lines_file):
     idx = tmp_path / "docs.idx"
     assert run("index", "build", "-t", "0.5", "--lines", lines_file, "-o", idx).exit_code == 0
