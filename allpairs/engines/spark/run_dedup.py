@@ -125,8 +125,8 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
         res.documents = read.df.count() if kind != "directory" else reading.documents
         res.skipped = dict(reading.skipped)
         left_out = res.documents - sum(res.skipped.values()) - res.kept - res.removed
-        if left_out and not clusters:
-            res.skipped["no shingle" if min_shingles <= 1 else "below --min-shingles"] = left_out
+        if left_out and not clusters:  # a row with no shingle is kept: these are the rows --min-shingles drops
+            res.skipped["below --min-shingles"] = left_out
     except Exception as e:
         raise_worker_error(e)
         raise
