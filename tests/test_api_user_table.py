@@ -40,6 +40,17 @@ def test_dedup_of_a_dataframe_joins_several_text_columns_and_defaults_to_a_text_
         allpairs.dedup(df, 0.5)  # no column named text, and more than one column
 
 
+def test_missing_titles_of_a_dataframe_are_empty_documents_not_the_word_none(df):
+    """A None, NaN or NA title has no shingle: kept, and no copy of another missing title, nor of a row whose
+    title is the text "None" or "nan" (it was, read through ``astype(str)``)."""
+    import numpy as np
+
+    frame = pandas.DataFrame({"title": ["Fabe Wireless Charger", None, None, np.nan, "None", "nan", pandas.NA],
+                              "brand": ["Fabe", None, "Mubo", "Doba", None, "Rebe", None]})
+    pandas.testing.assert_frame_equal(allpairs.dedup(frame, 0.5, text="title"), frame)
+    pandas.testing.assert_frame_equal(allpairs.dedup(frame, 0.5, text=["title", "brand"]), frame)
+
+
 def test_dedup_of_a_list_still_returns_the_dedup_result():
     res = allpairs.dedup(TITLES, 0.5)
     assert res.kept.tolist() == [0, 2, 4, 6]

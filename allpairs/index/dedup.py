@@ -126,10 +126,16 @@ def _texts_of(frame, text) -> object:
     if len(frame.index) and not frame.index.is_unique:
         raise UsageError("the DataFrame's index holds an id twice; ids must be different (reset_index() numbers "
                          "the rows)")
-    texts = frame[names[0]].astype(str)
+    texts = _text_of(frame[names[0]])
     for n in names[1:]:
-        texts = texts + " " + frame[n].astype(str)
+        texts = texts + " " + _text_of(frame[n])
     return texts
+
+
+def _text_of(column):
+    """A column's values as text, a missing value (None, NaN, NA) as "" (a document with no shingle), not as
+    the word "None" or "nan", which would make every missing title a copy of the others."""
+    return column.astype(object).where(column.notna(), "").astype(str)
 
 
 def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, text: str | Sequence[str] | None = None,
