@@ -51,6 +51,20 @@ def test_missing_titles_of_a_dataframe_are_empty_documents_not_the_word_none(df)
     pandas.testing.assert_frame_equal(allpairs.dedup(frame, 0.5, text=["title", "brand"]), frame)
 
 
+def test_missing_texts_in_a_list_or_series_are_empty_documents():
+    """None, NaN and NA among texts are documents with no shingle (as Spark reads a null text); a list
+    mixing texts with token sets is still refused."""
+    import numpy as np
+
+    for data in (["a b c", None, "a b c", "None"], pandas.Series(["a b c", np.nan, "a b c", "nan"]),
+                 pandas.Series(["a b c", pandas.NA, "a b c", "None"], dtype="string")):
+        res = allpairs.join(data, 0.5, shingle="word:1")
+        assert [(p.left, p.right) for p in res.pairs] == [(0, 2)] and res.stats.skipped == [(1, "no shingle")]
+        assert allpairs.dedup(data, 0.5, shingle="word:1").kept.tolist() == [0, 1, 3]
+    with pytest.raises(AllPairsError, match="mixed input"):
+        allpairs.join(["a b c", ["a", "b"]], 0.5)
+
+
 def test_dedup_of_a_list_still_returns_the_dedup_result():
     res = allpairs.dedup(TITLES, 0.5)
     assert res.kept.tolist() == [0, 2, 4, 6]

@@ -66,10 +66,18 @@ def as_corpus(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], ids: 
                 raise UsageError(f"id {twice!r} is given twice; ids must be different")
     if all(isinstance(d, str) for d in data):
         return Corpus(ids=ids, texts=data, kind="texts")
+    if any(isinstance(d, str) for d in data) and all(isinstance(d, str) or _missing(d) for d in data):
+        # Texts with some missing (a Series' NaN, a None): an empty document each, as Spark's null text is.
+        return Corpus(ids=ids, texts=[d if isinstance(d, str) else "" for d in data], kind="texts")
     if any(isinstance(d, str) for d in data):
         raise UsageError("mixed input: give either texts (str) or token sets, not both")
     # Tokens stay as given (hash_sets keys a token by str(token)): no copy of each token.
     return Corpus(ids=ids, sets=[d if isinstance(d, (list, tuple)) else list(d) for d in data], kind="tokens")
+
+
+def _missing(value) -> bool:
+    """Whether a document is a missing value: None, a float NaN (pandas' missing text) or pandas.NA."""
+    return value is None or (isinstance(value, float) and value != value) or type(value).__name__ == "NAType"
 
 
 def merge_corpora(left: Corpus, right: Corpus) -> Corpus:
