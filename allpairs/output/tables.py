@@ -121,11 +121,12 @@ def _json_column(values: list, pa):
 
 def write_source_rows(out: BinaryIO, fmt: str, rows, docs: Sequence[int]) -> int | None:
     """The input's rows ``docs`` (positions) written back with their types, or None where ``fmt`` cannot hold
-    them so (TSV and CSV are text: the caller writes the carried text). ``rows`` is a JSON Lines file's record
-    lines, written back to JSON Lines byte for byte, or to Parquet as Arrow types them (every record's
-    fields; one that holds a number in one record and text in another as text); or a Parquet table, written to Parquet
-    with its schema (types, nulls, nested lists) or to JSON Lines an object a row, numbers as numbers, lists
-    as arrays, nulls as null."""
+    them so (TSV and CSV are text: the caller writes the carried text).
+
+    ``rows`` is a JSON Lines file's record lines, written back to JSON Lines byte for byte, or to Parquet as
+    Arrow types them (every record's fields; one that holds a number in one record and text in another as
+    text); or a Parquet table, written to Parquet with its schema (types, nulls, nested lists) or to JSON
+    Lines an object a row, numbers as numbers, lists as arrays, nulls as null, dates as ISO 8601."""
     if fmt not in ("jsonl", "parquet"):
         return None
     if isinstance(rows, list):  # JSON Lines records
