@@ -13,7 +13,6 @@ sorted by size, then lexicographically, which the prefix index relies on.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -154,6 +153,8 @@ def _number_keys(indptr: np.ndarray, keys: np.ndarray, entry: np.ndarray, df: np
     runs = list(zip(edges[:-1].tolist(), edges[1:].tolist()))
     if len(runs) == 1:
         return number(*runs[0])[0]
+    from concurrent.futures import ThreadPoolExecutor  # here: a run on one thread does not load it
+
     with ThreadPoolExecutor(len(runs)) as pool:
         numbered = list(pool.map(lambda run: number(*run), runs))
         offsets = np.cumsum([0] + [k for k, _ in numbered]).tolist()
