@@ -51,6 +51,8 @@ NOT_FOR_A_PLAIN_JOIN = {
     "tempfile": "-o (the temporary file beside the output), a spill to disk",
     "shlex": "-o onto a read-only file (the message quotes its name)",
     "unicodedata": "normalised text shingles",
+    "hashlib": "the kernel sources' digest where the install's stamp (allpairs/_kernels/compiled.stamp) does not "
+               "match them: pip install -e . after a kernel changes",
 }
 
 
