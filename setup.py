@@ -24,6 +24,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PARTS = 2
 BASELINE = ["allpairs._kernels.compiled"] + [f"allpairs._kernels.compiled_{k + 1}" for k in range(1, PARTS)]
 WIDE = "allpairs._kernels.compiled_wide"
+#: What each module's build writes beside it: the kernel sources it was built from (``aot.STAMP_NAME``).
+STAMP = os.path.join("allpairs", "_kernels", "compiled.stamp")
 
 
 def log(text):
@@ -69,6 +71,20 @@ class BuildKernels(build_ext):
                     log(f"warning: {ext.name} could not be compiled ahead of time ({last}); numba will compile its "
                         "kernels on first use")
         self.extensions = built
+
+    def _stamp(self):
+        """The stamp the builds wrote beside the modules, or None."""
+        path = os.path.join(self.build_lib, STAMP)
+        return path if os.path.exists(path) else None
+
+    def copy_extensions_to_source(self):  # an editable install: the stamp goes beside the modules too
+        super().copy_extensions_to_source()
+        if self._stamp():
+            self.copy_file(self._stamp(), os.path.join(HERE, STAMP), level=self.verbose)
+
+    def get_outputs(self):
+        outputs = super().get_outputs()
+        return outputs if self.inplace or not self._stamp() else sorted(outputs + [self._stamp()])
 
 
 setup(

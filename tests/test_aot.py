@@ -86,8 +86,40 @@ def test_a_changed_kernel_source_matches_no_built_function(tmp_path):
 
 
 def test_the_table_is_empty_when_sources_changed(monkeypatch):
+    monkeypatch.setattr(_aot, "stamped", lambda *args: None)  # no stamp matches changed sources
     monkeypatch.setattr(_aot, "source_digest", lambda root=None: "0" * 64)
     assert _aot._Table._load() == {}
+
+
+def test_a_stamp_gives_the_digest_and_names_until_a_kernel_source_changes(tmp_path):
+    root = tmp_path / "allpairs"
+    shutil.copytree(_aot.PACKAGE_ROOT, root, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.stamp"))
+    stamp = tmp_path / "stamp"
+    digest = _aot.write_stamp(tmp_path, root)
+    (tmp_path / _aot.STAMP_NAME).rename(stamp)
+    assert digest == _aot.source_digest(root) == _aot.source_digest(_aot.PACKAGE_ROOT)
+    got, names = _aot.stamped(root, stamp)
+    assert got == digest
+    assert names == {line: _aot.symbol(digest, line) for line in _aot.read_signatures()}
+    path = root / "verify" / "_kernel.py"
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1))  # the same text, touched: not trusted either
+    assert _aot.stamped(root, stamp) is None
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert _aot.stamped(root, stamp) is not None
+    path.write_text(path.read_text() + "\n# a change\n")
+    assert _aot.stamped(root, stamp) is None
+    path.unlink()
+    assert _aot.stamped(root, stamp) is None
+    assert _aot.stamped(root, tmp_path / "no such stamp") is None
+
+
+def test_the_install_stamps_the_kernel_sources_it_built():
+    if not _built():
+        pytest.skip("the install could not compile the kernels (no C compiler?)")
+    digest, names = _aot.stamped()
+    assert digest == _aot.source_digest()
+    assert names == {line: _aot.symbol(digest, line) for line in _aot.read_signatures()}
 
 
 def _built() -> bool:

@@ -44,6 +44,15 @@ NOT_FOR_A_PLAIN_JOIN = {
     "pyspark": "--spark",
     "matplotlib": "compare's pictures",
     "numpy.ma": "nothing (np.unique's first call imports it: allpairs._kernels.csr.block_edges instead)",
+    "concurrent.futures": "more than one thread (--jobs; a join of one task runs on the caller's thread)",
+    "logging": "more than one thread (concurrent.futures imports it)",
+    "json": "JSON output, a lone file's format guessed",
+    "csv": "CSV output, a lone file's format guessed",
+    "tempfile": "-o (the temporary file beside the output), a spill to disk",
+    "shlex": "-o onto a read-only file (the message quotes its name)",
+    "unicodedata": "normalised text shingles",
+    "hashlib": "the kernel sources' digest where the install's stamp (allpairs/_kernels/compiled.stamp) does not "
+               "match them: pip install -e . after a kernel changes",
 }
 
 

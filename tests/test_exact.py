@@ -1,4 +1,5 @@
 """The exact join (order → prefix index → probe → verify → expand) against the brute-force oracle."""
+import concurrent.futures
 from fractions import Fraction
 
 import numpy as np
@@ -83,7 +84,7 @@ def test_a_small_join_is_one_task_and_a_large_one_many_per_thread():
 def test_one_thread_runs_the_tasks_without_a_thread_pool(monkeypatch):
     def no_pool(*args, **kwargs):
         raise AssertionError("a thread pool was started for --jobs 1")
-    monkeypatch.setattr(prefix, "ThreadPoolExecutor", no_pool)
+    monkeypatch.setattr(concurrent.futures, "ThreadPoolExecutor", no_pool)  # imported where a pool starts
     sets = [[1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [7], [7, 8]]
     assert fast_pairs(sets, "0.5", jobs=1) == all_pairs(sets, Fraction(1, 2))
     # A join too small to be cut into more than one task runs on the caller's thread whatever --jobs says.

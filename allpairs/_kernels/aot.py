@@ -29,10 +29,18 @@ The types are numba's own names (``str(numba.typeof(value))``), computed here
 without numba for the kinds of values kernels take; any other value (a
 non-native byte order, an unaligned array, a list) is not matched and goes to
 numba. ``tests/test_aot.py`` checks the names against ``numba.typeof``.
+
+Finding the digest reads every module of the package and hashes the kernel
+modules (SHA-256, which loads OpenSSL): milliseconds of every run. So each
+build also writes a stamp beside the modules it builds (:data:`STAMP`): the
+digest, the size and modification time of each kernel module it read, and
+the exported name of each signature. A run whose kernel modules all have the
+size and modification time recorded there (as Python's own bytecode cache
+decides whether a source changed) takes the digest and names from the stamp
+and hashes nothing; any other run computes them from the sources as before.
 """
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
 import re
@@ -61,6 +69,9 @@ WIDE_FLAGS = frozenset(("avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "movbe", "
 WIDE_KERNELS = frozenset({("allpairs.lsh._kernel", "minhash"), ("allpairs.exact._kernel", "probe_verify")})
 #: One kernel signature a line: ``module qualname (arg types) -> return type`` (see :func:`signature_line`).
 SIGNATURES = Path(__file__).with_name("signatures.txt")
+#: The file name of the stamp a build writes beside the modules it builds (see :func:`stamped`).
+STAMP_NAME = "compiled.stamp"
+STAMP = Path(__file__).with_name(STAMP_NAME)
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 _INT64 = (-(1 << 63), 1 << 63)
@@ -138,31 +149,38 @@ def read_signatures(path: Path = SIGNATURES) -> list[str]:
 _KERNEL_LINE = re.compile(rb"^@kernel(\(.*\))?\r?$", re.MULTILINE)
 
 
-def _kernel_modules(root: Path) -> list[tuple[Path, bytes]]:
-    """(path, bytes) of every kernel module under ``root``, in a fixed order. Every run that loads a built
-    kernel reads the whole package for this, so as bytes, with a substring test before the line pattern
-    (decoding and matching every module took ~0.1 G instructions, more than a small input's join)."""
+def _kernel_modules(root: Path) -> list[tuple[Path, bytes, os.stat_result]]:
+    """(path, bytes, its stat before the read) of every kernel module under ``root``, in a fixed order.
+    A run without a matching :data:`STAMP` reads the whole package for this, so as bytes, with a substring
+    test before the line pattern (decoding and matching every module took ~0.1 G instructions)."""
     found = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d != "__pycache__"]
         for name in files:
             if name.endswith(".py"):
                 with open(os.path.join(folder, name), "rb") as f:
+                    st = os.fstat(f.fileno())  # before the read: a later change then moves the time past it
                     data = f.read()
                 if b"@kernel" in data and _KERNEL_LINE.search(data):
-                    found.append((Path(folder, name), data))
+                    found.append((Path(folder, name), data, st))
     return sorted(found, key=lambda item: item[0].relative_to(root).as_posix())
 
 
 def kernel_sources(root: Path = PACKAGE_ROOT) -> list[Path]:
     """Every module of the package that defines kernels (a line ``@kernel`` or ``@kernel(...)``), in a fixed order."""
-    return [path for path, _ in _kernel_modules(root)]
+    return [path for path, _, _ in _kernel_modules(root)]
 
 
 def source_digest(root: Path = PACKAGE_ROOT) -> str:
     """A digest of the text of every kernel module (kernel modules import constants only from each other)."""
+    return _digest(root, _kernel_modules(root))
+
+
+def _digest(root: Path, modules: list[tuple[Path, bytes, os.stat_result]]) -> str:
+    import hashlib  # here: a run with a matching stamp hashes nothing (hashlib loads OpenSSL)
+
     h = hashlib.sha256()
-    for path, data in _kernel_modules(root):
+    for path, data, _ in modules:
         h.update(path.relative_to(root).as_posix().encode())
         h.update(b"\0")
         h.update(data)
@@ -172,7 +190,62 @@ def source_digest(root: Path = PACKAGE_ROOT) -> str:
 
 def symbol(digest: str, line: str) -> str:
     """The exported name of one signature's function, built for kernel sources of ``digest``."""
+    import hashlib
+
     return "k_" + hashlib.sha256(f"{digest}\n{line}".encode()).hexdigest()[:24]
+
+
+def write_stamp(folder: Path, root: Path = PACKAGE_ROOT) -> str:
+    """Write :data:`STAMP_NAME` into ``folder`` for the kernel sources under ``root`` as they are now; their digest.
+
+    Lines: ``digest D``; ``source SIZE MTIME_NS PATH`` for each kernel module
+    (its stat taken before it was read for the digest); ``symbol NAME LINE``
+    for each line of :data:`SIGNATURES`. Written whole, then renamed into
+    place (the parts of a build write it side by side).
+    """
+    modules = _kernel_modules(root)
+    digest = _digest(root, modules)
+    text = [f"digest {digest}"]
+    text += [f"source {st.st_size} {st.st_mtime_ns} {path.relative_to(root).as_posix()}" for path, _, st in modules]
+    text += [f"symbol {symbol(digest, line)} {line}" for line in read_signatures()]
+    target = Path(folder, STAMP_NAME)
+    os.makedirs(folder, exist_ok=True)
+    part = target.with_name(f"{STAMP_NAME}.{os.getpid()}.part")
+    part.write_text("\n".join(text) + "\n", encoding="utf-8")
+    os.replace(part, target)
+    return digest
+
+
+def stamped(root: Path = PACKAGE_ROOT, stamp: Path = STAMP) -> tuple[str, dict[str, str]] | None:
+    """The digest and the exported names by signature line that ``stamp`` records, if every kernel module it
+    lists under ``root`` still has the size and modification time recorded; else (a source changed, or no
+    stamp) None.
+
+    A kernel module added since is not seen; it changes no digest that a built
+    function's name holds until a module that is seen imports from it.
+    """
+    try:
+        with open(stamp, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    digest, names = None, {}
+    for line in lines:
+        kind, _, rest = line.partition(" ")
+        if kind == "digest":
+            digest = rest
+        elif kind == "source":
+            size, mtime, path = rest.split(" ", 2)
+            try:
+                st = os.stat(os.path.join(root, path))
+            except OSError:
+                return None
+            if st.st_size != int(size) or st.st_mtime_ns != int(mtime):
+                return None
+        elif kind == "symbol":
+            name, _, signature = rest.partition(" ")
+            names[signature] = name
+    return (digest, names) if digest else None
 
 
 def wide_cpu(cpuinfo: str | None = None) -> bool:
@@ -212,7 +285,7 @@ class _Table:
         lines = read_signatures()
         if not lines:
             return {}
-        digest = source_digest()
+        digest, names = stamped() or (source_digest(), {})
         table: dict = {}
         modules = list(BASELINE_MODULES)
         if os.environ.get("ALLPAIRS_AOT_WIDE", "1") != "0" and wide_cpu():
@@ -223,7 +296,7 @@ class _Table:
             except Exception:  # not built (no C compiler at install), or built for another Python or numpy
                 continue
             for line in lines:
-                fn = getattr(built, symbol(digest, line), None)
+                fn = getattr(built, names.get(line) or symbol(digest, line), None)
                 if fn is not None:
                     module, qualname, args, _ = parse_line(line)
                     table.setdefault((module, qualname), {})[args] = fn
@@ -341,7 +414,7 @@ def build(output: str | Path, log: Callable[[str], None] = lambda s: None, *, wi
         from llvmlite import binding
 
         cpu = binding.get_host_cpu_name()
-    digest = source_digest()
+    digest = write_stamp(output.parent)  # before the cache: a module copied from it is stamped too
     lines = [line for line in read_signatures() if not wide or parse_line(line)[:2] in WIDE_KERNELS]
     if part is not None:
         lines = lines[part::PARTS]

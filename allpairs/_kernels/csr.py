@@ -1,7 +1,5 @@
 """Helpers for the CSR arrays every stage passes (``indptr`` int64 of n + 1 offsets, then the values):
 kernels that any stage's kernels call. Kernels assume clean input."""
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from .jit import kernel
@@ -124,6 +122,8 @@ def distinct_rows(indptr: np.ndarray, keys: np.ndarray, jobs: int) -> tuple[np.n
     edges = row_blocks(indptr, jobs)
     if len(edges) <= 2:
         return distinct_sorted_rows(indptr, keys)
+    from concurrent.futures import ThreadPoolExecutor  # here: a run on one thread does not load it
+
     with ThreadPoolExecutor(len(edges) - 1) as pool:  # offsets stay absolute: each block reads its rows of keys
         parts = list(pool.map(lambda lo, hi: distinct_sorted_rows(indptr[lo:hi + 1], keys),
                               edges[:-1].tolist(), edges[1:].tolist()))

@@ -2,8 +2,6 @@
 readers of lines and of sets, and what a lone file read whole looks like it should have been read as."""
 from __future__ import annotations
 
-import csv
-import json
 import os
 import stat
 import time
@@ -104,11 +102,15 @@ def one_document_hint(corpus: Corpus) -> str | None:
     first = lines[0].strip() if lines else ""
     option = RECORD_FILES.get(os.path.splitext(path)[1].lower())
     if option is None and first.startswith("{"):
+        import json  # here, as csv below: only a lone file read whole is looked at
+
         try:
             option = "--jsonl" if isinstance(json.loads(first), dict) else None
         except ValueError:
             option = None
     if option is None and len(lines) >= 2:
+        import csv
+
         for sep, flag in (("\t", "--tsv"), (",", "--csv")):
             widths = {len(next(csv.reader([line], delimiter=sep))) for line in lines[:20]}
             if len(widths) == 1 and widths.pop() >= 2:

@@ -30,9 +30,8 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
@@ -43,6 +42,9 @@ from ..measures import MEASURES, Measure, Threshold, get_measure
 from ..verify import bitmaps_prune
 from ..verify._kernel import bitmaps
 from ._kernel import build_index, probe_cost, probe_verify
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 #: ``at`` of the kernels when a set's positions are its tokens' own.
 _NO_POSITIONS = np.empty(0, np.int32)
@@ -439,6 +441,8 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     if jobs <= 1 or n_tasks <= 1:
         yield from one_thread()
         return
+    from concurrent.futures import ThreadPoolExecutor  # here: a join on one thread does not load it
+
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
         done = pool.map(task, range(n_tasks)) if block_pairs is None else _ahead(pool, task, n_tasks, 4 * jobs)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import csv
 import io
-import json
 import re
 
 
@@ -62,6 +60,8 @@ def csv_field(value: str) -> str:
         value = "'" + value
     # The writer quotes fields holding its line terminator, so keep "\r\n"
     # (quoting any CR or LF) and take it off again.
+    import csv  # here: a run that writes no CSV (a count, TSV) does not load it
+
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\r\n").writerow([value])
     return buf.getvalue()[:-2]
@@ -71,6 +71,8 @@ _JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029]")
 
 
 def json_field(value: str) -> str:
+    import json  # here: a run that writes no JSON does not load it
+
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:  # not valid UTF-8 (a file name's bytes, a lone surrogate): \\u escapes, stay valid

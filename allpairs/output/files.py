@@ -22,11 +22,9 @@ import errno
 import fcntl
 import os
 import re
-import shlex
 import shutil
 import stat
 import sys
-import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -178,6 +176,8 @@ def check_output(path: str | os.PathLike | None, *, role: str = "output", update
     if not os.path.isdir(parent):
         raise OutputError(f"{role} {name}: directory {_display(parent)} does not exist")
     if st is not None and not _writable(real, st):
+        import shlex  # here, as tempfile below: a run that writes no file loads neither
+
         fix = f"make it writable to update it (chmod u+w {shlex.quote(name)})" if update else \
             "make it writable or choose another name"
         raise OutputError(f"{role} {name} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); {fix}")
@@ -266,6 +266,8 @@ def _temporary(plan: OutputPlan) -> tuple[int, bytes]:
     parent, base = os.path.split(plan.path)
     parent = parent or b"."
     remove_stale_parts(plan.path)
+    import tempfile
+
     try:
         with _lock:
             fd, tmp = tempfile.mkstemp(prefix=_part_prefix(parent, base), suffix=PART_SUFFIX, dir=parent)
@@ -345,6 +347,8 @@ def partial_directory(target: str, *, stop_writer: Callable[[], None] | None = N
     """
     raw = os.fsencode(os.path.abspath(target))
     parent, base = os.path.split(raw)
+    import tempfile
+
     try:
         with _lock:
             tmp = tempfile.mkdtemp(prefix=_part_prefix(parent, base), suffix=PART_SUFFIX, dir=parent)

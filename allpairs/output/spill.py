@@ -22,7 +22,6 @@ import errno
 import os
 import re
 import shutil
-import tempfile
 import weakref
 from typing import Callable, Iterable, Iterator
 
@@ -99,6 +98,8 @@ class PairRuns:
 
     def __init__(self, where: str | os.PathLike | None = None, *, memory: int = DEFAULT_MEMORY,
                  needed: Callable[[int], int] | None = None):
+        import tempfile  # here: a run that never spills (a count, a small answer) does not load it
+
         self.root = tempfile.gettempdir() if where is None else os.fsdecode(where)
         self.memory = memory
         self._made = 0  # run files made, for their names
@@ -117,6 +118,8 @@ class PairRuns:
         return self._made
 
     def _open_directory(self) -> str:
+        import tempfile
+
         try:
             with registry._lock:
                 path = tempfile.mkdtemp(prefix=".allpairs-spill.", suffix=".part", dir=self.root)

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -164,6 +163,8 @@ def token_keys(tokens: Iterable[str]) -> np.ndarray:
 
 def normalize_text(text: str) -> str:
     """NFKC, then ``str.casefold()``, then whitespace runs to one space, stripped."""
+    import unicodedata  # here: sets and un-normalised shingles never load its tables
+
     folded = unicodedata.normalize("NFKC", text).casefold()
     return _WHITESPACE.sub(" ", folded).strip()
 

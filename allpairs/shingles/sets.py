@@ -3,7 +3,6 @@ in the ``--sets`` format."""
 from __future__ import annotations
 
 import collections
-import concurrent.futures
 import functools
 import itertools
 from collections.abc import Iterable, Sequence
@@ -127,7 +126,11 @@ def _split_keys(sets: list, indptr: np.ndarray, jobs: int,
             return None
         return distinct_sorted_rows(indptr[a:b + 1] - k0, out[k0:k1]) if sorted_rows else True
 
-    pool = concurrent.futures.ThreadPoolExecutor(1) if jobs > 1 and len(cuts) > 2 else None
+    pool = None
+    if jobs > 1 and len(cuts) > 2:
+        from concurrent.futures import ThreadPoolExecutor  # here: a run on one thread does not load it
+
+        pool = ThreadPoolExecutor(1)
     pending: collections.deque = collections.deque()
     done: list = []
     try:
