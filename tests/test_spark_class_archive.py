@@ -122,3 +122,12 @@ def test_the_key_changes_with_the_class_path(folder, monkeypatch):
     assert class_archive.key(JAVA, {"spark.driver.extraClassPath": "/opt/x.jar"}) != mine
     monkeypatch.setenv("SPARK_DIST_CLASSPATH", "/opt/hadoop/*")
     assert class_archive.key(JAVA, {}) != mine
+
+
+def test_the_log_of_a_run_that_ended_before_reading_it_is_removed_by_the_next(folder):
+    notes = []
+    archive = _written(folder, notes)
+    stale = archive.parent / "jvm.999999999.log"  # no such process
+    stale.write_text("")
+    p = class_archive.plan(JAVA, {}, notes.append)
+    assert p.use == archive and not stale.exists()

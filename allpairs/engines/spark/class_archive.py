@@ -158,6 +158,10 @@ def plan(java: str, conf: dict, note) -> Plan | None:
         if (where / "unusable").exists():  # a dump that ended normally wrote no archive: not tried again
             return None
         log = where / f"jvm.{os.getpid()}.log"
+        for old in where.glob("jvm.*.log"):  # of runs whose JVM did not start, or that were killed meanwhile
+            pid = old.name.split(".")[1]
+            if pid.isdigit() and not _alive(int(pid)):
+                _remove(old)
         archive = archive_in(where)
         if archive is not None:
             with open(archive, "rb") as f:
@@ -177,10 +181,6 @@ def plan(java: str, conf: dict, note) -> Plan | None:
                 writing = True  # another run writes it
             else:
                 _remove(tmp)  # its run ended before renaming it
-        for old in where.glob("jvm.*.log"):
-            pid = old.name.split(".")[1]
-            if pid.isdigit() and not _alive(int(pid)):
-                _remove(old)
         if writing or shutil.disk_usage(where).free < FREE_BYTES:
             return None
         tmp = where / f"classes.{os.getpid()}.tmp"

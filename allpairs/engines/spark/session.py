@@ -248,6 +248,8 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
             class_archive.started(archive, getattr(session.sparkContext._gateway, "proc", None), _note(quiet))
         return session
     except Exception as e:  # the JVM failed to start: pyspark raises its own runtime errors
+        if archive is not None:
+            class_archive.started(archive, None, lambda line: None)  # its log removed, nothing kept
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise SparkSetupError(f"Spark did not start on {master}: {first}") from None
     finally:
