@@ -950,6 +950,21 @@ def test_a_local_session_shuffles_into_four_partitions_per_core_not_200(spark):
     assert spark.conf.get("spark.sql.shuffle.partitions") == "2"  # the fixture's conf wins over the default
 
 
+def test_the_session_allpairs_starts_maps_or_writes_the_jvm_class_archive(spark):
+    # get_session started the fixture's JVM: with the archive of an earlier run mapped, else writing one as it
+    # ends (tests/test_spark_class_archive.py runs both with a JVM of its own).
+    from allpairs.engines.spark import class_archive
+
+    if class_archive.folder() is None:
+        pytest.skip(f"{class_archive.ENV}=off")
+    options = spark.sparkContext.getConf().get(class_archive.SETTING, "")
+    where = class_archive.folder() / class_archive.key(find_java(), {})
+    if not options and ((where / "unusable").exists() or any(where.glob("classes.*.tmp"))):
+        pytest.skip("another run was writing the archive, or this JDK cannot write one")
+    assert "-XX:SharedArchiveFile=" in options or "-XX:ArchiveClassesAtExit=" in options, options
+    assert "-Xlog:cds*=off" in options  # nothing of the JVM's CDS messages on stdout, where a count goes
+
+
 def test_a_small_local_input_starts_the_jvm_with_the_quick_compiler_only(tmp_path, monkeypatch):
     # A short run's JVM spends more on C2 compiling than C2's faster code saves (docs/spark.md): a local
     # master and an input under QUICK_JVM_BELOW get LOCAL_JVM_OPTIONS; anything else the JVM's defaults.

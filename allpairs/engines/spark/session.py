@@ -17,6 +17,7 @@ import threading
 from contextlib import contextmanager
 
 from ...errors import AllPairsError, MissingExtraError, install_command
+from . import class_archive
 
 
 class SparkSetupError(AllPairsError):
@@ -169,6 +170,22 @@ def _jvm_stderr_to_null(quiet: bool):
 LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
+def _note(quiet: bool):
+    """One line on stderr (nothing with ``quiet``)."""
+    return (lambda line: None) if quiet else (lambda line: print(f"allpairs: note: {line}", file=sys.stderr,
+                                                                  flush=True))
+
+
+def _class_archive(conf: dict, quiet: bool):
+    """The class archive's plan for the JVM this process is about to start (:mod:`.class_archive`), or None
+    where a JVM runs already or none is planned."""
+    from pyspark import SparkContext
+
+    if SparkContext._gateway is not None:  # started before, by pyspark: no new JVM, no options taken
+        return None
+    return class_archive.plan(find_java(), conf, _note(quiet))
+
+
 def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: dict | None = None,
                 quiet: bool = False):
     """The active SparkSession, or a new one on ``master`` (default ``local[*]``).
@@ -178,7 +195,9 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
     interpreter, so that they import the same allpairs, with four shuffle partitions
     per core instead of Spark's 200. Where the workers run on this machine (a local
     master, a standalone one on 127.0.0.1) they are forked from
-    :data:`DAEMON_MODULE`, which imports what they need once. ``conf`` may say
+    :data:`DAEMON_MODULE`, which imports what they need once. The JVM it starts maps
+    the class archive of an earlier run, or writes one as this process ends
+    (:mod:`allpairs.engines.spark.class_archive`). ``conf`` may say
     otherwise for each. ``quiet``: the JVM
     started here writes its log to /dev/null instead of this process's stderr.
 
@@ -216,13 +235,21 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
     builder = builder.config("spark.ui.showConsoleProgress", "false")
     for key, value in (conf or {}).items():
         builder = builder.config(key, str(value))
+    archive = _class_archive(conf or {}, quiet)
+    if archive is not None:
+        builder = builder.config(class_archive.SETTING, archive.options)
     # pyspark's SparkContext takes SIGINT for itself (cancel the jobs, raise KeyboardInterrupt): in the
     # allpairs program, whose watcher thread ends a run on any signal in one line, it is given back.
     sigint = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
     try:
         with _jvm_stderr_to_null(quiet):
-            return builder.getOrCreate()
+            session = builder.getOrCreate()
+        if archive is not None:
+            class_archive.started(archive, getattr(session.sparkContext._gateway, "proc", None), _note(quiet))
+        return session
     except Exception as e:  # the JVM failed to start: pyspark raises its own runtime errors
+        if archive is not None:
+            class_archive.started(archive, None, lambda line: None)  # its log removed, nothing kept
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise SparkSetupError(f"Spark did not start on {master}: {first}") from None
     finally:
