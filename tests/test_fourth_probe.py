@@ -198,7 +198,8 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path, lines_f
                                      ["sets"]])
 def test_an_output_that_is_a_document_of_an_input_directory_is_refused(tmp_path, command):
     """A directory's files are the documents: -o naming one of them (by its path, or through a link to a
-    folder inside) would replace a document; a new file there is written (nothing is lost)."""
+    folder inside) would replace a document; a new file there is written (nothing is lost), and so is a
+    file there that is not read (--exclude leaves it out)."""
     corpus = tmp_path / "corpus"
     (corpus / "sub").mkdir(parents=True)
     docs = {corpus / "a.txt": "the quick brown fox", corpus / "sub" / "b.txt": "the quick brown fox jumps"}
@@ -208,10 +209,12 @@ def test_an_output_that_is_a_document_of_an_input_directory_is_refused(tmp_path,
     for out in (corpus / "a.txt", tmp_path / "link" / "b.txt"):
         r = run(*command, corpus, "-o", out)
         assert r.exit_code == 2, (command, out, r.stderr)
-        assert "is inside the input directory" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert "is a document of the input" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert {p: p.read_text() for p in docs} == docs
     r = run(*command, corpus, "-q", "-o", corpus / "new.out")
     assert r.exit_code == 0 and (corpus / "new.out").exists(), r.stderr
+    r = run(*command, corpus, "-q", "--exclude", "new.out", "-o", corpus / "new.out")
+    assert r.exit_code == 0, r.stderr
 
 
 def test_index_add_refuses_to_read_the_index_it_adds_to(tmp_path, lines_file):

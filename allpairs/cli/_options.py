@@ -235,7 +235,9 @@ def read_input(ctx: typer.Context, paths=None, *, keep_all: bool | None = None) 
                        hidden=p.get("hidden", False), ignore=not p.get("no_ignore", False),
                        quotechar=p.get("quotechar"),
                        keep_all=p.get("keep_all", False) if keep_all is None else keep_all,
-                       hash_pieces=hash_set_pieces)
+                       hash_pieces=hash_set_pieces,
+                       # A file below an input directory that the command will write: refused if read as a document.
+                       protect=[p[k] for k in ("output", "missed", "plot") if p.get(k) is not None])
 
 
 def verbatim_cells(on: bool):
@@ -269,16 +271,6 @@ def refuse_output_of_input(ctx: typer.Context, *outputs, inputs=()) -> None:
                 also = "" if os.fspath(out) == os.fspath(path) else f" ({os.fspath(path)})"
                 raise UsageError(f"{os.fspath(out)} is also an input{also}; writing it would replace what is "
                                  "read: give the output another name")
-            if os.path.isdir(path) and os.path.lexists(out) and _below(out, path):
-                raise UsageError(f"{os.fspath(out)} is inside the input directory {os.fspath(path)}, read as "
-                                 "documents; writing it would replace one: write the output outside it")
-
-
-def _below(out, folder) -> bool:
-    """Whether the file ``out`` lies somewhere inside the directory ``folder`` (links resolved)."""
-    inside = os.path.realpath(os.path.dirname(os.path.abspath(out)))
-    top = os.path.realpath(folder)
-    return os.path.commonpath([inside, top]) == top
 
 
 def refuse_one_document(corpus: Corpus) -> None:

@@ -130,7 +130,7 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
                 encoding: str = "utf-8", id_field: str | None = None, text_field: str | Sequence[str] | None = None,
                 keep: Sequence[str] = (), header: bool = True, tokens_field: str | None = None,
                 hidden: bool = False, ignore: bool = True, quotechar: str | None = None,
-                hash_pieces: Callable | None = None, keep_all: bool = False) -> Corpus:
+                hash_pieces: Callable | None = None, keep_all: bool = False, protect: Sequence = ()) -> Corpus:
     """Read a corpus of the given kind (one of :data:`INPUT_KINDS`); '-' is stdin for the kinds that read one file.
 
     A directory corpus takes any number of directories and files (see
@@ -147,6 +147,7 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
     :func:`read_jsonl` and :func:`allpairs.corpus.tables.read_table`.
     ``hash_pieces``: for ``sets``, hash the file's tokens as it is read (see :func:`read_sets`).
     ``keep_all`` carries every column of records (then ``keep`` must be empty).
+    ``protect``: files the caller will write; a directory's file among them read as a document is an error.
     """
     if kind not in INPUT_KINDS:
         raise UsageError(f"unknown input kind {kind!r}; choose one of {', '.join(INPUT_KINDS)}")
@@ -188,7 +189,7 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
         from .tree import read_directory  # here, like each reader below: a run loads only the reader it uses
 
         corpus = read_directory(paths, include=include, exclude=exclude, min_bytes=min_bytes, hidden=hidden,
-                                ignore=ignore)
+                                ignore=ignore, protect=protect)
         corpus.notes += _record_file_notes(paths)
     elif kind == "lines":
         corpus = read_lines(path, encoding=encoding)

@@ -70,6 +70,20 @@ def _disambiguate(ids: list[str], sources: list[str]) -> list[str]:
     return final
 
 
+def _identities(paths) -> dict:
+    """(device, inode) of each existing file of ``paths`` (through links), to the path given."""
+    found = {}
+    for p in paths:
+        if os.fsencode(p) == b"-":
+            continue
+        try:
+            st = os.stat(p)
+        except OSError:  # not there (yet): nothing to replace
+            continue
+        found[(st.st_dev, st.st_ino)] = p
+    return found
+
+
 def named_from_above(path: str | os.PathLike) -> str | None:
     """The PATH and ``--include`` that read the files below directory ``path`` with their
     ids prefixed by its name (``b/x.txt``, not ``x.txt``): its parent with ``--include 'b/**'``;
@@ -111,7 +125,7 @@ class _TextBuffer:
 
 def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, include: Sequence[str] = (),
                    exclude: Sequence[str] = (), min_bytes: int = 0, hidden: bool = False,
-                   ignore: bool = True) -> Corpus:
+                   ignore: bool = True, protect: Sequence[str | os.PathLike] = ()) -> Corpus:
     """Every regular file under one or several paths as a document.
 
     ``path`` is a directory or a file, or a list of them, read as one corpus
@@ -180,14 +194,15 @@ def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, inc
             if st.st_size < min_bytes:
                 dropped += 1
                 continue
-            todo.append((rel, f, st.st_size, source))
+            todo.append((rel, f, st.st_size, source, (st.st_dev, st.st_ino)))
     ids, sources, langs = [], [], []
-    texts = _TextBuffer(sum(item[2] for item in todo if len(item) == 4))
+    texts = _TextBuffer(sum(item[2] for item in todo if len(item) == 5))
+    guarded = _identities(protect)
     for item in todo:
         if len(item) == 2:
             skipped.append(item)
             continue
-        rel, f, _, source = item
+        rel, f, _, source, identity = item
         try:
             data = _read_bytes(f)
         except OSError as e:
@@ -197,6 +212,11 @@ def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, inc
         if data is None:
             skipped.append((rel, why))
             continue
+        if identity in guarded:
+            out = guarded[identity]
+            raise UsageError(f"{os.fspath(out)} is a document of the input ({rel} below {source or rel}); writing it "
+                             "would replace it: write the output outside the input, or leave the file out "
+                             "(--exclude)")
         ids.append(rel)
         sources.append(source)
         texts.add(data)
