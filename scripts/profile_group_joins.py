@@ -9,7 +9,9 @@ task as Spark sorts them, in Arrow batches of 10,000 rows, to the tasks' join
 ``plan_hot_groups`` splits them). Beside it: one local ``prefix_join`` of the
 same distinct sets in the same global order. Both on one thread; the pairs
 must agree. Reports wall seconds of each (and of the ``prefix_join`` calls
-inside the tasks), or with ``--count`` their instructions by callgrind
+inside the tasks), the candidates each verified (merged), the pairs the
+tasks' joins returned (verified) and kept, or with ``--count`` their
+instructions by callgrind
 (``--instr-atstart=no``, numba's JIT from a fresh cache filled by a run
 without valgrind first, as ``scripts/count_index_probe.py`` counts; a join
 of 2,000 sets first, uncounted, loads every kernel)::
@@ -95,28 +97,34 @@ def group_joins(batches, t, hot, groups: int) -> set:
     return {(min(a, b), max(a, b)) for a, b in found}
 
 
-def local_join(sets, t) -> set:
+def local_join(sets, t, tally: dict | None = None) -> set:
     from allpairs.exact import prefix_join
 
     pairs = prefix_join(sets.indptr, sets.tokens, len(sets.keys), t, jobs=1)
+    if tally is not None:
+        tally["local candidates"] = pairs.candidates
     return set(zip(pairs.left.tolist(), pairs.right.tolist()))
 
 
-def timed_prefix_joins():
-    """Wrap the tasks' ``prefix_join`` so as to sum its seconds: the list it appends to."""
+def tallied_prefix_joins() -> dict:
+    """Wrap the tasks' ``prefix_join`` so as to sum its seconds, its candidates and the pairs it returns: the
+    dict it adds to."""
     import allpairs.engines.spark.exact as exact
 
-    spent, inner = [], exact.prefix_join
+    tally, inner = {"their prefix_join s": 0.0, "task candidates": 0, "task pairs verified": 0}, exact.prefix_join
 
     def wrapped(*a, **k):
         t0 = time.perf_counter()
         try:
-            return inner(*a, **k)
+            pairs = inner(*a, **k)
         finally:
-            spent.append(time.perf_counter() - t0)
+            tally["their prefix_join s"] += time.perf_counter() - t0
+        tally["task candidates"] += pairs.candidates
+        tally["task pairs verified"] += len(pairs.left)
+        return pairs
 
     exact.prefix_join = wrapped
-    return spent
+    return tally
 
 
 def run(args, counted=None) -> None:
@@ -127,17 +135,17 @@ def run(args, counted=None) -> None:
     batches, hot = routed_batches(batch, t, args.groups, args.max_group)
     rows = sum(b.num_rows for b in batches)
     if counted is None:
-        spent = timed_prefix_joins()
+        tally = tallied_prefix_joins()
         t0 = time.perf_counter()
         got = group_joins(batches, t, hot, args.groups)
         tasks = time.perf_counter() - t0
         t0 = time.perf_counter()
-        want = local_join(sets, t)
+        want = local_join(sets, t, tally)
         local = time.perf_counter() - t0
+        tally["their prefix_join s"] = round(tally["their prefix_join s"], 2)
         print(json.dumps({"sets": len(sets.indptr) - 1, "routed rows": rows, "hot tokens": len(hot),
-                          "pairs": len(got), "task joins s": round(tasks, 2),
-                          "their prefix_join s": round(sum(spent), 2), "local prefix_join s": round(local, 2),
-                          "load": round(os.getloadavg()[0], 1)}))
+                          "pairs kept": len(got), **tally, "task joins s": round(tasks, 2),
+                          "local prefix_join s": round(local, 2), "load": round(os.getloadavg()[0], 1)}))
     else:
         import ctypes
 
@@ -147,15 +155,17 @@ def run(args, counted=None) -> None:
         group_joins(small_batches, t, small_hot, args.groups)
         local_join(small, t)
         found = {}
+        tally = tallied_prefix_joins()
         for label, fn in (("task joins", lambda: group_joins(batches, t, hot, args.groups)),
-                          ("local prefix_join", lambda: local_join(sets, t))):
+                          ("local prefix_join", lambda: local_join(sets, t, tally))):
             @ctypes.CFUNCTYPE(None)
             def stage(fn=fn, label=label):
                 found[label] = fn()
 
             counted(stage, label.encode())
         got, want = found["task joins"], found["local prefix_join"]
-        print(json.dumps({"sets": len(sets.indptr) - 1, "routed rows": rows, "pairs": len(got)}))
+        del tally["their prefix_join s"]
+        print(json.dumps({"sets": len(sets.indptr) - 1, "routed rows": rows, "pairs kept": len(got), **tally}))
     if got != want:
         raise SystemExit(f"the task joins found {len(got)} pairs, the local join {len(want)}: "
                          f"{len(got - want)} extra, {len(want - got)} missing")
