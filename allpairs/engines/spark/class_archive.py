@@ -221,7 +221,8 @@ def finish(p: Plan, proc, wait_s: float = WAIT_S) -> Path | None:
         from pyspark import SparkContext
 
         active = SparkContext._active_spark_context
-        if active is not None:
+        # Only the context of this JVM: another (a session of the caller's, of a test run) is not this one's to end.
+        if active is not None and getattr(SparkContext._gateway, "proc", None) is proc:
             # Stopped from here first: its accumulator server would print a traceback as the JVM goes.
             try:
                 active.stop()
