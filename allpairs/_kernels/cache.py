@@ -24,15 +24,21 @@ import tempfile
 from pathlib import Path
 
 
-def folder() -> Path | None:
-    """The cache folder (not created here), or None when ``ALLPAIRS_BUILD_CACHE=off``."""
-    env = os.environ.get("ALLPAIRS_BUILD_CACHE", "").strip()
+def user_cache(variable: str, name: str) -> Path | None:
+    """A cache folder of allpairs' (not created here): ``$variable``, else ``$XDG_CACHE_HOME/allpairs/name``,
+    else ``~/.cache/allpairs/name``; None when ``$variable`` is ``off``."""
+    env = os.environ.get(variable, "").strip()
     if env.lower() == "off":
         return None
     if env:
         return Path(env).expanduser()
     base = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return (Path(base) if base else Path.home() / ".cache") / "allpairs" / "kernels"
+    return (Path(base) if base else Path.home() / ".cache") / "allpairs" / name
+
+
+def folder() -> Path | None:
+    """The cache folder (not created here), or None when ``ALLPAIRS_BUILD_CACHE=off``."""
+    return user_cache("ALLPAIRS_BUILD_CACHE", "kernels")
 
 
 def toolchain() -> str:

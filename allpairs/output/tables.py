@@ -129,13 +129,13 @@ def write_source_rows(out: BinaryIO, fmt: str, rows, docs: Sequence[int]) -> int
     Lines an object a row, numbers as numbers, lists as arrays, nulls as null, dates as ISO 8601."""
     if fmt not in ("jsonl", "parquet"):
         return None
+    import json  # here: a run that writes no such rows does not load it
+
     if isinstance(rows, list):  # JSON Lines records
         if fmt == "jsonl":
             for lo in range(0, len(docs), _BATCH):
                 out.write(utf8("".join(rows[d] + "\n" for d in docs[lo:lo + _BATCH])))
             return len(docs)
-        import json
-
         pa, _ = pyarrow_modules()
         objs = [json.loads(rows[d]) for d in docs]
         fields = dict.fromkeys(k for obj in objs for k in obj)  # every record's fields, not the first's only
@@ -146,8 +146,6 @@ def write_source_rows(out: BinaryIO, fmt: str, rows, docs: Sequence[int]) -> int
     if fmt == "parquet":
         _write_arrow(out, picked)
         return len(docs)
-    import json
-
     for batch in picked.to_batches(_BATCH):
         out.write(utf8("".join(json.dumps(r, ensure_ascii=False, default=json_default) + "\n"
                                for r in batch.to_pylist())))

@@ -38,6 +38,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..._kernels.cache import user_cache
+
 #: The environment variable naming the folder, or ``off``.
 ENV = "ALLPAIRS_CLASS_ARCHIVE"
 #: The Spark setting that carries the options (``spark.driver.extraJavaOptions`` stays the caller's).
@@ -56,13 +58,7 @@ _UNSAFE = re.compile(r"[\s:,'\"=]")
 
 def folder() -> Path | None:
     """The folder of the archives (not created here); None when ``ALLPAIRS_CLASS_ARCHIVE=off``."""
-    env = os.environ.get(ENV, "").strip()
-    if env.lower() == "off":
-        return None
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return (Path(base) if base else Path.home() / ".cache") / "allpairs" / "jvm-classes"
+    return user_cache(ENV, "jvm-classes")
 
 
 def _spark_home() -> Path:
