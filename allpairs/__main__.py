@@ -16,7 +16,9 @@ imported, so that it holds from the first moment of a run:
   A signal that was ignored when the program started (``nohup``, a background
   job of a non-interactive shell) stays ignored.
 - A process forked from the run (a shingling worker) gets the default
-  handlers back and is killed when the run ends (PR_SET_PDEATHSIG on Linux).
+  handlers back and is killed when the run ends (PR_SET_PDEATHSIG on Linux);
+  not Spark's JVM, which ends by itself when the run does and must not be
+  killed (:mod:`allpairs._children`).
 - SIGXFSZ is ignored, so that a file-size limit is a write error ("File too
   large"), reported in one line.
 """
@@ -27,6 +29,8 @@ import os
 import signal
 import sys
 import threading
+
+from ._children import dies_with_the_run
 
 #: The signals that end a run, and the word for each on stderr.
 FATAL = {
@@ -110,6 +114,8 @@ def _in_forked_child(prctl) -> None:
     for signum in FATAL:
         if signal.getsignal(signum) is _ignore:
             signal.signal(signum, signal.SIG_DFL)
+    if not dies_with_the_run():
+        return
     if prctl is not None:
         prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     if os.getppid() != _forker:  # the parent died before prctl took effect

@@ -321,6 +321,45 @@ def test_a_temporary_file_left_by_a_killed_run_is_removed_by_the_next_run(tmp_pa
         live.wait(60)
 
 
+def _spark_scratch(tmp_path: Path) -> tuple[list[Path], dict]:
+    """Folders for the scratch of a Spark run's JVM (spark.local.dir: blockmgr-*, spark-*; java.io.tmpdir:
+    artifacts-*), and the environment that puts it there."""
+    local, tmp = tmp_path / "spark-local", tmp_path / "java-tmp"
+    local.mkdir()
+    tmp.mkdir()
+    return [local, tmp], dict(os.environ, SPARK_LOCAL_DIRS=str(local), JAVA_TOOL_OPTIONS=f"-Djava.io.tmpdir={tmp}")
+
+
+def _left_in(folders: list[Path], wait_s: float = 60) -> list[str]:
+    """What is still in ``folders`` once they are empty or ``wait_s`` has passed (a JVM ends, and removes its
+    scratch, just after the run that started it)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        left = sorted(str(p.relative_to(f.parent)) for f in folders for p in f.iterdir())
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+def test_a_spark_run_leaves_no_scratch_folder_behind(tmp_path):
+    # The program had every process forked from it killed as it ended (PR_SET_PDEATHSIG), Spark's JVM too:
+    # each run left its blockmgr-* (shuffle files), spark-* and artifacts-* folders in /tmp, 5 GB in a day.
+    pytest.importorskip("pyspark", reason="the Spark engine needs the spark extra")
+    from allpairs.engines.spark.session import find_java
+
+    if find_java() is None:
+        pytest.skip("no Java runtime for Spark")
+    corpus = tmp_path / "docs.jsonl"
+    _corpus(corpus, docs=200, words=20, rng=random.Random(f"{SEED}-scratch"))
+    scratch, env = _spark_scratch(tmp_path)
+    run = subprocess.run([sys.executable, "-m", "allpairs", "join", "--engine", "spark", "--master", "local[1]",
+                          "--jsonl", "-t", "0.5", "-s", "word:2", "-q", "--count", str(corpus)],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert int(run.stdout) >= 0
+    assert _left_in(scratch) == []
+
+
 def test_a_sigterm_while_spark_writes_its_dataset_leaves_no_partial_dataset(tmp_path):
     # Spark writes into OUT/_temporary and renames its task files at the end: a SIGTERM there once left
     # OUT/_temporary behind. The dataset is now written in a folder beside OUT, moved into place at the
@@ -337,9 +376,10 @@ def test_a_sigterm_while_spark_writes_its_dataset_leaves_no_partial_dataset(tmp_
     out_dir.mkdir()
     out = out_dir / "pairs"
     marker = uuid.uuid4().hex
+    scratch, env = _spark_scratch(tmp_path)
     proc = subprocess.Popen(
         [sys.executable, "-m", "allpairs", "join", "--engine", "spark", "--master", "local[2]", "--jsonl", "-t", "0.5",
-         "-s", "word:2", "-q", str(corpus), "-o", str(out)], env=dict(os.environ, ALLPAIRS_HARNESS=marker),
+         "-s", "word:2", "-q", str(corpus), "-o", str(out)], env=dict(env, ALLPAIRS_HARNESS=marker),
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     temporary = None
     deadline = time.monotonic() + 240
@@ -361,3 +401,5 @@ def test_a_sigterm_while_spark_writes_its_dataset_leaves_no_partial_dataset(tmp_
     for pid in survivors:
         os.kill(pid, signal.SIGKILL)
     assert survivors == []
+    # Its JVM ended by SIGTERM, not SIGKILL: its shutdown hooks removed its scratch folders.
+    assert _left_in(scratch) == []

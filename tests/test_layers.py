@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "allpairs"
 #: members only where the entry says so (none do), and any lower layer.
 LAYERS = [
     ("errors",),                         # the few exceptions
-    ("_plural", "_exports"),             # counts in words, for messages; names imported on first use
+    ("_plural", "_exports", "_children"),  # counts in words; names imported on first use; which children outlive a run
     ("_kernels",),                       # how kernels are built and run; CSR helpers
     ("output",),                         # every file written: atomic replace, escapers, table writers
     ("corpus",),                         # (1) documents

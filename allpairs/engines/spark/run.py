@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -143,14 +144,20 @@ def check_parquet(path: str, id_col: str, text_col: str | None, tokens_col: str 
 
 
 def _stop_jvm(spark) -> None:
-    """Kill Spark's JVM (for the signal watcher: its tasks must stop writing before their output is removed)."""
+    """End Spark's JVM and wait for it (for the signal watcher: its tasks must stop writing before their output
+    is removed). SIGTERM first, so that its shutdown hooks remove its scratch folders (shuffle files among
+    them); SIGKILL if it has not ended in 10 s."""
     proc = getattr(spark.sparkContext._gateway, "proc", None)
     if proc is not None:
         # pyspark's threads that talk to the JVM would print tracebacks as it goes; the process is
         # ending, and its one line goes straight to fd 2.
         sys.stderr = open(os.devnull, "w")
-        proc.kill()
-        proc.wait(10)
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
 
 
 def _from_spark_error(e: Exception) -> Exception:

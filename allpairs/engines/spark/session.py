@@ -16,6 +16,7 @@ import sys
 import threading
 from contextlib import contextmanager
 
+from ..._children import ending_by_itself
 from ...errors import AllPairsError, MissingExtraError, install_command
 from . import class_archive
 
@@ -242,7 +243,8 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
     # allpairs program, whose watcher thread ends a run on any signal in one line, it is given back.
     sigint = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
     try:
-        with _jvm_stderr_to_null(quiet):
+        # Not killed when the run ends: it ends by itself then (its stdin closes) and removes its scratch folders.
+        with _jvm_stderr_to_null(quiet), ending_by_itself():
             session = builder.getOrCreate()
         if archive is not None:
             class_archive.started(archive, getattr(session.sparkContext._gateway, "proc", None), _note(quiet))
