@@ -330,7 +330,7 @@ def _spark_scratch(tmp_path: Path) -> tuple[list[Path], dict]:
     return [local, tmp], dict(os.environ, SPARK_LOCAL_DIRS=str(local), JAVA_TOOL_OPTIONS=f"-Djava.io.tmpdir={tmp}")
 
 
-def _left_in(folders: list[Path], wait_s: float = 60) -> list[str]:
+def left_in(folders: list[Path], wait_s: float = 60) -> list[str]:
     """What is still in ``folders`` once they are empty or ``wait_s`` has passed (a JVM ends, and removes its
     scratch, just after the run that started it)."""
     deadline = time.monotonic() + wait_s
@@ -339,25 +339,6 @@ def _left_in(folders: list[Path], wait_s: float = 60) -> list[str]:
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)
-
-
-def test_a_spark_run_leaves_no_scratch_folder_behind(tmp_path):
-    # The program had every process forked from it killed as it ended (PR_SET_PDEATHSIG), Spark's JVM too:
-    # each run left its blockmgr-* (shuffle files), spark-* and artifacts-* folders in /tmp, 5 GB in a day.
-    pytest.importorskip("pyspark", reason="the Spark engine needs the spark extra")
-    from allpairs.engines.spark.session import find_java
-
-    if find_java() is None:
-        pytest.skip("no Java runtime for Spark")
-    corpus = tmp_path / "docs.jsonl"
-    _corpus(corpus, docs=200, words=20, rng=random.Random(f"{SEED}-scratch"))
-    scratch, env = _spark_scratch(tmp_path)
-    run = subprocess.run([sys.executable, "-m", "allpairs", "join", "--engine", "spark", "--master", "local[1]",
-                          "--jsonl", "-t", "0.5", "-s", "word:2", "-q", "--count", str(corpus)],
-                         env=env, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
-    assert int(run.stdout) >= 0
-    assert _left_in(scratch) == []
 
 
 def test_a_sigterm_while_spark_writes_its_dataset_leaves_no_partial_dataset(tmp_path):
@@ -401,5 +382,6 @@ def test_a_sigterm_while_spark_writes_its_dataset_leaves_no_partial_dataset(tmp_
     for pid in survivors:
         os.kill(pid, signal.SIGKILL)
     assert survivors == []
-    # Its JVM ended by SIGTERM, not SIGKILL: its shutdown hooks removed its scratch folders.
-    assert _left_in(scratch) == []
+    # Its JVM ended by SIGTERM, not SIGKILL: its shutdown hooks removed its scratch folders (at a normal end:
+    # test_spark.py's standalone-cluster test).
+    assert left_in(scratch) == []

@@ -918,12 +918,20 @@ def test_a_standalone_cluster_runs_join_and_dedup_as_the_local_engine_and_q_leav
              for what, args in commands.items()}
     submit = (f"--conf spark.executor.memory=512m --conf spark.cores.max=2 --conf spark.executorEnv.PYTHONPATH={REPO} "
               "--driver-memory 512m pyspark-shell")
+    # Each driver's JVM keeps its scratch (blockmgr-*, spark-*, artifacts-*) in folders of its own here: it
+    # must remove it as it ends (once it was killed as the program ended, and left it in /tmp).
+    scratch = {what: [tmp_path / f"{what}-local", tmp_path / f"{what}-tmp"] for what in commands}
+    for folder in (f for fs in scratch.values() for f in fs):
+        folder.mkdir()
     with standalone_cluster(tmp_path) as (url, worker_registered):
         # The drivers start their JVMs while the worker starts its own; their jobs wait for the worker.
         drivers = {what: subprocess.Popen(
             [sys.executable, "-m", "allpairs", *args[:1], "--engine", "spark", "--master", url, "-q", *args[1:]],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable, PYSPARK_SUBMIT_ARGS=submit))
+            env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
+                     SPARK_LOCAL_DIRS=str(scratch[what][0]),
+                     PYSPARK_SUBMIT_ARGS=f"--conf spark.driver.extraJavaOptions=-Djava.io.tmpdir={scratch[what][1]} "
+                                         + submit))
             for what, args in commands.items()}
         try:
             worker_registered()
@@ -937,6 +945,9 @@ def test_a_standalone_cluster_runs_join_and_dedup_as_the_local_engine_and_q_leav
         assert drivers[what].returncode == 0 and stderr == "", (what, stderr[-3000:])
         assert stdout == local[what].stdout and int(stdout) > 0, what
     assert int(got["join"][0]) == 10
+    from test_cli_signals import left_in
+
+    assert {what: left_in(folders) for what, folders in scratch.items()} == {what: [] for what in commands}
 
 
 def test_a_local_session_shuffles_into_four_partitions_per_core_not_200(spark):
