@@ -152,7 +152,7 @@ def test_a_planted_giant_component_is_decided_in_rounds_as_the_local_rule_decide
     assert res.decided.largest > 8
     got = [(split(r.id)[1], None if r.duplicate_of is None else split(r.duplicate_of)[1]) for r in res.rows.collect()]
     assert got == naive.dedup(sets, t)
-    assert res.counts() == (sum(d is None for _, d in got), sum(d is not None for _, d in got))
+    assert res.counts() == (sum(d is None for _, d in got), sum(d is not None for _, d in got), 0)
 
 
 
@@ -306,8 +306,10 @@ def test_dedup_engine_spark_writes_the_local_engines_kept_and_removed_lines(spar
     from allpairs.cli import app
 
     path = lines_file(tmp_path)
+    with open(path, "a") as f:
+        f.write("-- !!\n")  # a line with no word: kept by both engines, and said so by both
     run = lambda *a: CliRunner().invoke(app, [str(x) for x in a], prog_name="allpairs")  # noqa: E731
-    local = run("dedup", "-t", "0.6", "--lines", path, "-q")
+    local = run("dedup", "-t", "0.6", "--lines", path)
     local_removed = run("dedup", "-t", "0.6", "--lines", path, "--removed", "-q")
     # No -s: the local engine's choice from the lines' lengths (word:1 here), on both engines.
     kept = run("dedup", "-t", "0.6", "--lines", path, "--engine", "spark", "-o", tmp_path / "kept")
@@ -315,6 +317,8 @@ def test_dedup_engine_spark_writes_the_local_engines_kept_and_removed_lines(spar
                   "-o", tmp_path / "removed")
     assert kept.exit_code == 0 and removed.exit_code == 0, (kept.output, removed.output)
     assert "word:1 shingles" in kept.stderr and "large-star/small-star rounds" in kept.stderr
+    note = "allpairs: 1 document with no word:1 shingle kept as it is: nothing reaches a threshold with an empty set"
+    assert note in local.stderr.splitlines() and note in kept.stderr.splitlines(), (local.stderr, kept.stderr)
     want = [line.split("\t")[0] for line in local.stdout.splitlines()[1:]]
     table = pq.read_table(tmp_path / "kept")
     assert table.column("id").to_pylist() == want

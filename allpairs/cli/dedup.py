@@ -133,6 +133,8 @@ def _spark_dedup(ctx, paths, threshold, measure, shingle, no_normalize, min_shin
     err.print(f"allpairs: spark {res.master}: {count_of(res.documents, 'document')}, {skipped:,} skipped; "
               f"{res.shingle} shingles; {res.kept:,} kept, {res.removed:,} removed at {measure} >= {res.threshold}"
               f"{where}")
+    for note in res.notes:
+        err.print(f"allpairs: {note}")
     err.print(f"allpairs: {count_of(res.components, 'component')} of the pairs, the largest of {res.largest:,} "
               f"pairs; {res.rounds} large-star/small-star rounds")
     err.print("allpairs: time " + ", ".join(f"{k} {v:.2f}s" for k, v in res.seconds.items()))

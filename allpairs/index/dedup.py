@@ -83,6 +83,14 @@ class DedupResult(Summarised):
 BLOCK = 1 << 13
 
 
+
+def empty_kept_note(n: int, label: str) -> str:
+    """The line that says ``n`` documents with no shingle (``label``: the shingle's name, or "tokens") were
+    kept; the local and the Spark dedup say it alike."""
+    what = "token" if label == "tokens" else f"{label} shingle"
+    return (f"{count(n, 'document')} with no {what} kept as {'it is' if n == 1 else 'they are'}: nothing reaches "
+            "a threshold with an empty set")
+
 def _dedup_in_blocks(sets, rule: Rule, sizes: np.ndarray, postings, progress) -> tuple[np.ndarray, ...]:
     """The compiled loop over every document, BLOCK documents a call, its state carried between calls;
     ``progress("dedup", done, total)`` after each. Returns kept (bool per document) and the removed
@@ -185,10 +193,7 @@ def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, text:
     if empty.any():
         kept |= empty
         stats.skipped = [s for s in stats.skipped if s[1] != "no shingle"]
-        what = "token" if label == "tokens" else f"{label} shingle"
-        stats.notes.append(f"{count(int(empty.sum()), 'document')} with no {what} kept as "
-                           f"{'it is' if empty.sum() == 1 else 'they are'}: nothing reaches a threshold with an "
-                           "empty set")
+        stats.notes.append(empty_kept_note(int(empty.sum()), label))
     kept = np.flatnonzero(kept).astype(np.int32)
     sizes = np.diff(sets.indptr)
     stats.pairs = len(removed)

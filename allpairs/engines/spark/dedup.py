@@ -313,12 +313,13 @@ class SparkDedup:
     threshold: object
     status: object  # (id, ord, okey, duplicate_of, ...) per document with a shingle, checkpointed
 
-    def counts(self) -> tuple[int, int]:
-        """(kept, removed) documents (one job)."""
+    def counts(self) -> tuple[int, int, int]:
+        """(kept, removed, kept with no shingle) documents (one job)."""
         from pyspark.sql import functions as F
 
-        row = self.status.agg(F.count(F.lit(1)).alias("n"), F.count(P + "duplicate_of").alias("removed")).collect()[0]
-        return row["n"] - row["removed"], row["removed"]
+        row = self.status.agg(F.count(F.lit(1)).alias("n"), F.count(P + "duplicate_of").alias("removed"),
+                              F.count(F.when(F.col(P + "empty"), 1)).alias("empty")).collect()[0]
+        return row["n"] - row["removed"], row["removed"], row["empty"]
 
 
 def plan_dedup(df, threshold, *, id_col: str = "id", text_col: str | None = None, tokens_col: str | None = None,
@@ -343,12 +344,13 @@ def plan_dedup(df, threshold, *, id_col: str = "id", text_col: str | None = None
         "ord", "duplicate_of", "overlap", F.col("removed_size").alias("size_a"), F.col("kept_size").alias("size_b"))
     decided_rows = members.join(charged, "ord", "left").select(
         F.col("id").alias(P + "id"), F.col("ord").alias(P + "ord"), F.col("okey").alias(P + "okey"),
-        F.col("duplicate_of").alias(P + "duplicate_of"), similarity(measure).alias(P + "similarity"))
+        F.col("duplicate_of").alias(P + "duplicate_of"), similarity(measure).alias(P + "similarity"),
+        F.lit(False).alias(P + "empty"))
     # A document with no shingle reaches no one: kept, as locally (one below min_shingles is dropped, as asked).
     empty = planned.grouped.where(F.col("size") == 0).select(
         F.col("id").alias(P + "id"), F.col("ord").alias(P + "ord"), F.col("okey").alias(P + "okey"),
         F.lit(None).cast(decided_rows.schema[P + "duplicate_of"].dataType).alias(P + "duplicate_of"),
-        F.lit(None).cast("double").alias(P + "similarity"))
+        F.lit(None).cast("double").alias(P + "similarity"), F.lit(True).alias(P + "empty"))
     status = checkpoint(decided_rows.unionByName(empty))
     planned.unpersist()
     decided.removed.unpersist()

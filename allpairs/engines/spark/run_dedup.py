@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from ...errors import UsageError
+from ...index.dedup import empty_kept_note
 from ...output.files import partial_directory
 from .clusters import plan_clusters
 from .dedup import plan_dedup
@@ -41,6 +42,7 @@ class SparkDedupRun:
     rows: int = 0
     output: str | None = None
     seconds: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)  # lines for stderr, as the local dedup's Stats.notes
 
 
 def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | None = None, removed: bool = False,
@@ -102,7 +104,9 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
                            **({"language_col": "language"} if read.language_col else {}))
             res.shingle, res.threshold = d.shingle, str(d.threshold)
             res.components, res.rounds, res.largest = d.decided.components, d.decided.rounds, d.decided.largest
-            res.kept, res.removed = d.counts()
+            res.kept, res.removed, empty = d.counts()
+            if empty:
+                res.notes.append(empty_kept_note(empty, d.shingle))
             rows = d.rows.where(F.col("duplicate_of").isNotNull()) if removed else d.rows
             n_rows = res.removed if removed else res.kept
             if kind in ("lines", "sets"):
