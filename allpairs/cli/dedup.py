@@ -136,5 +136,5 @@ def _spark_dedup(ctx, paths, threshold, measure, shingle, no_normalize, min_shin
     for note in res.notes:
         err.print(f"allpairs: {note}")
     err.print(f"allpairs: {count_of(res.components, 'component')} of the pairs, the largest of {res.largest:,} "
-              f"pairs; {res.rounds} large-star/small-star rounds")
+              f"pairs; {count_of(res.rounds, 'large-star/small-star round')}")
     err.print("allpairs: time " + ", ".join(f"{k} {v:.2f}s" for k, v in res.seconds.items()))

@@ -291,7 +291,7 @@ def _spark_clusters(path, threshold, kind, shingle, no_normalize, include, exclu
     where = f"; {res.rows:,} rows written to {res.output}" if res.output else ""
     err.print(f"allpairs: spark {res.master}: {count_of(res.documents, 'document')}; {res.shingle} shingles; "
               f"{count_of(res.clusters, 'cluster')} at {measure} >= {res.threshold}, the largest of "
-              f"{res.largest:,}; {res.rounds} large-star/small-star rounds{where}")
+              f"{res.largest:,}; {count_of(res.rounds, 'large-star/small-star round')}{where}")
     err.print("allpairs: time " + ", ".join(f"{k} {v:.2f}s" for k, v in res.seconds.items()))
 
 

@@ -71,6 +71,11 @@ def _conf_dir(home: Path) -> Path:
     return Path(os.environ.get("SPARK_CONF_DIR") or home / "conf")
 
 
+def conf_dir() -> Path:
+    """The folder Spark's launcher reads its configuration from (``SPARK_CONF_DIR``, else SPARK_HOME/conf)."""
+    return _conf_dir(_spark_home())
+
+
 def key(java: str, conf: dict) -> str:
     """What the archive depends on, hashed: the Java runtime (its executable, release file and size), pyspark's
     version and every jar's name, size and time, the conf folder and what else the launcher puts on the class

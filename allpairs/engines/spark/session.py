@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 from contextlib import contextmanager
+from pathlib import Path
 
 from ..._children import ending_by_itself
 from ...errors import AllPairsError, MissingExtraError, install_command
@@ -177,6 +178,33 @@ def _note(quiet: bool):
                                                                   flush=True))
 
 
+#: The log configuration of a JVM allpairs starts: Spark's warnings on stderr, without the lines of its
+#: fallback profile or Hadoop's missing native library (see the file).
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+
+
+def _log_option(conf: dict) -> str | None:
+    """``-Dlog4j2.configurationFile=`` :data:`LOG_CONFIG` for the JVM this process is about to start, or None
+    where a JVM runs already or the user configures its log or its options (a log4j2 file in the conf folder,
+    a log4j option in ``spark.driver.extraJavaOptions``, ``spark.driver.defaultJavaOptions`` in ``conf`` or
+    ``spark-defaults.conf``)."""
+    from pyspark import SparkContext
+
+    if SparkContext._gateway is not None or os.environ.get("PYSPARK_GATEWAY_PORT") or class_archive.SETTING in conf \
+            or "log4j" in str(conf.get("spark.driver.extraJavaOptions", "")) or re.search(r"\s|['\"]", str(LOG_CONFIG)):
+        return None
+    try:
+        where = class_archive.conf_dir()
+        if any((where / name).exists() for name in ("log4j2.properties", "log4j2.xml", "log4j2.yaml", "log4j2.json")):
+            return None
+        defaults = where / "spark-defaults.conf"
+        if defaults.is_file() and class_archive.SETTING in defaults.read_text(errors="replace"):
+            return None
+    except (OSError, ValueError, ImportError):
+        return None
+    return f"-Dlog4j2.configurationFile={LOG_CONFIG}"
+
+
 def _class_archive(conf: dict, quiet: bool):
     """The class archive's plan for the JVM this process is about to start (:mod:`.class_archive`), or None
     where a JVM runs already or none is planned."""
@@ -237,8 +265,9 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
     for key, value in (conf or {}).items():
         builder = builder.config(key, str(value))
     archive = _class_archive(conf or {}, quiet)
-    if archive is not None:
-        builder = builder.config(class_archive.SETTING, archive.options)
+    options = " ".join(o for o in (archive.options if archive is not None else None, _log_option(conf or {})) if o)
+    if options:
+        builder = builder.config(class_archive.SETTING, options)
     # pyspark's SparkContext takes SIGINT for itself (cancel the jobs, raise KeyboardInterrupt): in the
     # allpairs program, whose watcher thread ends a run on any signal in one line, it is given back.
     sigint = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
