@@ -197,3 +197,16 @@ def test_concat_keeps_types_and_pads_a_side_without_the_column():
     joined = concat([(a, 1), (None, 2)])
     assert isinstance(joined, Carried) and list(joined) == ["1", "", ""] and joined.values() == [1, None, None]
     assert concat([(["x"], 1), (a, 1)]) == ["x", "1"]  # a text column on one side: text on both
+
+
+def test_to_pandas_gives_carried_columns_typed(records, table):
+    pytest.importorskip("pandas")
+    import allpairs
+    from allpairs.corpus.records import read_jsonl
+    from allpairs.corpus.tables import read_table
+
+    res = allpairs.join(read_jsonl(records, text_field="title", keep=["tags", "price"]), 0.5)
+    frame = res.to_pandas(columns=["tags", "price"])
+    assert frame["left_tags"].tolist() == [["a", "b"], []] and frame["right_price"].tolist()[0] == 4.0
+    res = allpairs.join(read_table(table[0], "parquet", text_cols=["title"], keep=["day"]), 0.5)
+    assert res.to_pandas(columns=True)["left_day"].tolist() == [DAYS[0], DAYS[2]]

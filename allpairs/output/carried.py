@@ -71,9 +71,12 @@ class Carried(list):
         return [one(t, k) for t, k in zip(self, self.kinds)]
 
     def values(self) -> list:
-        """Each value as Python holds it (JSON's: str, int, float, bool, list, dict, None)."""
+        """Each value as Python holds it: the Parquet column's values as pyarrow gives them, else JSON's
+        (str, int, float, bool, list, dict, None)."""
         import json
 
+        if self.source is not None:
+            return self.source.to_pylist()
         return [t if k == STRING else None if k == NULL else json.loads(t) for t, k in zip(self, self.kinds)]
 
     def arrow(self, pa):
