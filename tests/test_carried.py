@@ -210,3 +210,9 @@ def test_to_pandas_gives_carried_columns_typed(records, table):
     assert frame["left_tags"].tolist() == [["a", "b"], []] and frame["right_price"].tolist()[0] == 4.0
     res = allpairs.join(read_table(table[0], "parquet", text_cols=["title"], keep=["day"]), 0.5)
     assert res.to_pandas(columns=True)["left_day"].tolist() == [DAYS[0], DAYS[2]]
+
+
+def test_a_carried_column_of_texts_alone_is_strings_and_kinds_must_match_the_texts():
+    assert Carried(["a", ""]).json_texts() == ['"a"', '""']
+    with pytest.raises(ValueError, match="1 kinds for 2 texts"):
+        Carried(["a", "b"], bytes([JSON]))

@@ -39,13 +39,16 @@ def _json_kind(value) -> int:
 class Carried(list):
     """The texts of a carried column, one a document (the list itself), with their types.
 
-    ``kinds`` holds :data:`STRING`, :data:`JSON` or :data:`NULL` for each text; ``source`` is the Arrow
-    column a Parquet input gave (None for JSON Lines values), row ``d`` being document ``d``.
+    ``kinds`` holds :data:`STRING`, :data:`JSON` or :data:`NULL` for each text (by default every text a
+    string); ``source`` is the Arrow column a Parquet input gave (None for JSON Lines values), row ``d``
+    being document ``d``.
     """
 
-    def __init__(self, texts: Sequence[str] = (), kinds: bytes | bytearray = b"", source=None):
+    def __init__(self, texts: Sequence[str] = (), kinds: bytes | bytearray | None = None, source=None):
         super().__init__(texts)
-        self.kinds = bytearray(kinds)
+        self.kinds = bytearray(kinds) if kinds is not None else bytearray(len(self))  # default: strings
+        if len(self.kinds) != len(self):
+            raise ValueError(f"{len(self.kinds):,} kinds for {len(self):,} texts")
         self.source = source
         self._arrow = None
 
