@@ -184,12 +184,14 @@ def test_parquet_row_groups_of_pairs_share_the_type_inferred_over_every_document
     assert got.column("left_v").to_pylist() == [1.0, 2.5] and got.column("right_v").to_pylist() == [2.0, None]
 
 
-def test_json_texts_escape_line_separators_and_write_nan_as_null():
+def test_json_texts_escape_line_separators_and_write_nan_and_infinities_as_null():
     c = Carried()
-    for v in ["a\u2028b", ["x\u2029"], None, 1.5, float("nan"), datetime.date(2020, 1, 2)]:
-        c.append_value(v if isinstance(v, str) else json.dumps(v) if isinstance(v, list) else str(v), v)
-    assert list(c.kinds) == [STRING, JSON, NULL, JSON, NULL, STRING]
-    assert c.json_texts() == ['"a\\u2028b"', '["x\\u2029"]', "null", "1.5", "null", '"2020-01-02"']
+    for v in ["a\u2028b", ["x\u2029"], None, 1.5, float("nan"), datetime.date(2020, 1, 2), [1.0, float("-inf")],
+              {"NaN": "Infinity"}]:
+        c.append_value(v if isinstance(v, str) else json.dumps(v) if isinstance(v, (list, dict)) else str(v), v)
+    assert list(c.kinds) == [STRING, JSON, NULL, JSON, NULL, STRING, JSON, JSON]
+    assert c.json_texts() == ['"a\\u2028b"', '["x\\u2029"]', "null", "1.5", "null", '"2020-01-02"', "[1.0, null]",
+                              '{"NaN": "Infinity"}']
 
 
 def test_concat_keeps_types_and_pads_a_side_without_the_column():

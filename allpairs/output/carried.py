@@ -29,8 +29,8 @@ _JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029]")
 
 
 def _json_kind(value) -> int:
-    if value is None or (isinstance(value, float) and value != value):
-        return NULL  # NaN has no JSON: null, as pandas writes it
+    if value is None or (isinstance(value, float) and (value != value or value in (float("inf"), float("-inf")))):
+        return NULL  # NaN and infinities have no JSON: null, as pandas writes them
     if isinstance(value, str) or callable(getattr(value, "isoformat", None)):
         return STRING  # a date or time is carried as its ISO 8601 text, a string in JSON
     return JSON
@@ -70,6 +70,8 @@ class Carried(list):
                 return json_field(text)
             if kind == NULL:
                 return "null"
+            if "NaN" in text or "Infinity" in text:  # maybe a float JSON has no value for, inside a list
+                text = _finite_json(text)
             return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _JSON_RAW.search(text) else text
         return [one(t, k) for t, k in zip(self, self.kinds)]
 
@@ -97,6 +99,21 @@ class Carried(list):
     def take(self, pa, docs: Sequence[int]):
         """The Arrow values of the documents ``docs`` (positions), in that order."""
         return self.arrow(pa).take(pa.array(np.asarray(docs, np.int64), pa.int64()))
+
+
+def _finite_json(text: str) -> str:
+    """A JSON value's text with NaN and infinities (which Python writes, and no JSON reader takes) as null."""
+    import json
+
+    def finite(v):
+        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+            return None
+        if isinstance(v, list):
+            return [finite(x) for x in v]
+        if isinstance(v, dict):
+            return {k: finite(x) for k, x in v.items()}
+        return v
+    return json.dumps(finite(json.loads(text)), ensure_ascii=False)
 
 
 def json_column(values: list, pa):
