@@ -218,3 +218,15 @@ def test_a_carried_column_of_texts_alone_is_strings_and_kinds_must_match_the_tex
     assert Carried(["a", ""]).json_texts() == ['"a"', '""']
     with pytest.raises(ValueError, match="1 kinds for 2 texts"):
         Carried(["a", "b"], bytes([JSON]))
+
+
+def test_top_neighbors_and_lsh_pairs_carry_types_too(records, tmp_path):
+    got = jsonl_rows(run("join", "--jsonl", records, "--text-col", "title", "--id-col", "id", "-q", "--top", "1",
+                         "--keep-col", "price", "-f", "jsonl"))
+    assert [(g["left_price"], g["right_price"]) for g in got] == [(None, 10.25)]
+    run("join", "--jsonl", records, "--text-col", "title", "--id-col", "id", "-q", "--neighbors", "1",
+        "--keep-col", "tags", "-o", tmp_path / "n.parquet")
+    got = pq.read_table(tmp_path / "n.parquet")
+    assert got.column("left_tags").to_pylist() == [value(int(i), "tags") for i in got.column("left").to_pylist()]
+    got = jsonl_rows(run("join", "--jsonl", records, *JOIN, "--method", "lsh", "--keep-col", "ok", "-f", "jsonl"))
+    assert got and all(g["right_ok"] == value(int(g["right"]), "ok") for g in got)
