@@ -428,9 +428,9 @@ def run_against(path: str, other: str, threshold, *, kind: str = "directory", ou
             cols += [f"{side}_c{i}" for side in ("left", "right") for i in range(len(names))]
             ordered = pairs.orderBy(*ORDER).select(*cols).persist()
             res.pairs = ordered.count()
-            rows = (tuple(r) for r in ordered.toLocalIterator(prefetchPartitions=True))
             documents = _documents(ordered, len(names)) if fmt == "parquet" and kind in ("jsonl", "parquet") \
                 and names else ()
+            rows = (tuple(r) for r in ordered.toLocalIterator(prefetchPartitions=True))
             write_pairs(rows, out, fmt, measure, names, res.pairs, header=header, kind=kind, documents=documents,
                         types=types)
             ordered.unpersist()
