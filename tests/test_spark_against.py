@@ -119,6 +119,45 @@ def test_keep_col_and_id_col_of_parquet_inputs_are_carried_as_locally(spark, tmp
     assert csv[1].startswith("7,30,1.000000,4,4,7,1.5,4.0,p,'=s")  # the formula guard, as locally
 
 
+def test_carried_columns_are_typed_as_locally_in_json_lines_and_parquet(spark, tmp_path):
+    import datetime
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [{"key": 7, "body": "a b c d", "n": 1.5, "tags": ["p", "é"], "dims": {"w": 1, "h": 2.5},
+             "day": datetime.date(2024, 5, 1), "ok": True},
+            {"key": 3, "body": "x y z", "n": None, "tags": [], "dims": None, "day": None, "ok": None},
+            {"key": 9, "body": "b c d e", "n": 3.0, "tags": None, "dims": {"w": 3, "h": 0.5},
+             "day": datetime.date(1999, 1, 2), "ok": False}]
+    items, docs = tmp_path / "items.parquet", tmp_path / "docs.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), items)
+    pq.write_table(pa.Table.from_pylist([{**r, "key": r["key"] * 10, "body": r["body"] + " f"} for r in rows]), docs)
+    for inputs in (["--parquet", items, "--against", docs],):
+        args = [*inputs, "--id-col", "key", "--text-col", "body", "-s", "word:1", "-t", "0.6", "--measure",
+                "containment", *[x for k in ("n", "tags", "dims", "day", "ok") for x in ("--keep-col", k)]]
+        for ext in ("jsonl", "parquet"):
+            want, got = both(tmp_path, args, ext)
+            assert got == want, ext
+    got = pq.read_table(tmp_path / "spark.parquet")
+    assert got.schema.field("right_day").type == pa.date32() and pa.types.is_struct(got.schema.field("left_dims").type)
+    lines = [json.loads(x) for x in (tmp_path / "spark.jsonl").read_text().splitlines()]
+    assert lines[0]["left_tags"] == ["p", "é"] and lines[0]["left_day"] == "2024-05-01" and lines[0]["left_ok"] is True
+    # JSON Lines inputs: each field's JSON value, typed in Parquet as Arrow infers it.
+    for name, path in (("items", items), ("docs", docs)):
+        with open(tmp_path / f"{name}.jsonl", "w") as f:
+            for r in pq.read_table(path).to_pylist():
+                f.write(json.dumps({**r, "day": r["day"] and r["day"].isoformat()}) + "\n")
+    args = ["--jsonl", tmp_path / "items.jsonl", "--against", tmp_path / "docs.jsonl", "--id-col", "key",
+            "--text-col", "body", "-s", "word:1", "-t", "0.6", "--measure", "containment", "--keep-col", "n",
+            "--keep-col", "dims", "--keep-col", "ok"]
+    for ext in ("jsonl", "parquet", "tsv"):
+        want, got = both(tmp_path, args, ext)
+        assert got == want, ext
+    assert json.loads((tmp_path / "spark.jsonl").read_text().splitlines()[0])["left_dims"] == {"w": 1, "h": 2.5}
+
+
 # Real corpora.
 
 def test_passwords_against_longer_passwords_are_the_local_engines_bytes(spark, tmp_path, shared_datasets):

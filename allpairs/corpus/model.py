@@ -31,7 +31,8 @@ class Corpus:
     columns : dict of str to sequence of str
         Columns carried beside each id into every output, by name: the line
         for ``--lines`` ("text"), the ``--keep-col`` columns of a table or
-        JSON Lines.
+        JSON Lines; those of JSON Lines and Parquet are
+        :class:`~allpairs.output.carried.Carried` (texts with their types).
     languages : list of (str or None) or None
         Programming language of each document, for ``code:N`` shingles.
     skipped : list of (id, reason)

@@ -9,6 +9,7 @@ import sys
 from typing import Sequence
 
 from ..errors import InputError
+from ..output.carried import Carried
 from ..output.escape import json_default
 from .linefile import read_line_file
 from .model import Corpus
@@ -53,14 +54,16 @@ class Records:
     that spans lines by the line it starts on), or ``unit`` ("row" for Parquet)."""
 
     def __init__(self, keep: Sequence[str], unit: str = "line", id_name: str = "id", escapes: bool = False,
-                 text_names: Sequence[str] = ("text",)) -> None:
+                 text_names: Sequence[str] = ("text",), typed: bool = False) -> None:
         self.unit = unit
         self.text_names = ", ".join(map(repr, text_names))
         self.id_name = id_name
         self.escapes = escapes  # whether a value may hold a lone surrogate (JSON escapes; UTF-8 text holds none)
         self.ids: list = []
         self.texts: list[str] = []
-        self.columns: dict[str, list[str]] = {name: [] for name in keep}
+        # typed (JSON Lines, Parquet): each column a Carried, its values' types kept beside their texts
+        self.typed = typed
+        self.columns: dict[str, list[str]] = {name: Carried() if typed else [] for name in keep}
         self.seen: dict = {}
 
     def add(self, where: str, place: int, doc_id, text: str, kept: Sequence) -> None:
@@ -78,11 +81,18 @@ class Records:
             cell = cell_text(value)
             if self.escapes:
                 refuse_surrogates(cell, where, f"field {name!r}")
-            values.append(cell)
+            if self.typed:
+                values.append_value(cell, value)
+            else:
+                values.append(cell)
 
     def add_column(self, name: str) -> None:
-        """Carry one more column, "" (nothing) for the documents read before it appeared."""
-        self.columns[name] = [""] * len(self.ids)
+        """Carry one more column, "" (nothing, null) for the documents read before it appeared."""
+        if self.typed:
+            self.columns[name] = Carried()
+            self.columns[name].pad(len(self.ids))
+        else:
+            self.columns[name] = [""] * len(self.ids)
 
     def corpus(self, kind: str, notes: list[str]) -> Corpus:
         return Corpus(ids=self.ids, texts=self.texts, columns=self.columns, kind=kind, notes=notes)
@@ -160,9 +170,11 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_fie
     a line of each. Ids are strings or integers; a lone surrogate (a JSON
     escape such as ``"\\ud800"``) in an id, a text or a carried field is
     refused, naming the line. ``keep`` names fields carried
-    into the output beside each id (as text: a string as it is, a missing
-    field or null as "", anything else as JSON); the first record must have
-    them. A field missing is an error that lists the fields the record has.
+    into the output beside each id, each a
+    :class:`~allpairs.output.carried.Carried`: as text (a string as it is, a
+    missing field or null as "", anything else as JSON) with each value's
+    JSON type beside it, for outputs that keep types; the first record must
+    have them. A field missing is an error that lists the fields the record has.
     ``keep_all`` carries every field but the id: the first record's, in its
     order, then each field a later record brings ("" for the records before
     it); the corpus's ``header`` lists them all, and its ``rows`` holds each
@@ -172,7 +184,7 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_fie
     name = lines.name
     raw: list[str] = []  # keep_all: each record's line as it came, to be written back as it came
     text_fields = [text_field] if isinstance(text_field, str) else list(text_field)
-    records = Records(keep, id_name=id_field or "id", escapes=True, text_names=text_fields)
+    records = Records(keep, id_name=id_field or "id", escapes=True, text_names=text_fields, typed=True)
     by_line = None  # whether ids are line numbers, decided at the first record
     first = 0  # the line of the first record
     for k in range(1, len(lines) + 1):
@@ -187,7 +199,7 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_fie
                 header = [str(f) for f in obj]
                 known = set(header)
                 keep = [f for f in header if by_line or f != (id_field or "id")]
-                records = Records(keep, id_name=id_field or "id", escapes=True, text_names=text_fields)
+                records = Records(keep, id_name=id_field or "id", escapes=True, text_names=text_fields, typed=True)
             for field_name in keep:
                 jsonl_field(obj, field_name, where, "keep")
         if by_line:

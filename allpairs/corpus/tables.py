@@ -29,6 +29,7 @@ from typing import Sequence
 
 from ..errors import InputError, UsageError, require_extra
 from .model import Corpus
+from ..output.carried import Carried
 from .records import Records, cell_text, fields_of
 from .linefile import MAX_LINE_BYTES, ArrowTokenSets, read_line_file
 
@@ -231,6 +232,14 @@ def is_token_lists(typ) -> bool:
     return t.is_list(typ) or t.is_large_list(typ)
 
 
+def _carried(values: list) -> Carried:
+    """A Parquet column's values carried: their texts (:func:`~allpairs.corpus.records.cell_text`) and types."""
+    column = Carried()
+    for v in values:
+        column.append_value(cell_text(v), v)
+    return column
+
+
 def _pyarrow():
     """pyarrow.parquet, or a one-line error naming the extra that installs it."""
     return require_extra("pyarrow.parquet", "{{kind=parquet}}")
@@ -286,16 +295,18 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> 
     notes = [f"ids are row numbers: {name} has no 'id' column (--id-col names one)"] if pick.id is None else []
     if pick.id is None:  # row numbers: unique, nothing to check, no Python object per row but the id
         corpus = Corpus(ids=[str(k + 1) for k in range(n)], texts=joined,
-                        columns={names[k]: [cell_text(v) for v in values[k]] for k in pick.keep},
+                        columns={names[k]: _carried(values[k]) for k in pick.keep},
                         kind="parquet", notes=notes)
     else:
-        records = Records([names[k] for k in pick.keep], unit="row")
+        records = Records([names[k] for k in pick.keep], unit="row", typed=True)
         for r, doc_id in enumerate(values[pick.id]):
             if doc_id is None:
                 raise InputError(f"{name}: row {r + 1:,}: the id is null")
             doc_id = doc_id if isinstance(doc_id, str) else str(int(doc_id))
             records.add(f"{name}: row {r + 1:,}", r + 1, doc_id, joined[r], [values[k][r] for k in pick.keep])
         corpus = records.corpus("parquet", notes)
+    for k in pick.keep:  # the Arrow column too: Parquet output writes it with its type
+        corpus.columns[names[k]].source = column[k]
     corpus.id_column = None if pick.id is None else names[pick.id]
     corpus.header = names if keep_all else None
     if keep_all:  # every column was read: the rows with their types, to be written back as they came

@@ -268,7 +268,9 @@ class SearchIndex:
         ranked = self.vocab.rank(indptr, keys)
         q, s, o = self._query_ranked(ranked, rule, jobs=resolve_jobs(jobs), progress=progress)
         matches = self._matches(ranked, q, s, o, list(corpus.ids), rule)
-        matches.query_columns = corpus.columns
+        # As text, as the index holds its own documents' columns (its file stores texts): the two sides of a
+        # match carry a column alike.
+        matches.query_columns = {name: list(values) for name, values in corpus.columns.items()}
         if top is not None:
             matches = matches.best(top)
         return matches

@@ -8,7 +8,9 @@ TSV and CSV unless told not to; TSV escapes a field's tab, line break,
 backslash and other control characters (``\\t``, ``\\n``, ``\\\\``, ``\\xNN``),
 CSV quotes by the rules of Python's :mod:`csv` module, JSON Lines writes one
 object a row (numbers as numbers), Parquet needs pyarrow and writes typed
-columns (text as strings, counts as int64, similarities as float64).
+columns (text as strings, counts as int64, similarities as float64). A
+carried column of JSON Lines or Parquet input (:mod:`allpairs.output.carried`)
+keeps the input's types in JSON Lines and Parquet, and is text in TSV and CSV.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from typing import BinaryIO, Callable, Iterable, Sequence
 import numpy as np
 
 from ..errors import UsageError, require_extra
+from .carried import Carried, json_column
 from .escape import csv_field, json_default, json_field, tsv_field, utf8
 
 #: Formats of tables; Parquet is binary and needs pyarrow.
@@ -33,7 +36,9 @@ class Column:
 
     ``kind`` is "text" (strings, escaped for the format), "int" (whole
     numbers), "number" (decimal text such as "0.777777", written as it is and
-    as a float64 in Parquet) or "float" (floats).
+    as a float64 in Parquet), "float" (floats), "carried" (``values`` a
+    :class:`Rows` of a carried column: text in TSV and CSV, typed values in
+    JSON Lines and Parquet) or "arrow" (an Arrow array, Parquet only).
     """
 
     name: str
@@ -41,9 +46,34 @@ class Column:
     kind: str = "text"
 
 
+class Rows:
+    """The values of a :class:`~allpairs.output.carried.Carried` column at the documents ``docs`` (positions):
+    what a table writer slices and writes, as text, JSON text or Arrow values by format."""
+
+    def __init__(self, column: Carried, docs: Sequence[int]):
+        self.column, self.docs = column, docs
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    def __getitem__(self, key: slice) -> Rows:
+        return Rows(self.column, self.docs[key])
+
+    def texts(self) -> list[str]:
+        return [self.column[d] for d in self.docs]
+
+    def json_texts(self) -> list[str]:
+        return Carried([self.column[d] for d in self.docs], bytes(self.column.kinds[d] for d in self.docs)).json_texts()
+
+    def arrow(self, pa):
+        return self.column.take(pa, self.docs)
+
+
 def carried(prefix: str, columns: dict[str, Sequence[str]], docs: Sequence[int]) -> list[Column]:
-    """The carried columns of the documents ``docs`` (positions), named ``prefix + name``."""
-    return [Column(prefix + name, [values[d] for d in docs]) for name, values in columns.items()]
+    """The carried columns of the documents ``docs`` (positions), named ``prefix + name``; a
+    :class:`~allpairs.output.carried.Carried` column keeps its types (JSON Lines and Parquet write them)."""
+    return [Column(prefix + name, Rows(values, docs), "carried") if isinstance(values, Carried) else
+            Column(prefix + name, [values[d] for d in docs]) for name, values in columns.items()]
 
 
 def _escape(fmt: str):
@@ -56,6 +86,12 @@ def _cell(value, kind: str, esc) -> str:
     if kind == "float":
         return repr(float(value))
     return str(value)
+
+
+def _cells(values, kind: str, fmt: str, esc) -> list[str]:
+    if kind != "carried":
+        return [_cell(v, kind, esc) for v in values]
+    return values.json_texts() if fmt == "jsonl" else [esc(t) for t in values.texts()]
 
 
 def header_line(fmt: str, names: Sequence[str]) -> str:
@@ -96,7 +132,7 @@ def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: b
     sep = "\t" if fmt == "tsv" else ","
     for lo in range(0, n, _BATCH):
         hi = min(lo + _BATCH, n)
-        cells = [[_cell(v, c.kind, esc) for v in c.values[lo:hi]] for c in columns]
+        cells = [_cells(c.values[lo:hi], c.kind, fmt, esc) for c in columns]
         if fmt == "jsonl":
             lines = ["{" + ", ".join(k + v for k, v in zip(keys, row)) + "}" for row in zip(*cells)]
         else:
@@ -105,18 +141,6 @@ def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: b
         if progress is not None:
             progress(hi, n)
     return n
-
-
-def _json_column(values: list, pa):
-    """A JSON field's values as one Arrow column, typed as Arrow infers them; a field whose values no one
-    type holds (a number here, text there) as strings, each value's JSON text (nulls stay null)."""
-    import json
-
-    try:
-        return pa.array(values)
-    except (pa.ArrowException, TypeError, ValueError, OverflowError):
-        return pa.array([v if v is None or isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-                         for v in values], pa.string())
 
 
 def write_source_rows(out: BinaryIO, fmt: str, rows, docs: Sequence[int]) -> int | None:
@@ -139,7 +163,7 @@ def write_source_rows(out: BinaryIO, fmt: str, rows, docs: Sequence[int]) -> int
         pa, _ = pyarrow_modules()
         objs = [json.loads(rows[d]) for d in docs]
         fields = dict.fromkeys(k for obj in objs for k in obj)  # every record's fields, not the first's only
-        _write_arrow(out, pa.table({k: _json_column([obj.get(k) for obj in objs], pa) for k in fields}))
+        _write_arrow(out, pa.table({k: json_column([obj.get(k) for obj in objs], pa) for k in fields}))
         return len(docs)
     pa, _ = pyarrow_modules()
     picked = rows.take(pa.array(np.asarray(docs, np.int64)))
@@ -166,6 +190,8 @@ def pyarrow_modules():
 
 
 def _arrow(values: Sequence, kind: str, pa):
+    if kind in ("carried", "arrow"):  # a carried column's own types; Arrow values as they are
+        return values.arrow(pa) if kind == "carried" else values
     if kind == "text":
         # Strings as their UTF-8 (a file name's undecodable bytes shown as U+FFFD: Parquet strings are UTF-8).
         return pa.array([utf8(str(v)).decode("utf-8", "replace") for v in values], pa.string())

@@ -20,6 +20,7 @@ from .._kernels.jit import kernels_for
 from .._plural import count
 from ..errors import UsageError, require_extra
 from ..measures import MEASURES, Measure, get_measure
+from ..output.carried import Carried
 from ..output.escape import csv_field, json_field, tsv_field, utf8
 from ..order import OrderedSets
 from .summary import SHOWN
@@ -366,8 +367,11 @@ def _pairs_of(c: PairChunk, a: int, b: int, offset: int = 0) -> Iterator[Pair]:
 # --- writing -------------------------------------------------------------
 
 def _encode_fields(columns: Sequence[Sequence[str]], escape) -> tuple[np.ndarray, np.ndarray]:
-    """Escape and UTF-8-encode every field; field f of doc d sits at index f*n + d."""
-    encoded = [utf8(escape(str(v))) for col in columns for v in col]
+    """Escape and UTF-8-encode every field; field f of doc d sits at index f*n + d. In JSON Lines a
+    :class:`~allpairs.output.carried.Carried` column's fields are its values' JSON texts (typed)."""
+    encoded = [utf8(v) for col in columns
+               for v in (col.json_texts() if escape is json_field and isinstance(col, Carried)
+                         else map(escape, map(str, col)))]
     ptr = np.zeros(len(encoded) + 1, np.int64)
     np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=ptr[1:])
     return ptr, np.frombuffer(b"".join(encoded), np.uint8)
@@ -378,7 +382,9 @@ class PairWriter:
 
     ``ids`` names each document; ``columns`` (name -> one value a document),
     when given, are carried after the similarity (TSV) or the sizes (CSV), as
-    ``left_NAME`` and ``right_NAME`` for each name; ``texts`` is the column
+    ``left_NAME`` and ``right_NAME`` for each name (a
+    :class:`~allpairs.output.carried.Carried` column's values typed in JSON
+    Lines: numbers, booleans, lists, objects, null); ``texts`` is the column
     ``text`` (line records). TSV and CSV start with a header row unless
     ``header`` is False.
     """

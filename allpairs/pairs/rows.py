@@ -6,14 +6,17 @@ from typing import BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
-from ..output.tables import ROW_GROUP, Column, write_parquet_groups, write_table
+from ..output.carried import Carried
+from ..output.tables import ROW_GROUP, Column, pyarrow_modules, write_parquet_groups, write_table
 
 
 def write_pairs_table(pairs, ids: Sequence, out: BinaryIO, measure, *, columns: dict[str, Sequence[str]] | None = None,
                       fmt: str = "parquet", progress: Callable[..., None] | None = None) -> int:
     """The pairs as a table in ``fmt`` (Parquet; the text formats go through the compiled
     :class:`~allpairs.pairs.result.PairWriter`): left, right, the similarity (float64) or estimate,
-    overlap, both sizes, then ``left_NAME``, ``right_NAME`` of each carried column.
+    overlap, both sizes, then ``left_NAME``, ``right_NAME`` of each carried column (a
+    :class:`~allpairs.output.carried.Carried` one with its type: the input's Arrow type, or its JSON
+    values' as Arrow infers them over every document).
 
     Parquet is written a row group at a time (:func:`~allpairs.output.tables.write_parquet_groups`, the
     bytes of one ``write_table``), so that only a row group's pairs are held as Python values;
@@ -54,5 +57,11 @@ def _pair_columns(pairs, cols: dict, ids: Sequence, columns: dict[str, Sequence[
     table = [Column("left", [ids[d] for d in left]), Column("right", [ids[d] for d in right])]
     table += [Column(name, values, "float" if values.dtype.kind == "f" else "int") for name, values in cols.items()]
     for name, values in (columns or {}).items():
-        table += [Column(f"left_{name}", [values[d] for d in left]), Column(f"right_{name}", [values[d] for d in right])]
+        if isinstance(values, Carried):  # the column's own Arrow type, taken by document
+            pa, _ = pyarrow_modules()
+            table += [Column(f"left_{name}", values.take(pa, left), "arrow"),
+                      Column(f"right_{name}", values.take(pa, right), "arrow")]
+        else:
+            table += [Column(f"left_{name}", [values[d] for d in left]),
+                      Column(f"right_{name}", [values[d] for d in right])]
     return table

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..corpus import Corpus
 from ..errors import EmptyCorpusError, UsageError
+from ..output.carried import concat
 from .._kernels.jit import PLAIN_BELOW
 from .._plural import count
 from ..order import OrderedSets, order_sets
@@ -89,7 +90,8 @@ def merge_corpora(left: Corpus, right: Corpus) -> Corpus:
         return None if a is None and b is None else list(a or [None] * n_a) + list(b or [None] * n_b)
 
     n_l, n_r = len(left), len(right)
-    columns = {name: list(left.columns.get(name, [""] * n_l)) + list(right.columns.get(name, [""] * n_r))
+    # A column one side lacks is nothing ("", null) on that side; typed columns stay typed.
+    columns = {name: concat([(left.columns.get(name), n_l), (right.columns.get(name), n_r)])
                for name in {**left.columns, **right.columns}}
     return Corpus(ids=list(left.ids) + list(right.ids), texts=both(left.texts, right.texts, n_l, n_r),
                   sets=both(left.sets, right.sets, n_l, n_r), columns=columns, notes=left.notes + right.notes,

@@ -13,6 +13,7 @@ from ..lsh.limits import MAX_EXPAND
 from .._plural import count
 from ..measures import Measure, Threshold, get_measure
 from ..pairs import Pairs
+from ..output.carried import Carried
 from ..pairs.result import similarity_text
 from ..errors import UsageError, require_extra
 from ..pairs.summary import SHOWN, Summarised
@@ -149,7 +150,8 @@ class JoinResult(Summarised):
             A DataFrame whose index holds the documents' ids (the input's own
             frame, when its column or Series was joined): each of its columns
             as ``left_NAME``, ``right_NAME``. A list names carried columns
-            (:attr:`columns`, such as ``--keep-col`` ones); True takes them all.
+            (:attr:`columns`, such as ``--keep-col`` ones), their values typed
+            as a JSON Lines or Parquet input had them; True takes them all.
         texts : bool
             Add ``left_text`` and ``right_text``: both documents' texts.
         """
@@ -176,7 +178,9 @@ class JoinResult(Summarised):
                 if name not in self.columns:
                     raise UsageError(f"no carried column {name!r} (the result carries "
                                      f"{', '.join(map(repr, self.columns)) or 'none'}); give a DataFrame instead")
-                values = np.asarray(self.columns[name], dtype=object)
+                column = self.columns[name]  # typed where the input was (JSON Lines, Parquet)
+                values = np.empty(len(column), object)
+                values[:] = column.values() if isinstance(column, Carried) else list(column)
                 extra[f"left_{name}"], extra[f"right_{name}"] = values[left], values[right]
         if texts:
             if self.texts is None:

@@ -11,8 +11,11 @@ document in input order, to the local engine's writers
 same options, in any of its formats, to stdout or to the file the caller
 opened (written beside ``-o`` and renamed at the end by
 :func:`allpairs.output.files.open_output`). Carried columns (``--keep-col``
-of ``--parquet`` and ``--jsonl``, the line of ``--lines``) come along, as
-text (:func:`allpairs.corpus.records.cell_text`).
+of ``--parquet`` and ``--jsonl``, the line of ``--lines``) come along as
+locally: text in TSV and CSV (:func:`allpairs.corpus.records.cell_text`),
+typed in JSON Lines and Parquet (:class:`allpairs.output.carried.Carried`: a
+JSON Lines field's JSON value, a Parquet column's values with the input's
+Arrow type).
 
 Everything that can be checked before Spark starts is (the kinds, a local
 Parquet input's columns and the type of its ids on both sides); then one job
@@ -31,6 +34,7 @@ import pyarrow as pa
 
 from ...errors import InputError, UsageError
 from ...corpus.records import cell_text, fields_of
+from ...output.carried import Carried
 from .against import plan_against
 from .pairs import COLUMNS, ORDER
 from . import run as _run
@@ -65,6 +69,17 @@ def _parquet_id_type(path: str, id_col: str):
 
     schema = pq.ParquetDataset(local).schema if os.path.isdir(local) else pq.read_schema(local)
     return schema.field(id_col).type if id_col in schema.names else None
+
+
+def _keep_types(path: str, keep) -> list:
+    """The Arrow types of a local Parquet input's ``keep`` columns (None for each elsewhere)."""
+    local = _local_path(path)
+    if local is None or not os.path.exists(local):
+        return [None] * len(keep)
+    import pyarrow.parquet as pq
+
+    schema = pq.ParquetDataset(local).schema if os.path.isdir(local) else pq.read_schema(local)
+    return [schema.field(k).type for k in keep]
 
 
 def _check_keep(path: str, keep) -> None:
@@ -119,8 +134,8 @@ def _check_ids(sides) -> None:
 
 
 def _jsonl_fields(batches, keep, name):
-    """mapInArrow body: (line, each ``keep`` field as text) of each JSON Lines record, as the local reader
-    carries them (a missing field or null as "")."""
+    """mapInArrow body: (line, each ``keep`` field's JSON text) of each JSON Lines record (a missing field or
+    null as null), decoded on the driver to the values the local reader carries."""
     for batch in batches:
         lines, values = [], [[] for _ in keep]
         for value, k in zip(batch.column("value").to_pylist(), batch.column("line").to_pylist()):
@@ -134,7 +149,8 @@ def _jsonl_fields(batches, keep, name):
                 continue
             lines.append(k)
             for v, f in zip(values, keep):
-                v.append(cell_text(obj.get(f)))
+                got = obj.get(f)
+                v.append(None if got is None else json.dumps(got, ensure_ascii=False))
         yield pa.RecordBatch.from_arrays([pa.array(lines, pa.int64())] + [pa.array(v, pa.string()) for v in values],
                                          names=["line"] + [f"c{i}" for i in range(len(keep))])
 
@@ -158,15 +174,29 @@ def _carried(spark, read, path: str, kind: str, keep) -> tuple[object, list[str]
     raise UsageError(f"--keep-col names columns of --parquet or --jsonl input, not of --{kind}")
 
 
-class _Ids:
-    """Documents numbered as they first appear in the pairs, one numbering for both sides."""
+def _plain(value):
+    """A value Spark collected as the local reader's pyarrow gives it: a struct (Row) as a dict, in lists too."""
+    if hasattr(value, "asDict"):
+        return {k: _plain(v) for k, v in value.asDict().items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
-    def __init__(self, names):
+
+class _Ids:
+    """Documents numbered as they first appear in the pairs, one numbering for both sides; ``kind`` "jsonl"
+    or "parquet" carries the columns typed (:class:`~allpairs.output.carried.Carried`), as locally."""
+
+    def __init__(self, names, kind: str = "lines"):
         self.names = names
         self.index: dict = {}
         self.ids: list = []
         self.size: list[int] = []
-        self.columns: dict[str, list] = {n: [] for n in names}
+        self.decode = {"jsonl": lambda t: None if t is None else json.loads(t), "parquet": _plain}.get(kind)
+        self.columns: dict[str, list] = {n: [] if self.decode is None else Carried() for n in names}
+        self.raw: dict[str, list] | None = {n: [] for n in names} if kind == "parquet" else None  # for typed()
 
     def number(self, side: str, doc, size: int, cells) -> int:
         key = (side, doc)
@@ -176,8 +206,23 @@ class _Ids:
             self.ids.append(doc)
             self.size.append(size)
             for n, v in zip(self.names, cells):
-                self.columns[n].append(cell_text(v))
+                if self.decode is None:
+                    self.columns[n].append(cell_text(v))
+                else:
+                    v = self.decode(v)
+                    self.columns[n].append_value(cell_text(v), v)
+                    if self.raw is not None:
+                        self.raw[n].append(v)
         return k
+
+    def typed(self, types) -> None:
+        """Give each carried column the Arrow type ``types`` holds for it (None: inferred from its values),
+        for Parquet output; every document must be numbered already."""
+        import pyarrow as pa
+
+        for n, t in zip(self.names, types):
+            if t is not None and self.raw is not None:
+                self.columns[n].source = pa.array(self.raw[n], t)
 
 
 def _chunk(rows, ids: _Ids, carried: int):
@@ -190,6 +235,16 @@ def _chunk(rows, ids: _Ids, carried: int):
         right.append(ids.number("r", r[1], r[5], r[6 + carried:6 + 2 * carried]))
     col = lambda i: np.fromiter((r[i] for r in rows), np.int32, len(rows))  # noqa: E731
     return PairChunk(np.array(left, np.int32), np.array(right, np.int32), col(3), col(4), col(5))
+
+
+def _documents(ordered, carried: int):
+    """Every document of the pairs once, (side, id, size, its carried values), for Parquet output's types."""
+    from pyspark.sql import functions as F
+
+    sides = [ordered.select(F.lit(s).alias("side"), F.col(side).alias("id"), F.col(f"{side}_size").alias("size"),
+                            *[F.col(f"{side}_c{i}").alias(f"c{i}") for i in range(carried)]).dropDuplicates(["id"])
+             for s, side in (("l", "left"), ("r", "right"))]
+    return (tuple(r) for r in sides[0].unionByName(sides[1]).toLocalIterator())
 
 
 class _Streamed:
@@ -221,14 +276,22 @@ class _Streamed:
 
 
 def write_pairs(rows, out: BinaryIO, fmt: str, measure: str, names: list[str], total: int,
-                header: bool = True) -> None:
+                header: bool = True, kind: str = "lines", documents=(), types=None) -> None:
     """Write collected pair rows (left, right, similarity, overlap, left_size, right_size, then each carried
-    column of the left and of the right), sorted as locally, in ``fmt`` with the local engine's writers."""
+    column of the left and of the right), sorted as locally, in ``fmt`` with the local engine's writers.
+
+    The carried columns of ``kind`` "jsonl" (each value's JSON text) and "parquet" are typed, as locally.
+    Parquet output types each column over every document before its first row group: ``documents``
+    (side "l" or "r", id, size, carried values) are every document of the pairs, ``types`` the columns'
+    Arrow types where the input gives them (else inferred from the values)."""
     carried = len(names)
     if fmt == "parquet":
         from ...pairs.rows import write_pairs_table
 
-        ids = _Ids(names)
+        ids = _Ids(names, kind)
+        for side, doc, size, *cells in documents:
+            ids.number(side, doc, size, cells)
+        ids.typed(types or [None] * carried)
         write_pairs_table(_Streamed(rows, ids, carried, total), ids.ids, out, measure,
                           columns=ids.columns if names else None)
         return
@@ -236,7 +299,7 @@ def write_pairs(rows, out: BinaryIO, fmt: str, measure: str, names: list[str], t
 
     first = True
     for chunk in _batches(rows):
-        ids = _Ids(names)  # numbered per chunk: only its documents' fields are encoded
+        ids = _Ids(names, kind)  # numbered per chunk: only its documents' fields are encoded
         c = _chunk(chunk, ids, carried)
         writer = PairWriter(ids.ids, fmt, measure=measure, columns=ids.columns if names else None,
                             header=header and first)
@@ -349,6 +412,11 @@ def run_against(path: str, other: str, threshold, *, kind: str = "directory", ou
 
             names: list[str] = []
             cols = [*COLUMNS]
+            # A Parquet input's carried columns keep its Arrow types (a local file's; one type on both sides).
+            types = None
+            if kind == "parquet" and keep:
+                a, b = _keep_types(str(path), keep), _keep_types(str(other), keep)
+                types = [x if x is not None and x == y else None for x, y in zip(a, b)]
             for side, (read, _), p in (("left", reads[0], path), ("right", reads[1], other)):
                 got = _carried(spark, read, str(p), kind, keep)
                 if got is None:
@@ -360,8 +428,11 @@ def run_against(path: str, other: str, threshold, *, kind: str = "directory", ou
             cols += [f"{side}_c{i}" for side in ("left", "right") for i in range(len(names))]
             ordered = pairs.orderBy(*ORDER).select(*cols).persist()
             res.pairs = ordered.count()
+            documents = _documents(ordered, len(names)) if fmt == "parquet" and kind in ("jsonl", "parquet") \
+                and names else ()
             rows = (tuple(r) for r in ordered.toLocalIterator(prefetchPartitions=True))
-            write_pairs(rows, out, fmt, measure, names, res.pairs, header=header)
+            write_pairs(rows, out, fmt, measure, names, res.pairs, header=header, kind=kind, documents=documents,
+                        types=types)
             ordered.unpersist()
         res.seconds["join"] = time.perf_counter() - t0
         docs = []
