@@ -193,6 +193,23 @@ def test_dedup_of_parquet_writes_the_kept_rows_with_their_schema(tmp_path, typed
     assert got[1]["tags"] is None and got[1]["day"] == "2024-10-06" and got[0]["dims"] == {"w": 7.5, "h": 1.2}
 
 
+def test_dedup_of_parquet_to_json_lines_writes_nan_and_infinities_as_null(tmp_path):
+    # json.dumps writes NaN and Infinity, which no JSON reader takes (json.loads does: strict parsers do not).
+    pq = pytest.importorskip("pyarrow.parquet")
+    pa = pytest.importorskip("pyarrow")
+    pq.write_table(pa.table({"id": [1, 2, 3], "title": ["red apple", "blue car", "green tea"],
+                             "score": [float("nan"), float("inf"), 1.5],
+                             "xs": [[float("-inf"), 2.0], [], None]}), tmp_path / "t.parquet")
+    r = run("dedup", "-t", "0.5", "--parquet", "--text-col", "title", "--id-col", "id", tmp_path / "t.parquet",
+            "-q", "--format", "jsonl")
+    assert r.exit_code == 0, r.stderr
+    strict = lambda text: json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in {text}"))  # noqa: E731
+    assert [strict(x) for x in r.stdout.splitlines()] == [
+        {"id": 1, "title": "red apple", "score": None, "xs": [None, 2.0]},
+        {"id": 2, "title": "blue car", "score": None, "xs": []},
+        {"id": 3, "title": "green tea", "score": 1.5, "xs": None}]
+
+
 def test_dedup_with_keep_col_stays_compact_and_removed_is_unchanged(products):
     r = run("dedup", "-t", "0.5", *TABLE, products, "--keep-col", "price", "-q")
     assert r.stdout.splitlines()[:2] == ["id\tprice", "A1\t19.99"]

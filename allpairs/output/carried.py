@@ -71,7 +71,7 @@ class Carried(list):
             if kind == NULL:
                 return "null"
             if "NaN" in text or "Infinity" in text:  # maybe a float JSON has no value for, inside a list
-                text = _finite_json(text)
+                text = finite_json(text)
             return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _JSON_RAW.search(text) else text
         return [one(t, k) for t, k in zip(self, self.kinds)]
 
@@ -101,7 +101,7 @@ class Carried(list):
         return self.arrow(pa).take(pa.array(np.asarray(docs, np.int64), pa.int64()))
 
 
-def _finite_json(text: str) -> str:
+def finite_json(text: str) -> str:
     """A JSON value's text with NaN and infinities (which Python writes, and no JSON reader takes) as null."""
     import json
 

@@ -20,7 +20,7 @@ from typing import BinaryIO, Callable, Iterable, Sequence
 import numpy as np
 
 from ..errors import UsageError, require_extra
-from .carried import Carried, json_column
+from .carried import Carried, finite_json, json_column
 from .escape import csv_field, json_default, json_field, tsv_field, utf8
 
 #: Formats of tables; Parquet is binary and needs pyarrow.
@@ -171,8 +171,10 @@ def write_source_rows(out: BinaryIO, fmt: str, rows, docs: Sequence[int]) -> int
         _write_arrow(out, picked)
         return len(docs)
     for batch in picked.to_batches(_BATCH):
-        out.write(utf8("".join(json.dumps(r, ensure_ascii=False, default=json_default) + "\n"
-                               for r in batch.to_pylist())))
+        lines = (json.dumps(r, ensure_ascii=False, default=json_default) for r in batch.to_pylist())
+        # NaN and infinities, which Python writes and no JSON reader takes, as null (as carried columns do).
+        out.write(utf8("".join((finite_json(line) if "NaN" in line or "Infinity" in line else line) + "\n"
+                               for line in lines)))
     return len(docs)
 
 
