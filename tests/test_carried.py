@@ -68,7 +68,7 @@ def jsonl_rows(r) -> list[dict]:
 
 def test_json_lines_to_json_lines_carries_each_fields_json_value(records):
     got = jsonl_rows(run("join", "--jsonl", records, *JOIN, "--keep-all", "-f", "jsonl"))
-    assert [(g["left"], g["right"]) for g in got] == [("0", "1"), ("2", "3")]  # ids stay text
+    assert [(g["left"], g["right"]) for g in got] == [("0", "1"), ("2", "3")]  # JSON Lines ids are text
     for g in got:
         for name in FIELDS:
             assert g[f"left_{name}"] == value(int(g["left"]), name), name
@@ -133,6 +133,7 @@ def test_clusters_carry_types_in_json_lines_and_parquet(records, table, tmp_path
     got = pq.read_table(tmp_path / "c.parquet")
     assert got.schema.field("day").type == pa.date32() and got.schema.field("small").type == pa.int32()
     assert got.column("tags").to_pylist() == source.column("tags").to_pylist()
+    assert got.schema.field("id").type == pa.int64() and got.column("id").to_pylist() == [0, 1, 2, 3]
 
 
 def test_an_r_s_join_carries_both_sides_typed(records, table, tmp_path):
@@ -230,3 +231,26 @@ def test_top_neighbors_and_lsh_pairs_carry_types_too(records, tmp_path):
     assert got.column("left_tags").to_pylist() == [value(int(i), "tags") for i in got.column("left").to_pylist()]
     got = jsonl_rows(run("join", "--jsonl", records, *JOIN, "--method", "lsh", "--keep-col", "ok", "-f", "jsonl"))
     assert got and all(g["right_ok"] == value(int(g["right"]), "ok") for g in got)
+
+
+def test_a_parquet_inputs_integer_ids_stay_integers_in_json_lines_and_parquet(tmp_path):
+    # As the Spark engine writes them: a Parquet table's integer ids come back integers (Parquet: the id column's
+    # own type), in pairs, clusters, dedup and R–S joins; TSV and CSV are text, JSON Lines ids text (the Spark
+    # engine reads them as strings).
+    f = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"id": pa.array([7, 8, 9], pa.int32()), "title": ["a b c d", "a b c e", "x y"]}), f)
+    run("join", "--parquet", f, *JOIN, "-o", tmp_path / "p.parquet")
+    got = pq.read_table(tmp_path / "p.parquet")
+    assert got.schema.field("left").type == pa.int32() and got.column("right").to_pylist() == [8]
+    assert run("join", "--parquet", f, *JOIN).stdout.splitlines()[1].split("\t")[:2] == ["7", "8"]
+    assert [(g["left"], g["right"]) for g in jsonl_rows(run("join", "--parquet", f, *JOIN, "-f", "jsonl"))] == [(7, 8)]
+    assert [g["id"] for g in jsonl_rows(run("join", "--parquet", f, *JOIN, "--clusters", "-f", "jsonl"))] == [7, 8]
+    assert jsonl_rows(run("dedup", "--parquet", f, *JOIN, "--removed", "-f", "jsonl"))[0]["removed"] == 8
+    both = jsonl_rows(run("join", "--parquet", f, "--against", f, *JOIN, "-f", "jsonl"))
+    assert (7, 7) in [(g["left"], g["right"]) for g in both]
+    run("join", "--parquet", f, "--against", f, *JOIN, "-o", tmp_path / "rs.parquet")
+    assert pq.read_table(tmp_path / "rs.parquet").schema.field("right").type == pa.int32()
+    strings = tmp_path / "s.parquet"
+    pq.write_table(pa.table({"id": ["x", "y"], "title": ["a b c d", "a b c e"]}), strings)
+    one = jsonl_rows(run("join", "--parquet", f, "--against", strings, *JOIN, "-f", "jsonl"))
+    assert [(g["left"], g["right"]) for g in one] == [("7", "x"), ("7", "y"), ("8", "x"), ("8", "y")]

@@ -316,7 +316,7 @@ def test_dedup_engine_spark_writes_the_local_engines_kept_and_removed_lines(spar
     removed = run("dedup", "-t", "0.6", "--lines", path, "--engine", "spark", "--removed", "-q",
                   "-o", tmp_path / "removed")
     assert kept.exit_code == 0 and removed.exit_code == 0, (kept.output, removed.output)
-    assert "word:1 shingles" in kept.stderr and "large-star/small-star rounds" in kept.stderr
+    assert "word:1 shingles" in kept.stderr and "large-star/small-star round" in kept.stderr
     note = "allpairs: 1 document with no word:1 shingle kept as it is: nothing reaches a threshold with an empty set"
     assert note in local.stderr.splitlines() and note in kept.stderr.splitlines(), (local.stderr, kept.stderr)
     want = [line.split("\t")[0] for line in local.stdout.splitlines()[1:]]
@@ -361,7 +361,7 @@ def test_join_clusters_engine_spark_writes_the_local_engines_cluster_table(spark
     got = run("join", "-t", "0.7", "--lines", path, "--clusters", "--singletons", "--engine", "spark",
               "-o", tmp_path / "clusters")
     assert got.exit_code == 0, got.output
-    assert "large-star/small-star rounds" in got.stderr
+    assert "large-star/small-star round" in got.stderr
     table = pq.read_table(tmp_path / "clusters")
     want = [line.split("\t")[:3] for line in local.stdout.splitlines()[1:]]
     assert [[str(v) for v in row.values()] for row in table.to_pylist()] == want

@@ -9,7 +9,7 @@ import sys
 from typing import Sequence
 
 from ..errors import InputError
-from ..output.carried import Carried
+from ..output.carried import JSON, STRING, Carried
 from ..output.escape import json_default
 from .linefile import read_line_file
 from .model import Corpus
@@ -64,11 +64,14 @@ class Records:
         # typed (JSON Lines, Parquet): each column a Carried, its values' types kept beside their texts
         self.typed = typed
         self.columns: dict[str, list[str]] = {name: Carried() if typed else [] for name in keep}
+        # typed: whether each id was an integer or a string in the input (JSON Lines and Parquet write it back so)
+        self.id_kinds = bytearray() if typed else None
         self.seen: dict = {}
 
-    def add(self, where: str, place: int, doc_id, text: str, kept: Sequence) -> None:
-        """One document: its id (already a string), text and carried values, found at ``where`` (file:line),
-        the ``place``-th line (or row) of its file. A lone surrogate in any of them is refused."""
+    def add(self, where: str, place: int, doc_id, text: str, kept: Sequence, id_value=None) -> None:
+        """One document: its id (already a string; ``id_value`` the input's value, an integer or a string),
+        text and carried values, found at ``where`` (file:line), the ``place``-th line (or row) of its file.
+        A lone surrogate in any of them is refused."""
         if doc_id in self.seen:
             raise InputError(f"{where}: id {doc_id!r} already used on {self.unit} {self.seen[doc_id]:,}")
         if self.escapes:
@@ -76,6 +79,8 @@ class Records:
             refuse_surrogates(text, where, f"the text ({self.text_names})")
         self.seen[doc_id] = place
         self.ids.append(doc_id)
+        if self.id_kinds is not None:
+            self.id_kinds.append(JSON if isinstance(id_value, int) and not isinstance(id_value, bool) else STRING)
         self.texts.append(text)
         for (name, values), value in zip(self.columns.items(), kept):
             cell = cell_text(value)
@@ -95,7 +100,9 @@ class Records:
             self.columns[name] = [""] * len(self.ids)
 
     def corpus(self, kind: str, notes: list[str]) -> Corpus:
-        return Corpus(ids=self.ids, texts=self.texts, columns=self.columns, kind=kind, notes=notes)
+        """The documents read; ids of which some were integers as a :class:`Carried` that says which."""
+        ids = Carried(self.ids, self.id_kinds) if self.id_kinds and JSON in self.id_kinds else self.ids
+        return Corpus(ids=ids, texts=self.texts, columns=self.columns, kind=kind, notes=notes)
 
 
 def id_text(value, where: str, name: str) -> str:
@@ -219,6 +226,8 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_fie
                     header.append(f)
                     keep.append(f)
                     records.add_column(f)
+        # The id as text (not id_value): the Spark engine reads JSON Lines ids as strings, and both engines
+        # write the same bytes; a Parquet input's integer ids stay integers on both.
         records.add(where, k, doc_id, jsonl_text(obj, text_fields, where), [obj.get(f) for f in keep])
         if keep_all:
             raw.append(lines.line(k - 1))

@@ -302,9 +302,11 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> 
         for r, doc_id in enumerate(values[pick.id]):
             if doc_id is None:
                 raise InputError(f"{name}: row {r + 1:,}: the id is null")
-            doc_id = doc_id if isinstance(doc_id, str) else str(int(doc_id))
-            records.add(f"{name}: row {r + 1:,}", r + 1, doc_id, joined[r], [values[k][r] for k in pick.keep])
+            records.add(f"{name}: row {r + 1:,}", r + 1, doc_id if isinstance(doc_id, str) else str(int(doc_id)),
+                        joined[r], [values[k][r] for k in pick.keep], doc_id)
         corpus = records.corpus("parquet", notes)
+        if isinstance(corpus.ids, Carried):  # integer ids: Parquet output writes the column's own type
+            corpus.ids.source = column[pick.id]
     for k in pick.keep:  # the Arrow column too: Parquet output writes it with its type
         corpus.columns[names[k]].source = column[k]
     corpus.id_column = None if pick.id is None else names[pick.id]

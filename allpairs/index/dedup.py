@@ -202,5 +202,5 @@ def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, text:
     return DedupResult(kept=kept, removed=removed, duplicate_of=duplicate_of, overlap=overlap,
                        removed_size=sizes[sets.doc_set[removed]].astype(np.int32),
                        kept_size=sizes[sets.doc_set[duplicate_of]].astype(np.int32),
-                       ids=list(corpus.ids), rule=rule, shingle=label, stats=stats, columns=corpus.columns,
+                       ids=corpus.ids, rule=rule, shingle=label, stats=stats, columns=corpus.columns,
                        header=corpus.header, id_column=corpus.id_column, rows=corpus.rows)

@@ -12,6 +12,7 @@ from typing import BinaryIO, Sequence
 from ..measures import Measure
 from ..pairs.result import similarity_text
 from ..output.tables import Column, carried, write_source_rows, write_table
+from ..output.tables import id_column as column_of_ids  # write_records has a parameter named id_column
 
 
 def write_rows(out: BinaryIO, fmt: str, names: tuple[str, str], left: Sequence[int], right: Sequence[int],
@@ -23,7 +24,7 @@ def write_rows(out: BinaryIO, fmt: str, names: tuple[str, str], left: Sequence[i
     columns, as ``NAME_COLUMN`` with the side's name (``query_text``, ``indexed_text``)."""
     a, b = names
     sims = [similarity_text(row, o, x, y) for o, x, y in zip(overlap, left_size, right_size)]
-    table = [Column(a, [left_ids[d] for d in left]), Column(b, [right_ids[d] for d in right]),
+    table = [column_of_ids(a, left_ids, left), column_of_ids(b, right_ids, right),
              Column("similarity", sims, "int" if row.integer_threshold else "number")]
     if fmt != "tsv":
         table += [Column("overlap", overlap, "int"), Column(f"{a}_size", left_size, "int"),
@@ -38,7 +39,7 @@ def write_rows(out: BinaryIO, fmt: str, names: tuple[str, str], left: Sequence[i
 def write_ids(out: BinaryIO, ids: Sequence[str], docs: Sequence[int], fmt: str = "tsv", *,
               columns: dict | None = None, header: bool = True) -> int:
     """A row per document ``docs`` (positions into ``ids``): its id and its carried columns."""
-    return write_table(out, fmt, [Column("id", [ids[d] for d in docs]), *carried("", columns or {}, docs)],
+    return write_table(out, fmt, [column_of_ids("id", ids, docs), *carried("", columns or {}, docs)],
                        header=header)
 
 
@@ -52,5 +53,5 @@ def write_records(out: BinaryIO, names: Sequence[str], id_column: str | None, id
         written = write_source_rows(out, fmt, rows, docs)
         if written is not None:
             return written
-    return write_table(out, fmt, [Column(name, [ids[d] for d in docs]) if name == id_column else
+    return write_table(out, fmt, [column_of_ids(name, ids, docs) if name == id_column else
                                   Column(name, [columns[name][d] for d in docs]) for name in names], header=header)

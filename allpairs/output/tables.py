@@ -76,6 +76,12 @@ def carried(prefix: str, columns: dict[str, Sequence[str]], docs: Sequence[int])
             Column(prefix + name, [values[d] for d in docs]) for name, values in columns.items()]
 
 
+def id_column(name: str, ids: Sequence[str], docs: Sequence[int]) -> Column:
+    """The ids of the documents ``docs`` (positions) as the column ``name``: text, or, where the input's ids
+    were integers (``ids`` a :class:`~allpairs.output.carried.Carried`), integers in JSON Lines and Parquet."""
+    return Column(name, Rows(ids, docs), "carried") if isinstance(ids, Carried) else Column(name, [ids[d] for d in docs])
+
+
 def _escape(fmt: str):
     return {"tsv": tsv_field, "csv": csv_field, "jsonl": json_field}[fmt]
 

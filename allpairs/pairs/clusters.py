@@ -19,7 +19,7 @@ from ..errors import UsageError, require_extra
 from ..order import OrderedSets
 from ..output.escape import csv_field, json_field, tsv_field
 from .result import FORMATS, Pairs, sequence_item
-from ..output.tables import Column, carried, write_table
+from ..output.tables import Column, carried, id_column, write_table
 from .summary import SHOWN, Summarised
 
 
@@ -209,7 +209,7 @@ def write_cluster_table(clusters: Clusters, ids: Sequence[str], out: BinaryIO, f
     the rows written. ``progress(stage, done, total, detail)`` is told the rows written."""
     doc, cluster, size = clusters.rows(len(ids), singletons)
     docs = doc.tolist()
-    table = [Column("id", [ids[d] for d in docs]), Column("cluster", cluster, "int"),
+    table = [id_column("id", ids, docs), Column("cluster", cluster, "int"),
              Column("cluster_size", size, "int"), *carried("", columns or {}, docs)]
     tick = None if progress is None else (lambda done, n: progress("write", done, n, f"{done:,} rows"))
     return write_table(out, fmt, table, header=header, progress=tick)

@@ -7,7 +7,7 @@ from typing import BinaryIO, Callable, Iterator, Sequence
 import numpy as np
 
 from ..output.carried import Carried
-from ..output.tables import ROW_GROUP, Column, pyarrow_modules, write_parquet_groups, write_table
+from ..output.tables import ROW_GROUP, Column, id_column, pyarrow_modules, write_parquet_groups, write_table
 
 
 def write_pairs_table(pairs, ids: Sequence, out: BinaryIO, measure, *, columns: dict[str, Sequence[str]] | None = None,
@@ -54,7 +54,7 @@ def _pair_columns(pairs, cols: dict, ids: Sequence, columns: dict[str, Sequence[
     columns, then the carried ones."""
     left = np.asarray(cols.pop("left"), np.int64).tolist()
     right = (np.asarray(cols.pop("right"), np.int64) + (pairs.n_left or 0)).tolist()
-    table = [Column("left", [ids[d] for d in left]), Column("right", [ids[d] for d in right])]
+    table = [id_column("left", ids, left), id_column("right", ids, right)]
     table += [Column(name, values, "float" if values.dtype.kind == "f" else "int") for name, values in cols.items()]
     for name, values in (columns or {}).items():
         if isinstance(values, Carried):  # the column's own Arrow type, taken by document

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..corpus import Corpus
 from ..errors import EmptyCorpusError, UsageError
-from ..output.carried import concat
+from ..output.carried import Carried, concat
 from .._kernels.jit import PLAIN_BELOW
 from .._plural import count
 from ..order import OrderedSets, order_sets
@@ -93,7 +93,9 @@ def merge_corpora(left: Corpus, right: Corpus) -> Corpus:
     # A column one side lacks is nothing ("", null) on that side; typed columns stay typed.
     columns = {name: concat([(left.columns.get(name), n_l), (right.columns.get(name), n_r)])
                for name in {**left.columns, **right.columns}}
-    return Corpus(ids=list(left.ids) + list(right.ids), texts=both(left.texts, right.texts, n_l, n_r),
+    # Integer ids on both sides stay integers; on one side only, every id is text.
+    ids = concat([(left.ids, n_l), (right.ids, n_r)])
+    return Corpus(ids=ids if isinstance(ids, Carried) else list(ids), texts=both(left.texts, right.texts, n_l, n_r),
                   sets=both(left.sets, right.sets, n_l, n_r), columns=columns, notes=left.notes + right.notes,
                   languages=both(left.languages, right.languages, n_l, n_r),
                   skipped=list(left.skipped) + list(right.skipped),

@@ -34,7 +34,7 @@ import pyarrow as pa
 
 from ...errors import InputError, UsageError
 from ...corpus.records import cell_text, fields_of
-from ...output.carried import Carried
+from ...output.carried import STRING, Carried
 from .against import plan_against
 from .pairs import COLUMNS, ORDER
 from . import run as _run
@@ -192,7 +192,8 @@ class _Ids:
     def __init__(self, names, kind: str = "lines"):
         self.names = names
         self.index: dict = {}
-        self.ids: list = []
+        # typed kinds: integer ids stay integers in JSON Lines and Parquet output, as locally
+        self.ids: list = [] if kind not in ("jsonl", "parquet") else Carried()
         self.size: list[int] = []
         self.decode = {"jsonl": lambda t: None if t is None else json.loads(t), "parquet": _plain}.get(kind)
         self.columns: dict[str, list] = {n: [] if self.decode is None else Carried() for n in names}
@@ -203,7 +204,10 @@ class _Ids:
         k = self.index.get(key)
         if k is None:
             k = self.index[key] = len(self.ids)
-            self.ids.append(doc)
+            if isinstance(self.ids, Carried):
+                self.ids.append_value(str(doc), doc)
+            else:
+                self.ids.append(doc)
             self.size.append(size)
             for n, v in zip(self.names, cells):
                 if self.decode is None:
@@ -215,11 +219,14 @@ class _Ids:
                         self.raw[n].append(v)
         return k
 
-    def typed(self, types) -> None:
+    def typed(self, types, id_type=None) -> None:
         """Give each carried column the Arrow type ``types`` holds for it (None: inferred from its values),
-        for Parquet output; every document must be numbered already."""
+        and integer ids ``id_type`` (the input's, where known), for Parquet output; every document must be
+        numbered already."""
         import pyarrow as pa
 
+        if id_type is not None and isinstance(self.ids, Carried) and self.ids and STRING not in self.ids.kinds:
+            self.ids.source = pa.array([int(i) for i in self.ids], id_type)
         for n, t in zip(self.names, types):
             if t is not None and self.raw is not None:
                 self.columns[n].source = pa.array(self.raw[n], t)
@@ -276,14 +283,15 @@ class _Streamed:
 
 
 def write_pairs(rows, out: BinaryIO, fmt: str, measure: str, names: list[str], total: int,
-                header: bool = True, kind: str = "lines", documents=(), types=None) -> None:
+                header: bool = True, kind: str = "lines", documents=(), types=None, id_type=None) -> None:
     """Write collected pair rows (left, right, similarity, overlap, left_size, right_size, then each carried
     column of the left and of the right), sorted as locally, in ``fmt`` with the local engine's writers.
 
     The carried columns of ``kind`` "jsonl" (each value's JSON text) and "parquet" are typed, as locally.
     Parquet output types each column over every document before its first row group: ``documents``
     (side "l" or "r", id, size, carried values) are every document of the pairs, ``types`` the columns'
-    Arrow types where the input gives them (else inferred from the values)."""
+    Arrow types where the input gives them (else inferred from the values), ``id_type`` the ids' (integer
+    ids of a local Parquet input)."""
     carried = len(names)
     if fmt == "parquet":
         from ...pairs.rows import write_pairs_table
@@ -291,7 +299,7 @@ def write_pairs(rows, out: BinaryIO, fmt: str, measure: str, names: list[str], t
         ids = _Ids(names, kind)
         for side, doc, size, *cells in documents:
             ids.number(side, doc, size, cells)
-        ids.typed(types or [None] * carried)
+        ids.typed(types or [None] * carried, id_type)
         write_pairs_table(_Streamed(rows, ids, carried, total), ids.ids, out, measure,
                           columns=ids.columns if names else None)
         return
@@ -428,11 +436,16 @@ def run_against(path: str, other: str, threshold, *, kind: str = "directory", ou
             cols += [f"{side}_c{i}" for side in ("left", "right") for i in range(len(names))]
             ordered = pairs.orderBy(*ORDER).select(*cols).persist()
             res.pairs = ordered.count()
-            documents = _documents(ordered, len(names)) if fmt == "parquet" and kind in ("jsonl", "parquet") \
-                and names else ()
+            # Parquet output of typed inputs: every document numbered first, so that its ids' and carried
+            # columns' types hold for every row group.
+            documents = _documents(ordered, len(names)) if fmt == "parquet" and kind in ("jsonl", "parquet") else ()
+            id_type = None
+            if fmt == "parquet" and kind == "parquet":
+                a, b = _keep_types(str(path), [left.id_col])[0], _keep_types(str(other), [right.id_col])[0]
+                id_type = a if a is not None and a == b else None
             rows = (tuple(r) for r in ordered.toLocalIterator(prefetchPartitions=True))
             write_pairs(rows, out, fmt, measure, names, res.pairs, header=header, kind=kind, documents=documents,
-                        types=types)
+                        types=types, id_type=id_type)
             ordered.unpersist()
         res.seconds["join"] = time.perf_counter() - t0
         docs = []
