@@ -66,7 +66,8 @@ def profile_group(sc, group: str) -> dict:
         stages.append({"stage": st.stageId(), "name": str(st.name()).split(" at ")[0][:40], "tasks": st.numTasks(),
                        "longest_s": longest / 1000,
                        "seconds": (done - sub) / 1000 if sub and done else 0,
-                       "executor_s": st.executorRunTime() / 1000, "shuffle_write": st.shuffleWriteBytes(),
+                       "executor_s": st.executorRunTime() / 1000, "jvm_cpu_s": st.executorCpuTime() / 1e9,
+                       "gc_s": st.jvmGcTime() / 1000, "shuffle_write": st.shuffleWriteBytes(),
                        "shuffle_read": st.shuffleReadBytes(), "input": st.inputBytes()})
     stages.sort(key=lambda s: s["stage"])
     return {"jobs": jobs, "stages": stages}
@@ -201,11 +202,13 @@ def report(name: str, wall: float, phases: dict, prof: dict, result, show_stages
         for row in operator_metrics([j["job"] for j in prof["jobs"]]):
             print("| " + " | ".join(map(str, row)) + " |")
     if show_stages:
-        print("| stage | tasks | seconds | executor s | longest task | shuffle written | shuffle read | what |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---|")
+        print("| stage | tasks | seconds | executor s | JVM CPU s | GC s | longest task | shuffle written | "
+              "shuffle read | what |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         for s in stages:
-            print(f"| {s['stage']} | {s['tasks']} | {s['seconds']:.2f} | {s['executor_s']:.2f} | "
-                  f"{s['longest_s']:.2f} | {mib(s['shuffle_write'])} | {mib(s['shuffle_read'])} | {s['name']} |")
+            print(f"| {s['stage']} | {s['tasks']} | {s['seconds']:.2f} | {s['executor_s']:.2f} | {s['jvm_cpu_s']:.2f} | "
+                  f"{s['gc_s']:.2f} | {s['longest_s']:.2f} | {mib(s['shuffle_write'])} | {mib(s['shuffle_read'])} | "
+                  f"{s['name']} |")
     sys.stdout.flush()
 
 
