@@ -66,7 +66,8 @@ def profile_group(sc, group: str) -> dict:
         stages.append({"stage": st.stageId(), "name": str(st.name()).split(" at ")[0][:40], "tasks": st.numTasks(),
                        "longest_s": longest / 1000,
                        "seconds": (done - sub) / 1000 if sub and done else 0,
-                       "executor_s": st.executorRunTime() / 1000, "shuffle_write": st.shuffleWriteBytes(),
+                       "executor_s": st.executorRunTime() / 1000, "jvm_cpu_s": st.executorCpuTime() / 1e9,
+                       "gc_s": st.jvmGcTime() / 1000, "shuffle_write": st.shuffleWriteBytes(),
                        "shuffle_read": st.shuffleReadBytes(), "input": st.inputBytes()})
     stages.sort(key=lambda s: s["stage"])
     return {"jobs": jobs, "stages": stages}
@@ -140,11 +141,43 @@ def jvm_cpu(spark) -> float | None:
         return None
 
 
+def tree_cpu(spark) -> float | None:
+    """CPU seconds (user + system) of the driver's JVM and every process under it (the Python workers'
+    daemon and its workers, those ended included), from /proc: with the JVM's own figure, the cost of a
+    run on a machine whose load makes wall times swing (None where /proc cannot be read)."""
+    proc = getattr(spark.sparkContext._gateway, "proc", None)
+    if proc is None:
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    stats = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        stats[int(pid)] = (int(fields[1]), sum(int(x) for x in fields[11:15]))  # ppid; utime stime cutime cstime
+    if proc.pid not in stats:
+        return None
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    total, todo = 0, [proc.pid]
+    while todo:
+        pid = todo.pop()
+        total += stats[pid][1]
+        todo.extend(children.get(pid, []))
+    return total / tick
+
+
 def mib(n: int) -> str:
     return f"{n / 2**20:,.1f} MiB"
 
 
-def report(name: str, wall: float, phases: dict, prof: dict, result, show_stages: bool, cpu=None) -> None:
+def report(name: str, wall: float, phases: dict, prof: dict, result, show_stages: bool, cpu=None,
+           all_cpu=None) -> None:
     stages = prof["stages"]
     print(f"\n## {name}: {wall:.1f} s wall, {len(prof['jobs'])} jobs, {len(stages)} stages, "
           f"{sum(s['tasks'] for s in stages)} tasks, {mib(sum(s['shuffle_write'] for s in stages))} shuffled, "
@@ -154,7 +187,8 @@ def report(name: str, wall: float, phases: dict, prof: dict, result, show_stages
     if phases:
         print("phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
     if cpu is not None:
-        print(f"JVM CPU {cpu:.1f} s")
+        print(f"JVM CPU {cpu:.1f} s" + ("" if all_cpu is None else
+                                        f"; the JVM and its Python workers together {all_cpu:.1f} CPU s"))
     in_jobs = covered([j["span"] for j in prof["jobs"]])
     print(f"seconds with a Spark job running {in_jobs:.1f} (jobs overlap: AQE runs map stages side by side), "
           f"with none (driver, py4j, planning) {wall - in_jobs:.1f}")
@@ -168,11 +202,13 @@ def report(name: str, wall: float, phases: dict, prof: dict, result, show_stages
         for row in operator_metrics([j["job"] for j in prof["jobs"]]):
             print("| " + " | ".join(map(str, row)) + " |")
     if show_stages:
-        print("| stage | tasks | seconds | executor s | longest task | shuffle written | shuffle read | what |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---|")
+        print("| stage | tasks | seconds | executor s | JVM CPU s | GC s | longest task | shuffle written | "
+              "shuffle read | what |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         for s in stages:
-            print(f"| {s['stage']} | {s['tasks']} | {s['seconds']:.2f} | {s['executor_s']:.2f} | "
-                  f"{s['longest_s']:.2f} | {mib(s['shuffle_write'])} | {mib(s['shuffle_read'])} | {s['name']} |")
+            print(f"| {s['stage']} | {s['tasks']} | {s['seconds']:.2f} | {s['executor_s']:.2f} | {s['jvm_cpu_s']:.2f} | "
+                  f"{s['gc_s']:.2f} | {s['longest_s']:.2f} | {mib(s['shuffle_write'])} | {mib(s['shuffle_read'])} | "
+                  f"{s['name']} |")
     sys.stdout.flush()
 
 
@@ -195,11 +231,11 @@ def grouped(sc, group: str, fn):
 def run_cli_input(spark, name: str, path: str, threshold: float, extra: dict, show_stages: bool) -> None:
     from allpairs.engines.spark.run import run
 
-    cpu0 = jvm_cpu(spark)
+    cpu0, all0 = jvm_cpu(spark), tree_cpu(spark)
     res, wall, group = grouped(spark.sparkContext, name, lambda: run(path, threshold, count=True, **extra))
-    cpu1 = jvm_cpu(spark)
+    cpu1, all1 = jvm_cpu(spark), tree_cpu(spark)
     report(name, wall, res.seconds, profile_group(spark.sparkContext, group), res.pairs, show_stages,
-           None if cpu0 is None or cpu1 is None else cpu1 - cpu0)
+           None if cpu0 is None or cpu1 is None else cpu1 - cpu0, None if all0 is None or all1 is None else all1 - all0)
 
 
 def run_zipf(spark, n: int, args) -> None:
@@ -220,12 +256,12 @@ def run_zipf(spark, n: int, args) -> None:
         return got
 
     phases = {}
-    cpu0 = jvm_cpu(spark)
+    cpu0, all0 = jvm_cpu(spark), tree_cpu(spark)
     got, wall, group = grouped(spark.sparkContext, name, join)
-    cpu1 = jvm_cpu(spark)
+    cpu1, all1 = jvm_cpu(spark), tree_cpu(spark)
     phases = {"plan": wall - phases["join"], **phases}
     report(name, wall, phases, profile_group(spark.sparkContext, group), got, args.stages,
-           None if cpu0 is None or cpu1 is None else cpu1 - cpu0)
+           None if cpu0 is None or cpu1 is None else cpu1 - cpu0, None if all0 is None or all1 is None else all1 - all0)
 
 
 def run_against(spark, n_items: int, n: int, args) -> None:

@@ -178,6 +178,7 @@ def test_a_long_set_with_a_long_shared_prefix_is_copied_once_per_token_group(spa
 def test_routing_hands_copies_of_long_sets_to_spark_in_bounded_batches():
     import pyarrow as pa
 
+    from allpairs.engines.spark.arrow import csr
     from allpairs.engines.spark.exact import _route_batches
 
     # Five sets of 1,000 shared ranks: 501 prefix tokens each, dealt into 64 groups.
@@ -188,7 +189,7 @@ def test_routing_hands_copies_of_long_sets_to_spark_in_bounded_batches():
     whole = list(_route_batches([batch], 1, 2, {}, 64))
     cut = list(_route_batches([batch], 1, 2, {}, 64, limit=10_000))
     assert len(whole) == 1 and whole[0].num_rows == 5 * 64
-    assert len(cut) == 32 and all(len(b.column("ranks").flatten()) <= 10_000 for b in cut)
+    assert len(cut) == 32 and all(len(csr(b.column("ranks"), np.int32)[1]) <= 10_000 for b in cut)
     assert pa.Table.from_batches(cut).equals(pa.Table.from_batches(whole))
 
 
@@ -1085,3 +1086,54 @@ def test_a_sets_keys_are_ranked_as_the_rank_table_says_whether_found_or_not(tabl
     want = [sorted(rank_of[k] for k in r if k in rank_of) for r in sets]
     assert sum((b.column("ranks").to_pylist() for b in got), []) == want
     assert sum((b.column("n_single").to_pylist() for b in got), []) == [len(r) - len(w) for r, w in zip(sets, want)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 60), st.lists(st.lists(st.integers(0, 80), min_size=1, max_size=25), max_size=40),
+       st.integers(0, 20), st.sampled_from(THRESHOLDS), st.randoms(use_true_random=False))
+def test_the_hot_tokens_histograms_found_by_keys_or_ranks_count_their_prefix_routes(n_shared, rows, n_hot, t, rnd):
+    # The histograms find a set's hot tokens (the top ranks) among its keys, or its ranks, without ranking
+    # its other tokens: the same counts as routing the ranked set and keeping the routes to hot tokens.
+    import pyarrow as pa
+
+    from allpairs.engines.spark.arrow import key_array, numpy
+    from allpairs.engines.spark.exact import _histogram_batches, _routes
+    from allpairs.engines.spark.sets import _lookup_batches, rank_table
+    from allpairs.measures import Threshold
+
+    t = Threshold.parse(t)
+    table_keys = rnd.sample(range(-2**40, 2**40), n_shared)
+    rank_of = {k: r for r, k in enumerate(table_keys)}  # ranks 0 .. n_shared - 1, the top n_hot hot
+    pool = table_keys + [k * 7919 + 1 for k in range(81)]  # shared keys and keys of one set only
+    sets = [sorted({pool[i % len(pool)] for i in row}) for row in rows]
+    indptr = np.concatenate([[0], np.cumsum([len(r) for r in sets])]).astype(np.int64)
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array(range(len(sets)), pa.int64()), pa.array([len(r) for r in sets], pa.int32()),
+         key_array(indptr, np.array([k for r in sets for k in r], np.int64))], names=["set", "size", "keys"])
+    # Through Arrow's stream format, as a task reads it from Spark (its buffers read-only).
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    batch = pa.ipc.open_stream(sink.getvalue()).read_next_batch()
+
+    class Broadcast:
+        value = rank_table(np.array(table_keys, np.int64), np.arange(n_shared, dtype=np.int32))
+
+    ranked = list(_lookup_batches([batch], Broadcast))
+    hot = np.arange(max(0, n_shared - n_hot), n_shared, dtype=np.int32)
+    want = {}
+    for b in ranked:
+        row, g = _routes(b, t.p, t.q)
+        size = numpy(b.column("size"), np.int64)
+        for r, gv in zip(row.tolist(), g.tolist()):
+            if gv in set(hot.tolist()):
+                want[(gv, int(size[r]))] = want.get((gv, int(size[r])), 0) + 1
+    hot_keys = np.array(sorted(k for k in table_keys if rank_of[k] >= n_shared - n_hot), np.int64)
+    hot_key_ranks = np.array([rank_of[k] for k in hot_keys.tolist()], np.int32)
+    for got in (_histogram_batches([batch], t.p, t.q, "keys", hot_keys, hot_key_ranks),
+                _histogram_batches(ranked, t.p, t.q, "ranks", hot, hot)):
+        counts = {}
+        for out in got:
+            for gv, s, n in zip(*(out.column(c).to_pylist() for c in ("g", "size", "n"))):
+                counts[(gv, s)] = counts.get((gv, s), 0) + n
+        assert counts == want

@@ -221,6 +221,55 @@ def lookup_ranks(indptr, keys, table, offsets, shift, table_ranks):
                 out[k] = table_ranks[j]
                 k += 1
         if k - begin > 1:
-            out[begin:k] = np.sort(out[begin:k])
+            out[begin:k].sort()
         ptr[d + 1] = k
     return ptr, out[:k].copy()
+
+
+@kernel
+def hot_routes(indptr, values, size, plen, hot, hot_ranks):
+    """(row int64, rank int32) of every route of a row to a hot token: a value of the row found in ``hot``
+    (sorted), whose rank ``hot_ranks`` lies within the row's first ``plen[row]`` positions of the global order.
+
+    Vernica, Carey, Li (SIGMOD 2010) route a set to each token of its prefix; only the hot tokens' routes
+    are counted here, without ranking the row's other tokens. Assumes the hot tokens are the top of the
+    order (the most frequent), so that in a row of ``size[row]`` tokens the one with the k-th largest rank
+    among its hot ones (k = 0, 1, ...) sits at position ``size[row] - 1 - k``.
+    """
+    n = indptr.shape[0] - 1
+    m = hot.shape[0]
+    longest = 0
+    for r in range(n):
+        longest = max(longest, indptr[r + 1] - indptr[r])
+    found = np.empty(longest, np.int32)
+    # A bit per value of the low 16 bits of the hot values (8 KiB): most values are not hot, and are
+    # passed over on one test instead of a search.
+    marks = np.zeros(1 << 16, np.bool_)
+    for h in range(m):
+        marks[np.int64(hot[h]) & 0xFFFF] = True
+    out_row = np.empty(1024, np.int64)
+    out_rank = np.empty(1024, np.int32)
+    k = 0
+    for r in range(n):
+        c = 0
+        for e in range(indptr[r], indptr[r + 1]):
+            if not marks[np.int64(values[e]) & 0xFFFF]:
+                continue
+            h = lower_bound(hot, 0, m, values[e])
+            if h < m and hot[h] == values[e]:
+                found[c] = hot_ranks[h]
+                c += 1
+        # The k-th largest is routed when size - 1 - k < plen, i.e. k >= size - plen.
+        first = max(np.int64(0), np.int64(size[r]) - np.int64(plen[r]))
+        if first >= c:
+            continue
+        ranked = found[:c]
+        ranked.sort()
+        for j in range(first, c):
+            if k == out_row.shape[0]:
+                out_row = grow(out_row, k + 1)
+                out_rank = grow(out_rank, k + 1)
+            out_row[k] = r
+            out_rank[k] = ranked[c - 1 - j]
+            k += 1
+    return out_row[:k].copy(), out_rank[:k].copy()

@@ -24,30 +24,33 @@ def list_indptr(column) -> np.ndarray:
     return indptr
 
 
-def csr(column) -> tuple[np.ndarray, np.ndarray]:
-    """(indptr int64 (n + 1,), values) of an Arrow list column, or of a binary column of keys
-    (:func:`key_array`: values int64); a null list or null keys are empty."""
+def csr(column, dtype=np.int64) -> tuple[np.ndarray, np.ndarray]:
+    """(indptr int64 (n + 1,), values) of an Arrow list column, or of a binary column of values of ``dtype``
+    (:func:`key_array`: int64 keys, int32 ranks); a null list or null row is empty."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     if pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type):
-        return key_csr(column)
+        return key_csr(column, dtype)
     return list_indptr(column), column.flatten().to_numpy(zero_copy_only=False)
 
 
-def key_csr(column) -> tuple[np.ndarray, np.ndarray]:
-    """(indptr int64 (n + 1,), keys int64) of a binary column whose values are arrays of 8-byte keys."""
+def key_csr(column, dtype=np.int64) -> tuple[np.ndarray, np.ndarray]:
+    """(indptr int64 (n + 1,), values) of a binary column whose values are arrays of ``dtype`` (8-byte keys
+    by default)."""
+    width = np.dtype(dtype).itemsize
     n = len(column)
     wide = pa.types.is_large_binary(column.type)
     _, offsets, data = column.buffers()
     offsets = np.frombuffer(offsets, np.int64 if wide else np.int32)[column.offset:column.offset + n + 1] \
         .astype(np.int64)  # a null's offsets are equal: it is empty
     first, last = int(offsets[0]), int(offsets[-1])
-    if (last - first) % 8 or np.any((offsets - first) % 8):
-        raise ValueError("a binary column of keys holds a value whose length is not a multiple of 8 bytes")
+    if (last - first) % width or np.any((offsets - first) % width):
+        raise ValueError(f"a binary column of {np.dtype(dtype)} values holds a value whose length is not a "
+                         f"multiple of {width} bytes")
     keys = np.frombuffer(data, np.uint8, count=last - first, offset=first) if data is not None and last > first \
         else np.zeros(0, np.uint8)
-    keys = keys.view(np.int64) if keys.ctypes.data % 8 == 0 else keys.copy().view(np.int64)
-    return (offsets - first) // 8, keys
+    keys = keys.view(dtype) if keys.ctypes.data % width == 0 else keys.copy().view(dtype)
+    return (offsets - first) // width, keys
 
 
 #: Most bytes of keys in one Arrow array of :func:`key_array` (its offsets are 32-bit, as Spark's binary type).
@@ -56,13 +59,15 @@ KEY_ARRAY_BYTES = 2**31 - 1
 
 def key_array(indptr: np.ndarray, keys: np.ndarray) -> pa.BinaryArray:
     """An Arrow binary array (Spark's ``binary``) whose row ``i`` holds ``keys[indptr[i]:indptr[i + 1]]`` as
-    8-byte little-endian ints: the JVM copies a row's keys as one value, not element by element, and
-    compares and hashes them as bytes (grouping identical sets sorts them). At most KEY_ARRAY_BYTES of keys."""
+    little-endian ints of their own width (8 bytes a key, 4 a rank): the JVM copies a row's values as one
+    value, not element by element (an ``array<int>`` of 120 M routed ranks at 1 M sets), and compares and
+    hashes them as bytes (grouping identical sets sorts them). At most KEY_ARRAY_BYTES of values."""
     indptr = np.asarray(indptr, np.int64)
-    nbytes = 8 * (int(indptr[-1]) - int(indptr[0]))
+    width = keys.dtype.itemsize
+    nbytes = width * (int(indptr[-1]) - int(indptr[0]))
     if nbytes > KEY_ARRAY_BYTES:
         raise OverflowError(f"{nbytes:,} bytes of keys exceed one binary array's {KEY_ARRAY_BYTES:,}")
-    offsets = (8 * (indptr - indptr[0])).astype(np.int32)
+    offsets = (width * (indptr - indptr[0])).astype(np.int32)
     data = np.ascontiguousarray(keys[int(indptr[0]):int(indptr[-1])]).view(np.uint8)
     return pa.Array.from_buffers(pa.binary(), len(indptr) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 

@@ -89,14 +89,17 @@ import pyarrow as pa
 from ...exact import prefix_join
 from ...exact.prefix import join_plan
 from ...measures import Threshold, get_measure
-from ...order import order_sets
-from ._kernel import first_shared, group_tokens
-from .arrow import complete_groups, csr, group_starts, numpy
+from ...order import gather_csr, order_sets
+from ._kernel import first_shared, group_tokens, hot_routes
+from .arrow import complete_groups, csr, group_starts, key_array, numpy
 
 #: A prefix-token group of more sets than this is split by set size.
 MAX_GROUP = 10_000
 
-ROUTED_SCHEMA = "g int, c1 int, c2 int, chunk int, set long, size int, n_single int, ranks array<int>"
+#: A routed set's shared ranks travel as one binary value (:func:`.arrow.key_array`, 4 bytes a rank): the
+#: JVM copies it whole where an ``array<int>`` is converted element by element, twice (into the shuffle
+#: and out of it into the task joins' Arrow batches).
+ROUTED_SCHEMA = "g int, c1 int, c2 int, chunk int, set long, size int, n_single int, ranks binary"
 SET_PAIRS_SCHEMA = "a long, b long, overlap int, size_a int, size_b int"
 TASK = ("g", "c1", "c2")
 
@@ -164,14 +167,18 @@ def _routes(batch, p: int, q: int):
     return row, ranks[indptr[row] + within].astype(np.int32)
 
 
-def _histogram_batches(batches, p, q, hot):
+def _histogram_batches(batches, p, q, column: str, hot_values: np.ndarray, hot_ranks: np.ndarray):
     """mapInArrow body: (g, size, n), how many routes of the batch go to each possibly hot token (one with
-    more sets than max_group) from sets of each size: partial counts, summed on the driver."""
+    more sets than max_group) from sets of each size: partial counts, summed on the driver.
+
+    A set's hot tokens are found among its ``column`` (its keys, or its ranks) by their values
+    ``hot_values`` (sorted), whose ranks are ``hot_ranks``: the set's other tokens are not ranked."""
     for batch in batches:
-        row, g = _routes(batch, p, q)
-        sel = np.isin(g, hot)
-        size = numpy(batch.column("size"), np.int32)
-        pair = (g[sel].astype(np.int64) << 32) | size[row[sel]].astype(np.int64)
+        indptr, values = csr(batch.column(column))
+        size = numpy(batch.column("size"), np.int64)
+        row, g = hot_routes(indptr, np.ascontiguousarray(values, hot_values.dtype), size,
+                            size + (-p * size) // q + 1, hot_values, hot_ranks)
+        pair = (g.astype(np.int64) << 32) | size[row]
         uniq, n = np.unique(pair, return_counts=True)
         yield pa.RecordBatch.from_arrays([pa.array((uniq >> 32).astype(np.int32), pa.int32()),
                                           pa.array((uniq & 0xFFFFFFFF).astype(np.int32), pa.int32()),
@@ -184,7 +191,15 @@ def _route_rows(batch, p: int, q: int, plans: dict[int, GroupPlan], groups: int)
     hot = np.array(sorted(plans), np.int32)
     is_hot = np.isin(g, hot) if len(hot) else np.zeros(len(g), bool)
     # Ordinary tokens: once per (row, group of the token); rows ascending, so the codes are too.
-    code = np.unique(row[~is_hot] * groups + (g[~is_hot] % groups))
+    code = row[~is_hot] * groups + (g[~is_hot] % groups)
+    n_rows = batch.num_rows
+    if n_rows * groups <= 4 * len(code) + 65536:
+        # Marked in a (row, group) table and read back in order: the distinct codes, sorted, without a sort.
+        seen = np.zeros(n_rows * groups, bool)
+        seen[code] = True
+        code = np.flatnonzero(seen)
+    else:
+        code = np.unique(code)
     nr = code // groups
     zero = np.zeros(len(nr), np.int32)
     parts = [(nr, (-1 - code % groups).astype(np.int32), zero, zero, zero)]
@@ -227,13 +242,19 @@ def _route_batches(batches, p, q, plans: dict[int, GroupPlan], groups: int, limi
     rank values (a long set sent to many tasks must not become one huge Arrow array)."""
     for batch in batches:
         row, g, c1, c2, chunk = _route_rows(batch, p, q, plans, groups)
-        shared = (numpy(batch.column("size"), np.int64) - numpy(batch.column("n_single"), np.int64))[row]
-        for a, b in _slices(shared, limit):
-            rows = pa.array(row[a:b])
+        indptr, ranks = csr(batch.column("ranks"), np.int32)
+        # Each routed row's ranks copied out in one pass (Arrow's take of a list column cost 2.9 s of
+        # 4.3 at 1 M sets), handed on as binary values.
+        out_ptr, out = gather_csr(indptr, np.ascontiguousarray(ranks, np.int32), row)
+        set_id = numpy(batch.column("set"), np.int64)[row]
+        size = numpy(batch.column("size"), np.int32)[row]
+        n_single = numpy(batch.column("n_single"), np.int32)[row]
+        for a, b in _slices(np.diff(out_ptr), limit):
             yield pa.RecordBatch.from_arrays(
                 [pa.array(g[a:b], pa.int32()), pa.array(c1[a:b], pa.int32()), pa.array(c2[a:b], pa.int32()),
-                 pa.array(chunk[a:b], pa.int32()), batch.column("set").take(rows), batch.column("size").take(rows),
-                 batch.column("n_single").take(rows), batch.column("ranks").take(rows)],
+                 pa.array(chunk[a:b], pa.int32()), pa.array(set_id[a:b], pa.int64()),
+                 pa.array(size[a:b], pa.int32()), pa.array(n_single[a:b], pa.int32()),
+                 key_array(out_ptr[a:b + 1], out)],
                 names=["g", "c1", "c2", "chunk", "set", "size", "n_single", "ranks"])
 
 
@@ -302,7 +323,7 @@ def _join_block(table: pa.Table, t: Threshold, hot: np.ndarray, groups: int) -> 
     """The pairs of the complete tasks in ``table``: one local join for its token groups' tasks, one for its
     hot tokens' tasks."""
     task = np.cumsum(group_starts(table, TASK)) - 1
-    r_ptr, ranks = csr(table.column("ranks"))
+    r_ptr, ranks = csr(table.column("ranks"), np.int32)
     ranks = ranks.astype(np.int32, copy=False)
     size = numpy(table.column("size"), np.int64)
     n_single = numpy(table.column("n_single"), np.int64)
@@ -366,9 +387,16 @@ def plan_hot_groups(ranked, t: Threshold, hot: np.ndarray, max_group: int) -> di
     """
     if len(hot) == 0:
         return {}
-    hot_list = np.asarray(hot, np.int32)
-    part = ranked.mapInArrow(lambda b: _histogram_batches(b, t.p, t.q, hot_list), "g int, size int, n long") \
-        .toArrow()
+    hot_list = np.sort(np.asarray(hot, np.int32))
+    if ranked.hot_keys is not None:
+        # The rank table is broadcast: the hot tokens found among the distinct sets' keys, no set ranked.
+        wanted = np.isin(ranked.hot_key_ranks, hot_list)
+        frame, column = ranked.distinct, "keys"
+        values, ranks = ranked.hot_keys[wanted], ranked.hot_key_ranks[wanted]
+    else:
+        frame, column, values, ranks = ranked.frame, "ranks", hot_list, hot_list
+    part = frame.mapInArrow(lambda b: _histogram_batches(b, t.p, t.q, column, values, ranks),
+                            "g int, size int, n long").toArrow()
     pair = (numpy(part.column("g"), np.int64) << 32) | numpy(part.column("size"), np.int64)
     uniq, where = np.unique(pair, return_inverse=True)
     n = np.bincount(where.ravel(), weights=numpy(part.column("n"), np.int64), minlength=len(uniq)).astype(np.int64)

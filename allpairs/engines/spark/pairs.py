@@ -2,8 +2,9 @@
 
 Each pair of distinct sets becomes every pair of their documents (two joins
 with the members table), and each group of identical documents gives all its
-pairs at similarity 1 (a self-join of the members table), as locally. A pair's
-left document is the one first in the input order (``okey``, then ``ord``).
+pairs at similarity 1 (its members but the first joined with all its
+members), as locally. A pair's left document is the one first in the input
+order (``okey``, then ``ord``).
 """
 from __future__ import annotations
 
@@ -56,11 +57,19 @@ def document_pairs(set_pairs, members, measure: str = "jaccard"):
         "overlap", pick(ab, "size_a", "size_b", "left_size"), pick(ab, "size_b", "size_a", "right_size"),
         pick(ab, "ok_a", "ok_b", "left_key"), pick(ab, "ord_a", "ord_b", "left_ord"),
         pick(ab, "ok_b", "ok_a", "right_key"), pick(ab, "ord_b", "ord_a", "right_ord"))
-    same = side("a").join(side("b").drop("sz_b").withColumnRenamed("b", "a"), "a").where(first("a", "b")) \
-        .select(F.col("id_a").alias("left"), F.col("id_b").alias("right"), F.lit(1.0).alias("similarity"),
-                F.col("sz_a").alias("overlap"), F.col("sz_a").alias("left_size"), F.col("sz_a").alias("right_size"),
-                F.col("ok_a").alias("left_key"), F.col("ord_a").alias("left_ord"),
-                F.col("ok_b").alias("right_key"), F.col("ord_b").alias("right_ord"))
+    # Identical documents: the members that are not their set's first document (``ord != set``: few) joined
+    # with every member of their sets, not every member with every member (adaptive execution then
+    # broadcasts the few, and the members are not sorted for it). A pair of two such members is met from
+    # each side and kept from the one with the smaller ord; a pair with the set's first member once.
+    others = side("a").where(F.col("ord_a") != F.col("a"))
+    both_same = others.join(side("b").drop("sz_b").withColumnRenamed("b", "a"), "a") \
+        .where((F.col("ord_b") == F.col("a")) | (F.col("ord_a") < F.col("ord_b")))
+    ab_same = first("a", "b")
+    same = both_same.select(
+        pick(ab_same, "id_a", "id_b", "left"), pick(ab_same, "id_b", "id_a", "right"), F.lit(1.0).alias("similarity"),
+        F.col("sz_a").alias("overlap"), F.col("sz_a").alias("left_size"), F.col("sz_a").alias("right_size"),
+        pick(ab_same, "ok_a", "ok_b", "left_key"), pick(ab_same, "ord_a", "ord_b", "left_ord"),
+        pick(ab_same, "ok_b", "ok_a", "right_key"), pick(ab_same, "ord_b", "ord_a", "right_ord"))
     return cross.unionByName(same)
 
 

@@ -359,11 +359,14 @@ class RankedSets:
     """The distinct sets ranked (RANKED_SCHEMA): ``frame``, a DataFrame; and, where the rank table is
     broadcast, the distinct sets and that table, so that each pass over the ranked sets (the hot tokens'
     histograms, the routing) ranks them in its own Python task, not in a task before it: the ranks then
-    never cross into the JVM and back (at 1 M sets, 20 M ints and a row per set, each way, per pass)."""
+    never cross into the JVM and back (at 1 M sets, 20 M ints and a row per set, each way, per pass). The
+    hot tokens' histograms rank none: they find the hot tokens among the sets' keys (``hot_keys``)."""
 
     frame: object
     distinct: object = None
     lookup: object = None
+    hot_keys: np.ndarray | None = None  # where broadcast: the hot tokens' keys (int64, ascending) ...
+    hot_key_ranks: np.ndarray | None = None  # ... and their ranks (int32)
 
     def mapInArrow(self, fn, schema):
         """``fn`` over Arrow batches of the ranked sets, as ``DataFrame.mapInArrow``."""
@@ -405,9 +408,12 @@ def rank_sets(distinct, *, hot_limit: int, broadcast_limit: int = BROADCAST_LIMI
         rank = np.empty(len(keys), np.int32)
         rank[by_rank] = np.arange(len(keys), dtype=np.int32)
         hot = np.sort(rank[df > hot_limit])
+        by_key = np.flatnonzero(df > hot_limit)
+        by_key = by_key[np.argsort(keys[by_key])]
         lookup = spark.sparkContext.broadcast(rank_table(keys, rank))
         ranked = distinct.mapInArrow(lambda batches: _lookup_batches(batches, lookup), RANKED_SCHEMA)
-        return RankedSets(ranked, distinct, lookup), TokenOrder(len(keys), True, hot)
+        return (RankedSets(ranked, distinct, lookup, np.ascontiguousarray(keys[by_key], np.int64),
+                           np.ascontiguousarray(rank[by_key], np.int32)), TokenOrder(len(keys), True, hot))
     # Too many to broadcast: rank by a distributed sort and join the sets' shingles with the ranks.
     ranks = shared.orderBy("df", "key").rdd.zipWithIndex() \
         .map(lambda row_index: (row_index[0]["key"], row_index[0]["df"], row_index[1])) \
