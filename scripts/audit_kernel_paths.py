@@ -207,7 +207,7 @@ def whole_runs(audit: Audit, corpora: int, seed: int) -> None:
             t = _threshold_for(measure, t0)
             audit.check("join", (k, measure, t), lambda: [tuple(p) for p in allpairs.join(sets, t, measure=measure).pairs],
                         naive.all_pairs(sets, t, measure))
-            audit.check("join, signatures in the postings", (k, measure, t),
+            audit.check("join, posted signatures", (k, measure, t),
                         lambda: _posted(lambda: [tuple(p) for p in allpairs.join(sets, t, measure=measure).pairs]),
                         naive.all_pairs(sets, t, measure))
             audit.check("join R-S", (k, measure, t),
