@@ -161,9 +161,10 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, post_b
     their sets' signatures (``post_bits``, uint64 aligned with ``post_set``) the bound is applied to each posting
     before y's state is looked at: a set it rules out is never touched (on Zipf sets 98 % of the sets met,
     whose state is a random access into an array of m lines that outgrows the caches as m grows). Where they
-    do not (``post_bits`` None: long sets, whose signatures are full) numba compiles a second variant of the
-    kernel without the test (its branches are pruned by the argument's type), the instructions of a probe
-    that never had it; ``bits[y]`` is then read per candidate. Each candidate left is verified
+    do not (``post_bits`` None: no signatures, or sets few enough for their state to stay in a core's cache,
+    :data:`allpairs.exact.prefix.POSTED_BITS_MIN_SETS`), numba compiles a second variant of the kernel
+    without the test (its branches are pruned by the argument's type), the instructions of a probe that
+    never had it; ``bits[y]`` is then read per candidate. Each candidate left is verified
     at once, while x's tokens are in cache, by a merge that resumes after its
     last counted match and stops early (:func:`allpairs.verify._kernel.merge`):
     no candidate is written out.
