@@ -207,6 +207,9 @@ def whole_runs(audit: Audit, corpora: int, seed: int) -> None:
             t = _threshold_for(measure, t0)
             audit.check("join", (k, measure, t), lambda: [tuple(p) for p in allpairs.join(sets, t, measure=measure).pairs],
                         naive.all_pairs(sets, t, measure))
+            audit.check("join, posted signatures", (k, measure, t),
+                        lambda: _posted(lambda: [tuple(p) for p in allpairs.join(sets, t, measure=measure).pairs]),
+                        naive.all_pairs(sets, t, measure))
             audit.check("join R-S", (k, measure, t),
                         lambda: [tuple(p) for p in allpairs.join(sets, t, measure=measure, against=other).pairs],
                         naive.rs_pairs(sets, other, t, measure))
@@ -228,6 +231,18 @@ def whole_runs(audit: Audit, corpora: int, seed: int) -> None:
                                                                                  num_perm=16).pairs])
         texts = [" ".join(f"w{v}" for v in s) for s in sets]
         audit.check("shingle keys", (k,), lambda: _keys(texts))
+
+
+def _posted(run):
+    """``run()`` with the postings carrying their sets' signatures however few the sets (the probe's other
+    variant, made only for large joins)."""
+    import allpairs.exact.prefix as prefix
+
+    saved, prefix.POSTED_BITS_MIN_SETS = prefix.POSTED_BITS_MIN_SETS, 0
+    try:
+        return run()
+    finally:
+        prefix.POSTED_BITS_MIN_SETS = saved
 
 
 def naive_near(sets) -> list[Fraction]:

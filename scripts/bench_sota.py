@@ -183,6 +183,7 @@ def count_stage(region: str, path: str, thresholds: list[str]) -> None:
         k = min(100, sets.num_sets)  # every kernel of the path loaded (from numba's cache) before the count
         prefix_join(sets.indptr[:k + 1], sets.tokens[:sets.indptr[k]], sets.num_tokens, th, jobs=1)
         bitmaps(sets.indptr[:k + 1], sets.tokens[:sets.indptr[k]])  # a small join may leave the signatures out
+        load_probe_variants()  # a small join uses one of the probe's two (a large one may use the other)
         got = {}
 
         @ctypes.CFUNCTYPE(None)
@@ -192,6 +193,21 @@ def count_stage(region: str, path: str, thresholds: list[str]) -> None:
 
         counted_region(stage, f"t={t}".encode())
         print(json.dumps({"t": t, **got}), flush=True)
+
+
+def load_probe_variants() -> None:
+    """Both variants of the join's probe (signatures in the postings or not) compiled or loaded by numba,
+    each called once on no probe sets, so that neither is loaded inside a counted region."""
+    import numpy as np
+
+    from allpairs.exact._kernel import probe_verify
+
+    i32, i64 = np.empty(0, np.int32), np.empty(0, np.int64)
+    for post_bits in (np.empty(0, np.uint64), None):
+        probe_verify(np.zeros(1, np.int64), i32, np.zeros(1, np.int64), i32, i32, i32, post_bits,
+                     np.empty(0, np.uint64), i32, i64, i64, i64, i32, np.ones((1, 1), np.bool_), 1, 0, 1, 2, 0, 0,
+                     np.zeros((0, 4), np.int32), i32, i32, i64, np.empty(1, np.int32), np.empty(1, np.int32),
+                     np.empty(1, np.int32), 0)
 
 
 def fault_stage(path: str, thresholds: list[str]) -> None:

@@ -109,3 +109,43 @@ def test_a_join_cut_into_many_tasks_whose_output_room_is_far_off_still_equals_br
         assert fast_pairs(sets, t, jobs=jobs) == naive.all_pairs(sets, t)
     finally:
         prefix.MIN_TASK_COST, prefix.MIN_ROOM, prefix.FIRST_ROOM, prefix.ROOM_MARGIN = saved
+
+
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_near_copies(), st.sampled_from([Fraction(999999999, 10**9), Fraction(1, 10**9), Fraction(1, 2),
+                                        Fraction(9, 10), Fraction(1)]))
+def test_the_probe_finds_the_same_pairs_and_candidates_with_the_signatures_in_the_postings_or_not(sets, t):
+    import inspect
+
+    import allpairs.exact.prefix as prefix
+    from allpairs.verify._kernel import bitmaps
+
+    probe_verify = prefix.probe_verify
+    names = list(inspect.signature(probe_verify.py_func).parameters)
+    runs = []
+
+    def both_variants(*args):
+        """Each of the probe's calls run again by both variants, on real signatures and scratch of their own."""
+        a = dict(zip(names, args))
+        bits = bitmaps(a["indptr"], a["tokens"])
+        found = []
+        for post_bits in (bits[a["post_set"]], None):
+            state = np.zeros_like(a["state"])
+            scratch = dict(state=state, touched=np.empty_like(a["touched"]), alpha_of=np.empty_like(a["alpha_of"]),
+                           alpha_at=np.full_like(a["alpha_at"], -1),
+                           out_x=np.empty(1, np.int32), out_y=np.empty(1, np.int32), out_a=np.empty(1, np.int32))
+            ox, oy, oa, n, n_cand = probe_verify(*[{**a, **scratch, "post_bits": post_bits, "bits": bits,
+                                                    "n_out": 0}[k] for k in names])
+            assert not state[:, 0].any()
+            found.append((ox[:n].tolist(), oy[:n].tolist(), oa[:n].tolist(), n_cand))
+        assert found[0] == found[1]
+        runs.append(found[0])
+        return probe_verify(*args)
+
+    prefix.probe_verify = both_variants
+    try:
+        assert fast_pairs(sets, t) == naive.all_pairs(sets, t)
+    finally:
+        prefix.probe_verify = probe_verify
+    assert runs
