@@ -277,8 +277,13 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
         pair returned is still exact; a pair that reaches the threshold is
         still found if, besides the above, no common token precedes its first
         one in that order either (its overlap is then at most ``1 + min(|x| -
-        a - 1, |y| - b - 1)`` for positions ``a``, ``b`` there). The Spark
-        engine's token-group tasks pass the global order's positions.
+        a - 1, |y| - b - 1)`` for positions ``a``, ``b`` there). ``at`` must
+        also increase along each set's tokens at or above ``num_tokens`` (never
+        indexed): a pair is dropped, unverified, when the sets share such a
+        token placed before their first common token below ``num_tokens`` in
+        both their orders. The Spark engine's token-group tasks pass the
+        global order's positions, and keep thus only the pairs whose first
+        shared token is their group's (:mod:`allpairs.engines.spark.exact`).
     """
     measure = get_measure(measure, tuple(MEASURES))
     jobs = resolve_jobs(jobs)

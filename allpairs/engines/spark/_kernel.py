@@ -25,7 +25,11 @@ def group_tokens(r_ptr, ranks, key, div, n_single, task, group, groups, hot, spa
     ``hot``) come first, as ``task[row] * span + key // div``; then its other
     ranks as ``n_live + key``; then its own (``n_single[row]``) tokens,
     numbered on from ``n_live + n_other`` (``key`` is the rank, or a dense
-    renumbering of it, per entry of ``ranks``). Returns (index_limit,
+    renumbering of it, per entry of ``ranks``). The own tokens, first in the
+    global order, are shared with no set: their ``at`` is past the set's end
+    instead (``|x|`` on), so that ``at`` increases along the tokens not live,
+    as the join's check of a pair's first shared token needs
+    (:func:`allpairs.exact._kernel.shared_before`). Returns (index_limit,
     probe_limit), int64 per row: its live ranks within its first
     ``index_len[row]`` / ``probe_len[row]`` positions of the global order, where
     its own tokens come first. Assumes ``key < n_other``, ids that fit int32.
@@ -65,9 +69,12 @@ def group_tokens(r_ptr, ranks, key, div, n_single, task, group, groups, hot, spa
                 tokens[k_other] = n_live + key[e]
                 at[k_other] = pos
                 k_other += 1
+        # Own tokens are shared with no set, so their place in the order never decides a pair: they are
+        # given places past the set's end, so that ``at`` increases along all the tokens not live.
+        past = n_single[r] + r_ptr[r + 1] - lo
         for o in range(n_single[r]):
             tokens[k_other] = own
-            at[k_other] = o
+            at[k_other] = past + o
             own += 1
             k_other += 1
     return index_limit, probe_limit
