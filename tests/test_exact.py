@@ -122,7 +122,8 @@ def test_limited_prefixes_return_exact_pairs_and_all_whose_first_common_token_li
         positions[k] = front + data.draw(st.permutations(sorted(set(range(n)) - set(front))))
     found = prefix_join(o.indptr, o.tokens, o.num_tokens, Threshold.parse(t), index_limit=index_limit,
                         probe_limit=probe_limit,
-                        at=np.array([p for ps in positions for p in ps], np.int32) if moved else None)
+                        at=np.array([p for ps in positions for p in ps], np.int32) if moved else None,
+                        live_len=np.diff(o.indptr) if moved else None)
     got = {(int(a), int(b)): int(v) for a, b, v in zip(found.left, found.right, found.overlap)}
     distinct = [o.tokens[o.indptr[k]:o.indptr[k + 1]].tolist() for k in range(m)]
     truth = {(a, b): v for a, b, v, _, _ in all_pairs(distinct, t)}
@@ -142,29 +143,37 @@ def group_join(sets, order, group, g, t):
 
     ``order`` ranks the tokens (a global order, not by frequency), ``group`` maps each token to its group
     (-1: a hot token, in none). In the join's order each set's live tokens (of group ``g``) come first, as
-    their ranks, then the others, as ranks from ``len(order)`` on (never indexed); ``at`` is each token's
-    position in the set's global order; each set indexes and probes only its live tokens within its indexing
-    and probing prefixes of the global order.
+    their ranks, then the other shared ones, as ranks from ``len(order)`` on (never indexed), then its own
+    (in no other set), as ranks from ``2 len(order)`` on; ``at`` is each token's position in the set's global
+    order (so that the own tokens' positions need not follow the others'); each set indexes and probes only
+    its live tokens within its indexing and probing prefixes of the global order.
     """
+    from collections import Counter
+
     from allpairs.exact.prefix import join_plan
     from allpairs.measures import get_measure
 
     n = len(order)
+    held = Counter(order[tok] for s in sets for tok in s)
     by_size = sorted(range(len(sets)), key=lambda k: len(sets[k]))
     sizes = np.array([len(sets[k]) for k in by_size], np.int64)
     _, index_len, probe_len, _, _ = join_plan(get_measure("jaccard"), t, sizes)
-    tokens, at, index_limit, probe_limit = [], [], [], []
+    tokens, at, index_limit, probe_limit, live_len = [], [], [], [], []
     for k, s in enumerate(by_size):
         ranked = sorted(order[tok] for tok in sets[s])  # the set in the global order
-        live = [pos for pos, r in enumerate(ranked) if group[r] == g]
-        rest = [pos for pos, r in enumerate(ranked) if group[r] != g]
-        tokens += [ranked[pos] for pos in live] + [n + ranked[pos] for pos in rest]
-        at += live + rest
+        live = [pos for pos, r in enumerate(ranked) if held[r] > 1 and group[r] == g]
+        rest = [pos for pos, r in enumerate(ranked) if held[r] > 1 and group[r] != g]
+        own = [pos for pos, r in enumerate(ranked) if held[r] == 1]
+        tokens += ([ranked[pos] for pos in live] + [n + ranked[pos] for pos in rest]
+                   + [2 * n + ranked[pos] for pos in own])
+        at += live + rest + own
         index_limit.append(sum(pos < index_len[k] for pos in live))
         probe_limit.append(sum(pos < probe_len[k] for pos in live))
+        live_len.append(len(live))
     indptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     found = prefix_join(indptr, np.array(tokens, np.int32), n, t, jobs=1, index_limit=np.array(index_limit, np.int64),
-                        probe_limit=np.array(probe_limit, np.int64), at=np.array(at, np.int32))
+                        probe_limit=np.array(probe_limit, np.int64), at=np.array(at, np.int32),
+                        live_len=np.array(live_len, np.int64))
     return {(min(by_size[a], by_size[b]), max(by_size[a], by_size[b])): int(o)
             for a, b, o in zip(found.left, found.right, found.overlap)}
 
@@ -202,7 +211,7 @@ def test_the_bounds_read_the_positions_given_by_at():
     t, one = Threshold.parse("0.5"), np.ones(2, np.int64)
     plain = prefix_join(indptr, tokens, 30, t, index_limit=one, probe_limit=one)
     at = np.array([8, 0, 1, 2, 3, 4, 5, 6, 7, 9] + [8, 0, 1, 2, 3, 4, 5, 6, 7, 9, 10], np.int32)
-    late = prefix_join(indptr, tokens, 30, t, index_limit=one, probe_limit=one, at=at)
+    late = prefix_join(indptr, tokens, 30, t, index_limit=one, probe_limit=one, at=at, live_len=np.diff(indptr))
     assert (plain.candidates, plain.overlap.tolist()) == (1, [9])
     assert (late.candidates, late.overlap.tolist()) == (0, [])
 

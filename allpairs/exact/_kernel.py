@@ -147,52 +147,9 @@ def gallop(a, lo, hi, x):
 
 
 @kernel
-def shared_before(tokens, at, xs, xi, xe, ys, yj, ye, counted, split):
-    """Whether sets ``tokens[xs:xe]`` and ``tokens[ys:ye]`` share a token at or above ``split`` that comes before
-    their first common token in the ``at`` order.
-
-    ``x[xi] = y[yj]`` is the last of their ``counted`` common tokens from the
-    front (all below ``split``; :func:`probe_verify`'s last counted match), so
-    the first common token is found by a merge of the two fronts that stops at
-    its first match, unless ``counted`` is 1 (it is then that match). ``at``
-    gives each token's position in one order of all tokens, increasing along
-    each set's tokens at or above ``split``: such a token precedes the first
-    common one (positions ``a`` in x, ``b`` in y) where its position is below
-    ``a`` in x, or equally below ``b`` in y. So the tokens at or above
-    ``split`` (found from ``xi`` and ``yj`` on, which only tokens below it
-    precede) are merged only as far as those positions: a few steps where
-    the first common token lies in the prefixes.
-    """
-    i = xi
-    j = yj
-    if counted > 1:
-        i = xs
-        j = ys
-        while tokens[i] != tokens[j]:
-            if tokens[i] < tokens[j]:
-                i += 1
-            else:
-                j += 1
-    a = at[i]
-    b = at[j]
-    i = gallop(tokens, xi + 1, xe, split)
-    j = gallop(tokens, yj + 1, ye, split)
-    while i < xe and j < ye and at[i] < a and at[j] < b:
-        u = tokens[i]
-        v = tokens[j]
-        if u == v:
-            return True
-        if u < v:
-            i += 1
-        else:
-            j += 1
-    return False
-
-
-@kernel
-def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, at, probe_len, win_lo, win_hi,
-                 set_class, compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at, out_x, out_y,
-                 out_a, n_out):
+def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, at, live_len, probe_len, win_lo,
+                 win_hi, set_class, compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at, out_x,
+                 out_y, out_a, n_out):
     """Pairs that reach α among probe sets ``lo <= x < hi`` and the sets ``win_lo[x] <= y < win_hi[x]``.
 
     The window is the size bound (and which of each pair probes: the later set
@@ -221,14 +178,19 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
     those positions. The Spark engine's token-group task puts a set's live
     tokens first and passes their positions in the global order, where a pair
     of its group has no common token before its first live match, so that the
-    bound holds there (:func:`allpairs.exact.prefix_join`'s ``at``). A
-    candidate's last counted match in y is then found again by its token (a
-    search of y) for verification to resume after; before it, a candidate
-    whose sets share a token at or above ``num_tokens`` (never indexed, ``at``
-    increasing along them) before their first match in the ``at`` order is
-    dropped (:func:`shared_before`): in the Spark task, a pair whose first
-    shared token is another group's. That check costs a few steps where it
-    keeps the pair, and spares a whole merge where it drops it.
+    bound holds there (:func:`allpairs.exact.prefix_join`'s ``at``).
+    ``live_len`` (aligned with the sets) then counts each set's tokens below
+    ``num_tokens``, first in it; the others follow, ``at`` increasing along
+    them too. A candidate's last counted match in y is found again by its
+    token (a search of y's first ``live_len`` tokens) for verification to
+    resume after; before that, a candidate whose sets share a token not below
+    ``num_tokens`` placed before their first match in the ``at`` order is
+    dropped unverified: the first match is the last counted one when only
+    one was counted, else the first of a merge of the two fronts; then the
+    tokens not below ``num_tokens`` are merged only as far as its positions
+    in ``at``. In the Spark task, that drops a pair whose first shared token
+    is another group's: a few steps where the pair is kept, a whole merge
+    spared where it is dropped.
 
     The entry point and its arguments are those of every caller (the
     pipeline's tasks, the Spark engine's and any block-by-block driver):
@@ -249,11 +211,10 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
     copied, fresh pages touched): the caller makes them as large as it expects the pairs to be.
 
     Returns the buffers (the same arrays, or larger ones holding the same first pairs), the position after
-    the last pair, and the number of candidates verified (merged; not those :func:`shared_before` dropped).
+    the last pair, and the number of candidates verified (merged; not those dropped as another join's).
     """
     n_cand = 0
     has_at = at.shape[0] > 0
-    n_tokens = (list_ptr.shape[0] - 1) // n_classes  # tokens at or above it are never indexed
     # In the loops over postings and candidates, arrays are read at unsigned indexes (np.uint64): numba then
     # emits no code for negative ones (two to four instructions a read).
     for x in range(lo, hi):
@@ -326,11 +287,38 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, bits, 
                 continue
             ys = indptr[uy]
             yj = ys + state[uy, 2]
-            if has_at:  # y's last counted match is x's, found by its token
-                yj = lower_bound(tokens, ys, ys + size_y, tokens[xs + state[uy, 1]])
-                # A token never indexed that both share before their first match (in the at order): not
+            if has_at:
+                # y's last counted match is x's, found by its token among y's tokens below num_tokens.
+                yl = ys + live_len[uy]
+                ix = xs + state[uy, 1]
+                yj = lower_bound(tokens, ys, yl, tokens[ix])
+                # Their first match: the last counted one, or the first of a merge of the fronts.
+                iy = yj
+                if c > 1:
+                    ix = xs
+                    iy = ys
+                    while tokens[ix] != tokens[iy]:
+                        if tokens[ix] < tokens[iy]:
+                            ix += 1
+                        else:
+                            iy += 1
+                a = at[ix]
+                b = at[iy]
+                # A token never indexed that both hold before it in the at order (in both or in neither): not
                 # this join's pair (a Spark task's: another token group's), dropped unverified.
-                if shared_before(tokens, at, xs, xs + state[uy, 1], xe, ys, yj, ys + size_y, c, n_tokens):
+                ix = xs + live_len[x]
+                iy = yl
+                ye = ys + size_y
+                other = False
+                while ix < xe and iy < ye and at[ix] < a and at[iy] < b:
+                    u = tokens[ix]
+                    v = tokens[iy]
+                    if u == v:
+                        other = True
+                        break
+                    ix += u < v
+                    iy += u > v
+                if other:
                     continue
             n_cand += 1
             o = merge(tokens, xs + state[uy, 1] + 1, xe, tokens, yj + 1, ys + size_y, np.int64(c), alpha)

@@ -51,13 +51,13 @@ pair sharing prefix tokens of ``c`` groups is a candidate in each of them:
 verified in full in each and dropped in all but one, it cost ``c`` merges
 (100k Zipf sets: 205,689 candidates verified in the tasks for the local
 join's 76,102, and 122,676 pairs found for 30,204 kept). The join is told
-which of a set's tokens are not live (those at or above its ``num_tokens``:
-the other groups' and the hot ones, then the set's own, placed past its end)
-and drops, before the merge, a candidate whose sets share such a token
-before their first live match in the global order
-(:func:`allpairs.exact._kernel.shared_before`: the first match found by a
-merge of the two fronts when more than one was counted, then the not-live
-tokens merged only as far as its global position). Each pair with ``J >= t``
+how many of a set's tokens are live (``live_len``; the others, at or above
+its ``num_tokens``, are the other groups' and the hot ones, then the set's
+own) and drops, before the merge, a candidate whose sets share a token not
+live before their first live match in the global order
+(:func:`allpairs.exact._kernel.probe_verify`: the first match found by a
+merge of the two fronts when more than one was counted, then the tokens not
+live merged only as far as its global positions). Each pair with ``J >= t``
 then comes out of exactly one task, whose group is that of its first shared
 token ``w``. If ``w`` is live in a group's task (its group's), the pair is
 found there (above) and no token precedes ``w`` in both sets, so it is kept.
@@ -292,8 +292,9 @@ def _group_sets(task, group, r_ptr, ranks, size, n_single, hot, groups: int, t: 
     why that finds every pair of the task's group exactly).
 
     Returns (rows by size int64, indptr int64, tokens int32, the bound of the
-    live tokens' ids, index limits int64, probe limits int64), all but the
-    first in the join's order (sets by size).
+    live tokens' ids, index limits int64, probe limits int64, positions in
+    the global order int32, live tokens int64), all but the first in the
+    join's order (sets by size).
     """
     n = len(size)
     # Live ranks are all ≡ group (mod groups): rank // groups numbers them apart within a task; the
@@ -317,10 +318,10 @@ def _group_sets(task, group, r_ptr, ranks, size, n_single, hot, groups: int, t: 
     tokens = np.empty(int(indptr[-1]), np.int32)
     at = np.empty(int(indptr[-1]), np.int32)
     _, index_len, probe_len, _, _ = join_plan(get_measure("jaccard"), t, size)
-    index_limit, probe_limit = group_tokens(r_ptr, ranks, key, div, n_single, task, group, groups,
-                                            np.asarray(hot, np.int64), span, n_live, n_other, index_len,
-                                            probe_len, start, tokens, at)
-    return rows, indptr, tokens, n_live, index_limit[rows], probe_limit[rows], at
+    index_limit, probe_limit, live_len = group_tokens(r_ptr, ranks, key, div, n_single, task, group, groups,
+                                                      np.asarray(hot, np.int64), span, n_live, n_other, index_len,
+                                                      probe_len, start, tokens, at)
+    return rows, indptr, tokens, n_live, index_limit[rows], probe_limit[rows], at, live_len[rows]
 
 
 def _hot_sets(task, r_ptr, ranks, size, n_single):
@@ -364,10 +365,10 @@ def _join_block(table: pa.Table, t: Threshold, hot: np.ndarray, groups: int) -> 
         part_ranks = ranks[r_ptr[lo]:r_ptr[hi]]
         if grouped:
             # Only the pairs whose first shared token is live in their task: the join drops the others.
-            rows, indptr, tokens, n_live, index_limit, probe_limit, at = _group_sets(
+            rows, indptr, tokens, n_live, index_limit, probe_limit, at, live_len = _group_sets(
                 task[lo:hi], -1 - g[lo:hi], part_ptr, part_ranks, size[lo:hi], n_single[lo:hi], hot, groups, t)
             pairs = prefix_join(indptr, tokens, n_live, t, jobs=1, index_limit=index_limit,
-                                probe_limit=probe_limit, at=at)
+                                probe_limit=probe_limit, at=at, live_len=live_len)
         else:
             rows, sets = _hot_sets(task[lo:hi], part_ptr, part_ranks, size[lo:hi], n_single[lo:hi])
             pairs = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=1)
