@@ -189,10 +189,47 @@ def count(args) -> None:
     prefix = folder / f"run-{os.getpid()}.callgrind"
     out = subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={prefix}"]
                          + base + ["--child", str(region)], env=env, check=True, capture_output=True, text=True)
+    functions = costliest_functions(prefix, args.functions) if args.functions else {}
     dumps = callgrind_dumps(prefix)
     print(out.stdout.strip())
     for label in ("task joins", "local prefix_join"):
         print(f"{label}: {dumps[label]:,} instructions")
+        for name, ir in functions.get(label, []):
+            print(f"    {ir:>15,}  {name}")
+
+
+def costliest_functions(prefix: Path, top: int) -> dict[str, list[tuple[str, int]]]:
+    """The ``top`` functions of each callgrind dump ``prefix*`` by their own instructions (callgrind_annotate's
+    table; a numba kernel is named by its qualified name, its mangled types dropped), by the dump's label."""
+    import re
+
+    out = {}
+    for dump in sorted(prefix.parent.glob(prefix.name + "*")):
+        label = re.search(r"^desc: Trigger: (?:Client Request: )?(.*)$", dump.read_text(errors="replace"), re.M)
+        table = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", str(dump)],
+                               check=True, capture_output=True, text=True).stdout
+        rows = []
+        for line in table.splitlines():
+            got = re.match(r"^\s*([\d,]+) \([ \d.]+%\)\s+(.*)$", line)
+            if got and "PROGRAM TOTALS" not in got.group(2):
+                name = got.group(2).split(":", 1)[-1].split(" [", 1)[0]
+                name = kernel_name(name) if name.startswith("_ZN") else name
+                rows.append((name, int(got.group(1).replace(",", ""))))
+        if label:
+            out[label.group(1).strip()] = rows[:top]
+    return out
+
+
+def kernel_name(mangled: str) -> str:
+    """``allpairs.exact._kernel.probe_verify`` of numba's mangled symbol of it (the symbol itself if not one)."""
+    import re
+
+    parts, rest = [], mangled[3:]
+    while rest and rest[0].isdigit():
+        n = re.match(r"\d+", rest).group(0)
+        part, rest = rest[len(n):len(n) + int(n)], rest[len(n) + int(n):]
+        parts.append(part)
+    return ".".join(parts) if parts else mangled
 
 
 def main() -> None:
@@ -208,6 +245,8 @@ def main() -> None:
     ap.add_argument("--cache", default="/tmp/allpairs-bench-spark", help="bench_spark.py's corpus folder")
     ap.add_argument("--count", action="store_true", help="count instructions by callgrind instead of timing")
     ap.add_argument("--folder", default="/tmp/allpairs-count-groups", help="callgrind's dumps and numba's cache")
+    ap.add_argument("--functions", type=int, default=0, metavar="N",
+                    help="with --count, also the N costliest functions of each, by their own instructions")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.count:

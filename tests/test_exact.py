@@ -122,7 +122,8 @@ def test_limited_prefixes_return_exact_pairs_and_all_whose_first_common_token_li
         positions[k] = front + data.draw(st.permutations(sorted(set(range(n)) - set(front))))
     found = prefix_join(o.indptr, o.tokens, o.num_tokens, Threshold.parse(t), index_limit=index_limit,
                         probe_limit=probe_limit,
-                        at=np.array([p for ps in positions for p in ps], np.int32) if moved else None)
+                        at=np.array([p for ps in positions for p in ps], np.int32) if moved else None,
+                        live_len=np.diff(o.indptr) if moved else None)
     got = {(int(a), int(b)): int(v) for a, b, v in zip(found.left, found.right, found.overlap)}
     distinct = [o.tokens[o.indptr[k]:o.indptr[k + 1]].tolist() for k in range(m)]
     truth = {(a, b): v for a, b, v, _, _ in all_pairs(distinct, t)}
@@ -136,6 +137,71 @@ def test_limited_prefixes_return_exact_pairs_and_all_whose_first_common_token_li
             assert (a, b) in got, (a, b)
 
 
+def group_join(sets, order, group, g, t):
+    """One token group's join as a Spark token-group task makes it, of distinct non-empty ``sets``:
+    {(a, b): overlap} over indexes into ``sets``, a < b.
+
+    ``order`` ranks the tokens (a global order, not by frequency), ``group`` maps each token to its group
+    (-1: a hot token, in none). In the join's order each set's live tokens (of group ``g``) come first, as
+    their ranks, then the other shared ones, as ranks from ``len(order)`` on (never indexed), then its own
+    (in no other set), as ranks from ``2 len(order)`` on; ``at`` is each token's position in the set's global
+    order (so that the own tokens' positions need not follow the others'); each set indexes and probes only
+    its live tokens within its indexing and probing prefixes of the global order.
+    """
+    from collections import Counter
+
+    from allpairs.exact.prefix import join_plan
+    from allpairs.measures import get_measure
+
+    n = len(order)
+    held = Counter(order[tok] for s in sets for tok in s)
+    by_size = sorted(range(len(sets)), key=lambda k: len(sets[k]))
+    sizes = np.array([len(sets[k]) for k in by_size], np.int64)
+    _, index_len, probe_len, _, _ = join_plan(get_measure("jaccard"), t, sizes)
+    tokens, at, index_limit, probe_limit, live_len = [], [], [], [], []
+    for k, s in enumerate(by_size):
+        ranked = sorted(order[tok] for tok in sets[s])  # the set in the global order
+        live = [pos for pos, r in enumerate(ranked) if held[r] > 1 and group[r] == g]
+        rest = [pos for pos, r in enumerate(ranked) if held[r] > 1 and group[r] != g]
+        own = [pos for pos, r in enumerate(ranked) if held[r] == 1]
+        tokens += ([ranked[pos] for pos in live] + [n + ranked[pos] for pos in rest]
+                   + [2 * n + ranked[pos] for pos in own])
+        at += live + rest + own
+        index_limit.append(sum(pos < index_len[k] for pos in live))
+        probe_limit.append(sum(pos < probe_len[k] for pos in live))
+        live_len.append(len(live))
+    indptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    found = prefix_join(indptr, np.array(tokens, np.int32), n, t, jobs=1, index_limit=np.array(index_limit, np.int64),
+                        probe_limit=np.array(probe_limit, np.int64), at=np.array(at, np.int32),
+                        live_len=np.array(live_len, np.int64))
+    return {(min(by_size[a], by_size[b]), max(by_size[a], by_size[b])): int(o)
+            for a, b, o in zip(found.left, found.right, found.overlap)}
+
+
+@pytest.mark.kernel_paths("compiled", "python")
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpus_and_threshold(), st.integers(1, 4), st.data())
+def test_token_group_joins_keep_each_pair_in_the_group_of_its_first_common_token_only(case, groups, data):
+    # The Spark engine's token-group tasks: any global order, any dealing of the tokens into groups, some
+    # tokens hot (in no group). Every group's join drops, unverified, the pairs that share a token not live
+    # before their first match in the global order, so each pair that reaches t comes out of exactly one
+    # group's join, that of its first common token, with its exact overlap (none if that token is hot).
+    sets, t = case
+    distinct = sorted({tuple(sorted(set(s))) for s in sets if s})
+    universe = sorted({tok for s in distinct for tok in s})
+    order = dict(zip(universe, data.draw(st.permutations(range(len(universe))), label="order")))
+    group = data.draw(st.lists(st.integers(-1, groups - 1), min_size=len(universe), max_size=len(universe)),
+                      label="group of each rank")
+    t = Threshold.parse(t)
+    found = [group_join(distinct, order, group, g, t) for g in range(groups)]
+    truth = {(a, b): v for a, b, v, _, _ in all_pairs(distinct, Fraction(t.p, t.q))}
+    for (a, b), overlap in truth.items():
+        first = min(order[tok] for tok in set(distinct[a]) & set(distinct[b]))
+        assert [g for g in range(groups) if (a, b) in found[g]] == ([group[first]] if group[first] >= 0 else [])
+    for g in range(groups):
+        assert found[g].items() <= truth.items()
+
+
 def test_the_bounds_read_the_positions_given_by_at():
     # Sets of sizes 10 and 11 (α = 7 at t = 1/2, overlap 9), each indexing and probing its first token only,
     # their first common one: a candidate, and a pair. At position 8 of both in ``at``'s order it is no
@@ -145,7 +211,7 @@ def test_the_bounds_read_the_positions_given_by_at():
     t, one = Threshold.parse("0.5"), np.ones(2, np.int64)
     plain = prefix_join(indptr, tokens, 30, t, index_limit=one, probe_limit=one)
     at = np.array([8, 0, 1, 2, 3, 4, 5, 6, 7, 9] + [8, 0, 1, 2, 3, 4, 5, 6, 7, 9, 10], np.int32)
-    late = prefix_join(indptr, tokens, 30, t, index_limit=one, probe_limit=one, at=at)
+    late = prefix_join(indptr, tokens, 30, t, index_limit=one, probe_limit=one, at=at, live_len=np.diff(indptr))
     assert (plain.candidates, plain.overlap.tolist()) == (1, [9])
     assert (late.candidates, late.overlap.tolist()) == (0, [])
 

@@ -290,19 +290,22 @@ def test_a_pair_whose_later_group_matches_follow_other_groups_shared_tokens_is_k
 def test_a_group_task_gives_its_join_each_tokens_position_in_the_global_order():
     # Group 0 of 2 (even ranks live). Set 0: one own token, then ranks 1, 2, 4, 5 (global positions 1..4);
     # in the task's order live 2 and 4 come first, then 1 and 5, then the own token. Set 1: ranks 3, 4, 6.
-    # The probe's positional bound reads these positions at a first match (the module's docstring).
+    # The probe's positional bound reads these positions at a first match (the module's docstring); the
+    # join's check of a pair's first shared token merges the tokens after each set's live ones, as far as
+    # those positions.
     from allpairs.engines.spark.exact import _group_sets
     from allpairs.measures import Threshold
 
     r_ptr = np.array([0, 4, 7], np.int64)
     ranks = np.array([1, 2, 4, 5, 3, 4, 6], np.int32)
     size, n_single = np.array([5, 3], np.int64), np.array([1, 0], np.int64)
-    rows, indptr, tokens, n_live, _, _, at = _group_sets(np.zeros(2, np.int64), np.zeros(2, np.int64), r_ptr,
-                                                         ranks, size, n_single, np.zeros(0, np.int64), 2,
-                                                         Threshold.parse("0.5"))
+    rows, indptr, tokens, n_live, _, _, at, live_len = _group_sets(
+        np.zeros(2, np.int64), np.zeros(2, np.int64), r_ptr, ranks, size, n_single, np.zeros(0, np.int64), 2,
+        Threshold.parse("0.5"))
     assert rows.tolist() == [1, 0] and indptr.tolist() == [0, 3, 8]
     assert tokens[:3].tolist() == [2, 3, n_live + 3] and tokens[3:5].tolist() == [1, 2]
     assert at.tolist() == [1, 2, 0] + [2, 3, 1, 4, 0]
+    assert live_len.tolist() == [2, 2]
 
 
 def test_a_pair_is_joined_only_in_the_task_of_its_first_shared_token_group():

@@ -147,8 +147,8 @@ def gallop(a, lo, hi, x):
 
 
 @kernel
-def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, post_bits, bits, at, probe_len, win_lo,
-                 win_hi, set_class, compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at, out_x,
+def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, post_bits, bits, at, live_len, probe_len,
+                 win_lo, win_hi, set_class, compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at, out_x,
                  out_y, out_a, n_out):
     """Pairs that reach α among probe sets ``lo <= x < hi`` and the sets ``win_lo[x] <= y < win_hi[x]``.
 
@@ -185,9 +185,19 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, post_b
     those positions. The Spark engine's token-group task puts a set's live
     tokens first and passes their positions in the global order, where a pair
     of its group has no common token before its first live match, so that the
-    bound holds there (:func:`allpairs.exact.prefix_join`'s ``at``). A
-    candidate's last counted match in y is then found again by its token (a
-    search of y) for verification to resume after.
+    bound holds there (:func:`allpairs.exact.prefix_join`'s ``at``).
+    ``live_len`` (aligned with the sets) then counts each set's tokens below
+    ``num_tokens``, first in it; the others follow, ``at`` increasing along
+    them too. A candidate's last counted match in y is found again by its
+    token (a search of y's first ``live_len`` tokens) for verification to
+    resume after; before that, a candidate whose sets share a token not below
+    ``num_tokens`` placed before their first match in the ``at`` order is
+    dropped unverified: the first match is the last counted one when only
+    one was counted, else the first of a merge of the two fronts; then the
+    tokens not below ``num_tokens`` are merged only as far as its positions
+    in ``at``. In the Spark task, that drops a pair whose first shared token
+    is another group's: a few steps where the pair is kept, a whole merge
+    spared where it is dropped.
 
     The entry point and its arguments are those of every caller (the
     pipeline's tasks, the Spark engine's and any block-by-block driver):
@@ -208,7 +218,7 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, post_b
     copied, fresh pages touched): the caller makes them as large as it expects the pairs to be.
 
     Returns the buffers (the same arrays, or larger ones holding the same first pairs), the position after
-    the last pair, and the number of candidates verified.
+    the last pair, and the number of candidates verified (merged; not those dropped as another join's).
     """
     n_cand = 0
     has_at = at.shape[0] > 0
@@ -290,11 +300,42 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, post_b
             # at least the bits set on one side only.
             if post_bits is None and not bitmap_admits(size_x, size_y, bx, bits[uy], alpha):
                 continue
-            n_cand += 1
             ys = indptr[uy]
             yj = ys + state[uy, 2]
-            if has_at:  # y's last counted match is x's, found by its token
-                yj = lower_bound(tokens, ys, ys + size_y, tokens[xs + state[uy, 1]])
+            if has_at:
+                # y's last counted match is x's, found by its token among y's tokens below num_tokens.
+                yl = ys + live_len[uy]
+                ix = xs + state[uy, 1]
+                yj = lower_bound(tokens, ys, yl, tokens[ix])
+                # Their first match: the last counted one, or the first of a merge of the fronts.
+                iy = yj
+                if c > 1:
+                    ix = xs
+                    iy = ys
+                    while tokens[ix] != tokens[iy]:
+                        if tokens[ix] < tokens[iy]:
+                            ix += 1
+                        else:
+                            iy += 1
+                a = at[ix]
+                b = at[iy]
+                # A token never indexed that both hold before it in the at order (in both or in neither): not
+                # this join's pair (a Spark task's: another token group's), dropped unverified.
+                ix = xs + live_len[x]
+                iy = yl
+                ye = ys + size_y
+                other = False
+                while ix < xe and iy < ye and at[ix] < a and at[iy] < b:
+                    u = tokens[ix]
+                    v = tokens[iy]
+                    if u == v:
+                        other = True
+                        break
+                    ix += u < v
+                    iy += u > v
+                if other:
+                    continue
+            n_cand += 1
             o = merge(tokens, xs + state[uy, 1] + 1, xe, tokens, yj + 1, ys + size_y, np.int64(c), alpha)
             if o >= alpha:
                 out_x[np.uint64(n_out)] = x

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 
 #: ``at`` of the kernels when a set's positions are its tokens' own.
 _NO_POSITIONS = np.empty(0, np.int32)
+#: ``live_len`` of the kernels then.
+_NO_LENGTHS = np.empty(0, np.int64)
 
 #: Bits of :attr:`SetPairs.directions`.
 FORWARD, BACKWARD = 1, 2
@@ -246,7 +248,8 @@ def _columns(parts: list) -> list[np.ndarray]:
 def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, threshold: Threshold, *,
                 measure: str | Measure = "jaccard", sides: np.ndarray | None = None, jobs: int | None = None,
                 progress: Callable[[int, int], None] | None = None, index_limit: np.ndarray | None = None,
-                probe_limit: np.ndarray | None = None, at: np.ndarray | None = None) -> SetPairs:
+                probe_limit: np.ndarray | None = None, at: np.ndarray | None = None,
+                live_len: np.ndarray | None = None) -> SetPairs:
     """All pairs of distinct sets that reach the threshold under the measure, exactly.
 
     Parameters
@@ -284,13 +287,23 @@ def prefix_join(indptr: np.ndarray, tokens: np.ndarray, num_tokens: int, thresho
         pair returned is still exact; a pair that reaches the threshold is
         still found if, besides the above, no common token precedes its first
         one in that order either (its overlap is then at most ``1 + min(|x| -
-        a - 1, |y| - b - 1)`` for positions ``a``, ``b`` there). The Spark
-        engine's token-group tasks pass the global order's positions.
+        a - 1, |y| - b - 1)`` for positions ``a``, ``b`` there). A pair is
+        also dropped, unverified, when the sets share a token at or above
+        ``num_tokens`` (never indexed) placed before their first common token
+        below it in both their orders; ``at`` must increase along each set's
+        tokens at or above ``num_tokens`` that other sets hold too (a set's
+        own tokens may have any). The Spark engine's token-group tasks pass
+        the global order's positions, and keep thus only the pairs whose
+        first shared token is their group's (:mod:`allpairs.engines.spark.exact`).
+    live_len : int64 (m,), required with ``at``
+        Each set's tokens below ``num_tokens``, first in it.
     """
     measure = get_measure(measure, tuple(MEASURES))
     jobs = resolve_jobs(jobs)
+    if (at is None) != (live_len is None):
+        raise ValueError("prefix_join takes at and live_len together")
     blocks = list(_probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, progress, index_limit,
-                                probe_limit, None, at))
+                                probe_limit, None, at, live_len))
     return _set_pairs(*blocks[0], np.diff(indptr), threshold, measure.symmetric)
 
 
@@ -325,7 +338,7 @@ def _buffers(bound: int, room: int) -> list[np.ndarray]:
 
 
 def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, progress, index_limit, probe_limit,
-                  block_pairs, at=None):
+                  block_pairs, at=None, live_len=None):
     """The probe's tasks, run on threads; their pairs yielded in task order as blocks ``([left, right,
     overlap], candidates)``: a block ends once it holds ``block_pairs`` pairs or more (None: one block); at
     least one block, maybe empty.
@@ -359,9 +372,11 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
         index_len, probe_len, sizes = index_len[first:last], probe_len[first:last], sizes[first:last]
         win_lo = np.maximum(win_lo[first:last] - first, 0)
         win_hi = np.minimum(win_hi[first:last] - first, last - first)
+        live_len = None if live_len is None else live_len[first:last]
     n_sets = last - first
     n_classes = compat.shape[0]
     at = _NO_POSITIONS if at is None else at
+    live_len = _NO_LENGTHS if live_len is None else np.ascontiguousarray(live_len, np.int64)
     list_ptr, post_set, post_pos, post_size = build_index(indptr, tokens, num_tokens, index_len, set_class,
                                                           n_classes, at)
     del index_len
@@ -397,8 +412,8 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
             local.alpha_of = np.empty(largest + 1, np.int32)
             local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sizes (this join's α only)
         ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, post_bits,
-                                               bits, at, probe_len, win_lo, win_hi, set_class, compat, n_classes,
-                                               row.code, p, q, lo, hi, local.state, local.touched, local.alpha_of,
+                                               bits, at, live_len, probe_len, win_lo, win_hi, set_class, compat,
+                                               n_classes, row.code, p, q, lo, hi, local.state, local.touched, local.alpha_of,
                                                local.alpha_at, *out, n_out)
         task_cost = int(cum[k + 1] - cum[k])
         if task_cost:

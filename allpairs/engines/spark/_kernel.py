@@ -26,51 +26,67 @@ def group_tokens(r_ptr, ranks, key, div, n_single, task, group, groups, hot, spa
     ranks as ``n_live + key``; then its own (``n_single[row]``) tokens,
     numbered on from ``n_live + n_other`` (``key`` is the rank, or a dense
     renumbering of it, per entry of ``ranks``). Returns (index_limit,
-    probe_limit), int64 per row: its live ranks within its first
+    probe_limit, live_len), int64 per row: its live ranks within its first
     ``index_len[row]`` / ``probe_len[row]`` positions of the global order, where
-    its own tokens come first. Assumes ``key < n_other``, ids that fit int32.
+    its own tokens come first, and all its live ranks. Assumes ``0 <= key <
+    n_other``, ranks not negative, ids that fit int32.
     """
     n = r_ptr.shape[0] - 1
-    index_limit = np.zeros(n, np.int64)
-    probe_limit = np.zeros(n, np.int64)
+    index_limit = np.empty(n, np.int64)
+    probe_limit = np.empty(n, np.int64)
+    live_len = np.empty(n, np.int64)
     own = n_live + n_other
     n_hot = hot.shape[0]
     longest = 0
     for r in range(n):
         longest = max(longest, r_ptr[r + 1] - r_ptr[r])
-    is_live = np.empty(longest, np.bool_)
+    # A row's other ranks wait here while its live ones are written (their place is after them).
+    other_token = np.empty(longest, np.int32)
+    other_at = np.empty(longest, np.int32)
+    # Ranks and keys are not negative: unsigned division, with no sign to correct.
+    u_groups = np.uint64(groups)
+    u_div = np.uint64(div)
     for r in range(n):
-        lo = r_ptr[r]
-        # Each rank's group once (a division), then the live ranks placed first and the others after them.
-        n_row_live = 0
-        for e in range(lo, r_ptr[r + 1]):
-            w = ranks[e]
-            live = w % groups == group[r]
+        g = np.uint64(group[r])
+        base = task[r] * span
+        index_end = index_len[r]
+        probe_end = probe_len[r]
+        k = start[r]
+        pos = n_single[r]  # the rank's position in the global order of the set: its own tokens come first
+        n_index = 0
+        n_probe = 0
+        n_rest = 0
+        for e in range(r_ptr[r], r_ptr[r + 1]):
+            ue = np.uint64(e)
+            w = ranks[ue]
+            live = np.uint64(w) % u_groups == g
             if live and n_hot:
                 h = lower_bound(hot, 0, n_hot, w)
                 live = h == n_hot or hot[h] != w
-            is_live[e - lo] = live
-            n_row_live += live
-        k_live = start[r]
-        k_other = k_live + n_row_live
-        for e in range(lo, r_ptr[r + 1]):
-            pos = n_single[r] + e - lo
-            if is_live[e - lo]:
-                tokens[k_live] = task[r] * span + key[e] // div
-                at[k_live] = pos
-                index_limit[r] += pos < index_len[r]
-                probe_limit[r] += pos < probe_len[r]
-                k_live += 1
+            if live:
+                tokens[np.uint64(k)] = base + np.int64(np.uint64(key[ue]) // u_div)
+                at[np.uint64(k)] = pos
+                n_index += pos < index_end
+                n_probe += pos < probe_end
+                k += 1
             else:
-                tokens[k_other] = n_live + key[e]
-                at[k_other] = pos
-                k_other += 1
+                other_token[np.uint64(n_rest)] = n_live + key[ue]
+                other_at[np.uint64(n_rest)] = pos
+                n_rest += 1
+            pos += 1
+        index_limit[r] = n_index
+        probe_limit[r] = n_probe
+        live_len[r] = k - start[r]
+        for o in range(n_rest):
+            tokens[np.uint64(k)] = other_token[np.uint64(o)]
+            at[np.uint64(k)] = other_at[np.uint64(o)]
+            k += 1
         for o in range(n_single[r]):
-            tokens[k_other] = own
-            at[k_other] = o
+            tokens[np.uint64(k)] = own
+            at[np.uint64(k)] = o
             own += 1
-            k_other += 1
-    return index_limit, probe_limit
+            k += 1
+    return index_limit, probe_limit, live_len
 
 
 @kernel

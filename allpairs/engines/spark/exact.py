@@ -43,9 +43,31 @@ exact, the pair is never pruned wrongly and its overlap is exact. Skipping
 the other groups' tokens in the global order instead would undercount the
 matches before a live one, and the positional bound would drop true pairs
 (``tests/test_spark.py`` has such a pair). Every pair the task returns is
-thus exact; those whose first shared token is in another group are dropped.
-The local join's work over all groups is then about one join of all sets,
-not one per group: each posting list is that of a token's own task.
+thus exact. The local join's work over all groups is then about one join of
+all sets, not one per group: each posting list is that of a token's own task.
+
+A group's task keeps only its own pairs, and drops the others unverified. A
+pair sharing prefix tokens of ``c`` groups is a candidate in each of them:
+verified in full in each and dropped in all but one, it cost ``c`` merges
+(100k Zipf sets: 205,689 candidates verified in the tasks for the local
+join's 76,102, and 122,676 pairs found for 30,204 kept). The join is told
+how many of a set's tokens are live (``live_len``; the others, at or above
+its ``num_tokens``, are the other groups' and the hot ones, then the set's
+own) and drops, before the merge, a candidate whose sets share a token not
+live before their first live match in the global order
+(:func:`allpairs.exact._kernel.probe_verify`: the first match found by a
+merge of the two fronts when more than one was counted, then the tokens not
+live merged only as far as its global positions). Each pair with ``J >= t``
+then comes out of exactly one task, whose group is that of its first shared
+token ``w``. If ``w`` is live in a group's task (its group's), the pair is
+found there (above) and no token precedes ``w`` in both sets, so it is kept.
+In any other group's task, a candidate's first live match ``w'`` comes after
+``w`` in the global order (``w`` is the first shared token, and is not live
+there), and ``w`` is a shared token not live that precedes it: dropped. A
+pair whose ``w`` is hot is dropped by every group's task the same way, and
+kept by the hot task of ``w`` (below). ``tests/test_exact.py`` checks this
+rule on any global order and any dealing of tokens into groups (some tokens
+in none): each pair comes out of the group of its first common token only.
 
 The bounds at a first match read global positions. In the task's order a
 live token sits nearer the front than in the global order (the other groups'
@@ -73,7 +95,8 @@ no hot task holds more than two chunks (``2 · max_group`` sets), and a set is
 copied to as many tasks as there are chunks of sizes it can pair with. A hot
 task joins its sets over all their tokens, ranked by its own frequencies
 (:func:`allpairs.order.order_sets`), and keeps the pairs whose first shared
-token is its own.
+token is its own (the first shared token of each pair it finds, worked out
+after the join: :func:`allpairs.engines.spark._kernel.first_shared`).
 
 Task keys (``g``, ``c1``, ``c2``): ``g = -1 - group`` for a group of ordinary
 tokens (``c1 = c2 = 0``), ``g = rank`` of a hot token with chunks ``c1 <= c2``.
@@ -269,8 +292,9 @@ def _group_sets(task, group, r_ptr, ranks, size, n_single, hot, groups: int, t: 
     why that finds every pair of the task's group exactly).
 
     Returns (rows by size int64, indptr int64, tokens int32, the bound of the
-    live tokens' ids, index limits int64, probe limits int64), all but the
-    first in the join's order (sets by size).
+    live tokens' ids, index limits int64, probe limits int64, positions in
+    the global order int32, live tokens int64), all but the first in the
+    join's order (sets by size).
     """
     n = len(size)
     # Live ranks are all ≡ group (mod groups): rank // groups numbers them apart within a task; the
@@ -294,10 +318,10 @@ def _group_sets(task, group, r_ptr, ranks, size, n_single, hot, groups: int, t: 
     tokens = np.empty(int(indptr[-1]), np.int32)
     at = np.empty(int(indptr[-1]), np.int32)
     _, index_len, probe_len, _, _ = join_plan(get_measure("jaccard"), t, size)
-    index_limit, probe_limit = group_tokens(r_ptr, ranks, key, div, n_single, task, group, groups,
-                                            np.asarray(hot, np.int64), span, n_live, n_other, index_len,
-                                            probe_len, start, tokens, at)
-    return rows, indptr, tokens, n_live, index_limit[rows], probe_limit[rows], at
+    index_limit, probe_limit, live_len = group_tokens(r_ptr, ranks, key, div, n_single, task, group, groups,
+                                                      np.asarray(hot, np.int64), span, n_live, n_other, index_len,
+                                                      probe_len, start, tokens, at)
+    return rows, indptr, tokens, n_live, index_limit[rows], probe_limit[rows], at, live_len[rows]
 
 
 def _hot_sets(task, r_ptr, ranks, size, n_single):
@@ -340,28 +364,24 @@ def _join_block(table: pa.Table, t: Threshold, hot: np.ndarray, groups: int) -> 
         part_ptr = r_ptr[lo:hi + 1] - r_ptr[lo]
         part_ranks = ranks[r_ptr[lo]:r_ptr[hi]]
         if grouped:
-            rows, indptr, tokens, n_live, index_limit, probe_limit, at = _group_sets(
+            # Only the pairs whose first shared token is live in their task: the join drops the others.
+            rows, indptr, tokens, n_live, index_limit, probe_limit, at, live_len = _group_sets(
                 task[lo:hi], -1 - g[lo:hi], part_ptr, part_ranks, size[lo:hi], n_single[lo:hi], hot, groups, t)
             pairs = prefix_join(indptr, tokens, n_live, t, jobs=1, index_limit=index_limit,
-                                probe_limit=probe_limit, at=at)
+                                probe_limit=probe_limit, at=at, live_len=live_len)
         else:
             rows, sets = _hot_sets(task[lo:hi], part_ptr, part_ranks, size[lo:hi], n_single[lo:hi])
             pairs = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=1)
-        ra = np.concatenate([ra, lo + rows[pairs.left]])
-        rb = np.concatenate([rb, lo + rows[pairs.right]])
-        overlap = np.concatenate([overlap, pairs.overlap])
-    # Once per pair: in the task of its first shared token (its group's, or its own hot
-    # token's), and there in the task of its two chunks.
-    first = first_shared(r_ptr, ranks, ra, rb)
-    first_hot = np.isin(first, hot)
-    ga = g[ra]
-    keep = np.where(ga < 0, ~first_hot & (-1 - first % groups == ga),
-                    (first == ga) & ((c1[ra] == c2[ra]) | (chunk[ra] != chunk[rb])))
-    ra, rb = ra[keep], rb[keep]
+        a, b, o = lo + rows[pairs.left], lo + rows[pairs.right], pairs.overlap
+        if not grouped:
+            # Once per pair: in the task of its own first shared token, and there in that of its two chunks.
+            keep = (first_shared(r_ptr, ranks, a, b) == g[a]) & ((c1[a] == c2[a]) | (chunk[a] != chunk[b]))
+            a, b, o = a[keep], b[keep], o[keep]
+        ra, rb, overlap = np.concatenate([ra, a]), np.concatenate([rb, b]), np.concatenate([overlap, o])
     set_id = numpy(table.column("set"), np.int64)
     return pa.RecordBatch.from_arrays(
         [pa.array(set_id[ra], pa.int64()), pa.array(set_id[rb], pa.int64()),
-         pa.array(overlap[keep].astype(np.int32), pa.int32()),
+         pa.array(overlap.astype(np.int32), pa.int32()),
          pa.array(size[ra].astype(np.int32), pa.int32()), pa.array(size[rb].astype(np.int32), pa.int32())],
         names=["a", "b", "overlap", "size_a", "size_b"])
 
