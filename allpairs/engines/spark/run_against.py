@@ -192,8 +192,9 @@ class _Ids:
     def __init__(self, names, kind: str = "lines"):
         self.names = names
         self.index: dict = {}
-        # typed kinds: integer ids stay integers in JSON Lines and Parquet output, as locally
-        self.ids: list = [] if kind not in ("jsonl", "parquet") else Carried()
+        # A Parquet input's integer ids stay integers in JSON Lines and Parquet output, as locally (JSON Lines
+        # ids are strings on Spark, text on both engines)
+        self.ids: list = Carried() if kind == "parquet" else []
         self.size: list[int] = []
         self.decode = {"jsonl": lambda t: None if t is None else json.loads(t), "parquet": _plain}.get(kind)
         self.columns: dict[str, list] = {n: [] if self.decode is None else Carried() for n in names}
@@ -436,9 +437,10 @@ def run_against(path: str, other: str, threshold, *, kind: str = "directory", ou
             cols += [f"{side}_c{i}" for side in ("left", "right") for i in range(len(names))]
             ordered = pairs.orderBy(*ORDER).select(*cols).persist()
             res.pairs = ordered.count()
-            # Parquet output of typed inputs: every document numbered first, so that its ids' and carried
-            # columns' types hold for every row group.
-            documents = _documents(ordered, len(names)) if fmt == "parquet" and kind in ("jsonl", "parquet") else ()
+            # Parquet output of typed columns or ids: every document numbered first, so that their types (made
+            # once, over every document) hold for every row group. Not for a JSON Lines input's text ids alone.
+            typed = kind == "parquet" or (kind == "jsonl" and names)
+            documents = _documents(ordered, len(names)) if fmt == "parquet" and typed else ()
             id_type = None
             if fmt == "parquet" and kind == "parquet":
                 a, b = _keep_types(str(path), [left.id_col])[0], _keep_types(str(other), [right.id_col])[0]
