@@ -126,6 +126,23 @@ def pytest_runtest_call(item):
         return (yield)
 
 
+#: The xdist group of every test that takes the ``spark`` fixture: one worker runs them all, so a
+#: run with ``-n 2 --dist loadgroup`` (the README's test command) starts one SparkSession, not one per
+#: worker. Tests that start Spark in a command-line subprocess have a JVM of their own and run anywhere.
+SPARK_GROUP = "spark-session"
+
+
+def pytest_collection_modifyitems(config, items):
+    """The session's Spark tests first and in one xdist group: the worker that takes the group starts
+    on it at once, and the other tests fill the other worker meanwhile (run last, the group was the
+    suite's tail)."""
+    uses_spark = [item for item in items if "spark" in getattr(item, "fixturenames", ())]
+    for item in uses_spark:
+        item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
+    chosen = set(map(id, uses_spark))
+    items[:] = uses_spark + [item for item in items if id(item) not in chosen]
+
+
 @pytest.fixture(scope="session")
 def spark():
     """One SparkSession on local[2] for the whole test run (starting one costs 10–30 s); skips the test

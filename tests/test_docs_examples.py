@@ -34,7 +34,8 @@ def test_the_first_sh_block_is_what_ci_runs():
     awk = re.search(r"awk '([^']+)' README.md", ci).group(1)
     block = subprocess.run(["awk", awk, "README.md"], cwd=REPO, capture_output=True, text=True,
                            check=True).stdout.splitlines()
-    assert block[:2] == ["python3 -m venv .venv && .venv/bin/pip install -e '.[test]'", ".venv/bin/python -m pytest"]
+    assert block[:2] == ["python3 -m venv .venv && .venv/bin/pip install -e '.[test]'",
+                         ".venv/bin/python -m pytest -n 2 --dist loadgroup"]
 
 
 def test_a_stale_number_does_not_match():
