@@ -103,8 +103,17 @@ def test_a_stamp_gives_the_digest_and_names_until_a_kernel_source_changes(tmp_pa
     assert names == {line: _aot.symbol(digest, line) for line in _aot.read_signatures()}
     path = root / "verify" / "_kernel.py"
     st = path.stat()
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1))  # the same text, touched: not trusted either
+    text = path.read_bytes()
+    # The same bytes written anew (as pip install writes every file): trusted by their CRC-32.
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    assert _aot.stamped(root, stamp) == (digest, names)
+    # Other bytes of the same size at another time: not trusted.
+    changed = text.replace(b"def ", b"def_", 1)
+    assert len(changed) == len(text) and changed != text
+    path.write_bytes(changed)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2))
     assert _aot.stamped(root, stamp) is None
+    path.write_bytes(text)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert _aot.stamped(root, stamp) is not None
     path.write_text(path.read_text() + "\n# a change\n")
@@ -112,6 +121,20 @@ def test_a_stamp_gives_the_digest_and_names_until_a_kernel_source_changes(tmp_pa
     path.unlink()
     assert _aot.stamped(root, stamp) is None
     assert _aot.stamped(root, tmp_path / "no such stamp") is None
+
+
+def test_a_stamp_without_crc_lines_trusts_modification_times_only(tmp_path):
+    root = tmp_path / "allpairs"
+    shutil.copytree(_aot.PACKAGE_ROOT, root, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.stamp"))
+    _aot.write_stamp(tmp_path, root)
+    stamp = tmp_path / _aot.STAMP_NAME
+    # A stamp of an earlier build: no crc32 lines.
+    stamp.write_text("".join(line + "\n" for line in stamp.read_text().splitlines() if not line.startswith("crc32 ")))
+    assert _aot.stamped(root, stamp) is not None
+    path = root / "verify" / "_kernel.py"
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    assert _aot.stamped(root, stamp) is None
 
 
 def test_the_install_stamps_the_kernel_sources_it_built():

@@ -95,6 +95,33 @@ def test_lines_and_sets(tmp_path):
     assert s.sets == [["abc"], ["abd"], [], ["x", "y", "y"]]
 
 
+def test_line_number_ids_are_a_list_however_they_are_reached(tmp_path):
+    # Made at their first use (a --count run never makes them), they are the same list to every reader.
+    import copy
+    import dataclasses
+    import pickle
+
+    import allpairs
+
+    f = tmp_path / "s.txt"
+    f.write_text("a b\na b c\nx\n")
+    expected = ["1", "2", "3"]
+    assert len(read_sets(f)) == 3
+    assert read_sets(f) == read_sets(f)
+    assert pickle.loads(pickle.dumps(read_sets(f))).ids == expected
+    assert copy.deepcopy(read_sets(f)).ids == expected
+    assert dataclasses.replace(read_sets(f), kind="sets").ids == expected
+    assert dataclasses.asdict(read_lines(f))["ids"] == expected
+    corpus = read_sets(f)
+    res = allpairs.join(corpus, 0.5)
+    assert type(res.ids) is list and res.ids == expected and corpus.ids == expected
+    assert [(res.ids[p.left], res.ids[p.right]) for p in res.pairs] == [("1", "2")]
+    counted = allpairs.join(read_sets(f), 0.5, count=True)
+    assert len(counted.pairs) == 1 and counted.ids == expected and counted.left_ids == expected
+    corpus.ids = ["x", "y", "z"]
+    assert allpairs.join(corpus, 0.5).ids == ["x", "y", "z"]
+
+
 def test_undecodable_line_names_the_line(tmp_path):
     f = tmp_path / "p.txt"
     f.write_bytes(b"ok\nstill ok\ncaf\xe9\n")

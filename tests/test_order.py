@@ -120,3 +120,14 @@ def test_rows_are_sorted_and_keys_counted_as_sets_of_python_ints_say(rows):
     every = {k for r in rows for k in r}
     for pbits in (1, 4, 9):
         assert count_distinct(keys, np.int64(pbits)) == len(every)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-1, 70_000), max_size=300), st.sampled_from([np.int32, np.int64]),
+       st.sampled_from([10, 300, 65_535, 65_536, 70_000]))
+def test_stable_order_is_numpy_s_stable_argsort(values, dtype, top):
+    # Values within 16 bits of the floor take numpy's radix sort: the same order as its timsort.
+    a = np.array([min(v, top) for v in values], dtype)
+    assert order.stable_order(a, low=-1).tolist() == np.argsort(a, kind="stable").tolist()
+    b = np.maximum(a, 0)
+    assert order.stable_order(b).tolist() == np.argsort(b, kind="stable").tolist()

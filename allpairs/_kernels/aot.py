@@ -37,7 +37,12 @@ digest, the size and modification time of each kernel module it read, and
 the exported name of each signature. A run whose kernel modules all have the
 size and modification time recorded there (as Python's own bytecode cache
 decides whether a source changed) takes the digest and names from the stamp
-and hashes nothing; any other run computes them from the sources as before.
+and hashes nothing. An install (``pip install .``) writes the modules anew, with
+other modification times than the build saw: a module whose time differs is
+read and trusted if it still has the size and CRC-32 the stamp records (zlib,
+loaded already; ~18 small files, where the digest read the whole package and
+loaded OpenSSL: ~35 M instructions of every run of a regular install). Any
+other run computes the digest and names from the sources as before.
 """
 from __future__ import annotations
 
@@ -46,6 +51,7 @@ import os
 import re
 import sys
 import threading
+import zlib
 from pathlib import Path
 from typing import Callable
 
@@ -199,7 +205,8 @@ def write_stamp(folder: Path, root: Path = PACKAGE_ROOT) -> str:
     """Write :data:`STAMP_NAME` into ``folder`` for the kernel sources under ``root`` as they are now; their digest.
 
     Lines: ``digest D``; ``source SIZE MTIME_NS PATH`` for each kernel module
-    (its stat taken before it was read for the digest); ``symbol NAME LINE``
+    (its stat taken before it was read for the digest); ``crc32 C PATH``, the
+    CRC-32 of each kernel module's bytes as read; ``symbol NAME LINE``
     for each line of :data:`SIGNATURES`. Written whole, then renamed into
     place (the parts of a build write it side by side).
     """
@@ -207,6 +214,7 @@ def write_stamp(folder: Path, root: Path = PACKAGE_ROOT) -> str:
     digest = _digest(root, modules)
     text = [f"digest {digest}"]
     text += [f"source {st.st_size} {st.st_mtime_ns} {path.relative_to(root).as_posix()}" for path, _, st in modules]
+    text += [f"crc32 {zlib.crc32(data)} {path.relative_to(root).as_posix()}" for path, data, _ in modules]
     text += [f"symbol {symbol(digest, line)} {line}" for line in read_signatures()]
     target = Path(folder, STAMP_NAME)
     os.makedirs(folder, exist_ok=True)
@@ -218,8 +226,8 @@ def write_stamp(folder: Path, root: Path = PACKAGE_ROOT) -> str:
 
 def stamped(root: Path = PACKAGE_ROOT, stamp: Path = STAMP) -> tuple[str, dict[str, str]] | None:
     """The digest and the exported names by signature line that ``stamp`` records, if every kernel module it
-    lists under ``root`` still has the size and modification time recorded; else (a source changed, or no
-    stamp) None.
+    lists under ``root`` still has the size and modification time recorded, or else (an install wrote it
+    anew) the size and CRC-32 of its bytes; else (a source changed, or no stamp) None.
 
     A kernel module added since is not seen; it changes no digest that a built
     function's name holds until a module that is seen imports from it.
@@ -229,7 +237,7 @@ def stamped(root: Path = PACKAGE_ROOT, stamp: Path = STAMP) -> tuple[str, dict[s
             lines = f.read().splitlines()
     except OSError:
         return None
-    digest, names = None, {}
+    digest, names, crc, touched = None, {}, {}, []
     for line in lines:
         kind, _, rest = line.partition(" ")
         if kind == "digest":
@@ -240,11 +248,24 @@ def stamped(root: Path = PACKAGE_ROOT, stamp: Path = STAMP) -> tuple[str, dict[s
                 st = os.stat(os.path.join(root, path))
             except OSError:
                 return None
-            if st.st_size != int(size) or st.st_mtime_ns != int(mtime):
+            if st.st_size != int(size):
                 return None
+            if st.st_mtime_ns != int(mtime):
+                touched.append(path)
+        elif kind == "crc32":
+            value, _, path = rest.partition(" ")
+            crc[path] = int(value)
         elif kind == "symbol":
             name, _, signature = rest.partition(" ")
             names[signature] = name
+    for path in touched:  # written anew (an install, a checkout): the same bytes?
+        try:
+            with open(os.path.join(root, path), "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        if path not in crc or zlib.crc32(data) != crc[path]:
+            return None
     return (digest, names) if digest else None
 
 

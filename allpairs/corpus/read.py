@@ -11,7 +11,7 @@ from .._kernels.jit import kernels_for
 from .._plural import count
 from ..errors import UsageError
 from .linefile import HashedSets, LineFile, TextLines, TokenSets, read_line_file, read_pieces
-from .model import Corpus
+from .model import Corpus, LineNumbers
 
 
 def _open_lines(path: str | os.PathLike, encoding: str) -> LineFile:
@@ -25,7 +25,7 @@ def read_lines(path: str | os.PathLike, *, encoding: str = "utf-8") -> Corpus:
     Lines are held as one UTF-8 buffer and decoded on access (:class:`TextLines`).
     """
     lines = _open_lines(path, encoding)
-    ids = [str(k + 1) for k in range(len(lines))]
+    ids = LineNumbers(len(lines))
     texts = TextLines(lines)
     return Corpus(ids=ids, texts=texts, columns={"text": texts}, kind="lines")
 
@@ -51,8 +51,7 @@ def read_sets(path: str | os.PathLike, *, encoding: str = "utf-8",
             sets = HashedSets(*hash_pieces(pieces, size))
     else:
         sets = TokenSets(_open_lines(path, encoding))
-    ids = [str(k + 1) for k in range(len(sets))]
-    return Corpus(ids=ids, sets=sets, kind="sets")
+    return Corpus(ids=LineNumbers(len(sets)), sets=sets, kind="sets")
 
 
 INPUT_KINDS = ("directory", "lines", "sets", "jsonl", "csv", "tsv", "parquet")

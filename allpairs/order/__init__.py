@@ -181,6 +181,19 @@ def _copy_buffers(size: int, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return np.empty(size, np.uint64), np.empty(size, dtype), np.empty(size, dtype)
 
 
+#: Keys below this are sorted by numpy's radix sort (its stable sort of 8- and 16-bit integers).
+_RADIX_BELOW = 1 << 16
+
+
+def stable_order(values: np.ndarray, low: int = 0) -> np.ndarray:
+    """``np.argsort(values, kind="stable")`` for integers ``values`` >= ``low``: where they span fewer than
+    65,536 values, their offsets from ``low`` as 16-bit integers, which numpy sorts by radix in linear
+    time (the same order; its timsort of 35,000 ints took ~13 M instructions of a 0.8 G Kosarak run)."""
+    if len(values) and int(values.max()) - low < _RADIX_BELOW:
+        values = (values - low).astype(np.uint16) if low else values.astype(np.uint16)
+    return np.argsort(values, kind="stable")
+
+
 def group_sets(doc_ptr: np.ndarray, doc_tokens: np.ndarray, keys: np.ndarray, *, total_shingles: int,
                min_size: int = 1) -> OrderedSets:
     """Documents given as sorted distinct tokens, grouped into distinct sets sorted by size, then lexicographically.
@@ -201,8 +214,8 @@ def group_sets(doc_ptr: np.ndarray, doc_tokens: np.ndarray, keys: np.ndarray, *,
     # Distinct sets, by size then lexicographically; empty documents are left out. Two stable sorts,
     # by first token then by size, leave only ties for the comparison sort.
     order = np.flatnonzero(doc_size >= max(1, min_size))
-    order = order[np.argsort(doc_tokens[doc_ptr[order]], kind="stable")]
-    order = order[np.argsort(doc_size[order], kind="stable")]
+    order = order[stable_order(doc_tokens[doc_ptr[order]])]
+    order = order[stable_order(doc_size[order])]
     order = sort_ties(doc_ptr, doc_tokens, order)
     starts = group_starts(doc_ptr, doc_tokens, order)
     set_of_sorted = np.cumsum(starts) - 1
@@ -212,7 +225,7 @@ def group_sets(doc_ptr: np.ndarray, doc_tokens: np.ndarray, keys: np.ndarray, *,
     doc_set = np.full(n_docs, -1, np.int32)
     doc_set[order] = set_of_sorted
     # Group members ascending by document: documents stably sorted by their set (those without one first).
-    by_set = np.argsort(doc_set, kind="stable")
+    by_set = stable_order(doc_set, low=-1)
     group_docs = by_set[n_docs - len(order):].astype(np.int32)
     group_indptr = np.zeros(len(first) + 1, np.int64)
     np.cumsum(np.bincount(set_of_sorted, minlength=len(first)), out=group_indptr[1:])

@@ -9,6 +9,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..corpus.model import lazy_ids
 from ..lsh.limits import MAX_EXPAND
 from .._plural import count
 from ..measures import Measure, Threshold, get_measure
@@ -61,6 +62,7 @@ class LSHInfo:
                 f"{bits}; {curve}")
 
 
+@lazy_ids
 @dataclass(repr=False)
 class JoinResult(Summarised):
     """Pairs with J >= threshold, the documents' ids, and the statistics of the run.

@@ -8,6 +8,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from ..corpus import Corpus
+from ..corpus.model import ids_of
 from ..errors import EmptyCorpusError, UsageError
 from .._kernels.jit import kernels_for, resolve_jobs
 from ..lsh.limits import MAX_EXPAND
@@ -222,6 +223,6 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
                 if progress:
                     progress("clusters", 1, 1)
     stats.peak_memory = peak_memory()
-    return JoinResult(pairs=pairs, ids=corpus.ids, threshold=t, shingle=label, method=method,
+    return JoinResult(pairs=pairs, ids=ids_of(corpus), threshold=t, shingle=label, method=method,
                       stats=stats, columns=corpus.columns, lsh=info, measure=m, n_left=n_left,
                       clusters=found_clusters, texts=corpus.texts)
