@@ -529,15 +529,19 @@ def test_the_local_engine_imports_nothing_of_spark():
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 40), max_size=12), max_size=8))
-def test_sorted_segments_sorts_each_row_and_drops_repeats(rows):
-    from allpairs.engines.spark._kernel import sorted_segments
+@given(st.lists(st.lists(st.integers(-2**63, 2**63 - 1) | st.integers(0, 40), max_size=60), max_size=8))
+def test_sorted_distinct_sorts_each_row_as_uint64_and_drops_repeats(rows):
+    # The shingle pass's canonical sets (signed longs in Spark, sorted as uint64); rows past 16 keys take
+    # the distribution sort.
+    from allpairs.engines.spark.sets import sorted_distinct
 
     indptr = np.zeros(len(rows) + 1, np.int64)
     np.cumsum([len(r) for r in rows], out=indptr[1:])
-    values = np.array([v for r in rows for v in r], np.uint64)
-    ptr, out = sorted_segments(indptr, values)
-    assert [out[ptr[i]:ptr[i + 1]].tolist() for i in range(len(rows))] == [sorted(set(r)) for r in rows]
+    values = np.array([v for r in rows for v in r], np.int64)
+    ptr, out = sorted_distinct(indptr, values)
+    assert out.dtype == np.uint64
+    assert [out[ptr[i]:ptr[i + 1]].tolist() for i in range(len(rows))] == \
+        [sorted({v % 2**64 for v in r}) for r in rows]
 
 
 @settings(max_examples=40, deadline=None)

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from ..._kernels.csr import distinct_sorted_rows
 from ...shingles import ShingleSpec, hash_sets, shingle_texts, token_list_keys
-from ._kernel import lookup_ranks, sorted_segments
+from ._kernel import lookup_ranks
 from .arrow import csr, key_array, key_slices, list_array, numpy
 
 #: Shared shingles up to this many are ranked on the driver and broadcast
@@ -38,9 +39,13 @@ BROADCAST_LIMIT = 4_000_000
 
 
 def sorted_distinct(indptr: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's distinct keys sorted as uint64: (indptr int64, keys uint64)."""
+    """Each row's distinct keys sorted as uint64: (indptr int64, keys uint64).
+
+    By the local engine's kernel for hash keys (a distribution sort per row, in place): a quicksort of
+    each row into a new array took the Go tree's 12.3 M shingles 0.7-0.8 CPU s, 1 M Zipf sets' 20 M
+    tokens 0.8; this takes 0.17 and 0.3."""
     keys = np.ascontiguousarray(keys).view(np.uint64) if keys.dtype == np.int64 else keys.astype(np.uint64)
-    return sorted_segments(np.ascontiguousarray(indptr, np.int64), keys)
+    return distinct_sorted_rows(np.ascontiguousarray(indptr, np.int64), np.ascontiguousarray(keys))
 
 
 def shingle_batches(batches, *, source: str, spec: ShingleSpec | None, normalize: bool, language: str | None,
