@@ -529,24 +529,29 @@ def test_the_local_engine_imports_nothing_of_spark():
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 40), max_size=12), max_size=8))
-def test_sorted_segments_sorts_each_row_and_drops_repeats(rows):
-    from allpairs.engines.spark._kernel import sorted_segments
+@given(st.lists(st.lists(st.integers(-2**63, 2**63 - 1) | st.integers(0, 40), max_size=60), max_size=8))
+def test_sorted_distinct_sorts_each_row_as_uint64_and_drops_repeats(rows):
+    # The shingle pass's canonical sets (signed longs in Spark, sorted as uint64); rows past 16 keys take
+    # the distribution sort.
+    from allpairs.engines.spark.sets import sorted_distinct
 
     indptr = np.zeros(len(rows) + 1, np.int64)
     np.cumsum([len(r) for r in rows], out=indptr[1:])
-    values = np.array([v for r in rows for v in r], np.uint64)
-    ptr, out = sorted_segments(indptr, values)
-    assert [out[ptr[i]:ptr[i + 1]].tolist() for i in range(len(rows))] == [sorted(set(r)) for r in rows]
+    values = np.array([v for r in rows for v in r], np.int64)
+    ptr, out = sorted_distinct(indptr, values)
+    assert out.dtype == np.uint64
+    assert [out[ptr[i]:ptr[i + 1]].tolist() for i in range(len(rows))] == \
+        [sorted({v % 2**64 for v in r}) for r in rows]
 
 
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.lists(st.integers(-2**63, 2**63 - 1) | st.integers(0, 30), max_size=8),
                           st.booleans(), st.booleans(), st.none() | st.integers(0, 12)), max_size=40),
        st.lists(st.integers(1, 39), max_size=4), st.integers(1, 9), st.integers(1, 4))
-def test_planning_counts_summed_by_hash_bucket_are_the_counts_of_every_document(docs, cuts, buckets, reducers):
-    # summarize's tasks hand on their partial counts as a row of bytes per hash bucket, summed per bucket
-    # on the other side of a shuffle: whatever the tasks, batches and buckets, the totals of all documents.
+def test_planning_counts_summed_by_hash_bucket_are_the_counts_of_every_document(docs, cuts, bits, reducers):
+    # summarize's tasks hand on their partial counts as a row of bytes per bucket (the keys' top bits),
+    # summed per bucket on the other side of a shuffle: whatever the tasks, batches and buckets, the totals
+    # of all documents.
     import pyarrow as pa
 
     from allpairs.engines.spark import sets as S
@@ -564,8 +569,9 @@ def test_planning_counts_summed_by_hash_bucket_are_the_counts_of_every_document(
     tasks = [rows[a:b] for a, b in zip(edges, edges[1:])] or [[]]
     by_reducer = {}
     for task in tasks:
-        for out in S._partial_batches([batch(task[:3]), batch(task[3:])], True, True, buckets):
+        for out in S._partial_batches([batch(task[:3]), batch(task[3:])], True, True, bits):
             for j in range(out.num_rows):
+                assert 0 <= out.column("b")[j].as_py() < 1 << bits
                 by_reducer.setdefault(out.column("b")[j].as_py() % reducers, []).append(out.slice(j, 1))
     got = {}
     for part in by_reducer.values():

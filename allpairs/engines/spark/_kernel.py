@@ -113,27 +113,6 @@ def first_shared(indptr, ranks, a, b):
 
 
 @kernel
-def sorted_segments(indptr, values):
-    """Each row's values sorted, repeats dropped: (indptr int64 (n + 1,), values of the same dtype).
-
-    Assumes clean input: ``indptr`` non-decreasing from 0 to ``len(values)``. One
-    sort per row, where sorting (row, value) pairs as a whole costs a sort of everything.
-    """
-    n = indptr.shape[0] - 1
-    out = np.empty_like(values)
-    ptr = np.zeros(n + 1, np.int64)
-    k = 0
-    for d in range(n):
-        seg = np.sort(values[indptr[d]:indptr[d + 1]])
-        for i in range(seg.shape[0]):
-            if i == 0 or seg[i] != seg[i - 1]:
-                out[k] = seg[i]
-                k += 1
-        ptr[d + 1] = k
-    return ptr, out[:k].copy()
-
-
-@kernel
 def probe_items(d_ptr, d_keys, p_keys, p_ptr, p_item, i_ptr, i_keys, code, p, q, n_items):
     """The (document, item, overlap) of every document and item that share a token of the item's prefix and
     reach ``p/q`` under the measure ``code`` (:mod:`allpairs.measures._kernel`), the item as the left set.

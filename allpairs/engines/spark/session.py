@@ -255,6 +255,11 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
         # Spark's 200 shuffle partitions are 200 Python tasks per shuffled stage (about 800 tasks for
         # the 10-document corpus); on one machine four per core keep the tasks even and few.
         builder = builder.config("spark.sql.shuffle.partitions", str(4 * local_cores(master)))
+        # Adaptive execution coalesces a shuffle's partitions to about one per core: on two cores three
+        # unequal ones (the Go tree's and the 1 M sets' planning stages), two on one core while the other
+        # idles. Two per core at the least (partitions under 1 MiB are still merged: one for the tiny corpus).
+        builder = builder.config("spark.sql.adaptive.coalescePartitions.minPartitionNum",
+                                 str(2 * local_cores(master)))
     if _on_this_machine(master):
         # Workers forked from a daemon that imported numpy, pyarrow and the join's modules once
         # (allpairs.engines.spark_daemon): the first job of a session does not wait for each worker's imports.

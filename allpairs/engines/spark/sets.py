@@ -28,8 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from ..._kernels.csr import distinct_sorted_rows
 from ...shingles import ShingleSpec, hash_sets, shingle_texts, token_list_keys
-from ._kernel import lookup_ranks, sorted_segments
+from ._kernel import lookup_ranks
 from .arrow import csr, key_array, key_slices, list_array, numpy
 
 #: Shared shingles up to this many are ranked on the driver and broadcast
@@ -38,9 +39,13 @@ BROADCAST_LIMIT = 4_000_000
 
 
 def sorted_distinct(indptr: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's distinct keys sorted as uint64: (indptr int64, keys uint64)."""
+    """Each row's distinct keys sorted as uint64: (indptr int64, keys uint64).
+
+    By the local engine's kernel for hash keys (a distribution sort per row, in place): a quicksort of
+    each row into a new array took the Go tree's 12.3 M shingles 0.7-0.8 CPU s, 1 M Zipf sets' 20 M
+    tokens 0.8; this takes 0.17 and 0.3."""
     keys = np.ascontiguousarray(keys).view(np.uint64) if keys.dtype == np.int64 else keys.astype(np.uint64)
-    return sorted_segments(np.ascontiguousarray(indptr, np.int64), keys)
+    return distinct_sorted_rows(np.ascontiguousarray(indptr, np.int64), np.ascontiguousarray(keys))
 
 
 def shingle_batches(batches, *, source: str, spec: ShingleSpec | None, normalize: bool, language: str | None,
@@ -157,10 +162,16 @@ def _summary_rows(kind: int, keys: np.ndarray, n: np.ndarray) -> pa.RecordBatch:
 #: large values instead of a row per shingle (the Go tree: ~10 M shingles, nearly all in one file only),
 #: and the counts are summed per bucket in numpy (:func:`_merged_batches`), not by Spark's aggregation.
 PARTIAL_SCHEMA = "b int, kind int, key binary, n binary"
-#: Hash buckets of the partial counts per shuffle partition (``spark.sql.shuffle.partitions``).
+#: Buckets of the partial counts per shuffle partition (``spark.sql.shuffle.partitions``), rounded up to a
+#: power of two.
 BUCKETS_PER_PARTITION = 4
 #: Most bytes of keys and counts in one Arrow batch of partial counts.
 PARTIAL_BATCH_BYTES = 1 << 28
+
+
+def bucket_bits(partitions: int) -> int:
+    """Bits of the partial counts' bucket numbers: at least BUCKETS_PER_PARTITION buckets per partition."""
+    return max(1, int(BUCKETS_PER_PARTITION * max(1, partitions) - 1).bit_length())
 
 
 def _summed(keys: list[np.ndarray], counts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -174,19 +185,19 @@ def _summed(keys: list[np.ndarray], counts: list[np.ndarray]) -> tuple[np.ndarra
     return keys[starts], np.add.reduceat(np.concatenate(counts).astype(np.int64)[by], starts)
 
 
-def _bucket_rows(kind: int, keys: np.ndarray, n: np.ndarray, buckets: int):
-    """(b, kind, key bytes, n bytes) rows of ``keys`` cut by hash bucket (the keys are 64-bit hashes already:
-    their value modulo ``buckets``), empty buckets left out."""
-    b = (keys.view(np.uint64) % np.uint64(buckets)).astype(np.int64)
-    by = np.argsort(b, kind="stable")
-    b, keys, n = b[by], keys[by], n[by]
+def _bucket_rows(kind: int, keys: np.ndarray, n: np.ndarray, bits: int):
+    """(b, kind, key bytes, n bytes) rows of ``keys`` (int64, ascending) cut into buckets by their top ``bits``
+    bits (the keys are 64-bit hashes already), empty buckets left out. The bucket grows with the key, so each
+    is a run of the sorted keys: cut, not sorted again (a stable sort by bucket cost the Go tree's planning
+    0.5 CPU s of 1.0)."""
+    b = (keys >> np.int64(64 - bits)) + np.int64(1 << (bits - 1))  # arithmetic shift: monotone in the key
     cut = np.flatnonzero(np.diff(b)) + 1
     starts = np.concatenate([[0], cut]).astype(np.int64)
     ends = np.concatenate([cut, [len(b)]]).astype(np.int64)
     return [(int(b[s]), kind, keys[s:e].tobytes(), n[s:e].tobytes()) for s, e in zip(starts, ends) if e > s]
 
 
-def _partial_batches(batches, ids: bool, shingles: bool, buckets: int):
+def _partial_batches(batches, ids: bool, shingles: bool, bits: int):
     """mapInArrow body: a task's partial counts (PARTIAL_SCHEMA) of its grouped documents: the documents,
     joined documents and distinct sets; each shingle's distinct sets; each id hash's documents."""
     counts = np.zeros(3, np.int64)
@@ -214,7 +225,7 @@ def _partial_batches(batches, ids: bool, shingles: bool, buckets: int):
         rows.append((0, NULL_ID, np.zeros(1, np.int64).tobytes(), np.array([null_ids], np.int64).tobytes()))
     for kind, keys, n in ((SHINGLE, shingle_keys, shingle_n), (ID, id_keys, id_n)):
         if keys:
-            rows.extend(_bucket_rows(kind, *_summed(keys, n), buckets))
+            rows.extend(_bucket_rows(kind, *_summed(keys, n), bits))
     # Batches of at most PARTIAL_BATCH_BYTES (Arrow's binary offsets are 32-bit).
     sizes = np.cumsum([len(r[2]) + len(r[3]) for r in rows])
     start = 0
@@ -273,9 +284,9 @@ def summarize(grouped, *, ids: bool, shingles: bool) -> Summary:
 
     idh = F.when(F.col("id").isNotNull(), F.xxhash64(F.col("id"))) if ids else F.lit(None).cast("long")
     partitions = str(grouped.sparkSession.conf.get("spark.sql.shuffle.partitions", "200"))
-    buckets = BUCKETS_PER_PARTITION * (int(partitions) if partitions.isdigit() else 200)
+    bits = bucket_bits(int(partitions) if partitions.isdigit() else 200)
     rows = grouped.select("ord", "set", "keys", idh.alias("idh")) \
-        .mapInArrow(lambda b: _partial_batches(b, ids, shingles, buckets), PARTIAL_SCHEMA) \
+        .mapInArrow(lambda b: _partial_batches(b, ids, shingles, bits), PARTIAL_SCHEMA) \
         .repartition("b").mapInArrow(_merged_batches, SUMMARY_SCHEMA)
     table = rows.toArrow()
     kind = numpy(table.column("kind"), np.int32)
