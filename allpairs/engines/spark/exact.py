@@ -415,10 +415,11 @@ def _join_batches(batches, t: Threshold, hot: np.ndarray, groups: int):
         return
     table = pa.Table.from_batches(batches)
     del batches
-    keys = [numpy(table.column(c), np.int64) for c in TASK]
-    if any(len(k) and (k != k[0]).any() for k in keys):
-        table = table.take(np.lexsort(keys[::-1]))
-    del keys
+    g, c1, c2 = (numpy(table.column(c), np.int64) for c in TASK)
+    dg, d1, d2 = np.diff(g), np.diff(c1), np.diff(c2)
+    if not ((dg > 0) | ((dg == 0) & ((d1 > 0) | ((d1 == 0) & (d2 >= 0))))).all():
+        table = table.take(np.lexsort((c2, c1, g)))  # ~1 µs a row (1 M Zipf sets, all tasks in one: 5.3 s)
+    del g, c1, c2, dg, d1, d2
     for block in complete_groups(table.to_batches(max_chunksize=BLOCK_ROWS), TASK, rows=BLOCK_ROWS):
         yield _join_block(block, t, hot, groups)
 
