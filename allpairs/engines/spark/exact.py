@@ -491,7 +491,7 @@ def placed(tasks, plans: dict[int, GroupPlan], groups: int):
     Hashing the task keys, as a plain ``repartition`` does, put the 8 groups
     of 10 M Zipf sets into 6 partitions: one task ran three groups, 320 s of
     the stage's 435. A group's rows come alone to its partition, so Spark need
-    not sort them (a sort of every routed row, spilled at 10 M) to hand them
+    not sort them (every routed row, 4 GiB at 10 M) to hand them
     over task by task: a partition of several tasks is sorted by
     :func:`_join_batches` itself. Spark before 4.1 has no partitioning by a
     given id: there the same column is hashed (every pair still found once,
