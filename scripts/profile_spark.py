@@ -5,7 +5,8 @@ and reads what it ran from the driver's status store (no UI, no event log
 needed): every Spark job of the join (its job group), every stage of those
 jobs with its tasks, wall seconds (submission to completion), executor
 seconds and shuffle bytes written and read; and the phases the engine times
-itself (``run()``'s start / plan / join). Inputs:
+itself (``run()``'s start / plan / join); and the peak resident memory of this process's tree (the
+driver's JVM, the Python workers), sampled from /proc. Inputs:
 
 * ``tiny``: ``datasets/tiny/corpus`` through :func:`allpairs.engines.spark.run.run` (word:1, counted);
 * ``go``: the Go tree (``datasets.go.find_go_src``, the shared 1.27.3 tree unpacked once), the reference
@@ -172,6 +173,65 @@ def tree_cpu(spark) -> float | None:
     return total / tick
 
 
+class PeakMemory:
+    """The peak resident memory of this process and every process under it (the driver's JVM, the Python
+    workers' daemon and its workers), sampled from /proc every ``interval`` seconds by a thread: the whole
+    tree's peak, and the largest single JVM and Python process seen (``reset`` starts a new input)."""
+
+    def __init__(self, interval: float = 0.25):
+        import threading
+
+        self.interval, self.page = interval, os.sysconf("SC_PAGE_SIZE")
+        self.reset()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def reset(self) -> None:
+        self.tree = self.jvm = self.python = 0
+
+    def _sample(self) -> None:
+        parent, rss, comm = {}, {}, {}
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    head, tail = f.read().rsplit(")", 1)
+            except OSError:
+                continue
+            fields = tail.split()
+            parent[int(pid)], rss[int(pid)] = int(fields[1]), int(fields[21]) * self.page
+            comm[int(pid)] = head.split("(", 1)[1]
+        children: dict[int, list[int]] = {}
+        for pid, ppid in parent.items():
+            children.setdefault(ppid, []).append(pid)
+        total, todo = 0, [os.getpid()]
+        while todo:
+            pid = todo.pop()
+            total += rss.get(pid, 0)
+            if pid != os.getpid():
+                if comm.get(pid) == "java":
+                    self.jvm = max(self.jvm, rss.get(pid, 0))
+                elif comm.get(pid, "").startswith("python"):
+                    self.python = max(self.python, rss.get(pid, 0))
+            todo.extend(children.get(pid, []))
+        self.tree = max(self.tree, total)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def line(self) -> str:
+        self._sample()
+        return (f"peak memory of the process tree {self.tree / 2**30:.1f} GiB (the JVM {self.jvm / 2**30:.1f} GiB, "
+                f"the largest Python worker {self.python / 2**30:.1f} GiB; sampled every {self.interval} s)")
+
+
+#: The sampler of the run's memory (main() starts it).
+MEMORY: PeakMemory | None = None
+
+
 def mib(n: int) -> str:
     return f"{n / 2**20:,.1f} MiB"
 
@@ -184,6 +244,9 @@ def report(name: str, wall: float, phases: dict, prof: dict, result, show_stages
           f"{sum(s['executor_s'] for s in stages):.1f} executor s, longest task "
           f"{max((s['longest_s'] for s in stages), default=0):.1f} s; result {result:,}; load average "
           f"{os.getloadavg()[0]:.1f}", flush=True)
+    if MEMORY is not None:
+        print(MEMORY.line())
+        MEMORY.reset()
     if phases:
         print("phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
     if cpu is not None:
@@ -324,8 +387,9 @@ def main() -> None:
                     help="a Spark setting of the session (repeatable), e.g. to compare JVM options")
     ap.add_argument("--cache", default=os.path.join(__import__("tempfile").gettempdir(), "allpairs-bench-spark"))
     args = ap.parse_args()
-    global OPERATORS
+    global OPERATORS, MEMORY
     OPERATORS = args.operators
+    MEMORY = PeakMemory()
     from allpairs.engines.spark import get_session
 
     print(f"allpairs Spark profile on {args.master}, t = {args.threshold}; load average {os.getloadavg()[0]:.1f}"
@@ -339,6 +403,7 @@ def main() -> None:
           + ("" if cpu is None else f" (JVM CPU {cpu:.1f} s)"), flush=True)
     if args.warmup:
         run_zipf(spark, args.warmup, args)
+    MEMORY.reset()
     for what in args.inputs:
         if what == "tiny":
             run_cli_input(spark, "tiny", str(ROOT / "datasets" / "tiny" / "corpus"), args.threshold,

@@ -215,13 +215,14 @@ def rank_like_spark(sets):
                       for s in distinct]
 
 
-def block_join(ranked, t, groups, max_group=10_000, batch_rows=7, apart=False):
+def block_join(ranked, t, groups, max_group=10_000, batch_rows=7, apart=False, shuffled=False):
     """The Spark exact join's routing and task joins without Spark: {(a, b): overlap} over set ids a < b.
 
-    Rows are routed, sorted by task as Spark sorts them, and handed to the join in batches of
+    Rows are routed, sorted by task, and handed to the join in batches of
     ``batch_rows`` (so that tasks straddle batches); hot tokens (routes of more than ``max_group``
     sets) are split by size as plan_hot_groups splits them. ``apart``: the token groups' tasks and
-    the hot tokens' tasks in two partitions of their own, else all in one.
+    the hot tokens' tasks in two partitions of their own, else all in one. ``shuffled``: each
+    partition's rows in a random order, as Spark hands them over (the join puts them in task order).
     """
     import pyarrow as pa
 
@@ -244,6 +245,8 @@ def block_join(ranked, t, groups, max_group=10_000, batch_rows=7, apart=False):
     cut = int(np.searchsorted(routed.column("g").to_numpy(), 0)) if apart else 0
     found = {}
     for part in (routed.slice(0, cut), routed.slice(cut)):
+        if shuffled:
+            part = part.take(np.random.default_rng(part.num_rows).permutation(part.num_rows))
         for out in _join_batches(part.to_batches(max_chunksize=batch_rows), t, np.array(sorted(plans), np.int64),
                                  groups):
             for a, b, ov in zip(*(out.column(k).to_pylist() for k in ("a", "b", "overlap"))):
@@ -262,13 +265,49 @@ def oracle_of_ranked(ranked, t):
 @pytest.mark.kernel_paths("compiled", "python")
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(corpora(max_docs=30), st.sampled_from(THRESHOLDS), st.sampled_from([1, 2, 3, 5, 64]),
-       st.sampled_from([3, 10_000]), st.booleans())
-def test_task_joins_find_each_pair_once_with_its_exact_overlap(sets, t, groups, max_group, apart):
+       st.sampled_from([3, 10_000]), st.booleans(), st.booleans())
+def test_task_joins_find_each_pair_once_with_its_exact_overlap(sets, t, groups, max_group, apart, shuffled):
     # No Spark: the routing and the join of each task, checked against the oracle, with prefix tokens
-    # dealt into 1 to 64 groups, small hot groups split by size, and hot tasks in a partition of their
-    # own or beside the groups' tasks.
+    # dealt into 1 to 64 groups, small hot groups split by size, hot tasks in a partition of their
+    # own or beside the groups' tasks, and a partition's rows sorted by task or not.
     _, ranked = rank_like_spark(sets)
-    assert block_join(ranked, t, groups, max_group, apart=apart) == oracle_of_ranked(ranked, t)
+    assert block_join(ranked, t, groups, max_group, apart=apart, shuffled=shuffled) == oracle_of_ranked(ranked, t)
+
+
+def test_each_token_group_has_a_partition_of_its_own_and_the_hot_tasks_those_after(spark):
+    # Hashing the task keys put the 8 groups of 10 M Zipf sets into 6 partitions (one task ran three
+    # groups). Placed by id, group k is alone in partition k; the hot tokens' tasks share the partitions
+    # after the groups', as many as their routed rows (known from the histograms) need.
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+
+    from allpairs.engines.spark import exact
+    from allpairs.measures import Threshold
+
+    if not hasattr(DataFrame, "repartitionById"):
+        pytest.skip("Spark before 4.1 has no partitioning by id: the groups are hashed there")
+    t = Threshold.parse(0.5)
+    plans = {7: exact.split_group(np.array([4, 5, 6]), np.array([30, 40, 50]), 50, t),
+             11: exact.split_group(np.array([9]), np.array([120]), 50, t)}
+    assert [plan.routed for plan in plans.values()] == [(30 + 40 + 50) * 3, 120 * 3]  # each range meets all
+    assert exact.hot_partitions(plans, 8) == 1 and exact.hot_partitions({}, 8) == 0
+    old = exact.HOT_PARTITION_ROWS
+    exact.HOT_PARTITION_ROWS = 150
+    try:
+        assert exact.hot_partitions(plans, 8) == 5 and exact.hot_partitions(plans, 4) == 4
+        rows = [(-1 - k, 0, 0) for k in range(8) for _ in range(3)] + \
+            [(g, c1, c2) for g, plan in plans.items() for c1 in range(plan.chunks) for c2 in range(c1, plan.chunks)]
+        df = spark.createDataFrame(rows, "g int, c1 int, c2 int")
+        got = exact.placed(df, plans, 8).select("g", "c1", "c2", F.spark_partition_id().alias("p")).collect()
+    finally:
+        exact.HOT_PARTITION_ROWS = old
+    assert sorted((r.g, r.c1, r.c2) for r in got) == sorted(rows)
+    for r in got:
+        if r.g < 0:
+            assert r.p == -1 - r.g
+        else:
+            assert 8 <= r.p < 13
+    assert len({r.p for r in got if r.g >= 0}) > 1
 
 
 def test_a_pair_whose_later_group_matches_follow_other_groups_shared_tokens_is_kept_exactly():
