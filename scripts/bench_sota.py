@@ -197,17 +197,23 @@ def count_stage(region: str, path: str, thresholds: list[str]) -> None:
 
 def load_probe_variants() -> None:
     """Both variants of the join's probe (signatures in the postings or not) compiled or loaded by numba,
-    each called once on no probe sets, so that neither is loaded inside a counted region."""
+    each called once on no probe sets, so that neither is loaded inside a counted region. Its arguments are
+    given by name (the probe's own parameters), so that a checkout whose probe takes other ones is counted too."""
+    import inspect
+
     import numpy as np
 
     from allpairs.exact._kernel import probe_verify
 
     i32, i64 = np.empty(0, np.int32), np.empty(0, np.int64)
+    given = dict(indptr=np.zeros(1, np.int64), tokens=i32, list_ptr=np.zeros(1, np.int64), post_set=i32, post_pos=i32,
+                 post_size=i32, bits=np.empty(0, np.uint64), at=i32, live_len=i64, probe_len=i64, win_lo=i64,
+                 win_hi=i64, by_position=True, set_class=i32, compat=np.ones((1, 1), np.bool_), n_classes=1, code=0,
+                 p=1, q=2, lo=0, hi=0, state=np.zeros((0, 4), np.int32), touched=i32, alpha_of=i32, alpha_at=i64,
+                 out_x=np.empty(1, np.int32), out_y=np.empty(1, np.int32), out_a=np.empty(1, np.int32), n_out=0)
+    names = list(inspect.signature(probe_verify.py_func).parameters)
     for post_bits in (np.empty(0, np.uint64), None):
-        probe_verify(np.zeros(1, np.int64), i32, np.zeros(1, np.int64), i32, i32, i32, post_bits,
-                     np.empty(0, np.uint64), i32, i64, i64, i64, i32, np.ones((1, 1), np.bool_), 1, 0, 1, 2, 0, 0,
-                     np.zeros((0, 4), np.int32), i32, i32, i64, np.empty(1, np.int32), np.empty(1, np.int32),
-                     np.empty(1, np.int32), 0)
+        probe_verify(*[{**given, "post_bits": post_bits}[k] for k in names])
 
 
 def fault_stage(path: str, thresholds: list[str]) -> None:
