@@ -104,7 +104,7 @@ tokens (``c1 = c2 = 0``), ``g = rank`` of a hot token with chunks ``c1 <= c2``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -135,9 +135,9 @@ class GroupPlan:
     hi: np.ndarray
     m: np.ndarray
     first_chunk: np.ndarray
-    meets: list[np.ndarray] = field(default_factory=list)
+    meets: list[np.ndarray]
     #: Sets of each range (from the histogram): what the routing copies, ``sets[r]`` times ``len(meets[r])``.
-    sets: np.ndarray | None = None
+    sets: np.ndarray
 
     @property
     def chunks(self) -> int:
@@ -152,8 +152,6 @@ class GroupPlan:
     @property
     def routed(self) -> int:
         """Rows the routing sends to this group's tasks: each set once per chunk its range meets."""
-        if self.sets is None:
-            return 0
         return int(sum(int(self.sets[r]) * len(self.meets[r]) for r in range(len(self.lo))))
 
 
