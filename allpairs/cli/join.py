@@ -124,8 +124,9 @@ def join_command(
                                               ("--wide", clusters and wide), ("--no-header", no_header),
                                               ("--hidden", inputs["hidden"]),
                                               ("--no-ignore", inputs["no_ignore"]), ("--csv", inputs["csv"]),
-                                              ("--tsv", inputs["tsv"]), ("--keep-col", bool(inputs["keep_col"])),
-                                              ("--keep-all", inputs["keep_all"]),
+                                              ("--tsv", inputs["tsv"]),
+                                              ("--keep-col with --clusters", clusters and bool(inputs["keep_col"])),
+                                              ("--keep-all with --clusters", clusters and inputs["keep_all"]),
                                               ("several --text-col", len(inputs["text_col"]) > 1))
                       if used]
         if local_only:
@@ -144,7 +145,7 @@ def join_command(
                       inputs["encoding"], id_col or "id", text_col or "text", id_col if pq else None,
                       text_col if pq else None, inputs["tokens_col"], method, num_perm, bands, rows, recall, seed,
                       bits, max_bucket, verify, fmt, output, count, jobs, quiet, master, measure.value, clusters,
-                      singletons)
+                      singletons, keep=list(inputs["keep_col"]), keep_all=inputs["keep_all"])
     if master:
         raise typer.BadParameter("--master goes with --engine spark")
     bar = Bar(not quiet)
@@ -224,7 +225,7 @@ def join_command(
 def _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, include, exclude, min_bytes,
            min_shingles, encoding, id_field, text_field, id_col, text_col, tokens_col, method, num_perm, bands, rows,
            recall, seed, bits, max_bucket, verify, fmt, output, count, jobs, quiet, master, measure, clusters=False,
-           singletons=False) -> None:
+           singletons=False, keep=(), keep_all=False) -> None:
     """``join --engine spark``: the same join on Spark, pairs to a Parquet dataset (imports Spark only here)."""
     kinds = [k for k, on in (("lines", lines), ("sets", sets), ("jsonl", jsonl), ("parquet", parquet)) if on]
     if len(kinds) > 1:
@@ -248,7 +249,8 @@ def _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, 
                         output=None if output is None else str(output), count=count, master=master,
                         include=include, exclude=exclude, min_bytes=min_bytes, id_field=id_field,
                         text_field=text_field, id_col=id_col, text_col=text_col, tokens_col=tokens_col,
-                        shingle=shingle, normalize=not no_normalize, min_shingles=min_shingles, method=method.value,
+                        keep=keep, keep_all=keep_all, shingle=shingle, normalize=not no_normalize,
+                        min_shingles=min_shingles, method=method.value,
                         num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
                         max_bucket=max_bucket, measure=measure, quiet=quiet)
     except AllPairsError as e:

@@ -38,7 +38,7 @@ from ...errors import UsageError
 from ...measures import JOIN_MEASURES, get_measure, parse_threshold
 from . import sets
 from .arrow import csr, numpy
-from .pairs import COLUMNS, returned, similarity
+from .pairs import COLUMNS, similarity
 
 #: The left side of an R–S join is broadcast (its prefix index and its sets, up to ~32 bytes a shingle: 256 MB
 #: at the limit) while it holds at most this many shingles in all; a larger one is joined by shuffles.
@@ -250,8 +250,9 @@ AGAINST_OPTIONS = ("order_col", "language_col", "normalize", "min_shingles")
 
 def join_against(df, other, threshold, *, measure: str = "jaccard", id_col: str = "id",
                  text_col: str | None = None, tokens_col: str | None = None, shingle=None, method: str = "exact",
-                 cache: bool = True, **options):
-    """:func:`allpairs.spark.join` with ``against=other``: COLUMNS, left from ``df``, right from ``other``."""
+                 **options):
+    """The pairs of :func:`allpairs.spark.join` with ``against=other`` (COLUMNS, left from ``df``, right from
+    ``other``), for it to return."""
     from .join import check_ids, check_schema
     from .session import check_workers
     from .shingle import choose_shingle, given_spec
@@ -276,7 +277,7 @@ def join_against(df, other, threshold, *, measure: str = "jaccard", id_col: str 
         spec = choose_shingle([(df, text_col, order_col), (other, text_col, order_col)]).spec
     pairs, _, _ = plan_against(df, other, threshold, measure=measure, id_col=id_col, text_col=text_col,
                                tokens_col=tokens_col, spec=spec, other_order_col=order_col, **options)
-    return returned(pairs.select(*COLUMNS), cache)
+    return pairs.select(*COLUMNS)
 
 
 __all__ = ["check_against", "join_against", "plan_against", "rs_pairs", "self_pairs", "broadcast_pairs", "item_index"]

@@ -18,6 +18,7 @@ from ...pipeline import LSHInfo, lsh_settings
 from ...measures import MAX_DENOMINATOR, Threshold, get_measure, parse_threshold
 from ...shingles import ShingleSpec
 from . import exact, lsh, sets
+from .carried import frame_columns, with_carried
 from .pairs import COLUMNS, ORDER, document_pairs, returned
 from .session import check_workers, require_pyspark
 from .shingle import choose_shingle, given_spec
@@ -222,7 +223,7 @@ PLAN_OPTIONS = tuple(name for name in inspect.signature(plan).parameters
 
 def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, tokens_col: str | None = None,
          shingle: ShingleSpec | str | None = None, method: str = "exact", measure: str = "jaccard",
-         against=None, cache: bool = True, **options):
+         against=None, keep=(), cache: bool = True, **options):
     """Every pair of rows of ``df`` whose shingle sets have similarity >= threshold (Jaccard unless ``measure``
     says), on Spark.
 
@@ -270,6 +271,10 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         containment, a is the contained one: benchmark items against training
         documents). Its ids must have the type of ``df``'s; ``options`` then
         take ``order_col``, ``language_col``, ``normalize``, ``min_shingles``.
+    keep : list of str
+        Columns of ``df`` (and of ``against``) carried beside each pair as
+        ``left_NAME``, ``right_NAME``, with their types, as ``--keep-col`` on
+        the command line: the pairs joined back with the rows by id.
     cache : bool
         Persist the pairs (see above).
     **options
@@ -295,7 +300,8 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     pyspark.sql.DataFrame
         Columns left, right (ids; left first in the input order), similarity
         (double), overlap, left_size, right_size (ints: the exact similarity is
-        overlap / (left_size + right_size - overlap) for Jaccard). Unordered; not yet computed.
+        overlap / (left_size + right_size - overlap) for Jaccard), then the
+        ``keep`` columns. Unordered; not yet computed.
 
     Raises
     ------
@@ -309,20 +315,25 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     unknown = sorted(set(options) - set(PLAN_OPTIONS))
     if unknown:
         raise TypeError(f"allpairs.spark.join() got an unexpected keyword argument {unknown[0]!r}; "
-                        f"it takes id_col, text_col, tokens_col, shingle, method, measure, against, cache, "
+                        f"it takes id_col, text_col, tokens_col, shingle, method, measure, against, keep, cache, "
                         f"{', '.join(PLAN_OPTIONS)}")
     if text_col is None and tokens_col is None:
         text_col = "text"
+    keep = [keep] if isinstance(keep, str) else list(keep)
+    left = frame_columns(df, id_col, keep)  # a missing column: refused before any job
+    right = None if against is None else frame_columns(against, id_col, keep, "against's ")
     if against is not None:
         from .against import join_against
 
-        return join_against(df, against, threshold, measure=measure, id_col=id_col, text_col=text_col,
-                            tokens_col=tokens_col, shingle=shingle, method=method, cache=cache, **options)
-    if text_col is None and tokens_col is None:
-        text_col = "text"
-    planned = plan(df, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col, shingle=shingle,
-                   method=method, measure=measure, **options)
-    return returned(planned.pairs.select(*COLUMNS), cache)
+        pairs = join_against(df, against, threshold, measure=measure, id_col=id_col, text_col=text_col,
+                             tokens_col=tokens_col, shingle=shingle, method=method, **options)
+    else:
+        pairs = plan(df, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col, shingle=shingle,
+                     method=method, measure=measure, **options).pairs.select(*COLUMNS)
+    cols: list = []
+    if keep:
+        pairs, cols = with_carried(pairs, left, keep, right)
+    return returned(pairs.select(*COLUMNS, *cols), cache)
 
 
 __all__ = ["COLUMNS", "ORDER", "SparkJoin", "join", "plan"]

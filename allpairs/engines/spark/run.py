@@ -25,6 +25,7 @@ from ...errors import TEMPLATE_NOTE, InputError, OutputError, UsageError
 from ...pipeline import joined_note
 from ...shingles import ShingleSpec
 from .join import plan
+from .carried import carried_frame, check_keep, check_parquet_keep, timestamps_as_written, with_carried
 from .lsh import MARKED
 from .pairs import COLUMNS, ORDER
 from ...output.files import partial_directory
@@ -241,7 +242,8 @@ def session_conf(master: str | None, paths, conf: dict | None) -> dict:
 
 
 def _join_locally(path: str, threshold, size: int, *, kind: str, output: str | None, count: bool, include,
-                  exclude, min_bytes: int, id_field: str, text_field: str, shingle, **options) -> SparkRun:
+                  exclude, min_bytes: int, id_field: str, text_field: str, shingle, keep=(), keep_all: bool = False,
+                  **options) -> SparkRun:
     """The small input ``path`` joined by the local engine (:data:`LOCAL_BELOW`), written as the Spark
     engine writes it: a Parquet dataset of the same columns and order at ``output``, or counted."""
     import inspect
@@ -254,7 +256,7 @@ def _join_locally(path: str, threshold, size: int, *, kind: str, output: str | N
     t0 = time.perf_counter()
     fields = {"id_field": id_field, "text_field": text_field} if kind == "jsonl" else {}
     corpus = read_corpus(path, kind, include=include, exclude=exclude, min_bytes=min_bytes,
-                         hash_pieces=hash_set_pieces, **fields)
+                         hash_pieces=hash_set_pieces, keep=keep, keep_all=keep_all, **fields)
     known = inspect.signature(local_join).parameters
     res = local_join(corpus, threshold, shingle=shingle, **{k: v for k, v in options.items() if k in known})
     st = res.stats
@@ -272,12 +274,13 @@ def _join_locally(path: str, threshold, size: int, *, kind: str, output: str | N
         import pyarrow.parquet as pq
 
         buf = io.BytesIO()
-        write_pairs_table(res.pairs, res.ids, buf, res.measure)
+        write_pairs_table(res.pairs, res.ids, buf, res.measure, columns=res.columns if keep or keep_all else None)
         buf.seek(0)
-        # Spark's types: ids as strings (line numbers too), overlaps and sizes int32.
-        table = pq.read_table(buf).cast(pa.schema([(name, pa.string() if name in ("left", "right") else
-                                                    pa.float64() if name == "similarity" else pa.int32())
-                                                   for name in COLUMNS]))
+        # Spark's types: ids as strings (line numbers too), overlaps and sizes int32; carried columns as written.
+        table = pq.read_table(buf)
+        table = table.cast(pa.schema([(name, pa.string() if name in ("left", "right") else
+                                       pa.float64() if name == "similarity" else pa.int32())
+                                      for name in COLUMNS] + list(table.schema)[len(COLUMNS):]))
         with partial_directory(output) as tmp:
             pq.write_table(table, os.path.join(tmp, "part-00000.parquet"))
         out.output = output
@@ -371,16 +374,20 @@ def check_input_options(kind: str, include, exclude, min_bytes: int, id_col, tex
 def run(path: str, threshold, *, kind: str = "directory", output: str | None = None, count: bool = False,
         master: str | None = None, conf: dict | None = None, include=(), exclude=(), min_bytes: int = 0,
         id_field: str = "id", text_field: str = "text", id_col: str | None = None, text_col: str | None = None,
-        tokens_col: str | None = None, shingle: ShingleSpec | str | None = None, quiet: bool = False,
-        **options) -> SparkRun:
+        tokens_col: str | None = None, keep=(), keep_all: bool = False, shingle: ShingleSpec | str | None = None,
+        quiet: bool = False, **options) -> SparkRun:
     """Join the documents at ``path`` on Spark; write the pairs to ``output`` (Parquet) or count them.
 
     ``kind`` is one of :data:`KINDS`; ``options`` go to :func:`allpairs.engines.spark.join.plan`
-    (normalize, min_shingles, method, measure, max_group, and the LSH options). ``quiet``: the
-    JVM's own log lines go nowhere. A local ``output`` and Parquet input are checked before Spark
+    (normalize, min_shingles, method, measure, max_group, and the LSH options). ``keep`` names columns
+    of ``parquet`` or ``jsonl`` input carried beside each pair as ``left_NAME``, ``right_NAME``
+    (``keep_all``: every column but the id), typed as the local engine's Parquet output types them
+    (:mod:`.carried`: joined back by id in Spark). ``quiet``: the JVM's own log lines go nowhere. A
+    local ``output`` and Parquet input (its columns, those of ``keep`` too) are checked before Spark
     starts; the dataset is written beside ``output`` and moved into place at the end.
     """
     check_input_options(kind, include, exclude, min_bytes, id_col, text_col, tokens_col)
+    keep = check_keep(kind, keep, keep_all)
     if not count and output is None:
         raise UsageError("--engine spark writes the pairs as a Parquet dataset: give -o DIR (or --count)")
     if str(path) == "-":
@@ -388,12 +395,13 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
     local_output = check_output_dir(str(output)) if output is not None and not count else None
     if kind == "parquet":
         check_parquet(str(path), id_col or "id", None if tokens_col else text_col or "text", tokens_col)
+        check_parquet_keep(str(path), keep)
     if master is None and (count or local_output is not None) and kind != "parquet":
         size = _small_local_input(str(path), LOCAL_BELOW)
         if size is not None and not _spark_active():
             return _join_locally(str(path), threshold, size, kind=kind, output=local_output, count=count,
                                  include=include, exclude=exclude, min_bytes=min_bytes, id_field=id_field,
-                                 text_field=text_field, shingle=shingle, **options)
+                                 text_field=text_field, shingle=shingle, keep=keep, keep_all=keep_all, **options)
     t0 = time.perf_counter()
     spark = get_session(master, conf=session_conf(master, [path], conf), quiet=quiet)
     if output is not None and not count and local_output is None:
@@ -414,6 +422,9 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
                                                                  read.language_col, read.order_col)
         if shingle is None and read.code:
             shingle = "code:5"  # a tree of source files only, as locally; else the texts' lengths choose
+        # The carried columns (a JSON Lines field's type is one job over the lines): a field the first record
+        # lacks is refused before the join's work.
+        got = None if count else carried_frame(spark, read, str(path), kind, keep, keep_all, id_field)
         # Ids are checked for nulls and repeats where the input gives them (line numbers and paths are unique).
         planned = plan(df, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col, order_col=order_col,
                        language_col=language_col, shingle=shingle, check=read.check, **options)
@@ -427,14 +438,18 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
         if count:
             res.pairs = planned.pairs.count()
         else:
-            sorted_pairs = planned.pairs.orderBy(*ORDER).select(*COLUMNS)
-            if local_output is None:
-                sorted_pairs.write.parquet(str(output))
-            else:
-                # Beside the target, moved into place at the end: a signal or an error leaves no
-                # partial dataset and no _temporary (the watcher stops the JVM, then removes it).
-                with partial_directory(local_output, stop_writer=lambda: _stop_jvm(spark)) as tmp:
-                    sorted_pairs.write.mode("overwrite").parquet("file://" + tmp)
+            pairs, carried = planned.pairs, []
+            if got is not None:
+                pairs, carried = with_carried(pairs, *got)
+            sorted_pairs = pairs.orderBy(*ORDER).select(*COLUMNS, *carried)
+            with timestamps_as_written(sorted_pairs):
+                if local_output is None:
+                    sorted_pairs.write.parquet(str(output))
+                else:
+                    # Beside the target, moved into place at the end: a signal or an error leaves no
+                    # partial dataset and no _temporary (the watcher stops the JVM, then removes it).
+                    with partial_directory(local_output, stop_writer=lambda: _stop_jvm(spark)) as tmp:
+                        sorted_pairs.write.mode("overwrite").parquet("file://" + tmp)
             res.output = str(output)
             res.pairs = spark.read.parquet(str(output)).count()
         res.seconds["join"] = time.perf_counter() - t0

@@ -33,9 +33,10 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import InputError, UsageError
-from ...corpus.records import cell_text, fields_of
+from ...corpus.records import cell_text
 from ...output.carried import STRING, Carried
 from .against import plan_against
+from .carried import check_parquet_keep, json_objects
 from .pairs import COLUMNS, ORDER
 from . import run as _run
 from .run import (SparkRun, _local_path, _read_lines, check_input_options, check_parquet, raise_worker_error,
@@ -82,19 +83,6 @@ def _keep_types(path: str, keep) -> list:
     return [schema.field(k).type for k in keep]
 
 
-def _check_keep(path: str, keep) -> None:
-    """Refuse a --keep-col that a local Parquet input does not have (before Spark starts), as locally."""
-    local = _local_path(path)
-    if not keep or local is None or not os.path.exists(local):
-        return
-    import pyarrow.parquet as pq
-
-    schema = pq.ParquetDataset(local).schema if os.path.isdir(local) else pq.read_schema(local)
-    for k in keep:
-        if k not in schema.names:
-            raise InputError(f"{path}: no column {k!r} (it has {fields_of(schema.names)}); name one with --keep-col")
-
-
 def _same_id_kind(a, b) -> bool:
     """Whether two id types are the same kind: both strings or both integers (Spark's and Arrow's names)."""
     def kind(t):
@@ -138,15 +126,7 @@ def _jsonl_fields(batches, keep, name):
     null as null), decoded on the driver to the values the local reader carries."""
     for batch in batches:
         lines, values = [], [[] for _ in keep]
-        for value, k in zip(batch.column("value").to_pylist(), batch.column("line").to_pylist()):
-            if not value.strip():
-                continue
-            try:
-                obj = json.loads(value)
-            except ValueError:
-                continue  # the reader of ids and texts says why, naming the line
-            if not isinstance(obj, dict):
-                continue
+        for k, _, obj in json_objects(batch):
             lines.append(k)
             for v, f in zip(values, keep):
                 got = obj.get(f)
@@ -373,7 +353,7 @@ def run_against(path: str, other: str, threshold, *, kind: str = "directory", ou
     if kind == "parquet":
         for p in (path, other):
             check_parquet(str(p), id_col or "id", None if tokens_col else text_col or "text", tokens_col)
-            _check_keep(str(p), keep)
+            check_parquet_keep(str(p), keep)
         a, b = _parquet_id_type(str(path), id_col or "id"), _parquet_id_type(str(other), id_col or "id")
         if a is not None and b is not None:
             _refuse_id_types(path, other, id_col or "id", a, b)
