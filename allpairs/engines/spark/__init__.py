@@ -11,6 +11,7 @@ spark``); needs ``pip install '.[spark]'`` and a Java runtime.
 | 4a exact: prefix-token groups, hot splits | ``exact.py``, ``_kernel.py`` |
 | 4b LSH: band shuffle, bounded buckets, verify | ``lsh.py`` |
 | 6 document pairs | ``pairs.py`` |
+| carried columns (``keep``): the pairs joined back with the rows by id | ``carried.py`` |
 | wiring | ``join.py`` |
 | R–S joins, containment (``against=``) | ``against.py`` |
 | connected components (large-star/small-star) | ``components.py`` |

@@ -29,8 +29,8 @@ KINDS = ("parquet", "jsonl")
 
 
 def check_keep(kind: str, keep, keep_all: bool) -> list[str]:
-    """Refuse what carrying cannot do (one line each); the columns to carry as a list."""
-    keep = list(keep or ())
+    """Refuse what carrying cannot do (one line each); the columns to carry as a list, each once (as locally)."""
+    keep = list(dict.fromkeys([keep] if isinstance(keep, str) else keep or ()))
     if not keep and not keep_all:
         return keep
     if keep_all and keep:
@@ -216,10 +216,11 @@ def frame_columns(df, id_col: str, keep, side: str = ""):
     refused naming the frame's columns (``side``, e.g. "against's ", says which frame)."""
     from pyspark.sql import functions as F
 
-    for k in keep:
+    for k in [id_col, *keep]:
         if k not in df.columns:
-            raise UsageError(f"{{{{keep}}}} names {k!r}, not a column of {side or 'the '}DataFrame; its columns are "
-                             f"{', '.join(df.columns)}", param="keep")
+            what, param = ("{{keep}} names", "keep") if k in keep else ("{{id_col}} is", "id_col")
+            raise UsageError(f"{what} {k!r}, not a column of {side or 'the '}DataFrame; its columns are "
+                             f"{', '.join(df.columns)}", param=param)
     return df.select(F.col(f"`{id_col}`").alias("_id"), *[F.col(f"`{k}`").alias(f"c{i}") for i, k in enumerate(keep)])
 
 

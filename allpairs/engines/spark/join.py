@@ -319,9 +319,10 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
                         f"{', '.join(PLAN_OPTIONS)}")
     if text_col is None and tokens_col is None:
         text_col = "text"
-    keep = [keep] if isinstance(keep, str) else list(keep)
-    left = frame_columns(df, id_col, keep)  # a missing column: refused before any job
-    right = None if against is None else frame_columns(against, id_col, keep, "against's ")
+    keep = list(dict.fromkeys([keep] if isinstance(keep, str) else keep))  # each once, as locally
+    if keep:  # a missing column: refused before any job
+        left = frame_columns(df, id_col, keep)
+        right = None if against is None else frame_columns(against, id_col, keep, "against's ")
     if against is not None:
         from .against import join_against
 
