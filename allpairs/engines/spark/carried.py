@@ -37,7 +37,8 @@ def check_keep(kind: str, keep, keep_all: bool) -> list[str]:
         raise UsageError("{{keep_all}} carries every column already; drop {{keep}}", param="keep")
     if kind not in KINDS:
         what = "{{keep_all}}" if keep_all else "{{keep}}"
-        raise UsageError(f"{what} carries columns of --parquet or --jsonl input, not of --{kind}",
+        given = "a directory" if kind == "directory" else f"{{{{kind={kind}}}}}"
+        raise UsageError(f"{what} carries columns of {{{{kind=parquet}}}} or {{{{kind=jsonl}}}} input, not of {given}",
                          param="keep_all" if keep_all else "keep")
     return keep
 
