@@ -246,5 +246,5 @@ def timestamps_as_written(df):
         conf.set(key, old)
 
 
-__all__ = ["KINDS", "carried_frame", "check_keep", "check_parquet_keep", "jsonl_types", "frame_columns", "json_objects", "timestamps_as_written",
-           "with_carried"]
+__all__ = ["KINDS", "carried_frame", "check_keep", "check_parquet_keep", "frame_columns", "json_objects",
+           "jsonl_types", "timestamps_as_written", "with_carried"]
