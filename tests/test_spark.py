@@ -717,6 +717,34 @@ def test_a_directory_with_its_shingle_known_is_read_by_the_planning_pass_not_a_j
     assert len(jobs) <= JOBS_OF_A_DIRECTORY, f"{len(jobs)} Spark jobs, more than the {JOBS_OF_A_DIRECTORY} counted"
 
 
+def test_a_trees_files_read_and_shingled_in_one_pass_give_the_documents_of_two(spark, tmp_path):
+    # A local tree's decoded files are read and shingled by one Python task each (the texts never cross
+    # into the JVM): the same (ord, id, okey, size, keys) rows as shingling the decoded frame's texts,
+    # ord as monotonically_increasing_id numbers them, the skipped files counted and left out.
+    from allpairs.engines.spark import sets
+    from allpairs.engines.spark.files import SkipCounts, decoded, read_directory, skipped_by_reason, task_groups
+    from allpairs.engines.spark.run import SparkRun
+    from allpairs.shingles import ShingleSpec
+    from pyspark.sql import functions as F
+
+    for name, data in {"a.go": b"package a\nfunc f() { return 1 }\n", "b.c": b"int main() { return 0; }",
+                       "c.go": b"\xff\xfe not UTF-8", "d.bin": b"\x00\x01", "e.py": b"\xef\xbb\xbfx = 1\n",
+                       "sub/f.go": b"package a\nfunc f() { return 1 }\n", "g.go": b""}.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    skips = spark.sparkContext.accumulator({}, SkipCounts())
+    files, _ = read_directory(spark, str(tmp_path), (), (), 0, SparkRun(None, "exact", "0.5", ""), skips)
+    one_pass = decoded(files)
+    two_passes = files.where(F.col("skip").isNull())
+    assert task_groups(one_pass) is not None and task_groups(two_passes) is None
+    spec = ShingleSpec.parse("code:2")
+    got, want = (sets.docs_frame(df, id_col="id", text_col="text", tokens_col=None, order_col="id",
+                                 language_col="language", spec=spec, normalize=True).orderBy("ord").collect()
+                 for df in (one_pass, two_passes))
+    assert got == want and len(got) == 5 and {r.id for r in got} == {"a.go", "b.c", "e.py", "sub/f.go", "g.go"}
+    assert skipped_by_reason(skips.value) == {"binary": 1, "not UTF-8": 1}
+
+
 def test_a_trees_files_are_dealt_into_tasks_of_about_equal_bytes():
     from allpairs.engines.spark.files import balanced
 

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import os
 import re
+import weakref
 from collections import Counter
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 
 from ...corpus.globs import matches
-from ...corpus.tree import decode_file
+from ...corpus.linefile import Utf8Texts
+from ...corpus.tree import check_file, decode_file
 from ...corpus.walk import walk
 from ...errors import InputError, UsageError
 from ...shingles import language_for_path
@@ -84,8 +87,22 @@ def _file_batches(batches, root, skips=None):
         yield _files_batch(rows)
 
 
-#: Most bytes of files in one batch that :func:`_read_batches` yields (Arrow's string offsets are 32-bit).
+#: Most bytes of files in one batch that :func:`_read_batches` (and :func:`group_texts`) yields (Arrow's
+#: string offsets are 32-bit).
 READ_BATCH_BYTES = 64 << 20
+
+
+def _group_files(files):
+    """(id, UTF-8 bytes or None, language, skip reason or None, size) of each of ``files`` ((local path, id,
+    size), one task's group), read here: binary, undecodable and unreadable files skipped with the reason,
+    as locally."""
+    for local, rel, size in files:
+        try:
+            with open(local, "rb", buffering=0) as f:
+                data, skip = check_file(f.readall())
+        except OSError as e:
+            data, skip = None, f"unreadable ({e.strerror})"
+        yield rel, data, language_for_path(rel), skip, size
 
 
 def _read_batches(batches, groups, skips=None):
@@ -95,13 +112,8 @@ def _read_batches(batches, groups, skips=None):
     for batch in batches:
         for g in batch.column("id").to_pylist():
             rows, held = [], 0
-            for local, rel, size in groups[g]:
-                try:
-                    with open(local, "rb", buffering=0) as f:
-                        text, skip = decode_file(f.readall())
-                except OSError as e:
-                    text, skip = None, f"unreadable ({e.strerror})"
-                rows.append((rel, text, language_for_path(rel), skip))
+            for rel, data, lang, skip, size in _group_files(groups[g]):
+                rows.append((rel, None if data is None else data.decode("utf-8"), lang, skip))
                 if skip is not None:
                     counted[skip.split(" (")[0]] += 1
                 held += size
@@ -111,6 +123,28 @@ def _read_batches(batches, groups, skips=None):
                     rows, held = [], 0
             _count_skips(skips, counted)
             yield _files_batch(rows)
+
+
+def group_texts(files, counted: Counter, skips=None):
+    """The decoded files of one group (``files``, as :func:`_read_batches` reads them), in chunks of about
+    READ_BATCH_BYTES: (ids, languages, texts as :class:`~allpairs.corpus.linefile.Utf8Texts`), the
+    skipped files left out, counted by reason in ``counted`` and handed to ``skips`` after each chunk."""
+    ids, langs, datas, held = [], [], [], 0
+    for rel, data, lang, skip, size in _group_files(files):
+        if skip is not None:
+            counted[skip.split(" (")[0]] += 1
+        else:
+            ids.append(rel)
+            langs.append(lang)
+            datas.append(data)
+        held += size
+        if held >= READ_BATCH_BYTES:
+            _count_skips(skips, counted)
+            yield ids, langs, Utf8Texts.of(datas)
+            ids, langs, datas, held = [], [], [], 0
+    _count_skips(skips, counted)
+    if ids:
+        yield ids, langs, Utf8Texts.of(datas)
 
 
 def skip_counts(batches):
@@ -153,6 +187,42 @@ def _session_conf(spark, settings: dict):
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
+
+
+@dataclass(frozen=True)
+class TaskGroups:
+    """How :func:`read_directory` dealt a local tree's files into tasks: ``groups[p]`` the (local path, id,
+    size) of task ``p``'s files; ``skips`` the :class:`SkipCounts` accumulator counting the skipped ones."""
+
+    groups: list
+    skips: object = None
+
+
+#: The frames of :func:`read_directory` whose tasks read their files themselves, and of :func:`decoded`
+#: over those: how their files were dealt (the frame itself is the key, held weakly).
+_TASK_READ: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_TASK_DECODED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def decoded(frame):
+    """The rows of ``frame`` (:func:`read_directory`'s) that were decoded, the skipped files left out: where
+    its tasks read their files themselves, remembered with their groups (:func:`task_groups`), so that the
+    shingling can read and shingle each task's files in one Python pass."""
+    from pyspark.sql import functions as F
+
+    out = frame.where(F.col("skip").isNull())
+    if frame in _TASK_READ:
+        _TASK_DECODED[out] = _TASK_READ[frame]
+    return out
+
+
+def task_groups(frame) -> TaskGroups | None:
+    """The groups of a frame of :func:`decoded` whose tasks read their files themselves; None for any other
+    frame (one derived from it too). Its task ``p`` gives the files of ``groups[p]``, in that order."""
+    try:
+        return _TASK_DECODED.get(frame)
+    except TypeError:  # not weakly referable: not ours
+        return None
 
 
 #: A local tree of at most this many tasks and files is read by Python tasks of about equal bytes
@@ -208,8 +278,10 @@ def read_directory(spark, path, include, exclude, min_bytes, run, skips=None):
         # unequal (one of the Go tree's four tasks held 75% of its bytes: one core shingled alone); and
         # the files' bytes do not go through the JVM to reach Python.
         groups = [[(chosen[k][3], chosen[k][2], chosen[k][1]) for k in group] for group in balanced([f[1] for f in chosen], tasks)]
-        return spark.range(len(groups), numPartitions=len(groups)).mapInArrow(
-            lambda b: _read_batches(b, groups, skips), FILES_SCHEMA), code
+        frame = spark.range(len(groups), numPartitions=len(groups)).mapInArrow(
+            lambda b: _read_batches(b, groups, skips), FILES_SCHEMA)
+        _TASK_READ[frame] = TaskGroups(groups, skips)
+        return frame, code
     uris = [re.sub(r"([\\\[\]{}*?])", r"\\\1", f[0]) for f in chosen]  # literal names, not Hadoop globs
     # The files are listed already: Spark only stats them, on the driver (above its threshold, by
     # default 32 paths, it would start a listing job of one task per file).

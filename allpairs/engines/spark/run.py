@@ -29,7 +29,7 @@ from .carried import carried_frame, check_keep, check_parquet_keep, timestamps_a
 from .lsh import MARKED
 from .pairs import COLUMNS, ORDER
 from ...output.files import partial_directory
-from .files import SkipCounts, read_directory, root_path, skip_counts, skipped_by_reason
+from .files import SkipCounts, decoded, read_directory, root_path, skip_counts, skipped_by_reason
 from .session import LOCAL_JVM_OPTIONS, get_session, is_local
 
 KINDS = ("directory", "lines", "sets", "jsonl", "parquet")
@@ -336,8 +336,8 @@ def read_documents(spark, path: str, kind: str, res: SparkRun, *, include=(), ex
         res.skipped = {}
         if shingle_given or (shingle_given is not None and code):
             # Nothing to look at before the join: the files are read, decoded and counted by its first job.
-            return Documents(files.where(F.col("skip").isNull()), "id", "text", language_col="language",
-                             order_col="id", code=code, skips=skips)
+            return Documents(decoded(files), "id", "text", language_col="language", order_col="id", code=code,
+                             skips=skips)
         # Read and decoded once: counted here, shingled by the join.
         files = files.persist(StorageLevel.MEMORY_AND_DISK)
         # One job of one stage (counted per batch, summed here: no shuffle, which AQE would run as a job

@@ -23,6 +23,7 @@
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,7 @@ from ..._kernels.csr import distinct_sorted_rows
 from ...shingles import ShingleSpec, hash_sets, shingle_texts, token_list_keys
 from ._kernel import lookup_ranks
 from .arrow import csr, key_array, key_slices, list_array, numpy
+from .files import group_texts, task_groups
 
 #: Shared shingles up to this many are ranked on the driver and broadcast
 #: (about 12 bytes each: 48 MB at the default); more are ranked and joined in Spark.
@@ -69,13 +71,42 @@ def shingle_batches(batches, *, source: str, spec: ShingleSpec | None, normalize
             texts = ["" if s is None else s for s in col.to_pylist()]
             langs = batch.column(language).to_pylist() if language and spec.kind == "code" else None
             indptr, keys = shingle_texts(texts, spec, normalize=normalize, languages=langs, workers=1)
-        indptr, keys = sorted_distinct(indptr, keys)
-        size = np.diff(indptr).astype(np.int32)
-        for a, b in key_slices(indptr):
-            columns = [batch.column(f.name).slice(a, b - a) for f in schema if f.name not in ("size", "keys")]
-            columns.append(pa.array(size[a:b], pa.int32()))
-            columns.append(key_array(indptr[a:b + 1], keys.view(np.int64)))
-            yield pa.RecordBatch.from_arrays(columns, schema=schema)
+        yield from _keyed_batches([batch.column(f.name) for f in schema if f.name not in ("size", "keys")],
+                                  indptr, keys, schema)
+
+
+def _keyed_batches(columns, indptr, keys, schema: pa.Schema):
+    """Batches of ``schema``: ``columns`` (Arrow arrays, one row per document), then each document's number of
+    distinct keys and its distinct keys sorted (``size``, ``keys``) of the CSR ``indptr``, ``keys``."""
+    indptr, keys = sorted_distinct(indptr, keys)
+    size = np.diff(indptr).astype(np.int32)
+    for a, b in key_slices(indptr):
+        yield pa.RecordBatch.from_arrays([c.slice(a, b - a) for c in columns] +
+                                         [pa.array(size[a:b], pa.int32()), key_array(indptr[a:b + 1], keys.view(np.int64))],
+                                         schema=schema)
+
+
+#: Bits of a document's number (``ord``) left for its row within a task: ``monotonically_increasing_id``'s.
+ROW_BITS = 33
+
+
+def _shingled_file_batches(batches, groups, skips, spec: ShingleSpec, normalize: bool, schema: pa.Schema):
+    """mapInArrow body over the numbers of ``groups`` (:class:`.files.TaskGroups`): each group's files read,
+    the skipped ones counted and left out, the others shingled, as (ord, id, okey, size, keys), in one pass.
+
+    ``ord`` is what ``monotonically_increasing_id`` gives the decoded files (the group's number above
+    ROW_BITS bits, the file's among them below), ``okey`` the id (the files' order is their ids')."""
+    counted = Counter()
+    for batch in batches:
+        for g in batch.column("id").to_pylist():
+            start = g << ROW_BITS
+            for ids, langs, texts in group_texts(groups[g], counted, skips):
+                indptr, keys = shingle_texts(texts, spec, normalize=normalize,
+                                             languages=langs if spec.kind == "code" else None, workers=1, jobs=1)
+                id_array = pa.array(ids, pa.string())
+                yield from _keyed_batches([pa.array(np.arange(start, start + len(ids), dtype=np.int64)), id_array,
+                                           id_array], indptr, keys, schema)
+                start += len(ids)
 
 
 def docs_frame(df, *, id_col: str, text_col: str | None, tokens_col: str | None, order_col: str | None,
@@ -88,9 +119,21 @@ def docs_frame(df, *, id_col: str, text_col: str | None, tokens_col: str | None,
     documents in the output (``order_col``, else ``ord``).
     """
     from pyspark.sql import functions as F
-    from pyspark.sql.types import BinaryType, IntegerType, LongType, StructField, StructType
+    from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType
     from pyspark.sql.pandas.types import to_arrow_schema
 
+    read = task_groups(df) if (spec is not None and (id_col, text_col, language_col, order_col)
+                               == ("id", "text", "language", "id")) else None
+    if read is not None:
+        # A local tree whose tasks read their own files: read and shingled in one Python pass (the texts
+        # never cross into the JVM and back, nor wait there for a second Python worker).
+        out = StructType([StructField("ord", LongType()), StructField("id", StringType()),
+                          StructField("okey", StringType()), StructField("size", IntegerType()),
+                          StructField("keys", BinaryType())])
+        arrow_schema = to_arrow_schema(out)
+        groups, skips = read.groups, read.skips
+        return df.sparkSession.range(len(groups), numPartitions=len(groups)).mapInArrow(
+            lambda b: _shingled_file_batches(b, groups, skips, spec, normalize, arrow_schema), out)
     source = text_col if spec is not None else tokens_col
     extra = [F.col(language_col).alias("_language")] if language_col else []
     base = df.select(F.monotonically_increasing_id().alias("ord"), F.col(id_col).alias("id"),
