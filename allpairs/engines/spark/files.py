@@ -5,6 +5,9 @@ path, ``--min-bytes``, hidden and ignored files left out, as locally) and
 hands Spark the chosen files; each task decodes its files (binary and
 undecodable ones skipped with a reason) and may count the skipped ones in a
 :class:`SkipCounts` accumulator, so that no job of its own is needed to count them.
+A local tree's tasks read their own files; :func:`decoded` of such a frame is
+remembered with its groups (:func:`task_groups`), so that the shingling reads
+and shingles each task's files in one Python pass (``sets.docs_frame``).
 """
 from __future__ import annotations
 
