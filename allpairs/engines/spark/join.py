@@ -201,7 +201,9 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
                                        shared=summary.shared)
         bound = jaccard_bound(measure, t)
         plans = exact.plan_hot_groups(ranked, bound, order.hot, max_group)
-        groups = token_groups or exact.token_groups(df.sparkSession)
+        groups = token_groups or exact.token_groups(df.sparkSession.sparkContext.defaultParallelism,
+                                                    summary.distinct, summary.shared_ranks,
+                                                    summary.shingles, bound)
         found = exact.set_pairs(ranked, bound, plans, groups)
         if bound != t or measure != "jaccard":
             found = found.mapInArrow(lambda b: _accept_batches(b, measure, t), found.schema)
