@@ -286,7 +286,9 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         (prefix-token groups of more sets are split by size, default 10,000),
         ``token_groups`` (ordinary prefix tokens are dealt into this many
         groups, a task each, so a set is copied at most that many times;
-        default four per task slot, ``4 * defaultParallelism``),
+        default the fewest, a multiple of ``defaultParallelism``, whose tasks
+        are each estimated to hold about 2**27 routed ranks or fewer:
+        :func:`allpairs.engines.spark.exact.token_groups`),
         ``broadcast_limit`` (shared shingles ranked on the driver and broadcast
         up to this many, default 4 M; more are joined), and for LSH
         ``num_perm``, ``bands``, ``rows``, ``recall``, ``seed``, ``bits``,
