@@ -476,7 +476,7 @@ def token_groups(slots: int, sets: int, shared: int, shingles: int, t: Threshold
 
     A set goes once to each group of its prefix's shared tokens, so every
     group more copies some sets once more (routing, shuffle, the tasks'
-    reading of them: 1 M Zipf sets cost 71 CPU s at 8 groups, 54 at 2); the
+    reading of them: 1 M Zipf sets shuffle 678 MiB at 8 groups, 367 at 2); the
     groups' tasks are about equal (tokens dealt round-robin by rank), so a
     multiple of the ``slots`` (``defaultParallelism``) keeps every slot busy
     to the end; and a task holds its group's sets at once. From the planning
