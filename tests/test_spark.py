@@ -175,6 +175,41 @@ def test_a_long_set_with_a_long_shared_prefix_is_copied_once_per_token_group(spa
         assert copies.agg(F.max("count")).collect()[0][0] == groups  # not 601
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 300), st.integers(0, 10**9), st.integers(0, 10**11), st.integers(1, 40),
+       st.integers(1, 9), st.integers(1, 10**9))
+def test_the_default_token_groups_are_the_fewest_multiple_of_the_slots_within_the_task_limit(
+        slots, sets, shared, per_set, p, limit):
+    from allpairs.engines.spark.exact import group_share, token_groups
+    from allpairs.measures import Threshold
+
+    t = Threshold(p, 10)
+    shingles = shared + sets * per_set
+    groups = token_groups(slots, sets, shared, shingles, t, limit)
+    assert groups % slots == 0 and slots <= groups <= 2**30
+    k = min(shared / sets, (1 - p / 10) * shingles / sets + 1) if sets else 0
+    if groups + slots > 2**30:
+        return  # at the most there is
+    if groups > slots:  # the fewest: one multiple less would hold more than the limit
+        assert shared * group_share(groups - slots, k) > limit
+    if sets and k > 0:
+        assert shared * group_share(groups, k) <= limit * (1 + 1e-9)
+
+
+def test_the_default_token_groups_grow_from_the_slots_only_where_a_task_would_hold_too_much():
+    from allpairs.engines.spark.exact import GROUP_TASK_RANKS, token_groups
+    from allpairs.measures import Threshold
+
+    t = Threshold(1, 2)
+    # 1 M Zipf sets (bench_spark.py's): 19.3 M shared ranks, one task slot's group each on local[2] ...
+    assert token_groups(2, 970_815, 19_336_849, 19_501_409, t) == 2
+    # ... and ten times as many: about 133 M ranks a task at 10 groups (10 M Zipf sets at 8 groups: 3.8 GiB
+    # Python workers), none over the limit; a cluster's 200 slots hold 100 times as many at 200 groups.
+    assert token_groups(2, 9_708_150, 193_368_490, 195_014_090, t) == 10
+    assert token_groups(200, 97_081_500, 1_933_684_900, 1_950_140_900, t) == 200
+    assert token_groups(3, 0, 0, 0, t) == 3 and token_groups(4, 10, GROUP_TASK_RANKS, 10**9, t) == 4
+
+
 def test_routing_hands_copies_of_long_sets_to_spark_in_bounded_batches():
     import pyarrow as pa
 
@@ -626,7 +661,7 @@ def test_planning_counts_summed_by_hash_bucket_are_the_counts_of_every_document(
     if any(r[3] is None for r in rows):
         want[S.NULL_ID, 0] = sum(r[3] is None for r in rows)
     want |= {(S.COUNT, S.DOCUMENTS): len(rows), (S.COUNT, S.JOINED): sum(r[1] is not None for r in rows),
-             (S.COUNT, S.DISTINCT): len(distinct)}
+             (S.COUNT, S.DISTINCT): len(distinct), (S.COUNT, S.SHINGLES): sum(len(r[2]) for r in distinct)}
     assert got == want
 
 

@@ -458,9 +458,52 @@ def plan_hot_groups(ranked, t: Threshold, hot: np.ndarray, max_group: int) -> di
     return plans
 
 
-def token_groups(spark) -> int:
-    """The default number of token groups: four per task slot Spark runs at once (``defaultParallelism``)."""
-    return 4 * spark.sparkContext.defaultParallelism
+#: Routed ranks a token group's task is planned to hold at most, about: its Python worker holds ~26 bytes a
+#: rank (10 M Zipf sets at 8 groups: ~150 M ranks a task, a worker of 3.8 GiB), so ~3.3 GiB.
+GROUP_TASK_RANKS = 1 << 27
+
+
+def group_share(groups: int, prefix_tokens: float) -> float:
+    """The expected share of the sets in one token group's task, for sets of ``prefix_tokens`` shared prefix
+    tokens dealt at random into ``groups``: ``1 - (1 - 1/groups)^prefix_tokens``."""
+    return -math.expm1(prefix_tokens * math.log1p(-1.0 / groups)) if groups > 1 else 1.0
+
+
+def token_groups(slots: int, sets: int, shared: int, shingles: int, t: Threshold,
+                 limit: int = GROUP_TASK_RANKS) -> int:
+    """The default number of token groups: the fewest, a multiple of the task slots, whose tasks each hold
+    about ``limit`` routed ranks or fewer.
+
+    A set goes once to each group of its prefix's shared tokens, so every
+    group more copies some sets once more (routing, shuffle, the tasks'
+    reading of them: 1 M Zipf sets shuffle 678 MiB at 8 groups, 367 at 2); the
+    groups' tasks are about equal (tokens dealt round-robin by rank), so a
+    multiple of the ``slots`` (``defaultParallelism``) keeps every slot busy
+    to the end; and a task holds its group's sets at once. From the planning
+    pass's counts: ``sets`` distinct sets holding ``shared`` shared ranks and
+    ``shingles`` shingles; a set's shared prefix tokens are at most its
+    shared ranks and its probing prefix ``(1 - t)|x| + 1``, so their mean
+    ``k`` is at most the smaller of those means, and a group's task holds
+    about ``shared · group_share(groups, k)`` ranks (1 M Zipf sets: 19.3 M
+    ranks a task at 2 groups, 14.9 M at 8, both within 1% of the routing's).
+    """
+    slots = max(1, int(slots))
+    if sets <= 0 or shared <= limit:
+        return slots
+    k = min(shared / sets, (1 - t.p / t.q) * shingles / sets + 1)
+    if k <= 0:
+        return slots
+    # The least real g with shared · group_share(g, k) <= limit, rounded up to a multiple of the slots.
+    most = slots * (2**30 // slots)
+    step = -math.expm1(math.log1p(-limit / shared) / k)
+    if step <= 0 or 1.0 / step >= most:
+        return most
+    groups = slots * max(1, math.ceil(1.0 / step / slots))
+    while groups < most and shared * group_share(groups, k) > limit:  # rounding, either way
+        groups += slots
+    while groups > slots and shared * group_share(groups - slots, k) <= limit:
+        groups -= slots
+    return groups
 
 
 def routes(ranked, t: Threshold, plans: dict[int, GroupPlan], groups: int):

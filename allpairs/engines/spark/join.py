@@ -201,7 +201,9 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
                                        shared=summary.shared)
         bound = jaccard_bound(measure, t)
         plans = exact.plan_hot_groups(ranked, bound, order.hot, max_group)
-        groups = token_groups or exact.token_groups(df.sparkSession)
+        groups = token_groups or exact.token_groups(df.sparkSession.sparkContext.defaultParallelism,
+                                                    summary.distinct, summary.shared_ranks,
+                                                    summary.shingles, bound)
         found = exact.set_pairs(ranked, bound, plans, groups)
         if bound != t or measure != "jaccard":
             found = found.mapInArrow(lambda b: _accept_batches(b, measure, t), found.schema)
@@ -284,7 +286,9 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         (prefix-token groups of more sets are split by size, default 10,000),
         ``token_groups`` (ordinary prefix tokens are dealt into this many
         groups, a task each, so a set is copied at most that many times;
-        default four per task slot, ``4 * defaultParallelism``),
+        default the fewest, a multiple of ``defaultParallelism``, whose tasks
+        are each estimated to hold about 2**27 routed ranks or fewer:
+        :func:`allpairs.engines.spark.exact.token_groups`),
         ``broadcast_limit`` (shared shingles ranked on the driver and broadcast
         up to this many, default 4 M; more are joined), and for LSH
         ``num_perm``, ``bands``, ``rows``, ``recall``, ``seed``, ``bits``,

@@ -190,9 +190,10 @@ def _count_batches(batches):
 
 #: Rows of :func:`summarize`'s aggregation: (kind, key, n). SHINGLE: a shingle's key and the distinct
 #: sets holding it; ID: a 64-bit hash of an id and the documents giving it; NULL_ID (key 0): documents
-#: with a null id; COUNT: key DOCUMENTS, JOINED, DISTINCT and how many.
+#: with a null id; COUNT: key DOCUMENTS, JOINED, DISTINCT, SHINGLES (of the distinct sets, when the shingles
+#: are counted) and how many.
 SHINGLE, ID, NULL_ID, COUNT = 0, 1, 2, 3
-DOCUMENTS, JOINED, DISTINCT = 0, 1, 2
+DOCUMENTS, JOINED, DISTINCT, SHINGLES = 0, 1, 2, 3
 SUMMARY_SCHEMA = "kind int, key long, n long"
 
 
@@ -245,8 +246,9 @@ def _bucket_rows(kind: int, keys: np.ndarray, n: np.ndarray, bits: int):
 
 def _partial_batches(batches, ids: bool, shingles: bool, bits: int):
     """mapInArrow body: a task's partial counts (PARTIAL_SCHEMA) of its grouped documents: the documents,
-    joined documents and distinct sets; each shingle's distinct sets; each id hash's documents."""
-    counts = np.zeros(3, np.int64)
+    joined documents and distinct sets (and their shingles); each shingle's distinct sets; each id hash's
+    documents."""
+    counts = np.zeros(4, np.int64)
     null_ids = 0
     shingle_keys, shingle_n, id_keys, id_n = [], [], [], []
     for batch in batches:
@@ -254,9 +256,10 @@ def _partial_batches(batches, ids: bool, shingles: bool, bits: int):
         set_col = batch.column("set")
         joined = set_col.is_valid().to_numpy(zero_copy_only=False)
         distinct = joined & (numpy(set_col.fill_null(-1), np.int64) == ord_)
-        counts += [len(ord_), joined.sum(), distinct.sum()]
+        counts[:3] += [len(ord_), joined.sum(), distinct.sum()]
         if shingles and distinct.any():
             _, keys = csr(batch.column("keys").filter(pa.array(distinct)))
+            counts[SHINGLES] += len(keys)
             uniq, n = np.unique(keys.astype(np.int64, copy=False), return_counts=True)
             shingle_keys.append(uniq)
             shingle_n.append(n.astype(np.int64))
@@ -266,7 +269,8 @@ def _partial_batches(batches, ids: bool, shingles: bool, bits: int):
             uniq, n = np.unique(numpy(idh.drop_null(), np.int64), return_counts=True)
             id_keys.append(uniq)
             id_n.append(n.astype(np.int64))
-    rows = [(0, COUNT, np.array([DOCUMENTS, JOINED, DISTINCT], np.int64).tobytes(), counts.tobytes())]
+    kinds = [DOCUMENTS, JOINED, DISTINCT] + [SHINGLES] * shingles
+    rows = [(0, COUNT, np.array(kinds, np.int64).tobytes(), counts[:len(kinds)].tobytes())]
     if null_ids:
         rows.append((0, NULL_ID, np.zeros(1, np.int64).tobytes(), np.array([null_ids], np.int64).tobytes()))
     for kind, keys, n in ((SHINGLE, shingle_keys, shingle_n), (ID, id_keys, id_n)):
@@ -312,6 +316,12 @@ class Summary:
     distinct: int  # distinct sets among them
     shared: pa.Table | None  # (key, df) of the shingles in two or more distinct sets; None: not counted
     suspect_ids: bool  # a null id, or two rows whose ids hash alike (the same id, or a rare collision)
+    shingles: int = 0  # of the distinct sets, summed (0 where the shingles are not counted)
+
+    @property
+    def shared_ranks(self) -> int:
+        """The shared shingles' places in the distinct sets (the ranks the ranked sets hold), summed."""
+        return 0 if self.shared is None else int(numpy(self.shared.column("df"), np.int64).sum())
 
 
 def summarize(grouped, *, ids: bool, shingles: bool) -> Summary:
@@ -344,7 +354,7 @@ def summarize(grouped, *, ids: bool, shingles: bool) -> Summary:
         sel = kind == SHINGLE
         shared = pa.table({"key": pa.array(key[sel], pa.int64()), "df": pa.array(n[sel], pa.int64())})
     return Summary(counts.get(DOCUMENTS, 0), counts.get(JOINED, 0), counts.get(DISTINCT, 0), shared,
-                   bool(((kind == ID) | (kind == NULL_ID)).any()))
+                   bool(((kind == ID) | (kind == NULL_ID)).any()), counts.get(SHINGLES, 0))
 
 
 @dataclass
