@@ -18,35 +18,10 @@ path) do not.
 """
 import numpy as np
 
-from ..measures._kernel import required_overlap
+from ..measures._kernel import largest_other_size, required_overlap
 from ..verify._kernel import bitmap_admits, merge
 from .._kernels.csr import grow_filled
 from .._kernels.jit import kernel
-
-
-@kernel
-def largest_admitted(code, p, q, size, g, hi, probing):
-    """The largest size ``v <= hi`` (``hi >= -1``) of the other set for which a first match at position ``g`` of a
-    set of ``size`` passes the positional bound ``g <= size - α`` (Xiao et al. 2008, Lemma 2); -1 if none.
-
-    α is ``α(size, v)`` for a probe set (``probing``), ``α(v, size)`` for an indexed one: it does not fall as
-    either size grows, under every measure, so the bound holds up to the answer and fails above it. A few
-    steps down from ``hi`` (where the last position's answer is, one step on), then a binary search.
-    """
-    budget = np.int64(size) - g
-    for _ in range(4):
-        if hi < 0 or (required_overlap(code, p, q, size, hi) if probing
-                      else required_overlap(code, p, q, hi, size)) <= budget:
-            return hi
-        hi -= 1
-    lo = np.int64(-1)  # the bound holds up to lo, fails above hi
-    while lo < hi:
-        mid = (lo + hi + 1) >> 1
-        if (required_overlap(code, p, q, size, mid) if probing else required_overlap(code, p, q, mid, size)) <= budget:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 @kernel
@@ -71,7 +46,7 @@ def first_match_bounds(indptr, index_len, probe_len, at, code, p, q):
     Positions are ``at``'s where it is not empty (:func:`probe_verify`),
     below the set's size and increasing along the prefixes. Each row is a
     few steps down from its last position's answer, or a search
-    (:func:`largest_admitted`); rows are as long as the prefixes need.
+    (:func:`allpairs.measures._kernel.largest_other_size`); rows are as long as the prefixes need.
     """
     m = indptr.shape[0] - 1
     has_at = at.shape[0] > 0
@@ -105,11 +80,11 @@ def first_match_bounds(indptr, index_len, probe_len, at, code, p, q):
     for size in range(largest + 1):
         v = largest
         for j in range(x_ptr[size + 1] - x_ptr[size]):
-            v = largest_admitted(code, p, q, size, j, v, False)
+            v = largest_other_size(code, p, q, size, size - j, v, False)
             x_max[x_ptr[size] + j] = v
         v = largest
         for i in range(stop_ptr[size + 1] - stop_ptr[size]):
-            v = largest_admitted(code, p, q, size, i, v, True)
+            v = largest_other_size(code, p, q, size, size - i, v, True)
             stop_of[stop_ptr[size] + i] = at_most[v] if v >= 0 else 0
     return x_ptr, x_max, stop_ptr, stop_of
 
