@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from allpairs.exact._kernel import gallop
+from allpairs.exact._kernel import first_match_bounds, gallop
+from allpairs.measures import MEASURES, Threshold
 from allpairs.verify._kernel import merge
 
 import naive
@@ -149,3 +150,44 @@ def test_the_probe_finds_the_same_pairs_and_candidates_with_the_signatures_in_th
     finally:
         prefix.probe_verify = probe_verify
     assert runs
+
+
+@st.composite
+def _bound_tables_input(draw):
+    """Sets sorted by size with prefixes to index and probe, positions (``at``, or none) increasing along them."""
+    sizes = sorted(draw(st.lists(st.integers(0, 24), min_size=1, max_size=12)))
+    index_len, probe_len, at = [], [], []
+    for s in sizes:
+        index_len.append(draw(st.integers(0, s)))
+        probe_len.append(draw(st.integers(0, s)))
+        head = sorted(draw(st.permutations(range(s)))[:max(index_len[-1], probe_len[-1])])
+        at += head + [k for k in range(s) if k not in head]
+    return sizes, np.array(index_len, np.int64), np.array(probe_len, np.int64), draw(st.booleans()), at
+
+
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=300, deadline=None)
+@given(_bound_tables_input(), st.sampled_from(sorted(MEASURES)),
+       st.sampled_from([(0, 1), (1, 10**9), (1, 3), (1, 2), (7, 10), (999999999, 10**9), (1, 1), (3, 1)]))
+def test_the_first_match_bound_tables_hold_the_largest_sizes_alpha_admits_at_every_position(case, name, pq):
+    """x_max and stop_of against α of the measure's own row, every position a prefix reaches: where α steps, at
+    p = 0 (α = 0), for each measure (containment's α grows with the probe's size only, overlap's with neither)."""
+    sizes, index_len, probe_len, with_at, positions = case
+    measure = MEASURES[name]
+    t = Threshold(*pq) if name == "overlap" or pq[0] <= pq[1] else Threshold(1, 1)
+    indptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    at = np.array(positions if with_at else [], np.int32)
+    x_ptr, x_max, stop_ptr, stop_of = first_match_bounds(indptr, index_len, probe_len, at, np.int64(measure.code),
+                                                         np.int64(t.p), np.int64(t.q))
+    largest = max(sizes)
+    alpha = measure.required_overlap
+    for k, s in enumerate(sizes):
+        for n, ptr, table, probing in ((index_len[k], x_ptr, x_max, False), (probe_len[k], stop_ptr, stop_of, True)):
+            for e in range(indptr[k], indptr[k] + n):
+                g = positions[e] if with_at else e - indptr[k]
+                if probing:  # the first set larger than every partner size α lets a first match at g in x reach
+                    admitted = [v for v in range(largest + 1) if alpha(t, s, v) <= s - g]
+                    want = sum(1 for u in sizes if u <= max(admitted, default=-1))
+                else:  # the largest probe size for which a first match at g in y passes y's bound
+                    want = max((v for v in range(largest + 1) if alpha(t, v, s) <= s - g), default=-1)
+                assert table[ptr[s] + g] == want, (s, g, probing)

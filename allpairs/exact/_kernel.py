@@ -18,25 +18,91 @@ path) do not.
 """
 import numpy as np
 
-from ..measures._kernel import required_overlap
+from ..measures._kernel import largest_other_size, required_overlap
 from ..verify._kernel import bitmap_admits, merge
 from .._kernels.csr import grow_filled
 from .._kernels.jit import kernel
 
 
 @kernel
-def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes, at):
+def first_match_bounds(indptr, index_len, probe_len, at, code, p, q):
+    """Both positional bounds at a pair's first match, per set size and position, for :func:`build_index`
+    and :func:`probe_verify` to read instead of working α out.
+
+    A pair's first common token lies at ``i <= |x| - α(|x|, |y|)`` in the
+    probe set x and at ``j <= |y| - α`` in y (Xiao et al. 2008, Lemma 2), and
+    α (the measure's ``code``, ``p/q``) does not fall as either size grows.
+    Returns CSR by size (row ``s``: ``ptr[s]:ptr[s + 1]``, one entry per
+    position a set of that size indexes, or probes, at its deepest):
+
+    - ``x_ptr`` int64 (largest + 2), ``x_max`` int32: for an indexed set of
+      size s, position j, the largest probe size |x| with ``α <= s - j`` (-1:
+      none; at most the largest size);
+    - ``stop_ptr`` int64 (largest + 2), ``stop_of`` int64: for a probe set
+      of size s, position i, the first set larger than the largest partner
+      size |y| with ``α <= s - i`` (sets are sorted by size: a posting list,
+      sorted by set, holds none it admits from there on).
+
+    Positions are ``at``'s where it is not empty (:func:`probe_verify`),
+    below the set's size and increasing along the prefixes. Each row is a
+    few steps down from its last position's answer, or a search
+    (:func:`allpairs.measures._kernel.largest_other_size`); rows are as long as the prefixes need.
+    """
+    m = indptr.shape[0] - 1
+    has_at = at.shape[0] > 0
+    largest = np.int64(0)
+    for s in range(m):
+        largest = max(largest, indptr[s + 1] - indptr[s])
+    x_ptr = np.zeros(largest + 2, np.int64)  # row lengths at s + 1, then summed
+    stop_ptr = np.zeros(largest + 2, np.int64)
+    at_most = np.zeros(largest + 1, np.int64)  # sets of size s or less (summed from counts)
+    for s in range(m):
+        start = indptr[s]
+        size = np.uint64(indptr[s + 1] - start)
+        at_most[size] += 1
+        d = index_len[s]  # positions down to the deepest, at its prefix's end
+        if has_at and d > 0:
+            d = np.int64(at[np.uint64(start + d - 1)]) + 1
+        if d > x_ptr[size + np.uint64(1)]:
+            x_ptr[size + np.uint64(1)] = d
+        d = probe_len[s]
+        if has_at and d > 0:
+            d = np.int64(at[np.uint64(start + d - 1)]) + 1
+        if d > stop_ptr[size + np.uint64(1)]:
+            stop_ptr[size + np.uint64(1)] = d
+    for s in range(1, largest + 1):
+        at_most[s] += at_most[s - 1]
+    for s in range(1, largest + 2):
+        x_ptr[s] += x_ptr[s - 1]
+        stop_ptr[s] += stop_ptr[s - 1]
+    x_max = np.empty(x_ptr[largest + 1], np.int32)
+    stop_of = np.empty(stop_ptr[largest + 1], np.int64)
+    for size in range(largest + 1):
+        v = largest
+        for j in range(x_ptr[size + 1] - x_ptr[size]):
+            v = largest_other_size(code, p, q, size, size - j, v, False)
+            x_max[x_ptr[size] + j] = v
+        v = largest
+        for i in range(stop_ptr[size + 1] - stop_ptr[size]):
+            v = largest_other_size(code, p, q, size, size - i, v, True)
+            stop_of[stop_ptr[size] + i] = at_most[v] if v >= 0 else 0
+    return x_ptr, x_max, stop_ptr, stop_of
+
+
+@kernel
+def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes, at, x_ptr, x_max):
     """Inverted index of each set's first ``index_len[s]`` tokens, one list per (token, class).
 
     List ``w * n_classes + c`` holds the sets of class ``c`` (a side of an R–S
     join; one class in a self-join) whose indexed prefix holds token ``w``.
     Returns CSR: ``list_ptr`` (int64, num_tokens * n_classes + 1), and per
-    posting the set, the token's position in it (``at[e]`` for the token at
-    ``e`` when ``at`` is not empty: its position in another order of the set,
-    :func:`probe_verify`) and the set's size (int32
-    each: the probe reads a posting's size with it, not from ``indptr`` at a
-    random place). Sets enter in order, so each list is sorted by set, hence
-    by size.
+    posting the set, the largest probe size it admits a first match of
+    (``x_max`` of :func:`first_match_bounds` at its position: ``at[e]`` for
+    the token at ``e`` when ``at`` is not empty, its position in another
+    order of the set, :func:`probe_verify`) and the set's size (int32 each:
+    the probe passes over a posting by one comparison of sizes, and reads a
+    posting's size with it, not from ``indptr`` at a random place). Sets
+    enter in order, so each list is sorted by set, hence by size.
     """
     m = indptr.shape[0] - 1
     n_lists = num_tokens * n_classes
@@ -54,21 +120,24 @@ def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes, at)
         total += ptr[np.uint64(w)]
         ptr[np.uint64(w)] = total
     post_set = np.empty(ptr[n_lists + 1], np.int32)
-    post_pos = np.empty(ptr[n_lists + 1], np.int32)
+    post_xmax = np.empty(ptr[n_lists + 1], np.int32)
     post_size = np.empty(ptr[n_lists + 1], np.int32)
+    has_at = at.shape[0] > 0
     for s in range(m):
         c = np.int64(set_class[s]) + 1
         start = indptr[s]
         size = indptr[s + 1] - start
+        row = x_ptr[np.uint64(size)]
         for k in range(index_len[s]):
+            j = np.int64(at[np.uint64(start + k)]) if has_at else np.int64(k)
             w = np.uint64(np.int64(tokens[np.uint64(start + k)]) * n_classes + c)
             e = np.uint64(ptr[w])
             post_set[e] = s
-            post_pos[e] = at[indptr[s] + k] if at.shape[0] else k
+            post_xmax[e] = x_max[np.uint64(row + j)]
             post_size[e] = size
             ptr[w] = e + np.uint64(1)
     list_ptr = ptr[: n_lists + 1]
-    return list_ptr, post_set, post_pos, post_size
+    return list_ptr, post_set, post_xmax, post_size
 
 
 @kernel
@@ -147,8 +216,8 @@ def gallop(a, lo, hi, x):
 
 
 @kernel
-def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, post_bits, bits, at, live_len, probe_len,
-                 win_lo, win_hi, set_class, compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at, out_x,
+def probe_verify(indptr, tokens, list_ptr, post_set, post_xmax, post_size, post_bits, bits, at, live_len, probe_len,
+                 win_lo, win_hi, stop_ptr, stop_of, set_class, compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at, out_x,
                  out_y, out_a, n_out):
     """Pairs that reach α among probe sets ``lo <= x < hi`` and the sets ``win_lo[x] <= y < win_hi[x]``.
 
@@ -176,8 +245,15 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, post_b
     α`` is passed over without a look at y's state, as MPJoin's shortened index
     prefix would (Ribeiro, Härder 2009): it is no first match, and it and every
     later match of y (deeper still) are counted by verification, which resumes
-    after the last match counted. Both bounds are worked out once per run of
-    equal sizes in a list (sorted by size), not per posting.
+    after the last match counted. Neither bound is worked out per posting:
+    the first is a set where a list's scan stops, the first set of a size
+    whose α exceeds ``|x| - i`` (lists are sorted by set, hence by size;
+    ``stop_of`` of :func:`first_match_bounds`, row ``stop_ptr[|x|]``);
+    the second one comparison, |x| against the largest probe size the
+    posting admits (``post_xmax``, :func:`build_index`), and only a posting
+    that passes it has its size read. A candidate's last counted match in y
+    is found again by its token, from y's front, for verification to resume
+    after.
 
     ``at`` (int32, aligned with ``tokens``; empty: unused) gives each token's
     position in another order of its set, increasing along the prefixes
@@ -205,8 +281,8 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, post_b
 
     Scratch, reused from call to call (a thread's own): ``state`` int32 (m, 4),
     column 0 zero (per set: the count A of prefix matches counted; left zero
-    again), then i, j and |y| of a candidate's last counted match, side by
-    side so that a candidate costs one cache line; ``touched`` int32 (m,);
+    again), then i of a candidate's last counted match, a column unused and
+    |y|, side by side so that a candidate costs one cache line; ``touched`` int32 (m,);
     ``alpha_of`` int32 and ``alpha_at`` int64 (largest size + 1; ``alpha_at``
     -1): α per partner size, cached for the size of the current probe set (α
     depends on the two sizes only, so consecutive probe sets of one size share
@@ -234,22 +310,34 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, post_b
         stop_set = win_hi[x]
         if post_bits is not None:  # read before the postings only where they use it (no register held in vain)
             bx = bits[x]
+        row = stop_ptr[np.uint64(size_x)]
         n_touched = 0
         for i in range(probe_len[x]):
-            gi = np.int64(at[xs + i]) if has_at else i
+            gi = np.int64(at[np.uint64(xs + i)]) if has_at else i
+            # A first common token lies in x's first |x| - α + 1; α grows with |y|, so the sets of a list
+            # from the first one of a size with a larger α on are passed over, as are the rest of x's tokens
+            # once none is left (deeper in x: fewer still).
+            stop = min(stop_set, stop_of[np.uint64(row + gi)])
+            if stop <= start_set:
+                break
             for cy in range(n_classes):
                 if not compat[cx, cy]:
                     continue
-                w = np.int64(tokens[xs + i]) * n_classes + cy
+                w = np.uint64(np.int64(tokens[np.uint64(xs + i)]) * n_classes + cy)
                 # Size bound: skip the sets below the window, searched from the list's front.
-                # The list is sorted by size: α and the bounds below change only where |y| does.
+                # The list is sorted by size: α changes only where |y| does.
                 last_size = -1
-                deepest = -1
-                for k in range(gallop(post_set, list_ptr[w], list_ptr[w + 1], start_set), list_ptr[w + 1]):
+                end = list_ptr[w + np.uint64(1)]
+                for k in range(gallop(post_set, list_ptr[w], end, start_set), end):
                     uk = np.uint64(k)
                     y = post_set[uk]
-                    if y >= stop_set:
+                    if y >= stop:
                         break
+                    # Positional bound at a first match, on y's side: α tokens from it on in y too (the largest
+                    # probe size that allows, from the index). A later match this deep is left to verification,
+                    # as is every one after it (deeper still).
+                    if size_x > post_xmax[uk]:
+                        continue
                     size_y = post_size[uk]
                     if size_y != last_size:
                         last_size = size_y
@@ -257,15 +345,6 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, post_b
                             alpha_at[np.uint64(size_y)] = size_x
                             alpha_of[np.uint64(size_y)] = required_overlap(code, p, q, size_x, size_y)
                         alpha = alpha_of[np.uint64(size_y)]
-                        # A first common token lies in x's first |x| - α + 1; α grows with |y| along the list.
-                        if gi > size_x - alpha:
-                            break
-                        deepest = size_y - alpha
-                    # Positional bound at a first match: α tokens from it on in y too. A later match this
-                    # deep is left to verification, as is every one after it (deeper still).
-                    j = post_pos[uk]
-                    if j > deepest:
-                        continue
                     # Bitmap bound, read from the posting: a y it rules out is not touched at all.
                     if post_bits is not None and not bitmap_admits(size_x, size_y, bx, post_bits[uk], alpha):
                         continue
@@ -277,7 +356,6 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, post_b
                         state[uy, 3] = size_y
                     state[uy, 0] = c + 1
                     state[uy, 1] = i
-                    state[uy, 2] = j
         # Room for every candidate's pair, looked at once per probe set: an array reassigned in the loop over
         # candidates would cost numba a reference count update per candidate.
         if n_out + n_touched > out_x.shape[0]:
@@ -301,8 +379,14 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, post_b
             if post_bits is None and not bitmap_admits(size_x, size_y, bx, bits[uy], alpha):
                 continue
             ys = indptr[uy]
-            yj = ys + state[uy, 2]
-            if has_at:
+            if not has_at:
+                # y's last counted match is x's, found by its token among y's sorted tokens, from the front: it is
+                # in y's prefix, and the merge reads the rest.
+                yj = ys
+                tx = tokens[np.uint64(xs + state[uy, 1])]
+                while tokens[np.uint64(yj)] != tx:
+                    yj += 1
+            else:
                 # y's last counted match is x's, found by its token among y's tokens below num_tokens.
                 yl = ys + live_len[uy]
                 ix = xs + state[uy, 1]

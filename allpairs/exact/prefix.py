@@ -41,7 +41,7 @@ from .._kernels.jit import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
 from ..verify import bitmaps_prune
 from ..verify._kernel import bitmaps
-from ._kernel import build_index, probe_cost, probe_verify
+from ._kernel import build_index, first_match_bounds, probe_cost, probe_verify
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -377,9 +377,10 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     n_classes = compat.shape[0]
     at = _NO_POSITIONS if at is None else at
     live_len = _NO_LENGTHS if live_len is None else np.ascontiguousarray(live_len, np.int64)
-    list_ptr, post_set, post_pos, post_size = build_index(indptr, tokens, num_tokens, index_len, set_class,
-                                                          n_classes, at)
-    del index_len
+    x_ptr, x_max, stop_ptr, stop_of = first_match_bounds(indptr, index_len, probe_len, at, row.code, p, q)
+    list_ptr, post_set, post_xmax, post_size = build_index(indptr, tokens, num_tokens, index_len, set_class,
+                                                           n_classes, at, x_ptr, x_max)
+    del index_len, x_ptr, x_max
     cost = probe_cost(indptr, tokens, list_ptr, probe_len, set_class, compat, n_classes)
     total_cost = int(cost.sum())
     n_tasks = task_count(total_cost, n_sets, jobs)
@@ -411,10 +412,10 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
             local.touched = np.empty(n_sets, np.int32)
             local.alpha_of = np.empty(largest + 1, np.int32)
             local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sizes (this join's α only)
-        ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post_set, post_pos, post_size, post_bits,
-                                               bits, at, live_len, probe_len, win_lo, win_hi, set_class, compat,
-                                               n_classes, row.code, p, q, lo, hi, local.state, local.touched, local.alpha_of,
-                                               local.alpha_at, *out, n_out)
+        ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post_set, post_xmax, post_size, post_bits,
+                                               bits, at, live_len, probe_len, win_lo, win_hi, stop_ptr, stop_of,
+                                               set_class, compat, n_classes, row.code, p, q, lo, hi, local.state,
+                                               local.touched, local.alpha_of, local.alpha_at, *out, n_out)
         task_cost = int(cum[k + 1] - cum[k])
         if task_cost:
             density[0] = (int(end) - n_out) / task_cost

@@ -117,6 +117,41 @@ def required_overlap(code, p, q, x, y):
     return _ceil_div(p * min(x, y), q)  # CONTAINMENT_EITHER
 
 
+
+@kernel
+def largest_other_size(code, p, q, size, budget, hi, probing):
+    """The largest size ``v <= hi`` (``hi >= -1``) of the other set with ``α <= budget``; -1 if none.
+
+    α is ``α(size, v)`` where ``probing`` (the set of ``size`` probes), else ``α(v, size)``: under every
+    measure it does not fall as either size grows, so it holds up to the answer and fails above it. Jaccard
+    and Dice in closed form (``⌈a/b⌉ <= B`` iff ``a <= B·b``); the others a few steps down from ``hi`` (where
+    a neighbouring budget's answer is), then a binary search.
+    """
+    p = np.int64(p)
+    q = np.int64(q)
+    size = np.int64(size)
+    budget = np.int64(budget)
+    hi = np.int64(hi)
+    if budget < 0:
+        return np.int64(-1)
+    if p > 0 and (code == JACCARD or code == DICE):
+        v = (budget * (p + q)) // p - size if code == JACCARD else (budget * 2 * q) // p - size
+        return max(min(v, hi), np.int64(-1))
+    for _ in range(4):
+        if hi < 0 or (required_overlap(code, p, q, size, hi) if probing
+                      else required_overlap(code, p, q, hi, size)) <= budget:
+            return hi
+        hi -= 1
+    lo = np.int64(-1)  # α <= budget holds up to lo, fails above hi
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if (required_overlap(code, p, q, size, mid) if probing else required_overlap(code, p, q, mid, size)) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 @kernel
 def cosine_truncated(o, x, y, scale):
     """``⌊scale · o[k] / √(x[k]·y[k])⌋`` for each k, exactly (int64; o <= min(x, y), scale <= 10**9)."""
