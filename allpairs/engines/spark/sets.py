@@ -81,9 +81,8 @@ def _keyed_batches(columns, indptr, keys, schema: pa.Schema):
     indptr, keys = sorted_distinct(indptr, keys)
     size = np.diff(indptr).astype(np.int32)
     for a, b in key_slices(indptr):
-        yield pa.RecordBatch.from_arrays([c.slice(a, b - a) for c in columns] +
-                                         [pa.array(size[a:b], pa.int32()), key_array(indptr[a:b + 1], keys.view(np.int64))],
-                                         schema=schema)
+        keyed = [pa.array(size[a:b], pa.int32()), key_array(indptr[a:b + 1], keys.view(np.int64))]
+        yield pa.RecordBatch.from_arrays([c.slice(a, b - a) for c in columns] + keyed, schema=schema)
 
 
 #: Bits of a document's number (``ord``) left for its row within a task: ``monotonically_increasing_id``'s.
