@@ -820,15 +820,36 @@ def test_workers_are_forked_from_a_daemon_that_imported_the_join_once(spark):
                 "pid": os.getpid(), "ppid": os.getppid(), "daemon": getattr(daemon, "PRELOADED_IN", -1),
                 "threads": getattr(daemon, "THREADS", -1), "failed": getattr(daemon, "FAILED", "no daemon module"),
                 "sets": "allpairs.engines.spark.sets" in getattr(daemon, "LOADED", ()),
-                "heavy": ",".join(m for m in ("numba", "typer", "rich") if m in getattr(daemon, "LOADED", ()))}])
+                "heavy": ",".join(m for m in ("numba", "typer", "rich") if m in getattr(daemon, "LOADED", ())),
+                "pandas": "pandas" in getattr(daemon, "LOADED", ()), "pyspark": sys.modules["pyspark"].__file__}])
 
     rows = spark.range(4, numPartitions=2).mapInArrow(
-        probe, "pid long, ppid long, daemon long, threads long, failed string, sets boolean, heavy string").collect()
+        probe, "pid long, ppid long, daemon long, threads long, failed string, sets boolean, heavy string, "
+               "pandas boolean, pyspark string").collect()
     assert len(rows) == 2
+    import pyspark
+
     for r in rows:
         assert r.ppid == r.daemon != r.pid, r  # the worker is a child of the daemon that imported the modules
-        # No thread at the fork; the join's modules imported, and none that a task has no use for.
-        assert r.failed is None and r.threads == 1 and r.sets and r.heavy == "", r
+        # No thread at the fork; the join's modules imported (pandas too: pyarrow imports it at a worker's
+        # first pa.array of a list), and none that a task has no use for.
+        assert r.failed is None and r.threads == 1 and r.sets and r.pandas and r.heavy == "", r
+        # The installed pyspark (compiled once), not Spark's zip of the same sources (compiled at each import).
+        assert r.pyspark == pyspark.__file__ and ".zip" not in r.pyspark, r
+
+
+def test_the_daemon_drops_only_the_zip_of_the_installed_pyspark(tmp_path, monkeypatch):
+    import pyspark
+
+    from allpairs.engines import spark_daemon
+
+    own = os.path.join(os.path.dirname(pyspark.__file__), "python", "lib", "pyspark.zip")
+    other = str(tmp_path / "spark-home" / "python" / "lib" / "pyspark.zip")  # a distribution's own copy
+    monkeypatch.setattr(sys, "path", [other, own, *sys.path])
+    assert spark_daemon.installed_pyspark() == own
+    assert sys.path[0] == other and own not in sys.path  # another Spark's zip stays where it was
+    monkeypatch.setattr(sys, "path", [other, *sys.path])
+    assert spark_daemon.installed_pyspark() is None and sys.path[0] == other  # no zip of the installed one
 
 
 def test_schema_errors_name_the_column_before_any_job(spark):
@@ -1248,3 +1269,11 @@ def test_the_hot_tokens_histograms_found_by_keys_or_ranks_count_their_prefix_rou
             for gv, s, n in zip(*(out.column(c).to_pylist() for c in ("g", "size", "n"))):
                 counts[(gv, s)] = counts.get((gv, s), 0) + n
         assert counts == want
+
+
+def test_modules_imported_while_the_jvm_starts_leave_a_failing_one_to_pyspark(monkeypatch):
+    from allpairs.engines.spark import session
+
+    monkeypatch.setattr(session, "IMPORTED_WHILE_THE_JVM_STARTS", ("allpairs_no_such_module", "fractions"))
+    session._import_while_the_jvm_starts().join(60)  # the failing import raises nothing; the next one is made
+    assert "fractions" in sys.modules and "allpairs_no_such_module" not in sys.modules

@@ -215,6 +215,35 @@ def _class_archive(conf: dict, quiet: bool):
     return class_archive.plan(find_java(), conf, _note(quiet))
 
 
+#: Modules pyspark imports once the JVM it starts answers: pandas (0.2-0.5 s), through
+#: ``pyspark.testing.utils`` as it converts the first arguments it sends to the JVM, and for
+#: ``mapInArrow`` (its ``pandas_udf`` checks pandas' version). Imported in a thread of their own while pyspark
+#: waits for the JVM to start (1-2 s, this process idle): the waits overlap, not add up.
+IMPORTED_WHILE_THE_JVM_STARTS = ("pandas",)
+
+
+def _jvm_running() -> bool:
+    """Whether this process has a JVM of pyspark's already (a session started before, or a gateway given)."""
+    from pyspark import SparkContext
+
+    return SparkContext._gateway is not None or bool(os.environ.get("PYSPARK_GATEWAY_PORT"))
+
+
+def _import_while_the_jvm_starts() -> threading.Thread:
+    """Import :data:`IMPORTED_WHILE_THE_JVM_STARTS` in a daemon thread; one that fails is left to pyspark
+    (which imports it again and says why)."""
+    def imports():
+        for name in IMPORTED_WHILE_THE_JVM_STARTS:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001
+                pass
+
+    thread = threading.Thread(target=imports, name="allpairs-imports", daemon=True)
+    thread.start()
+    return thread
+
+
 def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: dict | None = None,
                 quiet: bool = False):
     """The active SparkSession, or a new one on ``master`` (default ``local[*]``).
@@ -273,6 +302,8 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
     options = " ".join(o for o in (archive.options if archive is not None else None, _log_option(conf or {})) if o)
     if options:
         builder = builder.config(class_archive.SETTING, options)
+    if not _jvm_running():
+        _import_while_the_jvm_starts()
     # pyspark's SparkContext takes SIGINT for itself (cancel the jobs, raise KeyboardInterrupt): in the
     # allpairs program, whose watcher thread ends a run on any signal in one line, it is given back.
     sigint = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
