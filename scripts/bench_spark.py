@@ -387,9 +387,10 @@ def local_count(path: Path, threshold: float) -> int:
     return len(allpairs.join(allpairs.read_sets(path, hash_pieces=hash_set_pieces), threshold, count=True).pairs)
 
 
-def spark_count(spark, path: Path, threshold: float, group: str) -> dict:
-    """The Spark engine's pairs of a cached Parquet corpus, counted, as job group ``group``: the pairs, wall
-    seconds, and the jobs, stages, tasks, shuffle bytes and longest task it ran."""
+def spark_count(spark, path: Path, threshold: float, group: str, options: dict | None = None) -> dict:
+    """The Spark engine's pairs of a cached Parquet corpus, counted, as job group ``group`` (``options``: of
+    ``allpairs.spark.join``): the pairs, wall seconds, and the jobs, stages, tasks, shuffle bytes and longest
+    task it ran."""
     import allpairs.spark
 
     sc = spark.sparkContext
@@ -398,7 +399,7 @@ def spark_count(spark, path: Path, threshold: float, group: str) -> dict:
     t0 = time.perf_counter()
     try:
         pairs = allpairs.spark.join(spark.read.parquet(str(path)), threshold, id_col="id", tokens_col="toks",
-                                    order_col="id")
+                                    order_col="id", **(options or {}))
         got = pairs.count()
         wall = time.perf_counter() - t0
     finally:
@@ -437,7 +438,7 @@ def sets_side_by_side(spark, n: int, args, memory) -> None:
         memory.line()  # a last sample
         local_mem = max(local_mem, memory.own)
         memory.reset()
-        runs.append(spark_count(spark, source, args.threshold, f"bench-{n}-{k}"))
+        runs.append(spark_count(spark, source, args.threshold, f"bench-{n}-{k}", options(args)))
         memory.line()
         spark_mem = max(spark_mem, memory.spark)
         got = runs[-1]["pairs"]
@@ -597,6 +598,11 @@ def vs_local(args) -> None:
     spark.stop()
 
 
+def options(args) -> dict:
+    """``--option NAME=INT`` as keywords of ``allpairs.spark.join``."""
+    return {k: int(v) for k, v in (o.split("=", 1) for o in args.option)}
+
+
 def positive(text: str) -> int:
     """An argparse type: a whole number >= 1."""
     try:
@@ -631,6 +637,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=positive, default=1,
                     help="with --vs-local: rounds of each engine on the tiny corpus, the Go tree and each size, "
                          "interleaved (medians reported, with their range)")
+    ap.add_argument("--option", action="append", default=[], metavar="NAME=INT",
+                    help="with --vs-local: an option of allpairs.spark.join for the sizes, e.g. "
+                         "broadcast_limit=16000000 (10 M sets share more shingles than the default 4 M)")
     ap.add_argument("--commands", action="store_true",
                     help="dedup, clusters and decontamination beside the local engine (see above)")
     ap.add_argument("--items", type=int, default=100_000, help="with --commands: benchmark items (0: none)")
