@@ -37,12 +37,17 @@ repository root)::
 With ``--vs-local`` it measures instead the Spark engine against the local
 engine, side by side in one run: the tiny corpus and (``--go``) the Go tree
 end to end through the command line (each its own process, the JVM's start
-included), then each size's exact join on Spark (``allpairs.spark.join``,
-counted) beside ``allpairs.join`` on the same sets in this process, with the
-Spark jobs and tasks each join ran, its shuffle bytes and the ratio of the
-wall times; LSH and MLlib are not run then::
+included), then each size's exact join on Spark (``allpairs.spark.join`` of
+the cached Parquet, counted) beside the local engine's (``allpairs.join`` of
+the same sets read from a ``--sets`` file written once beside the Parquet,
+counted) in this process, after an unreported warm-up join of --warmup sets
+on each: the wall times (``--repeat N``: N rounds, the engines interleaved,
+medians with their range), each engine's peak memory (this process; the JVM
+and its Python workers), the Spark jobs, stages and tasks each join ran, its
+shuffle bytes and longest task; no set is a Python list here, so 10 M sets
+fit beside the JVM. LSH and MLlib are not run then::
 
-    .venv/bin/python scripts/bench_spark.py --vs-local --go --sizes 100000 1000000
+    .venv/bin/python scripts/bench_spark.py --vs-local --go --sizes 100000 1000000 --repeat 3
 
 With ``--commands`` it measures dedup, clusters and decontamination on Spark
 beside the local engine, side by side in one run: per size, the Spark join
@@ -71,6 +76,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
 
 import numpy as np  # noqa: E402
 
@@ -349,39 +355,106 @@ def cli_side_by_side(name: str, args: list[str], master: str, fallback: bool = F
               f"{walls['no --master pairs']:,} pairs ({walls['no --master times'].split('time ')[-1]})", flush=True)
 
 
-def sets_side_by_side(spark, n: int, args) -> None:
-    """The exact join of one Zipf corpus on Spark (jobs, tasks, shuffle) beside the local engine on the same sets."""
+def sets_file(n: int, seed: int, cache: Path) -> Path:
+    """The corpus of ``n`` sets as a ``--sets`` file beside its Parquet (a set a line, its tokens in decimal),
+    written once a row group at a time: the local engine reads it as ``allpairs join --sets`` does, so that no
+    set is ever a Python list in this process (10 M sets would take GiBs beside the JVM)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
+    source = corpus(n, seed, cache)
+    path = source.with_suffix(".sets")
+    if path.exists():
+        return path
+    part = path.with_name(path.name + ".part")
+    table = pq.ParquetFile(source)
+    with open(part, "wb") as out:
+        for k in range(table.metadata.num_row_groups):
+            toks = table.read_row_group(k, columns=["toks"]).column("toks").combine_chunks()
+            lines = pc.binary_join(pc.cast(toks, pa.list_(pa.string())), " ").fill_null("")
+            out.write(("\n".join(lines.to_pylist()) + "\n").encode())
+    part.rename(path)
+    return path
+
+
+def local_count(path: Path, threshold: float) -> int:
+    """The local engine's pairs of a ``--sets`` file, counted: read and joined as ``allpairs join --sets F
+    --count`` does, in this process."""
     import allpairs
+    from allpairs.shingles import hash_set_pieces
+
+    return len(allpairs.join(allpairs.read_sets(path, hash_pieces=hash_set_pieces), threshold, count=True).pairs)
+
+
+def spark_count(spark, path: Path, threshold: float, group: str, options: dict | None = None) -> dict:
+    """The Spark engine's pairs of a cached Parquet corpus, counted, as job group ``group`` (``options``: of
+    ``allpairs.spark.join``): the pairs, wall seconds, and the jobs, stages, tasks, shuffle bytes and longest
+    task it ran."""
     import allpairs.spark
 
-    path = corpus(n, args.seed, Path(args.cache))
-    toks = pq.read_table(path, columns=["toks"]).column("toks").to_pylist()
-    t0 = time.perf_counter()
-    local = len(allpairs.join(toks, args.threshold).pairs)
-    local_s = time.perf_counter() - t0
-    del toks
     sc = spark.sparkContext
-    group = f"bench-{n}"
     sc.setJobGroup(group, group)
     before = last_stage(sc)
     t0 = time.perf_counter()
-    pairs = allpairs.spark.join(spark.read.parquet(str(path)), args.threshold, id_col="id", tokens_col="toks",
-                                order_col="id")
-    got = pairs.count()
-    spark_s = time.perf_counter() - t0
-    sc.setLocalProperty("spark.jobGroup.id", None)
+    try:
+        pairs = allpairs.spark.join(spark.read.parquet(str(path)), threshold, id_col="id", tokens_col="toks",
+                                    order_col="id", **(options or {}))
+        got = pairs.count()
+        wall = time.perf_counter() - t0
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    pairs.unpersist()
     tracker = sc.statusTracker()
     jobs = tracker.getJobIdsForGroup(group)
-    tasks = sum(getattr(tracker.getStageInfo(sid), "numCompletedTasks", 0) for j in jobs
-                for sid in tracker.getJobInfo(j).stageIds)
-    m = stage_metrics(sc, before)
-    pairs.unpersist()
-    same = "same count" if got == local else f"COUNTS DIFFER (local {local:,})"
-    print(f"{n:>9,} Zipf sets      local {local_s:7.1f}s  spark {spark_s:7.1f}s  ratio {spark_s / local_s:6.1f}x  "
-          f"{got:,} pairs ({same}); {len(jobs)} jobs, {tasks} tasks, {mib(m['shuffle_bytes'])} shuffled, "
-          f"longest task {m['longest_task_s']:.1f}s; load average {os.getloadavg()[0]:.1f}", flush=True)
+    stages = [tracker.getStageInfo(sid) for j in jobs for sid in tracker.getJobInfo(j).stageIds]
+    ran = [st for st in stages if st is not None and st.numCompletedTasks]
+    return {"pairs": got, "wall_s": wall, "jobs": len(jobs), "stages": len(ran),
+            "tasks": sum(st.numCompletedTasks for st in ran), **stage_metrics(sc, before)}
+
+
+def spread(values) -> str:
+    """The median of ``values`` and, for several, their range: "11.30 s (10.20-13.90)"."""
+    import statistics
+
+    med = f"{statistics.median(values):.2f} s"
+    return med if len(values) == 1 else f"{med} ({min(values):.2f}-{max(values):.2f})"
+
+
+def sets_side_by_side(spark, n: int, args, memory) -> None:
+    """The exact join of one Zipf corpus on Spark beside the local engine, both reading it from its file (the
+    Parquet; its ``--sets`` twin), ``args.repeat`` rounds with the engines interleaved: the medians and their
+    range, each engine's peak memory (this process for the local engine; the JVM and its Python workers for
+    Spark), and Spark's jobs, stages, tasks, shuffle bytes and longest task (of its median round)."""
+    import statistics
+
+    source, path = corpus(n, args.seed, Path(args.cache)), sets_file(n, args.seed, Path(args.cache))
+    local, runs, local_mem, spark_mem = [], [], 0, 0
+    for k in range(args.repeat):
+        memory.reset()
+        t0 = time.perf_counter()
+        want = local_count(path, args.threshold)
+        local.append(time.perf_counter() - t0)
+        memory.line()  # a last sample
+        local_mem = max(local_mem, memory.own)
+        memory.reset()
+        runs.append(spark_count(spark, source, args.threshold, f"bench-{n}-{k}", options(args)))
+        memory.line()
+        spark_mem = max(spark_mem, memory.spark)
+        got = runs[-1]["pairs"]
+        print(f"  round {k + 1}: local {local[-1]:.1f} s, spark {runs[-1]['wall_s']:.1f} s, "
+              f"{got:,} pairs{'' if got == want else f' (COUNTS DIFFER: local {want:,})'}; load average "
+              f"{os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+    walls = [r["wall_s"] for r in runs]
+    m = sorted(runs, key=lambda r: r["wall_s"])[(len(runs) - 1) // 2]  # the median round (the lower of two)
+    same = "same count" if all(r["pairs"] == want for r in runs) else f"COUNTS DIFFER (local {want:,})"
+    ratio = statistics.median(walls) / statistics.median(local)
+    print(f"{n:>9,} Zipf sets      local {spread(local)}  spark {spread(walls)}  ratio {ratio:.1f}x "
+          f"{'' if args.repeat == 1 else f'(medians of {args.repeat} interleaved rounds) '}"
+          f"{m['pairs']:,} pairs ({same}); peak memory local {local_mem / 2**30:.1f} GiB (this process), "
+          f"spark {spark_mem / 2**30:.1f} GiB (the JVM and its Python workers); spark: {m['jobs']} jobs, "
+          f"{m['stages']} stages, {m['tasks']} tasks, {mib(m['shuffle_bytes'])} shuffled, longest task "
+          f"{m['longest_task_s']:.1f}s; load average {os.getloadavg()[0]:.1f}", flush=True)
 
 
 def spark_measured(spark, name: str, fn):
@@ -510,11 +583,35 @@ def vs_local(args) -> None:
         return
     from allpairs.engines.spark import get_session
 
+    from profile_spark import PeakMemory
+
+    memory = PeakMemory()
     spark = get_session(args.master, conf={"spark.driver.memory": "6g"})
     spark.sparkContext.setLogLevel("ERROR")
+    if args.warmup:  # unreported: each engine's first join (its kernels, Spark's Python workers) paid here
+        warm = corpus(args.warmup, args.seed + 1, Path(args.cache))
+        local_count(sets_file(args.warmup, args.seed + 1, Path(args.cache)), args.threshold)
+        spark_count(spark, warm, args.threshold, "bench-warm-up")
+        print(f"{'':<22} (after an unreported warm-up join of {args.warmup:,} sets on each engine)", flush=True)
     for n in args.sizes:
-        sets_side_by_side(spark, n, args)
+        sets_side_by_side(spark, n, args, memory)
     spark.stop()
+
+
+def options(args) -> dict:
+    """``--option NAME=INT`` as keywords of ``allpairs.spark.join``."""
+    return {k: int(v) for k, v in (o.split("=", 1) for o in args.option)}
+
+
+def positive(text: str) -> int:
+    """An argparse type: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return value
 
 
 def main() -> None:
@@ -537,8 +634,12 @@ def main() -> None:
                     help="where the corpora are written once")
     ap.add_argument("--vs-local", action="store_true", help="the Spark engine beside the local engine (see above)")
     ap.add_argument("--go", action="store_true", help="with --vs-local: the Go tree end to end too")
-    ap.add_argument("--repeat", type=int, default=1,
-                    help="with --vs-local: runs of each engine on the tiny corpus and the Go tree, interleaved")
+    ap.add_argument("--repeat", type=positive, default=1,
+                    help="with --vs-local: rounds of each engine on the tiny corpus, the Go tree and each size, "
+                         "interleaved (medians reported, with their range)")
+    ap.add_argument("--option", action="append", default=[], metavar="NAME=INT",
+                    help="with --vs-local: an option of allpairs.spark.join for the sizes, e.g. "
+                         "broadcast_limit=16000000 (10 M sets share more shingles than the default 4 M)")
     ap.add_argument("--commands", action="store_true",
                     help="dedup, clusters and decontamination beside the local engine (see above)")
     ap.add_argument("--items", type=int, default=100_000, help="with --commands: benchmark items (0: none)")

@@ -176,7 +176,9 @@ def tree_cpu(spark) -> float | None:
 class PeakMemory:
     """The peak resident memory of this process and every process under it (the driver's JVM, the Python
     workers' daemon and its workers), sampled from /proc every ``interval`` seconds by a thread: the whole
-    tree's peak, and the largest single JVM and Python process seen (``reset`` starts a new input)."""
+    tree's peak, the largest single JVM and Python process seen, and apart this process alone (``own``: a
+    local join run in it) and the tree under it (``spark``: the JVM and its workers) (``reset`` starts a new
+    input)."""
 
     def __init__(self, interval: float = 0.25):
         import threading
@@ -188,7 +190,7 @@ class PeakMemory:
         self._thread.start()
 
     def reset(self) -> None:
-        self.tree = self.jvm = self.python = 0
+        self.tree = self.jvm = self.python = self.own = self.spark = 0
 
     def _sample(self) -> None:
         parent, rss, comm = {}, {}, {}
@@ -217,6 +219,8 @@ class PeakMemory:
                     self.python = max(self.python, rss.get(pid, 0))
             todo.extend(children.get(pid, []))
         self.tree = max(self.tree, total)
+        self.own = max(self.own, rss.get(os.getpid(), 0))
+        self.spark = max(self.spark, total - rss.get(os.getpid(), 0))
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
