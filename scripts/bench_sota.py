@@ -207,9 +207,9 @@ def load_probe_variants() -> None:
 
     i32, i64 = np.empty(0, np.int32), np.empty(0, np.int64)
     given = dict(indptr=np.zeros(1, np.int64), tokens=i32, list_ptr=np.zeros(1, np.int64), post_set=i32, post_pos=i32,
-                 post_xmax=i32, post_size=i32, bits=np.empty(0, np.uint64), at=i32, live_len=i64, probe_len=i64,
-                 win_lo=i64, win_hi=i64, stop_ptr=np.zeros(1, np.int64), stop_of=i64, by_position=True, set_class=i32,
-                 compat=np.ones((1, 1), np.bool_), n_classes=1, code=0,
+                 post_xmax=i32, post_size=i32, post_skip=np.empty(0, np.uint16), bits=np.empty(0, np.uint64), at=i32,
+                 live_len=i64, probe_len=i64, win_lo=i64, win_hi=i64, stop_ptr=np.zeros(1, np.int64), stop_of=i64,
+                 by_position=True, set_class=i32, compat=np.ones((1, 1), np.bool_), n_classes=1, code=0,
                  p=1, q=2, lo=0, hi=0, state=np.zeros((0, 4), np.int32), touched=i32, alpha_of=i32, alpha_at=i64,
                  out_x=np.empty(1, np.int32), out_y=np.empty(1, np.int32), out_a=np.empty(1, np.int32), n_out=0)
     names = list(inspect.signature(probe_verify.py_func).parameters)
