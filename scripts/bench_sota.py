@@ -197,8 +197,9 @@ def count_stage(region: str, path: str, thresholds: list[str]) -> None:
 
 def load_probe_variants() -> None:
     """Both variants of the join's probe (signatures in the postings or not) compiled or loaded by numba,
-    each called once on no probe sets, so that neither is loaded inside a counted region. Its arguments are
-    given by name (the probe's own parameters), so that a checkout whose probe takes other ones is counted too."""
+    each called once on no probe sets, and the steps over failing postings made for no postings, so that
+    none is loaded inside a counted region. The probe's arguments are given by name (its own parameters), so
+    that a checkout whose probe takes other ones is counted too."""
     import inspect
 
     import numpy as np
@@ -215,6 +216,11 @@ def load_probe_variants() -> None:
     names = list(inspect.signature(probe_verify.py_func).parameters)
     for post_bits in (np.empty(0, np.uint64), None):
         probe_verify(*[{**given, "post_bits": post_bits}[k] for k in names])
+    try:  # the steps over failing postings, made by a large join only
+        from allpairs.exact._kernel import posting_steps
+    except ImportError:  # a checkout from before them
+        return
+    posting_steps(np.zeros(1, np.int64), i32)
 
 
 def fault_stage(path: str, thresholds: list[str]) -> None:
