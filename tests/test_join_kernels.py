@@ -191,3 +191,105 @@ def test_the_first_match_bound_tables_hold_the_largest_sizes_alpha_admits_at_eve
                 else:  # the largest probe size for which a first match at g in y passes y's bound
                     want = max((v for v in range(largest + 1) if alpha(t, v, s) <= s - g), default=-1)
                 assert table[ptr[s] + g] == want, (s, g, probing)
+
+
+@st.composite
+def _indexed_sets(draw):
+    """Sets sorted by size over a few tokens (long posting lists, runs of equal sizes and of equal x_max), each
+    of one of two classes, with how much of each is indexed."""
+    sets = sorted((sorted(s) for s in draw(st.lists(st.sets(st.integers(0, 12), min_size=1, max_size=10),
+                                                    min_size=1, max_size=40))), key=lambda s: (len(s), s))
+    index_len = [draw(st.integers(0, len(s))) for s in sets]
+    classes = [draw(st.integers(0, 1)) for _ in sets]
+    return sets, np.array(index_len, np.int64), np.array(classes, np.int32)
+
+
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=300, deadline=None)
+@given(_indexed_sets(), st.sampled_from([(1, 10**9), (1, 2), (7, 10), (999999999, 10**9), (1, 1)]),
+       st.integers(1, 2))
+def test_each_posting_steps_to_the_next_one_of_its_list_that_admits_a_larger_probe(case, pq, n_classes):
+    """post_skip against a scan of the list: every posting stepped over admits no larger probe size (x_max),
+    and the one stepped to admits a larger one, or is the list's end."""
+    from allpairs.exact._kernel import build_index, posting_steps
+
+    sets, index_len, classes = case
+    measure, t = MEASURES["jaccard"], Threshold(*pq)
+    indptr = np.concatenate([[0], np.cumsum([len(s) for s in sets])]).astype(np.int64)
+    tokens = np.array([w for s in sets for w in s], np.int32)
+    none = np.zeros(0, np.int32)
+    x_ptr, x_max, _, _ = first_match_bounds(indptr, index_len, np.zeros(len(sets), np.int64), none,
+                                            np.int64(measure.code), np.int64(t.p), np.int64(t.q))
+    set_class = classes if n_classes == 2 else np.zeros(len(sets), np.int32)
+    list_ptr, post_set, post_xmax, post_size = build_index(indptr, tokens, np.int64(13), index_len, set_class,
+                                                           np.int64(n_classes), none, x_ptr, x_max)
+    post_skip = posting_steps(list_ptr, post_xmax)
+    for w in range(len(list_ptr) - 1):
+        start, end = int(list_ptr[w]), int(list_ptr[w + 1])
+        for k in range(start, end):
+            later = [e for e in range(k + 1, end) if post_xmax[e] > post_xmax[k]]
+            assert k + int(post_skip[k]) == (later[0] if later else end)
+
+
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_near_copies(), st.sampled_from([Fraction(999999999, 10**9), Fraction(1, 10**9), Fraction(1, 2),
+                                        Fraction(9, 10), Fraction(1)]))
+def test_the_probe_finds_the_same_pairs_and_candidates_stepping_one_posting_at_a_time(sets, t):
+    """Any shorter step over postings that fail the positional bound is as good (the build caps the steps at
+    65,535): with every step one posting, the probe finds the same pairs and verifies the same candidates as
+    with the steps made (here for every join, however few the entries it reads)."""
+    import inspect
+
+    import allpairs.exact.prefix as prefix
+
+    probe_verify, saved = prefix.probe_verify, prefix.STEPS_MIN_READS
+    names = list(inspect.signature(probe_verify.py_func).parameters)
+    runs = []
+
+    def one_by_one(*args):
+        a = dict(zip(names, args))
+        found = []
+        for skip in (a["post_skip"], np.ones_like(a["post_skip"])):
+            scratch = dict(state=np.zeros_like(a["state"]), touched=np.empty_like(a["touched"]),
+                           alpha_of=np.empty_like(a["alpha_of"]), alpha_at=np.full_like(a["alpha_at"], -1),
+                           out_x=np.empty(1, np.int32), out_y=np.empty(1, np.int32), out_a=np.empty(1, np.int32))
+            ox, oy, oa, n, n_cand = probe_verify(*[{**a, **scratch, "post_skip": skip, "n_out": 0}[k] for k in names])
+            found.append((ox[:n].tolist(), oy[:n].tolist(), oa[:n].tolist(), n_cand))
+        assert found[0] == found[1]
+        runs.append(found[0])
+        return probe_verify(*args)
+
+    prefix.probe_verify, prefix.STEPS_MIN_READS = one_by_one, 0
+    try:
+        assert fast_pairs(sets, t) == naive.all_pairs(sets, t)
+    finally:
+        prefix.probe_verify, prefix.STEPS_MIN_READS = probe_verify, saved
+    assert runs
+
+
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@pytest.mark.parametrize("steps_min_reads", [0, 10**9])
+def test_near_copies_at_exactly_the_threshold_over_long_posting_lists_equal_brute_force(steps_min_reads,
+                                                                                         monkeypatch):
+    """Sets of sizes 3r with r tokens swapped (Jaccard exactly 1/2 to their base) over 60 tokens: lists of
+    dozens of postings whose steps pass over many (or steps of one); every pair at exactly t is found, none
+    below it."""
+    import allpairs.exact.prefix as prefix
+
+    monkeypatch.setattr(prefix, "STEPS_MIN_READS", steps_min_reads)
+    rng = np.random.default_rng(46)
+    sets = []
+    for r in range(2, 9):
+        for _ in range(12):
+            base = rng.choice(60, 3 * r, replace=False)
+            sets.append(sorted(int(v) for v in base))
+            rest = np.setdiff1d(np.arange(60), base)
+            swapped = np.concatenate([base[r:], rng.choice(rest, r, replace=False)])
+            sets.append(sorted(int(v) for v in swapped))
+    distinct = [list(s) for s in sorted({tuple(s) for s in sets})]
+    want = naive.all_pairs(distinct, Fraction(1, 2))
+    assert fast_pairs(distinct, Fraction(1, 2)) == want
+    assert fast_pairs(distinct, Fraction(1, 2) + Fraction(1, 10**9)) == naive.all_pairs(distinct, Fraction(1, 2) +
+                                                                                          Fraction(1, 10**9))
+    assert fast_pairs(distinct, Fraction(1, 10**9)) == naive.all_pairs(distinct, Fraction(1, 10**9))
