@@ -235,15 +235,14 @@ def whole_runs(audit: Audit, corpora: int, seed: int) -> None:
 
 def _posted(run):
     """``run()`` with the postings carrying their sets' signatures however few the sets (the probe's other
-    variant, made only for large joins) and the steps over failing postings made however few the entries."""
+    variant, made only for large joins)."""
     import allpairs.exact.prefix as prefix
 
-    saved = prefix.POSTED_BITS_MIN_SETS, prefix.STEPS_MIN_READS
-    prefix.POSTED_BITS_MIN_SETS, prefix.STEPS_MIN_READS = 0, 0
+    saved, prefix.POSTED_BITS_MIN_SETS = prefix.POSTED_BITS_MIN_SETS, 0
     try:
         return run()
     finally:
-        prefix.POSTED_BITS_MIN_SETS, prefix.STEPS_MIN_READS = saved
+        prefix.POSTED_BITS_MIN_SETS = saved
 
 
 def naive_near(sets) -> list[Fraction]:

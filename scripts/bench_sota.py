@@ -197,9 +197,8 @@ def count_stage(region: str, path: str, thresholds: list[str]) -> None:
 
 def load_probe_variants() -> None:
     """Both variants of the join's probe (signatures in the postings or not) compiled or loaded by numba,
-    each called once on no probe sets, and the steps over failing postings made for no postings, so that
-    none is loaded inside a counted region. The probe's arguments are given by name (its own parameters), so
-    that a checkout whose probe takes other ones is counted too."""
+    each called once on no probe sets, so that neither is loaded inside a counted region. Its arguments are
+    given by name (the probe's own parameters), so that a checkout whose probe takes other ones is counted too."""
     import inspect
 
     import numpy as np
@@ -208,19 +207,14 @@ def load_probe_variants() -> None:
 
     i32, i64 = np.empty(0, np.int32), np.empty(0, np.int64)
     given = dict(indptr=np.zeros(1, np.int64), tokens=i32, list_ptr=np.zeros(1, np.int64), post_set=i32, post_pos=i32,
-                 post_xmax=i32, post_size=i32, post_skip=np.empty(0, np.uint16), bits=np.empty(0, np.uint64), at=i32,
-                 live_len=i64, probe_len=i64, win_lo=i64, win_hi=i64, stop_ptr=np.zeros(1, np.int64), stop_of=i64,
-                 by_position=True, set_class=i32, compat=np.ones((1, 1), np.bool_), n_classes=1, code=0,
+                 post_xmax=i32, post_size=i32, bits=np.empty(0, np.uint64), at=i32, live_len=i64, probe_len=i64,
+                 win_lo=i64, win_hi=i64, stop_ptr=np.zeros(1, np.int64), stop_of=i64, by_position=True, set_class=i32,
+                 compat=np.ones((1, 1), np.bool_), n_classes=1, code=0,
                  p=1, q=2, lo=0, hi=0, state=np.zeros((0, 4), np.int32), touched=i32, alpha_of=i32, alpha_at=i64,
                  out_x=np.empty(1, np.int32), out_y=np.empty(1, np.int32), out_a=np.empty(1, np.int32), n_out=0)
     names = list(inspect.signature(probe_verify.py_func).parameters)
     for post_bits in (np.empty(0, np.uint64), None):
         probe_verify(*[{**given, "post_bits": post_bits}[k] for k in names])
-    try:  # the steps over failing postings, made by a large join only
-        from allpairs.exact._kernel import posting_steps
-    except ImportError:  # a checkout from before them
-        return
-    posting_steps(np.zeros(1, np.int64), i32)
 
 
 def fault_stage(path: str, thresholds: list[str]) -> None:

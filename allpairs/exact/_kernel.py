@@ -141,29 +141,6 @@ def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes, at,
 
 
 @kernel
-def posting_steps(list_ptr, post_xmax):
-    """For each posting of :func:`build_index`, how far along its list the next posting with a larger ``x_max``
-    lies (uint16; its list's end if none, and at most 65,535: a shorter step where it is farther).
-
-    Every posting stepped over admits no larger probe than this one, so a probe set that this one rules out
-    (:func:`probe_verify`) passes over them unread. Each list's "next greater elements", found from its end:
-    from the next posting on, each one not larger steps on by its own step (every posting that one passes
-    over is not larger either) until a larger one or the list's end; a few steps a posting in all.
-    """
-    post_skip = np.empty(post_xmax.shape[0], np.uint16)
-    for w in range(list_ptr.shape[0] - 1):
-        start = list_ptr[np.uint64(w)]
-        end = list_ptr[np.uint64(w + 1)]
-        for k in range(end - 1, start - 1, -1):
-            v = post_xmax[np.uint64(k)]
-            j = k + 1
-            while j < end and post_xmax[np.uint64(j)] <= v:
-                j += np.int64(post_skip[np.uint64(j)])
-            post_skip[np.uint64(k)] = min(j - k, 65535)
-    return post_skip
-
-
-@kernel
 def probe_cost(indptr, tokens, list_ptr, probe_len, set_class, compat, n_classes):
     """Posting entries each set's probing prefix would scan (an upper bound on its work)."""
     m = indptr.shape[0] - 1
@@ -239,9 +216,9 @@ def gallop(a, lo, hi, x):
 
 
 @kernel
-def probe_verify(indptr, tokens, list_ptr, post_set, post_xmax, post_size, post_skip, post_bits, bits, at, live_len,
-                 probe_len, win_lo, win_hi, stop_ptr, stop_of, set_class, compat, n_classes, code, p, q, lo, hi, state,
-                 touched, alpha_of, alpha_at, out_x, out_y, out_a, n_out):
+def probe_verify(indptr, tokens, list_ptr, post_set, post_xmax, post_size, post_bits, bits, at, live_len, probe_len,
+                 win_lo, win_hi, stop_ptr, stop_of, set_class, compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at, out_x,
+                 out_y, out_a, n_out):
     """Pairs that reach α among probe sets ``lo <= x < hi`` and the sets ``win_lo[x] <= y < win_hi[x]``.
 
     The window is the size bound (and which of each pair probes: the later set
@@ -274,13 +251,9 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_xmax, post_size, post_
     ``stop_of`` of :func:`first_match_bounds`, row ``stop_ptr[|x|]``);
     the second one comparison, |x| against the largest probe size the
     posting admits (``post_xmax``, :func:`build_index`), and only a posting
-    that passes it has its size read; one that fails it steps to the list's
-    next posting that admits a larger probe (``post_skip``,
-    :func:`posting_steps`; all ones where they were not worth making), over
-    postings that fail it too (on 10 M Zipf sets at t = 0.5, 71 % of the
-    postings read in the size window failed it, most in the long lists of
-    frequent tokens). A candidate's last counted match in y is found again
-    by its token, from y's front, for verification to resume after.
+    that passes it has its size read. A candidate's last counted match in y
+    is found again by its token, from y's front, for verification to resume
+    after.
 
     ``at`` (int32, aligned with ``tokens``; empty: unused) gives each token's
     position in another order of its set, increasing along the prefixes
@@ -355,20 +328,16 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_xmax, post_size, post_
                 # The list is sorted by size: α changes only where |y| does.
                 last_size = -1
                 end = list_ptr[w + np.uint64(1)]
-                k = gallop(post_set, list_ptr[w], end, start_set)
-                while k < end:
+                for k in range(gallop(post_set, list_ptr[w], end, start_set), end):
                     uk = np.uint64(k)
                     y = post_set[uk]
                     if y >= stop:
                         break
                     # Positional bound at a first match, on y's side: α tokens from it on in y too (the largest
                     # probe size that allows, from the index). A later match this deep is left to verification,
-                    # as is every one after it (deeper still). The postings up to the next that admits a larger
-                    # probe are ruled out too: stepped over unread.
+                    # as is every one after it (deeper still).
                     if size_x > post_xmax[uk]:
-                        k += np.int64(post_skip[uk])
                         continue
-                    k += 1
                     size_y = post_size[uk]
                     if size_y != last_size:
                         last_size = size_y

@@ -41,7 +41,7 @@ from .._kernels.jit import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
 from ..verify import bitmaps_prune
 from ..verify._kernel import bitmaps
-from ._kernel import build_index, first_match_bounds, posting_steps, probe_cost, probe_verify
+from ._kernel import build_index, first_match_bounds, probe_cost, probe_verify
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -94,12 +94,6 @@ def _cut(cost: np.ndarray, n_tasks: int) -> tuple[np.ndarray, np.ndarray]:
 #: saves: on the licences (27,441 sets, near-copies: 99 % of the sets met pass the bound) +5.7 % instructions
 #: at t = 0.5 and 0.7; on distinct Kosarak (34,985) it saved 6 %.
 POSTED_BITS_MIN_SETS = 1 << 16
-
-#: The probe steps over the postings that fail its positional bound (:func:`allpairs.exact._kernel.posting_steps`)
-#: where its cost is at least this many posting entries per posting: on 10 M Zipf sets at t = 0.5 (≈ 180 per
-#: posting) they spare 56 % of the entries read, on 1 M (83) 46 %; on distinct Kosarak at t = 0.7 (22 per
-#: posting) they cost +4 % instructions and spare nothing.
-STEPS_MIN_READS = 32
 
 #: Tasks per thread at most: the probe costs are skewed, so many tasks balance the threads' loads.
 TASKS_PER_THREAD = 64
@@ -394,13 +388,6 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
         n_tasks = max(n_tasks, min(n_sets, -(-total_cost // max(block_pairs // (4 * jobs), MIN_TASK_COST))))
     bounds, cum = _cut(cost, n_tasks)  # cum[k]: the cost of the tasks before task k
     del cost
-    # Steps over the postings that fail the positional bound: their pass (~20 instructions a posting) repays
-    # itself only where the probe reads many entries per posting (a failing entry read costs ~7); else steps
-    # of one.
-    if total_cost >= STEPS_MIN_READS * len(post_set):
-        post_skip = posting_steps(list_ptr, post_xmax)
-    else:
-        post_skip = np.ones(len(post_set), np.uint16)
     # The bitmap bound prunes nothing where signatures are full, and cannot repay a pass over every token
     # where the probe reads fewer posting entries than there are tokens (the candidates are fewer still:
     # Kosarak at t = 0.9): left out there (all zero: a bound of |x| + |y|).
@@ -425,10 +412,10 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
             local.touched = np.empty(n_sets, np.int32)
             local.alpha_of = np.empty(largest + 1, np.int32)
             local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sizes (this join's α only)
-        ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post_set, post_xmax, post_size, post_skip,
-                                               post_bits, bits, at, live_len, probe_len, win_lo, win_hi, stop_ptr,
-                                               stop_of, set_class, compat, n_classes, row.code, p, q, lo, hi,
-                                               local.state, local.touched, local.alpha_of, local.alpha_at, *out, n_out)
+        ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post_set, post_xmax, post_size, post_bits,
+                                               bits, at, live_len, probe_len, win_lo, win_hi, stop_ptr, stop_of,
+                                               set_class, compat, n_classes, row.code, p, q, lo, hi, local.state,
+                                               local.touched, local.alpha_of, local.alpha_at, *out, n_out)
         task_cost = int(cum[k + 1] - cum[k])
         if task_cost:
             density[0] = (int(end) - n_out) / task_cost

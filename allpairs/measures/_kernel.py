@@ -117,6 +117,7 @@ def required_overlap(code, p, q, x, y):
     return _ceil_div(p * min(x, y), q)  # CONTAINMENT_EITHER
 
 
+
 @kernel
 def largest_other_size(code, p, q, size, budget, hi, probing):
     """The largest size ``v <= hi`` (``hi >= -1``) of the other set with ``α <= budget``; -1 if none.
