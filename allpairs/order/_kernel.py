@@ -226,6 +226,53 @@ def _number_group(indptr, keys, pbits, p0, p1, start, entry, df, n_ids, buf_key,
     return n_ids
 
 
+#: Distinct keys past which :func:`number_small` gives up: its one table (16 bytes a slot, at most
+#: half full) would no longer fit a 1 MiB L2 cache, where :func:`number_groups`' partitions do.
+SMALL_DISTINCT = 1 << 15
+
+
+@kernel(wraps=True)
+def number_small(indptr, keys, entry, df):
+    """:func:`number_groups` for a small input: one pass over the entries in input order, one hash
+    table, no partitions and no copies. ``entry[t]`` = an id (equal keys, equal ids, new ids from 0
+    up in order of first occurrence), -1 for a repeat within a document; ``df[id]`` its document
+    frequency. Returns the number of ids, or -1 once a key past the first :data:`SMALL_DISTINCT`
+    distinct ones is met (``entry`` and ``df`` then partly written: number them again with
+    :func:`partition_keys` and :func:`number_groups`).
+
+    ``keys`` (uint64) in CSR by ``indptr`` (int64); ``entry`` and ``df`` int32 (room for the ids).
+    """
+    bits = _table_bits(min(keys.shape[0], SMALL_DISTINCT))
+    shift = np.uint64(64 - bits)
+    mask = (np.int64(1) << bits) - 1
+    slot_id = np.full(mask + 1, -1, entry.dtype)
+    slot_key = np.empty(mask + 1, np.uint64)
+    slot_doc = np.empty(mask + 1, entry.dtype)
+    n_ids = 0
+    for d in range(indptr.shape[0] - 1):
+        for t in range(indptr[d], indptr[d + 1]):
+            k = keys[t]
+            s = np.int64(_spread(k) >> shift)
+            while slot_id[s] != -1 and slot_key[s] != k:
+                s = (s + 1) & mask
+            if slot_id[s] == -1:
+                if n_ids == SMALL_DISTINCT:
+                    return -1
+                slot_id[s] = n_ids
+                slot_key[s] = k
+                slot_doc[s] = d
+                df[n_ids] = 1
+                entry[t] = n_ids
+                n_ids += 1
+            elif slot_doc[s] == d:
+                entry[t] = -1  # a repeat within the document
+            else:
+                slot_doc[s] = d
+                df[slot_id[s]] += 1
+                entry[t] = slot_id[s]
+    return n_ids
+
+
 @kernel
 def _radix_sort(a, tmp, digits):
     """Sort ``a`` (non-negative ints below ``2**(8 * digits)``) in place: LSD radix sort, 8 bits a pass."""
