@@ -112,6 +112,23 @@ def test_one_table_numbering_gives_way_to_partitions_past_its_distinct_keys():
     got = as_naive(order_sets(indptr, keys))
     assert got == {k: expected[k] for k in got}
 
+
+@pytest.mark.kernel_paths("compiled", "python")
+def test_ranks_are_sorted_row_by_row_past_the_one_pass_sort():
+    # Up to TRANSPOSE_ENTRIES entries every row's ranks are sorted in one pass over all of them; past it,
+    # row by row (insertion sort under 64, radix above): both give the oracle's sets.
+    from allpairs.order._kernel import TRANSPOSE_ENTRIES
+
+    rng = np.random.default_rng(5)
+    vocab = rng.integers(0, 2**64, size=100_000, dtype=np.uint64)
+    sizes = [3, 50, 63, 64, 65, 300, 2500]
+    sets = [vocab[rng.integers(0, len(vocab), size=sizes[i % len(sizes)])].tolist() for i in range(1400)]
+    indptr, keys = csr(sets)
+    assert sum(len(set(s)) for s in sets) > TRANSPOSE_ENTRIES
+    expected = global_order(sets)
+    got = as_naive(order_sets(indptr, keys))
+    assert got == {k: expected[k] for k in got}
+
 # Rows of keys shaped to reach every branch of the row sort: hash keys (the
 # bucket sort), small or equal keys and keys sharing their top bits (crowded
 # buckets: the quicksort takes over), descending runs, rows of 0 to 300 keys.
