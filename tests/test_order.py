@@ -88,6 +88,47 @@ def test_order_sets_agrees_with_the_oracle_on_hash_keys_with_repeats():
     assert got == {k: expected[k] for k in got}
 
 
+
+@pytest.mark.kernel_paths("compiled", "python")
+def test_one_table_numbering_gives_way_to_partitions_past_its_distinct_keys():
+    # A small input is numbered by one hash table, which stops past SMALL_DISTINCT distinct keys: the
+    # partitioned numbering then starts over, and the order is the oracle's either way.
+    from allpairs.order._kernel import SMALL_DISTINCT, number_small
+
+    rng = np.random.default_rng(11)
+    vocab = rng.permutation(rng.integers(0, 2**64, size=SMALL_DISTINCT + 500, dtype=np.uint64))
+    sets = [chunk.tolist() + vocab[rng.integers(0, len(vocab), size=20)].tolist()
+            for chunk in np.array_split(vocab, 90)]
+    indptr, keys = csr(sets)
+    assert len(np.unique(keys)) > SMALL_DISTINCT
+    assert number_small(indptr, keys, np.empty(len(keys), np.int32), np.empty(len(keys), np.int32)) == -1
+    expected = global_order(sets)
+    got = as_naive(order_sets(indptr, keys))
+    assert got == {k: expected[k] for k in got}
+    fewer = [s[:300] for s in sets]  # under SMALL_DISTINCT distinct keys: the one table numbers them all
+    indptr, keys = csr(fewer)
+    assert number_small(indptr, keys, np.empty(len(keys), np.int32), np.empty(len(keys), np.int32)) == len(np.unique(keys))
+    expected = global_order(fewer)
+    got = as_naive(order_sets(indptr, keys))
+    assert got == {k: expected[k] for k in got}
+
+
+@pytest.mark.kernel_paths("compiled", "python")
+def test_ranks_are_sorted_row_by_row_past_the_one_pass_sort():
+    # Up to TRANSPOSE_ENTRIES entries every row's ranks are sorted in one pass over all of them; past it,
+    # row by row (insertion sort under 64, radix above): both give the oracle's sets.
+    from allpairs.order._kernel import TRANSPOSE_ENTRIES
+
+    rng = np.random.default_rng(5)
+    vocab = rng.integers(0, 2**64, size=100_000, dtype=np.uint64)
+    sizes = [3, 50, 63, 64, 65, 300, 2500]
+    sets = [vocab[rng.integers(0, len(vocab), size=sizes[i % len(sizes)])].tolist() for i in range(1400)]
+    indptr, keys = csr(sets)
+    assert sum(len(set(s)) for s in sets) > TRANSPOSE_ENTRIES
+    expected = global_order(sets)
+    got = as_naive(order_sets(indptr, keys))
+    assert got == {k: expected[k] for k in got}
+
 # Rows of keys shaped to reach every branch of the row sort: hash keys (the
 # bucket sort), small or equal keys and keys sharing their top bits (crowded
 # buckets: the quicksort takes over), descending runs, rows of 0 to 300 keys.

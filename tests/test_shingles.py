@@ -449,3 +449,13 @@ def test_the_default_shingle_follows_the_median_text_length_at_3_and_50_words():
     assert "50 words or more" in shingle_for_texts(texts(900)).describe()
     held = Utf8Texts.of([t.encode() for t in texts(2) + texts(60, 2)])  # files as read: UTF-8, not decoded
     assert shingle_for_texts(held).median_words == 2
+
+
+def test_the_sets_token_table_is_str_split_at_every_code_point():
+    # NOT_SPACE looks only at the code points str.isspace may be true of: none is missed.
+    import sys
+
+    from allpairs.shingles.utf8 import NOT_SPACE
+
+    expected = np.fromiter((not chr(c).isspace() for c in range(sys.maxunicode + 1)), np.bool_, sys.maxunicode + 1)
+    assert np.array_equal(NOT_SPACE, expected)

@@ -13,7 +13,6 @@ from ..pipeline import join as run_join
 from ..pairs import PairWriter
 from ..pairs.clusters import write_cluster_table, write_clusters
 from ..output.files import check_output, open_output
-from ..pairs.rows import write_pairs_table
 from ._app import Bar, BrokenPipe, app, err, fail, summary, warn_skipped
 from ._options import (BANDS, BITS, INPUT, JOBS, LSH, MAX_BUCKET, MEASURE, MEMORY, MIN_SHINGLES, MISSING_THRESHOLD,
                        NO_HEADER, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET, RECALL, ROWS, SEED, SHINGLE, SPARK,
@@ -200,6 +199,8 @@ def join_command(
                     write_cluster_table(res.clusters, res.ids, out, fmt.value, columns=res.columns,
                                         singletons=singletons, header=not no_header, progress=bar)
                 elif fmt is Format.parquet:
+                    from ..pairs.rows import write_pairs_table  # here: only Parquet output needs the table writers
+
                     write_pairs_table(res.pairs, res.ids, out, res.measure, columns=res.columns, progress=bar)
                 else:
                     writer = PairWriter(res.ids, fmt.value, columns=res.columns, estimated=res.pairs.estimated,

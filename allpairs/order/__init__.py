@@ -20,7 +20,7 @@ import numpy as np
 from .._kernels import malloc as _malloc
 from .._kernels.csr import block_edges
 from .._kernels.jit import resolve_jobs
-from ._kernel import (gather_csr, group_starts, number_groups, offset_ids,
+from ._kernel import (gather_csr, group_starts, number_groups, number_small, offset_ids,
                             partition_keys, rank_entries, sort_ties)
 
 
@@ -83,7 +83,10 @@ _PARTITION_ENTRIES = 4096
 _COPY_PARTS = 8
 #: ... but in rounds of at least this many keys (8 MiB of copies): each round reads every entry, and
 #: for a small input the rounds cost more than the numbering (8 rounds over Kosarak's 375 k keys:
-#: ~50 M instructions, a third of a whole run at t = 0.9).
+#: ~50 M instructions, a third of a whole run at t = 0.9). Up to this many keys, the keys are first
+#: numbered by one table with no copy (:func:`~allpairs.order._kernel.number_small`), which gives up
+#: past 32,768 distinct keys: on Kosarak's 375 k keys (19 k distinct) the copies and partitions cost
+#: ~39 M instructions and 6 MiB of fresh pages (~1,470 page faults), the one table ~15 M and 1 MiB.
 _COPY_AT_LEAST = 1 << 19
 
 
@@ -148,6 +151,10 @@ def _number_keys(indptr: np.ndarray, keys: np.ndarray, entry: np.ndarray, df: np
     before it: the ids of one pass in order.
     """
     n = len(keys)
+    if n <= _COPY_AT_LEAST:  # one round of copies at most: try one table over all the keys, with no copy
+        n_ids = int(number_small(indptr, keys, entry, df))
+        if n_ids >= 0:
+            return n_ids
     pbits = partition_bits(n)
     part = max(n // _COPY_PARTS, min(n, _COPY_AT_LEAST)) + 1
     start, groups = partition_keys(keys, pbits, part, entry)

@@ -19,7 +19,6 @@ from ..errors import UsageError, require_extra
 from ..order import OrderedSets
 from ..output.escape import csv_field, json_field, tsv_field
 from .result import FORMATS, Pairs, sequence_item
-from ..output.tables import Column, carried, id_column, write_table
 from .summary import SHOWN, Summarised
 
 
@@ -207,6 +206,8 @@ def write_cluster_table(clusters: Clusters, ids: Sequence[str], out: BinaryIO, f
     """The long form, a table a user's table can join on: ``id, cluster, cluster_size`` and the carried
     ``columns`` of each document in a cluster (see :meth:`Clusters.rows`), in any table format; returns
     the rows written. ``progress(stage, done, total, detail)`` is told the rows written."""
+    from ..output.tables import Column, carried, id_column, write_table  # here: a join that writes no table loads none
+
     doc, cluster, size = clusters.rows(len(ids), singletons)
     docs = doc.tolist()
     table = [id_column("id", ids, docs), Column("cluster", cluster, "int"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -16,8 +16,11 @@ from ..output.carried import Carried, concat
 from .._kernels.jit import PLAIN_BELOW
 from .._plural import count
 from ..order import OrderedSets, order_sets
-from ..shingles import ShingleSpec, hash_sets, shingle_for_texts
+from ..shingles import hash_sets
 from .stats import Progress, Stats, timed
+
+if TYPE_CHECKING:  # the spec's module loads where a spec is parsed or made: a --sets run has none
+    from ..shingles import ShingleSpec
 
 
 
@@ -135,6 +138,8 @@ def default_shingle(corpus: Corpus) -> tuple[ShingleSpec | None, str | None]:
     call for (:func:`allpairs.shingles.shingle_for_texts`: ``char:3``, ``word:1`` or ``word:5``)."""
     if corpus.sets is not None:
         return None, None
+    from ..shingles import ShingleSpec, shingle_for_texts
+
     if corpus.kind == "directory" and corpus.languages and all(corpus.languages):
         return ShingleSpec("code", 5), None
     choice = shingle_for_texts(corpus.texts)
@@ -148,6 +153,8 @@ SHORT_SHARE = 0.1
 def short_note(spec: ShingleSpec, doc_size: np.ndarray) -> str | None:
     """A line for the summary when many documents are a single shingle (too short for ``spec``): at a
     threshold above 1/2 each pairs only with copies of it, so a shorter shingle of the kind is named."""
+    from ..shingles import ShingleSpec
+
     shorter = {"word": ShingleSpec("word", 1), "char": ShingleSpec("char", 3)}.get(spec.kind)
     if shorter is None or shorter.n >= spec.n:
         return None
@@ -170,6 +177,8 @@ def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize:
     ``sorted_rows``: sets' tokens may come back sorted with repeats dropped, where that is cheaper
     here than later (see :func:`allpairs.shingles.hash_sets`)."""
     if isinstance(shingle, str):
+        from ..shingles import ShingleSpec
+
         shingle = ShingleSpec.parse(shingle)
     if corpus.sets is not None:
         if shingle is not None:
@@ -230,6 +239,8 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     stats.distinct_sets = sets.num_sets
     stats.joined = int((sets.doc_set >= 0).sum())
     if label != "tokens":
+        from ..shingles import ShingleSpec
+
         note = short_note(ShingleSpec.parse(label), np.where(sets.doc_set >= 0, sets.doc_size, 0))
         if note:
             stats.notes.append(note)

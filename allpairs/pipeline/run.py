@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 
 import numpy as np
@@ -17,11 +17,13 @@ from .._plural import count as count_of
 from ..output.spill import parse_memory, size_text
 from ..pairs.clusters import SetUnion
 from ..pairs.streamed import SpilledPairs
-from ..shingles import ShingleSpec
 from .stats import Progress, Stats, peak_memory, timed, with_detail
 from .result import JoinResult
 from .front import as_corpus, merge_corpora, input_bytes, shingle_corpus
 from .exact_path import exact_pairs, check_ranked, group_ok_of, ranked_pairs_of, _much_join
+
+if TYPE_CHECKING:  # an annotation only: the spec is parsed by the front stage, for texts
+    from ..shingles import ShingleSpec
 
 
 METHODS = ("exact", "lsh")

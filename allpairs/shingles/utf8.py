@@ -74,7 +74,12 @@ _WORD_KNOWN[:128] = True
 NOT_SPACE = np.ones(sys.maxunicode + 1, dtype=np.bool_)
 
 
-NOT_SPACE[[c for c in (*range(0x80), 0x85, 0xA0, 0x1680, *range(0x2000, 0x3001)) if chr(c).isspace()]] = False
+#: The code points Python's ``str.isspace`` may be true of (a test checks every code point): looking only
+#: at these, ~160, instead of all 0x2000-0x3000 saves ~1 M instructions of every run.
+_SPACE_CANDIDATES = (*range(0x80), 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000)
+
+
+NOT_SPACE[[c for c in _SPACE_CANDIDATES if chr(c).isspace()]] = False
 
 
 def word_table(docs: Sequence[str]) -> np.ndarray:
