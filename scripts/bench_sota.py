@@ -211,9 +211,12 @@ def load_probe_variants() -> None:
                  win_lo=i64, win_hi=i64, stop_ptr=np.zeros(1, np.int64), stop_of=i64, by_position=True, set_class=i32,
                  compat=np.ones((1, 1), np.bool_), n_classes=1, code=0,
                  p=1, q=2, lo=0, hi=0, state=np.zeros((0, 4), np.int32), touched=i32, alpha_of=i32, alpha_at=i64,
-                 out_x=np.empty(1, np.int32), out_y=np.empty(1, np.int32), out_a=np.empty(1, np.int32), n_out=0)
+                 out_x=np.empty(1, np.int32), out_y=np.empty(1, np.int32), out_a=np.empty(1, np.int32), n_out=0,
+                 post=i64)
     names = list(inspect.signature(probe_verify.py_func).parameters)
-    for post_bits in (np.empty(0, np.uint64), None):
+    # A probe that reads ``post`` takes its signatures as records of size and halves (uint32, 3 a posting).
+    posted = np.empty((0, 3), np.uint32) if "post" in names else np.empty(0, np.uint64)
+    for post_bits in (posted, None):
         probe_verify(*[{**given, "post_bits": post_bits}[k] for k in names])
 
 

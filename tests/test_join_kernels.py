@@ -131,7 +131,7 @@ def test_the_probe_finds_the_same_pairs_and_candidates_with_the_signatures_in_th
         a = dict(zip(names, args))
         bits = bitmaps(a["indptr"], a["tokens"])
         found = []
-        for post_bits in (bits[a["post_set"]], None):
+        for post_bits in (prefix.posted_bits(a["post"], a["post_size"], bits), None):
             state = np.zeros_like(a["state"])
             scratch = dict(state=state, touched=np.empty_like(a["touched"]), alpha_of=np.empty_like(a["alpha_of"]),
                            alpha_at=np.full_like(a["alpha_at"], -1),

@@ -24,6 +24,53 @@ from .._kernels.csr import grow_filled
 from .._kernels.jit import kernel
 
 
+class _Prefetch:
+    """``prefetch(a, k)``: a hint that element ``k`` of array ``a`` (in memory order) will be read soon: its line
+    is fetched into every cache level while the code goes on (no fault, whatever ``k``). Compiled, LLVM's
+    ``llvm.prefetch`` (x86 ``prefetcht0``; a numba intrinsic, made when numba compiles a kernel that calls it);
+    plain Python, nothing."""
+
+    _type = None
+
+    def __call__(self, a, k):
+        pass
+
+    @property
+    def _numba_type_(self):
+        """numba's type for this object as a global of a kernel being compiled: the intrinsic's."""
+        if _Prefetch._type is None:
+            _Prefetch._type = _prefetch_type()
+        return _Prefetch._type
+
+
+def _prefetch_type():
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.core.typing.templates import builtin_registry
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def prefetch(typingctx, a, k):
+        if not isinstance(a, types.Array) or not isinstance(k, types.Integer):
+            return None
+
+        def codegen(context, builder, signature, args):
+            ary = context.make_array(signature.args[0])(context, builder, args[0])
+            at = builder.gep(ary.data, [context.cast(builder, args[1], signature.args[1], types.intp)])
+            i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                                "llvm.prefetch.p0")
+            builder.call(fn, [builder.bitcast(at, i8p), i32(0), i32(3), i32(1)])  # a read, kept close, data
+            return context.get_dummy_value()
+
+        return types.void(a, k), codegen
+
+    return next(t for o, t in builtin_registry.globals if o is prefetch)
+
+
+prefetch = _Prefetch()
+
+
 @kernel
 def first_match_bounds(indptr, index_len, probe_len, at, code, p, q):
     """Both positional bounds at a pair's first match, per set size and position, for :func:`build_index`
@@ -96,13 +143,15 @@ def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes, at,
     List ``w * n_classes + c`` holds the sets of class ``c`` (a side of an R–S
     join; one class in a self-join) whose indexed prefix holds token ``w``.
     Returns CSR: ``list_ptr`` (int64, num_tokens * n_classes + 1), and per
-    posting the set, the largest probe size it admits a first match of
-    (``x_max`` of :func:`first_match_bounds` at its position: ``at[e]`` for
-    the token at ``e`` when ``at`` is not empty, its position in another
-    order of the set, :func:`probe_verify`) and the set's size (int32 each:
-    the probe passes over a posting by one comparison of sizes, and reads a
-    posting's size with it, not from ``indptr`` at a random place). Sets
-    enter in order, so each list is sorted by set, hence by size.
+    posting ``post`` (int64): the set in the high 32 bits, and in the low 32
+    the largest probe size it admits a first match of (``x_max`` of
+    :func:`first_match_bounds` at its position, 0 for none: ``at[e]`` for the
+    token at ``e`` when ``at`` is not empty, its position in another order of
+    the set, :func:`probe_verify`), and ``post_size`` (int32): the set's size.
+    The probe reads the first two of every posting it meets, the size only of
+    one that passes the bound: side by side, a list's visit starts with one
+    cache miss, not two. Sets enter in order, so each list is sorted by set,
+    hence by size, and so is ``post`` (the set is its high half).
     """
     m = indptr.shape[0] - 1
     n_lists = num_tokens * n_classes
@@ -119,8 +168,7 @@ def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes, at,
     for w in range(2, n_lists + 2):
         total += ptr[np.uint64(w)]
         ptr[np.uint64(w)] = total
-    post_set = np.empty(ptr[n_lists + 1], np.int32)
-    post_xmax = np.empty(ptr[n_lists + 1], np.int32)
+    post = np.empty(ptr[n_lists + 1], np.int64)
     post_size = np.empty(ptr[n_lists + 1], np.int32)
     has_at = at.shape[0] > 0
     for s in range(m):
@@ -128,16 +176,16 @@ def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes, at,
         start = indptr[s]
         size = indptr[s + 1] - start
         row = x_ptr[np.uint64(size)]
+        high = np.int64(s) << 32
         for k in range(index_len[s]):
             j = np.int64(at[np.uint64(start + k)]) if has_at else np.int64(k)
             w = np.uint64(np.int64(tokens[np.uint64(start + k)]) * n_classes + c)
             e = np.uint64(ptr[w])
-            post_set[e] = s
-            post_xmax[e] = x_max[np.uint64(row + j)]
+            post[e] = high | max(np.int64(x_max[np.uint64(row + j)]), 0)
             post_size[e] = size
             ptr[w] = e + np.uint64(1)
     list_ptr = ptr[: n_lists + 1]
-    return list_ptr, post_set, post_xmax, post_size
+    return list_ptr, post, post_size
 
 
 @kernel
@@ -215,10 +263,15 @@ def gallop(a, lo, hi, x):
     return lo
 
 
+#: The low half of a posting of :func:`build_index` (its largest probe size), and a half's shift.
+_LOW32 = np.int64(0xFFFFFFFF)
+_U32 = np.uint64(32)
+
+
 @kernel
-def probe_verify(indptr, tokens, list_ptr, post_set, post_xmax, post_size, post_bits, bits, at, live_len, probe_len,
-                 win_lo, win_hi, stop_ptr, stop_of, set_class, compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of, alpha_at, out_x,
-                 out_y, out_a, n_out):
+def probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at, live_len, probe_len, win_lo, win_hi,
+                 stop_ptr, stop_of, set_class, compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of,
+                 alpha_at, out_x, out_y, out_a, n_out):
     """Pairs that reach α among probe sets ``lo <= x < hi`` and the sets ``win_lo[x] <= y < win_hi[x]``.
 
     The window is the size bound (and which of each pair probes: the later set
@@ -227,13 +280,16 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_xmax, post_size, post_
     entry is below it); only lists of a class compatible with x's are read.
     Candidates are dropped before verification unless their bitmap bound
     ``(|x| + |y| - popcount(b_x ^ b_y)) // 2`` (verify's ``bitmap_admits``) reaches α. Where the postings carry
-    their sets' signatures (``post_bits``, uint64 aligned with ``post_set``) the bound is applied to each posting
-    before y's state is looked at: a set it rules out is never touched (on Zipf sets 98 % of the sets met,
-    whose state is a random access into an array of m lines that outgrows the caches as m grows). Where they
-    do not (``post_bits`` None: no signatures, or sets few enough for their state to stay in a core's cache,
+    their sets' signatures (``post_bits``, uint32 (postings, 3): the set's size, then its signature's low
+    and high halves, one record read only by a posting that passes the positional bound) the bound is applied
+    to each posting before y's state is looked at: a set it rules out is never touched (on Zipf sets 98 % of
+    the sets met, whose state is a random access into an array of m lines that outgrows the caches as m
+    grows). Where they do not
+    (``post_bits`` None: no signatures, or sets few enough for their state to stay in a core's cache,
     :data:`allpairs.exact.prefix.POSTED_BITS_MIN_SETS`), numba compiles a second variant of the kernel
     without the test (its branches are pruned by the argument's type), the instructions of a probe that
-    never had it; ``bits[y]`` is then read per candidate. Each candidate left is verified
+    never had it; ``bits[y]`` is then read per candidate, and a posting's size from ``post_size``. Each
+    candidate left is verified
     at once, while x's tokens are in cache, by a merge that resumes after its
     last counted match and stops early (:func:`allpairs.verify._kernel.merge`):
     no candidate is written out.
@@ -250,10 +306,13 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_xmax, post_size, post_
     whose α exceeds ``|x| - i`` (lists are sorted by set, hence by size;
     ``stop_of`` of :func:`first_match_bounds`, row ``stop_ptr[|x|]``);
     the second one comparison, |x| against the largest probe size the
-    posting admits (``post_xmax``, :func:`build_index`), and only a posting
-    that passes it has its size read. A candidate's last counted match in y
-    is found again by its token, from y's front, for verification to resume
-    after.
+    posting admits (the low half of ``post``, :func:`build_index`), and only a
+    posting that passes it has its size read. In a large join (signatures in
+    the postings) the lists of the next two probe tokens are prefetched while
+    one is read (its place in ``list_ptr``, the head of its postings): on an
+    index larger than the caches each is otherwise a miss the probe waits for.
+    A candidate's last counted match in y is found again by its token, from
+    y's front, for verification to resume after.
 
     ``at`` (int32, aligned with ``tokens``; empty: unused) gives each token's
     position in another order of its set, increasing along the prefixes
@@ -312,7 +371,9 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_xmax, post_size, post_
             bx = bits[x]
         row = stop_ptr[np.uint64(size_x)]
         n_touched = 0
-        for i in range(probe_len[x]):
+        plen = probe_len[x]
+        next_len = probe_len[x + 1] if x + 1 < hi else 0  # the next probe set's prefix (its tokens follow x's)
+        for i in range(plen):
             gi = np.int64(at[np.uint64(xs + i)]) if has_at else i
             # A first common token lies in x's first |x| - α + 1; α grows with |y|, so the sets of a list
             # from the first one of a size with a larger α on are passed over, as are the rest of x's tokens
@@ -320,6 +381,27 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_xmax, post_size, post_
             stop = min(stop_set, stop_of[np.uint64(row + gi)])
             if stop <= start_set:
                 break
+            # The lists of the next probe tokens (x's, then the next set's) are random reads, each a likely miss
+            # on an index larger than the caches: the list two tokens on has its place in list_ptr fetched, the
+            # next one its head. Only in the large joins' variant (signatures in the postings): a small index
+            # stays in cache, and there the hints only cost (the Go sets: +10 % instructions).
+            # (Written out here, not as a kernel: a call that takes arrays costs numba two reference counts.)
+            if post_bits is not None:
+                if i + 2 < plen:
+                    prefetch(list_ptr, np.uint64(np.int64(tokens[np.uint64(xs + i + 2)]) * n_classes))
+                elif i + 2 - plen < next_len:
+                    prefetch(list_ptr, np.uint64(np.int64(tokens[np.uint64(xe + i + 2 - plen)]) * n_classes))
+                t1 = -1
+                if i + 1 < plen:
+                    t1 = np.int64(tokens[np.uint64(xs + i + 1)])
+                elif i + 1 - plen < next_len:
+                    t1 = np.int64(tokens[np.uint64(xe + i + 1 - plen)])
+                if t1 >= 0:
+                    e1 = list_ptr[np.uint64(t1 * n_classes)]
+                    prefetch(post, np.uint64(e1))
+                    prefetch(post_bits, np.uint64(3 * e1))
+            start_key = start_set << 32
+            stop_key = stop << 32
             for cy in range(n_classes):
                 if not compat[cx, cy]:
                     continue
@@ -328,17 +410,18 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_xmax, post_size, post_
                 # The list is sorted by size: α changes only where |y| does.
                 last_size = -1
                 end = list_ptr[w + np.uint64(1)]
-                for k in range(gallop(post_set, list_ptr[w], end, start_set), end):
+                for k in range(gallop(post, list_ptr[w], end, start_key), end):
                     uk = np.uint64(k)
-                    y = post_set[uk]
-                    if y >= stop:
+                    v = post[uk]
+                    if v >= stop_key:
                         break
                     # Positional bound at a first match, on y's side: α tokens from it on in y too (the largest
                     # probe size that allows, from the index). A later match this deep is left to verification,
                     # as is every one after it (deeper still).
-                    if size_x > post_xmax[uk]:
+                    if size_x > (v & _LOW32):
                         continue
-                    size_y = post_size[uk]
+                    y = v >> 32
+                    size_y = post_size[uk] if post_bits is None else np.int64(post_bits[uk, 0])
                     if size_y != last_size:
                         last_size = size_y
                         if alpha_at[np.uint64(size_y)] != size_x:
@@ -346,7 +429,9 @@ def probe_verify(indptr, tokens, list_ptr, post_set, post_xmax, post_size, post_
                             alpha_of[np.uint64(size_y)] = required_overlap(code, p, q, size_x, size_y)
                         alpha = alpha_of[np.uint64(size_y)]
                     # Bitmap bound, read from the posting: a y it rules out is not touched at all.
-                    if post_bits is not None and not bitmap_admits(size_x, size_y, bx, post_bits[uk], alpha):
+                    if post_bits is not None and not bitmap_admits(
+                            size_x, size_y, bx, np.uint64(post_bits[uk, 1]) | (np.uint64(post_bits[uk, 2]) << _U32),
+                            alpha):
                         continue
                     uy = np.uint64(y)
                     c = state[uy, 0]

@@ -95,6 +95,28 @@ def _cut(cost: np.ndarray, n_tasks: int) -> tuple[np.ndarray, np.ndarray]:
 #: at t = 0.5 and 0.7; on distinct Kosarak (34,985) it saved 6 %.
 POSTED_BITS_MIN_SETS = 1 << 16
 
+#: ``post_size`` of the probe when the sizes are in its ``post_bits`` records.
+_NO_SIZES = np.empty(0, np.int32)
+
+
+def posted_bits(post: np.ndarray, post_size: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """The probe's ``post_bits`` (:func:`allpairs.exact._kernel.probe_verify`): per posting of
+    :func:`allpairs.exact._kernel.build_index` (``post``, ``post_size``), its set's size and the low and high
+    halves of its signature (``bits``, uint64 per set), as uint32 (postings, 3). A posting that passes the
+    positional bound reads both from one record: one stream, one miss where a list's scan starts."""
+    out = np.empty((len(post), 3), np.uint32)
+    out[:, 0] = post_size
+    for a in range(0, len(post), _CHUNK):  # the signatures looked up a chunk at a time: no array as long as post
+        sig = bits[post[a:a + _CHUNK] >> 32]
+        out[a:a + _CHUNK, 1] = sig & np.uint64(0xFFFFFFFF)
+        sig >>= np.uint64(32)
+        out[a:a + _CHUNK, 2] = sig
+    return out
+
+
+_CHUNK = 1 << 20
+
+
 #: Tasks per thread at most: the probe costs are skewed, so many tasks balance the threads' loads.
 TASKS_PER_THREAD = 64
 #: Probe cost (posting entries) a task is given at least: a kernel call costs ~0.1-0.2 ms to dispatch
@@ -378,8 +400,8 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     at = _NO_POSITIONS if at is None else at
     live_len = _NO_LENGTHS if live_len is None else np.ascontiguousarray(live_len, np.int64)
     x_ptr, x_max, stop_ptr, stop_of = first_match_bounds(indptr, index_len, probe_len, at, row.code, p, q)
-    list_ptr, post_set, post_xmax, post_size = build_index(indptr, tokens, num_tokens, index_len, set_class,
-                                                           n_classes, at, x_ptr, x_max)
+    list_ptr, post, post_size = build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes, at, x_ptr,
+                                            x_max)
     del index_len, x_ptr, x_max
     cost = probe_cost(indptr, tokens, list_ptr, probe_len, set_class, compat, n_classes)
     total_cost = int(cost.sum())
@@ -398,7 +420,10 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     # Where signatures are made for many sets, each posting carries its set's: the probe bounds a set met by a
     # posting without a random access to the set's state (which, on 10 M sets, no cache holds). Else None: the
     # probe's variant compiled without that test.
-    post_bits = bits[post_set] if prune and n_sets >= POSTED_BITS_MIN_SETS else None
+    post_bits = None
+    if prune and n_sets >= POSTED_BITS_MIN_SETS:
+        post_bits = posted_bits(post, post_size, bits)
+        post_size = _NO_SIZES  # in the records
     probes_later = not measure.symmetric
     local = threading.local()  # each thread's probe scratch, made once and reused by its tasks
     density = [FIRST_ROOM / ROOM_MARGIN]  # pairs per posting entry of the last task finished (any thread's)
@@ -412,7 +437,7 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
             local.touched = np.empty(n_sets, np.int32)
             local.alpha_of = np.empty(largest + 1, np.int32)
             local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sizes (this join's α only)
-        ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post_set, post_xmax, post_size, post_bits,
+        ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits,
                                                bits, at, live_len, probe_len, win_lo, win_hi, stop_ptr, stop_of,
                                                set_class, compat, n_classes, row.code, p, q, lo, hi, local.state,
                                                local.touched, local.alpha_of, local.alpha_at, *out, n_out)
