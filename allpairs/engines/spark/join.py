@@ -217,13 +217,18 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         found, _ = self_pairs(grouped.where(F.col("set").isNotNull()), t, get_measure(measure))
         return SparkJoin(found, members, distinct, grouped, t, method, label, summary=summary)
     if info is None and (small.fits(summary.distinct, summary.shingles) if one_task is None else one_task):
-        # Few sets: one task joins them all (no ranks broadcast, no routing); the same pairs.
+        # Few sets: one task joins them all (no ranks broadcast, no routing); the same pairs. It also makes
+        # the document pairs where it orders the documents as Spark does (no join with the members).
         bound = jaccard_bound(measure, t)
-        found = small.set_pairs(distinct, bound)
-        if bound != t or measure != "jaccard":
-            found = found.mapInArrow(lambda b: _accept_batches(b, measure, t), found.schema)
-        return SparkJoin(document_pairs(found, members, measure), members, distinct, grouped, t, method, label,
-                         summary=summary, one_task=True)
+        accept = t if bound != t or measure != "jaccard" else None
+        if small.orders_alike(grouped.schema["okey"].dataType):
+            pairs = small.document_pairs(grouped, bound, measure, accept)
+        else:
+            found = small.set_pairs(distinct, bound)
+            if accept is not None:
+                found = found.mapInArrow(lambda b: _accept_batches(b, measure, t), found.schema)
+            pairs = document_pairs(found, members, measure)
+        return SparkJoin(pairs, members, distinct, grouped, t, method, label, summary=summary, one_task=True)
     if info is None:
         if summary.shared is None:  # expected small, but its totals do not fit: the shingles counted now
             summary.shared = sets.summarize(grouped, ids=False, shingles=True).shared
