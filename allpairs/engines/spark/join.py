@@ -325,7 +325,10 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         are each estimated to hold about 2**27 routed ranks or fewer:
         :func:`allpairs.engines.spark.exact.token_groups`),
         ``broadcast_limit`` (shared shingles ranked on the driver and broadcast
-        up to this many, default 4 M; more are joined), and for LSH
+        up to this many, default 4 M; more are joined), ``one_task`` (None:
+        at most 2**16 distinct sets of 2**25 shingles are joined in one task,
+        :mod:`allpairs.engines.spark.one_task`; True or False forces either
+        plan, the same rows), and for LSH
         ``num_perm``, ``bands``, ``rows``, ``recall``, ``seed``, ``bits``,
         ``max_bucket``, ``max_expand``, as in :func:`allpairs.join` (a bucket
         of more than ``max_expand`` sets is joined exactly in one task instead
