@@ -214,7 +214,7 @@ def run_size(spark, n: int, t: float, args, info) -> list[dict]:
     planned = state["exact"]
     planned.unpersist()
     rows.append({"n": n, "what": "allpairs exact", "pairs": n_exact, "recall": 1.0, **m,
-                 "note": f"{planned.groups} token groups, {len(planned.plans)} hot tokens split"})
+                 "note": planned.describe().split("plan: ", 1)[1]})
     print(f"  exact: {n_exact:,} pairs in {m['wall_s']:.1f}s", file=sys.stderr)
 
     # allpairs LSH, within its time limit.
@@ -338,6 +338,8 @@ def cli_side_by_side(name: str, args: list[str], master: str, fallback: bool = F
                 raise SystemExit(f"{name} on {engine}: {r.stderr.strip()[-500:]}")
             walls[engine + " pairs"] = int(r.stdout)
             walls[engine + " times"] = next((line for line in r.stderr.splitlines() if "time " in line), "")
+            walls[engine + " plan"] = next((line.split("plan: ", 1)[1] for line in r.stderr.splitlines()
+                                            if line.startswith("allpairs: plan: ")), "")
             if engine in runs:
                 runs[engine].append((walls[engine], os.getloadavg()[0]))
     for engine, done in runs.items():
@@ -346,6 +348,8 @@ def cli_side_by_side(name: str, args: list[str], master: str, fallback: bool = F
     print(f"{name:<22} local {walls['local']:7.1f}s  spark {walls['spark']:7.1f}s  ratio "
           f"{walls['spark'] / walls['local']:6.1f}x  {walls['spark pairs']:,} pairs ({same}); load average "
           f"{os.getloadavg()[0]:.1f}; spark {walls['spark times'].split('time ')[-1]}", flush=True)
+    if walls["spark plan"]:
+        print(f"{'':<22} spark's plan: {walls['spark plan']}", flush=True)
     if repeat > 1:
         print(f"{'':<22} medians of {repeat} interleaved runs; " + "; ".join(
             f"{engine} " + ", ".join(f"{w:.1f}s (load {load:.1f})" for w, load in done) for engine, done in runs.items()),
@@ -391,11 +395,17 @@ def spark_count(spark, path: Path, threshold: float, group: str, options: dict |
     """The Spark engine's pairs of a cached Parquet corpus, counted, as job group ``group`` (``options``: of
     ``allpairs.spark.join``): the pairs, wall seconds, and the jobs, stages, tasks, shuffle bytes and longest
     task it ran."""
+    import importlib
+
     import allpairs.spark
+
+    join_module = importlib.import_module("allpairs.engines.spark.join")  # the module (the package names a function so)
 
     sc = spark.sparkContext
     sc.setJobGroup(group, group)
     before = last_stage(sc)
+    planned, plan = [], join_module.plan  # which plan join() chose, kept as it returns
+    join_module.plan = lambda *a, **k: planned.append(plan(*a, **k)) or planned[-1]
     t0 = time.perf_counter()
     try:
         pairs = allpairs.spark.join(spark.read.parquet(str(path)), threshold, id_col="id", tokens_col="toks",
@@ -403,13 +413,14 @@ def spark_count(spark, path: Path, threshold: float, group: str, options: dict |
         got = pairs.count()
         wall = time.perf_counter() - t0
     finally:
+        join_module.plan = plan
         sc.setLocalProperty("spark.jobGroup.id", None)
     pairs.unpersist()
     tracker = sc.statusTracker()
     jobs = tracker.getJobIdsForGroup(group)
     stages = [tracker.getStageInfo(sid) for j in jobs for sid in tracker.getJobInfo(j).stageIds]
     ran = [st for st in stages if st is not None and st.numCompletedTasks]
-    return {"pairs": got, "wall_s": wall, "jobs": len(jobs), "stages": len(ran),
+    return {"pairs": got, "wall_s": wall, "jobs": len(jobs), "stages": len(ran), "plan": planned[-1].describe(),
             "tasks": sum(st.numCompletedTasks for st in ran), **stage_metrics(sc, before)}
 
 
@@ -455,6 +466,7 @@ def sets_side_by_side(spark, n: int, args, memory) -> None:
           f"spark {spark_mem / 2**30:.1f} GiB (the JVM and its Python workers); spark: {m['jobs']} jobs, "
           f"{m['stages']} stages, {m['tasks']} tasks, {mib(m['shuffle_bytes'])} shuffled, longest task "
           f"{m['longest_task_s']:.1f}s; load average {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"{'':<22} spark's {m['plan']}", flush=True)
 
 
 def spark_measured(spark, name: str, fn):

@@ -80,11 +80,14 @@ def test_exact_join_equals_the_oracle_on_random_corpora(spark, many, data):
     broadcast_limit = data.draw(st.sampled_from([0, 4_000_000]), label="broadcast_limit")
     # Prefix tokens dealt into one group (every set in one task), a few, or the default number.
     token_groups = data.draw(st.sampled_from([1, 3, None]), label="token_groups")
-    rows = allpairs.spark.join(token_frame(spark, many), t, tokens_col="toks", order_col="n", max_group=max_group,
-                               broadcast_limit=broadcast_limit, token_groups=token_groups).collect()
+    df = token_frame(spark, many)
+    # Both plans: the distributed one (token groups, hot splits) and every set in one task.
+    rows = allpairs.spark.join(df, t, tokens_col="toks", order_col="n", max_group=max_group,
+                               broadcast_limit=broadcast_limit, token_groups=token_groups, one_task=False).collect()
     got = by_corpus(rows)
     for c, sets in enumerate(many):
         assert got.get(c, []) == all_pairs(sets, t), (c, sets, t)
+    assert by_corpus(allpairs.spark.join(df, t, tokens_col="toks", order_col="n", one_task=True).collect()) == got
 
 
 def hot_corpus():
@@ -105,8 +108,9 @@ def hot_corpus():
 
 @contextmanager
 def planned_join(spark, sets, t, **options):
-    """The planned Spark join of one corpus of token sets; its cached sets are freed afterwards."""
-    planned = plan(token_frame(spark, [sets]), t, tokens_col="toks", order_col="n", **options)
+    """The planned Spark join of one corpus of token sets (the distributed plan unless ``one_task`` says); its
+    cached sets are freed afterwards."""
+    planned = plan(token_frame(spark, [sets]), t, tokens_col="toks", order_col="n", **{"one_task": False, **options})
     try:
         yield planned
     finally:
@@ -563,6 +567,65 @@ def test_go_six_directories_give_the_local_engines_59_pairs(spark, go_reference_
     assert len(got) == 59 and got == want
 
 
+#: Spark jobs of the command line's join of a small tree (the Go tree's six directories) with -s given, joined in
+#: one task and written with -o, counted (issue 32); 11 by the distributed plan (the Go tree counted: 3 against 8).
+JOBS_OF_A_SMALL_TREE = 6
+
+
+def test_a_small_input_joined_in_one_task_writes_the_distributed_plans_dataset_byte_for_byte(
+        spark, go_reference_src, tmp_path):
+    import pyarrow.parquet as pq
+
+    from allpairs.engines.spark.run import run
+
+    include = tuple(f"/{d}/*.go" for d in SIX)
+    tables, jobs = {}, {}
+    for one_task in (False, True, None):
+        with jobs_run(spark, f"six directories, one_task {one_task}") as jobs[one_task]:
+            res = run(str(go_reference_src), 0.5, output=str(tmp_path / str(one_task)), include=include,
+                      exclude=("*_test.go", "testdata/**"), min_bytes=2048, shingle="code:5", one_task=one_task)
+        assert res.pairs == 59 and res.documents == 139, res
+        assert any(note.startswith("plan: one task" if one_task is not False else "plan: distributed")
+                   for note in res.notes), res.notes
+        tables[one_task] = pq.read_table(tmp_path / str(one_task))
+    # The same rows in the same order, of the same types (the ids' too).
+    assert tables[True].schema == tables[False].schema and tables[True].equals(tables[False])
+    assert tables[None].equals(tables[False])
+    assert len(jobs[None]) <= JOBS_OF_A_SMALL_TREE < len(jobs[False]), {k: len(v) for k, v in jobs.items()}
+
+
+def test_one_task_gives_the_distributed_plans_rows_whatever_the_order_columns_type(spark):
+    # The one task picks each pair's left document itself where Arrow orders the okeys as Spark does
+    # (integers, strings); other types (a double here, null among them) go through the members join.
+    from pyspark.sql import functions as F
+
+    sets = [["a", "b", "c"], ["a", "b", "c"], ["a", "b", "d"], ["x", "y"], ["x", "y"], ["a", "b", "c", "d"]]
+    df = token_frame(spark, [sets])
+    for n in (F.col("n"), F.col("n").cast("string"), F.when(F.col("n") != 2, -F.col("n").cast("double"))):
+        framed = df.withColumn("n", n)
+        rows = {one: sorted(map(tuple, allpairs.spark.join(framed, 0.5, tokens_col="toks", order_col="n",
+                                                          one_task=one, cache=False).collect()))
+                for one in (False, True)}
+        assert rows[True] == rows[False] and len(rows[True]) == 7, rows
+
+
+def test_a_tree_expected_small_whose_shingles_do_not_fit_one_task_is_counted_then_distributed(spark, monkeypatch):
+    # A local tree of few files is expected small: its planning pass leaves out the shingles' counts. Past the
+    # one task's bounds after all, they are counted by a second pass and the distributed plan joins.
+    from allpairs.engines.spark import one_task
+    from allpairs.engines.spark.run import run
+
+    with jobs_run(spark, "tiny, within the one task's bounds") as one:
+        expected = run(str(TINY), 0.5, shingle="word:1", count=True)
+    monkeypatch.setattr(one_task, "ONE_TASK_SHINGLES", 10)
+    with jobs_run(spark, "tiny, past the one task's bounds") as jobs:
+        got = run(str(TINY), 0.5, shingle="word:1", count=True)
+    assert got.pairs == expected.pairs == 10 and got.skipped == expected.skipped
+    assert any(note.startswith("plan: distributed") for note in got.notes), got.notes
+    assert any(note.startswith("plan: one task") for note in expected.notes), expected.notes
+    assert len(jobs) > len(one), (jobs, one)
+
+
 def test_go_tree_sample_gives_the_local_engines_pairs_row_for_row(spark, go_reference_src, tmp_path):
     # The files whose names start with t or z (528 of the tree's 3,104, a third of its shingles):
     # the generated Unicode tables (~50,000 shingles, ~21,700 shared tokens in the prefix), which
@@ -719,8 +782,10 @@ def test_the_pairs_are_joined_once_count_then_write_reuse_them(spark, tmp_path):
 
 
 #: Spark jobs of one join() and a count of its pairs, ids checked and a shingle given (issue 32; AQE shows a
-#: shuffle's map stage as a job of its own): the planning pass and its map stages, the count's; 18 before.
-JOBS_OF_ONE_JOIN = 12
+#: shuffle's map stage as a job of its own): the planning pass and its map stages, the count's; 18 before,
+#: 12 before small inputs were joined in one task (its shingles are counted: a DataFrame's size is unknown
+#: before the planning pass).
+JOBS_OF_ONE_JOIN = 7
 
 
 def test_one_join_and_count_run_no_more_spark_jobs_than_counted(spark):
@@ -736,8 +801,10 @@ def test_one_join_and_count_run_no_more_spark_jobs_than_counted(spark):
 
 
 #: Spark jobs of the command line's join of the tiny corpus with -s given, counted (issue 32): the files are
-#: read, decoded and their skipped ones counted by the planning pass; 9 before, with a job of their own.
-JOBS_OF_A_DIRECTORY = 8
+#: read, decoded and their skipped ones counted by the planning pass; 9 before, with a job of their own; 8
+#: before small inputs were joined in one task (no shingle counted, ranked, broadcast or routed; the
+#: document pairs made by the one task: the planning pass and the join).
+JOBS_OF_A_DIRECTORY = 2
 
 
 def test_a_directory_with_its_shingle_known_is_read_by_the_planning_pass_not_a_job_of_its_own(spark):
@@ -913,11 +980,12 @@ def test_options_are_those_of_allpairs_join_and_an_unknown_one_is_a_type_error(s
                         Fraction(999999999, 10**9)]))
 def test_cosine_and_dice_equal_the_oracle(spark, many, measure, t):
     # A Jaccard join at a bound low enough (t/(2-t) for Dice, t² for cosine), then the measure's own test.
-    pairs = allpairs.spark.join(token_frame(spark, many), t, tokens_col="toks", order_col="n", measure=measure,
-                                cache=False)
-    got = by_corpus(pairs.collect())
-    for c, sets in enumerate(many):
-        assert got.get(c, []) == all_pairs(sets, t, measure), (c, sets, t)
+    for one_task in (False, True):
+        pairs = allpairs.spark.join(token_frame(spark, many), t, tokens_col="toks", order_col="n", measure=measure,
+                                    cache=False, one_task=one_task)
+        got = by_corpus(pairs.collect())
+        for c, sets in enumerate(many):
+            assert got.get(c, []) == all_pairs(sets, t, measure), (c, sets, t, one_task)
 
 
 def test_cli_refuses_a_bad_output_or_parquet_input_before_spark_starts(tmp_path, monkeypatch):

@@ -9,6 +9,7 @@ spark``); needs ``pip install '.[spark]'`` and a Java runtime.
 | Arrow batches ↔ CSR | ``arrow.py`` |
 | 1–3 shingles, identical sets, token order | ``sets.py`` |
 | 4a exact: prefix-token groups, hot splits | ``exact.py``, ``_kernel.py`` |
+| 4a exact, a small input: every set in one task | ``one_task.py`` |
 | 4b LSH: band shuffle, bounded buckets, verify | ``lsh.py`` |
 | 6 document pairs | ``pairs.py`` |
 | carried columns (``keep``): the pairs joined back with the rows by id | ``carried.py`` |

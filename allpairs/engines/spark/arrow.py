@@ -142,3 +142,28 @@ def complete_groups(batches: Iterable[pa.RecordBatch], keys: Sequence[str], rows
         count, last = rest.num_rows, 0
     if pending:
         yield pa.Table.from_batches(pending)
+
+
+#: Spark's types of the names :func:`struct` reads.
+_TYPE_NAMES = ("int", "long", "binary", "string", "boolean", "double", "byte")
+
+
+def struct(ddl: str):
+    """The ``StructType`` of a flat DDL schema (``"a long, b binary, c array<int>"``; the types of
+    ``_TYPE_NAMES`` and arrays of them), built in Python: a DDL string given to Spark is parsed by its
+    SQL parser, whose first use in a JVM costs 0.2-0.3 s (ANTLR's start), where a type object reaches the
+    JVM as JSON."""
+    from pyspark.sql import types as T
+
+    simple = {"int": T.IntegerType, "long": T.LongType, "binary": T.BinaryType, "string": T.StringType,
+              "boolean": T.BooleanType, "double": T.DoubleType, "byte": T.ByteType}
+
+    def typ(name: str):
+        if name.startswith("array<") and name.endswith(">"):
+            return T.ArrayType(typ(name[6:-1].strip()))
+        if name not in simple:
+            raise ValueError(f"struct() reads {', '.join(_TYPE_NAMES)} and arrays of them, not {name!r}")
+        return simple[name]()
+
+    fields = [part.strip().split(None, 1) for part in ddl.split(",")]
+    return T.StructType([T.StructField(name, typ(kind.strip())) for name, kind in fields])

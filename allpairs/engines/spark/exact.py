@@ -114,7 +114,7 @@ from ...exact.prefix import join_plan
 from ...measures import Threshold, get_measure
 from ...order import gather_csr, order_sets
 from ._kernel import first_shared, group_tokens, hot_routes
-from .arrow import complete_groups, csr, group_starts, key_array, numpy
+from .arrow import complete_groups, csr, group_starts, key_array, numpy, struct
 
 #: A prefix-token group of more sets than this is split by set size.
 MAX_GROUP = 10_000
@@ -443,7 +443,7 @@ def plan_hot_groups(ranked, t: Threshold, hot: np.ndarray, max_group: int) -> di
     else:
         frame, column, values, ranks = ranked.frame, "ranks", hot_list, hot_list
     part = frame.mapInArrow(lambda b: _histogram_batches(b, t.p, t.q, column, values, ranks),
-                            "g int, size int, n long").toArrow()
+                            struct("g int, size int, n long")).toArrow()
     pair = (numpy(part.column("g"), np.int64) << 32) | numpy(part.column("size"), np.int64)
     uniq, where = np.unique(pair, return_inverse=True)
     n = np.bincount(where.ravel(), weights=numpy(part.column("n"), np.int64), minlength=len(uniq)).astype(np.int64)
@@ -508,7 +508,7 @@ def token_groups(slots: int, sets: int, shared: int, shingles: int, t: Threshold
 
 def routes(ranked, t: Threshold, plans: dict[int, GroupPlan], groups: int):
     """DataFrame (ROUTED_SCHEMA): each set once per task (group of prefix tokens, or hot token and chunks) it goes to."""
-    return ranked.mapInArrow(lambda b: _route_batches(b, t.p, t.q, plans, groups), ROUTED_SCHEMA)
+    return ranked.mapInArrow(lambda b: _route_batches(b, t.p, t.q, plans, groups), struct(ROUTED_SCHEMA))
 
 
 #: Routed rows of hot tokens' tasks a partition of the join stage is given, about (its Python worker holds them
@@ -538,19 +538,21 @@ def placed(tasks, plans: dict[int, GroupPlan], groups: int):
     given id: there the same column is hashed (every pair still found once,
     the placement only less even)."""
     from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType
 
     n_hot = hot_partitions(plans, groups)
     part = -1 - F.col("g")
     if n_hot:
         part = F.when(F.col("g") < 0, part).otherwise(groups + F.pmod(F.hash(*TASK), F.lit(n_hot)))
     n = groups + n_hot
+    part = part.cast(IntegerType())
     if hasattr(tasks, "repartitionById"):
-        return tasks.repartitionById(n, part.cast("int"))
-    return tasks.repartition(n, part.cast("int"))
+        return tasks.repartitionById(n, part)
+    return tasks.repartition(n, part)
 
 
 def set_pairs(ranked, t: Threshold, plans: dict[int, GroupPlan], groups: int):
     """DataFrame (a, b, overlap, size_a, size_b): every pair of distinct sets with ``J >= t``, once."""
     hot = np.array(sorted(plans), np.int64)
     tasks = placed(routes(ranked, t, plans, groups), plans, groups)
-    return tasks.mapInArrow(lambda b: _join_batches(b, t, hot, groups), SET_PAIRS_SCHEMA)
+    return tasks.mapInArrow(lambda b: _join_batches(b, t, hot, groups), struct(SET_PAIRS_SCHEMA))

@@ -27,6 +27,7 @@ from ...corpus.tree import check_file, decode_file
 from ...corpus.walk import walk
 from ...errors import InputError, UsageError
 from ...shingles import language_for_path
+from .arrow import struct
 
 
 class SkipCounts:
@@ -282,7 +283,7 @@ def read_directory(spark, path, include, exclude, min_bytes, run, skips=None):
         # the files' bytes do not go through the JVM to reach Python.
         groups = [[(chosen[k][3], chosen[k][2], chosen[k][1]) for k in group] for group in balanced([f[1] for f in chosen], tasks)]
         frame = spark.range(len(groups), numPartitions=len(groups)).mapInArrow(
-            lambda b: _read_batches(b, groups, skips), FILES_SCHEMA)
+            lambda b: _read_batches(b, groups, skips), struct(FILES_SCHEMA))
         _TASK_READ[frame] = TaskGroups(groups, skips)
         return frame, code
     uris = [re.sub(r"([\\\[\]{}*?])", r"\\\1", f[0]) for f in chosen]  # literal names, not Hadoop globs
@@ -292,7 +293,7 @@ def read_directory(spark, path, include, exclude, min_bytes, run, skips=None):
         frame = spark.read.format("binaryFile").load(uris)
     if frame.rdd.getNumPartitions() > tasks:
         frame = frame.coalesce(tasks)
-    return frame.select("path", "content").mapInArrow(lambda b: _file_batches(b, root, skips), FILES_SCHEMA), code
+    return frame.select("path", "content").mapInArrow(lambda b: _file_batches(b, root, skips), struct(FILES_SCHEMA)), code
 
 
 def balanced(sizes, groups: int) -> list[list[int]]:

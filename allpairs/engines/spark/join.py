@@ -17,7 +17,7 @@ from ...errors import InputError, UsageError
 from ...pipeline import LSHInfo, lsh_settings
 from ...measures import MAX_DENOMINATOR, Threshold, get_measure, parse_threshold
 from ...shingles import ShingleSpec
-from . import exact, lsh, sets
+from . import exact, lsh, one_task as small, sets
 from .carried import frame_columns, with_carried
 from .pairs import COLUMNS, ORDER, document_pairs, returned
 from .session import check_workers, require_pyspark
@@ -52,6 +52,17 @@ class SparkJoin:
     candidates: object = None
     lsh: LSHInfo | None = None
     summary: sets.Summary | None = None  # the documents, joined documents and distinct sets, counted
+    one_task: bool = False  # the distinct sets joined in one task (:mod:`.one_task`), not by token groups
+
+    def describe(self) -> str | None:
+        """Which plan joined the exact join's sets (the command line's note, the benchmarks' column); None for
+        the LSH join and the R–S self-join."""
+        if self.one_task:
+            return (f"plan: one task ({self.summary.distinct:,} distinct sets of {self.summary.shingles:,} shingles; "
+                    f"one task up to {small.ONE_TASK_SETS:,} and {small.ONE_TASK_SHINGLES:,})")
+        if self.ranked is None:
+            return None
+        return f"plan: distributed ({self.groups:,} token groups, {len(self.plans):,} hot tokens split)"
 
     def unpersist(self) -> None:
         """Free the grouped sets this join keeps in Spark's cache."""
@@ -136,13 +147,16 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
          broadcast_limit: int = sets.BROADCAST_LIMIT, token_groups: int | None = None, num_perm: int = 128,
          bands: int | None = None, rows: int | None = None, recall: float = 0.99, seed: int = 1, bits: int | None = None,
          max_bucket: int | None = None, max_expand: int | None = lsh.MAX_EXPAND_SHUFFLED, measure: str = "jaccard",
-         check: bool = True) -> SparkJoin:
+         one_task: bool | None = None, check: bool = True) -> SparkJoin:
     """Plan the join of :func:`join` and keep its intermediate results (see :class:`SparkJoin`).
 
     Everything given is checked before any job. Then one job shingles the
     rows, groups identical sets (kept in Spark's cache), counts the shared
     shingles and, with ``check``, refuses null and repeated ids
-    (:func:`sets.summarize`); one more sizes the groups of hot tokens, if any.
+    (:func:`sets.summarize`). Few distinct sets (:func:`.one_task.fits`, from
+    that pass's counts) are then joined in one task (``one_task`` None; True
+    or False forces either plan); more are ranked on the driver and routed
+    to token groups, and one more job sizes the groups of hot tokens, if any.
     """
     require_pyspark()
     if method not in METHODS:
@@ -161,6 +175,8 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     if token_groups is not None and (isinstance(token_groups, bool) or not isinstance(token_groups, int)
                                      or not 1 <= token_groups <= 2**30):
         raise UsageError(f"token_groups must be a whole number from 1 to 2**30, got {token_groups!r}")
+    if one_task not in (None, True, False):
+        raise UsageError(f"one_task must be None (chosen from the input's size), True or False, got {one_task!r}")
     check_schema(df, id_col, text_col, tokens_col, order_col, language_col)
     info = None
     if method == "lsh":
@@ -177,7 +193,11 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     # with their members, twice) stay small for Spark's analyser; lazily: the one planning job below
     # computes it on its way to checking the ids and counting the shingles (no job of its own).
     grouped = sets.group_identical(docs, min_shingles).localCheckpoint(eager=False)
-    summary = sets.summarize(grouped, ids=check, shingles=info is None)
+    # The shingles are counted on the way unless the input is known to be small before any job (then the
+    # one task orders the sets itself: :mod:`.one_task`).
+    small_before = small.expected(df) if one_task is None else one_task
+    counted = info is None and not small_before
+    summary = sets.summarize(grouped, ids=check, shingles=counted, on_driver=small_before and not counted)
     if summary.suspect_ids:
         try:
             check_ids(df, id_col)  # names the null or repeated id; passes a mere collision of hashes
@@ -196,7 +216,22 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         # Only the documents the join takes (at least min_shingles shingles: a set id), as locally.
         found, _ = self_pairs(grouped.where(F.col("set").isNotNull()), t, get_measure(measure))
         return SparkJoin(found, members, distinct, grouped, t, method, label, summary=summary)
+    if info is None and (small.fits(summary.distinct, summary.shingles) if one_task is None else one_task):
+        # Few sets: one task joins them all (no ranks broadcast, no routing); the same pairs. It also makes
+        # the document pairs where it orders the documents as Spark does (no join with the members).
+        bound = jaccard_bound(measure, t)
+        accept = t if bound != t or measure != "jaccard" else None
+        if small.orders_alike(grouped.schema["okey"].dataType):
+            pairs = small.document_pairs(grouped, bound, measure, accept)
+        else:
+            found = small.set_pairs(distinct, bound)
+            if accept is not None:
+                found = found.mapInArrow(lambda b: _accept_batches(b, measure, t), found.schema)
+            pairs = document_pairs(found, members, measure)
+        return SparkJoin(pairs, members, distinct, grouped, t, method, label, summary=summary, one_task=True)
     if info is None:
+        if summary.shared is None:  # expected small, but its totals do not fit: the shingles counted now
+            summary.shared = sets.summarize(grouped, ids=False, shingles=True).shared
         ranked, order = sets.rank_sets(distinct, hot_limit=max_group, broadcast_limit=broadcast_limit,
                                        shared=summary.shared)
         bound = jaccard_bound(measure, t)
@@ -290,7 +325,10 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         are each estimated to hold about 2**27 routed ranks or fewer:
         :func:`allpairs.engines.spark.exact.token_groups`),
         ``broadcast_limit`` (shared shingles ranked on the driver and broadcast
-        up to this many, default 4 M; more are joined), and for LSH
+        up to this many, default 4 M; more are joined), ``one_task`` (None:
+        at most 2**16 distinct sets of 2**25 shingles are joined in one task,
+        :mod:`allpairs.engines.spark.one_task`; True or False forces either
+        plan, the same rows), and for LSH
         ``num_perm``, ``bands``, ``rows``, ``recall``, ``seed``, ``bits``,
         ``max_bucket``, ``max_expand``, as in :func:`allpairs.join` (a bucket
         of more than ``max_expand`` sets is joined exactly in one task instead

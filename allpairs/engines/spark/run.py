@@ -462,6 +462,8 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
         if left_out:
             res.skipped["no shingle" if options.get("min_shingles", 1) <= 1 else "below --min-shingles"] = left_out
         res.distinct_sets = planned.summary.distinct
+        if planned.describe():
+            res.notes.append(planned.describe())
         if planned.plans:
             chunks = sum(p.chunks for p in planned.plans.values())
             tasks = sum(p.tasks for p in planned.plans.values())

@@ -32,7 +32,7 @@ import pyarrow as pa
 from ..._kernels.csr import distinct_sorted_rows
 from ...shingles import ShingleSpec, hash_sets, shingle_texts, token_list_keys
 from ._kernel import lookup_ranks
-from .arrow import csr, key_array, key_slices, list_array, numpy
+from .arrow import csr, key_array, key_slices, list_array, numpy, struct
 from .files import group_texts, task_groups
 
 #: Shared shingles up to this many are ranked on the driver and broadcast
@@ -189,8 +189,8 @@ def _count_batches(batches):
 
 #: Rows of :func:`summarize`'s aggregation: (kind, key, n). SHINGLE: a shingle's key and the distinct
 #: sets holding it; ID: a 64-bit hash of an id and the documents giving it; NULL_ID (key 0): documents
-#: with a null id; COUNT: key DOCUMENTS, JOINED, DISTINCT, SHINGLES (of the distinct sets, when the shingles
-#: are counted) and how many.
+#: with a null id; COUNT: key DOCUMENTS, JOINED, DISTINCT, SHINGLES (of the distinct sets, summed) and how
+#: many.
 SHINGLE, ID, NULL_ID, COUNT = 0, 1, 2, 3
 DOCUMENTS, JOINED, DISTINCT, SHINGLES = 0, 1, 2, 3
 SUMMARY_SCHEMA = "kind int, key long, n long"
@@ -256,20 +256,21 @@ def _partial_batches(batches, ids: bool, shingles: bool, bits: int):
         joined = set_col.is_valid().to_numpy(zero_copy_only=False)
         distinct = joined & (numpy(set_col.fill_null(-1), np.int64) == ord_)
         counts[:3] += [len(ord_), joined.sum(), distinct.sum()]
-        if shingles and distinct.any():
+        if distinct.any():
             _, keys = csr(batch.column("keys").filter(pa.array(distinct)))
             counts[SHINGLES] += len(keys)
-            uniq, n = np.unique(keys.astype(np.int64, copy=False), return_counts=True)
-            shingle_keys.append(uniq)
-            shingle_n.append(n.astype(np.int64))
+            if shingles:
+                uniq, n = np.unique(keys.astype(np.int64, copy=False), return_counts=True)
+                shingle_keys.append(uniq)
+                shingle_n.append(n.astype(np.int64))
         if ids:
             idh = batch.column("idh")
             null_ids += idh.null_count
             uniq, n = np.unique(numpy(idh.drop_null(), np.int64), return_counts=True)
             id_keys.append(uniq)
             id_n.append(n.astype(np.int64))
-    kinds = [DOCUMENTS, JOINED, DISTINCT] + [SHINGLES] * shingles
-    rows = [(0, COUNT, np.array(kinds, np.int64).tobytes(), counts[:len(kinds)].tobytes())]
+    kinds = [DOCUMENTS, JOINED, DISTINCT, SHINGLES]
+    rows = [(0, COUNT, np.array(kinds, np.int64).tobytes(), counts.tobytes())]
     if null_ids:
         rows.append((0, NULL_ID, np.zeros(1, np.int64).tobytes(), np.array([null_ids], np.int64).tobytes()))
     for kind, keys, n in ((SHINGLE, shingle_keys, shingle_n), (ID, id_keys, id_n)):
@@ -315,7 +316,7 @@ class Summary:
     distinct: int  # distinct sets among them
     shared: pa.Table | None  # (key, df) of the shingles in two or more distinct sets; None: not counted
     suspect_ids: bool  # a null id, or two rows whose ids hash alike (the same id, or a rare collision)
-    shingles: int = 0  # of the distinct sets, summed (0 where the shingles are not counted)
+    shingles: int = 0  # of the distinct sets, summed
 
     @property
     def shared_ranks(self) -> int:
@@ -323,11 +324,13 @@ class Summary:
         return 0 if self.shared is None else int(numpy(self.shared.column("df"), np.int64).sum())
 
 
-def summarize(grouped, *, ids: bool, shingles: bool) -> Summary:
-    """Count the documents, check the ids and count the shared shingles of ``grouped`` in one pass.
+def summarize(grouped, *, ids: bool, shingles: bool, on_driver: bool = False) -> Summary:
+    """Count the documents, check the ids and (``shingles``) count the shared shingles of ``grouped`` in one
+    pass; the distinct sets' shingles are summed whether counted or not.
 
     Each task's partial counts go on as a row of bytes per hash bucket (PARTIAL_SCHEMA) and are summed
     per bucket in numpy: Spark's aggregation took a JVM row per shingle and task (the Go tree: ~10 M).
+    ``on_driver`` (for a small input whose shingles are not counted): summed here instead.
 
     The ids are counted by a 64-bit hash (Spark's ``xxhash64``): equal ids
     hash alike, so no suspect means no repeated id; a suspect is checked
@@ -336,14 +339,21 @@ def summarize(grouped, *, ids: bool, shingles: bool) -> Summary:
     (16 bytes a row) comes to the driver with the counts.
     """
     from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType
 
-    idh = F.when(F.col("id").isNotNull(), F.xxhash64(F.col("id"))) if ids else F.lit(None).cast("long")
+    idh = F.when(F.col("id").isNotNull(), F.xxhash64(F.col("id"))) if ids else F.lit(None).cast(LongType())
     partitions = str(grouped.sparkSession.conf.get("spark.sql.shuffle.partitions", "200"))
     bits = bucket_bits(int(partitions) if partitions.isdigit() else 200)
-    rows = grouped.select("ord", "set", "keys", idh.alias("idh")) \
-        .mapInArrow(lambda b: _partial_batches(b, ids, shingles, bits), PARTIAL_SCHEMA) \
-        .repartition("b").mapInArrow(_merged_batches, SUMMARY_SCHEMA)
-    table = rows.toArrow()
+    partial = grouped.select("ord", "set", "keys", idh.alias("idh")) \
+        .mapInArrow(lambda b: _partial_batches(b, ids, shingles, bits), struct(PARTIAL_SCHEMA))
+    if on_driver:
+        # A few rows a task (no shingle counted; ids of a small input): summed here, no shuffle (whose
+        # map side adaptive execution runs as a job of its own).
+        merged = list(_merged_batches(partial.toArrow().to_batches()))
+        table = pa.Table.from_batches(merged) if merged else pa.table(
+            {"kind": pa.array([], pa.int32()), "key": pa.array([], pa.int64()), "n": pa.array([], pa.int64())})
+    else:
+        table = partial.repartition("b").mapInArrow(_merged_batches, struct(SUMMARY_SCHEMA)).toArrow()
     kind = numpy(table.column("kind"), np.int32)
     key = numpy(table.column("key"), np.int64)
     n = numpy(table.column("n"), np.int64)
@@ -456,7 +466,7 @@ def rank_sets(distinct, *, hot_limit: int, broadcast_limit: int = BROADCAST_LIMI
 
     spark = distinct.sparkSession
     if shared is None or shared.num_rows > broadcast_limit:
-        counts = distinct.select("keys").mapInArrow(_count_batches, "key long, n long") \
+        counts = distinct.select("keys").mapInArrow(_count_batches, struct("key long, n long")) \
             .groupBy("key").agg(F.sum("n").alias("df"))
         table, shared = None, counts.where(F.col("df") >= 2).persist()
         n_shared = shared.count()
@@ -477,7 +487,7 @@ def rank_sets(distinct, *, hot_limit: int, broadcast_limit: int = BROADCAST_LIMI
         by_key = np.flatnonzero(df > hot_limit)
         by_key = by_key[np.argsort(keys[by_key])]
         lookup = spark.sparkContext.broadcast(rank_table(keys, rank))
-        ranked = distinct.mapInArrow(lambda batches: _lookup_batches(batches, lookup), RANKED_SCHEMA)
+        ranked = distinct.mapInArrow(lambda batches: _lookup_batches(batches, lookup), struct(RANKED_SCHEMA))
         return (RankedSets(ranked, distinct, lookup, np.ascontiguousarray(keys[by_key], np.int64),
                            np.ascontiguousarray(rank[by_key], np.int32)), TokenOrder(len(keys), True, hot))
     # Too many to broadcast: rank by a distributed sort and join the sets' shingles with the ranks.
