@@ -313,6 +313,30 @@ def test_task_joins_find_each_pair_once_with_its_exact_overlap(sets, t, groups, 
     assert block_join(ranked, t, groups, max_group, apart=apart, shuffled=shuffled) == oracle_of_ranked(ranked, t)
 
 
+def test_a_task_body_runs_in_small_pages_and_gives_the_settings_back():
+    # Huge pages cost a task's first touch of its memory several times the work on a loaded VM: the
+    # bodies run with numpy's madvise off and Arrow's system pool, and leave the process as it was.
+    import pyarrow as pa
+
+    from allpairs.engines.spark.arrow import _madvise_hugepage, in_small_pages
+
+    switch = _madvise_hugepage()
+    before = (switch(True) if switch else None, pa.default_memory_pool().backend_name)
+    seen = []
+
+    @in_small_pages
+    def body(batches):
+        for b in batches:
+            seen.append((switch(False) if switch else False, pa.default_memory_pool().backend_name))
+            yield b
+
+    assert list(body([1, 2])) == [1, 2]
+    assert seen == [(False, "system")] * 2
+    assert pa.default_memory_pool().backend_name == before[1]
+    if switch:
+        assert switch(before[0]) is True
+
+
 def test_each_token_group_has_a_partition_of_its_own_and_the_hot_tasks_those_after(spark):
     # Hashing the task keys put the 8 groups of 10 M Zipf sets into 6 partitions (one task ran three
     # groups). Placed by id, group k is alone in partition k; the hot tokens' tasks share the partitions

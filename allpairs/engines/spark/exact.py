@@ -114,7 +114,7 @@ from ...exact.prefix import join_plan
 from ...measures import Threshold, get_measure
 from ...order import gather_csr, order_sets
 from ._kernel import first_shared, group_tokens, hot_routes
-from .arrow import complete_groups, csr, group_starts, key_array, numpy, struct
+from .arrow import complete_groups, csr, group_starts, in_small_pages, key_array, numpy, struct
 
 #: A prefix-token group of more sets than this is split by set size.
 MAX_GROUP = 10_000
@@ -201,6 +201,7 @@ def _routes(batch, p: int, q: int):
     return row, ranks[indptr[row] + within].astype(np.int32)
 
 
+@in_small_pages
 def _histogram_batches(batches, p, q, column: str, hot_values: np.ndarray, hot_ranks: np.ndarray):
     """mapInArrow body: (g, size, n), how many routes of the batch go to each possibly hot token (one with
     more sets than max_group) from sets of each size: partial counts, summed on the driver.
@@ -271,6 +272,7 @@ def _slices(lengths: np.ndarray, limit: int):
         start = stop
 
 
+@in_small_pages
 def _route_batches(batches, p, q, plans: dict[int, GroupPlan], groups: int, limit: int = ROUTE_BATCH_VALUES):
     """mapInArrow body: each set once per task it goes to (ROUTED_SCHEMA), in batches of at most ``limit``
     rank values (a long set sent to many tasks must not become one huge Arrow array)."""
@@ -401,6 +403,7 @@ def _join_block(table: pa.Table, t: Threshold, hot: np.ndarray, groups: int) -> 
 BLOCK_ROWS = 20_000
 
 
+@in_small_pages
 def _join_batches(batches, t: Threshold, hot: np.ndarray, groups: int):
     """mapInArrow body: the pairs of a partition's routed rows, in any order (Spark does not sort them).
 

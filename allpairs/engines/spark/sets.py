@@ -32,7 +32,7 @@ import pyarrow as pa
 from ..._kernels.csr import distinct_sorted_rows
 from ...shingles import ShingleSpec, hash_sets, shingle_texts, token_list_keys
 from ._kernel import lookup_ranks
-from .arrow import csr, key_array, key_slices, list_array, numpy, struct
+from .arrow import csr, in_small_pages, key_array, key_slices, list_array, numpy, struct
 from .files import group_texts, task_groups
 
 #: Shared shingles up to this many are ranked on the driver and broadcast
@@ -50,6 +50,7 @@ def sorted_distinct(indptr: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, n
     return distinct_sorted_rows(np.ascontiguousarray(indptr, np.int64), np.ascontiguousarray(keys))
 
 
+@in_small_pages
 def shingle_batches(batches, *, source: str, spec: ShingleSpec | None, normalize: bool, language: str | None,
                     schema: pa.Schema):
     """mapInArrow body: the sorted distinct shingle keys of each document, other columns passed through.
@@ -243,6 +244,7 @@ def _bucket_rows(kind: int, keys: np.ndarray, n: np.ndarray, bits: int):
     return [(int(b[s]), kind, keys[s:e].tobytes(), n[s:e].tobytes()) for s, e in zip(starts, ends) if e > s]
 
 
+@in_small_pages
 def _partial_batches(batches, ids: bool, shingles: bool, bits: int):
     """mapInArrow body: a task's partial counts (PARTIAL_SCHEMA) of its grouped documents: the documents,
     joined documents and distinct sets (and their shingles); each shingle's distinct sets; each id hash's
@@ -289,6 +291,7 @@ def _partial_batches(batches, ids: bool, shingles: bool, bits: int):
         start = stop
 
 
+@in_small_pages
 def _merged_batches(batches):
     """mapInArrow body: the partial counts of whole buckets summed (SUMMARY_SCHEMA); of the shingles and ids
     only those counted twice or more (shared shingles, suspect ids)."""
