@@ -89,6 +89,8 @@ KERNEL_PATHS = ("compiled", "python", "jit")
 def pytest_configure(config):
     config.addinivalue_line("markers", "kernel_paths(*paths): run the test once on each kernel path "
                                        "(compiled, python, jit) with every kernel run that way")
+    config.addinivalue_line("markers", "long_running: a test of about 10 s or more outside the Spark session's "
+                                       "group, run right after the group's tests are handed out")
 
 
 def kernel_paths(item_or_definition) -> list[str]:
@@ -132,15 +134,36 @@ def pytest_runtest_call(item):
 SPARK_GROUP = "spark-session"
 
 
+def _name_group(config, item, group: str) -> None:
+    """On an xdist worker of ``--dist loadgroup``, name ``item`` ``nodeid@group`` as xdist would.
+
+    xdist 3.8 sets ``item._nodeid``; from pytest 9.2 a node's id is ``item._id`` (a NodeId), so xdist's
+    name is never seen, the scheduler finds no group, and each worker started a SparkSession of its
+    own and ran Spark tests beside the other's (two JVMs on two cores; the group was never one)."""
+    if not getattr(config.option, "loadgroup", False) or item.nodeid.endswith("@" + group):
+        return
+    if hasattr(item, "_id") and not hasattr(item, "_nodeid"):
+        from _pytest.nodeid import NodeId
+
+        item._id = NodeId.parse(f"{item.nodeid}@{group}")
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """The session's Spark tests first and in one xdist group: the worker that takes the group starts
     on it at once, and the other tests fill the other worker meanwhile (run last, the group was the
-    suite's tail)."""
+    suite's tail). Then the tests marked ``long_running`` (most start JVMs of their own): the other
+    worker starts on them, so that neither worker ends the run alone on one (in file order they came
+    last, test_spark*.py). First of the hooks, so that xdist's worker, which reads the group marks in
+    its own pytest_collection_modifyitems, finds them (see also ``_name_group``)."""
     uses_spark = [item for item in items if "spark" in getattr(item, "fixturenames", ())]
     for item in uses_spark:
         item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
+        _name_group(config, item, SPARK_GROUP)
     chosen = set(map(id, uses_spark))
-    items[:] = uses_spark + [item for item in items if id(item) not in chosen]
+    long = [item for item in items if id(item) not in chosen and item.get_closest_marker("long_running")]
+    chosen |= set(map(id, long))
+    items[:] = uses_spark + long + [item for item in items if id(item) not in chosen]
 
 
 @pytest.fixture(scope="session")

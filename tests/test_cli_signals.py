@@ -341,6 +341,7 @@ def left_in(folders: list[Path], wait_s: float = 60) -> list[str]:
         time.sleep(0.05)
 
 
+@pytest.mark.long_running
 def test_a_sigterm_while_spark_writes_its_dataset_leaves_no_partial_dataset(tmp_path):
     # Spark writes into OUT/_temporary and renames its task files at the end: a SIGTERM there once left
     # OUT/_temporary behind. The dataset is now written in a folder beside OUT, moved into place at the

@@ -287,6 +287,7 @@ def test_c_splices_that_may_join_tokens_or_lie_in_literals_are_declined(src):
     assert shingled_keys([src], 1, "c") == regex_keys([src], 1, "c")
 
 
+@pytest.mark.long_running
 def test_shingle_texts_go_matches_the_regex_path_file_by_file_on_the_go_tree(any_go_src):
     paths = sorted(
         p for p in any_go_src.rglob("*.go")

@@ -47,6 +47,7 @@ def test_c_tokens_are_clangs_raw_tokens(clang, tmp_path, name):
     assert clang.first_difference(tokenize(SNIPPETS[name], "c"), theirs) is None
 
 
+@pytest.mark.long_running
 def test_c_headers_under_usr_include_get_clangs_raw_tokens(clang):
     root = Path("/usr/include")
     paths = sorted(p for p in root.rglob("*.h") if p.is_file())

@@ -13,6 +13,7 @@ import pytest
 from doc_examples import DOCUMENTS, REPO, blocks, check_document, masked, matches
 
 
+@pytest.mark.long_running
 @pytest.mark.parametrize("name", [d for d in DOCUMENTS if (REPO / d).exists()])
 def test_every_example_prints_what_the_document_shows(name, tmp_path):
     problems = check_document(REPO / name, tmp_path)

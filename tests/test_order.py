@@ -113,6 +113,7 @@ def test_one_table_numbering_gives_way_to_partitions_past_its_distinct_keys():
     assert got == {k: expected[k] for k in got}
 
 
+@pytest.mark.long_running
 @pytest.mark.kernel_paths("compiled", "python")
 def test_ranks_are_sorted_row_by_row_past_the_one_pass_sort():
     # Up to TRANSPOSE_ENTRIES entries every row's ranks are sorted in one pass over all of them; past it,

@@ -31,7 +31,7 @@ pytest.importorskip("pyarrow", reason="the Spark tests need the spark extra: pip
 
 from allpairs.engines.spark import get_session, plan  # noqa: E402
 from allpairs.engines.spark.exact import routes  # noqa: E402
-from allpairs.engines.spark.session import SparkSetupError, find_java  # noqa: E402
+from allpairs.engines.spark.session import LOCAL_JVM_OPTIONS, SparkSetupError, find_java  # noqa: E402
 import allpairs.spark  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -1092,7 +1092,8 @@ def standalone_cluster(tmp_path):
     spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
     # Lean: the daemons' heaps 256 MiB, the worker offers 1.5 GiB (a driver asks 512 MiB per executor).
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", SPARK_WORKER_DIR=str(tmp_path / "work"),
-               SPARK_LOG_DIR=str(tmp_path / "logs"), SPARK_NO_DAEMONIZE="1", SPARK_DAEMON_MEMORY="256m")
+               SPARK_LOG_DIR=str(tmp_path / "logs"), SPARK_NO_DAEMONIZE="1", SPARK_DAEMON_MEMORY="256m",
+               SPARK_DAEMON_JAVA_OPTS=LOCAL_JVM_OPTIONS)
     port = _free_port()
     url = f"spark://127.0.0.1:{port}"
     started = []
@@ -1128,6 +1129,7 @@ def standalone_cluster(tmp_path):
                 proc.wait(30)
 
 
+@pytest.mark.long_running
 def test_a_standalone_cluster_runs_join_and_dedup_as_the_local_engine_and_q_leaves_stderr_empty(tmp_path):
     # A master and a worker in JVMs of their own, and two drivers side by side in processes of their own
     # (one SparkContext per process: the session of the other tests is local[2]), each an application of
@@ -1142,7 +1144,7 @@ def test_a_standalone_cluster_runs_join_and_dedup_as_the_local_engine_and_q_leav
     local = {what: subprocess.run([sys.executable, "-m", "allpairs", *args, "-q"], capture_output=True, text=True)
              for what, args in commands.items()}
     submit = (f"--conf spark.executor.memory=512m --conf spark.cores.max=2 --conf spark.executorEnv.PYTHONPATH={REPO} "
-              "--driver-memory 512m pyspark-shell")
+              f"--conf 'spark.executor.extraJavaOptions={LOCAL_JVM_OPTIONS}' --driver-memory 512m pyspark-shell")
     # Each driver's JVM keeps its scratch (blockmgr-*, spark-*, artifacts-*) in folders of its own here: it
     # must remove it as it ends (once it was killed as the program ended, and left it in /tmp).
     scratch = {what: [tmp_path / f"{what}-local", tmp_path / f"{what}-tmp"] for what in commands}
@@ -1155,8 +1157,8 @@ def test_a_standalone_cluster_runs_join_and_dedup_as_the_local_engine_and_q_leav
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
                      SPARK_LOCAL_DIRS=str(scratch[what][0]),
-                     PYSPARK_SUBMIT_ARGS=f"--conf spark.driver.extraJavaOptions=-Djava.io.tmpdir={scratch[what][1]} "
-                                         + submit))
+                     PYSPARK_SUBMIT_ARGS=f"--conf 'spark.driver.extraJavaOptions={LOCAL_JVM_OPTIONS} "
+                                         f"-Djava.io.tmpdir={scratch[what][1]}' " + submit))
             for what, args in commands.items()}
         try:
             worker_registered()

@@ -464,6 +464,7 @@ def _with_marker(marker: str, comm: str | None = None) -> list[int]:
 SIGNAL_CASES = [("dedup", "SIGINT"), ("clusters", "SIGTERM"), ("against", "SIGINT"), ("against", "SIGTERM")]
 
 
+@pytest.mark.long_running
 def test_a_signal_during_a_spark_command_leaves_no_partial_output(tmp_path):
     # The four cases run side by side (each a JVM of its own that mostly starts up: 4 x 16 s one after another),
     # each signalled once its own work is seen.
