@@ -279,3 +279,17 @@ def test_a_small_input_whose_ranked_joins_go_low_runs_them_compiled(monkeypatch)
     with use_kernels("auto"):
         allpairs.join([f"c u{i}" for i in range(400)], top=3, shingle="word:1")
     assert modes and set(modes) == {"compiled"}, modes
+
+
+def test_kib_fields_of_proc_files(tmp_path):
+    """The /proc fields the budget and the peak read: the first line's, a later one's, a missing one's, and
+    one whose name is the tail of another's (``Available`` is not ``MemAvailable``)."""
+    from allpairs.pipeline.stats import _kib_field
+
+    f = tmp_path / "meminfo"
+    f.write_bytes(b"MemTotal:       24683664 kB\nMemFree:  100 kB\nMemAvailable:   24115760 kB\n")
+    assert _kib_field(str(f), "MemTotal") == 24683664 * 1024
+    assert _kib_field(str(f), "MemAvailable") == 24115760 * 1024
+    assert _kib_field(str(f), "Available") is None
+    assert _kib_field(str(f), "SwapTotal") is None
+    assert _kib_field(str(tmp_path / "missing"), "MemTotal") is None

@@ -38,18 +38,14 @@ def available_memory() -> int:
     (``MemAvailable``), the cgroup's limit less its use, and the address-space limit less the address
     space taken (Linux; elsewhere 4 GiB)."""
     room = []
+    available = _kib_field("/proc/meminfo", "MemAvailable")
+    if available is not None:
+        room.append(available)
     try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    room.append(int(line.split()[1]) * 1024)
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        with open("/sys/fs/cgroup/memory.max") as f:
+        with open("/sys/fs/cgroup/memory.max", "rb") as f:
             limit = f.read().strip()
-        if limit != "max":
-            with open("/sys/fs/cgroup/memory.current") as f:
+        if limit != b"max":
+            with open("/sys/fs/cgroup/memory.current", "rb") as f:
                 room.append(int(limit) - int(f.read()))
     except (OSError, ValueError):
         pass
@@ -102,14 +98,22 @@ class Stats:
 
 def process_status(field_name: str) -> int | None:
     """A size field of /proc/self/status (``VmRSS``, ``VmHWM``) in bytes (Linux), or None."""
+    return _kib_field("/proc/self/status", field_name)
+
+
+def _kib_field(path: str, name: str) -> int | None:
+    """The field ``name`` (in kB) of a /proc file such as /proc/meminfo, in bytes, or None. Read as bytes in
+    one call: a text file's line iterator costs a join ~0.1 ms the first time (its decoder set up), as
+    much as 5 % of a small join's stage."""
     try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field_name + ":"):
-                    return int(line.split()[1]) * 1024
+        with open(path, "rb") as f:
+            text = f.read()
+        at = text.find(b"\n" + name.encode() + b":") + 1
+        if at == 0 and not text.startswith(name.encode() + b":"):
+            return None
+        return int(text[at:].split(None, 2)[1]) * 1024
     except (OSError, ValueError, IndexError):
-        pass
-    return None
+        return None
 
 
 def peak_memory() -> int:
