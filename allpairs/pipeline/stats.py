@@ -5,6 +5,7 @@ from __future__ import annotations
 from __future__ import annotations
 
 import inspect
+import os
 import resource
 import sys
 import time
@@ -33,6 +34,10 @@ def with_detail(progress: Callable[..., None] | None) -> Callable[[str, int, int
     return progress
 
 
+#: The memory limit of this process's cgroup (v2).
+CGROUP_MAX = "/sys/fs/cgroup/memory.max"
+
+
 def available_memory() -> int:
     """Bytes this process may still take: the least of the memory the system has available
     (``MemAvailable``), the cgroup's limit less its use, and the address-space limit less the address
@@ -41,14 +46,13 @@ def available_memory() -> int:
     available = _kib_field("/proc/meminfo", "MemAvailable")
     if available is not None:
         room.append(available)
-    try:
-        with open("/sys/fs/cgroup/memory.max", "rb") as f:
-            limit = f.read().strip()
-        if limit != b"max":
-            with open("/sys/fs/cgroup/memory.current", "rb") as f:
-                room.append(int(limit) - int(f.read()))
-    except (OSError, ValueError):
-        pass
+    if os.access(CGROUP_MAX, os.R_OK):  # not a failed open: its exception costs a join ~0.04 ms
+        try:
+            limit = _read_bytes(CGROUP_MAX).strip()
+            if limit != b"max":
+                room.append(int(limit) - int(_read_bytes("/sys/fs/cgroup/memory.current")))
+        except (OSError, ValueError):
+            pass
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft != resource.RLIM_INFINITY:
         room.append(soft - (process_status("VmSize") or 0))
@@ -106,14 +110,25 @@ def _kib_field(path: str, name: str) -> int | None:
     one call: a text file's line iterator costs a join ~0.1 ms the first time (its decoder set up), as
     much as 5 % of a small join's stage."""
     try:
-        with open(path, "rb") as f:
-            text = f.read()
+        text = _read_bytes(path)
         at = text.find(b"\n" + name.encode() + b":") + 1
         if at == 0 and not text.startswith(name.encode() + b":"):
             return None
         return int(text[at:].split(None, 2)[1]) * 1024
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _read_bytes(path: str) -> bytes:
+    """A small file's bytes by system calls, no buffered file object (its set-up costs more than the read)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        parts = []
+        while part := os.read(fd, 1 << 16):
+            parts.append(part)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 def peak_memory() -> int:
