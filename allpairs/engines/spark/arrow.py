@@ -111,6 +111,12 @@ def group_starts(table: pa.Table, keys: Sequence[str]) -> np.ndarray:
     return starts
 
 
+def one_table(batches: Iterable[pa.RecordBatch]) -> pa.Table | None:
+    """A task's input batches as one table, or None where they hold no row (a task with no input)."""
+    batches = [b for b in batches if b.num_rows]
+    return pa.Table.from_batches(batches) if batches else None
+
+
 def complete_groups(batches: Iterable[pa.RecordBatch], keys: Sequence[str], rows: int = 65536) -> Iterator[pa.Table]:
     """Blocks of about ``rows`` rows (or more, for a larger group) of a stream sorted by ``keys``, each
     holding whole groups only: a group is never split between two blocks.

@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 from ...errors import UsageError
 from ...measures import get_measure
 from ._dedup_kernel import KEPT, REMOVED, UNDECIDED, decide
-from .arrow import numpy
+from .arrow import numpy, one_table
 from .components import checkpoint, components
 from .join import PLAN_OPTIONS, plan
 from .pairs import similarity
@@ -106,10 +106,9 @@ def _decide_table(table: pa.Table, code: int, kept_ords: np.ndarray | None = Non
 def _decide_batches(batches, code: int):
     """mapInArrow body: the rule over a task's whole components (or over whole groups of one removed
     document, with ``l_status`` telling which partners are kept)."""
-    batches = [b for b in batches if b.num_rows]
-    if not batches:
+    table = one_table(batches)
+    if table is None:
         return
-    table = pa.Table.from_batches(batches)
     kept = removed = None
     if "l_status" in table.column_names:
         status = numpy(table.column("l_status"), np.int8)
@@ -230,10 +229,9 @@ def _decide_giant(edges, code: int, max_component: int, parts: int):
 def _finish_batches(batches, code: int):
     """mapInArrow body: the rule over the undecided rest of the large components (one task); ``l_status``
     KEPT marks a partner kept in the rounds."""
-    batches = [b for b in batches if b.num_rows]
-    if not batches:
+    table = one_table(batches)
+    if table is None:
         return
-    table = pa.Table.from_batches(batches)
     status = numpy(table.column("l_status").fill_null(UNDECIDED), np.int8)
     kept = np.unique(numpy(table.column("l_ord"), np.int64)[status == KEPT])
     yield _decide_table(table, code, kept)

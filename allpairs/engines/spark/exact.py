@@ -114,7 +114,7 @@ from ...exact.prefix import join_plan
 from ...measures import Threshold, get_measure
 from ...order import gather_csr, order_sets
 from ._kernel import first_shared, group_tokens, hot_routes
-from .arrow import complete_groups, csr, group_starts, in_small_pages, key_array, numpy, struct
+from .arrow import complete_groups, csr, group_starts, in_small_pages, key_array, numpy, one_table, struct
 
 #: A prefix-token group of more sets than this is split by set size.
 MAX_GROUP = 10_000
@@ -411,11 +411,9 @@ def _join_batches(batches, t: Threshold, hot: np.ndarray, groups: int):
     joined as they came. A partition of several tasks (hot tokens' tasks, or
     groups that hash partitioning put together) is put in task order here,
     and joined in blocks of whole tasks."""
-    batches = [b for b in batches if b.num_rows]
-    if not batches:
+    table = one_table(batches)
+    if table is None:
         return
-    table = pa.Table.from_batches(batches)
-    del batches
     g, c1, c2 = (numpy(table.column(c), np.int64) for c in TASK)
     dg, d1, d2 = np.diff(g), np.diff(c1), np.diff(c2)
     if not ((dg > 0) | ((dg == 0) & ((d1 > 0) | ((d1 == 0) & (d2 >= 0))))).all():

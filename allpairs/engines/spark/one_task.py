@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from ...exact import prefix_join
 from ...measures import Threshold
 from ...order import order_sets
-from .arrow import csr, numpy, struct
+from .arrow import csr, numpy, one_table, struct
 from .files import task_groups
 from .pairs import COLUMNS, ORDER
 
@@ -79,11 +79,9 @@ def _set_pairs(indptr, keys, t: Threshold):
 def _joined_batches(batches, t: Threshold):
     """mapInArrow body over every distinct set (set, size, keys) in one task: the pairs with ``J >= t``
     (SET_PAIRS_SCHEMA), each once."""
-    batches = [b for b in batches if b.num_rows]
-    if not batches:
+    table = one_table(batches)
+    if table is None:
         return
-    table = pa.Table.from_batches(batches)
-    del batches
     set_id = numpy(table.column("set"), np.int64)
     size = numpy(table.column("size"), np.int32)
     a, b, overlap = _set_pairs(*csr(table.column("keys")), t)
@@ -132,11 +130,9 @@ def _document_batches(batches, t: Threshold, measure: str, accept: Threshold | N
     must then meet (its own test, on integers)."""
     from ...measures import get_measure
 
-    batches = [b for b in batches if b.num_rows]
-    if not batches:
+    table = one_table(batches)
+    if table is None:
         return
-    table = pa.Table.from_batches(batches)
-    del batches
     ord_ = numpy(table.column("ord"), np.int64)
     set_of = numpy(table.column("set"), np.int64)
     size = numpy(table.column("size"), np.int64)
