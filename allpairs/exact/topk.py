@@ -299,7 +299,6 @@ def _best_of(found: SetPairs, sizes: np.ndarray, weight: np.ndarray, first: np.n
     return _subset(found, keep)
 
 
-
 @dataclass
 class NeighborLists:
     """Each distinct set's best partner documents, best first, ties by document position (CSR over sets).

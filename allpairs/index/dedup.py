@@ -83,7 +83,6 @@ class DedupResult(Summarised):
 BLOCK = 1 << 13
 
 
-
 def empty_kept_note(n: int, label: str) -> str:
     """The line that says ``n`` documents with no shingle (``label``: the shingle's name, or "tokens") were
     kept; the local and the Spark dedup say it alike."""

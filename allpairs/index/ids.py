@@ -121,7 +121,6 @@ class Ids(abc.Sequence):
         return out
 
 
-
 def line_numbered(corpus: Corpus) -> bool:
     """Whether a corpus's ids are its line or row numbers (``--lines``, ``--sets``, records without ids)."""
     return corpus.kind in ("lines", "sets") or any(

@@ -40,7 +40,6 @@ def same_sets(ptr_a: np.ndarray, tok_a: np.ndarray, rows_a: np.ndarray, ptr_b: n
     return same
 
 
-
 class SetStore:
     """Sets as sorted int32 ranks (``indptr``, ``tokens``) and each set's documents, ascending
     (``set_doc_ptr``, ``set_docs``); documents added to a set indexed before them wait in

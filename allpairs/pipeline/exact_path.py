@@ -17,7 +17,6 @@ from .sink import COUNT_BLOCK, PairSink
 from .stats import Progress, Stats, available_memory
 
 
-
 #: A join of a small input with more candidate entries than this (the bound of
 #: :func:`candidate_bound`) runs its join stage compiled: a handful of sets sharing
 #: frequent tokens can be a lot of work for few bytes.
@@ -35,7 +34,6 @@ def candidate_bound(sets: OrderedSets, t: Threshold, measure: Measure) -> int:
     probed = np.bincount(sets.tokens[position < np.repeat(probe_len, sizes)], minlength=sets.num_tokens)
     indexed = np.bincount(sets.tokens[position < np.repeat(index_len, sizes)], minlength=sets.num_tokens)
     return int(probed.astype(np.int64) @ indexed.astype(np.int64))
-
 
 
 def check_ranked(top: int | None, neighbors: int | None, measure: Measure, *, method: str = "exact",

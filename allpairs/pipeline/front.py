@@ -2,8 +2,6 @@
 keys, then the global order with identical sets grouped."""
 from __future__ import annotations
 
-from __future__ import annotations
-
 import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
@@ -21,7 +19,6 @@ from .stats import Progress, Stats, timed
 
 if TYPE_CHECKING:  # the spec's module loads where a spec is parsed or made: a --sets run has none
     from ..shingles import ShingleSpec
-
 
 
 def is_series(data) -> bool:
@@ -129,7 +126,6 @@ def input_bytes(corpus: Corpus, enough: int = PLAIN_BELOW) -> int:
         if total >= enough:
             break
     return total
-
 
 
 def default_shingle(corpus: Corpus) -> tuple[ShingleSpec | None, str | None]:

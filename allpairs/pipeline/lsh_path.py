@@ -26,7 +26,6 @@ from .sink import COUNT_BLOCK, EstimateCode, PairSink
 from .stats import Progress, Stats, available_memory, timed
 
 
-
 #: ``verify="estimate"`` needs MinHash values of at least this many bits. With b-bit values two
 #: unrelated sets agree at a position with probability 2**-b, so LSH buckets fill with sets that
 #: agree by chance and the estimate join over their signatures (which cannot use the sets' own

@@ -1,8 +1,6 @@
 """The result of a join (:class:`JoinResult`) and how its LSH path was set up (:class:`LSHInfo`)."""
 from __future__ import annotations
 
-from __future__ import annotations
-
 import itertools
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -20,7 +18,6 @@ from ..errors import UsageError, require_extra
 from ..pairs.summary import SHOWN, Summarised
 from ..pairs.clusters import Clusters, ClustersNotAsked
 from .stats import Stats
-
 
 
 #: Similarities at which the summary shows the S-curve's prediction.

@@ -2,8 +2,6 @@
 process's peak memory; the one ``Progress`` callback every stage reports through."""
 from __future__ import annotations
 
-from __future__ import annotations
-
 import inspect
 import os
 import resource
@@ -13,9 +11,6 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
-
-
-
 
 
 #: progress(stage, done, total[, detail]): called now and then during long stages; ``detail`` (text: the pairs
@@ -59,7 +54,6 @@ def available_memory() -> int:
     return max(min(room), 0) if room else 4 << 30
 
 
-
 @dataclass
 class Stats:
     """What a join read, dropped, compared and found, and what each stage cost."""
@@ -97,7 +91,6 @@ class Stats:
             "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
             "peak_memory_bytes": self.peak_memory, "notes": list(self.notes),
         }
-
 
 
 def process_status(field_name: str) -> int | None:
