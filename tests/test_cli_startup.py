@@ -56,6 +56,7 @@ NOT_FOR_A_PLAIN_JOIN = {
     "logging": "more than one thread (concurrent.futures imports it)",
     "json": "JSON output, a lone file's format guessed",
     "csv": "CSV output, a lone file's format guessed",
+    "shutil": "removing a directory: spilled pairs, a dataset being written (it loads bz2 and lzma)",
     "tempfile": "-o (the temporary file beside the output), a spill to disk",
     "shlex": "-o onto a read-only file (the message quotes its name)",
     "unicodedata": "normalised text shingles",
