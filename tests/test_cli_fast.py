@@ -7,6 +7,7 @@ default. Anything else goes to the typer app."""
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 
@@ -103,6 +104,23 @@ def test_the_fast_path_prints_and_writes_what_the_typer_command_does(case, data,
     assert b"Traceback" not in fast.stderr
     if fast.returncode:
         assert fast.returncode in (1, 2) and fast.stderr.count(b"allpairs: error:") == 1 and fast.stdout == b""
+
+
+@pytest.mark.parametrize("tail", ["| head -c 20 > /dev/null", ">&-"])
+def test_a_closed_pipe_and_a_closed_stdout_end_the_fast_path_as_the_typer_command(tail, data, tmp_path):
+    many = data / "many.sets"
+    many.write_text("".join(f"a b c d{i % 7}\n" for i in range(3000)))
+    ends = {}
+    for mode in ("typer", "fast"):
+        record = tmp_path / f"ran-{mode}"
+        words = [sys.executable, "-c", PROGRAM, mode, str(record), "join", "--sets", str(many), "-t", "0.5"]
+        shell = f"set -o pipefail; {' '.join(map(shlex.quote, words))} {tail}; echo \"status $?\" >&2"
+        run = subprocess.run(["bash", "-c", shell], capture_output=True, timeout=300)
+        ends[mode] = _measured(run.stderr)
+        # Ended by SIGPIPE, as cat is, the program runs no exit handler: nothing recorded then.
+        assert record.read_text() == mode if record.exists() else b"status 141" in run.stderr
+    assert plain_join(words[5:]) is not None
+    assert ends["fast"] == ends["typer"]
 
 
 @pytest.mark.parametrize("args", [
