@@ -166,8 +166,10 @@ def main() -> None:
     # instructions. It pauses for the imports, then leaves what they made out of its scans (gc.freeze).
     gc.disable()
     try:
-        from .cli import main as command_line
-        from .cli._app import BrokenPipe
+        from .cli import command, main as command_line
+        from .cli._render import BrokenPipe
+
+        run = command(sys.argv[1:])  # the modules of the run imported: a plain join's, or the typer app's
     except (MemoryError, OSError) as e:  # a memory limit (ulimit -v) too low to load numpy (numba: see allpairs._kernels.jit.prepare)
         why = "out of memory" if isinstance(e, MemoryError) else (str(e).splitlines() or ["?"])[0]
         os.write(2, f"allpairs: error: cannot start ({why}); if memory is limited (ulimit -v), raise the limit\n"
@@ -176,7 +178,7 @@ def main() -> None:
     gc.freeze()
     gc.enable()
     try:
-        command_line()
+        command_line(run)
     except BrokenPipe:
         # As cat does when its reader has gone: no message, ended by SIGPIPE (status 141).
         null = os.open(os.devnull, os.O_WRONLY)

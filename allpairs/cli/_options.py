@@ -12,11 +12,12 @@ from typer.core import TyperCommand
 
 from .._kernels.jit import MAX_JOBS
 from ..corpus import Corpus, read_corpus
-from ..corpus.read import one_document_hint
 from ..errors import UsageError
 from ..lsh.limits import MAX_NUM_PERM
 from ..measures import JOIN_MEASURES
+from . import _checks as checks
 from ._app import fail
+from ._checks import refuse_one_document, spill_directory  # noqa: F401  (the commands take them from here)
 
 
 class Format(str, Enum):
@@ -131,16 +132,9 @@ ENCODING = typer.Option("utf-8", "--encoding", metavar="NAME", rich_help_panel=I
                         help="Encoding of --lines/--sets/--jsonl/--csv/--tsv input.")
 JOBS = typer.Option(0, "--jobs", "-j", metavar="N", rich_help_panel=PERFORMANCE,
                     help=f"Threads (0 = one per core; at most {MAX_JOBS}). The output is the same for any value.")
-MEMORY = typer.Option("256M", "--memory", metavar="SIZE", rich_help_panel=PERFORMANCE,
+MEMORY = typer.Option(checks.MEMORY, "--memory", metavar="SIZE", rich_help_panel=PERFORMANCE,
                       help="Memory the pairs may take (K, M, G: powers of 1024); past it they are spilled to sorted "
                            "runs beside -o (or in TMPDIR) and merged: the same output.")
-
-
-def spill_directory(plan) -> str | bool:
-    """Where pairs past --memory are spilled: beside the output file, else in TMPDIR (stdout, a device)."""
-    if plan is None or plan.special:
-        return True
-    return os.fsdecode(os.path.dirname(plan.path) or b".")
 
 
 def check_memory(value: str) -> int:
@@ -249,42 +243,23 @@ def verbatim_cells(on: bool):
 
 
 def refuse_output_of_input(ctx: typer.Context, *outputs, inputs=()) -> None:
-    """A usage error, before any work, if a file to be written is one of the files read (the same file by
-    device and inode: through a symbolic or hard link too), which writing would replace.
+    """A usage error, before any work, if a file to be written is one of the files read
+    (:func:`._checks.refuse_output_of_input`).
 
     ``outputs``: the files the command writes (None and '-' are stdout); the inputs are its PATHs, its
     --against and ``inputs`` (an index file).
     """
     p = ctx.params
     read = [*(p.get("paths") or []), *([p["against"]] if p.get("against") is not None else []), *inputs]
-    for out in outputs:
-        if out is None or os.fsencode(out) == b"-":
-            continue
-        for path in read:
-            if os.fsencode(path) == b"-":
-                continue
-            try:
-                same = os.path.samefile(out, path)
-            except OSError:  # one of them does not exist (yet): not the same file
-                continue
-            if same:
-                also = "" if os.fspath(out) == os.fspath(path) else f" ({os.fspath(path)})"
-                raise UsageError(f"{os.fspath(out)} is also an input{also}; writing it would replace what is "
-                                 "read: give the output another name")
-
-
-def refuse_one_document(corpus: Corpus) -> None:
-    """A self-join or dedup of one file read whole finds nothing: say what the file looks like instead."""
-    hint = one_document_hint(corpus)
-    if hint is not None:
-        raise UsageError(hint)
+    checks.refuse_output_of_input(outputs, read)
 
 
 def check_jobs(jobs: int) -> None:
     """Refuse a thread count outside 0..MAX_JOBS before any input is read (one line, exit 2)."""
-    if not 0 <= jobs <= MAX_JOBS:
-        fail(UsageError(f"--jobs {jobs:,} is outside 0 to {MAX_JOBS}; give 0 (one thread per core) "
-                        f"or 1 to {MAX_JOBS} threads"))
+    try:
+        checks.refuse_jobs(jobs)
+    except UsageError as e:
+        fail(e)
 
 
 def given(ctx: typer.Context, *names: str) -> list[str]:
@@ -322,18 +297,13 @@ def refuse_unused_input_options(ctx: typer.Context) -> None:
                                    "it goes with --lines, --sets, --jsonl, --csv, --tsv")
 
 
-#: The format a file name ending so is written in (any other ending: --format's, TSV by default).
-EXTENSIONS = {".tsv": Format.tsv, ".csv": Format.csv, ".jsonl": Format.jsonl, ".parquet": Format.parquet}
-
-
 def output_format(ctx: typer.Context, fmt: Format, output) -> Format:
     """The format to write: the one -o's extension names (``.tsv .csv .jsonl .parquet``), else --format's
     (TSV by default, and for stdout); an extension that contradicts a --format given is a usage error."""
-    if output is None or str(output) == "-":
-        return fmt
-    named = EXTENSIONS.get(os.path.splitext(os.fsdecode(output))[1].lower())
+    named = checks.format_named(output)
     if named is None:
         return fmt
+    named = Format(named)
     if given(ctx, "fmt") and fmt is not named:
         raise UsageError(f"-o {output} names {named.value.upper()} by its extension, --format {fmt.value} "
                          "another; give one of them, or rename the file")

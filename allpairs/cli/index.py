@@ -8,7 +8,8 @@ import typer
 from .._plural import count as count_of
 from ..errors import AllPairsError, UsageError
 from ..output.files import check_output, open_output
-from ._app import Bar, _mib as mib, app, err, fail, warn_skipped
+from ._app import Bar, app, err, fail, warn_skipped
+from ._render import _mib as mib
 from ._options import (JOBS, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET, SHINGLE,
                        SHINGLES, VERBATIM_CELLS, Format, Measure, PanelCommand, check_jobs, check_table_output,
                        input_kind, input_options, output_format, read_input, refuse, refuse_output_of_input,

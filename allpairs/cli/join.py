@@ -1,7 +1,6 @@
 """``allpairs join``: every pair of documents at or above a threshold, to stdout or a file."""
 
 import os
-import time
 from enum import Enum
 from typing import List, Optional
 
@@ -10,10 +9,8 @@ import typer
 from .._plural import count as count_of
 from ..errors import AllPairsError, UsageError
 from ..pipeline import join as run_join
-from ..pairs import PairWriter
-from ..pairs.clusters import write_cluster_table, write_clusters
 from ..output.files import check_output, open_output
-from ._app import Bar, BrokenPipe, app, err, fail, summary, warn_skipped
+from ._app import Bar, app, err, fail, write_join
 from ._options import (BANDS, BITS, INPUT, JOBS, LSH, MAX_BUCKET, MEASURE, MEMORY, MIN_SHINGLES, MISSING_THRESHOLD,
                        NO_HEADER, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET, RECALL, ROWS, SEED, SHINGLE, SPARK,
                        VERBATIM_CELLS, Format, Measure, PanelCommand, check_jobs, check_memory, check_table_output,
@@ -185,40 +182,8 @@ def join_command(
                            spill=spill_directory(plan) if not (count or clusters) else None)
         finally:
             bar.close()
-        if not quiet:
-            warn_skipped(res.stats)
-        write_seconds = None
-        t0 = time.perf_counter()
-        try:
-            with open_output(None if count else output, plan) as out:
-                if count:
-                    out.write(f"{len(res.clusters) if clusters else len(res.pairs)}\n".encode())
-                elif clusters and wide:
-                    write_clusters(res.clusters, res.ids, out, fmt.value, progress=bar)
-                elif clusters:
-                    write_cluster_table(res.clusters, res.ids, out, fmt.value, columns=res.columns,
-                                        singletons=singletons, header=not no_header, progress=bar)
-                elif fmt is Format.parquet:
-                    from ..pairs.rows import write_pairs_table  # here: only Parquet output needs the table writers
-
-                    write_pairs_table(res.pairs, res.ids, out, res.measure, columns=res.columns, progress=bar)
-                else:
-                    writer = PairWriter(res.ids, fmt.value, columns=res.columns, estimated=res.pairs.estimated,
-                                        measure=res.measure, header=not no_header)
-                    writer.write(res.pairs, out, progress=bar)
-                if not count:
-                    write_seconds = time.perf_counter() - t0
-        except BrokenPipeError:  # `| head`: the join is done, its summary still holds; end as cat would
-            if not quiet:
-                summary(res, None)
-            raise BrokenPipe() from None
-        finally:
-            bar.close()
-            close = getattr(res.pairs, "close", None)
-            if close is not None:
-                close()  # spilled runs
-        if not quiet:
-            summary(res, write_seconds)
+        write_join(res, output, plan, count=count, fmt=fmt.value, quiet=quiet, bar=bar, clusters=clusters,
+                   wide=wide, singletons=singletons, no_header=no_header)
     except AllPairsError as e:
         fail(e)
 

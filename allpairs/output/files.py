@@ -22,7 +22,6 @@ import errno
 import fcntl
 import os
 import re
-import shutil
 import stat
 import sys
 import threading
@@ -48,6 +47,15 @@ _lock = threading.Lock()
 _pending_dirs: dict[bytes, Callable[[], None] | None] = {}
 
 
+def remove_tree(path) -> None:
+    """``shutil.rmtree``, errors ignored. shutil (~2 ms of start-up with the compression modules it loads)
+    is imported where a directory is made and registered (:func:`partial_directory`, a spill's), not by
+    every run: so it is loaded before the signal watcher may remove that directory."""
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def remove_partial_files() -> None:
     """Remove every temporary output file still being written; for a signal handler that
     then ends the process (the lock stays held, so no new one is created or renamed)."""
@@ -58,7 +66,7 @@ def remove_partial_files() -> None:
                 stop()  # a writer still running would put files back in the directory
             except Exception:  # noqa: BLE001  (dying anyway: the directory must go)
                 pass
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp)
     _pending_dirs.clear()
     for tmp in list(_pending):
         try:
@@ -347,6 +355,7 @@ def partial_directory(target: str, *, stop_writer: Callable[[], None] | None = N
     """
     raw = os.fsencode(os.path.abspath(target))
     parent, base = os.path.split(raw)
+    import shutil  # noqa: F401  (for remove_tree: loaded before the directory is registered)
     import tempfile
 
     try:
@@ -368,7 +377,7 @@ def partial_directory(target: str, *, stop_writer: Callable[[], None] | None = N
     finally:
         if tmp in _pending_dirs:
             with _lock:
-                shutil.rmtree(tmp, ignore_errors=True)
+                remove_tree(tmp)
                 _pending_dirs.pop(tmp, None)
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import shutil
 import weakref
 from typing import Callable, Iterable, Iterator
 
@@ -118,6 +117,7 @@ class PairRuns:
         return self._made
 
     def _open_directory(self) -> str:
+        import shutil  # noqa: F401  (for registry.remove_tree: loaded before the directory is registered)
         import tempfile
 
         try:
@@ -262,5 +262,5 @@ def _create_run(path: str) -> int:
 
 def _remove(path: str) -> None:
     with registry._lock:
-        shutil.rmtree(path, ignore_errors=True)
+        registry.remove_tree(path)
         registry._pending_dirs.pop(os.fsencode(path), None)
