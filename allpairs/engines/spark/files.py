@@ -24,7 +24,7 @@ import pyarrow as pa
 from ...corpus.globs import matches
 from ...corpus.linefile import Utf8Texts
 from ...corpus.tree import check_file, decode_file
-from ...corpus.walk import walk
+from ...corpus.walk import walk_paths
 from ...errors import InputError, UsageError
 from ...shingles import language_for_path
 from .arrow import struct
@@ -235,29 +235,20 @@ BALANCED_TASKS = 64
 BALANCED_FILES = 100_000
 
 
-def read_directory(spark, path, include, exclude, min_bytes, run, skips=None):
-    """Files below ``path`` chosen as locally (globs on the relative path, --min-bytes), then decoded in tasks
-    (``skips``: a :class:`SkipCounts` accumulator counting the skipped files). Returns (the frame, whether
-    every chosen file has a program language by its name)."""
-    root = root_path(path)
-    remote = re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path) and not path.startswith("file:")
-    if remote:
-        # A remote filesystem: Spark lists it (files of zero bytes are not listed there).
-        listing = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(path) \
-            .select("path", "length").toArrow()
-        files = [(uri, size, _relative(uri, root), None)
-                 for uri, size in zip(listing.column("path").to_pylist(), listing.column("length").to_pylist())]
-    else:
-        if not os.path.isdir(root):
-            raise UsageError(f"{path}: no such directory; read a file with --lines, --sets, --jsonl or --parquet")
-        files = []
-        # Listed as the local engine lists it by default: hidden and ignored files left out.
-        unreadable = lambda r, why: run.skipped.update(unreadable=run.skipped.get("unreadable", 0) + 1)  # noqa: E731
-        for rel, p in walk(Path(root), hidden=False, ignore=True, left_out=Counter(), on_error=unreadable):
-            try:
-                files.append(("file://" + str(p), p.stat().st_size, rel, str(p)))
-            except OSError:
-                run.skipped["unreadable"] = run.skipped.get("unreadable", 0) + 1
+@dataclass(frozen=True)
+class Listing:
+    """A local tree's files chosen as locally (:func:`list_directory`): ``chosen`` (uri, size, id, local path) of
+    each, in the walk's order; files under --min-bytes ``dropped``; files or folders ``unreadable``; whether
+    every chosen file has a program language by its name (``code``)."""
+
+    chosen: list
+    dropped: int = 0
+    unreadable: int = 0
+    code: bool = True
+
+
+def _chosen(files, include, exclude, min_bytes: int, unreadable: int = 0) -> Listing:
+    """The :class:`Listing` of ``files`` ((uri, size, id, local path)): globs on the id, --min-bytes."""
     chosen, dropped, code = [], 0, True
     for uri, size, rel, local in files:
         if (include and not matches(rel, include)) or (exclude and matches(rel, exclude)):
@@ -267,9 +258,62 @@ def read_directory(spark, path, include, exclude, min_bytes, run, skips=None):
             continue
         chosen.append((uri, size, rel, local))
         code = code and language_for_path(rel) is not None
+    return Listing(chosen, dropped, unreadable, code)
+
+
+def is_remote(path: str) -> bool:
+    """Whether ``path`` names another file system than this machine's (Spark lists it)."""
+    return bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path)) and not path.startswith("file:")
+
+
+def check_directory(path: str) -> None:
+    """Refuse a local ``path`` that is no directory (before Spark starts: a mistyped path costs no JVM)."""
+    if not is_remote(path) and not os.path.isdir(root_path(path)):
+        raise UsageError(f"{path}: no such directory; read a file with --lines, --sets, --jsonl or --parquet")
+
+
+def list_directory(path: str, include, exclude, min_bytes: int) -> Listing:
+    """The files of the local tree ``path`` chosen as the local engine chooses them by default (hidden and
+    ignored files left out, globs on the relative path, --min-bytes); no Spark needed, so that it runs
+    while the JVM starts (:func:`allpairs.engines.spark.run.session_and_listing`)."""
+    check_directory(path)
+    root = root_path(path)
+    files, unreadable = [], 0
+
+    def count_unreadable(rel, why):
+        nonlocal unreadable
+        unreadable += 1
+
+    for rel, p in walk_paths(Path(root), hidden=False, ignore=True, left_out=Counter(), on_error=count_unreadable):
+        try:
+            files.append(("file://" + p, os.stat(p).st_size, rel, p))
+        except OSError:
+            unreadable += 1
+    return _chosen(files, include, exclude, min_bytes, unreadable)
+
+
+def read_directory(spark, path, include, exclude, min_bytes, run, skips=None, listing: Listing | None = None):
+    """Files below ``path`` chosen as locally (globs on the relative path, --min-bytes; ``listing``: a local
+    tree's, listed already by :func:`list_directory`), then decoded in tasks (``skips``: a
+    :class:`SkipCounts` accumulator counting the skipped ones). Returns (the frame, whether every chosen
+    file has a program language by its name)."""
+    root = root_path(path)
+    remote = is_remote(path)
+    if remote:
+        # A remote filesystem: Spark lists it (files of zero bytes are not listed there).
+        listed = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(path) \
+            .select("path", "length").toArrow()
+        listing = _chosen([(uri, size, _relative(uri, root), None) for uri, size in
+                           zip(listed.column("path").to_pylist(), listed.column("length").to_pylist())],
+                          include, exclude, min_bytes)
+    elif listing is None:
+        listing = list_directory(path, include, exclude, min_bytes)
+    chosen, code = listing.chosen, listing.code
+    if listing.unreadable:
+        run.skipped["unreadable"] = run.skipped.get("unreadable", 0) + listing.unreadable
     run.documents = len(chosen)
-    if dropped:
-        run.notes.append(f"{dropped:,} files smaller than --min-bytes {min_bytes:,} dropped")
+    if listing.dropped:
+        run.notes.append(f"{listing.dropped:,} files smaller than --min-bytes {min_bytes:,} dropped")
     if not chosen:
         raise InputError(f"the corpus is empty: no file under {path} was chosen")
     # Two tasks per core, or one per 64 MiB; but no task for less than 1 MiB (the tiny corpus: one task,
