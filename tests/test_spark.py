@@ -871,6 +871,48 @@ def test_a_bad_tree_on_spark_is_one_line_and_leaves_no_jvm_or_daemon_behind(tmp_
         assert not survivors, (args, survivors)
 
 
+def test_a_signal_while_the_jvm_starts_leaves_no_spare_folder_behind():
+    # The spare daemon's socket folder is made before the JVM starts and owned by the spare once it runs: a
+    # run ended by a signal in between must not leave it (the signal watcher removes it), nor after.
+    import signal
+    import tempfile
+    import time
+    import uuid
+
+    from test_spark_against import _with_marker
+
+    # A short folder: a Unix socket's path holds ~100 bytes, and pytest's tmp_path leaves no room for a spare.
+    with tempfile.TemporaryDirectory(prefix="ap-") as folder:
+        tmp = Path(folder)
+        marker = uuid.uuid4().hex
+        proc = subprocess.Popen([sys.executable, "-m", "allpairs", "join", "--engine", "spark", "--master",
+                                 "local[2]", "-q", "-t", "0.5", str(TINY), "--count"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, TMPDIR=folder, ALLPAIRS_HARNESS=marker,
+                                         SPARK_LOCAL_IP="127.0.0.1"))
+        try:
+            for _ in range(1200):  # the folder appears as the JVM is about to start
+                if list(tmp.glob("allpairs-spare-*")) or proc.poll() is not None:
+                    break
+                time.sleep(0.01)
+            assert list(tmp.glob("allpairs-spare-*")), ("no spare folder was made", proc.poll())
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, err)
+        survivors = _with_marker(marker)
+        for _ in range(600):  # the JVM and a spare that started notice their driver is gone
+            if not survivors and not list(tmp.glob("allpairs-spare-*")):
+                break
+            time.sleep(0.05)
+            survivors = _with_marker(marker)
+        for pid in survivors:
+            os.kill(pid, 9)
+        assert not survivors and not list(tmp.glob("allpairs-spare-*")), (survivors, list(tmp.iterdir()))
+
+
 def test_a_trees_files_read_and_shingled_in_one_pass_give_the_documents_of_two(spark, tmp_path):
     # A local tree's decoded files are read and shingled by one Python task each (the texts never cross
     # into the JVM): the same (ord, id, okey, size, keys) rows as shingling the decoded frame's texts,

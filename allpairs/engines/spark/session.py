@@ -255,15 +255,16 @@ def _spare_socket(master: str, conf: dict) -> str | None:
             or f"spark.executorEnv.{SPARE}" in conf
             or (python != sys.executable and shutil.which(python) != sys.executable)):
         return None
-    import tempfile
+    from ...output.files import hand_over_directory, scratch_directory
 
     try:
-        folder = tempfile.mkdtemp(prefix="allpairs-spare-")  # this user's only: no one else connects
+        # This user's only: no one else connects. Removed by a signal until the spare owns it (_start_spare).
+        folder = scratch_directory("allpairs-spare-")
     except OSError:
         return None
     path = os.path.join(folder, "daemon.sock")
     if len(path.encode()) > 100:  # past what a Unix socket's address holds
-        os.rmdir(folder)
+        hand_over_directory(folder, remove=True)
         return None
     return path
 
@@ -276,16 +277,19 @@ def _start_spare(path: str, session) -> None:
     """Start the spare Python daemon listening at ``path`` for the JVM of ``session`` (None: it did not start;
     then only its folder is removed). Started once the JVM is up, not beside its start: on 2 busy cores its
     imports (0.5 CPU s) slowed the JVM's start by as much; they overlap the driver's planning instead."""
+    from ...output.files import hand_over_directory
+
     jvm = getattr(getattr(getattr(session, "sparkContext", None), "_gateway", None), "proc", None)
     if jvm is not None:
         try:
             _spares[:] = [p for p in _spares if p.poll() is None] + [subprocess.Popen(
                 [sys.executable, "-m", DAEMON_MODULE, "--spare", path, str(jvm.pid)], stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+            hand_over_directory(os.path.dirname(path), remove=False)  # the spare removes it as it ends
             return
         except OSError:
             pass
-    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    hand_over_directory(os.path.dirname(path), remove=True)
 
 
 def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: dict | None = None,
