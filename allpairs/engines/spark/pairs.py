@@ -14,24 +14,9 @@ COLUMNS = ["left", "right", "similarity", "overlap", "left_size", "right_size"]
 ORDER = ["left_key", "left_ord", "right_key", "right_ord"]
 
 
-def similarity(measure: str):
-    """The Spark column of a measure's similarity (double) over ``overlap``, ``size_a``, ``size_b``."""
-    from pyspark.sql import functions as F
-
-    o, a, b = F.col("overlap"), F.col("size_a"), F.col("size_b")
-    if measure == "containment":  # the share of a (the contained one) found in b
-        return o / a
-    if measure == "overlap":
-        return o.cast("double")
-    if measure == "cosine":
-        return o / F.sqrt(a.cast("double") * b)
-    if measure == "dice":
-        return 2 * o / (a + b)
-    return o / (a + b - o)
-
-
 def similarity_sql(measure: str, o: str = "overlap", a: str = "size_a", b: str = "size_b") -> str:
-    """:func:`similarity` as a SQL expression over the columns ``o``, ``a``, ``b`` (the same expression tree)."""
+    """The SQL expression of a measure's similarity (double) over the columns ``o`` (the overlap), ``a``, ``b``
+    (the sizes): the one place the Spark engine writes each measure's formula."""
     if measure == "containment":
         return f"{o} / {a}"
     if measure == "overlap":
@@ -41,6 +26,14 @@ def similarity_sql(measure: str, o: str = "overlap", a: str = "size_a", b: str =
     if measure == "dice":
         return f"2 * {o} / ({a} + {b})"
     return f"{o} / ({a} + {b} - {o})"
+
+
+def similarity(measure: str):
+    """The Spark column of a measure's similarity (double) over ``overlap``, ``size_a``, ``size_b``
+    (:func:`similarity_sql`'s expression)."""
+    from pyspark.sql import functions as F
+
+    return F.expr(similarity_sql(measure))
 
 
 def document_pairs(set_pairs, members, measure: str = "jaccard"):
