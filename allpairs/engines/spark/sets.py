@@ -166,8 +166,11 @@ def group_identical(docs, min_size: int):
     kept = F.col("size") >= max(1, min_size)
     # Partitioned by the keys column itself: an expression of it (the documents left out as null) was a
     # second copy of every key array in the shuffle (the Go tree: 98 MiB for 49). Equal keys have equal
-    # sizes, so a group is all kept or all left out.
-    return docs.withColumn("set", F.when(kept, F.min("ord").over(Window.partitionBy("keys"))))
+    # sizes, so a group is all kept or all left out. A 64-bit hash of the keys goes first: the window sorts
+    # its rows by it (a long compared as the sort's prefix) and only rows of equal hashes by their keys, where
+    # sorting by the keys alone compared whole key arrays (sets sharing their smallest key tie on the prefix):
+    # 1 M Zipf sets, the window stage's JVM CPU 3.5-4.8 s -> 2.3-2.6 s. The groups are the keys' (exact).
+    return docs.withColumn("set", F.when(kept, F.min("ord").over(Window.partitionBy(F.xxhash64("keys"), "keys"))))
 
 
 def members_and_distinct(grouped):
