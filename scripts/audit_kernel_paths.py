@@ -210,6 +210,9 @@ def whole_runs(audit: Audit, corpora: int, seed: int) -> None:
             audit.check("join, posted signatures", (k, measure, t),
                         lambda: _posted(lambda: [tuple(p) for p in allpairs.join(sets, t, measure=measure).pairs]),
                         naive.all_pairs(sets, t, measure))
+            audit.check("join, merged candidates", (k, measure, t),
+                        lambda: _merged(lambda: [tuple(p) for p in allpairs.join(sets, t, measure=measure).pairs]),
+                        naive.all_pairs(sets, t, measure))
             audit.check("join R-S", (k, measure, t),
                         lambda: [tuple(p) for p in allpairs.join(sets, t, measure=measure, against=other).pairs],
                         naive.rs_pairs(sets, other, t, measure))
@@ -231,6 +234,18 @@ def whole_runs(audit: Audit, corpora: int, seed: int) -> None:
                                                                                  num_perm=16).pairs])
         texts = [" ".join(f"w{v}" for v in s) for s in sets]
         audit.check("shingle keys", (k,), lambda: _keys(texts))
+
+
+def _merged(run):
+    """``run()`` with the probe verifying its candidates by merge however few the tokens (as for a large
+    vocabulary), not by looking them up in a bit set of the probe set's."""
+    import allpairs.exact.prefix as prefix
+
+    saved, prefix.MARKS_MAX_TOKENS = prefix.MARKS_MAX_TOKENS, -1
+    try:
+        return run()
+    finally:
+        prefix.MARKS_MAX_TOKENS = saved
 
 
 def _posted(run):
