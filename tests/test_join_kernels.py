@@ -127,15 +127,18 @@ def test_a_join_without_the_bitmap_filter_of_long_sets_still_equals_brute_force(
 @pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_near_copies(), st.sampled_from([Fraction(999999999, 10**9), Fraction(1, 10**9), Fraction(1, 2),
-                                        Fraction(9, 10), Fraction(1)]))
-def test_a_join_whose_probe_merges_its_candidates_as_for_a_large_vocabulary_still_equals_brute_force(sets, t):
+                                        Fraction(9, 10), Fraction(1)]), st.booleans())
+def test_a_join_whose_probe_merges_or_looks_its_candidates_up_however_long_the_sets_equals_brute_force(sets, t,
+                                                                                                      marks):
     import allpairs.exact.prefix as prefix
 
-    saved, prefix.MARKS_MAX_TOKENS = prefix.MARKS_MAX_TOKENS, -1  # no bit set of the probe set's tokens
+    saved = prefix.MARKS_MAX_TOKENS, prefix.MARKS_MIN_MEAN_SIZE
+    # Look-ups whatever the sets' sizes, or merges as for a large vocabulary.
+    prefix.MARKS_MAX_TOKENS, prefix.MARKS_MIN_MEAN_SIZE = (1 << 21, 0) if marks else (-1, 0)
     try:
         assert fast_pairs(sets, t) == naive.all_pairs(sets, t)
     finally:
-        prefix.MARKS_MAX_TOKENS = saved
+        prefix.MARKS_MAX_TOKENS, prefix.MARKS_MIN_MEAN_SIZE = saved
 
 
 @pytest.mark.kernel_paths("compiled", "python", "jit")
