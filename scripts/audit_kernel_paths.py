@@ -210,6 +210,11 @@ def whole_runs(audit: Audit, corpora: int, seed: int) -> None:
             audit.check("join, posted signatures", (k, measure, t),
                         lambda: _posted(lambda: [tuple(p) for p in allpairs.join(sets, t, measure=measure).pairs]),
                         naive.all_pairs(sets, t, measure))
+            for marks in (False, True):
+                audit.check(f"join, candidates {'looked up' if marks else 'merged'}", (k, measure, t),
+                            lambda: _verified(marks, lambda: [tuple(p) for p in
+                                                              allpairs.join(sets, t, measure=measure).pairs]),
+                            naive.all_pairs(sets, t, measure))
             audit.check("join R-S", (k, measure, t),
                         lambda: [tuple(p) for p in allpairs.join(sets, t, measure=measure, against=other).pairs],
                         naive.rs_pairs(sets, other, t, measure))
@@ -231,6 +236,19 @@ def whole_runs(audit: Audit, corpora: int, seed: int) -> None:
                                                                                  num_perm=16).pairs])
         texts = [" ".join(f"w{v}" for v in s) for s in sets]
         audit.check("shingle keys", (k,), lambda: _keys(texts))
+
+
+def _verified(marks: bool, run):
+    """``run()`` with the probe verifying its candidates by looking them up in a bit set of the probe set's
+    (``marks``) however short the sets, else by merge however few the tokens."""
+    import allpairs.exact.prefix as prefix
+
+    saved = prefix.MARKS_MAX_TOKENS, prefix.MARKS_MIN_MEAN_SIZE
+    prefix.MARKS_MAX_TOKENS, prefix.MARKS_MIN_MEAN_SIZE = (1 << 21, 0) if marks else (-1, 0)
+    try:
+        return run()
+    finally:
+        prefix.MARKS_MAX_TOKENS, prefix.MARKS_MIN_MEAN_SIZE = saved
 
 
 def _posted(run):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from allpairs.exact._kernel import first_match_bounds, gallop
 from allpairs.measures import MEASURES, Threshold
-from allpairs.verify._kernel import merge
+from allpairs.verify._kernel import count_marked, mark_tokens, merge, unmark_tokens
 
 import naive
 from test_exact import fast_pairs
@@ -38,6 +38,29 @@ def test_merge_counts_the_exact_overlap_whenever_it_reaches_alpha_and_stays_belo
         assert got < alpha and got <= exact
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=400, deadline=None)
+@given(x=_sets, y=_sets, data=st.data())
+def test_looking_y_up_among_x_marked_counts_the_exact_overlap_whenever_it_reaches_alpha_and_below_otherwise(x, y,
+                                                                                                          data):
+    i = data.draw(st.integers(0, len(x)))
+    j = data.draw(st.integers(0, len(y)))
+    counted = data.draw(st.integers(0, 3))
+    alpha = data.draw(st.integers(0, min(len(x) - i, len(y) - j) + counted + 2))
+    tokens = np.array(x + y, np.int32)
+    marks = np.zeros(1 + 40 // 64, np.uint64)
+    mark_tokens(marks, tokens, np.int64(i), np.int64(len(x)))
+    exact = counted + len(set(x[i:]) & set(y[j:]))
+    got = int(count_marked(marks, tokens, np.int64(len(x) + j), np.int64(len(x) + len(y)), np.int64(counted),
+                           np.int64(alpha), np.int64(len(x) - i)))
+    if exact >= alpha:
+        assert got == exact
+    else:
+        assert got < alpha and got <= exact
+    unmark_tokens(marks, tokens, np.int64(i), np.int64(len(x)))
+    assert not marks.any()
+
+
 def test_a_near_copy_of_a_long_set_is_merged_to_its_exact_overlap_at_every_alpha():
     x = np.arange(0, 3000, 3, dtype=np.int32)  # 1,000 tokens
     y = x.copy()
@@ -46,6 +69,11 @@ def test_a_near_copy_of_a_long_set_is_merged_to_its_exact_overlap_at_every_alpha
     for alpha in (0, 1, 500, 988, 989):
         assert merge(tokens, 0, 1000, tokens, 1000, 2000, 0, alpha) == 989
     assert merge(tokens, 0, 1000, tokens, 1000, 2000, 0, 990) < 990
+    marks = np.zeros(3000 // 64 + 1, np.uint64)
+    mark_tokens(marks, tokens, 0, 1000)
+    for alpha in (0, 1, 500, 988, 989):
+        assert count_marked(marks, tokens, 1000, 2000, 0, alpha, 1000) == 989
+    assert count_marked(marks, tokens, 1000, 2000, 0, 990, 1000) < 990
 
 
 @pytest.mark.kernel_paths("compiled", "python")
@@ -94,6 +122,23 @@ def test_a_join_without_the_bitmap_filter_of_long_sets_still_equals_brute_force(
         assert fast_pairs(sets, t) == naive.all_pairs(sets, t)
     finally:
         verify.BITMAP_MEDIAN_MAX = saved
+
+
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_near_copies(), st.sampled_from([Fraction(999999999, 10**9), Fraction(1, 10**9), Fraction(1, 2),
+                                        Fraction(9, 10), Fraction(1)]), st.booleans())
+def test_a_join_whose_probe_merges_or_looks_its_candidates_up_however_long_the_sets_equals_brute_force(sets, t,
+                                                                                                      marks):
+    import allpairs.exact.prefix as prefix
+
+    saved = prefix.MARKS_MAX_TOKENS, prefix.MARKS_MIN_MEAN_SIZE
+    # Look-ups whatever the sets' sizes, or merges as for a large vocabulary.
+    prefix.MARKS_MAX_TOKENS, prefix.MARKS_MIN_MEAN_SIZE = (1 << 21, 0) if marks else (-1, 0)
+    try:
+        assert fast_pairs(sets, t) == naive.all_pairs(sets, t)
+    finally:
+        prefix.MARKS_MAX_TOKENS, prefix.MARKS_MIN_MEAN_SIZE = saved
 
 
 @pytest.mark.kernel_paths("compiled", "python", "jit")

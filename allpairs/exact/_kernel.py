@@ -19,7 +19,7 @@ path) do not.
 import numpy as np
 
 from ..measures._kernel import largest_other_size, required_overlap
-from ..verify._kernel import bitmap_admits, merge
+from ..verify._kernel import bitmap_admits, count_marked, mark_tokens, merge, unmark_tokens
 from .._kernels.csr import grow_filled
 from .._kernels.jit import kernel
 
@@ -270,7 +270,7 @@ _U32 = np.uint64(32)
 
 @kernel
 def probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at, live_len, probe_len, win_lo, win_hi,
-                 stop_ptr, stop_of, set_class, compat, n_classes, code, p, q, lo, hi, state, touched, alpha_of,
+                 stop_ptr, stop_of, set_class, compat, n_classes, code, p, q, lo, hi, state, touched, marks, alpha_of,
                  alpha_at, out_x, out_y, out_a, n_out):
     """Pairs that reach α among probe sets ``lo <= x < hi`` and the sets ``win_lo[x] <= y < win_hi[x]``.
 
@@ -290,8 +290,11 @@ def probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
     without the test (its branches are pruned by the argument's type), the instructions of a probe that
     never had it; ``bits[y]`` is then read per candidate, and a posting's size from ``post_size``. Each
     candidate left is verified
-    at once, while x's tokens are in cache, by a merge that resumes after its
-    last counted match and stops early (:func:`allpairs.verify._kernel.merge`):
+    at once, while x's tokens are in cache, from its last counted match on,
+    stopping early: where ``marks`` is not empty (uint64, a bit per token of
+    the order, all zero; left so) by looking each of y's tokens up among x's,
+    marked there once per probe set (:func:`allpairs.verify._kernel.count_marked`),
+    else by a merge (:func:`allpairs.verify._kernel.merge`; always with ``at``):
     no candidate is written out.
 
     A pair's first common token lies at ``i <= |x| - α`` in x and ``j <= |y| -
@@ -357,6 +360,7 @@ def probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
     """
     n_cand = 0
     has_at = at.shape[0] > 0
+    by_marks = marks.shape[0] > 0 and not has_at
     # post_bits is None or an array, a type known when numba compiles: each variant has only its own branches.
     # In the loops over postings and candidates, arrays are read at unsigned indexes (np.uint64): numba then
     # emits no code for negative ones (two to four instructions a read).
@@ -450,6 +454,8 @@ def probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
             out_a = grow_filled(out_a, n_out, cap)
         if post_bits is None:
             bx = bits[x]
+        if by_marks and n_touched > 0:  # x's tokens marked for its candidates' look-ups, cleared after them
+            mark_tokens(marks, tokens, xs, xe)
         for t in range(n_touched):
             y = touched[np.uint64(t)]
             uy = np.uint64(y)
@@ -505,10 +511,15 @@ def probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
                 if other:
                     continue
             n_cand += 1
-            o = merge(tokens, xs + state[uy, 1] + 1, xe, tokens, yj + 1, ys + size_y, np.int64(c), alpha)
+            if by_marks:  # y's tokens after its last counted match looked up among x's (marked)
+                o = count_marked(marks, tokens, yj + 1, ys + size_y, np.int64(c), alpha, xe - xs - state[uy, 1] - 1)
+            else:
+                o = merge(tokens, xs + state[uy, 1] + 1, xe, tokens, yj + 1, ys + size_y, np.int64(c), alpha)
             if o >= alpha:
                 out_x[np.uint64(n_out)] = x
                 out_y[np.uint64(n_out)] = y
                 out_a[np.uint64(n_out)] = o
                 n_out += 1
+        if by_marks and n_touched > 0:
+            unmark_tokens(marks, tokens, xs, xe)
     return out_x, out_y, out_a, n_out, n_cand

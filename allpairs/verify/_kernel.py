@@ -1,5 +1,6 @@
-"""Compiled kernels of verification: overlap by merge, with early exit, for every measure, and the bitmap
-bound that spares a merge, shared by the exact join's probe and the saved index's.
+"""Compiled kernels of verification: overlap by merge or by look-up in a bit set of the probe set's tokens,
+with early exit, for every measure, and the bitmap bound that spares either, shared by the exact join's probe
+and the saved index's.
 
 Xiao, Wang, Lin, Yu, WWW 2008 (verification resuming after the prefix
 matches); Mann, Augsten, Bouros, PVLDB 2016 (the cheap merge); Sandes,
@@ -72,6 +73,47 @@ def merge(x_tokens, i, xe, y_tokens, j, ye, o, alpha):
             i += a <= b
             j += a >= b
         o += i + j - moved - n
+
+
+@kernel
+def count_marked(marks, y_tokens, j, ye, o, alpha, x_left):
+    """``o`` plus the tokens of ``y_tokens[j:ye]`` whose bit is set in ``marks`` (uint64 words, bit ``w & 63``
+    of word ``w >> 6`` for token ``w >= 0``): :func:`merge`'s count where x's tokens are the marked ones and
+    every token of y from ``j`` on that x holds lies in x's part being merged, ``x_left`` tokens long. Stops
+    early, as :func:`merge` does, once ``alpha`` is out of reach (the result is then below ``alpha``).
+
+    A step reads one token of y and one word of a bit set that stays in a core's cache, and no step waits
+    for the one before; a step of :func:`merge` reads a token of each side and waits for the comparison of
+    the last one (which side moves), and there is a step for each token of either side.
+    """
+    if o + x_left < alpha:  # x has too few tokens left
+        return o
+    while True:
+        rest = ye - j
+        slack = o + rest - alpha
+        if rest <= 0 or slack < 0:
+            return o
+        n = min(rest, max(slack, MIN_RUN))
+        for k in range(j, j + n):
+            w = np.uint64(y_tokens[np.uint64(k)])
+            o += np.int64((marks[w >> np.uint64(6)] >> (w & np.uint64(63))) & np.uint64(1))
+        j += n
+
+
+@kernel
+def mark_tokens(marks, tokens, a, b):
+    """Set the bits of ``tokens[a:b]`` (non-negative) in ``marks`` (:func:`count_marked`)."""
+    for k in range(a, b):
+        w = np.uint64(tokens[np.uint64(k)])
+        marks[w >> np.uint64(6)] |= np.uint64(1) << (w & np.uint64(63))
+
+
+@kernel
+def unmark_tokens(marks, tokens, a, b):
+    """Clear the words of ``marks`` that :func:`mark_tokens` set for ``tokens[a:b]`` (all zero again when
+    only those were set)."""
+    for k in range(a, b):
+        marks[np.uint64(tokens[np.uint64(k)]) >> np.uint64(6)] = 0
 
 
 @kernel(wraps=True)
