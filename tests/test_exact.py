@@ -89,6 +89,24 @@ def test_one_thread_runs_the_tasks_without_a_thread_pool(monkeypatch):
     assert fast_pairs(sets, "0.5", jobs=1) == all_pairs(sets, Fraction(1, 2))
     # A join too small to be cut into more than one task runs on the caller's thread whatever --jobs says.
     assert fast_pairs(sets, "0.5", jobs=2) == all_pairs(sets, Fraction(1, 2))
+    # So does one cut into many tasks whose probe costs less than PARALLEL_MIN_COST entries in all.
+    monkeypatch.setattr(prefix, "MIN_TASK_COST", 1)
+    assert fast_pairs(sets, "0.5", jobs=2) == all_pairs(sets, Fraction(1, 2))
+
+
+def test_a_join_costing_parallel_min_cost_or_more_runs_its_tasks_on_a_pool(monkeypatch):
+    started = []
+    pool = concurrent.futures.ThreadPoolExecutor
+
+    def counted_pool(*args, **kwargs):
+        started.append(kwargs.get("max_workers"))
+        return pool(*args, **kwargs)
+    monkeypatch.setattr(concurrent.futures, "ThreadPoolExecutor", counted_pool)
+    monkeypatch.setattr(prefix, "MIN_TASK_COST", 1)
+    sets = [[1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [7], [7, 8], [1, 2, 4], [2, 3, 5, 7]]
+    monkeypatch.setattr(prefix, "PARALLEL_MIN_COST", 1)
+    assert fast_pairs(sets, "0.5", jobs=2) == all_pairs(sets, Fraction(1, 2))
+    assert started == [2]
 
 
 def test_pairs_whose_later_matches_lie_past_the_probe_prefix_are_verified_in_full():

@@ -148,13 +148,16 @@ def test_a_join_whose_probe_merges_or_looks_its_candidates_up_however_long_the_s
 def test_a_join_cut_into_many_tasks_whose_output_room_is_far_off_still_equals_brute_force(sets, t, margin, jobs):
     import allpairs.exact.prefix as prefix
 
-    saved = prefix.MIN_TASK_COST, prefix.MIN_ROOM, prefix.FIRST_ROOM, prefix.ROOM_MARGIN
-    # A task per set or so; rooms of one pair (every task's buffers grow) or of its whole cost.
+    saved = prefix.MIN_TASK_COST, prefix.MIN_ROOM, prefix.FIRST_ROOM, prefix.ROOM_MARGIN, prefix.PARALLEL_MIN_COST
+    # A task per set or so, on the pool with two jobs; rooms of one pair (every task's buffers grow) or of its
+    # whole cost.
     prefix.MIN_TASK_COST, prefix.MIN_ROOM, prefix.FIRST_ROOM, prefix.ROOM_MARGIN = 1, 1, margin, margin
+    prefix.PARALLEL_MIN_COST = 0
     try:
         assert fast_pairs(sets, t, jobs=jobs) == naive.all_pairs(sets, t)
     finally:
-        prefix.MIN_TASK_COST, prefix.MIN_ROOM, prefix.FIRST_ROOM, prefix.ROOM_MARGIN = saved
+        (prefix.MIN_TASK_COST, prefix.MIN_ROOM, prefix.FIRST_ROOM, prefix.ROOM_MARGIN,
+         prefix.PARALLEL_MIN_COST) = saved
 
 
 @pytest.mark.kernel_paths("compiled", "python", "jit")

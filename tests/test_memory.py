@@ -45,6 +45,7 @@ def tiny_blocks(monkeypatch):
     monkeypatch.setattr(spill, "MIN_READ", 3)
     monkeypatch.setattr(spill, "FAN_IN", 3)
     monkeypatch.setattr(prefix, "MIN_TASK_COST", 1)
+    monkeypatch.setattr(prefix, "PARALLEL_MIN_COST", 0)
 
 
 def _written(res, fmt: str) -> bytes:

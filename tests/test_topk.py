@@ -69,7 +69,8 @@ def test_neighbors_found_in_blocks_of_one_match_the_oracle(case):
     from allpairs.output import spill
 
     with mock.patch.object(topk, "CANDIDATE_BLOCK", 1), mock.patch.object(spill, "SET_PAIR_BYTES", 1 << 62), \
-            mock.patch.object(prefix, "MIN_TASK_COST", 1):
+            mock.patch.object(prefix, "MIN_TASK_COST", 1), \
+            mock.patch.object(prefix, "PARALLEL_MIN_COST", 0):
         agrees_with_the_oracle(case, "neighbors")
 
 
@@ -84,7 +85,8 @@ def test_neighbors_and_top_in_blocks_bounded_by_k_match_the_oracle(option, case)
     from allpairs.exact import prefix, topk
 
     with mock.patch.object(topk, "NEIGHBOR_BLOCK", 1), mock.patch.object(topk, "MIN_NEIGHBOR_BLOCK", 1), \
-            mock.patch.object(prefix, "MIN_TASK_COST", 1):
+            mock.patch.object(prefix, "MIN_TASK_COST", 1), \
+            mock.patch.object(prefix, "PARALLEL_MIN_COST", 0):
         agrees_with_the_oracle(case, option)
 
 
@@ -127,7 +129,8 @@ def test_top_pairs_kept_a_block_of_one_pair_at_a_time_match_the_oracle(case):
     from allpairs.exact import prefix
     from allpairs.output import spill
 
-    with mock.patch.object(spill, "SET_PAIR_BYTES", 1 << 62), mock.patch.object(prefix, "MIN_TASK_COST", 1):
+    with mock.patch.object(spill, "SET_PAIR_BYTES", 1 << 62), mock.patch.object(prefix, "MIN_TASK_COST", 1), \
+            mock.patch.object(prefix, "PARALLEL_MIN_COST", 0):
         agrees_with_the_oracle(case, "top")
 
 

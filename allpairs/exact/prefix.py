@@ -133,6 +133,10 @@ TASKS_PER_THREAD = 64
 #: Probe cost (posting entries) a task is given at least: a kernel call costs ~0.1-0.2 ms to dispatch
 #: (argument types looked up), about as much as probing 20,000 entries.
 MIN_TASK_COST = 200_000
+#: Probe cost (posting entries) below which a join runs on the caller's thread whatever ``jobs`` says: a
+#: pool's start (its imports, threads, scratch and the parts' concatenation) cost more than it shared out
+#: below it (distinct Kosarak at t = 0.7, 1.7 M entries: +8 ms of a 128 ms process with two threads).
+PARALLEL_MIN_COST = 2_000_000
 
 
 #: A task's pairs are copied out of the kernel's buffer from this many on, when the join is bounded and the
@@ -508,7 +512,7 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     n_tasks = len(bounds) - 1
     # One thread runs the tasks itself: starting a pool and handing it tasks costs more than a small join
     # (and a join of one task has nothing to share out).
-    if jobs <= 1 or n_tasks <= 1:
+    if jobs <= 1 or n_tasks <= 1 or total_cost < PARALLEL_MIN_COST:
         yield from one_thread()
         return
     from concurrent.futures import ThreadPoolExecutor  # here: a join on one thread does not load it
