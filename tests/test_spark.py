@@ -843,9 +843,9 @@ def test_a_directory_with_its_shingle_known_is_read_by_the_planning_pass_not_a_j
     assert len(jobs) <= JOBS_OF_A_DIRECTORY, f"{len(jobs)} Spark jobs, more than the {JOBS_OF_A_DIRECTORY} counted"
 
 
-def test_a_bad_tree_on_spark_is_one_line_and_leaves_no_jvm_or_daemon_behind(tmp_path):
-    # A tree is listed while the JVM starts, beside the spare Python daemon: a path that is no directory is
-    # refused before either starts; a tree with no file chosen once they run, and the run's end ends both.
+def test_a_bad_tree_on_spark_is_one_line_and_leaves_no_jvm_behind(tmp_path):
+    # A tree is listed while the JVM starts: a path that is no directory is refused before the JVM starts; a
+    # tree with no file chosen once it runs, and the run's end ends it.
     import time
     import uuid
 
@@ -861,7 +861,7 @@ def test_a_bad_tree_on_spark_is_one_line_and_leaves_no_jvm_or_daemon_behind(tmp_
         assert r.returncode == status and r.stdout == "" and len(lines) == 1 and message in lines[0], r
         survivors = _with_marker(marker)
         assert status != 2 or survivors == [], survivors  # none started: none could have ended so soon
-        for _ in range(600):  # the JVM and the spare notice their driver is gone
+        for _ in range(600):  # the JVM notices its driver is gone
             if not survivors:
                 break
             time.sleep(0.05)
@@ -869,48 +869,6 @@ def test_a_bad_tree_on_spark_is_one_line_and_leaves_no_jvm_or_daemon_behind(tmp_
         for pid in survivors:  # not left to the rest of the suite
             os.kill(pid, 9)
         assert not survivors, (args, survivors)
-
-
-def test_a_signal_while_the_jvm_starts_leaves_no_spare_folder_behind():
-    # The spare daemon's socket folder is made before the JVM starts and owned by the spare once it runs: a
-    # run ended by a signal in between must not leave it (the signal watcher removes it), nor after.
-    import signal
-    import tempfile
-    import time
-    import uuid
-
-    from test_spark_against import _with_marker
-
-    # A short folder: a Unix socket's path holds ~100 bytes, and pytest's tmp_path leaves no room for a spare.
-    with tempfile.TemporaryDirectory(prefix="ap-") as folder:
-        tmp = Path(folder)
-        marker = uuid.uuid4().hex
-        proc = subprocess.Popen([sys.executable, "-m", "allpairs", "join", "--engine", "spark", "--master",
-                                 "local[2]", "-q", "-t", "0.5", str(TINY), "--count"], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True,
-                                env=dict(os.environ, TMPDIR=folder, ALLPAIRS_HARNESS=marker,
-                                         SPARK_LOCAL_IP="127.0.0.1"))
-        try:
-            for _ in range(1200):  # the folder appears as the JVM is about to start
-                if list(tmp.glob("allpairs-spare-*")) or proc.poll() is not None:
-                    break
-                time.sleep(0.01)
-            assert list(tmp.glob("allpairs-spare-*")), ("no spare folder was made", proc.poll())
-            proc.send_signal(signal.SIGTERM)
-            _, err = proc.communicate(timeout=120)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-        assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, err)
-        survivors = _with_marker(marker)
-        for _ in range(600):  # the JVM and a spare that started notice their driver is gone
-            if not survivors and not list(tmp.glob("allpairs-spare-*")):
-                break
-            time.sleep(0.05)
-            survivors = _with_marker(marker)
-        for pid in survivors:
-            os.kill(pid, 9)
-        assert not survivors and not list(tmp.glob("allpairs-spare-*")), (survivors, list(tmp.iterdir()))
 
 
 def test_a_trees_files_read_and_shingled_in_one_pass_give_the_documents_of_two(spark, tmp_path):
@@ -982,19 +940,16 @@ def test_workers_are_forked_from_a_daemon_that_imported_the_join_once(spark):
                 "threads": getattr(daemon, "THREADS", -1), "failed": getattr(daemon, "FAILED", "no daemon module"),
                 "sets": "allpairs.engines.spark.sets" in getattr(daemon, "LOADED", ()),
                 "heavy": ",".join(m for m in ("numba", "typer", "rich") if m in getattr(daemon, "LOADED", ())),
-                "pandas": "pandas" in getattr(daemon, "LOADED", ()), "pyspark": sys.modules["pyspark"].__file__,
-                "spare": getattr(daemon, "FROM_SPARE", None)}])
+                "pandas": "pandas" in getattr(daemon, "LOADED", ()), "pyspark": sys.modules["pyspark"].__file__}])
 
     rows = spark.range(4, numPartitions=2).mapInArrow(
         probe, "pid long, ppid long, daemon long, threads long, failed string, sets boolean, heavy string, "
-               "pandas boolean, pyspark string, spare long").collect()
+               "pandas boolean, pyspark string").collect()
     assert len(rows) == 2
     import pyspark
 
     for r in rows:
         assert r.ppid == r.daemon != r.pid, r  # the worker is a child of the daemon that imported the modules
-        # That daemon was forked, loaded, by the spare started beside the JVM, not started by the JVM then.
-        assert r.spare is not None and r.spare != r.daemon, r
         # No thread at the fork; the join's modules imported (pandas too: pyarrow imports it at a worker's
         # first pa.array of a list), and none that a task has no use for.
         assert r.failed is None and r.threads == 1 and r.sets and r.pandas and r.heavy == "", r

@@ -32,30 +32,10 @@ the same files), the daemon drops it from ``sys.path`` and imports the
 installed package, compiled once (:func:`installed_pyspark`). pandas is
 imported too: pyarrow imports it at a worker's first ``pa.array`` of a list,
 0.15-0.3 s a worker.
-
-Those imports still take 0.5-0.9 s, on the path of the first job: the JVM
-starts the daemon only when that job's first Python task asks for a worker.
-A session allpairs starts on a local master therefore also starts a *spare*
-once its JVM is up (``python -m`` this module ``--spare SOCKET JVM_PID``, by
-:func:`allpairs.engines.spark.session.get_session`), which imports all of the
-above while the driver plans, then waits at a Unix socket in a private
-folder. A daemon the JVM starts finds the socket in its
-environment (:data:`SPARE`, from ``spark.executorEnv``) and hands its place
-over (:func:`hand_over`): it passes its standard streams (the JVM's pipes),
-environment, arguments and folder; the spare forks a daemon that takes them
-and runs pyspark's daemon loop, already loaded; the process the JVM started
-waits for it to end, passing the JVM's SIGTERM on. Where no spare answers,
-the daemon imports the modules itself, as before. The spare ends when the
-driver or the JVM does.
 """
 from __future__ import annotations
 
 import os
-
-#: The environment variable naming the Unix socket of a spare daemon (:func:`hand_over`).
-SPARE = "ALLPAIRS_SPARE_DAEMON"
-#: Seconds a daemon waits for a spare that accepted it to take over (it may still be importing).
-HAND_OVER_S = 120
 
 #: Environment making the imports below start no thread (each kept if the environment sets it).
 NO_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
@@ -65,11 +45,8 @@ PRELOAD = ("numpy", "pyarrow", "pandas", "pyspark.worker", "allpairs.engines.spa
            "allpairs.engines.spark.run_against", "allpairs.engines.spark.run_dedup",
            "allpairs.engines.spark.against", "allpairs.engines.spark.components", "allpairs.engines.spark.lsh")
 
-#: The daemon's process id: a worker sees its parent's (the modules came from the daemon, or with the daemon's
-#: fork from the spare, not re-imported).
+#: The daemon's process id: a worker sees its parent's (the modules came from the daemon, not re-imported).
 PRELOADED_IN = os.getpid()
-#: The spare's process id where this daemon was forked by one (:func:`spare`), else None.
-FROM_SPARE: int | None = None
 #: Threads of the daemon after the imports (1: forking is safe); None where /proc is not there.
 THREADS: int | None = None
 #: Why the imports failed, if they did.
@@ -129,168 +106,11 @@ def preload() -> None:
     gc.freeze()
 
 
-def _read_exactly(conn, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        more = conn.recv(n - len(data))
-        if not more:
-            raise ConnectionError("the other end closed")
-        data += more
-    return data
-
-
-def hand_over() -> bool:
-    """In the daemon the JVM started: hand its place to the spare named by :data:`SPARE`, if one answers, and
-    wait until that daemon (and its workers) end, passing SIGTERM on; True then. False where no spare takes
-    over (none named, gone, used by another daemon): this process is the daemon, as before."""
-    import json
-    import signal
-    import socket
-    import struct
-    import sys
-
-    path = os.environ.get(SPARE)
-    if not path:
-        return False
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.settimeout(HAND_OVER_S)
-        conn.connect(path)
-        what = json.dumps({"env": dict(os.environ), "argv": sys.argv, "cwd": os.getcwd(),
-                           "path": sys.path}).encode()
-        socket.send_fds(conn, [struct.pack("!I", len(what)) + what], [0, 1, 2])
-        pid = struct.unpack("!I", _read_exactly(conn, 4))[0]
-    except (OSError, ValueError):
-        conn.close()
-        return False
-    def pass_on(signum, frame):
-        try:
-            os.kill(pid, signum)
-        finally:
-            os._exit(0)
-
-    # The JVM stops its daemon with SIGTERM (its streams closing too): to the daemon that runs now.
-    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(signum, pass_on)
-    conn.settimeout(None)
-    for fd in (0, 1, 2):  # the spare holds the JVM's pipes now: their end is its end
-        os.close(fd)
-    try:
-        while conn.recv(4096):
-            pass
-    except OSError:
-        pass
-    return True
-
-
-def spare(path: str, jvm: int) -> None:
-    """Run as the spare (``--spare path jvm``): listen at the Unix socket ``path``, import the workers' modules,
-    then fork a daemon in the place of each daemon the JVM starts that connects (:func:`hand_over`), already
-    loaded. Ends when stdin closes (the driver ended) or the process ``jvm`` (the JVM's pid) has ended. No
-    thread is started here: the daemons and their workers are forked."""
-    import json
-    import select
-    import socket
-    import struct
-
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(8)
-    installed_pyspark()
-    preload()
-    try:
-        while True:
-            ready, _, _ = select.select([listener, 0], [], [], 1.0)
-            try:
-                while os.waitpid(-1, os.WNOHANG)[0]:  # daemons that ended
-                    pass
-            except ChildProcessError:
-                pass
-            if (0 in ready and not os.read(0, 64)) or not alive(jvm):
-                return  # the driver or the JVM ended
-            if listener not in ready:
-                continue
-            conn, _ = listener.accept()
-            try:
-                data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
-                if len(fds) != 3 or len(data) < 4:
-                    raise ValueError("no streams passed")
-                size = struct.unpack("!I", data[:4])[0]
-                got = json.loads(data[4:] + _read_exactly(conn, size - len(data[4:])))
-            except (OSError, ValueError):
-                conn.close()
-                continue
-            if os.fork() == 0:
-                try:
-                    listener.close()
-                    _take_over(got, fds)
-                    conn.sendall(struct.pack("!I", os.getpid()))
-                    # conn stays open, here and in the workers: the process the JVM started waits for its end.
-                    from pyspark import daemon
-
-                    daemon.manager()
-                finally:
-                    os._exit(0)
-            conn.close()
-            for fd in fds:
-                os.close(fd)
-    finally:
-        listener.close()
-        _remove(path)
-
-
-def _take_over(got: dict, fds) -> None:
-    """In a daemon forked by the spare: take the streams, folder, environment, arguments and module path of the
-    daemon that connected."""
-    import signal
-    import sys
-
-    global PRELOADED_IN, FROM_SPARE
-    PRELOADED_IN, FROM_SPARE = os.getpid(), os.getppid()  # the modules came with the fork: this daemon holds them
-    for target, fd in enumerate(fds):
-        os.dup2(fd, target)
-        os.close(fd)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    os.chdir(got["cwd"])
-    os.environ.clear()
-    os.environ.update(got["env"])
-    os.environ.pop(SPARE, None)
-    for key, value in NO_THREADS.items():
-        os.environ.setdefault(key, value)
-    sys.argv[:] = got["argv"]
-    sys.path[:] = got["path"]
-    installed_pyspark()
-
-
-def alive(pid: int) -> bool:
-    """Whether the process ``pid`` runs (one of another user's counts as running)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
-def _remove(path: str) -> None:
-    for remove, p in ((os.unlink, path), (os.rmdir, os.path.dirname(path))):
-        try:
-            remove(p)
-        except OSError:
-            pass
-
-
 if __name__ == "__main__":
     import sys
 
     # Run as ``python -m``, this module is __main__: known by its name too, so that a worker finds it.
     sys.modules.setdefault("allpairs.engines.spark_daemon", sys.modules[__name__])
-    if sys.argv[1:2] == ["--spare"]:
-        spare(sys.argv[2], int(sys.argv[3]))
-        sys.exit(0)
-    if hand_over():
-        sys.exit(0)
     installed_pyspark()
     preload()
     from pyspark import daemon

@@ -345,27 +345,6 @@ def _stdout() -> Sink:
     return Sink(1, "standard output")
 
 
-def scratch_directory(prefix: str) -> str:
-    """A new directory of this user's only in the system's temporary folder, registered with the signal
-    watcher (a signal removes it) until :func:`hand_over_directory`: for a directory that another process
-    is to own, removed here if this one dies before that process starts."""
-    import shutil  # noqa: F401  (for remove_tree: loaded before the directory is registered)
-    import tempfile
-
-    with _lock:
-        tmp = tempfile.mkdtemp(prefix=prefix)
-        _pending_dirs[os.fsencode(tmp)] = None
-    return tmp
-
-
-def hand_over_directory(path: str, *, remove: bool) -> None:
-    """Unregister a :func:`scratch_directory`: its owner removes it now, or with ``remove`` it is removed here."""
-    with _lock:
-        _pending_dirs.pop(os.fsencode(path), None)
-        if remove:
-            remove_tree(path)
-
-
 @contextmanager
 def partial_directory(target: str, *, stop_writer: Callable[[], None] | None = None) -> Iterator[str]:
     """A new directory beside ``target`` (``.NAME.XXXXXXXX.allpairs.part``) for another process to fill

@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..._kernels.cache import user_cache
-from ..spark_daemon import alive
 
 #: The environment variable naming the folder, or ``off``.
 ENV = "ALLPAIRS_CLASS_ARCHIVE"
@@ -101,6 +100,16 @@ def key(java: str, conf: dict) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _remove(path: Path) -> None:
     try:
         path.unlink()
@@ -152,7 +161,7 @@ def plan(java: str, conf: dict, note) -> Plan | None:
         log = where / f"jvm.{os.getpid()}.log"
         for old in where.glob("jvm.*.log"):  # of runs whose JVM did not start, or that were killed meanwhile
             pid = old.name.split(".")[1]
-            if pid.isdigit() and not alive(int(pid)):
+            if pid.isdigit() and not _alive(int(pid)):
                 _remove(old)
         archive = archive_in(where)
         if archive is not None:
@@ -169,7 +178,7 @@ def plan(java: str, conf: dict, note) -> Plan | None:
         writing = False
         for tmp in where.glob("classes.*.tmp"):
             pid = tmp.name.split(".")[1]
-            if pid.isdigit() and alive(int(pid)):
+            if pid.isdigit() and _alive(int(pid)):
                 writing = True  # another run writes it
             else:
                 _remove(tmp)  # its run ended before renaming it

@@ -244,54 +244,6 @@ def _import_while_the_jvm_starts() -> threading.Thread:
     return thread
 
 
-def _spare_socket(master: str, conf: dict) -> str | None:
-    """Where the spare Python daemon of the JVM about to start on the local ``master`` is to listen (a Unix
-    socket in a private folder, made here), or None where the workers would run another interpreter or
-    daemon module, or the conf names a spare (:mod:`allpairs.engines.spark_daemon`)."""
-    from ..spark_daemon import SPARE
-
-    python = conf.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or sys.executable
-    if (not is_local(master) or conf.get("spark.python.daemon.module", DAEMON_MODULE) != DAEMON_MODULE
-            or f"spark.executorEnv.{SPARE}" in conf
-            or (python != sys.executable and shutil.which(python) != sys.executable)):
-        return None
-    from ...output.files import hand_over_directory, scratch_directory
-
-    try:
-        # This user's only: no one else connects. Removed by a signal until the spare owns it (_start_spare).
-        folder = scratch_directory("allpairs-spare-")
-    except OSError:
-        return None
-    path = os.path.join(folder, "daemon.sock")
-    if len(path.encode()) > 100:  # past what a Unix socket's address holds
-        hand_over_directory(folder, remove=True)
-        return None
-    return path
-
-
-#: The spare daemons started, held so that their stdin stays open: it closes as this process ends, and they end.
-_spares: list = []
-
-
-def _start_spare(path: str, session) -> None:
-    """Start the spare Python daemon listening at ``path`` for the JVM of ``session`` (None: it did not start;
-    then only its folder is removed). Started once the JVM is up, not beside its start: on 2 busy cores its
-    imports (0.5 CPU s) slowed the JVM's start by as much; they overlap the driver's planning instead."""
-    from ...output.files import hand_over_directory
-
-    jvm = getattr(getattr(getattr(session, "sparkContext", None), "_gateway", None), "proc", None)
-    if jvm is not None:
-        try:
-            _spares[:] = [p for p in _spares if p.poll() is None] + [subprocess.Popen(
-                [sys.executable, "-m", DAEMON_MODULE, "--spare", path, str(jvm.pid)], stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-            hand_over_directory(os.path.dirname(path), remove=False)  # the spare removes it as it ends
-            return
-        except OSError:
-            pass
-    hand_over_directory(os.path.dirname(path), remove=True)
-
-
 def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: dict | None = None,
                 quiet: bool = False):
     """The active SparkSession, or a new one on ``master`` (default ``local[*]``).
@@ -350,26 +302,15 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
     options = " ".join(o for o in (archive.options if archive is not None else None, _log_option(conf or {})) if o)
     if options:
         builder = builder.config(class_archive.SETTING, options)
-    spare = None
     if not _jvm_running():
         _import_while_the_jvm_starts()
-        spare = _spare_socket(master, conf or {})
-        if spare is not None:
-            from ..spark_daemon import SPARE
-
-            builder = builder.config(f"spark.executorEnv.{SPARE}", spare)
     # pyspark's SparkContext takes SIGINT for itself (cancel the jobs, raise KeyboardInterrupt): in the
     # allpairs program, whose watcher thread ends a run on any signal in one line, it is given back.
     sigint = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
     try:
         # Not killed when the run ends: it ends by itself then (its stdin closes) and removes its scratch folders.
-        session = None
-        try:
-            with _jvm_stderr_to_null(quiet), ending_by_itself():
-                session = builder.getOrCreate()
-        finally:
-            if spare is not None:
-                _start_spare(spare, session)
+        with _jvm_stderr_to_null(quiet), ending_by_itself():
+            session = builder.getOrCreate()
         if archive is not None:
             class_archive.started(archive, getattr(session.sparkContext._gateway, "proc", None), _note(quiet))
         return session
