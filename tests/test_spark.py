@@ -844,8 +844,8 @@ def test_a_directory_with_its_shingle_known_is_read_by_the_planning_pass_not_a_j
 
 
 def test_a_bad_tree_on_spark_is_one_line_and_leaves_no_jvm_behind(tmp_path):
-    # A tree is listed while the JVM starts: a path that is no directory is refused before the JVM starts; a
-    # tree with no file chosen once it runs, and the run's end ends it.
+    # A path that is no directory is refused before the JVM starts; a tree with no file chosen once it runs,
+    # and the run's end ends it.
     import time
     import uuid
 

@@ -274,8 +274,7 @@ def check_directory(path: str) -> None:
 
 def list_directory(path: str, include, exclude, min_bytes: int) -> Listing:
     """The files of the local tree ``path`` chosen as the local engine chooses them by default (hidden and
-    ignored files left out, globs on the relative path, --min-bytes); no Spark needed, so that it runs
-    while the JVM starts (:func:`allpairs.engines.spark.run.session_and_listing`)."""
+    ignored files left out, globs on the relative path, --min-bytes); no Spark needed."""
     check_directory(path)
     root = root_path(path)
     files, unreadable = [], 0
@@ -292,11 +291,10 @@ def list_directory(path: str, include, exclude, min_bytes: int) -> Listing:
     return _chosen(files, include, exclude, min_bytes, unreadable)
 
 
-def read_directory(spark, path, include, exclude, min_bytes, run, skips=None, listing: Listing | None = None):
-    """Files below ``path`` chosen as locally (globs on the relative path, --min-bytes; ``listing``: a local
-    tree's, listed already by :func:`list_directory`), then decoded in tasks (``skips``: a
-    :class:`SkipCounts` accumulator counting the skipped ones). Returns (the frame, whether every chosen
-    file has a program language by its name)."""
+def read_directory(spark, path, include, exclude, min_bytes, run, skips=None):
+    """Files below ``path`` chosen as locally (globs on the relative path, --min-bytes; a local tree by
+    :func:`list_directory`), then decoded in tasks (``skips``: a :class:`SkipCounts` accumulator counting the
+    skipped ones). Returns (the frame, whether every chosen file has a program language by its name)."""
     root = root_path(path)
     remote = is_remote(path)
     if remote:
@@ -306,7 +304,7 @@ def read_directory(spark, path, include, exclude, min_bytes, run, skips=None, li
         listing = _chosen([(uri, size, _relative(uri, root), None) for uri, size in
                            zip(listed.column("path").to_pylist(), listed.column("length").to_pylist())],
                           include, exclude, min_bytes)
-    elif listing is None:
+    else:
         listing = list_directory(path, include, exclude, min_bytes)
     chosen, code = listing.chosen, listing.code
     if listing.unreadable:

@@ -14,7 +14,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -30,8 +29,7 @@ from .carried import carried_frame, check_keep, check_parquet_keep, timestamps_a
 from .lsh import MARKED
 from .pairs import COLUMNS, ORDER
 from ...output.files import partial_directory
-from .files import (Listing, SkipCounts, check_directory, decoded, is_remote, list_directory, read_directory, root_path,
-                    skip_counts, skipped_by_reason)
+from .files import SkipCounts, check_directory, decoded, read_directory, root_path, skip_counts, skipped_by_reason
 from .session import LOCAL_JVM_OPTIONS, get_session, is_local
 
 KINDS = ("directory", "lines", "sets", "jsonl", "parquet")
@@ -243,52 +241,6 @@ def session_conf(master: str | None, paths, conf: dict | None) -> dict:
     return conf
 
 
-class _Beside(threading.Thread):
-    """``fn(*args)`` in a thread of its own; :meth:`result` waits for it and returns its value or raises its
-    exception in the caller's thread."""
-
-    def __init__(self, fn, *args):
-        super().__init__(name="allpairs-listing", daemon=True)
-        self._call, self._value, self._error = (fn, args), None, None
-        self.start()
-
-    def run(self) -> None:
-        fn, args = self._call
-        try:
-            self._value = fn(*args)
-        except BaseException as e:  # noqa: BLE001  (raised in the caller's thread by result())
-            self._error = e
-
-    def result(self):
-        self.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
-def session_and_listings(master: str | None, conf: dict | None, quiet: bool, paths, kind: str, include=(),
-                         exclude=(), min_bytes: int = 0):
-    """(the session of :func:`get_session` with :func:`session_conf`, {path: :class:`.files.Listing`} of the
-    local trees among ``paths`` when ``kind`` is "directory").
-
-    The trees are listed in a thread while this one starts the session: the JVM's start (1-2 s, this process
-    mostly waiting for it) and the walk (0.2-0.3 s of the Go tree's 5,000 files) overlap. The start stays in
-    this thread, where pyspark takes SIGINT and the JVM's stderr is redirected; the walk touches neither. A
-    path that is no directory is refused before the JVM starts; an error of the listing (an empty corpus)
-    once the session has started, as it was when the listing followed it."""
-    local = [str(p) for p in paths if kind == "directory" and not is_remote(str(p))]
-    for path in local:
-        check_directory(path)
-    listing = _Beside(lambda: {p: list_directory(p, include, exclude, min_bytes) for p in local}) if local else None
-    try:
-        spark = get_session(master, conf=session_conf(master, paths, conf), quiet=quiet)
-    except BaseException:
-        if listing is not None:
-            listing.join()  # no thread left behind; the session's error is the one said
-        raise
-    return spark, listing.result() if listing is not None else {}
-
-
 def _join_locally(path: str, threshold, size: int, *, kind: str, output: str | None, count: bool, include,
                   exclude, min_bytes: int, id_field: str, text_field: str, shingle, keep=(), keep_all: bool = False,
                   **options) -> SparkRun:
@@ -362,15 +314,14 @@ class Documents:
 def read_documents(spark, path: str, kind: str, res: SparkRun, *, include=(), exclude=(), min_bytes: int = 0,
                    id_field: str = "id", text_field: str = "text", id_col: str | None = None,
                    text_col: str | None = None, tokens_col: str | None = None,
-                   shingle_given: bool | None = None, listing: Listing | None = None) -> Documents:
+                   shingle_given: bool | None = None) -> Documents:
     """The documents at ``path`` as a Spark frame (``kind`` of :data:`KINDS`); a directory's skipped files
     are counted into ``res`` (one job).
 
     ``shingle_given`` (not None: the caller calls :meth:`Documents.count_skipped` after its first job):
     where the shingle needs no look at the files (given, or every file's name has a program language,
     so code:5), the skipped files are counted on the way by the caller's first job instead, and the
-    decoded files are neither kept nor read by a job of their own. ``listing``: a local tree's files, listed
-    already (:func:`session_and_listings`)."""
+    decoded files are neither kept nor read by a job of their own."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -381,7 +332,7 @@ def read_documents(spark, path: str, kind: str, res: SparkRun, *, include=(), ex
         return Documents(spark.read.parquet(path), id_col, text_col, tokens_col, check=True)
     if kind == "directory":
         skips = None if shingle_given is None else spark.sparkContext.accumulator({}, SkipCounts())
-        files, code = read_directory(spark, path, include, exclude, min_bytes, res, skips, listing)
+        files, code = read_directory(spark, path, include, exclude, min_bytes, res, skips)
         res.skipped = {}
         if shingle_given or (shingle_given is not None and code):
             # Nothing to look at before the join: the files are read, decoded and counted by its first job.
@@ -452,7 +403,9 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
                                  include=include, exclude=exclude, min_bytes=min_bytes, id_field=id_field,
                                  text_field=text_field, shingle=shingle, keep=keep, keep_all=keep_all, **options)
     t0 = time.perf_counter()
-    spark, listings = session_and_listings(master, conf, quiet, [path], kind, include, exclude, min_bytes)
+    if kind == "directory":
+        check_directory(str(path))  # a mistyped path refused before the JVM starts
+    spark = get_session(master, conf=session_conf(master, [path], conf), quiet=quiet)
     if output is not None and not count and local_output is None:
         jvm_path = spark._jvm.org.apache.hadoop.fs.Path(str(output))
         if jvm_path.getFileSystem(spark._jsc.hadoopConfiguration()).exists(jvm_path):
@@ -465,8 +418,7 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
     try:
         read = read_documents(spark, str(path), kind, res, include=include, exclude=exclude, min_bytes=min_bytes,
                               id_field=id_field, text_field=text_field, id_col=id_col, text_col=text_col,
-                              tokens_col=tokens_col, shingle_given=shingle is not None,
-                              listing=listings.get(str(path)))
+                              tokens_col=tokens_col, shingle_given=shingle is not None)
         df, kept = read.df, read.kept
         id_col, text_col, tokens_col, language_col, order_col = (read.id_col, read.text_col, read.tokens_col,
                                                                  read.language_col, read.order_col)
