@@ -14,7 +14,8 @@ and where there is one, with an exact oracle in Python integers and fractions:
   2**31 - 1, passed as Python ints, int64 and int32 scalars;
 - whole joins (every measure, self and R–S), index queries, dedup, compat,
   writing pairs with their similarity, MinHash signatures, LSH candidates and
-  shingle keys, on random small corpora at those thresholds.
+  shingle keys, on random small corpora at those thresholds;
+- the Spark engine's rank lookup, on extreme keys and ranks.
 
 Usage: ``python scripts/audit_kernel_paths.py [--corpora N] [--seed S] [--timeout S]``.
 Prints one line per family (cases compared, disagreements, the first few
@@ -289,6 +290,45 @@ def _keys(texts):
     return indptr.tolist(), keys.tolist()
 
 
+def spark_rank_lookups(audit: Audit) -> None:
+    """The Spark engine's rank lookup (its radix sort of the found ranks) on extreme keys and ranks: keys 0
+    and 2**64 - 1, ranks up to 2**31 - 1 (three counting passes), one-bit buckets, rows found whole, in
+    part, not at all, against a dict."""
+    try:
+        from allpairs.engines.spark._kernel import lookup_ranks
+    except ImportError:  # no spark extra
+        return
+    rng = random.Random(11)
+    edge_keys = [0, 1, 2**63 - 1, 2**63, 2**64 - 2, 2**64 - 1]
+    for case in range(120):
+        n_table = rng.choice([0, 1, 2, 7, 64, 300])
+        table = sorted(set(edge_keys[:rng.randrange(len(edge_keys) + 1)] +
+                           [rng.randrange(2**64) for _ in range(n_table)]))
+        top = rng.choice([1, 2**11, 2**22, 2**31 - 1])
+        ranks = rng.sample(range(top), min(len(table), top)) if top < 2**22 else \
+            list({rng.randrange(top) for _ in range(len(table))} | {top - 1})[:len(table)]
+        table = table[:len(ranks)]
+        bits = rng.choice([1, 3, 9])
+        keys = np.array(table, np.uint64)
+        shift = np.uint64(64 - bits)
+        offsets = np.zeros((1 << bits) + 1, np.int64)
+        np.cumsum(np.bincount((keys >> shift).astype(np.int64), minlength=1 << bits), out=offsets[1:])
+        pool = table + [rng.randrange(2**64) for _ in range(20)] + edge_keys
+        rows = [rng.sample(pool, min(len(pool), rng.choice([0, 1, 2, 5, 40]))) for _ in range(rng.randrange(8))]
+        rows = [list(dict.fromkeys(r)) for r in rows]
+        indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+        flat = np.array([k for r in rows for k in r], np.uint64)
+        rank_of = dict(zip(table, ranks))
+        want = [sorted(rank_of[k] for k in r if k in rank_of) for r in rows]
+        table_ranks = np.array(ranks, np.int32)
+
+        def run():
+            ptr, got = lookup_ranks(indptr, flat, keys, offsets, shift, table_ranks)
+            return [got[a:b].tolist() for a, b in zip(ptr[:-1], ptr[1:])]
+
+        audit.check("spark lookup_ranks", (case, len(table), top, bits), run, want)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpora", type=int, default=60, help="random corpora for the whole runs (default 60)")
@@ -299,6 +339,7 @@ def main() -> int:
     start = time.perf_counter()
     per_pair(audit)
     whole_runs(audit, args.corpora, args.seed)
+    spark_rank_lookups(audit)
     status = audit.report()
     print(f"{time.perf_counter() - start:.0f} s; paths: {', '.join(PATHS)}", file=sys.stderr)
     return status

@@ -1342,6 +1342,49 @@ def test_a_sets_keys_are_ranked_as_the_rank_table_says_whether_found_or_not(tabl
     assert sum((b.column("n_single").to_pylist() for b in got), []) == [len(r) - len(w) for r, w in zip(sets, want)]
 
 
+@st.composite
+def _rank_lookups(draw):
+    """A rank table (distinct uint64 keys, distinct int32 ranks up to 2**31 - 1) bucketed by a drawn number of
+    top bits (1: a few long buckets) or by :func:`rank_table`'s, and rows of keys in it and not in it (none,
+    one, many a row), the rows a slice of a longer CSR (``indptr[0] > 0``), as a batch's column may be."""
+    key = st.one_of(st.integers(0, 2**64 - 1), st.integers(0, 50), st.integers(2**64 - 50, 2**64 - 1),
+                    st.integers(2**63 - 25, 2**63 + 25))
+    table = draw(st.lists(key, max_size=150, unique=True))
+    rank = st.one_of(st.integers(0, 2**31 - 1), st.integers(0, 2**22 + 5), st.integers(0, 2 * len(table) + 1))
+    ranks = draw(st.lists(rank, min_size=len(table), max_size=len(table), unique=True))
+    outside = draw(st.lists(key, max_size=40, unique=True).map(lambda ks: [k for k in ks if k not in set(table)]))
+    pool = table + outside
+    rows = draw(st.lists(st.lists(st.integers(0, max(0, len(pool) - 1)), max_size=40, unique=True)
+                         .map(lambda r: [pool[i] for i in r] if pool else []), max_size=30))
+    return table, ranks, rows, draw(st.integers(0, 3)), draw(st.one_of(st.none(), st.integers(1, 9)))
+
+
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_rank_lookups())
+def test_lookup_ranks_gives_each_rows_found_keys_ranks_sorted_as_a_dict_does(case):
+    from allpairs.engines.spark._kernel import lookup_ranks
+    from allpairs.engines.spark.sets import rank_table
+
+    table, ranks, rows, lead, bits = case
+    if bits is None:  # the engine's own table
+        keys, by_key, offsets, shift = rank_table(np.array(table, np.uint64).view(np.int64), np.array(ranks, np.int32))
+    else:  # buckets of the top ``bits`` bits: long ones, empty ones
+        order = sorted(range(len(table)), key=table.__getitem__)
+        keys, by_key = np.array([table[i] for i in order], np.uint64), np.array([ranks[i] for i in order], np.int32)
+        shift = np.uint64(64 - bits)
+        offsets = np.zeros((1 << bits) + 1, np.int64)
+        np.cumsum(np.bincount((keys >> shift).astype(np.int64), minlength=1 << bits), out=offsets[1:])
+    # ``lead`` keys before the rows' (another row's, not looked up).
+    flat = [2**64 - 1 - k for k in range(lead)] + [k for r in rows for k in r]
+    indptr = lead + np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+    ptr, got = lookup_ranks(indptr, np.array(flat, np.uint64), keys, offsets, shift, by_key)
+    rank_of = dict(zip(table, ranks))
+    want = [sorted(rank_of[k] for k in r if k in rank_of) for r in rows]
+    assert ptr.dtype == np.int64 and got.dtype == np.int32
+    assert [got[a:b].tolist() for a, b in zip(ptr[:-1], ptr[1:])] == want
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(2, 60), st.lists(st.lists(st.integers(0, 80), min_size=1, max_size=25), max_size=40),
        st.integers(0, 20), st.sampled_from(THRESHOLDS), st.randoms(use_true_random=False))
