@@ -173,6 +173,15 @@ def group_identical(docs, min_size: int):
     return docs.withColumn("set", F.when(kept, F.min("ord").over(Window.partitionBy(F.xxhash64("keys"), "keys"))))
 
 
+def own_sets(docs, min_size: int):
+    """:func:`group_identical`'s columns with no grouping (no shuffle): ``set`` is each document's own ``ord``
+    (at least ``min_size`` shingles; null for the others), so that :func:`summarize` of it counts the
+    documents, the joined ones, and as "distinct" sets and their shingles the most there can be."""
+    from pyspark.sql import functions as F
+
+    return docs.withColumn("set", F.when(F.col("size") >= max(1, min_size), F.col("ord")))
+
+
 def members_and_distinct(grouped):
     """members (set, ord, id, okey, size), a row per joined document; distinct (set, size, keys), a row per set."""
     from pyspark.sql import functions as F
@@ -323,6 +332,16 @@ class Summary:
     shared: pa.Table | None  # (key, df) of the shingles in two or more distinct sets; None: not counted
     suspect_ids: bool  # a null id, or two rows whose ids hash alike (the same id, or a rare collision)
     shingles: int = 0  # of the distinct sets, summed
+    # Where the one task groups the identical sets itself (:func:`.one_task.grouping_document_pairs`),
+    # ``distinct`` and ``shingles`` are first the joined documents' (the most there can be); this accumulator
+    # gives the distinct sets' once the pairs are computed (:meth:`settle`).
+    late: object = None
+
+    def settle(self) -> "Summary":
+        """``distinct`` and ``shingles`` of the distinct sets, where the one task has counted them since."""
+        if self.late is not None and self.late.value:
+            self.distinct, self.shingles = self.late.value
+        return self
 
     @property
     def shared_ranks(self) -> int:
