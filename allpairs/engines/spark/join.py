@@ -234,10 +234,10 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     small_before = small.expected(df) if one_task is None else one_task
     if small_before and info is None and measure not in SELF_RS and small.orders_alike(docs.schema["okey"].dataType):
         # Nor are identical sets grouped by a shuffle of the key arrays: the one task groups them. The planning
-        # job counts each joined document as a set of its own (the distinct sets and their shingles, at most).
+        # job reads the documents' sizes (and ids' hashes) on the driver, each joined document counted as a
+        # set of its own (the distinct sets and their shingles, at most).
         kept = docs.localCheckpoint(eager=False)
-        summary = _checked(sets.summarize(sets.own_sets(kept, min_shingles), ids=check, shingles=False,
-                                          on_driver=True), df, id_col, kept)
+        summary = _checked(sets.document_summary(kept, ids=check, min_size=min_shingles), df, id_col, kept)
         if one_task or small.fits(summary.distinct, summary.shingles):
             bound = jaccard_bound(measure, t)
             pairs, summary.late = small.grouping_document_pairs(kept, min_shingles, bound, measure,

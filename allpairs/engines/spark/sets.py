@@ -173,13 +173,24 @@ def group_identical(docs, min_size: int):
     return docs.withColumn("set", F.when(kept, F.min("ord").over(Window.partitionBy(F.xxhash64("keys"), "keys"))))
 
 
-def own_sets(docs, min_size: int):
-    """:func:`group_identical`'s columns with no grouping (no shuffle): ``set`` is each document's own ``ord``
-    (at least ``min_size`` shingles; null for the others), so that :func:`summarize` of it counts the
-    documents, the joined ones, and as "distinct" sets and their shingles the most there can be."""
+def document_summary(docs, *, ids: bool, min_size: int) -> "Summary":
+    """The :class:`Summary` of documents not grouped yet (ord, id, ..., size, keys) for a few of them (a tree
+    known small: at most ``one_task.ONE_TASK_SETS``): their sizes (and, with ``ids``, the ids' 64-bit hashes)
+    read on the driver, the key arrays never sent to Python a second time. Each joined document (at least
+    ``min_size`` shingles) counts as a distinct set of its own: the most the distinct sets and their shingles
+    can be (:attr:`Summary.late` may tell them later)."""
     from pyspark.sql import functions as F
 
-    return docs.withColumn("set", F.when(F.col("size") >= max(1, min_size), F.col("ord")))
+    columns = [F.col("size")] + ([F.when(F.col("id").isNotNull(), F.xxhash64(F.col("id"))).alias("idh")] if ids else [])
+    table = docs.select(*columns).toArrow()
+    size = numpy(table.column("size"), np.int64)
+    joined = size >= max(1, min_size)
+    suspect = False
+    if ids:
+        idh = table.column("idh")
+        hashes = numpy(idh.drop_null(), np.int64)
+        suspect = idh.null_count > 0 or len(np.unique(hashes)) < len(hashes)
+    return Summary(len(size), int(joined.sum()), int(joined.sum()), None, suspect, int(size[joined].sum()))
 
 
 def members_and_distinct(grouped):
