@@ -196,6 +196,10 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     that pass's counts) are then joined in one task (``one_task`` None; True
     or False forces either plan); more are ranked on the driver and routed
     to token groups, and one more job sizes the groups of hot tokens, if any.
+    An input known to be small before any job (:func:`.one_task.expected`, or
+    ``one_task`` True) is neither grouped nor counted by that job: it reads the
+    documents' sizes on the driver, and the one task groups the identical sets
+    (:func:`.one_task.grouping_document_pairs`).
     """
     require_pyspark()
     if method not in METHODS:
