@@ -592,8 +592,9 @@ def test_go_six_directories_give_the_local_engines_59_pairs(spark, go_reference_
 
 
 #: Spark jobs of the command line's join of a small tree (the Go tree's six directories) with -s given, joined in
-#: one task and written with -o, counted (issue 32); 11 by the distributed plan (the Go tree counted: 3 against 8).
-JOBS_OF_A_SMALL_TREE = 6
+#: one task and written with -o, counted (issue 32); 11 by the distributed plan (the Go tree counted: 2 against 8);
+#: 6 while the identical sets were grouped by a shuffle (the one task groups them now).
+JOBS_OF_A_SMALL_TREE = 5
 
 
 def test_a_small_input_joined_in_one_task_writes_the_distributed_plans_dataset_byte_for_byte(
@@ -616,6 +617,36 @@ def test_a_small_input_joined_in_one_task_writes_the_distributed_plans_dataset_b
     assert tables[True].schema == tables[False].schema and tables[True].equals(tables[False])
     assert tables[None].equals(tables[False])
     assert len(jobs[None]) <= JOBS_OF_A_SMALL_TREE < len(jobs[False]), {k: len(v) for k, v in jobs.items()}
+
+
+def test_a_tree_expected_small_has_its_identical_files_grouped_by_the_one_task(spark, tmp_path):
+    # Known small before any job, a tree's identical sets are grouped by the one task itself (no shuffle by
+    # the key arrays): the distributed plan's rows, and the local engine's distinct sets, reported once the
+    # pairs are computed.
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    from allpairs.engines.spark.run import run
+
+    tree = tmp_path / "tree"
+    shutil.copytree(TINY, tree)
+    (tree / "again").mkdir()
+    for name in ("cat.txt", "fox.txt", "fox-short.txt"):
+        shutil.copy(tree / name, tree / "again" / name)
+    local = cli("join", "-t", "0.5", "-s", "word:1", tree, "--count")
+    assert local.exit_code == 0, local.stderr
+    distinct = int(local.stderr.split(" distinct sets")[0].rsplit(" ", 1)[1].replace(",", ""))
+    got, jobs = {}, {}
+    for one_task in (None, False):
+        with jobs_run(spark, f"tree with copies, one_task {one_task}") as jobs[one_task]:
+            got[one_task] = run(str(tree), 0.5, shingle="word:1", output=str(tmp_path / str(one_task)),
+                                one_task=one_task)
+    assert got[None].pairs == got[False].pairs == int(local.stdout) > 0
+    assert got[None].distinct_sets == got[False].distinct_sets == distinct < got[None].joined, (got, distinct)
+    assert any(note.startswith(f"plan: one task ({distinct} distinct sets of ") for note in got[None].notes), got
+    assert pq.read_table(tmp_path / "None").equals(pq.read_table(tmp_path / "False"))
+    assert len(jobs[None]) < len(jobs[False]), jobs
 
 
 def test_one_task_gives_the_distributed_plans_rows_whatever_the_order_columns_type(spark):
@@ -993,11 +1024,13 @@ def test_null_and_repeated_ids_are_refused_in_one_line(spark):
     from allpairs.errors import InputError
 
     null = spark.createDataFrame([(None, "a b c"), ("x", "a b c"), (None, "a b d")], "id string, text string")
-    with pytest.raises(InputError, match=r"^id_col 'id' holds 2 null ids; every row needs an id"):
-        allpairs.spark.join(null, 0.5, shingle="word:1")
     twice = spark.createDataFrame([(3, "a b c"), (5, "a b c"), (3, "a b d")], "key int, text string")
-    with pytest.raises(InputError, match=r"^id_col 'key': id 3 is given 2 times; ids must be different"):
-        allpairs.spark.join(twice, 0.5, id_col="key", shingle="word:1")
+    # Either plan's planning pass (one task: the ids' hashes read on the driver).
+    for one_task in (None, True):
+        with pytest.raises(InputError, match=r"^id_col 'id' holds 2 null ids; every row needs an id"):
+            allpairs.spark.join(null, 0.5, shingle="word:1", one_task=one_task)
+        with pytest.raises(InputError, match=r"^id_col 'key': id 3 is given 2 times; ids must be different"):
+            allpairs.spark.join(twice, 0.5, id_col="key", shingle="word:1", one_task=one_task)
 
 
 def test_ids_keep_their_type_and_text_col_defaults_to_text(spark):

@@ -38,9 +38,9 @@ class SparkJoin:
     """A planned Spark join: the pairs (with the hidden order columns) and what the plan found on the way."""
 
     pairs: object
-    members: object
-    distinct: object
-    grouped: object
+    _members: object  # None: grouped on first use (see ``kept``), as ``_distinct`` and ``_grouped``
+    _distinct: object
+    _grouped: object
     threshold: Threshold
     method: str
     shingle: str
@@ -53,11 +53,38 @@ class SparkJoin:
     lsh: LSHInfo | None = None
     summary: sets.Summary | None = None  # the documents, joined documents and distinct sets, counted
     one_task: bool = False  # the distinct sets joined in one task (:mod:`.one_task`), not by token groups
+    # The documents kept in Spark's cache, where the one task groups the identical sets itself: the grouped
+    # frames (:func:`.sets.group_identical`, the members, the distinct sets) are then made only if asked for
+    # (dedup, clusters): analysing them took a cold JVM ~0.1-0.25 s.
+    kept: object = None
+    min_shingles: int = 1
+
+    @property
+    def grouped(self):
+        """Every document with its set id (:func:`.sets.group_identical`)."""
+        if self._grouped is None:
+            self._grouped = sets.group_identical(self.kept, self.min_shingles)
+        return self._grouped
+
+    @property
+    def members(self):
+        """(set, ord, id, okey, size), a row per joined document (:func:`.sets.members_and_distinct`)."""
+        if self._members is None:
+            self._members, self._distinct = sets.members_and_distinct(self.grouped)
+        return self._members
+
+    @property
+    def distinct(self):
+        """(set, size, keys), a row per distinct set (:func:`.sets.members_and_distinct`)."""
+        if self._distinct is None:
+            self._members, self._distinct = sets.members_and_distinct(self.grouped)
+        return self._distinct
 
     def describe(self) -> str | None:
         """Which plan joined the exact join's sets (the command line's note, the benchmarks' column); None for
         the LSH join and the R–S self-join."""
         if self.one_task:
+            self.summary.settle()
             return (f"plan: one task ({self.summary.distinct:,} distinct sets of {self.summary.shingles:,} shingles; "
                     f"one task up to {small.ONE_TASK_SETS:,} and {small.ONE_TASK_SHINGLES:,})")
         if self.ranked is None:
@@ -65,8 +92,8 @@ class SparkJoin:
         return f"plan: distributed ({self.groups:,} token groups, {len(self.plans):,} hot tokens split)"
 
     def unpersist(self) -> None:
-        """Free the grouped sets this join keeps in Spark's cache."""
-        self.grouped.unpersist()
+        """Free the grouped sets (or the documents) this join keeps in Spark's cache."""
+        (self._grouped if self.kept is None else self.kept).unpersist()
 
 
 def check_schema(df, id_col, text_col, tokens_col, order_col, language_col, side: str = ""):
@@ -116,6 +143,18 @@ def check_ids(df, id_col, side: str = "") -> None:
                          "different (deduplicate the rows or give another id_col)")
 
 
+def _checked(summary: sets.Summary, df, id_col, kept) -> sets.Summary:
+    """``summary``, once a suspect id (:attr:`.sets.Summary.suspect_ids`) is found to be none: a null or repeated
+    id is refused (``kept`` freed first)."""
+    if summary.suspect_ids:
+        try:
+            check_ids(df, id_col)  # names the null or repeated id; passes a mere collision of hashes
+        except InputError:
+            kept.unpersist()
+            raise
+    return summary
+
+
 def jaccard_bound(measure: str, t: Threshold) -> Threshold:
     """A Jaccard threshold that every pair with ``measure >= t`` meets (denominator at most 10**9).
 
@@ -157,6 +196,10 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     that pass's counts) are then joined in one task (``one_task`` None; True
     or False forces either plan); more are ranked on the driver and routed
     to token groups, and one more job sizes the groups of hot tokens, if any.
+    An input known to be small before any job (:func:`.one_task.expected`, or
+    ``one_task`` True) is neither grouped nor counted by that job: it reads the
+    documents' sizes on the driver, and the one task groups the identical sets
+    (:func:`.one_task.grouping_document_pairs`).
     """
     require_pyspark()
     if method not in METHODS:
@@ -189,23 +232,35 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         spec = choose_shingle([(df, text_col, order_col)]).spec  # the local engine's rule, on the same texts
     docs = sets.docs_frame(df, id_col=id_col, text_col=text_col, tokens_col=tokens_col, order_col=order_col,
                            language_col=language_col, spec=spec, normalize=normalize)
-    # Kept (memory, then disk) and cut from its lineage, so that the plans of the pairs (the sets joined
-    # with their members, twice) stay small for Spark's analyser; lazily: the one planning job below
-    # computes it on its way to checking the ids and counting the shingles (no job of its own).
-    grouped = sets.group_identical(docs, min_shingles).localCheckpoint(eager=False)
+    label = "tokens" if spec is None else str(spec)
     # The shingles are counted on the way unless the input is known to be small before any job (then the
     # one task orders the sets itself: :mod:`.one_task`).
     small_before = small.expected(df) if one_task is None else one_task
-    counted = info is None and not small_before
-    summary = sets.summarize(grouped, ids=check, shingles=counted, on_driver=small_before and not counted)
-    if summary.suspect_ids:
-        try:
-            check_ids(df, id_col)  # names the null or repeated id; passes a mere collision of hashes
-        except InputError:
-            grouped.unpersist()
-            raise
+    if small_before and info is None and measure not in SELF_RS and small.orders_alike(docs.schema["okey"].dataType):
+        # Nor are identical sets grouped by a shuffle of the key arrays: the one task groups them. The planning
+        # job reads the documents' sizes (and ids' hashes) on the driver, each joined document counted as a
+        # set of its own (the distinct sets and their shingles, at most).
+        kept = docs.localCheckpoint(eager=False)
+        summary = _checked(sets.document_summary(kept, ids=check, min_size=min_shingles), df, id_col, kept)
+        if one_task or small.fits(summary.distinct, summary.shingles):
+            bound = jaccard_bound(measure, t)
+            pairs, summary.late = small.grouping_document_pairs(kept, min_shingles, bound, measure,
+                                                                t if bound != t or measure != "jaccard" else None)
+            # Only what reads the members (dedup, clusters) groups the sets in Spark.
+            return SparkJoin(pairs, None, None, None, t, method, label, summary=summary, one_task=True, kept=kept,
+                             min_shingles=min_shingles)
+        # Past the one task's bounds: identical sets grouped in Spark and the shingles counted by a second pass.
+        grouped = sets.group_identical(kept, min_shingles).localCheckpoint(eager=False)
+        summary = sets.summarize(grouped, ids=False, shingles=True)
+    else:
+        # Kept (memory, then disk) and cut from its lineage, so that the plans of the pairs (the sets joined
+        # with their members, twice) stay small for Spark's analyser; lazily: the one planning job below
+        # computes it on its way to checking the ids and counting the shingles (no job of its own).
+        grouped = sets.group_identical(docs, min_shingles).localCheckpoint(eager=False)
+        counted = info is None and not small_before
+        summary = _checked(sets.summarize(grouped, ids=check, shingles=counted, on_driver=small_before and not counted),
+                           df, id_col, grouped)
     members, distinct = sets.members_and_distinct(grouped)
-    label = "tokens" if spec is None else str(spec)
     if measure in SELF_RS:
         # Containment is asymmetric, and overlap has no Jaccard bound: the frame joined with itself as an
         # R–S join (every candidate's overlap counted exactly), a pair kept once (containment: each way).

@@ -128,8 +128,6 @@ def _document_batches(batches, t: Threshold, measure: str, accept: Threshold | N
 
     ``t`` is the Jaccard threshold joined; ``accept``, if given, the threshold of ``measure`` each set pair
     must then meet (its own test, on integers)."""
-    from ...measures import get_measure
-
     table = one_table(batches)
     if table is None:
         return
@@ -139,22 +137,57 @@ def _document_batches(batches, t: Threshold, measure: str, accept: Threshold | N
     first = np.flatnonzero(ord_ == set_of)  # a row per distinct set: its first document's
     indptr, keys = csr(table.column("keys").take(pa.array(first)))
     a, b, overlap = _set_pairs(indptr, keys, t)
-    if accept is not None:
-        m = get_measure(measure)
-        keep = np.array([m.accept(accept, o, x, y) for o, x, y in
-                         zip(overlap.tolist(), size[first[a]].tolist(), size[first[b]].tolist())], bool)
-        a, b, overlap = a[keep], b[keep], overlap[keep]
     # The documents of each set: rows by set id, each set's a run.
     by_set = np.argsort(set_of, kind="stable")
     starts = np.searchsorted(set_of[by_set], set_of[first])
     counts = np.searchsorted(set_of[by_set], set_of[first], side="right") - starts
+    yield from _expanded(table, by_set, starts, counts, size[first], a, b, overlap, measure, accept)
+
+
+def _grouping_document_batches(batches, t: Threshold, measure: str, accept: Threshold | None, counted):
+    """mapInArrow body over every joined document (ord, id, okey, size, keys) in one task, not grouped
+    yet: the identical sets grouped here (:func:`allpairs.order.order_sets`, as locally), then the document
+    pairs of :func:`_document_batches`. The accumulator ``counted`` (:class:`Latest`) is given the distinct
+    sets and their shingles, summed."""
+    table = one_table(batches)
+    if table is None:
+        return
+    indptr, keys = csr(table.column("keys"))
+    sets = order_sets(indptr, keys.view(np.uint64))
+    if sets.num_docs != table.num_rows or (sets.doc_set < 0).any():
+        raise RuntimeError("a document without a shingle came to the one task")
+    set_size = np.diff(sets.indptr)
+    counted.add((sets.num_sets, int(set_size.sum())))
+    pairs = prefix_join(sets.indptr, sets.tokens, sets.num_tokens, t, jobs=1)
+    starts = sets.group_indptr[:-1]
+    yield from _expanded(table, sets.group_docs.astype(np.int64), starts, np.diff(sets.group_indptr), set_size,
+                         pairs.left.astype(np.int64), pairs.right.astype(np.int64), pairs.overlap.astype(np.int64),
+                         measure, accept)
+
+
+def _expanded(table: pa.Table, by_set, starts, counts, set_size, a, b, overlap, measure: str,
+              accept: Threshold | None):
+    """The document pairs (COLUMNS + ORDER) of the joined documents ``table`` (ord, id, okey, size, ...) whose
+    distinct set ``k`` is held by the rows ``by_set[starts[k]:starts[k] + counts[k]]`` and has ``set_size[k]``
+    shingles, of the pairs (``a``, ``b``, ``overlap``) of distinct sets found with ``J >= t``: every document of
+    one set with every document of the other (those meeting ``accept``, if given), and every two documents of
+    one set."""
+    from ...measures import get_measure
+
+    ord_ = numpy(table.column("ord"), np.int64)
+    size = numpy(table.column("size"), np.int64)
+    if accept is not None:
+        m = get_measure(measure)
+        keep = np.array([m.accept(accept, o, x, y) for o, x, y in
+                         zip(overlap.tolist(), set_size[a].tolist(), set_size[b].tolist())], bool)
+        a, b, overlap = a[keep], b[keep], overlap[keep]
     # Pairs of distinct sets: every document of one with every document of the other.
     n_pair = counts[a] * counts[b]
     pair = np.repeat(np.arange(len(a)), n_pair)
     k = np.arange(int(n_pair.sum()), dtype=np.int64) - np.repeat(np.cumsum(n_pair) - n_pair, n_pair)
     da = by_set[starts[a][pair] + k // counts[b][pair]]
     db = by_set[starts[b][pair] + k % counts[b][pair]]
-    sim = _similarity(measure, overlap, size[first[a]], size[first[b]])[pair]
+    sim = _similarity(measure, overlap, set_size[a], set_size[b])[pair]
     o = overlap[pair]
     # Identical documents: every pair within a set, similarity 1, overlap its size.
     ia, ib = _pairs_within(starts, counts)
@@ -194,13 +227,40 @@ def document_pairs(grouped, t: Threshold, measure: str, accept: Threshold | None
     distinct sets' pairs with ``J >= t`` (and, with ``accept``, ``measure >= accept``) and of identical
     documents, from the joined documents of ``grouped`` in one task: no join with the members table. For an
     ``okey`` that :func:`orders_alike`."""
+    joined = grouped.where(grouped["set"].isNotNull()).select("ord", "set", "id", "okey", "size", "keys")
+    return joined.coalesce(1).mapInArrow(lambda b: _document_batches(b, t, measure, accept), _pairs_schema(joined))
+
+
+def _pairs_schema(joined):
+    """The Spark schema of the document pairs (COLUMNS + ORDER) of the documents ``joined`` (id, okey, ...)."""
     from pyspark.sql import types as T
 
-    joined = grouped.where(grouped["set"].isNotNull()).select("ord", "set", "id", "okey", "size", "keys")
     fields = {f.name: f.dataType for f in joined.schema.fields}
-    schema = T.StructType([T.StructField("left", fields["id"]), T.StructField("right", fields["id"]),
-                           T.StructField("similarity", T.DoubleType()), T.StructField("overlap", T.IntegerType()),
-                           T.StructField("left_size", T.IntegerType()), T.StructField("right_size", T.IntegerType()),
-                           T.StructField("left_key", fields["okey"]), T.StructField("left_ord", T.LongType()),
-                           T.StructField("right_key", fields["okey"]), T.StructField("right_ord", T.LongType())])
-    return joined.coalesce(1).mapInArrow(lambda b: _document_batches(b, t, measure, accept), schema)
+    return T.StructType([T.StructField("left", fields["id"]), T.StructField("right", fields["id"]),
+                         T.StructField("similarity", T.DoubleType()), T.StructField("overlap", T.IntegerType()),
+                         T.StructField("left_size", T.IntegerType()), T.StructField("right_size", T.IntegerType()),
+                         T.StructField("left_key", fields["okey"]), T.StructField("left_ord", T.LongType()),
+                         T.StructField("right_key", fields["okey"]), T.StructField("right_ord", T.LongType())])
+
+
+class Latest:
+    """The param (pyspark's ``AccumulatorParam``) of an accumulator holding the last value a task gave it (a
+    tuple; empty until then): a task run twice (retried, or its frame computed again) gives the same value."""
+
+    def zero(self, value):
+        return ()
+
+    def addInPlace(self, value1, value2):
+        return value2 or value1
+
+
+def grouping_document_pairs(docs, min_size: int, t: Threshold, measure: str, accept: Threshold | None):
+    """(pairs, counted): :func:`document_pairs` of the documents ``docs`` (ord, id, okey, size, keys) not grouped
+    yet, the identical sets grouped by the one task itself (no shuffle by the key arrays); ``counted``, an
+    accumulator given (distinct sets, their shingles summed) once the pairs are computed. For an ``okey`` that
+    :func:`orders_alike`; documents of fewer than ``min_size`` shingles (at least 1) are left out."""
+    counted = docs.sparkSession.sparkContext.accumulator((), Latest())
+    joined = docs.where(docs["size"] >= max(1, min_size)).select("ord", "id", "okey", "size", "keys")
+    schema = _pairs_schema(joined)
+    pairs = joined.coalesce(1).mapInArrow(lambda b: _grouping_document_batches(b, t, measure, accept, counted), schema)
+    return pairs, counted

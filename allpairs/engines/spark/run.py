@@ -455,7 +455,8 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
             res.output = str(output)
             res.pairs = spark.read.parquet(str(output)).count()
         res.seconds["join"] = time.perf_counter() - t0
-        # Counted by the planning job (no job here).
+        # Counted by the planning job (no job here), or the distinct sets by the one task.
+        planned.summary.settle()
         if kind != "directory":
             res.documents = planned.summary.documents
         res.joined = planned.summary.joined

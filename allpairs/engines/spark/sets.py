@@ -173,6 +173,26 @@ def group_identical(docs, min_size: int):
     return docs.withColumn("set", F.when(kept, F.min("ord").over(Window.partitionBy(F.xxhash64("keys"), "keys"))))
 
 
+def document_summary(docs, *, ids: bool, min_size: int) -> "Summary":
+    """The :class:`Summary` of documents not grouped yet (ord, id, ..., size, keys) for a few of them (a tree
+    known small: at most ``one_task.ONE_TASK_SETS``): their sizes (and, with ``ids``, the ids' 64-bit hashes)
+    read on the driver, the key arrays never sent to Python a second time. Each joined document (at least
+    ``min_size`` shingles) counts as a distinct set of its own: the most the distinct sets and their shingles
+    can be (:attr:`Summary.late` may tell them later)."""
+    from pyspark.sql import functions as F
+
+    columns = [F.col("size")] + ([F.when(F.col("id").isNotNull(), F.xxhash64(F.col("id"))).alias("idh")] if ids else [])
+    table = docs.select(*columns).toArrow()
+    size = numpy(table.column("size"), np.int64)
+    joined = size >= max(1, min_size)
+    suspect = False
+    if ids:
+        idh = table.column("idh")
+        hashes = numpy(idh.drop_null(), np.int64)
+        suspect = idh.null_count > 0 or len(np.unique(hashes)) < len(hashes)
+    return Summary(len(size), int(joined.sum()), int(joined.sum()), None, suspect, int(size[joined].sum()))
+
+
 def members_and_distinct(grouped):
     """members (set, ord, id, okey, size), a row per joined document; distinct (set, size, keys), a row per set."""
     from pyspark.sql import functions as F
@@ -323,6 +343,16 @@ class Summary:
     shared: pa.Table | None  # (key, df) of the shingles in two or more distinct sets; None: not counted
     suspect_ids: bool  # a null id, or two rows whose ids hash alike (the same id, or a rare collision)
     shingles: int = 0  # of the distinct sets, summed
+    # Where the one task groups the identical sets itself (:func:`.one_task.grouping_document_pairs`),
+    # ``distinct`` and ``shingles`` are first the joined documents' (the most there can be); this accumulator
+    # gives the distinct sets' once the pairs are computed (:meth:`settle`).
+    late: object = None
+
+    def settle(self) -> "Summary":
+        """``distinct`` and ``shingles`` of the distinct sets, where the one task has counted them since."""
+        if self.late is not None and self.late.value:
+            self.distinct, self.shingles = self.late.value
+        return self
 
     @property
     def shared_ranks(self) -> int:
