@@ -53,6 +53,10 @@ def data(tmp_path):
     (d / "empty.sets").write_text("")
     (d / "latin1.sets").write_bytes(b"caf\xe9 a b\ncaf\xe9 a\n")
     (d / "nul.sets").write_bytes(b"a b\n\0 c\n")
+    # Whole numbers, keyed by value on the fast path: "1", "01" and "+1" are three tokens, as when hashed.
+    (d / "nums.sets").write_text("1 2 3 01\n1 2 3 001\n01 2 3\n1 02 3 4\n+1 1 2 3\n1.0 1 2 3\n\u0663 3 2 1\n"
+                                 "123456789012345678 1234567890123456789 9\n"
+                                 "123456789012345678 1234567890123456789 9 0\n0 00 9\u00a07 7\n")
     (d / "adir").mkdir()
     return d
 
@@ -70,6 +74,8 @@ CASES = [
     ["join", "--sets", "{d}/a.sets", "-t", "0.5", "-o", "{d}/out"],
     ["join", "--sets", "{d}/one.sets", "-t", "0.5"],
     ["join", "--sets", "{d}/empty.sets", "-t", "0.5"],
+    ["join", "--sets", "{d}/nums.sets", "-t", "0.5", "-o", "{d}/nums.tsv"],
+    ["join", "--sets", "{d}/nums.sets", "-t", "0.3", "--count"],
     # Bad input: each a usage (2) or data (1) error in one line, no file written.
     ["join", "--sets", "{d}/missing.sets", "-t", "0.5"],
     ["join", "--sets", "{d}/adir", "-t", "0.5"],

@@ -452,10 +452,53 @@ def test_the_default_shingle_follows_the_median_text_length_at_3_and_50_words():
 
 
 def test_the_sets_token_table_is_str_split_at_every_code_point():
-    # NOT_SPACE looks only at the code points str.isspace may be true of: none is missed.
+    # not_space looks only at the code points str.isspace may be true of: none is missed, and none past
+    # SPACE_END, where the join's short table stops.
     import sys
 
-    from allpairs.shingles.utf8 import NOT_SPACE
+    from allpairs.shingles.utf8 import SPACE_END, not_space
 
     expected = np.fromiter((not chr(c).isspace() for c in range(sys.maxunicode + 1)), np.bool_, sys.maxunicode + 1)
-    assert np.array_equal(NOT_SPACE, expected)
+    assert np.array_equal(not_space(), expected)
+    assert np.array_equal(not_space(SPACE_END), expected[:SPACE_END])
+    assert expected[SPACE_END:].all()
+
+
+#: Tokens near the edge of "a whole number as str() writes it" (keyed by value by the join's keys).
+_NUMBERISH = ["0", "00", "01", "1", "9", "10", "+1", "-1", "1.0", "1e3", "1a", "a1", "\u0663", "1\u0663", "\u00b2",
+              "123456789012345678", "1234567890123456789", "99999999999999999999999", "\U0001f600", "1\U0001f600"]
+_SPACES = [" ", "\t", "  ", "\u00a0", "\u2028", "\u3000", "\x1c", "\u0085"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.sampled_from(_NUMBERISH), st.integers(0, 10**20).map(str),
+                                   st.text(st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc")),
+                                           min_size=1, max_size=4)), max_size=6), max_size=12),
+       st.lists(st.sampled_from(_SPACES), min_size=1, max_size=3), st.sampled_from(["python", "compiled"]),
+       st.sampled_from(["none", "size", "short"]), st.floats(0, 1))
+def test_the_join_keys_are_one_function_of_the_token_and_a_whole_number_is_keyed_by_its_value(
+        sets, spaces, mode, hint, cut):
+    from allpairs._kernels.jit import use_kernels
+    from allpairs.corpus import linefile
+
+    lines = [spaces[i % len(spaces)].join(s) for i, s in enumerate(sets)]
+    data = "\n".join(lines).encode("utf-8")
+    tokens = [t for line in lines for t in line.split()]
+    size = {"none": None, "size": len(data), "short": len(data) // 3}[hint]  # short: the hint falls short
+
+    def pieces():  # the text read in two chunks, cut anywhere
+        at = int(cut * len(data))
+        decoder, ascii_safe = linefile._decoder("utf-8")
+        return linefile._pieces("t", iter([data[:at], data[at:]]), decoder, ascii_safe, "utf-8",
+                                linefile.MAX_LINE_BYTES)
+
+    with use_kernels(mode):
+        hashed = shingle_sets.hash_set_pieces(pieces(), size)
+        joined = shingle_sets.hash_set_pieces(pieces(), size, join_keys=True)
+    read = data.split(b"\n")[:-1] if data.endswith(b"\n") or not data else data.split(b"\n")  # the file's lines
+    assert hashed[0].tolist() == joined[0].tolist() == np.cumsum([0] + [len(x.decode().split()) for x in read]).tolist()
+    assert hashed[1].tolist() == [token_key(t) for t in tokens]
+    whole = [t.isascii() and t.isdigit() and len(t) <= 18 and (t == "0" or t[0] != "0") for t in tokens]
+    assert joined[1].tolist() == [mix((int(t) + GOLDEN) & MASK) if w else token_key(t) for t, w in zip(tokens, whole)]
+    # Equal tokens, equal keys; distinct tokens, distinct keys.
+    assert len(set(zip(tokens, joined[1].tolist()))) == len(set(tokens)) == len(set(joined[1].tolist()))

@@ -28,6 +28,11 @@ if TYPE_CHECKING:
     from . import PlainJoin
 
 
+def _join_keys(pieces, size_hint=None):
+    """:func:`~allpairs.shingles.hash_set_pieces` with keys for an exact join only (``join_keys``)."""
+    return hash_set_pieces(pieces, size_hint, join_keys=True)
+
+
 def run(plain: PlainJoin) -> NoReturn:
     """Run the plain join and end as :class:`._app.Group` ends a run: a closed pipe quiet (141), exhausted
     memory or an I/O error the library did not name in one line (1)."""
@@ -60,7 +65,9 @@ def _join(p: PlainJoin) -> int:
             refuse_output_of_input([output], [p.path])
             plan = check_output(output)
             try:
-                corpus = read_corpus([p.path], "sets", hash_pieces=hash_set_pieces,
+                # Keys private to this exact join (a whole-number token keyed by its value): the typer
+                # command's keys, hashed, give the same pairs.
+                corpus = read_corpus([p.path], "sets", hash_pieces=_join_keys,
                                      protect=[] if p.output is None else [p.output])
                 refuse_one_document(corpus)
                 res = join(corpus, p.threshold, jobs=p.jobs or None, progress=bar, memory=budget, count=p.count,

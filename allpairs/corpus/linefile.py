@@ -299,6 +299,23 @@ def read_pieces(path: str | os.PathLike, encoding: str = "utf-8", *,
     return name, _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes)
 
 
+#: Bytes looked at per step for line ends: the comparison's temporary (a bool a byte) stays small enough
+#: for malloc to hand the same memory back at each step, where one over a whole chunk took fresh pages (a
+#: page fault each, 1-3 microseconds on a virtual machine: ~370 for Kosarak's 1.5 MB).
+_SCAN_BYTES = 1 << 16
+
+
+def _line_starts(buf: bytes) -> np.ndarray:
+    """0 and the offset just past each "\\n" of ``buf`` (int64)."""
+    data = np.frombuffer(buf, dtype=np.uint8)
+    parts = [np.zeros(1, np.intp)]
+    for a in range(0, len(data), _SCAN_BYTES):
+        found = np.flatnonzero(data[a:a + _SCAN_BYTES] == 10)
+        found += a + 1
+        parts.append(found)
+    return np.concatenate(parts).astype(np.int64, copy=False)
+
+
 def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes):
     carry = b""  # the line being read, without its end yet
     n_lines = 0  # complete lines before the current piece
@@ -333,12 +350,13 @@ def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes):
         if nul >= 0:
             line = n_lines + buf.count(b"\n", 0, nul) + 1
             raise InputError(f"{name}:{line}: NUL byte; this looks like a binary file, not text records")
-        ends = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == 10).astype(np.int64) + 1
+        starts = _line_starts(buf)
+        ends = starts[1:]
         complete = int(ends[-1]) if len(ends) else 0
         if final and complete < len(buf):
-            ends = np.append(ends, np.int64(len(buf)))
+            starts = np.append(starts, np.int64(len(buf)))
+            ends = starts[1:]
             complete = len(buf)
-        starts = np.concatenate([np.zeros(1, np.int64), ends])
         too_long = np.flatnonzero(np.diff(starts) > limit)
         if len(too_long):
             _line_too_long(name, n_lines + int(too_long[0]) + 1, max_line_bytes)

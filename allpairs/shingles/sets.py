@@ -14,7 +14,7 @@ from allpairs._kernels.csr import block_edges, concat_rows, distinct_rows, disti
 from allpairs.corpus.linefile import ArrowTokenSets, HashedSets, TokenSets
 from allpairs.shingles import _kernel as _k
 from allpairs.shingles._hash_kernel import xxh64_spans, xxh64_split
-from allpairs.shingles.utf8 import NOT_SPACE, keys_of, offsets_of
+from allpairs.shingles.utf8 import SPACE_END, keys_of, not_space, offsets_of
 
 
 def hash_sets(sets: Sequence[Iterable[str | int]], *, jobs: int | None = None,
@@ -51,7 +51,7 @@ def hash_sets(sets: Sequence[Iterable[str | int]], *, jobs: int | None = None,
     if isinstance(sets, HashedSets):
         indptr, keys = sets.indptr, sets.keys
     elif isinstance(sets, TokenSets):
-        indptr, keys = _k.token_keys(sets.lines.buffer(), sets.lines.starts, NOT_SPACE)
+        indptr, keys = _k.token_keys(sets.lines.buffer(), sets.lines.starts, not_space())
     elif isinstance(sets, ArrowTokenSets) and (listed := token_list_keys(sets.column)) is not None:
         indptr, keys = listed
     else:
@@ -159,7 +159,7 @@ def _split_keys(sets: list, indptr: np.ndarray, jobs: int,
 
 
 def hash_set_pieces(pieces: Iterable[tuple[bytes, np.ndarray]],
-                    size_hint: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                    size_hint: int | None = None, *, join_keys: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """:func:`hash_sets` of ``--sets`` text given as pieces of whole lines (see
     :func:`allpairs.corpus.linefile.read_pieces`), each hashed as it comes: only the keys are kept.
 
@@ -167,29 +167,52 @@ def hash_set_pieces(pieces: Iterable[tuple[bytes, np.ndarray]],
     file's size) the keys are written straight into one array with room for
     the most tokens that many bytes can hold; memory is taken only as keys
     are written, and no piece is copied.
+
+    With ``join_keys`` a whole-number token is keyed by its value, not hashed
+    (:func:`allpairs.shingles._kernel.join_token_keys_into`): keys good for an
+    exact join of these sets and nothing else (not MinHash, not a file or
+    an index that keeps them).
     """
-    counts: list[np.ndarray] = [np.zeros(0, np.int64)]
+    if join_keys:  # its table stops where white space does: the full one is 1.1 MB of fresh pages
+        into, table = _k.join_token_keys_into, not_space(SPACE_END)
+    else:
+        into, table = _k.token_keys_into, not_space()
+    # Each piece's offsets into the keys, absolute, without its leading one after the first piece: one
+    # piece's offsets are the result as they are (no diff, concatenation and sum of 35,000 counts).
+    offsets: list[np.ndarray] = [np.zeros(1, np.int64)]
     if size_hint is not None:
         out = np.empty((size_hint + 1) // 2, np.uint64)
         k = 0
         for buf, starts in pieces:
             if (int(starts[-1]) + 1) // 2 > len(out) - k:  # more text than the hint said
-                return _hash_pieces_apart(itertools.chain([(buf, starts)], pieces), counts, out[:k])
-            indptr = _k.token_keys_into(np.frombuffer(buf, dtype=np.uint8), starts, NOT_SPACE, out, np.int64(k))
-            counts.append(np.diff(indptr))
+                return _hash_pieces_apart(itertools.chain([(buf, starts)], pieces), offsets, out[:k], into, table)
+            indptr = into(np.frombuffer(buf, dtype=np.uint8), starts, table, out, np.int64(k))
+            offsets[-1:] = [offsets[-1][:-1], indptr]
             k = int(indptr[-1])
-        return offsets_of(np.concatenate(counts)), out[:k]
-    return _hash_pieces_apart(pieces, counts, np.zeros(0, np.uint64))
+        return _joined(offsets), out[:k]
+    return _hash_pieces_apart(pieces, offsets, np.zeros(0, np.uint64), into, table)
 
 
-def _hash_pieces_apart(pieces, counts, first_keys):
-    """hash_set_pieces without a size hint: each piece's keys apart, then concatenated."""
+def _joined(offsets: list[np.ndarray]) -> np.ndarray:
+    """The pieces' absolute offsets as one array (the last of each piece is the first of the next)."""
+    offsets = [o for o in offsets if len(o)]
+    return offsets[0] if len(offsets) == 1 else np.concatenate(offsets)
+
+
+def _hash_pieces_apart(pieces, offsets, first_keys, into, table):
+    """hash_set_pieces without a size hint: each piece's keys apart (by the kernel ``into`` with its
+    ``table``), then concatenated."""
     parts = [first_keys]
+    k = len(first_keys)
     for buf, starts in pieces:
-        indptr, keys = _k.token_keys(np.frombuffer(buf, dtype=np.uint8), starts, NOT_SPACE)
-        counts.append(np.diff(indptr))
-        parts.append(keys)
-    return offsets_of(np.concatenate(counts)), np.concatenate(parts)
+        n = len(starts) - 1
+        out = np.empty((int(starts[-1]) - int(starts[0]) + n) // 2 + n + 1, np.uint64)
+        indptr = into(np.frombuffer(buf, dtype=np.uint8), starts, table, out, np.int64(0))
+        parts.append(out[:indptr[-1]])
+        indptr += k
+        offsets[-1:] = [offsets[-1][:-1], indptr]
+        k = int(indptr[-1])
+    return _joined(offsets), np.concatenate(parts)
 
 
 #: Keys rendered per call of the hex kernel in :func:`format_sets` (bounds its buffers).
