@@ -160,11 +160,38 @@ def test_a_join_cut_into_many_tasks_whose_output_room_is_far_off_still_equals_br
          prefix.PARALLEL_MIN_COST) = saved
 
 
+def test_compacted_postings_keep_each_set_and_bound():
+    from allpairs.exact.prefix import COMPACT_MAX_SETS, COMPACT_MAX_SIZE, compact_postings
+
+    sets = np.array([0, 1, 77, COMPACT_MAX_SETS - 1], np.int64)
+    bounds = np.array([0, COMPACT_MAX_SIZE, 3, COMPACT_MAX_SIZE], np.int64)
+    got = compact_postings(sets << 32 | bounds)
+    assert got.dtype == np.uint32
+    assert (got >> 8).tolist() == sets.tolist() and (got & 0xFF).tolist() == bounds.tolist()
+
+
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_near_copies(), st.sampled_from([Fraction(1, 2), Fraction(9, 10)]))
+def test_a_join_with_compacted_postings_finds_the_oracle_pairs(sets, t):
+    """The join's large variant (signatures in the postings, compacted) on small corpora: its threshold lowered."""
+    import allpairs.exact.prefix as prefix
+
+    saved = prefix.POSTED_BITS_MIN_SETS
+    prefix.POSTED_BITS_MIN_SETS = 1
+    try:
+        assert fast_pairs(sets, t) == naive.all_pairs(sets, t)
+    finally:
+        prefix.POSTED_BITS_MIN_SETS = saved
+
+
 @pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_near_copies(), st.sampled_from([Fraction(999999999, 10**9), Fraction(1, 10**9), Fraction(1, 2),
                                         Fraction(9, 10), Fraction(1)]))
 def test_the_probe_finds_the_same_pairs_and_candidates_with_the_signatures_in_the_postings_or_not(sets, t):
+    """The probe's variants (the signatures in the postings, these compacted to 32 bits or not, and none) find the
+    same pairs and candidates in the same order (:func:`allpairs.exact.prefix.compact_postings`)."""
     import inspect
 
     import allpairs.exact.prefix as prefix
@@ -179,16 +206,17 @@ def test_the_probe_finds_the_same_pairs_and_candidates_with_the_signatures_in_th
         a = dict(zip(names, args))
         bits = bitmaps(a["indptr"], a["tokens"])
         found = []
-        for post_bits in (prefix.posted_bits(a["post"], a["post_size"], bits), None):
+        posted = prefix.posted_bits(a["post"], a["post_size"], bits)
+        for post_bits, post in ((posted, a["post"]), (None, a["post"]), (posted, prefix.compact_postings(a["post"]))):
             state = np.zeros_like(a["state"])
             scratch = dict(state=state, touched=np.empty_like(a["touched"]), alpha_of=np.empty_like(a["alpha_of"]),
                            alpha_at=np.full_like(a["alpha_at"], -1),
                            out_x=np.empty(1, np.int32), out_y=np.empty(1, np.int32), out_a=np.empty(1, np.int32))
-            ox, oy, oa, n, n_cand = probe_verify(*[{**a, **scratch, "post_bits": post_bits, "bits": bits,
-                                                    "n_out": 0}[k] for k in names])
+            ox, oy, oa, n, n_cand = probe_verify(*[{**a, **scratch, "post": post, "post_bits": post_bits,
+                                                    "bits": bits, "n_out": 0}[k] for k in names])
             assert not state[:, 0].any()
             found.append((ox[:n].tolist(), oy[:n].tolist(), oa[:n].tolist(), n_cand))
-        assert found[0] == found[1]
+        assert found[0] == found[1] == found[2]
         runs.append(found[0])
         return probe_verify(*args)
 

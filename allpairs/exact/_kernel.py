@@ -70,6 +70,50 @@ def _prefetch_type():
 
 prefetch = _Prefetch()
 
+#: The set's shift in a compacted posting (:func:`allpairs.exact.prefix.compact_postings`): the bound below it.
+_COMPACT_SHIFT = 8
+
+
+class _PostingShift:
+    """``posting_shift(post)``: the shift of the set in a posting of ``post``, 32 in int64 postings (:func:`build_index`),
+    :data:`_COMPACT_SHIFT` in uint32 ones. Compiled, a constant of each variant of a kernel (its argument's type), as
+    a literal shift would be: the array's ``itemsize`` is a field read at run time, a register held through the loop
+    over postings (+8 % instructions on the 1 M Zipf sets' probe); plain Python, worked out."""
+
+    _type = None
+
+    def __call__(self, post):
+        return np.int64(32) if post.itemsize == 8 else np.int64(_COMPACT_SHIFT)
+
+    @property
+    def _numba_type_(self):
+        """numba's type for this object as a global of a kernel being compiled: the intrinsic's."""
+        if _PostingShift._type is None:
+            _PostingShift._type = _posting_shift_type()
+        return _PostingShift._type
+
+
+def _posting_shift_type():
+    from numba.core import types
+    from numba.core.typing.templates import builtin_registry
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def posting_shift(typingctx, a):
+        if not isinstance(a, types.Array) or not isinstance(a.dtype, types.Integer):
+            return None
+        shift = 32 if a.dtype.bitwidth == 64 else _COMPACT_SHIFT
+
+        def codegen(context, builder, signature, args):
+            return context.get_constant(types.int64, shift)
+
+        return types.int64(a), codegen
+
+    return next(t for o, t in builtin_registry.globals if o is posting_shift)
+
+
+posting_shift = _PostingShift()
+
 
 @kernel
 def first_match_bounds(indptr, index_len, probe_len, at, code, p, q):
@@ -263,8 +307,7 @@ def gallop(a, lo, hi, x):
     return lo
 
 
-#: The low half of a posting of :func:`build_index` (its largest probe size), and a half's shift.
-_LOW32 = np.int64(0xFFFFFFFF)
+#: A half's shift (a signature's halves in ``post_bits``).
 _U32 = np.uint64(32)
 
 
@@ -309,7 +352,9 @@ def probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
     whose α exceeds ``|x| - i`` (lists are sorted by set, hence by size;
     ``stop_of`` of :func:`first_match_bounds`, row ``stop_ptr[|x|]``);
     the second one comparison, |x| against the largest probe size the
-    posting admits (the low half of ``post``, :func:`build_index`), and only a
+    posting admits (the low half of ``post``, :func:`build_index`; the low
+    byte where a large join compacts its postings to uint32,
+    :func:`allpairs.exact.prefix.compact_postings`, a variant of its own), and only a
     posting that passes it has its size read. In a large join (signatures in
     the postings) the lists of the next two probe tokens are prefetched while
     one is read (its place in ``list_ptr``, the head of its postings): on an
@@ -361,6 +406,9 @@ def probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
     n_cand = 0
     has_at = at.shape[0] > 0
     by_marks = marks.shape[0] > 0 and not has_at
+    # A posting is int64 (set << 32 | bound) or, compacted, uint32 (set << 8 | bound): constants of each variant.
+    shift = posting_shift(post)
+    low = (np.int64(1) << shift) - 1
     # post_bits is None or an array, a type known when numba compiles: each variant has only its own branches.
     # In the loops over postings and candidates, arrays are read at unsigned indexes (np.uint64): numba then
     # emits no code for negative ones (two to four instructions a read).
@@ -404,8 +452,8 @@ def probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
                     e1 = list_ptr[np.uint64(t1 * n_classes)]
                     prefetch(post, np.uint64(e1))
                     prefetch(post_bits, np.uint64(3 * e1))
-            start_key = start_set << 32
-            stop_key = stop << 32
+            start_key = np.int64(start_set) << shift
+            stop_key = np.int64(stop) << shift
             for cy in range(n_classes):
                 if not compat[cx, cy]:
                     continue
@@ -416,15 +464,15 @@ def probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
                 end = list_ptr[w + np.uint64(1)]
                 for k in range(gallop(post, list_ptr[w], end, start_key), end):
                     uk = np.uint64(k)
-                    v = post[uk]
+                    v = np.int64(post[uk])
                     if v >= stop_key:
                         break
                     # Positional bound at a first match, on y's side: α tokens from it on in y too (the largest
                     # probe size that allows, from the index). A later match this deep is left to verification,
                     # as is every one after it (deeper still).
-                    if size_x > (v & _LOW32):
+                    if size_x > (v & low):
                         continue
-                    y = v >> 32
+                    y = v >> shift
                     size_y = post_size[uk] if post_bits is None else np.int64(post_bits[uk, 0])
                     if size_y != last_size:
                         last_size = size_y
