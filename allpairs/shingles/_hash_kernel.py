@@ -27,10 +27,14 @@ def _rotl(x, r):
 
 @kernel
 def _read_le(buf, p, width):
-    """Little-endian unsigned integer of ``width`` (4 or 8) bytes at ``buf[p]``, as uint64."""
+    """Little-endian unsigned integer of ``width`` (4 or 8) bytes at ``buf[p]``, as uint64.
+
+    The bytes are read at unsigned indexes (np.uint64): numba then emits no
+    wraparound code for negative ones, and LLVM merges the loads into one.
+    """
     v = _ZERO
     for k in range(width - 1, -1, -1):
-        v = (v << np.uint64(8)) | np.uint64(buf[p + k])
+        v = (v << np.uint64(8)) | np.uint64(buf[np.uint64(p + k)])
     return v
 
 
@@ -82,7 +86,7 @@ def xxh64(buf, start, end, seed):
         h = _rotl(h, 23) * _P2 + _P3
         p += 4
     while p < end:
-        h = h ^ (np.uint64(buf[p]) * _P5)
+        h = h ^ (np.uint64(buf[np.uint64(p)]) * _P5)
         h = _rotl(h, 11) * _P1
         p += 1
     # Final avalanche (spec §"Step 6").
