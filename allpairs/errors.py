@@ -3,10 +3,13 @@
 The CLI turns an :class:`AllPairsError` into one line on stderr: a
 :class:`UsageError` exits with status 2, any other with status 1.
 """
+import functools
 import re
 
 #: A parameter named in a message: ``{{method}}``, ``{{method=lsh}}``, ``{{bits=16}}``, ``{{clusters=True}}``.
-_PARAM = re.compile(r"\{\{(\w+)(?:=([^}]*))?\}\}")
+@functools.cache  # compiled on first use (an error), not on the import of every run
+def _param() -> re.Pattern:
+    return re.compile(r"\{\{(\w+)(?:=([^}]*))?\}\}")
 
 
 #: How a message's template crosses to another process that keeps only a traceback's text (a Spark worker's):
@@ -48,7 +51,7 @@ class AllPairsError(Exception):
         self.param = param
         self.template = message if (self.templated or param is not None) and isinstance(message, str) else None
         if self.template is not None:
-            message = _PARAM.sub(lambda m: _python(m.group(1), m.group(2)), message)
+            message = _param().sub(lambda m: _python(m.group(1), m.group(2)), message)
         super().__init__(message, *args)
         if self.template is not None and "\n" not in self.template and hasattr(self, "add_note"):
             self.add_note(TEMPLATE_NOTE + self.template)
@@ -59,7 +62,7 @@ class AllPairsError(Exception):
         flag of its own)."""
         if self.template is None:
             return str(self)
-        return _PARAM.sub(lambda m: _flag(m.group(1), m.group(2), flags or {}), self.template)
+        return _param().sub(lambda m: _flag(m.group(1), m.group(2), flags or {}), self.template)
 
 
 class UsageError(AllPairsError, ValueError):

@@ -10,6 +10,7 @@ user values appear verbatim (no markup) and their control characters escaped
 from __future__ import annotations
 
 import errno
+import functools
 import re
 import sys
 import time
@@ -28,7 +29,9 @@ if TYPE_CHECKING:
 #: Characters a terminal could act on, or that would break a message's line:
 #: C0 and C1 controls, DEL, line and paragraph separators, bidirectional
 #: overrides, and lone surrogates (bytes of a file name that is not UTF-8).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
+@functools.cache  # compiled on first use, not on the import of every run
+def _unsafe() -> re.Pattern:
+    return re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
@@ -45,7 +48,8 @@ def shown(text: object) -> str:
     """``text`` as it may appear on stderr: verbatim but for control characters, shown escaped
     (``\\x1b``, ``\\n``); the one rendering of ids, paths and user values in every message."""
     s = str(text)
-    return _UNSAFE.sub(lambda m: _escape(m.group()), s) if _UNSAFE.search(s) else s
+    unsafe = _unsafe()
+    return unsafe.sub(lambda m: _escape(m.group()), s) if unsafe.search(s) else s
 
 
 class Messages:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import io
 import re
 
@@ -16,7 +17,9 @@ _NAMED = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 #: Lone surrogates that are not a byte of a non-UTF-8 file name (those are
 #: U+DC80..U+DCFF, Python's surrogateescape): they come from JSON ("\\ud800").
-_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+@functools.cache  # compiled on first use (rare), not on the import of every run
+def _lone_surrogate() -> re.Pattern:
+    return re.compile("[\ud800-\udc7f\udd00-\udfff]")
 
 
 def tsv_field(value: str) -> str:
@@ -89,7 +92,7 @@ def utf8(value: str) -> bytes:
     try:
         return value.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value).encode("utf-8", "surrogateescape")
+        return _lone_surrogate().sub(lambda m: f"\\u{ord(m.group()):04x}", value).encode("utf-8", "surrogateescape")
 
 
 def json_default(value):

@@ -19,6 +19,7 @@ the bytes needed, and nothing is left behind.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import re
 import weakref
@@ -46,7 +47,12 @@ MIN_MEMORY = 1 << 16
 MIN_READ = 1 << 12
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(i?b)?\s*\Z", re.IGNORECASE)
+
+
+@functools.cache  # compiled on first use, not on the import of every run
+def _size() -> re.Pattern:
+    return re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(i?b)?\s*\Z", re.IGNORECASE)
+
 
 #: Runs merged at once at most: past it the runs so far are merged into one (a file open for each).
 FAN_IN = 64
@@ -66,7 +72,7 @@ def parse_memory(value: int | str | None) -> int:
     if isinstance(value, (int, np.integer)):
         n = int(value)
     else:
-        match = _SIZE.match(str(value))
+        match = _size().match(str(value))
         if not match:
             raise UsageError(f"{{{{memory={value}}}}} is not a size; give bytes or a size such as 512M or 2G",
                          param="memory")
