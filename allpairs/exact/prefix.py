@@ -136,10 +136,7 @@ COMPACT_MAX_SIZE = (1 << _COMPACT_SHIFT) - 1
 def compact_postings(post: np.ndarray) -> np.ndarray:
     """``post`` of :func:`allpairs.exact._kernel.build_index` (int64: the set << 32 | the largest probe size
     admitted) as uint32 (the set << 8 | that size), for joins of fewer than :data:`COMPACT_MAX_SETS` sets of at
-    most :data:`COMPACT_MAX_SIZE` tokens. The probe reads every posting of a list's size window, most (71 % on
-    10 M Zipf sets) only to find them ruled out by that size: half the bytes, half the lines (simulated, the
-    1 M Zipf sets' probe: level-1 misses -19 %, last-level -26 %, instructions +1.3 %; the 10 M sets' in a 5 %
-    sample: -23 %, -25 %)."""
+    most :data:`COMPACT_MAX_SIZE` tokens: the probe's size windows in half the lines (docs/benchmarks.md)."""
     out = np.empty(len(post), np.uint32)
     for a in range(0, len(post), _CHUNK):  # a chunk at a time: no int64 temporary as long as post
         v = post[a:a + _CHUNK]
