@@ -24,23 +24,22 @@ from .._kernels.csr import grow_filled
 from .._kernels.jit import kernel
 
 
-class _Prefetch:
-    """``prefetch(a, k)``: a hint that element ``k`` of array ``a`` (in memory order) will be read soon: its line
-    is fetched into every cache level while the code goes on (no fault, whatever ``k``). Compiled, LLVM's
-    ``llvm.prefetch`` (x86 ``prefetcht0``; a numba intrinsic, made when numba compiles a kernel that calls it);
-    plain Python, nothing."""
+class _Intrinsic:
+    """A function of kernels that plain Python runs as ``plain`` and numba compiles as the intrinsic ``make()``
+    returns, made when numba first compiles a kernel that calls it (importing this module imports no numba)."""
 
-    _type = None
+    def __init__(self, plain, make):
+        self._plain, self._make, self._type = plain, make, None
 
-    def __call__(self, a, k):
-        pass
+    def __call__(self, *args):
+        return self._plain(*args)
 
     @property
     def _numba_type_(self):
         """numba's type for this object as a global of a kernel being compiled: the intrinsic's."""
-        if _Prefetch._type is None:
-            _Prefetch._type = _prefetch_type()
-        return _Prefetch._type
+        if self._type is None:
+            self._type = self._make()
+        return self._type
 
 
 def _prefetch_type():
@@ -68,29 +67,13 @@ def _prefetch_type():
     return next(t for o, t in builtin_registry.globals if o is prefetch)
 
 
-prefetch = _Prefetch()
+#: ``prefetch(a, k)``: a hint that element ``k`` of array ``a`` (in memory order) will be read soon: its line is
+#: fetched into every cache level while the code goes on (no fault, whatever ``k``). Compiled, LLVM's
+#: ``llvm.prefetch`` (x86 ``prefetcht0``); plain Python, nothing.
+prefetch = _Intrinsic(lambda a, k: None, _prefetch_type)
 
 #: The set's shift in a compacted posting (:func:`allpairs.exact.prefix.compact_postings`): the bound below it.
-_COMPACT_SHIFT = 8
-
-
-class _PostingShift:
-    """``posting_shift(post)``: the shift of the set in a posting of ``post``, 32 in int64 postings (:func:`build_index`),
-    :data:`_COMPACT_SHIFT` in uint32 ones. Compiled, a constant of each variant of a kernel (its argument's type), as
-    a literal shift would be: the array's ``itemsize`` is a field read at run time, a register held through the loop
-    over postings (+8 % instructions on the 1 M Zipf sets' probe); plain Python, worked out."""
-
-    _type = None
-
-    def __call__(self, post):
-        return np.int64(32) if post.itemsize == 8 else np.int64(_COMPACT_SHIFT)
-
-    @property
-    def _numba_type_(self):
-        """numba's type for this object as a global of a kernel being compiled: the intrinsic's."""
-        if _PostingShift._type is None:
-            _PostingShift._type = _posting_shift_type()
-        return _PostingShift._type
+COMPACT_SHIFT = 8
 
 
 def _posting_shift_type():
@@ -102,7 +85,7 @@ def _posting_shift_type():
     def posting_shift(typingctx, a):
         if not isinstance(a, types.Array) or not isinstance(a.dtype, types.Integer):
             return None
-        shift = 32 if a.dtype.bitwidth == 64 else _COMPACT_SHIFT
+        shift = 32 if a.dtype.bitwidth == 64 else COMPACT_SHIFT
 
         def codegen(context, builder, signature, args):
             return context.get_constant(types.int64, shift)
@@ -112,7 +95,12 @@ def _posting_shift_type():
     return next(t for o, t in builtin_registry.globals if o is posting_shift)
 
 
-posting_shift = _PostingShift()
+#: ``posting_shift(post)``: the shift of the set in a posting of ``post``, 32 in int64 postings (:func:`build_index`),
+#: :data:`COMPACT_SHIFT` in uint32 ones. Compiled, a constant of each variant of a kernel (its argument's type), as a
+#: literal shift would be: the array's ``itemsize`` is a field read at run time, a register held through the loop
+#: over postings (+8 % instructions on the 1 M Zipf sets' probe); plain Python, worked out.
+posting_shift = _Intrinsic(lambda post: np.int64(32) if post.itemsize == 8 else np.int64(COMPACT_SHIFT),
+                           _posting_shift_type)
 
 
 @kernel

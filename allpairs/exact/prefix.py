@@ -41,7 +41,7 @@ from .._kernels.jit import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
 from ..verify import bitmaps_prune
 from ..verify._kernel import bitmaps
-from ._kernel import _COMPACT_SHIFT, build_index, first_match_bounds, probe_cost, probe_verify
+from ._kernel import COMPACT_SHIFT, build_index, first_match_bounds, probe_cost, probe_verify
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -129,8 +129,8 @@ _CHUNK = 1 << 20
 
 #: A join's postings are compacted (:func:`compact_postings`) below this many sets, and where no set is longer
 #: than :data:`COMPACT_MAX_SIZE`: the set then fits above the bound in 32 bits.
-COMPACT_MAX_SETS = 1 << (32 - _COMPACT_SHIFT)
-COMPACT_MAX_SIZE = (1 << _COMPACT_SHIFT) - 1
+COMPACT_MAX_SETS = 1 << (32 - COMPACT_SHIFT)
+COMPACT_MAX_SIZE = (1 << COMPACT_SHIFT) - 1
 
 
 def compact_postings(post: np.ndarray) -> np.ndarray:
@@ -140,7 +140,7 @@ def compact_postings(post: np.ndarray) -> np.ndarray:
     out = np.empty(len(post), np.uint32)
     for a in range(0, len(post), _CHUNK):  # a chunk at a time: no int64 temporary as long as post
         v = post[a:a + _CHUNK]
-        out[a:a + _CHUNK] = (v >> (32 - _COMPACT_SHIFT)) | (v & COMPACT_MAX_SIZE)  # the size < 2**shift
+        out[a:a + _CHUNK] = (v >> (32 - COMPACT_SHIFT)) | (v & COMPACT_MAX_SIZE)  # the size < 2**shift
     return out
 
 

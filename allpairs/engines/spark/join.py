@@ -199,7 +199,10 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     An input known to be small before any job (:func:`.one_task.expected`, or
     ``one_task`` True) is neither grouped nor counted by that job: it reads the
     documents' sizes on the driver, and the one task groups the identical sets
-    (:func:`.one_task.grouping_document_pairs`).
+    (:func:`.one_task.grouping_document_pairs`). Until that task has run,
+    ``summary.distinct`` of such a plan is an upper bound (each joined
+    document counted as a set of its own); computing the pairs settles it
+    (:meth:`sets.Summary.settle`).
     """
     require_pyspark()
     if method not in METHODS:
