@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..._children import ending_by_itself
 from ...errors import AllPairsError, MissingExtraError, install_command
-from . import class_archive
+from . import class_archive, launch
 
 
 class SparkSetupError(AllPairsError):
@@ -189,13 +189,13 @@ def _jvm_streams(quiet: bool):
         if quiet:
             kwargs.setdefault("stdout", subprocess.DEVNULL)
             kwargs.setdefault("stderr", subprocess.DEVNULL)
-            proc = spawn(*args, **kwargs)
+            proc = launch.spawn(spawn, *args, **kwargs)
         else:
             r, w = os.pipe()
             kwargs.setdefault("stdout", w)
             kwargs.setdefault("stderr", w)
             try:
-                proc = spawn(*args, **kwargs)
+                proc = launch.spawn(spawn, *args, **kwargs)
             except BaseException:
                 os.close(r)
                 raise
