@@ -1264,6 +1264,28 @@ def test_the_session_allpairs_starts_maps_or_writes_the_jvm_class_archive(spark)
     assert "-Xlog:cds*=off" in options  # nothing of the JVM's CDS messages on stdout, where a count goes
 
 
+def test_the_jvm_writes_its_log_on_a_pipe_of_this_process_not_on_the_callers_streams(spark):
+    # The JVM outlives the run by a few tenths of a second (its shutdown): on the caller's stdout and stderr it
+    # kept a caller reading them (``$(allpairs ...)``, subprocess.run) waiting that long. It writes on a pipe
+    # whose read end this process holds (a thread copies it to stderr); stdout, for data, is not its.
+    import threading
+
+    proc = getattr(spark.sparkContext._gateway, "proc", None)
+    if proc is None or not os.path.isdir(f"/proc/{proc.pid}/fd"):
+        pytest.skip("the session's JVM was not started here, or no /proc")
+    out, err = (os.readlink(f"/proc/{proc.pid}/fd/{fd}") for fd in (1, 2))
+    assert out == err and err.startswith("pipe:"), (out, err)
+    ours = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            ours[os.readlink(f"/proc/self/fd/{fd}")] = int(open(f"/proc/self/fdinfo/{fd}").read().split("flags:")[1]
+                                                         .split()[0], 8)
+        except (OSError, IndexError):
+            continue
+    assert err in ours and ours[err] & os.O_ACCMODE == os.O_RDONLY  # the read end, here
+    assert any(t.name == "allpairs-jvm-log" and t.is_alive() for t in threading.enumerate())
+
+
 def test_a_small_local_input_starts_the_jvm_with_the_quick_compiler_only(tmp_path, monkeypatch):
     # A short run's JVM spends more on C2 compiling than C2's faster code saves (docs/spark.md): a local
     # master and an input under QUICK_JVM_BELOW get LOCAL_JVM_OPTIONS; anything else the JVM's defaults.

@@ -6,6 +6,7 @@ missing one is one line of error, not a Java gateway traceback.
 """
 from __future__ import annotations
 
+import atexit
 import importlib
 import os
 import re
@@ -14,12 +15,13 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
 from ..._children import ending_by_itself
 from ...errors import AllPairsError, MissingExtraError, install_command
-from . import class_archive
+from . import class_archive, launch
 
 
 class SparkSetupError(AllPairsError):
@@ -138,25 +140,73 @@ def _stderr_to_null():
         os.close(saved)
 
 
+def _forward(fd: int) -> None:
+    """Copy what the JVM writes on the pipe ``fd`` to this process's stderr, until the pipe closes (thread body)."""
+    try:
+        while data := os.read(fd, 1 << 16):
+            os.write(2, data)
+    except OSError:
+        pass
+
+
+def _drain(fd: int) -> None:
+    """At this process's exit: the JVM's lines already in the pipe ``fd`` to stderr, without waiting for more."""
+    try:
+        os.set_blocking(fd, False)
+        while data := os.read(fd, 1 << 16):
+            os.write(2, data)
+    except OSError:  # nothing more for now (EAGAIN), or stderr gone
+        pass
+
+
+#: Seconds between looks for the file in which the starting JVM says where it listens (pyspark looks every 0.1 s).
+CONN_INFO_POLL_S = 0.01
+
+
 @contextmanager
-def _jvm_stderr_to_null(quiet: bool):
-    """With ``quiet``, the JVM that pyspark spawns inherits /dev/null as its stderr. Only around the spawn
-    itself (pyspark.java_gateway's Popen), not the seconds until the JVM answers: a signal meanwhile
-    must still print its one line on our stderr. Around the whole start where that Popen is not found."""
-    if not quiet:
-        yield
-        return
+def _jvm_streams(quiet: bool):
+    """The JVM that pyspark spawns (pyspark.java_gateway's Popen) gets stdout and stderr of its own: /dev/null
+    with ``quiet``, else a pipe that a thread of this process copies to its stderr. The JVM goes on for a
+    few tenths of a second after this process ends (it stops its context, removes its scratch folders and
+    waits 0.3 s for its threads in native code, JDK's VM_Exit); holding the caller's stdout and stderr, it
+    kept a caller that reads them (``$(allpairs ...)``, a pipe, ``subprocess.run``) waiting all that
+    time. Nor can its log reach stdout, which carries only data. The spawn returns once the JVM has
+    written where it listens (looked for every :data:`CONN_INFO_POLL_S`), so that pyspark does not
+    sleep a tenth of a second past it. Where that Popen is not found: with ``quiet``, fd 2 on /dev/null
+    around the whole start, as before."""
     import pyspark.java_gateway as gateway
 
     spawn = getattr(gateway, "Popen", None)
     if spawn is None:
-        with _stderr_to_null():
+        if quiet:
+            with _stderr_to_null():
+                yield
+        else:
             yield
         return
 
     def popen(*args, **kwargs):
-        with _stderr_to_null():
-            return spawn(*args, **kwargs)
+        if quiet:
+            kwargs.setdefault("stdout", subprocess.DEVNULL)
+            kwargs.setdefault("stderr", subprocess.DEVNULL)
+            proc = launch.spawn(spawn, *args, **kwargs)
+        else:
+            r, w = os.pipe()
+            kwargs.setdefault("stdout", w)
+            kwargs.setdefault("stderr", w)
+            try:
+                proc = launch.spawn(spawn, *args, **kwargs)
+            except BaseException:
+                os.close(r)
+                raise
+            finally:
+                os.close(w)
+            threading.Thread(target=_forward, args=(r,), name="allpairs-jvm-log", daemon=True).start()
+            atexit.register(_drain, r)
+        info = (kwargs.get("env") or {}).get("_PYSPARK_DRIVER_CONN_INFO_PATH")
+        while info and proc.poll() is None and not os.path.isfile(info):
+            time.sleep(CONN_INFO_POLL_S)
+        return proc
 
     gateway.Popen = popen
     try:
@@ -309,7 +359,7 @@ def get_session(master: str | None = None, *, app_name: str = "allpairs", conf: 
     sigint = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
     try:
         # Not killed when the run ends: it ends by itself then (its stdin closes) and removes its scratch folders.
-        with _jvm_stderr_to_null(quiet), ending_by_itself():
+        with _jvm_streams(quiet), ending_by_itself():
             session = builder.getOrCreate()
         if archive is not None:
             class_archive.started(archive, getattr(session.sparkContext._gateway, "proc", None), _note(quiet))
