@@ -35,3 +35,20 @@ def test_sets_of_strings_hash_to_xxh64_of_each_tokens_utf8_whatever_the_tokens_h
     indptr, keys = hash_sets(sets)
     assert indptr.tolist() == [0] + list(itertools.accumulate(len(s) for s in sets))
     assert keys.tolist() == [xxhash.xxh64_intdigest(t.encode("utf-8", "surrogatepass")) for s in sets for t in s]
+
+
+@pytest.mark.kernel_paths("compiled", "python")
+@pytest.mark.parametrize("seed", [0, 2**64 - 1])
+def test_xxh64_decimal_is_xxh64_of_the_integers_str(seed):
+    from allpairs.shingles._hash_kernel import xxh64_decimal
+
+    rng = np.random.default_rng(seed % 1000)
+    edges = [0, 1, 9, 10, 99, 2**63 - 1] + [10**k + d for k in range(19) for d in (-1, 0)]
+    signed = np.concatenate([np.array(edges + [-v for v in edges] + [-2**63], np.int64),
+                             rng.integers(-2**63, 2**63 - 1, 500, dtype=np.int64)])
+    got = xxh64_decimal(signed.view(np.uint64), True, np.uint64(seed)).tolist()
+    assert got == [xxhash.xxh64_intdigest(str(int(v)).encode(), seed) for v in signed]
+    unsigned = np.concatenate([np.array(edges + [2**63, 10**19, 2**64 - 1], np.uint64),
+                               rng.integers(0, 2**64 - 1, 500, dtype=np.uint64)])
+    got = xxh64_decimal(unsigned, False, np.uint64(seed)).tolist()
+    assert got == [xxhash.xxh64_intdigest(str(int(v)).encode(), seed) for v in unsigned]

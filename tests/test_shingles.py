@@ -502,3 +502,17 @@ def test_the_join_keys_are_one_function_of_the_token_and_a_whole_number_is_keyed
     assert joined[1].tolist() == [mix((int(t) + GOLDEN) & MASK) if w else token_key(t) for t, w in zip(tokens, whole)]
     # Equal tokens, equal keys; distinct tokens, distinct keys.
     assert len(set(zip(tokens, joined[1].tolist()))) == len(set(tokens)) == len(set(joined[1].tolist()))
+
+
+@pytest.mark.parametrize("width", [8, 16, 32, 64])
+@pytest.mark.parametrize("signed", [True, False])
+def test_integer_token_lists_of_every_width_are_keyed_as_their_strings(width, signed):
+    # The digits of each integer hashed without a string (the kernel xxh64_decimal): the keys of str() of
+    # each, whatever the integer type; its extremes, nulls and a sliced column included.
+    pa = pytest.importorskip("pyarrow", reason="pyarrow is not installed (the parquet extra)")
+    lo, hi = (-2**(width - 1), 2**(width - 1) - 1) if signed else (0, 2**width - 1)
+    rows_ = [[3], [lo, hi, None, 0], None, [], [1, 10, hi // 10, lo // 10, None], [5]]
+    typ = getattr(pa, f"{'' if signed else 'u'}int{width}")()
+    column = pa.array(rows_, pa.list_(typ)).slice(1)
+    indptr, keys = shingle_sets.token_list_keys(column)
+    assert rows(indptr, keys) == [[xxh64(str(t)) for t in (r or []) if t is not None] for r in rows_[1:]]

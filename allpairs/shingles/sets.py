@@ -13,7 +13,7 @@ from allpairs._kernels.jit import resolve_jobs
 from allpairs._kernels.csr import block_edges, concat_rows, distinct_rows, distinct_sorted_rows
 from allpairs.corpus.linefile import ArrowTokenSets, HashedSets, TokenSets
 from allpairs.shingles import _kernel as _k
-from allpairs.shingles._hash_kernel import xxh64_spans, xxh64_split
+from allpairs.shingles._hash_kernel import xxh64_decimal, xxh64_spans, xxh64_split
 from allpairs.shingles.utf8 import SPACE_END, keys_of, not_space, offsets_of
 
 
@@ -77,30 +77,44 @@ def token_list_keys(column) -> tuple[np.ndarray, np.ndarray] | None:
     ``column``: a ``pyarrow`` Array or ChunkedArray of type list or large_list.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     if not (pa.types.is_list(column.type) or pa.types.is_large_list(column.type)):
         return None
     values = column.flatten()  # the values of the non-null lists, the array's slice taken into account
-    if pa.types.is_integer(values.type):
-        values = pc.cast(values, pa.string())
-    elif not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
-        return None
     lengths = column.value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-    wide = pa.types.is_large_string(values.type)
-    offsets = np.frombuffer(values.buffers()[1], np.int64 if wide else np.int32)[
-        values.offset:values.offset + len(values) + 1].astype(np.int64)
-    data = values.buffers()[2]
-    keys = xxh64_spans(np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8), offsets,
-                       np.uint64(0))
+    if pa.types.is_integer(values.type):
+        keys = _integer_keys(values)
+    elif pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        wide = pa.types.is_large_string(values.type)
+        offsets = np.frombuffer(values.buffers()[1], np.int64 if wide else np.int32)[
+            values.offset:values.offset + len(values) + 1].astype(np.int64)
+        data = values.buffers()[2]
+        keys = xxh64_spans(np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8), offsets,
+                           np.uint64(0))
+    else:
+        return None
     if values.null_count:
         valid = values.is_valid().to_numpy(zero_copy_only=False)
         rows = np.repeat(np.arange(len(lengths)), lengths)
         lengths = np.bincount(rows[valid], minlength=len(lengths)).astype(np.int64)
         keys = keys[valid]
     return offsets_of(lengths), keys
+
+
+def _integer_keys(values) -> np.ndarray:
+    """The keys of an Arrow integer array's values (nulls' slots included), each that of its decimal string,
+    hashed from the digits without a string per value: Arrow's cast of 1 M Zipf sets' 20 M int64 tokens to
+    strings, then XXH64 of each, took 0.50-0.55 CPU s; this takes about a third of it."""
+    import pyarrow as pa
+
+    if len(values) == 0:
+        return np.zeros(0, np.uint64)
+    signed = pa.types.is_signed_integer(values.type)
+    data = np.frombuffer(values.buffers()[1], values.type.to_pandas_dtype())[values.offset:values.offset + len(values)]
+    wide = data.astype(np.int64 if signed else np.uint64, copy=False)
+    return xxh64_decimal(np.ascontiguousarray(wide).view(np.uint64), signed, np.uint64(0))
 
 
 #: Tokens joined and hashed per block by :func:`_split_keys`.
