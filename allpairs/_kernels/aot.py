@@ -337,8 +337,9 @@ class _Table:
                 built = importlib.import_module(name)
             except Exception:  # not built (no C compiler at install), or built for another Python or numpy
                 continue
+            exported = vars(built)  # a module holds about half the names: a miss of getattr raises inside
             for line in lines:
-                fn = getattr(built, names.get(line) or symbol(digest, line), None)
+                fn = exported.get(names.get(line) or symbol(digest, line))
                 if fn is not None:
                     module, qualname, args, _ = parse_line(line)
                     table.setdefault((module, qualname), {})[args] = fn
