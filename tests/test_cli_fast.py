@@ -129,6 +129,40 @@ def test_a_closed_pipe_and_a_closed_stdout_end_the_fast_path_as_the_typer_comman
     assert ends["fast"] == ends["typer"]
 
 
+#: The console script's program (allpairs.__main__.program), recording how the process ends: by os._exit,
+#: without the interpreter's teardown, or by SystemExit; the first argument asks for an exit handler, or a
+#: thread that is not a daemon (the interpreter waits for it), or neither.
+ENDING = ("import os, sys\n"
+          "record, hook = sys.argv.pop(1), sys.argv.pop(1)\n"
+          "if hook == 'atexit':\n"
+          "    import atexit\n"
+          "    atexit.register(lambda: open(record, 'a').write('atexit '))\n"
+          "if hook == 'thread':\n"
+          "    import threading, time\n"
+          "    threading.Thread(target=time.sleep, args=(0.5,)).start()\n"
+          "_exit = os._exit\n"
+          "os._exit = lambda code: (open(record, 'a').write(f'_exit {code}'), _exit(code))\n"
+          "from allpairs.__main__ import program\n"
+          "program()\n")
+
+
+@pytest.mark.parametrize("hook", ["none", "atexit", "thread"])
+def test_the_program_runs_the_exit_handlers_and_skips_the_teardown_unless_a_thread_runs(hook, data, tmp_path):
+    record = tmp_path / "ending"
+    ends = []
+    for output in (["--count"], ["-o", str(tmp_path / "out.tsv")]):
+        args = ["join", "--sets", str(data / "a.sets"), "-t", "0.25", "-q", *output]
+        run = subprocess.run([sys.executable, "-c", ENDING, str(record), hook, *args], capture_output=True, timeout=300)
+        typer, _ = _program("typer", args, tmp_path)  # main() in Python: SystemExit and the teardown, as ever
+        assert (run.returncode, run.stdout, run.stderr) == (0, typer.stdout, b"")
+        ends.append(record.read_text() if record.exists() else "")
+        record.unlink(missing_ok=True)
+        if output == ["--count"]:
+            pairs = int(run.stdout)
+    assert pairs > 0 and (tmp_path / "out.tsv").read_bytes().count(b"\n") == pairs + 1  # flushed and closed
+    assert ends == [{"none": "_exit 0", "atexit": "atexit _exit 0", "thread": ""}[hook]] * 2
+
+
 @pytest.mark.parametrize("args", [
     ["join", "--sets", "x.sets", "-t", "0.5", "--count", "-o", "out.tsv"],  # a usage error typer words
     ["join", "--sets", "x.sets", "--threshold=0.5"],

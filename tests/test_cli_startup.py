@@ -5,8 +5,11 @@ item 3; the figure is in docs/benchmarks.md). ``sys.modules`` at the run's exit 
 imported, however it was imported."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import sysconfig
+from pathlib import Path
 
 import pytest
 
@@ -74,12 +77,25 @@ PROGRAM = ("import atexit, sys\n"
            "main()\n")
 
 
-def _imported(tmp_path, *options: str) -> set[str]:
+#: Modules a plain join's own code does not import, but a development install's start-up may (its editable
+#: finder imports pathlib): checked in a run that skips ``site`` and finds the package by PYTHONPATH.
+NOT_FOR_A_PLAIN_JOIN_FROM_ITS_CODE = {
+    "pathlib": "nothing (it loads urllib.parse and ipaddress: 17.5 M instructions of a run)",
+}
+
+
+def _imported(tmp_path, *options: str, no_site: bool = False) -> set[str]:
     sets = tmp_path / "ten.sets"
     sets.write_text("".join(f"w{i} x{i} y{i} z{i % 3}\n" for i in range(10)))
     modules = tmp_path / "modules.txt"
-    run = subprocess.run([sys.executable, "-c", PROGRAM, str(modules), "join", "-q", "-t", "0.5", *options,
-                          "--sets", str(sets)], capture_output=True, text=True, timeout=300)
+    flags, env = [], None
+    if no_site:  # the package from the repository, its dependencies from site-packages, no .pth file run
+        flags = ["-S"]
+        path = [str(Path(__file__).resolve().parents[1]), sysconfig.get_paths()["purelib"],
+                sysconfig.get_paths()["platlib"]]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    run = subprocess.run([sys.executable, *flags, "-c", PROGRAM, str(modules), "join", "-q", "-t", "0.5", *options,
+                          "--sets", str(sets)], capture_output=True, text=True, timeout=300, env=env)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.startswith("left\tright\tsimilarity\n")
     return set(modules.read_text().split())
@@ -90,6 +106,13 @@ def test_a_plain_sets_join_imports_no_module_it_does_not_use(tmp_path):
     wrong = {m: why for m in imported for name, why in NOT_FOR_A_PLAIN_JOIN.items()
              if m == name or m.startswith(f"{name}.")}
     assert not wrong, "a plain join --sets imported:\n" + "\n".join(f"{m} (for {why})" for m, why in sorted(wrong.items()))
+
+
+def test_a_plain_sets_join_s_own_code_imports_no_pathlib(tmp_path):
+    imported = _imported(tmp_path, no_site=True)
+    assert "allpairs._kernels.compiled" in imported or "numba" in imported  # the kernels ran
+    wrong = sorted(set(NOT_FOR_A_PLAIN_JOIN_FROM_ITS_CODE) & imported)
+    assert not wrong, f"a plain join --sets imported {wrong} (for {[NOT_FOR_A_PLAIN_JOIN_FROM_ITS_CODE[m] for m in wrong]})"
 
 
 @pytest.mark.parametrize("options, needed", [(("--top", "2"), "allpairs.exact.topk"),

@@ -345,3 +345,18 @@ def test_a_directory_named_is_read_even_where_a_parent_ignore_file_ignores_it(re
     (repo / "build" / "x.log").write_text("log")
     assert read_directory(repo / "build").ids == ["out.txt"]  # build/ is ignored above it; *.log still applies
     assert read_directory(repo).left_out["ignored folder"] == 1
+
+
+@pytest.mark.parametrize("name", ["a.sets", "./a.sets", "d//a.sets", "d/./a.sets", "d/", "d/a.sets/", "", ".",
+                                  "/abs/a.sets", "//x", "missing", "a.sets/child", "d/../a.sets", "nul\0name"])
+def test_a_file_name_is_read_as_pathlib_reads_it_without_pathlib(tmp_path, monkeypatch, name):
+    from allpairs.corpus.linefile import _as_pathlib_reads, _mode
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.sets").write_text("a b\n")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.sets").write_text("a b\n")
+    p = Path(name)
+    assert os.fspath(_as_pathlib_reads(name)) == str(p)
+    assert (_mode(_as_pathlib_reads(name)) is not None, _mode(_as_pathlib_reads(name)) is not None and
+            os.path.isdir(_as_pathlib_reads(name))) == (p.exists(), p.is_dir())

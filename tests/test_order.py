@@ -173,3 +173,24 @@ def test_stable_order_is_numpy_s_stable_argsort(values, dtype, top):
     assert order.stable_order(a, low=-1).tolist() == np.argsort(a, kind="stable").tolist()
     b = np.maximum(a, 0)
     assert order.stable_order(b).tolist() == np.argsort(b, kind="stable").tolist()
+
+
+def test_large_work_arrays_are_large_pages_of_their_own_and_typed_as_numpy_s():
+    import mmap
+    import platform
+    import sys
+
+    from allpairs._kernels.aot import type_name
+    from allpairs._kernels.malloc import LARGE_FROM, LARGE_PAGE, large_empty
+
+    for n, dtype in [(10, np.int32), (LARGE_FROM // 4 - 1, np.int32), (LARGE_FROM // 4, np.int32),
+                     (3 * LARGE_FROM // 8 + 1, np.uint64)]:
+        a = large_empty(n, dtype)
+        assert a.shape == (n,) and a.dtype == dtype and type_name(a) == type_name(np.empty(n, dtype))
+        a[:] = 7
+        assert (a == 7).all() and a.flags.writeable
+        mapped = a.nbytes >= LARGE_FROM and hasattr(mmap, "MADV_HUGEPAGE")
+        assert a.flags.owndata != mapped  # its own mapping, not numpy's memory from malloc
+        release = tuple(int(x) for x in platform.release().split(".")[:2] if x.isdigit())
+        if mapped and sys.platform == "linux" and release >= (6, 7):  # Linux aligns it on a large page
+            assert a.ctypes.data % LARGE_PAGE == 0

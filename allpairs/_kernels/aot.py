@@ -52,10 +52,12 @@ import re
 import sys
 import threading
 import zlib
-from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: The extension module the install builds.
 MODULE = "allpairs._kernels.compiled"
@@ -73,12 +75,25 @@ WIDE_FLAGS = frozenset(("avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "movbe", "
 #: the join's probe (the baseline's popcount is a dozen instructions, x86-64-v3's one; its merge and bounds
 #: take more instructions without BMI and wider registers: 591 M against 521 M on Kosarak at t = 0.5).
 WIDE_KERNELS = frozenset({("allpairs.lsh._kernel", "minhash"), ("allpairs.exact._kernel", "probe_verify")})
-#: One kernel signature a line: ``module qualname (arg types) -> return type`` (see :func:`signature_line`).
-SIGNATURES = Path(__file__).with_name("signatures.txt")
 #: The file name of the stamp a build writes beside the modules it builds (see :func:`stamped`).
 STAMP_NAME = "compiled.stamp"
-STAMP = Path(__file__).with_name(STAMP_NAME)
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+# A run reads these by name, as strings: pathlib (with urllib.parse and ipaddress, which it imports) took
+# 17.5 M instructions of a plain join in a regular install, whose other modules never import it.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_SIGNATURES = os.path.join(_HERE, "signatures.txt")
+_STAMP = os.path.join(_HERE, STAMP_NAME)
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+#: As Paths: SIGNATURES, one kernel signature a line (``module qualname (arg types) -> return type``, see
+#: :func:`signature_line`); STAMP, the stamp beside the built modules; PACKAGE_ROOT, the package's folder.
+_PATHS = {"SIGNATURES": _SIGNATURES, "STAMP": _STAMP, "PACKAGE_ROOT": _PACKAGE_ROOT}
+
+
+def __getattr__(name: str):
+    if name in _PATHS:
+        from pathlib import Path
+
+        return Path(_PATHS[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _INT64 = (-(1 << 63), 1 << 63)
 
@@ -142,10 +157,11 @@ def parse_line(line: str) -> tuple[str, str, tuple[str, ...], str]:
     return m[1], m[2], args, m[4]
 
 
-def read_signatures(path: Path = SIGNATURES) -> list[str]:
+def read_signatures(path: str | Path = _SIGNATURES) -> list[str]:
     """The signature lines (comments and blank lines left out)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
     except OSError:
         return []
     return [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
@@ -155,10 +171,13 @@ def read_signatures(path: Path = SIGNATURES) -> list[str]:
 _KERNEL_LINE = re.compile(rb"^@kernel(\(.*\))?\r?$", re.MULTILINE)
 
 
-def _kernel_modules(root: Path) -> list[tuple[Path, bytes, os.stat_result]]:
+def _kernel_modules(root: str | Path) -> list[tuple[Path, bytes, os.stat_result]]:
     """(path, bytes, its stat before the read) of every kernel module under ``root``, in a fixed order.
     A run without a matching :data:`STAMP` reads the whole package for this, so as bytes, with a substring
     test before the line pattern (decoding and matching every module took ~0.1 G instructions)."""
+    from pathlib import Path
+
+    root = Path(root)
     found = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d != "__pycache__"]
@@ -172,12 +191,12 @@ def _kernel_modules(root: Path) -> list[tuple[Path, bytes, os.stat_result]]:
     return sorted(found, key=lambda item: item[0].relative_to(root).as_posix())
 
 
-def kernel_sources(root: Path = PACKAGE_ROOT) -> list[Path]:
+def kernel_sources(root: str | Path = _PACKAGE_ROOT) -> list[Path]:
     """Every module of the package that defines kernels (a line ``@kernel`` or ``@kernel(...)``), in a fixed order."""
     return [path for path, _, _ in _kernel_modules(root)]
 
 
-def source_digest(root: Path = PACKAGE_ROOT) -> str:
+def source_digest(root: str | Path = _PACKAGE_ROOT) -> str:
     """A digest of the text of every kernel module (kernel modules import constants only from each other)."""
     return _digest(root, _kernel_modules(root))
 
@@ -201,7 +220,7 @@ def symbol(digest: str, line: str) -> str:
     return "k_" + hashlib.sha256(f"{digest}\n{line}".encode()).hexdigest()[:24]
 
 
-def write_stamp(folder: Path, root: Path = PACKAGE_ROOT) -> str:
+def write_stamp(folder: str | Path, root: str | Path = _PACKAGE_ROOT) -> str:
     """Write :data:`STAMP_NAME` into ``folder`` for the kernel sources under ``root`` as they are now; their digest.
 
     Lines: ``digest D``; ``source SIZE MTIME_NS PATH`` for each kernel module
@@ -210,6 +229,8 @@ def write_stamp(folder: Path, root: Path = PACKAGE_ROOT) -> str:
     for each line of :data:`SIGNATURES`. Written whole, then renamed into
     place (the parts of a build write it side by side).
     """
+    from pathlib import Path
+
     modules = _kernel_modules(root)
     digest = _digest(root, modules)
     text = [f"digest {digest}"]
@@ -224,7 +245,7 @@ def write_stamp(folder: Path, root: Path = PACKAGE_ROOT) -> str:
     return digest
 
 
-def stamped(root: Path = PACKAGE_ROOT, stamp: Path = STAMP) -> tuple[str, dict[str, str]] | None:
+def stamped(root: str | Path = _PACKAGE_ROOT, stamp: str | Path = _STAMP) -> tuple[str, dict[str, str]] | None:
     """The digest and the exported names by signature line that ``stamp`` records, if every kernel module it
     lists under ``root`` still has the size and modification time recorded, or else (an install wrote it
     anew) the size and CRC-32 of its bytes; else (a source changed, or no stamp) None.
@@ -316,8 +337,9 @@ class _Table:
                 built = importlib.import_module(name)
             except Exception:  # not built (no C compiler at install), or built for another Python or numpy
                 continue
+            exported = vars(built)  # a module holds about half the names: a miss of getattr raises inside
             for line in lines:
-                fn = getattr(built, names.get(line) or symbol(digest, line), None)
+                fn = exported.get(names.get(line) or symbol(digest, line))
                 if fn is not None:
                     module, qualname, args, _ = parse_line(line)
                     table.setdefault((module, qualname), {})[args] = fn
@@ -393,12 +415,12 @@ def _kernel_module(name: str):
     import types as pytypes
 
     for path in kernel_sources():
-        parts = ("allpairs", *path.relative_to(PACKAGE_ROOT).parts[:-1])
+        parts = ("allpairs", *path.relative_to(_PACKAGE_ROOT).parts[:-1])
         for i in range(2, len(parts) + 1):
             package = ".".join(parts[:i])
             if package not in sys.modules:
                 stub = pytypes.ModuleType(package)
-                stub.__path__ = [str(PACKAGE_ROOT.joinpath(*parts[1:i]))]
+                stub.__path__ = [os.path.join(_PACKAGE_ROOT, *parts[1:i])]
                 sys.modules[package] = stub
     return importlib.import_module(name)
 
@@ -426,6 +448,7 @@ def build(output: str | Path, log: Callable[[str], None] = lambda s: None, *, wi
     import threading
     import time
     import warnings
+    from pathlib import Path
 
     from . import cache
 

@@ -121,11 +121,11 @@ def order_sets(indptr: np.ndarray, keys: np.ndarray, *, min_size: int = 1, jobs:
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
     # Ranks (document frequency ascending, ties by first occurrence), and each
     # document's distinct ranks in increasing order, in place of its keys. Work
-    # arrays come from numpy (large pages where the system has them); pages past
-    # the distinct keys are never touched.
+    # arrays of large pages where the system has them (Kosarak, t = 0.9: ~700 fewer
+    # page faults of the run's ~7,100); pages past the distinct keys are never touched.
     n = len(keys)
     ids = np.int32 if n < 2**31 else np.int64
-    entry, df_rank = np.empty(n, ids), np.empty(n, ids)
+    entry, df_rank = _malloc.large_empty(n, ids), _malloc.large_empty(n, ids)
     with np.errstate(over="ignore"):  # NUMBA_DISABLE_JIT: uint64 products wrap by design
         n_ids = _number_keys(indptr, keys, entry, df_rank, resolve_jobs(jobs))
         if n >= _RELEASE_FROM:

@@ -17,8 +17,9 @@ _EXPORTS = {
     **dict.fromkeys(["candidate_bound", "check_ranked", "exact_pairs", "ranked_pairs_of"], "exact_path"),
     **dict.fromkeys(["as_corpus", "corpus_keys", "default_shingle", "input_bytes", "is_series", "merge_corpora",
                      "shingle_corpus", "short_note"], "front"),
-    **dict.fromkeys(["LARGE_BUCKET", "MIN_ESTIMATE_BITS", "joined_note", "lsh_pairs", "lsh_settings"], "lsh_path"),
-    **dict.fromkeys(["SHOWN_SIMILARITIES", "JoinResult", "LSHInfo"], "result"),
+    **dict.fromkeys(["LARGE_BUCKET", "LSHInfo", "MIN_ESTIMATE_BITS", "SHOWN_SIMILARITIES", "joined_note", "lsh_pairs",
+                     "lsh_settings"], "lsh_path"),
+    **dict.fromkeys(["JoinResult"], "result"),
     **dict.fromkeys(["METHODS", "VERIFY", "join"], "run"),
     **dict.fromkeys(["Progress", "Stats", "peak_memory", "process_status", "timed"], "stats"),
 }
@@ -33,7 +34,8 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eag
     from .exact_path import candidate_bound, check_ranked, exact_pairs, ranked_pairs_of
     from .front import (as_corpus, corpus_keys, default_shingle, input_bytes, is_series, merge_corpora,
                         shingle_corpus, short_note)
-    from .lsh_path import LARGE_BUCKET, MIN_ESTIMATE_BITS, joined_note, lsh_pairs, lsh_settings
-    from .result import SHOWN_SIMILARITIES, JoinResult, LSHInfo
+    from .lsh_path import (LARGE_BUCKET, MIN_ESTIMATE_BITS, SHOWN_SIMILARITIES, LSHInfo, joined_note, lsh_pairs,
+                           lsh_settings)
+    from .result import JoinResult
     from .run import METHODS, VERIFY, join
     from .stats import Progress, Stats, peak_memory, process_status, timed

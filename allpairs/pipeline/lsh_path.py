@@ -3,6 +3,7 @@ estimate, and large buckets joined exactly by the prefix filter (the one place t
 from __future__ import annotations
 
 
+from dataclasses import dataclass, field
 from typing import Iterator
 
 import numpy as np
@@ -12,7 +13,7 @@ from ..exact.prefix import SetPairs, prefix_join_blocks
 from ..exact.subset import prefix_join_rows_blocks
 from ..lsh import candidates as lsh_candidates
 from ..lsh import (MAX_EXPAND, agreement_counts, agreement_needed, check_banding, check_num_perm, choose_params,
-                   estimate_pairs, estimate_table, share_joined_bucket, signature_sets, signatures)
+                   estimate_pairs, estimate_table, probability, share_joined_bucket, signature_sets, signatures)
 from ..lsh.keysets import KeyedSets
 from .._plural import count as count_of
 from ..output import spill as spill_module
@@ -21,9 +22,45 @@ from ..measures import Threshold
 from ..order import OrderedSets, order_sets
 from ..pairs import Pairs
 from ..verify import verify_candidates
-from .result import LSHInfo
 from .sink import COUNT_BLOCK, EstimateCode, PairSink
 from .stats import Progress, Stats, available_memory, timed
+
+
+#: Similarities at which the summary shows the S-curve's prediction.
+SHOWN_SIMILARITIES = (0.3, 0.5, 0.7, 0.8, 0.9)
+
+
+@dataclass
+class LSHInfo:
+    """How the LSH path was set up and what its banding did."""
+
+    num_perm: int
+    bands: int
+    rows: int
+    seed: int
+    bits: int | None
+    auto: bool
+    recall: float
+    max_bucket: int | None
+    max_expand: int | None = MAX_EXPAND
+    oversized: list[tuple[int, int]] = field(default_factory=list)
+    joined: list[tuple[int, int]] = field(default_factory=list)
+    joined_sets: int = 0
+    joined_pairs: int = 0
+    skipped_pairs: int = 0
+    largest_bucket: int = 0
+    signature_bytes: int = 0
+
+    def predicted(self, s):
+        """P(s) = 1 - (1 - s^r)^b for this banding."""
+        return probability(s, self.bands, self.rows)
+
+    def describe(self) -> str:
+        how = f"chosen for P(t) >= {self.recall}" if self.auto else "given"
+        bits = f", {self.bits}-bit values" if self.bits else ""
+        curve = ", ".join(f"P({s:g}) = {float(self.predicted(s)):.3f}" for s in SHOWN_SIMILARITIES)
+        return (f"LSH {self.bands} bands × {self.rows} rows ({how}) of num_perm {self.num_perm}, seed {self.seed}"
+                f"{bits}; {curve}")
 
 
 #: ``verify="estimate"`` needs MinHash values of at least this many bits. With b-bit values two

@@ -1,14 +1,14 @@
-"""The result of a join (:class:`JoinResult`) and how its LSH path was set up (:class:`LSHInfo`)."""
+"""The result of a join (:class:`JoinResult`); how its LSH path was set up (:class:`~.lsh_path.LSHInfo`) is
+with that path, which an exact join does not load."""
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from ..corpus.model import lazy_ids
-from ..lsh.limits import MAX_EXPAND
 from .._plural import count
 from ..measures import Measure, Threshold, get_measure
 from ..pairs import Pairs
@@ -19,44 +19,8 @@ from ..pairs.summary import SHOWN, Summarised
 from ..pairs.clusters import Clusters, ClustersNotAsked
 from .stats import Stats
 
-
-#: Similarities at which the summary shows the S-curve's prediction.
-SHOWN_SIMILARITIES = (0.3, 0.5, 0.7, 0.8, 0.9)
-
-
-@dataclass
-class LSHInfo:
-    """How the LSH path was set up and what its banding did."""
-
-    num_perm: int
-    bands: int
-    rows: int
-    seed: int
-    bits: int | None
-    auto: bool
-    recall: float
-    max_bucket: int | None
-    max_expand: int | None = MAX_EXPAND
-    oversized: list[tuple[int, int]] = field(default_factory=list)
-    joined: list[tuple[int, int]] = field(default_factory=list)
-    joined_sets: int = 0
-    joined_pairs: int = 0
-    skipped_pairs: int = 0
-    largest_bucket: int = 0
-    signature_bytes: int = 0
-
-    def predicted(self, s):
-        """P(s) = 1 - (1 - s^r)^b for this banding."""
-        from ..lsh import probability  # here, not at the top: an exact join loads no LSH
-
-        return probability(s, self.bands, self.rows)
-
-    def describe(self) -> str:
-        how = f"chosen for P(t) >= {self.recall}" if self.auto else "given"
-        bits = f", {self.bits}-bit values" if self.bits else ""
-        curve = ", ".join(f"P({s:g}) = {float(self.predicted(s)):.3f}" for s in SHOWN_SIMILARITIES)
-        return (f"LSH {self.bands} bands × {self.rows} rows ({how}) of num_perm {self.num_perm}, seed {self.seed}"
-                f"{bits}; {curve}")
+if TYPE_CHECKING:
+    from .lsh_path import LSHInfo
 
 
 @lazy_ids

@@ -11,6 +11,7 @@ import numpy as np
 
 from allpairs._kernels.jit import resolve_jobs
 from allpairs._kernels.csr import block_edges, concat_rows, distinct_rows, distinct_sorted_rows
+from allpairs._kernels.malloc import large_empty
 from allpairs.corpus.linefile import ArrowTokenSets, HashedSets, TokenSets
 from allpairs.shingles import _kernel as _k
 from allpairs.shingles._hash_kernel import xxh64_decimal, xxh64_spans, xxh64_split
@@ -195,7 +196,7 @@ def hash_set_pieces(pieces: Iterable[tuple[bytes, np.ndarray]],
     # piece's offsets are the result as they are (no diff, concatenation and sum of 35,000 counts).
     offsets: list[np.ndarray] = [np.zeros(1, np.int64)]
     if size_hint is not None:
-        out = np.empty((size_hint + 1) // 2, np.uint64)
+        out = large_empty((size_hint + 1) // 2, np.uint64)
         k = 0
         for buf, starts in pieces:
             if (int(starts[-1]) + 1) // 2 > len(out) - k:  # more text than the hint said
