@@ -1286,6 +1286,21 @@ def test_the_jvm_writes_its_log_on_a_pipe_of_this_process_not_on_the_callers_str
     assert any(t.name == "allpairs-jvm-log" and t.is_alive() for t in threading.enumerate())
 
 
+def test_a_command_line_run_shows_none_of_the_jvms_notices_about_allpairs_own_settings():
+    # Spark 4's JVM says on stderr that it loads an incubating module, and Spark warns (three times a run) that
+    # minPartitionNum, which allpairs sets on local masters, is deprecated: nothing a user can act on, so
+    # neither reaches stderr; the run's own lines do.
+    from allpairs.engines.spark.session import JVM_NOTICE, _shown
+
+    assert _shown(JVM_NOTICE + b"x WARN y\n") == b"x WARN y\n" and _shown(b"x\n" + JVM_NOTICE) == b"x\n" + JVM_NOTICE
+    r = subprocess.run([sys.executable, "-m", "allpairs", "join", "--engine", "spark", "--master", "local[1]",
+                        "-t", "0.5", "-s", "word:1", str(TINY), "--count"], capture_output=True, text=True,
+                       env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1"))
+    assert r.returncode == 0 and r.stdout == "10\n", r
+    assert "incubator" not in r.stderr and "minPartitionNum" not in r.stderr, r.stderr
+    assert "allpairs: spark local[1]: 8 documents" in r.stderr, r.stderr
+
+
 def test_a_small_local_input_starts_the_jvm_with_the_quick_compiler_only(tmp_path, monkeypatch):
     # A short run's JVM spends more on C2 compiling than C2's faster code saves (docs/spark.md): a local
     # master and an input under QUICK_JVM_BELOW get LOCAL_JVM_OPTIONS; anything else the JVM's defaults.

@@ -140,10 +140,22 @@ def _stderr_to_null():
         os.close(saved)
 
 
+#: A line the JVM prints at its start, not through its log: Spark 4 loads an incubating JDK module for its
+#: vector code, and the JVM says so on stderr. Nothing a user can act on: left out of what :func:`_forward` copies.
+JVM_NOTICE = b"WARNING: Using incubator modules: jdk.incubator.vector\n"
+
+
+def _shown(data: bytes) -> bytes:
+    """``data`` from the JVM's pipe without :data:`JVM_NOTICE` (the JVM writes it alone, first)."""
+    return data.replace(JVM_NOTICE, b"", 1) if data.startswith(JVM_NOTICE) else data
+
+
 def _forward(fd: int) -> None:
     """Copy what the JVM writes on the pipe ``fd`` to this process's stderr, until the pipe closes (thread body)."""
     try:
+        first = True
         while data := os.read(fd, 1 << 16):
+            data, first = (_shown(data) if first else data), False
             os.write(2, data)
     except OSError:
         pass
