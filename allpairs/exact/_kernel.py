@@ -282,7 +282,7 @@ def lower_bound(a, lo, hi, x):
     """The first position in ``a[lo:hi]`` (ascending) whose value is not below ``x``; ``hi`` if none."""
     while lo < hi:
         mid = (lo + hi) >> 1
-        if a[mid] < x:
+        if a[np.uint64(mid)] < x:  # an unsigned index (positions are not negative): no code for a negative one
             lo = mid + 1
         else:
             hi = mid
@@ -295,12 +295,12 @@ def gallop(a, lo, hi, x):
     last step (Bentley, Yao, "An almost optimal algorithm for unbounded searching", IPL 1976).
 
     ``O(log d)`` for an answer ``d`` places in, one look when it is ``lo``:
-    the start of a posting list's size window is most often its first entry.
+    a posting list's size window most often starts where its last visit found it.
     """
     step = 1
-    while lo < hi and a[lo] < x:
+    while lo < hi and a[np.uint64(lo)] < x:  # unsigned indexes, as in lower_bound
         top = min(lo + step, hi)
-        if a[top - 1] >= x:
+        if a[np.uint64(top - 1)] >= x:
             return lower_bound(a, lo + 1, top - 1, x)
         lo = top
         step <<= 1
@@ -313,14 +313,18 @@ _U32 = np.uint64(32)
 
 @kernel
 def probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at, live_len, probe_len, win_lo, win_hi,
-                 stop_ptr, stop_of, set_class, compat, n_classes, code, p, q, lo, hi, state, touched, marks, alpha_of,
-                 alpha_at, out_x, out_y, out_a, n_out):
+                 stop_ptr, stop_of, set_class, compat, n_classes, code, p, q, lo, hi, state, touched, front, marks,
+                 alpha_of, alpha_at, out_x, out_y, out_a, n_out):
     """Pairs that reach α among probe sets ``lo <= x < hi`` and the sets ``win_lo[x] <= y < win_hi[x]``.
 
     The window is the size bound (and which of each pair probes: the later set
     in a self-join, the earlier one in a containment join); its start in a
-    list is found from the list's front (:func:`gallop`: one look when no
-    entry is below it); only lists of a class compatible with x's are read.
+    list is found, where the list starts below it, from where the list's last
+    visit found it (``front``, a cursor per list; :func:`gallop`): probe sets
+    come in order, so windows only move on and a list's entries below them are
+    stepped over once, as AllPairs drops them from the list's front (Bayardo et
+    al. 2007); a window that moved back (ranges called out of order) is searched
+    from the list's front. Only lists of a class compatible with x's are read.
     Candidates are dropped before verification unless their bitmap bound
     ``(|x| + |y| - popcount(b_x ^ b_y)) // 2`` (verify's ``bitmap_admits``) reaches α. Where the postings carry
     their sets' signatures (``post_bits``, uint32 (postings, 3): the set's size, then its signature's low
@@ -390,6 +394,9 @@ def probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
     column 0 zero (per set: the count A of prefix matches counted; left zero
     again), then i of a candidate's last counted match, a column unused and
     |y|, side by side so that a candidate costs one cache line; ``touched`` int32 (m,);
+    ``front`` int32 (one per list of ``list_ptr``; any values at first, each checked before use: no pass to
+    clear it, and only the lists that start below a window have theirs touched), where in the list its
+    window last started;
     ``alpha_of`` int32 and ``alpha_at`` int64 (largest size + 1; ``alpha_at``
     -1): α per partner size, cached for the size of the current probe set (α
     depends on the two sizes only, so consecutive probe sets of one size share
@@ -458,11 +465,23 @@ def probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
                 if not compat[cx, cy]:
                     continue
                 w = np.uint64(np.int64(tokens[np.uint64(xs + i)]) * n_classes + cy)
-                # Size bound: skip the sets below the window, searched from the list's front.
+                # Size bound: skip the sets below the window. Where the list starts below it, the search starts
+                # where the list's last visit found the window to start (front[w] entries in) if every entry
+                # before that is below it too (else, or where front[w] is out of the list, from the front).
                 # The list is sorted by size: α changes only where |y| does.
                 last_size = -1
+                f = list_ptr[w]
                 end = list_ptr[w + np.uint64(1)]
-                for k in range(gallop(post, list_ptr[w], end, start_key), end):
+                if f < end and np.int64(post[np.uint64(f)]) < start_key:
+                    c = np.int64(front[w])
+                    # 0 < c <= end - f (one unsigned comparison), and the entry before it below the window.
+                    if np.uint64(c - 1) < np.uint64(end - f) and np.int64(post[np.uint64(f + c - 1)]) < start_key:
+                        c = gallop(post, f + c, end, start_key)
+                    else:
+                        c = gallop(post, f + 1, end, start_key)
+                    front[w] = c - f
+                    f = c
+                for k in range(f, end):
                     uk = np.uint64(k)
                     v = np.int64(post[uk])
                     if v >= stop_key:
