@@ -213,7 +213,7 @@ def load_probe_variants() -> None:
                  post_xmax=i32, post_size=i32, bits=np.empty(0, np.uint64), at=i32, live_len=i64, probe_len=i64,
                  win_lo=i64, win_hi=i64, stop_ptr=np.zeros(1, np.int64), stop_of=i64, by_position=True, set_class=i32,
                  compat=np.ones((1, 1), np.bool_), n_classes=1, code=0,
-                 p=1, q=2, lo=0, hi=0, state=np.zeros((0, 4), np.int32), touched=i32, marks=np.empty(0, np.uint64), alpha_of=i32, alpha_at=i64,
+                 p=1, q=2, lo=0, hi=0, state=np.zeros((0, 4), np.int32), touched=i32, front=np.zeros(1, np.int32), marks=np.empty(0, np.uint64), alpha_of=i32, alpha_at=i64,
                  out_x=np.empty(1, np.int32), out_y=np.empty(1, np.int32), out_a=np.empty(1, np.int32), n_out=0,
                  post=i64)
     names = list(inspect.signature(probe_verify.py_func).parameters)

@@ -241,17 +241,21 @@ def test_the_wide_build_is_used_only_on_a_cpu_with_every_x86_64_v3_feature():
     assert not _aot.wide_cpu(CPUINFO.format("avx2_like fma3"))  # names match whole words only
 
 
-def test_the_wide_minhash_gives_the_baselines_signatures(shared_datasets):
-    # Both builds of the same kernel, called directly, on real sets (Kosarak) and empty ones.
+def _both_builds():
+    """The baseline's modules and the wide one, or the test skipped where the wide build is not used or built."""
     if not _aot.wide_cpu():
         pytest.skip("this CPU lacks x86-64-v3 features: the wide build is not used here")
     try:
-        bases = [importlib.import_module(m) for m in _aot.BASELINE_MODULES]
-        wide = importlib.import_module(_aot.WIDE_MODULE)
+        return [importlib.import_module(m) for m in _aot.BASELINE_MODULES], importlib.import_module(_aot.WIDE_MODULE)
     except ImportError:
         if not _built():
             pytest.skip("the ahead-of-time kernels were not built here (see the test above)")
         pytest.fail("allpairs._kernels.compiled was built but allpairs._kernels.compiled_wide was not: reinstall")
+
+
+def test_the_wide_minhash_gives_the_baselines_signatures(shared_datasets):
+    # Both builds of the same kernel, called directly, on real sets (Kosarak) and empty ones.
+    bases, wide = _both_builds()
     from allpairs.lsh.minhash import permutation_params
     from allpairs.shingles import hash_sets
 
@@ -274,3 +278,32 @@ def test_the_wide_minhash_gives_the_baselines_signatures(shared_datasets):
         assert (outs[0] == outs[1]).all() and (outs[0][-1] == 0xFFFFFFFF).all()
         checked += 1
     assert checked == 1
+
+
+def test_the_wide_bitmaps_give_the_baselines_and_the_plain_functions_signatures(shared_datasets):
+    # Both builds of the set signatures (the join's bitmap filter), called directly, on real sets (Kosarak, of
+    # every length the loop may be cut at), negative tokens and empty sets, writable arrays or read-only ones.
+    bases, wide = _both_builds()
+    from allpairs.verify._kernel import bitmaps
+
+    lines = (shared_datasets / "kosarak-sample.dat").read_text().splitlines()[:3000]
+    sets = [[int(w) for w in ln.split()] for ln in lines] + [[], list(range(-40, 40, 3)), [-(1 << 31)], []]
+    indptr = np.cumsum([0] + [len(s) for s in sets]).astype(np.int64)
+    tokens = np.array([w for s in sets for w in s], np.int32)
+    with np.errstate(over="ignore"):  # the hash wraps modulo 2**64, as the kernel's plain path lets it
+        expected = bitmaps.py_func(indptr, tokens)
+    digest = _aot.source_digest()
+    checked = 0
+    for line in _aot.read_signatures():
+        module, qualname, args, _ = _aot.parse_line(line)
+        if (module, qualname) != ("allpairs.verify._kernel", "bitmaps"):
+            continue
+        a, b = indptr.copy(), tokens.copy()
+        if args[0].startswith("readonly"):
+            a.setflags(write=False)
+            b.setflags(write=False)
+        base = next(m for m in bases if hasattr(m, _aot.symbol(digest, line)))
+        for built in (base, wide):
+            assert (getattr(built, _aot.symbol(digest, line))(a, b) == expected).all()
+        checked += 1
+    assert checked == 2

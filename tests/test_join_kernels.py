@@ -209,7 +209,8 @@ def test_the_probe_finds_the_same_pairs_and_candidates_with_the_signatures_in_th
         posted = prefix.posted_bits(a["post"], a["post_size"], bits)
         for post_bits, post in ((posted, a["post"]), (None, a["post"]), (posted, prefix.compact_postings(a["post"]))):
             state = np.zeros_like(a["state"])
-            scratch = dict(state=state, touched=np.empty_like(a["touched"]), alpha_of=np.empty_like(a["alpha_of"]),
+            scratch = dict(state=state, touched=np.empty_like(a["touched"]), front=np.zeros_like(a["front"]),
+                           alpha_of=np.empty_like(a["alpha_of"]),
                            alpha_at=np.full_like(a["alpha_at"], -1),
                            out_x=np.empty(1, np.int32), out_y=np.empty(1, np.int32), out_a=np.empty(1, np.int32))
             ox, oy, oa, n, n_cand = probe_verify(*[{**a, **scratch, "post": post, "post_bits": post_bits,
@@ -225,6 +226,54 @@ def test_the_probe_finds_the_same_pairs_and_candidates_with_the_signatures_in_th
         assert fast_pairs(sets, t) == naive.all_pairs(sets, t)
     finally:
         prefix.probe_verify = probe_verify
+    assert runs
+
+
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_near_copies(), st.sampled_from([Fraction(1, 10**9), Fraction(1, 2), Fraction(7, 10), Fraction(9, 10)]),
+       st.booleans())
+def test_the_probe_called_set_by_set_backwards_on_one_scratch_finds_each_sets_pairs_and_candidates(sets, t, posted):
+    """Each probe set called alone, from the last to the first, with one ``front`` (each list's cursor to its
+    window's start, which then moves back from call to call; any values at first) finds the pairs and candidates
+    of the calls in order, with the signatures in the postings or not."""
+    import inspect
+
+    import allpairs.exact.prefix as prefix
+
+    probe_verify = prefix.probe_verify
+    names = list(inspect.signature(probe_verify.py_func).parameters)
+    runs = []
+
+    def backwards(*args):
+        """Each of the probe's calls made again, one set a call, backwards, on scratch of its own."""
+        a = dict(zip(names, args))
+        scratch = dict(state=np.zeros_like(a["state"]), touched=np.empty_like(a["touched"]),
+                       front=np.random.default_rng(len(runs)).integers(-3, 9, len(a["front"]), np.int32),
+                       alpha_of=np.empty_like(a["alpha_of"]),
+                       alpha_at=np.full_like(a["alpha_at"], -1))
+        each, n_cand = [], 0
+        for x in range(int(a["hi"]) - 1, int(a["lo"]) - 1, -1):
+            out = dict(out_x=np.empty(1, np.int32), out_y=np.empty(1, np.int32), out_a=np.empty(1, np.int32),
+                       n_out=0, lo=x, hi=x + 1)
+            ox, oy, oa, n, c = probe_verify(*[{**a, **scratch, **out}[k] for k in names])
+            each = list(zip(ox[:n].tolist(), oy[:n].tolist(), oa[:n].tolist())) + each
+            n_cand += c
+        got = probe_verify(*args)
+        n_out, n = int(a["n_out"]), int(got[3])
+        assert each == list(zip(got[0][n_out:n].tolist(), got[1][n_out:n].tolist(), got[2][n_out:n].tolist()))
+        assert n_cand == got[4]
+        runs.append(n_cand)
+        return got
+
+    saved = prefix.POSTED_BITS_MIN_SETS
+    prefix.POSTED_BITS_MIN_SETS = 1 if posted else saved
+    prefix.probe_verify = backwards
+    try:
+        assert fast_pairs(sets, t) == naive.all_pairs(sets, t)
+    finally:
+        prefix.probe_verify = probe_verify
+        prefix.POSTED_BITS_MIN_SETS = saved
     assert runs
 
 

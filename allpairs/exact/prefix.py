@@ -470,13 +470,14 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
             local.state = np.empty((n_sets, 4), np.int32)  # column 0 zero; the others written before read
             local.state[:, 0] = 0
             local.touched = np.empty(n_sets, np.int32)
+            local.front = np.empty(len(list_ptr) - 1, np.int32)  # any values (checked)
             local.marks = np.zeros((num_tokens + 63) // 64 if by_marks else 0, np.uint64)  # all zero between sets
             local.alpha_of = np.empty(largest + 1, np.int32)
             local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sizes (this join's α only)
-        ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits,
-                                               bits, at, live_len, probe_len, win_lo, win_hi, stop_ptr, stop_of,
-                                               set_class, compat, n_classes, row.code, p, q, lo, hi, local.state,
-                                               local.touched, local.marks, local.alpha_of, local.alpha_at, *out, n_out)
+        ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
+                                               live_len, probe_len, win_lo, win_hi, stop_ptr, stop_of, set_class,
+                                               compat, n_classes, row.code, p, q, lo, hi, local.state, local.touched,
+                                               local.front, local.marks, local.alpha_of, local.alpha_at, *out, n_out)
         task_cost = int(cum[k + 1] - cum[k])
         if task_cost:
             density[0] = (int(end) - n_out) / task_cost

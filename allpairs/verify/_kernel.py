@@ -141,7 +141,7 @@ def bitmap(tokens, a, b):
 def bitmaps(indptr, tokens):
     """:func:`bitmap` of each set of the CSR ``indptr``, ``tokens`` (uint64, one per set)."""
     m = indptr.shape[0] - 1
-    out = np.zeros(m, np.uint64)
+    out = np.empty(m, np.uint64)  # each written below: no pass to clear it first
     for s in range(m):
         out[s] = bitmap(tokens, indptr[s], indptr[s + 1])
     return out
