@@ -34,6 +34,7 @@ NOT_FOR_A_PLAIN_JOIN = {
     "allpairs.corpus.tables": "--csv / --tsv / --parquet",
     "allpairs.exact.subset": "--method lsh (the row joins within its buckets)",
     "allpairs.output.tables": "table output: --clusters, --format parquet",
+    "allpairs.pairs.clusters": "--clusters (the union–find and the clusters' writers)",
     "allpairs.pairs.rows": "--format parquet",
     "allpairs.index": "the index commands and dedup",
     "allpairs.cli.sets": "sets (each command's module is imported when it runs)",

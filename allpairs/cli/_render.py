@@ -20,7 +20,7 @@ from .._plural import count
 from ..errors import AllPairsError
 from ..output.files import open_output
 from ..pairs import PairWriter
-from ..pairs.clusters import Clusters, write_cluster_table, write_clusters
+from ..pipeline.result import ClustersNotAsked
 from ..pipeline.stats import peak_memory
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ def summary(res: JoinResult, write_seconds: float | None) -> None:
     else:
         err.print(f"allpairs: {what} at {at}: {count(s.candidates, 'candidate')}, "
                   f"{count(s.pairs, 'pair')} ({s.set_pairs:,} between distinct sets)")
-    if isinstance(res.clusters, Clusters):
+    if not isinstance(res.clusters, ClustersNotAsked):
         if len(res.clusters):
             err.print(f"allpairs: {count(len(res.clusters), 'cluster')} of 2 or more documents, the largest of "
                       f"{res.clusters.largest:,}")
@@ -198,8 +198,12 @@ def write_join(res: JoinResult, output: str | None, plan, *, count: bool, fmt: s
             if count:
                 out.write(f"{len(res.clusters) if clusters else len(res.pairs)}\n".encode())
             elif clusters and wide:
+                from ..pairs.clusters import write_clusters  # here, as below: only --clusters writes them
+
                 write_clusters(res.clusters, res.ids, out, fmt, progress=bar)
             elif clusters:
+                from ..pairs.clusters import write_cluster_table
+
                 write_cluster_table(res.clusters, res.ids, out, fmt, columns=res.columns,
                                     singletons=singletons, header=not no_header, progress=bar)
             elif fmt == "parquet":

@@ -58,7 +58,7 @@ FORWARD, BACKWARD = 1, 2
 LEFT_SIDE, RIGHT_SIDE = 1, 2
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class SetPairs:
     """Pairs of distinct sets that reach the threshold: ``left < right`` index distinct sets; int32 arrays.
 

@@ -24,7 +24,7 @@ from ._kernel import (gather_csr, group_starts, number_groups, number_small, off
                             partition_keys, rank_entries, sort_ties)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class OrderedSets:
     """Distinct non-empty shingle sets in join order, and the documents behind them.
 

@@ -135,7 +135,7 @@ def _display(path: bytes) -> str:
     return os.fsdecode(path)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class OutputPlan:
     """Where :func:`open_output` will write, decided before the work."""
 

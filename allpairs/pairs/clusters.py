@@ -240,30 +240,3 @@ def write_clusters(clusters: Clusters, ids: Sequence[str], out: BinaryIO, fmt: s
     if progress is not None:
         progress("write", len(clusters), len(clusters), f"{len(clusters):,} clusters")
     return len(clusters)
-
-
-class ClustersNotAsked:
-    """What :attr:`JoinResult.clusters` holds when the join was not asked for clusters: every use raises a
-    :class:`UsageError` saying how to get them."""
-
-    MESSAGE = "no clusters: this join was run without clusters=True; run allpairs.join(..., clusters=True)"
-
-    def __getattr__(self, name: str):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        raise UsageError(self.MESSAGE)
-
-    def __len__(self) -> int:
-        raise UsageError(self.MESSAGE)
-
-    def __iter__(self):
-        raise UsageError(self.MESSAGE)
-
-    def __getitem__(self, c):
-        raise UsageError(self.MESSAGE)
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __repr__(self) -> str:
-        return "<no clusters: pass clusters=True to allpairs.join>"

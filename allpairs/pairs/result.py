@@ -90,7 +90,7 @@ class Pair(NamedTuple):
                 "left_size": self.left_size, "right_size": self.right_size}
 
 
-@dataclass
+@dataclass(eq=False)
 class PairChunk:
     """A run of consecutive results as arrays of equal length (int32; estimate float64 or None)."""
 

@@ -2,6 +2,7 @@
 ranked joins (top-k pairs, k nearest neighbours)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -11,10 +12,12 @@ from .._kernels.jit import kernel_mode
 from ..measures import Measure, Threshold
 from ..order import OrderedSets
 from ..output import spill as spill_module
-from ..pairs.clusters import SetUnion
 from .._plural import count
 from .sink import COUNT_BLOCK, PairSink
 from .stats import Progress, Stats, available_memory
+
+if TYPE_CHECKING:  # an annotation only: a join asked for clusters imports the module
+    from ..pairs.clusters import SetUnion
 
 
 #: A join of a small input with more candidate entries than this (the bound of

@@ -16,11 +16,38 @@ from ..output.carried import Carried
 from ..pairs.result import similarity_text
 from ..errors import UsageError, require_extra
 from ..pairs.summary import SHOWN, Summarised
-from ..pairs.clusters import Clusters, ClustersNotAsked
 from .stats import Stats
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the clusters' module is imported by a join asked for them, not by every join
+    from ..pairs.clusters import Clusters
     from .lsh_path import LSHInfo
+
+
+class ClustersNotAsked:
+    """What :attr:`JoinResult.clusters` holds when the join was not asked for clusters: every use raises a
+    :class:`UsageError` saying how to get them."""
+
+    MESSAGE = "no clusters: this join was run without clusters=True; run allpairs.join(..., clusters=True)"
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise UsageError(self.MESSAGE)
+
+    def __len__(self) -> int:
+        raise UsageError(self.MESSAGE)
+
+    def __iter__(self):
+        raise UsageError(self.MESSAGE)
+
+    def __getitem__(self, c):
+        raise UsageError(self.MESSAGE)
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "<no clusters: pass clusters=True to allpairs.join>"
 
 
 @lazy_ids
@@ -89,7 +116,7 @@ class JoinResult(Summarised):
         how = self.method if not self.shingle else f"{self.method}, tokens as given" if self.shingle == "tokens" \
             else f"{self.method}, {self.shingle} shingles"
         title = f"JoinResult: {count(len(self), 'pair')} of {docs} at {self.measure.name} >= {self.threshold} ({how})"
-        if isinstance(self.clusters, Clusters):
+        if not isinstance(self.clusters, ClustersNotAsked):
             title += f"; {count(len(self.clusters), 'cluster')}, the largest of {self.clusters.largest:,}"
         left, right = self.left_ids, self.right_ids
         first = self.pairs.head()

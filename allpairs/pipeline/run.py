@@ -15,7 +15,6 @@ from ..lsh.limits import MAX_EXPAND
 from ..measures import Threshold, get_measure, parse_threshold
 from .._plural import count as count_of
 from ..output.spill import parse_memory, size_text
-from ..pairs.clusters import SetUnion
 from ..pairs.streamed import SpilledPairs
 from .stats import Progress, Stats, peak_memory, timed, with_detail
 from .result import JoinResult
@@ -199,14 +198,14 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
                 pairs, t = ranked_pairs_of(sets, t, m, top=top, neighbors=neighbors, jobs=jobs, stats=stats,
                                            memory=budget, progress=progress)
         elif info is None:
-            union = SetUnion(sets, group_ok_of(sets, t, m)) if clusters else None
+            union = _set_union(sets, group_ok_of(sets, t, m)) if clusters else None
             with timed(stats, "join"), kernels_for(None if _much_join(sets, t, m) else 0):
                 pairs, stats.candidates = exact_pairs(sets, t, m, n_left=n_left, jobs=jobs, progress=progress,
                                                       memory=budget, count=count, spill=spill, union=union)
         else:
             stats.notes.append(info.describe())
             # Identical documents always pair on the LSH path.
-            union = SetUnion(sets, np.ones(sets.num_sets, np.bool_)) if clusters else None
+            union = _set_union(sets, np.ones(sets.num_sets, np.bool_)) if clusters else None
             pairs, _ = lsh_pairs(sets, t, info, verify=verify, jobs=jobs, stats=stats, memory=budget, count=count,
                                  spill=spill, union=union, progress=progress)
         if isinstance(pairs, SpilledPairs):
@@ -228,3 +227,10 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
     return JoinResult(pairs=pairs, ids=ids_of(corpus), threshold=t, shingle=label, method=method,
                       stats=stats, columns=corpus.columns, lsh=info, measure=m, n_left=n_left,
                       clusters=found_clusters, texts=corpus.texts)
+
+
+def _set_union(sets, group_ok):
+    """The union–find of a join asked for clusters, its module imported here: every other join loads none of it."""
+    from ..pairs.clusters import SetUnion
+
+    return SetUnion(sets, group_ok)

@@ -11,7 +11,7 @@ blocks and the budget.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -21,9 +21,11 @@ from ..output import spill as spill_module
 from ..output.spill import PairRuns, size_text
 from ..order import OrderedSets
 from ..pairs import Pairs
-from ..pairs.clusters import SetUnion
 from ..pairs.streamed import CountedPairs, SpilledPairs
 from .stats import Progress
+
+if TYPE_CHECKING:  # an annotation only: a join asked for clusters imports the module
+    from ..pairs.clusters import SetUnion
 
 
 #: Pairs of distinct sets counted at a time (``count=True``): blocks this large cost nothing to hand over.
