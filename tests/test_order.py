@@ -181,7 +181,7 @@ def test_large_work_arrays_are_large_pages_of_their_own_and_typed_as_numpy_s():
     import sys
 
     from allpairs._kernels.aot import type_name
-    from allpairs._kernels.malloc import LARGE_FROM, LARGE_PAGE, large_empty
+    from allpairs._kernels.malloc import LARGE_FROM, LARGE_PAGE, large_empty, ordinary_pages
 
     for n, dtype in [(10, np.int32), (LARGE_FROM // 4 - 1, np.int32), (LARGE_FROM // 4, np.int32),
                      (3 * LARGE_FROM // 8 + 1, np.uint64)]:
@@ -194,3 +194,6 @@ def test_large_work_arrays_are_large_pages_of_their_own_and_typed_as_numpy_s():
         release = tuple(int(x) for x in platform.release().split(".")[:2] if x.isdigit())
         if mapped and sys.platform == "linux" and release >= (6, 7):  # Linux aligns it on a large page
             assert a.ctypes.data % LARGE_PAGE == 0
+    with ordinary_pages():  # a Spark task's body: numpy's own memory, whatever the size
+        assert large_empty(LARGE_FROM, np.uint8).flags.owndata
+    assert large_empty(LARGE_FROM, np.uint8).flags.owndata != hasattr(mmap, "MADV_HUGEPAGE")

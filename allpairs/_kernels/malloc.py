@@ -9,6 +9,7 @@ elsewhere than glibc it does nothing.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import mmap
@@ -19,6 +20,22 @@ import numpy as np
 LARGE_PAGE = 1 << 21
 LARGE_FROM = 1 << 20
 _LARGE_PAGES = hasattr(mmap, "MADV_HUGEPAGE") and hasattr(mmap, "MAP_ANONYMOUS")
+
+
+#: False inside :func:`ordinary_pages`.
+_large_pages_wanted = True
+
+
+@contextlib.contextmanager
+def ordinary_pages():
+    """:func:`large_empty` as ``np.empty`` while it lasts: for a Spark task's body, whose memory is mostly new to
+    its worker (:func:`allpairs.engines.spark.arrow.small_pages` says why)."""
+    global _large_pages_wanted
+    was, _large_pages_wanted = _large_pages_wanted, False
+    try:
+        yield
+    finally:
+        _large_pages_wanted = was
 
 
 def large_empty(n: int, dtype) -> np.ndarray:
@@ -34,7 +51,7 @@ def large_empty(n: int, dtype) -> np.ndarray:
     """
     dtype = np.dtype(dtype)
     size = n * dtype.itemsize
-    if size < LARGE_FROM or not _LARGE_PAGES:
+    if size < LARGE_FROM or not _LARGE_PAGES or not _large_pages_wanted:
         return np.empty(n, dtype)
     try:
         pages = mmap.mmap(-1, -(-size // LARGE_PAGE) * LARGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)

@@ -191,7 +191,8 @@ def _madvise_hugepage():
 
 @contextmanager
 def small_pages() -> Iterator[None]:
-    """numpy's arrays and Arrow's buffers in ordinary pages while it lasts, not transparent huge pages.
+    """numpy's arrays, Arrow's buffers and :func:`allpairs._kernels.malloc.large_empty`'s in ordinary pages while
+    it lasts, not transparent huge pages.
 
     numpy asks the kernel for huge pages for every array of 4 MiB or more
     (``madvise``), and pyarrow's default pool (mimalloc) for its buffers too.
@@ -205,12 +206,15 @@ def small_pages() -> Iterator[None]:
     """
     import pyarrow as pa
 
+    from ..._kernels.malloc import ordinary_pages
+
     switch = _madvise_hugepage()
     was = switch(False) if switch is not None else None
     pool = pa.default_memory_pool()
     pa.set_memory_pool(pa.system_memory_pool())
     try:
-        yield
+        with ordinary_pages():  # allpairs' own work arrays too (order_sets' numbering)
+            yield
     finally:
         pa.set_memory_pool(pool)
         if switch is not None:
