@@ -161,7 +161,7 @@ def install_signal_handlers() -> None:
 
 def main(teardown: bool = True) -> None:
     """Set up streams and signals, then run the command line; end by SystemExit (with ``teardown``
-    False, where :func:`_only_teardown_left`: the exit handlers run, then :func:`os._exit`)."""
+    False, where :func:`_only_daemon_threads`: the exit handlers run, then :func:`os._exit`)."""
     _hold_standard_streams()
     install_signal_handlers()
     # allpairs makes no BLAS call: the thread pool OpenBLAS starts when numpy loads would only spin.
@@ -202,21 +202,19 @@ def main(teardown: bool = True) -> None:
         for signum in FATAL:
             if signal.getsignal(signum) is _ignore:
                 signal.signal(signum, signal.SIG_IGN)
-        if not teardown and isinstance(e.code, int) and _only_teardown_left():
+        if not teardown and isinstance(e.code, int) and _only_daemon_threads():
             atexit._run_exitfuncs()  # as the interpreter would: a spill folder's removal, logging's flush, ...
             if _flushed():
                 os._exit(e.code)
         raise
 
 
-def _only_teardown_left() -> bool:
-    """True when, once the exit handlers have run, the interpreter's teardown would only free memory: no
-    thread but daemons (the interpreter would wait for the others), stdout and stderr flushed. The
-    teardown frees every object of numpy and the run one by one: ~10 M instructions of a ~0.6 G Kosarak
+def _only_daemon_threads() -> bool:
+    """True when no thread but daemons runs beside this one (the interpreter would wait for the others):
+    once the exit handlers have run and stdout and stderr are flushed, its teardown would only free
+    memory, every object of numpy and the run one by one: ~10 M instructions of a ~0.6 G Kosarak
     ``join --sets --count`` (~1.7 %) and ~120 page faults, where the system frees the memory at once."""
-    if any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
-        return False
-    return _flushed()
+    return not any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread())
 
 
 def _flushed() -> bool:

@@ -150,25 +150,29 @@ def _shown(data: bytes) -> bytes:
     return data.replace(JVM_NOTICE, b"", 1) if data.startswith(JVM_NOTICE) else data
 
 
-def _forward(fd: int) -> None:
-    """Copy what the JVM writes on the pipe ``fd`` to this process's stderr, until the pipe closes (thread body)."""
+def _copy(fd: int, first: bool = False) -> None:
+    """Copy what the JVM writes on the pipe ``fd`` to this process's stderr until the pipe closes (or, not
+    blocking, has nothing more for now: EAGAIN), the ``first`` read through :func:`_shown`."""
     try:
-        first = True
         while data := os.read(fd, 1 << 16):
-            data, first = (_shown(data) if first else data), False
-            os.write(2, data)
-    except OSError:
+            os.write(2, _shown(data) if first else data)
+            first = False
+    except OSError:  # nothing more for now, or stderr gone
         pass
+
+
+def _forward(fd: int) -> None:
+    """The thread that copies the JVM's pipe ``fd`` to stderr while it is open."""
+    _copy(fd, first=True)
 
 
 def _drain(fd: int) -> None:
     """At this process's exit: the JVM's lines already in the pipe ``fd`` to stderr, without waiting for more."""
     try:
         os.set_blocking(fd, False)
-        while data := os.read(fd, 1 << 16):
-            os.write(2, data)
-    except OSError:  # nothing more for now (EAGAIN), or stderr gone
-        pass
+    except OSError:
+        return
+    _copy(fd)
 
 
 #: Seconds between looks for the file in which the starting JVM says where it listens (pyspark looks every 0.1 s).
