@@ -132,10 +132,18 @@ def test_a_planted_hot_token_splits_its_group_by_size_and_stays_exact(spark):
         # No task of the hot token holds more than two chunks' worth of sets.
         from pyspark.sql import functions as F
 
-        per_task = routes(planned.ranked, planned.threshold, planned.plans, planned.groups) \
+        per_task = routed_rows(planned.ranked, planned.threshold, planned.plans, planned.groups) \
             .where("g >= 0").groupBy("g", "c1", "c2").count()
         largest, tasks = per_task.agg(F.max("count"), F.count(F.lit(1))).collect()[0]
         assert largest <= 2 * max_group and tasks > len(planned.plans) * 2
+
+
+def routed_rows(ranked, t, plans, groups):
+    """The routed rows (ROUTED_SCHEMA) of :func:`routes`, unpacked: a row per set and task it goes to."""
+    from allpairs.engines.spark.arrow import struct, unpacked
+    from allpairs.engines.spark.exact import ROUTED_ARROW, ROUTED_SCHEMA
+
+    return routes(ranked, t, plans, groups).mapInArrow(lambda b: unpacked(b, ROUTED_ARROW), struct(ROUTED_SCHEMA))
 
 
 def test_the_hot_tokens_size_histograms_take_one_spark_job(spark):
@@ -175,7 +183,7 @@ def test_a_long_set_with_a_long_shared_prefix_is_copied_once_per_token_group(spa
     with planned_join(spark, sets, t, token_groups=groups) as planned:
         got = by_corpus(planned.pairs.collect()).get(0, [])
         assert got == all_pairs(sets, t) and got[0][:2] == (0, 1)
-        copies = routes(planned.ranked, planned.threshold, planned.plans, groups).groupBy("set").count()
+        copies = routed_rows(planned.ranked, planned.threshold, planned.plans, groups).groupBy("set").count()
         assert copies.agg(F.max("count")).collect()[0][0] == groups  # not 601
 
 
@@ -360,17 +368,57 @@ def test_each_token_group_has_a_partition_of_its_own_and_the_hot_tasks_those_aft
         assert exact.hot_partitions(plans, 8) == 5 and exact.hot_partitions(plans, 4) == 4
         rows = [(-1 - k, 0, 0) for k in range(8) for _ in range(3)] + \
             [(g, c1, c2) for g, plan in plans.items() for c1 in range(plan.chunks) for c2 in range(c1, plan.chunks)]
-        df = spark.createDataFrame(rows, "g int, c1 int, c2 int")
-        got = exact.placed(df, plans, 8).select("g", "c1", "c2", F.spark_partition_id().alias("p")).collect()
+        g, c1, c2 = (np.array(c, np.int64) for c in zip(*rows))
+        part = exact.partition_of(g, c1, c2, 8, exact.hot_partitions(plans, 8))
+        df = spark.createDataFrame([(*r, int(p)) for r, p in zip(rows, part)], "g int, c1 int, c2 int, part int")
+        got = exact.placed(df, plans, 8).select("g", "c1", "c2", "part", F.spark_partition_id().alias("p")).collect()
     finally:
         exact.HOT_PARTITION_ROWS = old
     assert sorted((r.g, r.c1, r.c2) for r in got) == sorted(rows)
     for r in got:
+        assert r.p == r.part
         if r.g < 0:
             assert r.p == -1 - r.g
         else:
             assert 8 <= r.p < 13
     assert len({r.p for r in got if r.g >= 0}) > 1
+    # A task's rows all go to one partition, wherever they were routed.
+    assert (exact.partition_of(g, c1, c2, 8, 5) == part).all()
+
+
+def test_routed_rows_reach_the_jvm_packed_a_value_per_partition_and_come_back_the_same():
+    # The JVM takes a value per partition of the join stage and routing batch, not a row per routed set;
+    # the join's task reads back exactly the routed rows (hot tokens' tasks too, spread over 3 partitions).
+    import pyarrow as pa
+
+    from allpairs.engines.spark import exact
+    from allpairs.engines.spark.arrow import unpacked
+    from allpairs.measures import Threshold
+
+    rng = np.random.default_rng(5)
+    ranked = [(int(rng.integers(0, 3)), sorted(rng.choice(60, int(rng.integers(1, 25)), replace=False).tolist()))
+              for _ in range(400)]
+    batch = ranked_batch(ranked)
+    t = Threshold.parse(0.5)
+    row, g = exact._routes(batch, t.p, t.q)
+    size = np.array([o + len(r) for o, r in ranked], np.int64)
+    plans = {}
+    for gv in np.unique(g).tolist():
+        sizes, counts = np.unique(size[row[g == gv]], return_counts=True)
+        if counts.sum() > 40:
+            plans[gv] = exact.split_group(sizes, counts, 40, t)
+    assert plans
+    want = pa.Table.from_batches([b for b in exact._route_batches([batch], t.p, t.q, plans, 4) if b.num_rows])
+    packs = list(exact._packed_route_batches([batch], t.p, t.q, plans, 4, 3))
+    parts = pa.Table.from_batches(packs).column("part").to_pylist()
+    assert len(parts) == len(set(parts)) and set(range(4)) <= set(parts) <= set(range(7))
+    assert len(parts) > 5 and sum(b.num_rows for b in packs) == len(parts) < want.num_rows
+    for p in parts:
+        one = pa.Table.from_batches([b.filter(pa.compute.equal(b.column("part"), p)) for b in packs])
+        got = pa.Table.from_batches(list(unpacked(one.to_batches(), exact.ROUTED_ARROW)))
+        cols = {c: want.column(c).to_numpy() for c in exact.TASK}
+        mine = exact.partition_of(cols["g"], cols["c1"], cols["c2"], 4, 3) == p
+        assert got.equals(want.filter(pa.array(mine)))
 
 
 def test_a_pair_whose_later_group_matches_follow_other_groups_shared_tokens_is_kept_exactly():

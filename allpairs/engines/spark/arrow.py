@@ -152,6 +152,47 @@ def complete_groups(batches: Iterable[pa.RecordBatch], keys: Sequence[str], rows
         yield pa.Table.from_batches(pending)
 
 
+#: A packed batch's rows: the partition of the rows a value holds, and those rows as one Arrow record batch
+#: (an IPC message, no schema: the reader knows it).
+PACKED_SCHEMA = "part int, batch binary"
+
+
+def packed(batch: pa.RecordBatch, part: np.ndarray) -> pa.RecordBatch:
+    """``batch``'s rows as one row per partition (PACKED_SCHEMA): ``part`` (int, per row) says which; the rows of
+    a partition keep their order.
+
+    The JVM then moves a few large values, not a row per set: each row it takes from Python is converted
+    to its own row format, written to the shuffle, read back and converted to Arrow again, field by field
+    (1 M Zipf sets: 1.9 M routed rows of eight fields). :func:`unpacked` reads them back, no copy."""
+    part = np.asarray(part, np.int64)
+    if len(part) and (np.diff(part) < 0).any():
+        order = np.argsort(part, kind="stable")
+        batch, part = batch.take(pa.array(order)), part[order]
+    starts = np.flatnonzero(np.concatenate([[True], part[1:] != part[:-1]])) if len(part) else np.zeros(0, np.int64)
+    ends = np.append(starts[1:], len(part))
+    blobs = [batch.slice(a, b - a).serialize() for a, b in zip(starts.tolist(), ends.tolist())]
+    sizes = np.array([blob.size for blob in blobs], np.int64)
+    if int(sizes.sum()) > KEY_ARRAY_BYTES:
+        raise OverflowError(f"{int(sizes.sum()):,} bytes of packed rows exceed one binary array's {KEY_ARRAY_BYTES:,}")
+    offsets = np.zeros(len(blobs) + 1, np.int32)
+    np.cumsum(sizes, out=offsets[1:])
+    data = np.empty(int(offsets[-1]), np.uint8)
+    for blob, a in zip(blobs, offsets[:-1].tolist()):
+        data[a:a + blob.size] = np.frombuffer(blob, np.uint8)
+    values = pa.Array.from_buffers(pa.binary(), len(blobs), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    return pa.RecordBatch.from_arrays([pa.array(part[starts], pa.int32()), values], names=["part", "batch"])
+
+
+def unpacked(batches: Iterable[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """The record batches (of ``schema``) that :func:`packed` rows hold, read in place (no copy)."""
+    for batch in batches:
+        column = batch.column("batch")
+        _, offsets, data = column.buffers()
+        offsets = np.frombuffer(offsets, np.int32)[column.offset:column.offset + len(column) + 1]
+        for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
+            yield pa.ipc.read_record_batch(data.slice(a, b - a), schema)
+
+
 #: Spark's types of the names :func:`struct` reads.
 _TYPE_NAMES = ("int", "long", "binary", "string", "boolean", "double", "byte")
 

@@ -114,15 +114,19 @@ from ...exact.prefix import join_plan
 from ...measures import Threshold, get_measure
 from ...order import gather_csr, order_sets
 from ._kernel import first_shared, group_tokens, hot_routes
-from .arrow import complete_groups, csr, group_starts, in_small_pages, key_array, numpy, one_table, struct
+from .arrow import (PACKED_SCHEMA, complete_groups, csr, group_starts, in_small_pages, key_array, numpy, one_table,
+                    packed, struct, unpacked)
 
 #: A prefix-token group of more sets than this is split by set size.
 MAX_GROUP = 10_000
 
 #: A routed set's shared ranks travel as one binary value (:func:`.arrow.key_array`, 4 bytes a rank): the
 #: JVM copies it whole where an ``array<int>`` is converted element by element, twice (into the shuffle
-#: and out of it into the task joins' Arrow batches).
+#: and out of it into the task joins' Arrow batches). The routed rows themselves reach the JVM packed
+#: (:func:`.arrow.packed`): a value per partition of the join stage and batch of the routing.
 ROUTED_SCHEMA = "g int, c1 int, c2 int, chunk int, set long, size int, n_single int, ranks binary"
+ROUTED_ARROW = pa.schema([("g", pa.int32()), ("c1", pa.int32()), ("c2", pa.int32()), ("chunk", pa.int32()),
+                          ("set", pa.int64()), ("size", pa.int32()), ("n_single", pa.int32()), ("ranks", pa.binary())])
 SET_PAIRS_SCHEMA = "a long, b long, overlap int, size_a int, size_b int"
 TASK = ("g", "c1", "c2")
 
@@ -225,19 +229,20 @@ def _route_rows(batch, p: int, q: int, plans: dict[int, GroupPlan], groups: int)
     row, g = _routes(batch, p, q)
     hot = np.array(sorted(plans), np.int32)
     is_hot = np.isin(g, hot) if len(hot) else np.zeros(len(g), bool)
-    # Ordinary tokens: once per (row, group of the token); rows ascending, so the codes are too.
-    code = row[~is_hot] * groups + (g[~is_hot] % groups)
-    n_rows = batch.num_rows
+    # Ordinary tokens: once per (group of the token, row); by group, then row, so that each group's rows
+    # are one run (one packed value: :func:`.arrow.packed`).
+    n_rows = max(1, batch.num_rows)
+    code = (g[~is_hot] % groups) * n_rows + row[~is_hot]
     if n_rows * groups <= 4 * len(code) + 65536:
-        # Marked in a (row, group) table and read back in order: the distinct codes, sorted, without a sort.
+        # Marked in a (group, row) table and read back in order: the distinct codes, sorted, without a sort.
         seen = np.zeros(n_rows * groups, bool)
         seen[code] = True
         code = np.flatnonzero(seen)
     else:
         code = np.unique(code)
-    nr = code // groups
+    nr = code % n_rows
     zero = np.zeros(len(nr), np.int32)
-    parts = [(nr, (-1 - code % groups).astype(np.int32), zero, zero, zero)]
+    parts = [(nr, (-1 - code // n_rows).astype(np.int32), zero, zero, zero)]
     if is_hot.any():
         set_id = numpy(batch.column("set"), np.int64)
         size = numpy(batch.column("size"), np.int64)
@@ -272,10 +277,9 @@ def _slices(lengths: np.ndarray, limit: int):
         start = stop
 
 
-@in_small_pages
 def _route_batches(batches, p, q, plans: dict[int, GroupPlan], groups: int, limit: int = ROUTE_BATCH_VALUES):
-    """mapInArrow body: each set once per task it goes to (ROUTED_SCHEMA), in batches of at most ``limit``
-    rank values (a long set sent to many tasks must not become one huge Arrow array)."""
+    """Each set once per task it goes to (ROUTED_SCHEMA), in batches of at most ``limit`` rank values (a long
+    set sent to many tasks must not become one huge Arrow array)."""
     for batch in batches:
         row, g, c1, c2, chunk = _route_rows(batch, p, q, plans, groups)
         indptr, ranks = csr(batch.column("ranks"), np.int32)
@@ -291,7 +295,33 @@ def _route_batches(batches, p, q, plans: dict[int, GroupPlan], groups: int, limi
                  pa.array(chunk[a:b], pa.int32()), pa.array(set_id[a:b], pa.int64()),
                  pa.array(size[a:b], pa.int32()), pa.array(n_single[a:b], pa.int32()),
                  key_array(out_ptr[a:b + 1], out)],
-                names=["g", "c1", "c2", "chunk", "set", "size", "n_single", "ranks"])
+                schema=ROUTED_ARROW)
+
+
+def partition_of(g: np.ndarray, c1: np.ndarray, c2: np.ndarray, groups: int, n_hot: int) -> np.ndarray:
+    """The join stage's partition of each task (``g``, ``c1``, ``c2``): token group ``k`` (``g = -1 - k``) alone in
+    partition ``k``; a hot token's task in one of the ``n_hot`` after them, by a hash of its key (int64)."""
+    g = np.asarray(g, np.int64)
+    part = -1 - g
+    hot = g >= 0
+    if hot.any():
+        # A multiplicative mix of the key (xxHash64's primes), its top bits taken modulo n_hot.
+        h = (g[hot].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+             ^ np.asarray(c1, np.int64)[hot].astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)
+             ^ np.asarray(c2, np.int64)[hot].astype(np.uint64) * np.uint64(0x165667B19E3779F9))
+        h ^= h >> np.uint64(29)
+        part[hot] = groups + ((h * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(33)).astype(np.int64) % max(1, n_hot)
+    return part
+
+
+@in_small_pages
+def _packed_route_batches(batches, p, q, plans: dict[int, GroupPlan], groups: int, n_hot: int):
+    """mapInArrow body: the routed rows (:func:`_route_batches`) packed per partition of the join stage
+    (:func:`partition_of`, :func:`.arrow.packed`; PACKED_SCHEMA)."""
+    for batch in _route_batches(batches, p, q, plans, groups):
+        if batch.num_rows:
+            g, c1, c2 = (numpy(batch.column(c), np.int64) for c in TASK)
+            yield packed(batch, partition_of(g, c1, c2, groups, n_hot))
 
 
 def _group_sets(task, group, r_ptr, ranks, size, n_single, hot, groups: int, t: Threshold):
@@ -508,8 +538,11 @@ def token_groups(slots: int, sets: int, shared: int, shingles: int, t: Threshold
 
 
 def routes(ranked, t: Threshold, plans: dict[int, GroupPlan], groups: int):
-    """DataFrame (ROUTED_SCHEMA): each set once per task (group of prefix tokens, or hot token and chunks) it goes to."""
-    return ranked.mapInArrow(lambda b: _route_batches(b, t.p, t.q, plans, groups), struct(ROUTED_SCHEMA))
+    """DataFrame (PACKED_SCHEMA): each set once per task (group of prefix tokens, or hot token and chunks) it goes
+    to, as rows of ROUTED_SCHEMA packed per partition of the join stage (:func:`partition_of`)."""
+    n_hot = hot_partitions(plans, groups)
+    return ranked.mapInArrow(lambda b: _packed_route_batches(b, t.p, t.q, plans, groups, n_hot),
+                             struct(PACKED_SCHEMA))
 
 
 #: Routed rows of hot tokens' tasks a partition of the join stage is given, about (its Python worker holds them
@@ -527,8 +560,9 @@ def hot_partitions(plans: dict[int, GroupPlan], groups: int) -> int:
 
 
 def placed(tasks, plans: dict[int, GroupPlan], groups: int):
-    """The routed rows ``tasks`` in the join stage's partitions: token group ``k`` alone in partition ``k``,
-    the hot tokens' tasks spread over the partitions after them by a hash of their keys.
+    """The packed routed rows ``tasks`` (:func:`routes`) in the join stage's partitions, by their ``part``
+    (:func:`partition_of`): token group ``k`` alone in partition ``k``, the hot tokens' tasks spread over the
+    partitions after them by a hash of their keys.
 
     Hashing the task keys, as a plain ``repartition`` does, put the 8 groups
     of 10 M Zipf sets into 6 partitions: one task ran three groups, 320 s of
@@ -539,14 +573,9 @@ def placed(tasks, plans: dict[int, GroupPlan], groups: int):
     given id: there the same column is hashed (every pair still found once,
     the placement only less even)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import IntegerType
 
-    n_hot = hot_partitions(plans, groups)
-    part = -1 - F.col("g")
-    if n_hot:
-        part = F.when(F.col("g") < 0, part).otherwise(groups + F.pmod(F.hash(*TASK), F.lit(n_hot)))
-    n = groups + n_hot
-    part = part.cast(IntegerType())
+    n = groups + hot_partitions(plans, groups)
+    part = F.col("part")
     if hasattr(tasks, "repartitionById"):
         return tasks.repartitionById(n, part)
     return tasks.repartition(n, part)
@@ -556,4 +585,5 @@ def set_pairs(ranked, t: Threshold, plans: dict[int, GroupPlan], groups: int):
     """DataFrame (a, b, overlap, size_a, size_b): every pair of distinct sets with ``J >= t``, once."""
     hot = np.array(sorted(plans), np.int64)
     tasks = placed(routes(ranked, t, plans, groups), plans, groups)
-    return tasks.mapInArrow(lambda b: _join_batches(b, t, hot, groups), struct(SET_PAIRS_SCHEMA))
+    return tasks.mapInArrow(lambda b: _join_batches(unpacked(b, ROUTED_ARROW), t, hot, groups),
+                            struct(SET_PAIRS_SCHEMA))
