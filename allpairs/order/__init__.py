@@ -24,7 +24,7 @@ from ._kernel import (gather_csr, group_starts, number_groups, number_small, off
                             partition_keys, rank_entries, sort_ties)
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(init=False, eq=False, repr=False)  # __init__ below is the one it would generate (see corpus.model.FACTORY)
 class OrderedSets:
     """Distinct non-empty shingle sets in join order, and the documents behind them.
 
@@ -54,6 +54,17 @@ class OrderedSets:
     doc_set: np.ndarray
     doc_size: np.ndarray
     total_shingles: int
+
+    def __init__(self, indptr: np.ndarray, tokens: np.ndarray, keys: np.ndarray, group_indptr: np.ndarray,
+                 group_docs: np.ndarray, doc_set: np.ndarray, doc_size: np.ndarray, total_shingles: int) -> None:
+        self.indptr = indptr
+        self.tokens = tokens
+        self.keys = keys
+        self.group_indptr = group_indptr
+        self.group_docs = group_docs
+        self.doc_set = doc_set
+        self.doc_size = doc_size
+        self.total_shingles = total_shingles
 
     @property
     def num_sets(self) -> int:

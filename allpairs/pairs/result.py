@@ -90,7 +90,7 @@ class Pair(NamedTuple):
                 "left_size": self.left_size, "right_size": self.right_size}
 
 
-@dataclass(eq=False)
+@dataclass(init=False, repr=False, eq=False)  # __init__ and __repr__ below are those it would generate
 class PairChunk:
     """A run of consecutive results as arrays of equal length (int32; estimate float64 or None)."""
 
@@ -100,6 +100,19 @@ class PairChunk:
     left_size: np.ndarray
     right_size: np.ndarray
     estimate: np.ndarray | None = None
+
+    def __init__(self, left: np.ndarray, right: np.ndarray, overlap: np.ndarray, left_size: np.ndarray,
+                 right_size: np.ndarray, estimate: np.ndarray | None = None) -> None:
+        self.left = left
+        self.right = right
+        self.overlap = overlap
+        self.left_size = left_size
+        self.right_size = right_size
+        self.estimate = estimate
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__qualname__}(left={self.left!r}, right={self.right!r}, overlap={self.overlap!r}, "
+                f"left_size={self.left_size!r}, right_size={self.right_size!r}, estimate={self.estimate!r})")
 
     def __len__(self) -> int:
         return len(self.left)
