@@ -8,9 +8,7 @@ distinct-set pairs however many duplicates expand them.
 """
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import BinaryIO, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
@@ -77,6 +75,8 @@ class Pair(NamedTuple):
     def similarity(self) -> Fraction:
         """Exact Jaccard similarity as a :class:`fractions.Fraction` (``float(p.similarity)`` for a float;
         other measures: ``res.similarity(p)`` or ``MEASURES[name].similarity(overlap, left_size, right_size)``)."""
+        from fractions import Fraction  # here: with decimal ~9 M instructions that a run's imports need not take
+
         return Fraction(self.overlap, self.left_size + self.right_size - self.overlap)
 
     def to_dict(self, ids: Sequence | None = None, measure: Measure | str | None = None) -> dict:
@@ -311,6 +311,8 @@ class Pairs:
                 if chunk is not None:
                     self._index.append((start, lo, hi, cap))
                     start += len(chunk)
+        import bisect  # here, as Fraction above
+
         k = bisect.bisect_right([e[0] for e in self._index], i) - 1
         start, lo, hi, cap = self._index[k]
         if self._cached is None or self._cached[0] != k:
