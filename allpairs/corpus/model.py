@@ -177,7 +177,8 @@ class Corpus:
         self.id_column = id_column
         self.rows = rows
 
-    def _fields(self) -> tuple:
+    def _compared(self) -> tuple:
+        """The fields in order, as ``__eq__`` compares them."""
         return (self.ids, self.texts, self.sets, self.columns, self.languages, self.skipped, self.kind, self.seconds,
                 self.dropped, self.found, self.left_out, self.paths, self.notes, self.sources, self.header,
                 self.id_column, self.rows)
@@ -192,7 +193,7 @@ class Corpus:
 
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return self._fields() == other._fields()
+            return self._compared() == other._compared()
         return NotImplemented
 
     def __len__(self) -> int:

@@ -101,13 +101,14 @@ class JoinResult(Summarised):
         self.texts = texts
         self.__post_init__()
 
-    def _fields(self) -> tuple:
+    def _compared(self) -> tuple:
+        """The fields in order, as ``__eq__`` compares them."""
         return (self.pairs, self.ids, self.threshold, self.shingle, self.method, self.stats, self.columns, self.lsh,
                 self.measure, self.n_left, self.clusters, self.texts)
 
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return self._fields() == other._fields()
+            return self._compared() == other._compared()
         return NotImplemented
 
     def __post_init__(self) -> None:

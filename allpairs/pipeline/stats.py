@@ -98,7 +98,8 @@ class Stats:
         self.input_kind = input_kind
         self.ranked = ranked
 
-    def _fields(self) -> tuple:
+    def _compared(self) -> tuple:
+        """The fields in order, as ``__eq__`` compares them."""
         return (self.documents, self.joined, self.dropped, self.skipped, self.shingles, self.distinct_shingles,
                 self.distinct_sets, self.candidates, self.set_pairs, self.pairs, self.seconds, self.peak_memory,
                 self.notes, self.input_kind, self.ranked)
@@ -113,7 +114,7 @@ class Stats:
 
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return self._fields() == other._fields()
+            return self._compared() == other._compared()
         return NotImplemented
 
     @property
