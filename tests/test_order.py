@@ -197,3 +197,23 @@ def test_large_work_arrays_are_large_pages_of_their_own_and_typed_as_numpy_s():
     with ordinary_pages():  # a Spark task's body: numpy's own memory, whatever the size
         assert large_empty(LARGE_FROM, np.uint8).flags.owndata
     assert large_empty(LARGE_FROM, np.uint8).flags.owndata != hasattr(mmap, "MADV_HUGEPAGE")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2**31 - 1), max_size=6), min_size=1, max_size=12), st.data(),
+       st.sampled_from([np.int32, np.uint64]))
+def test_gathered_sets_are_the_rows_asked_for_in_their_order(sets, data, dtype):
+    from allpairs.order._kernel import gather_csr, gather_into
+
+    rows = np.array(data.draw(st.lists(st.integers(0, len(sets) - 1), max_size=15)), np.int64)
+    indptr = np.zeros(len(sets) + 1, np.int64)
+    indptr[1:] = np.cumsum([len(s) for s in sets])
+    tokens = np.array([t for s in sets for t in s], dtype)
+    want = [sets[r] for r in rows.tolist()]
+    ptr, out = gather_csr(indptr, tokens, rows)
+    assert [out[ptr[k]:ptr[k + 1]].tolist() for k in range(len(rows))] == want and out.dtype == dtype
+    room = data.draw(st.integers(0, 5))
+    into_ptr, into = np.full(len(rows) + 1, -1, np.int64), np.full(len(out) + room, 7, dtype)
+    gather_into(indptr, tokens, rows, into_ptr, into)
+    assert into_ptr.tolist() == ptr.tolist() and into[:len(out)].tolist() == out.tolist()
+    assert (into[len(out):] == 7).all()  # nothing written past the sets' tokens

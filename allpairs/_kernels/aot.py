@@ -302,8 +302,8 @@ def wide_cpu(cpuinfo: str | None = None) -> bool:
         if platform.machine().lower() not in ("x86_64", "amd64"):
             return False
         try:
-            with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
-                cpuinfo = f.read()
+            with open("/proc/cpuinfo", "rb") as f:  # bytes: a text file's ascii codec is a module to import
+                cpuinfo = f.read().decode("ascii", "replace")
         except OSError:
             return False
     flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines()

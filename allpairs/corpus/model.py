@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 from .._plural import count
 
@@ -60,8 +60,21 @@ def ids_of(holder) -> Sequence:
 HIDDEN, IGNORED, EXCLUDED, NOT_INCLUDED, NAMED_TWICE = "hidden", "ignored", "--exclude", "--include", "named twice"
 
 
+class _Factory:
+    """The default of a field made by a factory, shown in a signature as :mod:`dataclasses` shows it."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+#: The default of a factory-made field in an ``__init__`` written out by hand (what ``@dataclass``
+#: generates, as the standard library's own modules write theirs): the decorator's ``exec`` of each
+#: generated method cost ~5 M instructions a class at every import (~19 M of a plain join's ~0.6 G).
+FACTORY: Any = _Factory()
+
+
 @lazy_ids
-@dataclass
+@dataclass(init=False, repr=False, eq=False)  # the three methods below are those it would generate
 class Corpus:
     """Documents to join.
 
@@ -139,6 +152,49 @@ class Corpus:
     header: list[str] | None = None
     id_column: str | None = None
     rows: object = None
+
+    def __init__(self, ids: list[str], texts: list[str] | None = None, sets: list[list[str]] | None = None,
+                 columns: dict[str, Sequence[str]] = FACTORY, languages: list[str | None] | None = None,
+                 skipped: list[tuple[str, str]] = FACTORY, kind: str = "texts", seconds: float = 0.0,
+                 dropped: int = 0, found: int = 0, left_out: dict[str, int] = FACTORY, paths: list[str] = FACTORY,
+                 notes: list[str] = FACTORY, sources: list[str] | None = None, header: list[str] | None = None,
+                 id_column: str | None = None, rows: object = None) -> None:
+        self.ids = ids
+        self.texts = texts
+        self.sets = sets
+        self.columns = {} if columns is FACTORY else columns
+        self.languages = languages
+        self.skipped = [] if skipped is FACTORY else skipped
+        self.kind = kind
+        self.seconds = seconds
+        self.dropped = dropped
+        self.found = found
+        self.left_out = {} if left_out is FACTORY else left_out
+        self.paths = [] if paths is FACTORY else paths
+        self.notes = [] if notes is FACTORY else notes
+        self.sources = sources
+        self.header = header
+        self.id_column = id_column
+        self.rows = rows
+
+    def _compared(self) -> tuple:
+        """The fields in order, as ``__eq__`` compares them."""
+        return (self.ids, self.texts, self.sets, self.columns, self.languages, self.skipped, self.kind, self.seconds,
+                self.dropped, self.found, self.left_out, self.paths, self.notes, self.sources, self.header,
+                self.id_column, self.rows)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__qualname__}(ids={self.ids!r}, texts={self.texts!r}, sets={self.sets!r}, "
+                f"columns={self.columns!r}, languages={self.languages!r}, skipped={self.skipped!r}, "
+                f"kind={self.kind!r}, seconds={self.seconds!r}, dropped={self.dropped!r}, found={self.found!r}, "
+                f"left_out={self.left_out!r}, paths={self.paths!r}, notes={self.notes!r}, "
+                f"sources={self.sources!r}, header={self.header!r}, id_column={self.id_column!r}, "
+                f"rows={self.rows!r})")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._compared() == other._compared()
+        return NotImplemented
 
     def __len__(self) -> int:
         return len(self._ids)

@@ -27,7 +27,6 @@ import math
 import numbers
 import re
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
@@ -53,7 +52,23 @@ THRESHOLD_FORMS = (f"give a decimal with at most {len(str(MAX_DENOMINATOR)) - 1}
 MAX_THRESHOLD_CHARS = 40
 MAX_THRESHOLD_EXPONENT = 40
 
-_EXPONENT = re.compile(r"[eE]([+-]?[0-9_]+)$")
+_EXPONENT = r"[eE]([+-]?[0-9_]+)$"
+
+
+def _fraction(*args):
+    """``fractions.Fraction(*args)``, imported on first use: with decimal ~9 M instructions of every run's imports."""
+    from fractions import Fraction
+
+    return Fraction(*args)
+
+
+def _plain_decimal(text: str) -> tuple[int, int] | None:
+    """ASCII digits with at most one point ("0.7", ".5") in the lowest terms Fraction has; else None."""
+    whole, _, places = text.partition(".")
+    if not (whole + places).isascii() or not (whole + places).isdigit():
+        return None
+    g = math.gcd(int(whole + places), 10 ** len(places))
+    return int(whole + places) // g, 10 ** len(places) // g
 
 
 def _check_threshold_text(text: str) -> str:
@@ -62,7 +77,7 @@ def _check_threshold_text(text: str) -> str:
     if len(text) > MAX_THRESHOLD_CHARS:
         raise UsageError(f"threshold {text[:20]!r}... has {len(text):,} characters, more than the "
                          f"{MAX_THRESHOLD_CHARS} read; {THRESHOLD_FORMS}")
-    m = _EXPONENT.search(text)
+    m = re.search(_EXPONENT, text) if "e" in text or "E" in text else None
     if m and abs(int(m.group(1))) > MAX_THRESHOLD_EXPONENT:
         raise UsageError(f"threshold {text!r} has an exponent beyond ±{MAX_THRESHOLD_EXPONENT}; {THRESHOLD_FORMS}")
     return text
@@ -77,8 +92,8 @@ def _decimal(frac: Fraction) -> str:
 
 def _nearest_accepted(frac: Fraction) -> str:
     """Advice for a threshold with too fine a denominator: accepted values next to it."""
-    step = Fraction(1, MAX_DENOMINATOR)
-    rounded = max(step, min(Fraction(1), Fraction(round(frac / step)) * step))
+    step = _fraction(1, MAX_DENOMINATOR)
+    rounded = max(step, min(_fraction(1), _fraction(round(frac / step)) * step))
     close = frac.limit_denominator(MAX_DENOMINATOR)
     if 0 < close <= 1 and close != rounded and close.denominator < 1000:
         return f"e.g. {_decimal(rounded)} or {close}"
@@ -108,17 +123,20 @@ class Threshold:
             return value
         if isinstance(value, str):
             value = _check_threshold_text(value)
+        plain = _plain_decimal(value if isinstance(value, str) else repr(value) if type(value) is float else "")
+        if plain is not None and 0 < plain[0] <= plain[1] <= MAX_DENOMINATOR:  # else as below, for its message
+            return cls(*plain)
         try:
             if isinstance(value, bool):
                 raise TypeError
             if isinstance(value, str):
-                frac = Fraction(value)
+                frac = _fraction(value)
             elif isinstance(value, float):
-                frac = Fraction(repr(value))
-            elif isinstance(value, (numbers.Rational, Fraction)):
-                frac = Fraction(value)
+                frac = _fraction(repr(value))
+            elif isinstance(value, numbers.Rational):
+                frac = _fraction(value)
             elif isinstance(value, numbers.Real):
-                frac = Fraction(repr(float(value)))
+                frac = _fraction(repr(float(value)))
             else:
                 raise TypeError
         except (ValueError, TypeError, ZeroDivisionError, OverflowError):
@@ -134,42 +152,38 @@ class Threshold:
 
     @property
     def fraction(self) -> Fraction:
-        return Fraction(self.p, self.q)
+        return _fraction(self.p, self.q)
 
     def __str__(self) -> str:
         """The decimal the user typed (``0.7``) when there is one, else ``p/q``."""
         as_float = float(self.fraction)
-        return repr(as_float) if Fraction(repr(as_float)) == self.fraction else f"{self.p}/{self.q}"
+        return repr(as_float) if _fraction(repr(as_float)) == self.fraction else f"{self.p}/{self.q}"
 
 
 def jaccard(overlap: int, size_x: int, size_y: int) -> Fraction:
     """Exact Jaccard similarity from the overlap and both sizes (0 when both sets are empty)."""
     union = size_x + size_y - overlap
-    return Fraction(overlap, union) if union else Fraction(0)
+    return _fraction(overlap, union) if union else _fraction(0)
 
 
 # --- every measure: one row each ---------------------------------------------
 #
-# Notation: x and y are set sizes (x the left set, the one whose share counts
-# for containment), o = |x ∩ y| the overlap, t = p/q the threshold (for
-# overlap, the integer k = p with q = 1). Every row gives
+# Notation: x and y are set sizes (x the left set, the one whose share counts for containment), o = |x ∩ y| the
+# overlap, t = p/q the threshold (for overlap, the integer k = p with q = 1). Every row gives
 #
-# - ``accept(t, o, x, y)``: the measure reaches t, decided by cross-multiplying
-#   integers (never a float similarity against t); two sets of which one is
-#   empty are never a pair;
+# - ``accept(t, o, x, y)``: the measure reaches t, decided by cross-multiplying integers (never a float similarity
+#   against t); two sets of which one is empty are never a pair;
 # - ``required_overlap(t, x, y)``: α(x, y), the smallest o that ``accept``s;
-# - ``partner_sizes(t, x, side)``: the sizes a partner of a set of size x can
-#   have, from o <= min(x, y); ``hi`` is None where there is no upper bound;
-# - ``probe_prefix(t, x, side)``: |x| - min α + 1, the minimum taken over every
-#   partner size the window allows, smaller or larger (the prefix filter:
-#   Chaudhuri, Ganti, Kaushik, ICDE 2006; sets sharing o >= α tokens share one
-#   in their first |x| - α + 1 tokens of the global order);
-# - ``index_prefix(t, y, side)``: the same minimum over partners at least as
-#   large as y only: valid for an index built while sets are processed in
-#   increasing size (Bayardo et al. 2007), shorter than the probing prefix.
+# - ``partner_sizes(t, x, side)``: the sizes a partner of a set of size x can have, from o <= min(x, y); ``hi`` is
+#   None where there is no upper bound;
+# - ``probe_prefix(t, x, side)``: |x| - min α + 1, the minimum taken over every partner size the window allows,
+#   smaller or larger (the prefix filter: Chaudhuri, Ganti, Kaushik, ICDE 2006; sets sharing o >= α tokens share
+#   one in their first |x| - α + 1 tokens of the global order);
+# - ``index_prefix(t, y, side)``: the same minimum over partners at least as large as y only: valid for an index
+#   built while sets are processed in increasing size (Bayardo et al. 2007), shorter than the probing prefix.
 #
-# ``side`` matters only for containment, the one asymmetric measure: "left" is
-# the contained set (whose size divides), "right" the container.
+# ``side`` matters only for containment, the one asymmetric measure: "left" is the contained set (whose size
+# divides), "right" the container.
 # The positional bound (PPJoin, Xiao et al. 2008) is the same for all and lives in the kernels that probe.
 
 SIDES = ("left", "right")
@@ -370,7 +384,7 @@ class Dice(Measure):
 
     def similarity(self, overlap, size_x, size_y):
         total = size_x + size_y
-        return Fraction(2 * overlap, total) if total else Fraction(0)
+        return _fraction(2 * overlap, total) if total else _fraction(0)
 
     def ratio(self, o, x, y, decimals):
         return 2 * o, x + y
@@ -408,7 +422,7 @@ class Containment(Measure):
     symmetric = False
 
     def similarity(self, overlap, size_x, size_y):
-        return Fraction(overlap, size_x) if size_x else Fraction(0)
+        return _fraction(overlap, size_x) if size_x else _fraction(0)
 
     def ratio(self, o, x, y, decimals):
         return o, x
@@ -470,7 +484,7 @@ class _OverOneSize(Measure):
 
     def similarity(self, overlap, size_x, size_y):
         m = self._size(size_x, size_y)
-        return Fraction(overlap, m) if m else Fraction(0)
+        return _fraction(overlap, m) if m else _fraction(0)
 
     def ratio(self, o, x, y, decimals):
         return o, (np.maximum if self._size is max else np.minimum)(x, y)
@@ -571,7 +585,7 @@ def parse_threshold(value, measure: "str | Measure" = "jaccard") -> Threshold:
     elif isinstance(value, str):  # "2", "+2", "2/1", "2.0": any text whose value is a whole number
         text = _check_threshold_text(value)
         try:
-            frac = Fraction(text)
+            frac = _fraction(text)
         except (ValueError, ZeroDivisionError, OverflowError):
             frac = None
         k = int(frac) if frac is not None and frac.denominator == 1 else None

@@ -113,18 +113,25 @@ def group_starts(indptr, tokens, order):
 def gather_csr(indptr, tokens, rows):
     """The sets ``rows`` (in that order) as a new CSR pair (indptr, tokens)."""
     n = rows.shape[0]
-    out_ptr = np.zeros(n + 1, np.int64)
+    total = 0
     for k in range(n):
-        r = rows[k]
-        out_ptr[k + 1] = out_ptr[k] + indptr[r + 1] - indptr[r]
-    out = np.empty(out_ptr[n], tokens.dtype)
-    for k in range(n):
-        r = rows[k]
-        o = out_ptr[k]
-        for t in range(indptr[r], indptr[r + 1]):
-            out[o] = tokens[t]
-            o += 1
+        total += indptr[rows[k] + 1] - indptr[rows[k]]
+    out_ptr = np.empty(n + 1, np.int64)
+    out = np.empty(total, tokens.dtype)
+    gather_into(indptr, tokens, rows, out_ptr, out)
     return out_ptr, out
+
+
+@kernel
+def gather_into(indptr, tokens, rows, out_ptr, out):
+    """:func:`gather_csr` into arrays given: the offsets into ``out_ptr`` (n + 1), the tokens into ``out``
+    (room for them at least; the caller keeps ``out[:out_ptr[n]]``)."""
+    out_ptr[0] = 0
+    for k in range(rows.shape[0]):
+        a, b = indptr[rows[k]], indptr[rows[k] + 1]
+        o = out_ptr[k]
+        out[o:o + b - a] = tokens[a:b]
+        out_ptr[k + 1] = o + b - a
 
 
 _GOLD = np.uint64(0x9E3779B97F4A7C15)

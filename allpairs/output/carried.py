@@ -12,20 +12,15 @@ documents: one type for every row group of a Parquet file written in pieces).
 """
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 import numpy as np
 
-from .escape import json_field
+from .escape import json_field, json_raw
 
 #: What a value's text is: the string itself, the JSON text of a value (number, boolean, list, object), or
 #: "" for nothing (null, an absent field).
 STRING, JSON, NULL = 0, 1, 2
-
-#: As in :func:`~allpairs.output.escape.json_field`: characters valid raw in JSON that line splitters cut at
-#: or terminals act on; inside a JSON value's text they can only sit in a string, where \\uXXXX says the same.
-_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029]")
 
 
 def _json_kind(value) -> int:
@@ -72,7 +67,10 @@ class Carried(list):
                 return "null"
             if "NaN" in text or "Infinity" in text:  # maybe a float JSON has no value for, inside a list
                 text = finite_json(text)
-            return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _JSON_RAW.search(text) else text
+            # As json_field: characters valid raw in JSON that line splitters cut at or terminals act on;
+            # inside a JSON value's text they can only sit in a string, where \\uXXXX says the same.
+            raw = json_raw()
+            return raw.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if raw.search(text) else text
         return [one(t, k) for t, k in zip(self, self.kinds)]
 
     def values(self) -> list:

@@ -135,7 +135,7 @@ def _display(path: bytes) -> str:
     return os.fsdecode(path)
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(init=False, eq=False, repr=False)  # __init__ below is the one it would generate
 class OutputPlan:
     """Where :func:`open_output` will write, decided before the work."""
 
@@ -144,6 +144,14 @@ class OutputPlan:
     special: bool           # not a regular file: written straight through
     existing: os.stat_result | None
     role: str = "output"    # what the file is, for messages
+
+    def __init__(self, name: str, path: bytes, special: bool, existing: os.stat_result | None,
+                 role: str = "output") -> None:
+        self.name = name
+        self.path = path
+        self.special = special
+        self.existing = existing
+        self.role = role
 
 
 def check_output(path: str | os.PathLike | None, *, role: str = "output", update: bool = False) -> OutputPlan | None:

@@ -71,6 +71,9 @@ def parse_memory(value: int | str | None) -> int:
                          param="memory")
     if isinstance(value, (int, np.integer)):
         n = int(value)
+    elif isinstance(value, str) and 2 <= len(value) <= 16 and value[-1] in "kmgtKMGT" and value[:-1].isascii() \
+            and value[:-1].isdigit():  # "256M", the command line's default: the pattern below not compiled
+        n = int(value[:-1]) * _UNITS[value[-1].lower()]  # as float(digits) * unit, exact below 2**53
     else:
         match = _size().match(str(value))
         if not match:

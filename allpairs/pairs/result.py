@@ -8,9 +8,7 @@ distinct-set pairs however many duplicates expand them.
 """
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import BinaryIO, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
@@ -77,6 +75,8 @@ class Pair(NamedTuple):
     def similarity(self) -> Fraction:
         """Exact Jaccard similarity as a :class:`fractions.Fraction` (``float(p.similarity)`` for a float;
         other measures: ``res.similarity(p)`` or ``MEASURES[name].similarity(overlap, left_size, right_size)``)."""
+        from fractions import Fraction  # here: with decimal ~9 M instructions that a run's imports need not take
+
         return Fraction(self.overlap, self.left_size + self.right_size - self.overlap)
 
     def to_dict(self, ids: Sequence | None = None, measure: Measure | str | None = None) -> dict:
@@ -90,7 +90,7 @@ class Pair(NamedTuple):
                 "left_size": self.left_size, "right_size": self.right_size}
 
 
-@dataclass(eq=False)
+@dataclass(init=False, repr=False, eq=False)  # __init__ and __repr__ below are those it would generate
 class PairChunk:
     """A run of consecutive results as arrays of equal length (int32; estimate float64 or None)."""
 
@@ -100,6 +100,19 @@ class PairChunk:
     left_size: np.ndarray
     right_size: np.ndarray
     estimate: np.ndarray | None = None
+
+    def __init__(self, left: np.ndarray, right: np.ndarray, overlap: np.ndarray, left_size: np.ndarray,
+                 right_size: np.ndarray, estimate: np.ndarray | None = None) -> None:
+        self.left = left
+        self.right = right
+        self.overlap = overlap
+        self.left_size = left_size
+        self.right_size = right_size
+        self.estimate = estimate
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__qualname__}(left={self.left!r}, right={self.right!r}, overlap={self.overlap!r}, "
+                f"left_size={self.left_size!r}, right_size={self.right_size!r}, estimate={self.estimate!r})")
 
     def __len__(self) -> int:
         return len(self.left)
@@ -298,6 +311,8 @@ class Pairs:
                 if chunk is not None:
                     self._index.append((start, lo, hi, cap))
                     start += len(chunk)
+        import bisect  # here, as Fraction above
+
         k = bisect.bisect_right([e[0] for e in self._index], i) - 1
         start, lo, hi, cap = self._index[k]
         if self._cached is None or self._cached[0] != k:

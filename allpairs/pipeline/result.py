@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from ..corpus.model import lazy_ids
+from ..corpus.model import FACTORY, lazy_ids
 from .._plural import count
 from ..measures import Measure, Threshold, get_measure
 from ..pairs import Pairs
@@ -51,7 +51,7 @@ class ClustersNotAsked:
 
 
 @lazy_ids
-@dataclass(repr=False)
+@dataclass(init=False, repr=False, eq=False)  # __init__ and __eq__ below are those it would generate (see FACTORY)
 class JoinResult(Summarised):
     """Pairs with J >= threshold, the documents' ids, and the statistics of the run.
 
@@ -82,6 +82,34 @@ class JoinResult(Summarised):
     clusters: Clusters | ClustersNotAsked | None = None
     #: The documents' texts (for :meth:`to_pandas` ``texts=True``), when they were texts.
     texts: Sequence[str] | None = field(default=None, repr=False)
+
+    def __init__(self, pairs: Pairs, ids: list, threshold: Threshold, shingle: str, method: str, stats: Stats,
+                 columns: dict[str, Sequence[str]] = FACTORY, lsh: LSHInfo | None = None, measure: Measure = FACTORY,
+                 n_left: int | None = None, clusters: Clusters | ClustersNotAsked | None = None,
+                 texts: Sequence[str] | None = None) -> None:
+        self.pairs = pairs
+        self.ids = ids
+        self.threshold = threshold
+        self.shingle = shingle
+        self.method = method
+        self.stats = stats
+        self.columns = {} if columns is FACTORY else columns
+        self.lsh = lsh
+        self.measure = get_measure("jaccard") if measure is FACTORY else measure
+        self.n_left = n_left
+        self.clusters = clusters
+        self.texts = texts
+        self.__post_init__()
+
+    def _compared(self) -> tuple:
+        """The fields in order, as ``__eq__`` compares them."""
+        return (self.pairs, self.ids, self.threshold, self.shingle, self.method, self.stats, self.columns, self.lsh,
+                self.measure, self.n_left, self.clusters, self.texts)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._compared() == other._compared()
+        return NotImplemented
 
     def __post_init__(self) -> None:
         if self.clusters is None:

@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..corpus.model import FACTORY
+
 
 #: progress(stage, done, total[, detail]): called now and then during long stages; ``detail`` (text: the pairs
 #: found so far, the bytes spilled) goes only to a callback that takes a fourth argument.
@@ -54,7 +56,7 @@ def available_memory() -> int:
     return max(min(room), 0) if room else 4 << 30
 
 
-@dataclass
+@dataclass(init=False, repr=False, eq=False)  # the three methods below are those it would generate (see FACTORY)
 class Stats:
     """What a join read, dropped, compared and found, and what each stage cost."""
 
@@ -75,6 +77,45 @@ class Stats:
     #: For ``neighbors``: what the joins behind the lists did, in one line (the summary prints it in place
     #: of the threshold join's line, whose counts of pairs would read as a contradiction).
     ranked: str | None = None
+
+    def __init__(self, documents: int = 0, joined: int = 0, dropped: int = 0, skipped: list[tuple[str, str]] = FACTORY,
+                 shingles: int = 0, distinct_shingles: int = 0, distinct_sets: int = 0, candidates: int = 0,
+                 set_pairs: int = 0, pairs: int = 0, seconds: dict[str, float] = FACTORY, peak_memory: int = 0,
+                 notes: list[str] = FACTORY, input_kind: str = "texts", ranked: str | None = None) -> None:
+        self.documents = documents
+        self.joined = joined
+        self.dropped = dropped
+        self.skipped = [] if skipped is FACTORY else skipped
+        self.shingles = shingles
+        self.distinct_shingles = distinct_shingles
+        self.distinct_sets = distinct_sets
+        self.candidates = candidates
+        self.set_pairs = set_pairs
+        self.pairs = pairs
+        self.seconds = {} if seconds is FACTORY else seconds
+        self.peak_memory = peak_memory
+        self.notes = [] if notes is FACTORY else notes
+        self.input_kind = input_kind
+        self.ranked = ranked
+
+    def _compared(self) -> tuple:
+        """The fields in order, as ``__eq__`` compares them."""
+        return (self.documents, self.joined, self.dropped, self.skipped, self.shingles, self.distinct_shingles,
+                self.distinct_sets, self.candidates, self.set_pairs, self.pairs, self.seconds, self.peak_memory,
+                self.notes, self.input_kind, self.ranked)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__qualname__}(documents={self.documents!r}, joined={self.joined!r}, "
+                f"dropped={self.dropped!r}, skipped={self.skipped!r}, shingles={self.shingles!r}, "
+                f"distinct_shingles={self.distinct_shingles!r}, distinct_sets={self.distinct_sets!r}, "
+                f"candidates={self.candidates!r}, set_pairs={self.set_pairs!r}, pairs={self.pairs!r}, "
+                f"seconds={self.seconds!r}, peak_memory={self.peak_memory!r}, notes={self.notes!r}, "
+                f"input_kind={self.input_kind!r}, ranked={self.ranked!r})")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._compared() == other._compared()
+        return NotImplemented
 
     @property
     def skipped_by_reason(self) -> Counter:
