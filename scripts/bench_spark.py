@@ -42,7 +42,8 @@ the cached Parquet, counted) beside the local engine's (``allpairs.join`` of
 the same sets read from a ``--sets`` file written once beside the Parquet,
 counted) in this process, after an unreported warm-up join of --warmup sets
 on each: the wall times (``--repeat N``: N rounds, the engines interleaved,
-medians with their range), each engine's peak memory (this process; the JVM
+medians with their range, and Spark's first round apart from its later ones:
+a command line's run is always a first one), each engine's peak memory (this process; the JVM
 and its Python workers), the Spark jobs, stages and tasks each join ran, its
 shuffle bytes and longest task; no set is a Python list here, so 10 M sets
 fit beside the JVM. LSH and MLlib are not run then::
@@ -460,8 +461,15 @@ def sets_side_by_side(spark, n: int, args, memory) -> None:
     m = sorted(runs, key=lambda r: r["wall_s"])[(len(runs) - 1) // 2]  # the median round (the lower of two)
     same = "same count" if all(r["pairs"] == want for r in runs) else f"COUNTS DIFFER (local {want:,})"
     ratio = statistics.median(walls) / statistics.median(local)
+    # A command line's run is always a session's first: the first round (its JVM compiling the code paths of
+    # data this large, its workers growing to it) apart from the later ones. (The command line starts its JVM
+    # for a local input under 256 MiB, these 1 M sets too, with the quick compiler alone: run.session_conf;
+    # this session keeps the JVM's defaults.)
+    first_ratio = walls[0] / statistics.median(local)
+    first = "" if args.repeat == 1 else (f"; spark's first round {walls[0]:.2f} s ({first_ratio:.1f}x), "
+                                         f"its later ones {spread(walls[1:])}")
     print(f"{n:>9,} Zipf sets      local {spread(local)}  spark {spread(walls)}  ratio {ratio:.1f}x "
-          f"{'' if args.repeat == 1 else f'(medians of {args.repeat} interleaved rounds) '}"
+          f"{'' if args.repeat == 1 else f'(medians of {args.repeat} interleaved rounds{first}) '}"
           f"{m['pairs']:,} pairs ({same}); peak memory local {local_mem / 2**30:.1f} GiB (this process), "
           f"spark {spark_mem / 2**30:.1f} GiB (the JVM and its Python workers); spark: {m['jobs']} jobs, "
           f"{m['stages']} stages, {m['tasks']} tasks, {mib(m['shuffle_bytes'])} shuffled, longest task "
