@@ -211,6 +211,9 @@ def whole_runs(audit: Audit, corpora: int, seed: int) -> None:
             audit.check("join, posted signatures", (k, measure, t),
                         lambda: _posted(lambda: [tuple(p) for p in allpairs.join(sets, t, measure=measure).pairs]),
                         naive.all_pairs(sets, t, measure))
+            audit.check("join, probed in blocks", (k, measure, t),
+                        lambda: _blocked(lambda: [tuple(p) for p in allpairs.join(sets, t, measure=measure).pairs]),
+                        naive.all_pairs(sets, t, measure))
             for marks in (False, True):
                 audit.check(f"join, candidates {'looked up' if marks else 'merged'}", (k, measure, t),
                             lambda: _verified(marks, lambda: [tuple(p) for p in
@@ -262,6 +265,19 @@ def _posted(run):
         return run()
     finally:
         prefix.POSTED_BITS_MIN_SETS = saved
+
+
+def _blocked(run):
+    """``run()`` with self-joins probed in blocks of sets (:func:`allpairs.exact.large.probe_blocked`) however few
+    the sets: the signatures in the postings, candidates merged."""
+    import allpairs.exact.prefix as prefix
+
+    saved = prefix.BLOCKED_MIN_SETS, prefix.POSTED_BITS_MIN_SETS, prefix.MARKS_MAX_TOKENS
+    prefix.BLOCKED_MIN_SETS, prefix.POSTED_BITS_MIN_SETS, prefix.MARKS_MAX_TOKENS = 0, 0, -1
+    try:
+        return run()
+    finally:
+        prefix.BLOCKED_MIN_SETS, prefix.POSTED_BITS_MIN_SETS, prefix.MARKS_MAX_TOKENS = saved
 
 
 def naive_near(sets) -> list[Fraction]:

@@ -277,6 +277,79 @@ def test_the_probe_called_set_by_set_backwards_on_one_scratch_finds_each_sets_pa
     assert runs
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_near_copies(), st.sampled_from([Fraction(1, 10**9), Fraction(1, 2), Fraction(7, 10), Fraction(9, 10),
+                                        Fraction(1)]), st.booleans())
+def test_the_probe_in_blocks_finds_the_probes_pairs_and_candidates_in_its_order(sets, t, compact):
+    """:func:`allpairs.exact.large.probe_blocked` with any block and bucket sizes, on scratch of its own,
+    against :func:`allpairs.exact._kernel.probe_verify` over the same range: the same pairs in the same order,
+    the same candidates, ``state`` left zero; the join itself against the oracle."""
+    _blocked_against_the_probe(sets, t, compact)
+
+
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@pytest.mark.parametrize("compact", [False, True])
+def test_the_probe_in_blocks_runs_on_near_copies_of_zipf_sets(compact):
+    """The same on 400 sets of Zipf tokens with near-copies (sizes 7-33), t = 0.5: the blocked probe is run."""
+    rng = np.random.default_rng(5)
+    sets = []
+    while len(sets) < 400:
+        if sets and rng.random() < 0.3:
+            base = list(sets[rng.integers(len(sets))])
+            base[rng.integers(len(base))] = int(rng.zipf(1.3)) % 3000
+            sets.append(sorted(set(base)))
+        else:
+            sets.append(sorted({int(v) % 3000 for v in rng.zipf(1.3, rng.integers(7, 34))}))
+    assert _blocked_against_the_probe(sets, Fraction(1, 2), compact)
+
+
+def _blocked_against_the_probe(sets, t, compact):
+    """The join of ``sets`` at ``t`` with the probe in blocks, each call checked against the probe (its runs)."""
+    import allpairs.exact.prefix as prefix
+
+    probe_blocked = prefix.probe_blocked
+    runs = []
+
+    def against_the_probe(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, win_lo, win_hi, stop_ptr,
+                          stop_of, alpha2, lo, hi, block, shift, state, touched, front, ox, oy, oa, n_out):
+        m, largest = len(indptr) - 1, len(alpha2) - 1
+        if not compact and post.dtype == np.uint32:  # the same postings as int64 (set << 32 | bound)
+            post = ((post.astype(np.int64) >> 8) << 32) | (post.astype(np.int64) & 255)
+        found = []
+        for b, sh in ((block, shift), (1, 0), (2, 1), (7, 5)):
+            st_ = np.zeros((m, 4), np.int32)
+            got = probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, win_lo, win_hi, stop_ptr,
+                                stop_of, alpha2, lo, hi, b, sh, st_, np.empty(m, np.int32),
+                                np.random.default_rng(b).integers(-3, 9, len(front), np.int32),
+                                *(np.empty(1, np.int32) for _ in range(3)), 0)
+            assert not st_[:, 0].any()
+            found.append((got[0][:got[3]].tolist(), got[1][:got[3]].tolist(), got[2][:got[3]].tolist(), got[4]))
+        got = prefix.probe_verify(indptr, tokens, list_ptr, post, prefix._NO_SIZES, post_bits, bits,
+                                  prefix._NO_POSITIONS, prefix._NO_LENGTHS, probe_len, win_lo, win_hi, stop_ptr,
+                                  stop_of, np.zeros(m, np.int32), np.ones((1, 1), np.bool_), 1, *prefix_code[0], lo, hi,
+                                  np.zeros((m, 4), np.int32), np.empty(m, np.int32), np.zeros(len(front), np.int32),
+                                  np.zeros(0, np.uint64), np.empty(largest + 1, np.int32),
+                                  np.full(largest + 1, -1, np.int64), *(np.empty(1, np.int32) for _ in range(3)), 0)
+        found.append((got[0][:got[3]].tolist(), got[1][:got[3]].tolist(), got[2][:got[3]].tolist(), got[4]))
+        assert all(f == found[-1] for f in found)
+        runs.append(found[-1])
+        return probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, win_lo, win_hi, stop_ptr,
+                             stop_of, alpha2, lo, hi, block, shift, state, touched, front, ox, oy, oa, n_out)
+
+    th = Threshold.parse(t)
+    prefix_code = [(MEASURES["jaccard"].code, th.p, th.q)]
+    saved = prefix.BLOCKED_MIN_SETS, prefix.POSTED_BITS_MIN_SETS, prefix.MARKS_MAX_TOKENS
+    prefix.BLOCKED_MIN_SETS, prefix.POSTED_BITS_MIN_SETS, prefix.MARKS_MAX_TOKENS = 0, 0, -1
+    prefix.probe_blocked = against_the_probe
+    try:
+        assert fast_pairs(sets, t) == naive.all_pairs(sets, t)
+    finally:
+        prefix.probe_blocked = probe_blocked
+        prefix.BLOCKED_MIN_SETS, prefix.POSTED_BITS_MIN_SETS, prefix.MARKS_MAX_TOKENS = saved
+    return runs
+
+
 @st.composite
 def _bound_tables_input(draw):
     """Sets sorted by size with prefixes to index and probe, positions (``at``, or none) increasing along them."""

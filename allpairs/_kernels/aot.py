@@ -77,7 +77,7 @@ WIDE_FLAGS = frozenset(("avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "movbe", "
 #: set signatures (the baseline's vector loop multiplies 64 bits in three 32-bit products: 4.7 M instructions
 #: against 2.4 M for distinct Kosarak's, a tenth of its join stage at t = 0.7).
 WIDE_KERNELS = frozenset({("allpairs.lsh._kernel", "minhash"), ("allpairs.exact._kernel", "probe_verify"),
-                          ("allpairs.verify._kernel", "bitmaps")})
+                          ("allpairs.exact.large", "probe_blocked"), ("allpairs.verify._kernel", "bitmaps")})
 #: The file name of the stamp a build writes beside the modules it builds (see :func:`stamped`).
 STAMP_NAME = "compiled.stamp"
 # A run reads these by name, as strings: pathlib (with urllib.parse and ipaddress, which it imports) took

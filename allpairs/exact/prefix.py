@@ -41,7 +41,9 @@ from .._kernels.jit import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
 from ..verify import bitmaps_prune
 from ..verify._kernel import bitmaps
-from ._kernel import COMPACT_SHIFT, build_index, first_match_bounds, probe_cost, probe_verify
+from ._kernel import build_index, first_match_bounds, probe_cost, probe_verify
+from .large import (BLOCK_SETS, BUCKET_SHIFT, COMPACT_MAX_SETS, COMPACT_MAX_SIZE, alpha_table, compact_postings,
+                    posted_bits, probe_blocked)
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -94,6 +96,11 @@ def _cut(cost: np.ndarray, n_tasks: int) -> tuple[np.ndarray, np.ndarray]:
 #: saves: on the licences (27,441 sets, near-copies: 99 % of the sets met pass the bound) +5.7 % instructions
 #: at t = 0.5 and 0.7; on distinct Kosarak (34,985) it saved 6 %.
 POSTED_BITS_MIN_SETS = 1 << 16
+#: From this many sets, a self-join whose postings carry their signatures (sets of at most
+#: :data:`allpairs.exact.large.COMPACT_MAX_SIZE` tokens, candidates merged) is probed in blocks of sets
+#: (:func:`allpairs.exact.large.probe_blocked`): the same pairs, its index then larger than the caches (1 M
+#: Zipf sets: probe 1.66 -> 1.2 s; 10 M: 31.0 -> 19.7 s, the probe alone, t = 0.5).
+BLOCKED_MIN_SETS = 1 << 18
 
 #: The probe verifies a candidate by looking y's tokens up in a bit set of x's (``marks``, a thread's: one bit
 #: a token of the order) where there are at most this many tokens (256 KiB, in a core's level-2 cache) and the
@@ -108,40 +115,6 @@ MARKS_MIN_MEAN_SIZE = 32
 
 #: ``post_size`` of the probe when the sizes are in its ``post_bits`` records.
 _NO_SIZES = np.empty(0, np.int32)
-
-
-def posted_bits(post: np.ndarray, post_size: np.ndarray, bits: np.ndarray) -> np.ndarray:
-    """The probe's ``post_bits`` (:func:`allpairs.exact._kernel.probe_verify`): per posting of
-    :func:`allpairs.exact._kernel.build_index` (``post``, ``post_size``), its set's size and the low and high
-    halves of its signature (``bits``, uint64 per set), as uint32 (postings, 3). A posting that passes the
-    positional bound reads both from one record: one stream, one miss where a list's scan starts."""
-    out = np.empty((len(post), 3), np.uint32)
-    out[:, 0] = post_size
-    for a in range(0, len(post), _CHUNK):  # the signatures looked up a chunk at a time: no array as long as post
-        sig = bits[post[a:a + _CHUNK] >> 32]
-        out[a:a + _CHUNK, 1] = sig & np.uint64(0xFFFFFFFF)
-        sig >>= np.uint64(32)
-        out[a:a + _CHUNK, 2] = sig
-    return out
-
-
-_CHUNK = 1 << 20
-
-#: A join's postings are compacted (:func:`compact_postings`) below this many sets, and where no set is longer
-#: than :data:`COMPACT_MAX_SIZE`: the set then fits above the bound in 32 bits.
-COMPACT_MAX_SETS = 1 << (32 - COMPACT_SHIFT)
-COMPACT_MAX_SIZE = (1 << COMPACT_SHIFT) - 1
-
-
-def compact_postings(post: np.ndarray) -> np.ndarray:
-    """``post`` of :func:`allpairs.exact._kernel.build_index` (int64: the set << 32 | the largest probe size
-    admitted) as uint32 (the set << 8 | that size), for joins of fewer than :data:`COMPACT_MAX_SETS` sets of at
-    most :data:`COMPACT_MAX_SIZE` tokens: the probe's size windows in half the lines (docs/benchmarks.md)."""
-    out = np.empty(len(post), np.uint32)
-    for a in range(0, len(post), _CHUNK):  # a chunk at a time: no int64 temporary as long as post
-        v = post[a:a + _CHUNK]
-        out[a:a + _CHUNK] = (v >> (32 - COMPACT_SHIFT)) | (v & COMPACT_MAX_SIZE)  # the size < 2**shift
-    return out
 
 
 #: Tasks per thread at most: the probe costs are skewed, so many tasks balance the threads' loads.
@@ -459,6 +432,10 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
             post = compact_postings(post)
     by_marks = (num_tokens <= MARKS_MAX_TOKENS and not len(at)  # (the Spark task's orders: merged)
                 and int(indptr[-1] - indptr[0]) >= MARKS_MIN_MEAN_SIZE * n_sets)
+    alpha2 = None  # α per pair of sizes where the probe runs in blocks
+    if (post_bits is not None and largest <= COMPACT_MAX_SIZE and n_classes == 1 and not len(at) and not by_marks
+            and n_sets >= BLOCKED_MIN_SETS):
+        alpha2 = alpha_table(row.code, p, q, largest)
     probes_later = not measure.symmetric
     local = threading.local()  # each thread's probe scratch, made once and reused by its tasks
     density = [FIRST_ROOM / ROOM_MARGIN]  # pairs per posting entry of the last task finished (any thread's)
@@ -474,10 +451,16 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
             local.marks = np.zeros((num_tokens + 63) // 64 if by_marks else 0, np.uint64)  # all zero between sets
             local.alpha_of = np.empty(largest + 1, np.int32)
             local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sizes (this join's α only)
-        ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
-                                               live_len, probe_len, win_lo, win_hi, stop_ptr, stop_of, set_class,
-                                               compat, n_classes, row.code, p, q, lo, hi, local.state, local.touched,
-                                               local.front, local.marks, local.alpha_of, local.alpha_at, *out, n_out)
+        if alpha2 is not None:
+            ox, oy, oa, end, n_cand = probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, win_lo,
+                                                    win_hi, stop_ptr, stop_of, alpha2, lo, hi, BLOCK_SETS,
+                                                    BUCKET_SHIFT, local.state, local.touched, local.front, *out, n_out)
+        else:
+            ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
+                                                   live_len, probe_len, win_lo, win_hi, stop_ptr, stop_of, set_class,
+                                                   compat, n_classes, row.code, p, q, lo, hi, local.state,
+                                                   local.touched, local.front, local.marks, local.alpha_of,
+                                                   local.alpha_at, *out, n_out)
         task_cost = int(cum[k + 1] - cum[k])
         if task_cost:
             density[0] = (int(end) - n_out) / task_cost

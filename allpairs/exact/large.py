@@ -1,0 +1,266 @@
+"""The index and probe of large joins: postings compacted with their sets' signatures, probed in blocks.
+
+On an index larger than the caches (10 M Zipf sets: 1.4 GB) the probe of
+:func:`allpairs.exact._kernel.probe_verify` is mostly waiting on memory: each
+posting list it visits is a random read, and so is each candidate's state and
+tokens (docs/benchmarks.md, "Growth to 10 M sets"). Here the postings carry
+their sets' size and signature (:func:`posted_bits`), compacted to 32 bits
+where the sets allow (:func:`compact_postings`), and :func:`probe_blocked`
+reorders the probe's memory accesses without changing its result: cache
+blocking (Lam, Rothberg, Wolf, "The cache performance and optimizations of
+blocked algorithms", ASPLOS 1991) of the AllPairs / PPJoin probe (Bayardo et
+al. 2007; Xiao et al. 2008).
+"""
+import numpy as np
+
+from ..measures._kernel import required_overlap
+from ..verify._kernel import bitmap_admits, merge
+from .._kernels.csr import grow_filled
+from .._kernels.jit import kernel
+from ._kernel import COMPACT_SHIFT, gallop, posting_shift, prefetch
+
+_CHUNK = 1 << 20
+#: A half's shift (a signature's halves in ``post_bits``).
+_U32 = np.uint64(32)
+
+#: A join's postings are compacted (:func:`compact_postings`) below this many sets, and where no set is longer
+#: than :data:`COMPACT_MAX_SIZE`: the set then fits above the bound in 32 bits.
+COMPACT_MAX_SETS = 1 << (32 - COMPACT_SHIFT)
+COMPACT_MAX_SIZE = (1 << COMPACT_SHIFT) - 1
+
+
+def posted_bits(post: np.ndarray, post_size: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """The probe's ``post_bits`` (:func:`allpairs.exact._kernel.probe_verify`): per posting of
+    :func:`allpairs.exact._kernel.build_index` (``post``, ``post_size``), its set's size and the low and high
+    halves of its signature (``bits``, uint64 per set), as uint32 (postings, 3). A posting that passes the
+    positional bound reads both from one record: one stream, one miss where a list's scan starts."""
+    out = np.empty((len(post), 3), np.uint32)
+    out[:, 0] = post_size
+    for a in range(0, len(post), _CHUNK):  # the signatures looked up a chunk at a time: no array as long as post
+        sig = bits[post[a:a + _CHUNK] >> 32]
+        out[a:a + _CHUNK, 1] = sig & np.uint64(0xFFFFFFFF)
+        sig >>= np.uint64(32)
+        out[a:a + _CHUNK, 2] = sig
+    return out
+
+
+def compact_postings(post: np.ndarray) -> np.ndarray:
+    """``post`` of :func:`allpairs.exact._kernel.build_index` (int64: the set << 32 | the largest probe size
+    admitted) as uint32 (the set << 8 | that size), for joins of fewer than :data:`COMPACT_MAX_SETS` sets of at
+    most :data:`COMPACT_MAX_SIZE` tokens: the probe's size windows in half the lines (docs/benchmarks.md)."""
+    out = np.empty(len(post), np.uint32)
+    for a in range(0, len(post), _CHUNK):  # a chunk at a time: no int64 temporary as long as post
+        v = post[a:a + _CHUNK]
+        out[a:a + _CHUNK] = (v >> (32 - COMPACT_SHIFT)) | (v & COMPACT_MAX_SIZE)  # the size < 2**shift
+    return out
+
+
+#: Probe sets a block of :func:`probe_blocked` (a task's range, cut at equal cost, may hold fewer). Tried on the
+#: 1 M and 10 M Zipf sets (t = 0.5): 16,384 and 32,768 alike, 262,144 slower at both (the block's visits and
+#: hits outgrow a core's level-2 cache), 1,048,576 no faster than the probe set by set at 10 M.
+BLOCK_SETS = 1 << 15
+#: Log2 of the posting lists of a bucket of :func:`probe_blocked`'s visits (8: 3 to 9 tried, 3 to 6 alike).
+BUCKET_SHIFT = 3
+
+
+@kernel
+def alpha_table(code, p, q, largest):
+    """α of every pair of sizes up to ``largest`` (int32 (largest + 1, largest + 1): row ``|x|``, column ``|y|``)."""
+    a = np.zeros((largest + 1, largest + 1), np.int32)
+    for sx in range(1, largest + 1):
+        for sy in range(1, largest + 1):
+            a[sx, sy] = required_overlap(code, p, q, sx, sy)
+    return a
+
+
+@kernel
+def probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, win_lo, win_hi, stop_ptr, stop_of,
+                  alpha2, lo, hi, block, tshift, state, touched, front, out_x, out_y, out_a, n_out):
+    """The pairs and candidates of :func:`allpairs.exact._kernel.probe_verify` for probe sets ``lo <= x < hi``, in
+    its order, for its large joins' variant: a self-join (one class), signatures in the postings, no ``at``,
+    candidates verified by merge; ``alpha2`` of :func:`alpha_table`.
+
+    Cache blocking (Lam et al. 1991): the probe sets are taken ``block`` at a time. Their visits (probe set,
+    prefix position; the probe's loop over x's prefix with its early stop) are bucketed by token, ``2^tshift``
+    lists a bucket, by one stable counting sort; each list's window is then read as the probe reads it (size
+    bound, cursor in ``front``, positional and bitmap bounds at each posting), but the block's visits to nearby
+    lists come together: on 10 M sets, a list is visited about once in 14,000 probe sets, and in its visit's
+    turn by every probe set of the block that needs it, its lines in cache. Hits (a posting passing both
+    bounds: probe set, y, position, |y|) are grouped by probe set by a second stable counting sort, which
+    leaves each set's hits in its probe's order (its visits in token order, hence position order; a list's
+    postings in list order); each set's candidates are then counted and verified as the probe does, the state
+    and tokens of the hits ahead prefetched. Same ``state``, ``touched`` and ``front`` scratch, same output.
+    Assumes clean input (as the probe's).
+    """
+    shift = posting_shift(post)
+    low = (np.int64(1) << shift) - 1
+    n_lists = list_ptr.shape[0] - 1
+    nb = (n_lists >> tshift) + 2
+    cnt = np.zeros(nb, np.int64)
+    hcnt = np.zeros(block + 1, np.int64)
+    vcap = np.int64(1024)
+    vx = np.empty(vcap, np.int32)
+    vi = np.empty(vcap, np.int32)
+    hcap = np.int64(1024)
+    hx = np.empty(hcap, np.int32)
+    hy = np.empty(hcap, np.int32)
+    hi_ = np.empty(hcap, np.int32)
+    hs = np.empty(hcap, np.int32)
+    sy = np.empty(hcap, np.int32)
+    si = np.empty(hcap, np.int32)
+    ss = np.empty(hcap, np.int32)
+    n_cand = 0
+    for b0 in range(lo, hi, block):
+        b1 = min(b0 + block, hi)
+        # The block's visits counted by bucket, then placed (stable: by probe set, then position, in a bucket).
+        nv = 0
+        for x in range(b0, b1):
+            xs = indptr[x]
+            row = stop_ptr[np.uint64(indptr[x + 1] - xs)]
+            for i in range(probe_len[x]):
+                if min(win_hi[x], stop_of[np.uint64(row + i)]) <= win_lo[x]:
+                    break
+                cnt[np.uint64((np.int64(tokens[np.uint64(xs + i)]) >> tshift) + 1)] += 1
+                nv += 1
+        for b in range(1, nb):  # the buckets' starts
+            cnt[b] += cnt[b - 1]
+        if nv > vcap:
+            vcap = max(nv, 2 * vcap)
+            vx = np.empty(vcap, np.int32)
+            vi = np.empty(vcap, np.int32)
+        for x in range(b0, b1):
+            xs = indptr[x]
+            row = stop_ptr[np.uint64(indptr[x + 1] - xs)]
+            for i in range(probe_len[x]):
+                if min(win_hi[x], stop_of[np.uint64(row + i)]) <= win_lo[x]:
+                    break
+                b = np.uint64(np.int64(tokens[np.uint64(xs + i)]) >> tshift)
+                e = np.uint64(cnt[b])
+                vx[e] = x - b0
+                vi[e] = i
+                cnt[b] = e + np.uint64(1)
+        cnt[:] = 0
+        # Each visit's window read as the probe reads it; its hits kept in visit order.
+        nh = 0
+        for v in range(nv):
+            if v + 16 < nv:  # the list two visits on: its head and cursor; sixteen on: its place in list_ptr
+                prefetch(list_ptr, np.uint64(tokens[np.uint64(indptr[b0 + vx[v + 16]] + vi[v + 16])]))
+            if v + 2 < nv:
+                t1 = np.int64(tokens[np.uint64(indptr[b0 + vx[v + 2]] + vi[v + 2])])
+                e1 = list_ptr[np.uint64(t1)]
+                prefetch(post, np.uint64(e1))
+                prefetch(post_bits, np.uint64(3 * e1))
+                prefetch(front, np.uint64(t1))
+            xl = vx[v]
+            x = b0 + xl
+            i = vi[v]
+            xs = indptr[x]
+            size_x = indptr[x + 1] - xs
+            stop = min(win_hi[x], stop_of[np.uint64(stop_ptr[np.uint64(size_x)] + i)])
+            start_key = np.int64(win_lo[x]) << shift
+            stop_key = np.int64(stop) << shift
+            bx = bits[x]
+            ux = np.uint64(size_x)
+            w = np.uint64(tokens[np.uint64(xs + i)])
+            f = list_ptr[w]
+            end = list_ptr[w + np.uint64(1)]
+            if f < end and np.int64(post[np.uint64(f)]) < start_key:
+                c = np.int64(front[w])
+                if np.uint64(c - 1) < np.uint64(end - f) and np.int64(post[np.uint64(f + c - 1)]) < start_key:
+                    c = gallop(post, f + c, end, start_key)
+                else:
+                    c = gallop(post, f + 1, end, start_key)
+                front[w] = c - f
+                f = c
+            if nh + (end - f) > hcap:
+                hcap = max(2 * hcap, nh + (end - f))
+                hx = grow_filled(hx, nh, hcap)
+                hy = grow_filled(hy, nh, hcap)
+                hi_ = grow_filled(hi_, nh, hcap)
+                hs = grow_filled(hs, nh, hcap)
+            for k in range(f, end):
+                uk = np.uint64(k)
+                val = np.int64(post[uk])
+                if val >= stop_key:
+                    break
+                if size_x > (val & low):
+                    continue
+                size_y = np.int64(post_bits[uk, 0])
+                if not bitmap_admits(size_x, size_y, bx,
+                                     np.uint64(post_bits[uk, 1]) | (np.uint64(post_bits[uk, 2]) << _U32),
+                                     alpha2[ux, np.uint64(size_y)]):
+                    continue
+                hx[nh] = xl
+                hy[nh] = val >> shift
+                hi_[nh] = i
+                hs[nh] = size_y
+                nh += 1
+        # The hits grouped by probe set, each set's in its probe's order.
+        for h in range(nh):
+            hcnt[np.uint64(hx[h] + 1)] += 1
+        for b in range(1, b1 - b0 + 1):
+            hcnt[b] += hcnt[b - 1]
+        if nh > sy.shape[0]:
+            sy = np.empty(hcap, np.int32)
+            si = np.empty(hcap, np.int32)
+            ss = np.empty(hcap, np.int32)
+        for h in range(nh):
+            b = np.uint64(hx[h])
+            e = np.uint64(hcnt[b])
+            sy[e] = hy[h]
+            si[e] = hi_[h]
+            ss[e] = hs[h]
+            hcnt[b] = e + np.uint64(1)
+        # Each probe set's candidates counted and verified, as the probe does.
+        h = 0
+        for x in range(b0, b1):
+            he = hcnt[x - b0]
+            xs = indptr[x]
+            xe = indptr[x + 1]
+            size_x = xe - xs
+            n_touched = 0
+            while h < he:
+                if h + 24 < nh:  # the state and tokens of the sets met a few hits on: random reads
+                    ya = np.int64(sy[h + 24])
+                    prefetch(state, np.uint64(4 * ya))
+                    prefetch(indptr, np.uint64(ya))
+                if h + 12 < nh:
+                    prefetch(tokens, np.uint64(indptr[np.uint64(sy[h + 12])]))
+                y = sy[h]
+                uy = np.uint64(y)
+                c = state[uy, 0]
+                if c == 0:
+                    touched[np.uint64(n_touched)] = y
+                    n_touched += 1
+                    state[uy, 3] = ss[h]
+                state[uy, 0] = c + 1
+                state[uy, 1] = si[h]
+                h += 1
+            if n_out + n_touched > out_x.shape[0]:
+                cap = max(2 * out_x.shape[0], n_out + n_touched)
+                out_x = grow_filled(out_x, n_out, cap)
+                out_y = grow_filled(out_y, n_out, cap)
+                out_a = grow_filled(out_a, n_out, cap)
+            for t in range(n_touched):
+                y = touched[np.uint64(t)]
+                uy = np.uint64(y)
+                c = state[uy, 0]
+                state[uy, 0] = 0
+                size_y = state[uy, 3]
+                alpha = np.int64(alpha2[np.uint64(size_x), np.uint64(size_y)])
+                ys = indptr[uy]
+                # y's last counted match is x's, found by its token among y's sorted tokens (in y's prefix).
+                yj = ys
+                tx = tokens[np.uint64(xs + state[uy, 1])]
+                while tokens[np.uint64(yj)] != tx:
+                    yj += 1
+                n_cand += 1
+                o = merge(tokens, xs + state[uy, 1] + 1, xe, tokens, yj + 1, ys + size_y, np.int64(c), alpha)
+                if o >= alpha:
+                    out_x[np.uint64(n_out)] = x
+                    out_y[np.uint64(n_out)] = y
+                    out_a[np.uint64(n_out)] = o
+                    n_out += 1
+        hcnt[:] = 0
+    return out_x, out_y, out_a, n_out, n_cand
+
