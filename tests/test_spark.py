@@ -13,10 +13,11 @@ import sys
 from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
+from random import Random
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -782,6 +783,28 @@ def test_sorted_distinct_sorts_each_row_as_uint64_and_drops_repeats(rows):
     assert out.dtype == np.uint64
     assert [out[ptr[i]:ptr[i + 1]].tolist() for i in range(len(rows))] == \
         [sorted({v % 2**64 for v in r}) for r in rows]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 7) | st.integers(-2**63, 2**63 - 1), max_size=5), max_size=30),
+       st.integers(0, 3), st.randoms(use_true_random=False))
+@example([[1, 6], [2, 5], [3, 4], [1, 6], [2, 5, 7], [0]], 0, Random(1))
+def test_identical_sets_are_the_smallest_ord_of_equal_keys_even_where_hashes_collide(docs, min_size, rnd):
+    # The grouping pass hashes each set by its keys' xor and size: few small keys make same-size sets
+    # collide ({1, 6} and {2, 5}), each then grouped by its bytes. Half the sets come again.
+    from allpairs.engines.spark.sets import identical_sets
+
+    docs = docs + rnd.sample(docs, len(docs) // 2)
+    sets = [sorted({k % 2**64 for k in keys}) for keys in docs]
+    ords = np.array(rnd.sample(range(10**6), len(sets)), np.int64)
+    indptr = np.zeros(len(sets) + 1, np.int64)
+    np.cumsum([len(s) for s in sets], out=indptr[1:])
+    keys = np.array([k for s in sets for k in s], np.uint64).view(np.int64)
+    kept = np.array([len(s) >= max(1, min_size) for s in sets], bool)
+    got = identical_sets(indptr, keys, ords, kept)
+    want = [min(int(ords[j]) for j in range(len(sets)) if sets[j] == sets[i]) if kept[i] else -1
+            for i in range(len(sets))]
+    assert got.tolist() == want
 
 
 @settings(max_examples=40, deadline=None)

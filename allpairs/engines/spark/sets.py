@@ -32,7 +32,7 @@ import pyarrow as pa
 from ..._kernels.csr import distinct_sorted_rows
 from ...shingles import ShingleSpec, hash_sets, shingle_texts, token_list_keys
 from ._kernel import lookup_ranks
-from .arrow import csr, in_small_pages, key_array, key_slices, list_array, numpy, struct
+from .arrow import csr, in_small_pages, key_array, key_slices, list_array, numpy, one_table, struct
 from .files import group_texts, task_groups
 
 #: Shared shingles up to this many are ranked on the driver and broadcast
@@ -160,17 +160,76 @@ def group_identical(docs, min_size: int):
     """Every document, with ``set``: for one of at least ``min_size`` shingles the smallest ``ord`` among the
     documents of the same key set (one shuffle by the key arrays), for the others null (they are kept so
     that one pass over this frame also checks the ids and counts the documents: :func:`summarize`)."""
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType, StructField, StructType
+    from pyspark.sql.pandas.types import to_arrow_schema
 
-    kept = F.col("size") >= max(1, min_size)
-    # Partitioned by the keys column itself: an expression of it (the documents left out as null) was a
-    # second copy of every key array in the shuffle (the Go tree: 98 MiB for 49). Equal keys have equal
-    # sizes, so a group is all kept or all left out. A 64-bit hash of the keys goes first: the window sorts
-    # its rows by it (a long compared as the sort's prefix) and only rows of equal hashes by their keys, where
-    # sorting by the keys alone compared whole key arrays (sets sharing their smallest key tie on the prefix):
-    # 1 M Zipf sets, the window stage's JVM CPU 3.5-4.8 s -> 2.3-2.6 s. The groups are the keys' (exact).
-    return docs.withColumn("set", F.when(kept, F.min("ord").over(Window.partitionBy(F.xxhash64("keys"), "keys"))))
+    # Shuffled by a 64-bit hash of the keys (equal keys: the same task) and grouped in each task by
+    # :func:`_grouped_batches` in numpy, not by a JVM window over the key arrays (which sorted the rows,
+    # copying each key array into the sorter and again into the window's buffers: 1 M Zipf sets, the
+    # window stage's JVM CPU ~1.9 s and 0.3-1.1 s of GC). The groups are the keys' (exact).
+    out = StructType(list(docs.schema.fields) + [StructField("set", LongType())])
+    schema = to_arrow_schema(out)
+    low = max(1, min_size)
+    return docs.repartition(F.xxhash64("keys")).mapInArrow(lambda b: _grouped_batches(b, low, schema), out)
+
+
+def identical_sets(indptr: np.ndarray, keys: np.ndarray, ord_: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """For each row (CSR ``indptr``, sorted distinct ``keys``) that is ``kept``, the smallest ``ord_`` among the
+    kept rows of the same keys; -1 for the others. Rows are sorted by a hash of their keys (the keys' xor
+    and the size) and each run of equal hashes checked against its first row, key by key; a run that is not
+    all one set (a collision) is grouped by its rows' bytes."""
+    n = len(ord_)
+    size = np.diff(indptr)
+    result = np.full(n, -1, np.int64)
+    filled = np.flatnonzero(size > 0)
+    rows = np.flatnonzero(kept[filled])
+    if not len(rows):
+        return result
+    keys = np.ascontiguousarray(keys).view(np.uint64)
+    h = np.bitwise_xor.reduceat(keys, indptr[filled])[rows]  # a run of keys per filled row
+    rows = filled[rows]
+    h ^= size[rows].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    by = np.argsort(h, kind="stable")
+    rows, h = rows[by], h[by]
+    start = np.concatenate([[True], h[1:] != h[:-1]])
+    run = np.cumsum(start) - 1
+    first = rows[np.flatnonzero(start)][run]
+    # Every row against its run's first row: the same size, then the same keys.
+    same = size[rows] == size[first]
+    cand = np.flatnonzero(same & (rows != first))
+    if len(cand):
+        r, f = rows[cand], first[cand]
+        m = size[r]
+        within = np.arange(int(m.sum())) - np.repeat(np.cumsum(m) - m, m)
+        diff = keys[np.repeat(indptr[r], m) + within] != keys[np.repeat(indptr[f], m) + within]
+        same[cand[np.unique(np.repeat(np.arange(len(r)), m)[diff])]] = False
+    low = np.minimum.reduceat(ord_[rows], np.flatnonzero(start))
+    result[rows] = low[run]
+    for b in np.unique(run[~same]):
+        members = rows[run == b]
+        groups: dict[bytes, list[int]] = {}
+        for i in members.tolist():
+            groups.setdefault(keys[indptr[i]:indptr[i + 1]].tobytes(), []).append(i)
+        for group in groups.values():
+            result[group] = ord_[group].min()
+    return result
+
+
+@in_small_pages
+def _grouped_batches(batches, min_size: int, schema: pa.Schema):
+    """mapInArrow body over a task's documents (all of each key set's: shuffled by the keys' hash): the same
+    rows with ``set`` (:func:`identical_sets`; null for fewer than ``min_size`` shingles)."""
+    table = one_table(batches)
+    if table is None:
+        return
+    indptr, keys = csr(table.column("keys"))
+    ord_ = numpy(table.column("ord"), np.int64)
+    kept = numpy(table.column("size"), np.int64) >= min_size
+    found = identical_sets(indptr, keys, ord_, kept)
+    table = table.append_column("set", pa.array(found, pa.int64(), mask=found < 0))
+    for batch in table.to_batches():
+        yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
 
 
 def document_summary(docs, *, ids: bool, min_size: int) -> "Summary":
