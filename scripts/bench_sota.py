@@ -162,6 +162,26 @@ def join_stage(path: str, threshold: str, jobs: int) -> None:
                       "pairs": s.pairs, "peak": s.peak_memory}))
 
 
+def at_threshold(path: str, threshold: str) -> None:
+    """Child process: how many of allpairs' pairs of ``path`` are at exactly J = ``threshold`` (integer
+    arithmetic on each pair's overlap and sizes); printed to stdout. set_sim_join compares doubles, so a pair at
+    exactly the threshold (J = 9/10 at t = 0.9) can fall below it there: a lower count of exactly this many
+    pairs is that, not a missed or invented pair."""
+    from fractions import Fraction
+
+    import pyarrow.compute as pc
+
+    import allpairs
+    from allpairs.corpus.read import read_sets
+
+    t = Fraction(threshold)
+    table = allpairs.join(read_sets(path), threshold, jobs=1).pairs.to_arrow()
+    overlap = pc.cast(table["overlap"], "int64")
+    union = pc.subtract(pc.add(pc.cast(table["left_size"], "int64"), pc.cast(table["right_size"], "int64")), overlap)
+    exact = pc.equal(pc.multiply(overlap, t.denominator), pc.multiply(union, t.numerator))
+    print(pc.sum(pc.cast(exact, "int64")).as_py() or 0)
+
+
 def count_stage(region: str, path: str, thresholds: list[str]) -> None:
     """Child process under callgrind: allpairs' join stage at each threshold, counted between the client
     requests of ``region`` (a shared object built from :data:`REGION_C`); its figures as JSON lines."""
@@ -412,9 +432,18 @@ def run_workload(name: str, path: Path, raw: Path, exes, t: str, args, env: dict
                            "--statistics"]).out
             cells[f"ssj {algo}"].candidates = ssj_statistics(out).get("candidatesVerify")
     exact = cells[f"allpairs join --jobs {args.jobs[0]}"].pairs
+    at_t = None
     for label, cell in cells.items():
-        if cell.pairs != exact:
-            problems.append(f"{name} t={t}: {label} found {cell.pairs:,} pairs, allpairs (exact) {exact:,}")
+        if cell.pairs == exact:
+            continue
+        if label.startswith("ssj") and cell.pairs < exact:
+            if at_t is None:
+                at_t = int(measure([sys.executable, __file__, "--at-threshold", str(path), t], env).out)
+            if exact - cell.pairs == at_t:
+                log(f"note: {name} t={t}: {label} found {cell.pairs:,} pairs, allpairs {exact:,}: the {at_t:,} "
+                    f"at exactly J = {t}, which set_sim_join's double comparison drops")
+                continue
+        problems.append(f"{name} t={t}: {label} found {cell.pairs:,} pairs, allpairs (exact) {exact:,}")
     return cells, best
 
 
@@ -436,6 +465,9 @@ def table(name: str, t: str, cells: dict[str, Cell], best: str, load: tuple[floa
 def main(argv: list[str] | None = None) -> int:
     if argv is None and len(sys.argv) == 5 and sys.argv[1] == "--join-stage":
         join_stage(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return 0
+    if argv is None and len(sys.argv) == 4 and sys.argv[1] == "--at-threshold":
+        at_threshold(sys.argv[2], sys.argv[3])
         return 0
     if argv is None and len(sys.argv) >= 5 and sys.argv[1] == "--count-stage":
         count_stage(sys.argv[2], sys.argv[3], sys.argv[4:])
