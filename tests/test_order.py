@@ -88,6 +88,18 @@ def test_order_sets_agrees_with_the_oracle_on_hash_keys_with_repeats():
     assert got == {k: expected[k] for k in got}
 
 
+@settings(max_examples=60, deadline=None)
+@given(corpora(max_docs=40, max_size=30), st.sampled_from([-1, 0, 64]))
+def test_distinct_sets_gathered_by_the_kernel_past_the_large_page_bound_are_the_same(sets, bound):
+    # Past GATHERED_LARGE_UNTIL bytes of tokens the distinct sets are gathered by gather_csr's own allocation,
+    # below it into large pages by gather_into: the same sets either way (a bound of -1: always gather_csr).
+    expected = global_order(sets)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(order, "GATHERED_LARGE_UNTIL", bound)
+        got = as_naive(order_sets(*csr(sets)))
+    assert got == {k: expected[k] for k in got}
+
+
 
 @pytest.mark.kernel_paths("compiled", "python")
 def test_one_table_numbering_gives_way_to_partitions_past_its_distinct_keys():

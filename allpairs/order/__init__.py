@@ -212,6 +212,14 @@ def stable_order(values: np.ndarray, low: int = 0) -> np.ndarray:
     return np.argsort(values, kind="stable")
 
 
+#: The most bytes of tokens :func:`group_sets` gathers into large pages. With the kernel's defrag in "madvise"
+#: mode (the default), a large page asked for is compacted for inside the fault when free memory is
+#: fragmented: the 1 M Zipf sets' 108 MB took 0.3-1.0 s more to order so (order 1.44-2.23 against 1.07-1.26 s
+#: gathered by the kernel's own allocation, 4 interleaved runs on 2026-12-04; equal once memory was compacted),
+#: where the small pages' faults cost ~35 ms.
+GATHERED_LARGE_UNTIL = 1 << 25
+
+
 def group_sets(doc_ptr: np.ndarray, doc_tokens: np.ndarray, keys: np.ndarray, *, total_shingles: int,
                min_size: int = 1) -> OrderedSets:
     """Documents given as sorted distinct tokens, grouped into distinct sets sorted by size, then lexicographically.
@@ -238,11 +246,15 @@ def group_sets(doc_ptr: np.ndarray, doc_tokens: np.ndarray, keys: np.ndarray, *,
     starts = group_starts(doc_ptr, doc_tokens, order)
     set_of_sorted = np.cumsum(starts) - 1
     first = order[starts]
-    # Into large pages (one fault for Kosarak's 1.5 MB where there were ~370): room for every token, of which
-    # pages never written take no memory.
-    set_ptr, set_tokens = np.empty(len(first) + 1, np.int64), _malloc.large_empty(len(doc_tokens), doc_tokens.dtype)
-    gather_into(doc_ptr, doc_tokens, first, set_ptr, set_tokens)
-    set_tokens = set_tokens[: set_ptr[-1]]
+    if doc_tokens.nbytes <= GATHERED_LARGE_UNTIL:
+        # Into large pages (one fault for Kosarak's 1.5 MB where there were ~370): room for every token, of
+        # which pages never written take no memory.
+        set_ptr, set_tokens = np.empty(len(first) + 1, np.int64), _malloc.large_empty(len(doc_tokens),
+                                                                                      doc_tokens.dtype)
+        gather_into(doc_ptr, doc_tokens, first, set_ptr, set_tokens)
+        set_tokens = set_tokens[: set_ptr[-1]]
+    else:
+        set_ptr, set_tokens = gather_csr(doc_ptr, doc_tokens, first)
 
     doc_set = np.full(n_docs, -1, np.int32)
     doc_set[order] = set_of_sorted
