@@ -1376,9 +1376,11 @@ def test_a_small_local_input_starts_the_jvm_with_the_quick_compiler_only(tmp_pat
     # A short run's JVM spends more on C2 compiling than C2's faster code saves (docs/spark.md): a local
     # master and an input under QUICK_JVM_BELOW get LOCAL_JVM_OPTIONS; anything else the JVM's defaults.
     from allpairs.engines.spark import run
-    from allpairs.engines.spark.session import LOCAL_JVM_OPTIONS
+    from allpairs.engines.spark.session import JVM_OPTION_VARIABLES, LOCAL_JVM_OPTIONS
 
     monkeypatch.setattr(run, "_spark_active", lambda: False)
+    for name in JVM_OPTION_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
     quick = {"spark.driver.extraJavaOptions": LOCAL_JVM_OPTIONS}
     assert run.session_conf(None, [TINY], None) == quick
     assert run.session_conf("local[2]", [TINY, TINY], {"spark.driver.memory": "6g"}) == {**quick,
@@ -1390,6 +1392,9 @@ def test_a_small_local_input_starts_the_jvm_with_the_quick_compiler_only(tmp_pat
     monkeypatch.setattr(run, "QUICK_JVM_BELOW", 600)
     assert run.session_conf("local[2]", [TINY], None) == quick  # 316 bytes
     assert run.session_conf("local[2]", [TINY, TINY], None) == {}  # 632 bytes in all
+    monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-XX:+UseG1GC")
+    assert run.session_conf("local[2]", [TINY], None) == {}  # with the serial collector two: the JVM would not start
+    monkeypatch.delenv("JAVA_TOOL_OPTIONS")
     monkeypatch.setattr(run, "_spark_active", lambda: True)
     assert run.session_conf("local[2]", [TINY], None) == {}  # the running JVM keeps its options
 

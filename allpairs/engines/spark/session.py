@@ -250,22 +250,26 @@ JVM_OPTION_VARIABLES = ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS"
                         "PYSPARK_SUBMIT_ARGS")
 
 
+def jvm_options_given(conf: dict) -> bool:
+    """Whether JVM options for the driver are given anywhere but in what allpairs adds: in ``conf`` or
+    ``spark-defaults.conf`` (``spark.driver.extraJavaOptions``, ``spark.driver.defaultJavaOptions``), or in one
+    of :data:`JVM_OPTION_VARIABLES`. A collector may be named there: allpairs then names none."""
+    if any(k in conf for k in ("spark.driver.extraJavaOptions", class_archive.SETTING)):
+        return True
+    if any(re.search(r"-XX:|JavaOptions|java-options", os.environ.get(name, "")) for name in JVM_OPTION_VARIABLES):
+        return True
+    try:
+        defaults = class_archive.conf_dir() / "spark-defaults.conf"
+        return defaults.is_file() and "JavaOptions" in defaults.read_text(errors="replace")
+    except (OSError, ValueError, ImportError):
+        return True
+
+
 def _gc_option(master: str, conf: dict) -> str | None:
     """:data:`LOCAL_GC_OPTION` for the JVM this process is about to start on a local master (driver and
     executor in one JVM), or None where a JVM runs already, the master is not local, or JVM options are
-    given anywhere: ``spark.driver.extraJavaOptions`` or ``spark.driver.defaultJavaOptions`` in ``conf`` or
-    ``spark-defaults.conf`` (the command line's small inputs get
-    :data:`LOCAL_JVM_OPTIONS` so), or one of :data:`JVM_OPTION_VARIABLES` naming options."""
-    if not is_local(master) or _jvm_running() or any(k in conf for k in ("spark.driver.extraJavaOptions",
-                                                                         class_archive.SETTING)):
-        return None
-    if any(re.search(r"-XX:|JavaOptions|java-options", os.environ.get(name, "")) for name in JVM_OPTION_VARIABLES):
-        return None
-    try:
-        defaults = class_archive.conf_dir() / "spark-defaults.conf"
-        if defaults.is_file() and "JavaOptions" in defaults.read_text(errors="replace"):
-            return None
-    except (OSError, ValueError, ImportError):
+    given (:func:`jvm_options_given`; the command line's small inputs get :data:`LOCAL_JVM_OPTIONS` so)."""
+    if not is_local(master) or _jvm_running() or jvm_options_given(conf):
         return None
     return LOCAL_GC_OPTION
 
