@@ -1376,9 +1376,11 @@ def test_a_small_local_input_starts_the_jvm_with_the_quick_compiler_only(tmp_pat
     # A short run's JVM spends more on C2 compiling than C2's faster code saves (docs/spark.md): a local
     # master and an input under QUICK_JVM_BELOW get LOCAL_JVM_OPTIONS; anything else the JVM's defaults.
     from allpairs.engines.spark import run
-    from allpairs.engines.spark.session import LOCAL_JVM_OPTIONS
+    from allpairs.engines.spark.session import JVM_OPTION_VARIABLES, LOCAL_JVM_OPTIONS
 
     monkeypatch.setattr(run, "_spark_active", lambda: False)
+    for name in JVM_OPTION_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
     quick = {"spark.driver.extraJavaOptions": LOCAL_JVM_OPTIONS}
     assert run.session_conf(None, [TINY], None) == quick
     assert run.session_conf("local[2]", [TINY, TINY], {"spark.driver.memory": "6g"}) == {**quick,
@@ -1390,8 +1392,55 @@ def test_a_small_local_input_starts_the_jvm_with_the_quick_compiler_only(tmp_pat
     monkeypatch.setattr(run, "QUICK_JVM_BELOW", 600)
     assert run.session_conf("local[2]", [TINY], None) == quick  # 316 bytes
     assert run.session_conf("local[2]", [TINY, TINY], None) == {}  # 632 bytes in all
+    monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-XX:+UseG1GC")
+    assert run.session_conf("local[2]", [TINY], None) == {}  # with the serial collector two: the JVM would not start
+    monkeypatch.delenv("JAVA_TOOL_OPTIONS")
     monkeypatch.setattr(run, "_spark_active", lambda: True)
     assert run.session_conf("local[2]", [TINY], None) == {}  # the running JVM keeps its options
+
+
+def test_a_jvm_started_for_a_local_master_gets_the_parallel_collector_unless_jvm_options_are_given(tmp_path,
+                                                                                                    monkeypatch):
+    # The parallel collector cost a session's first 1 M join less JVM CPU than G1 (docs/spark.md): added to the
+    # JVM allpairs starts for a local master. A collector named anywhere else beside it would be two, and the JVM
+    # refuses to start with two: then none is added, nor to a JVM that runs already or a cluster's.
+    from allpairs.engines.spark import class_archive, session
+
+    monkeypatch.setattr(session, "_jvm_running", lambda: False)
+    monkeypatch.setattr(class_archive, "conf_dir", lambda: tmp_path)
+    for name in session.JVM_OPTION_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    gc = session.LOCAL_GC_OPTION
+    assert session._gc_option("local[2]", {}) == gc
+    assert session._gc_option("local[*]", {"spark.driver.memory": "6g"}) == gc
+    assert session._gc_option("spark://127.0.0.1:7077", {}) is None
+    for key in ("spark.driver.extraJavaOptions", "spark.driver.defaultJavaOptions"):
+        assert session._gc_option("local[2]", {key: "-Xss4m"}) is None
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--driver-memory 2g pyspark-shell")
+    assert session._gc_option("local[2]", {}) == gc
+    for name, value in (("JAVA_TOOL_OPTIONS", "-XX:+UseZGC"), ("PYSPARK_SUBMIT_ARGS", "--driver-java-options -Xss4m x"),
+                        ("PYSPARK_SUBMIT_ARGS", "--conf spark.driver.extraJavaOptions=-Xss4m pyspark-shell")):
+        monkeypatch.setenv(name, value)
+        assert session._gc_option("local[2]", {}) is None, (name, value)
+        monkeypatch.delenv(name)
+    (tmp_path / "spark-defaults.conf").write_text("spark.driver.extraJavaOptions -XX:+UseG1GC\n")
+    assert session._gc_option("local[2]", {}) is None
+    (tmp_path / "spark-defaults.conf").write_text("spark.driver.memory 2g\n")
+    assert session._gc_option("local[2]", {}) == gc
+    monkeypatch.setattr(session, "_jvm_running", lambda: True)
+    assert session._gc_option("local[2]", {}) is None  # the running JVM keeps its collector
+
+
+def test_the_session_of_the_tests_runs_the_parallel_collector(spark):
+    # The session fixture names no JVM options: its JVM was started with LOCAL_GC_OPTION.
+    from allpairs.engines.spark.session import LOCAL_GC_OPTION
+
+    proc = getattr(spark.sparkContext._gateway, "proc", None)
+    if proc is None or not os.path.isfile(f"/proc/{proc.pid}/cmdline") or any(
+            os.environ.get(name) for name in ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS",
+                                              "SPARK_SUBMIT_OPTS", "PYSPARK_SUBMIT_ARGS")):
+        pytest.skip("the session's JVM was not started here, or JVM options come from the environment")
+    assert LOCAL_GC_OPTION in open(f"/proc/{proc.pid}/cmdline").read().split("\0")
 
 
 def test_a_small_input_with_no_master_is_joined_by_the_local_engine_as_spark_writes_it(spark, tmp_path, monkeypatch):

@@ -30,7 +30,7 @@ from .lsh import MARKED
 from .pairs import COLUMNS, ORDER
 from ...output.files import partial_directory
 from .files import SkipCounts, check_directory, decoded, read_directory, root_path, skip_counts, skipped_by_reason
-from .session import LOCAL_JVM_OPTIONS, get_session, is_local
+from .session import LOCAL_JVM_OPTIONS, get_session, is_local, jvm_options_given
 
 KINDS = ("directory", "lines", "sets", "jsonl", "parquet")
 
@@ -227,9 +227,10 @@ QUICK_JVM_BELOW = 256 << 20
 def session_conf(master: str | None, paths, conf: dict | None) -> dict:
     """``conf`` for the session of a run over ``paths``: with LOCAL_JVM_OPTIONS as the driver's JVM options for a
     local master (``None``: ``local[*]``) and local inputs of fewer than :data:`QUICK_JVM_BELOW` bytes in all,
-    unless ``conf`` gives JVM options or a session runs already (its JVM has started)."""
+    unless JVM options are given (:func:`.session.jvm_options_given`: a collector named there and the serial
+    one would be two, and the JVM does not start) or a session runs already (its JVM has started)."""
     conf = dict(conf or {})
-    if "spark.driver.extraJavaOptions" in conf or not is_local(master or "local[*]") or _spark_active():
+    if jvm_options_given(conf) or not is_local(master or "local[*]") or _spark_active():
         return conf
     total = 0
     for path in paths:
