@@ -241,7 +241,7 @@ LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 #: The collector of the JVM allpairs starts for a local master where nothing names JVM options: the parallel
 #: one, whose young collections cost less CPU than G1's bookkeeping (remembered sets, concurrent refinement)
 #: for the join's short-lived Arrow buffers. A session's first 1 M Zipf join on local[2]: 17.1 JVM CPU s against
-#: 18.7 (medians of 6 and 5 interleaved rounds); 10 M sets: 146.8 against 152.8, peak memory 12.3 against 13.7 GiB,
+#: 18.7 (medians of 6 interleaved rounds each); 10 M sets: 146.8 against 152.8, peak memory 12.3 against 13.7 GiB,
 #: the same wall time (docs/spark.md).
 LOCAL_GC_OPTION = "-XX:+UseParallelGC"
 #: Where else JVM options reach the driver's JVM (the JVM itself, Spark's launcher): a collector named there
