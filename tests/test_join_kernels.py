@@ -170,6 +170,19 @@ def test_compacted_postings_keep_each_set_and_bound():
     assert (got >> 8).tolist() == sets.tolist() and (got & 0xFF).tolist() == bounds.tolist()
 
 
+def test_postings_compacted_in_place_as_into_new_memory():
+    from allpairs.exact import large
+
+    rng = np.random.default_rng(5)
+    n = 2 * large._CHUNK + 12345  # several chunks: the later ones read after the first are written
+    post = (rng.integers(0, large.COMPACT_MAX_SETS, n).astype(np.int64) << 32
+            | rng.integers(0, large.COMPACT_MAX_SIZE + 1, n))
+    expected = large.compact_postings(post)
+    got = large.compact_postings(post, in_place=True)
+    assert got.dtype == np.uint32 and np.shares_memory(got, post)
+    assert np.array_equal(got, expected)
+
+
 @pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_near_copies(), st.sampled_from([Fraction(1, 2), Fraction(9, 10)]))

@@ -44,11 +44,18 @@ def posted_bits(post: np.ndarray, post_size: np.ndarray, bits: np.ndarray) -> np
     return out
 
 
-def compact_postings(post: np.ndarray) -> np.ndarray:
+def compact_postings(post: np.ndarray, *, in_place: bool = False) -> np.ndarray:
     """``post`` of :func:`allpairs.exact._kernel.build_index` (int64: the set << 32 | the largest probe size
     admitted) as uint32 (the set << 8 | that size), for joins of fewer than :data:`COMPACT_MAX_SETS` sets of at
-    most :data:`COMPACT_MAX_SIZE` tokens: the probe's size windows in half the lines (docs/benchmarks.md)."""
-    out = np.empty(len(post), np.uint32)
+    most :data:`COMPACT_MAX_SIZE` tokens: the probe's size windows in half the lines (docs/benchmarks.md).
+
+    ``in_place``: written over the first half of ``post``'s own memory (``post`` is then spent), no new pages.
+    On the 10 M Zipf sets the new array's 286 MB took 143 large-page faults; on this virtual machine a page
+    the host had taken back costs 5-10 ms to fault (free page reporting), and the copy took 1.4 s against
+    0.012 s at 1 M."""
+    out = post.view(np.uint32)[:len(post)] if in_place else np.empty(len(post), np.uint32)
+    # A chunk's values are computed before written, and write bytes [4a, 4a + 4C) of post's [8a, 8a + 8C):
+    # in place, no chunk overwrites postings not yet read.
     for a in range(0, len(post), _CHUNK):  # a chunk at a time: no int64 temporary as long as post
         v = post[a:a + _CHUNK]
         out[a:a + _CHUNK] = (v >> (32 - COMPACT_SHIFT)) | (v & COMPACT_MAX_SIZE)  # the size < 2**shift

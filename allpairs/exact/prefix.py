@@ -429,7 +429,7 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
         post_bits = posted_bits(post, post_size, bits)
         post_size = _NO_SIZES  # in the records
         if n_sets < COMPACT_MAX_SETS and largest <= COMPACT_MAX_SIZE:
-            post = compact_postings(post)
+            post = compact_postings(post, in_place=True)
     by_marks = (num_tokens <= MARKS_MAX_TOKENS and not len(at)  # (the Spark task's orders: merged)
                 and int(indptr[-1] - indptr[0]) >= MARKS_MIN_MEAN_SIZE * n_sets)
     alpha2 = None  # α per pair of sizes where the probe runs in blocks
