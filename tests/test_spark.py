@@ -1433,12 +1433,11 @@ def test_a_jvm_started_for_a_local_master_gets_the_parallel_collector_unless_jvm
 
 def test_the_session_of_the_tests_runs_the_parallel_collector(spark):
     # The session fixture names no JVM options: its JVM was started with LOCAL_GC_OPTION.
-    from allpairs.engines.spark.session import LOCAL_GC_OPTION
+    from allpairs.engines.spark.session import JVM_OPTION_VARIABLES, LOCAL_GC_OPTION
 
     proc = getattr(spark.sparkContext._gateway, "proc", None)
     if proc is None or not os.path.isfile(f"/proc/{proc.pid}/cmdline") or any(
-            os.environ.get(name) for name in ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS",
-                                              "SPARK_SUBMIT_OPTS", "PYSPARK_SUBMIT_ARGS")):
+            os.environ.get(name) for name in JVM_OPTION_VARIABLES):
         pytest.skip("the session's JVM was not started here, or JVM options come from the environment")
     assert LOCAL_GC_OPTION in open(f"/proc/{proc.pid}/cmdline").read().split("\0")
 
