@@ -105,6 +105,7 @@ def probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, wi
     nb = (n_lists >> tshift) + 2
     cnt = np.zeros(nb, np.int64)
     hcnt = np.zeros(block + 1, np.int64)
+    n_visits = np.empty(block, np.int32)  # per probe set of the block: its prefix positions visited
     vcap = np.int64(1024)
     vx = np.empty(vcap, np.int32)
     vi = np.empty(vcap, np.int32)
@@ -124,11 +125,12 @@ def probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, wi
         for x in range(b0, b1):
             xs = indptr[x]
             row = stop_ptr[np.uint64(indptr[x + 1] - xs)]
-            for i in range(probe_len[x]):
-                if min(win_hi[x], stop_of[np.uint64(row + i)]) <= win_lo[x]:
-                    break
+            i = 0
+            while i < probe_len[x] and min(win_hi[x], stop_of[np.uint64(row + i)]) > win_lo[x]:
                 cnt[np.uint64((np.int64(tokens[np.uint64(xs + i)]) >> tshift) + 1)] += 1
-                nv += 1
+                i += 1
+            n_visits[x - b0] = i
+            nv += i
         for b in range(1, nb):  # the buckets' starts
             cnt[b] += cnt[b - 1]
         if nv > vcap:
@@ -137,10 +139,7 @@ def probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, wi
             vi = np.empty(vcap, np.int32)
         for x in range(b0, b1):
             xs = indptr[x]
-            row = stop_ptr[np.uint64(indptr[x + 1] - xs)]
-            for i in range(probe_len[x]):
-                if min(win_hi[x], stop_of[np.uint64(row + i)]) <= win_lo[x]:
-                    break
+            for i in range(n_visits[x - b0]):
                 b = np.uint64(np.int64(tokens[np.uint64(xs + i)]) >> tshift)
                 e = np.uint64(cnt[b])
                 vx[e] = x - b0
