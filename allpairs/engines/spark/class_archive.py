@@ -52,6 +52,14 @@ MAGIC = bytes.fromhex("a8ab0bf0")
 WAIT_S = 120
 #: Free bytes the folder's disk must have for a first archive to be written.
 FREE_BYTES = 1 << 30
+#: A line of the JVM's CDS log at a level that may mean the archive was refused (JDK 25 pads the level: "[error  ]").
+_LEVEL = re.compile(r"\[(warning|error)\s*\]")
+#: What JDK 25 logs at level error when only its optimized module handling is off (Spark's ``--add-opens`` and
+#: ``--add-modules`` differ from the dump's), the archive mapped all the same: not a refusal (the archive was
+#: removed and written again by every other run). A refusal says so in a line of its own ("shared class paths
+#: mismatch", "Unable to use shared archive").
+_MODULES_ONLY = re.compile(r"Mismatched values for property|Disabling optimized module handling|"
+                           r"An error has occurred while processing the shared archive file")
 #: Where a path in a JVM option would need quoting (-Xlog splits on ':' and ',', Spark on white space).
 _UNSAFE = re.compile(r"[\s:,'\"=]")
 
@@ -197,8 +205,8 @@ def started(p: Plan, proc, note) -> None:
     process (pyspark's gateway ``proc``), None if pyspark did not start one."""
     if p.use is not None:
         try:
-            refused = [line for line in p.log.read_text(errors="replace").splitlines() if "[warning]" in line
-                       or "[error]" in line]
+            refused = [line for line in p.log.read_text(errors="replace").splitlines()
+                       if _LEVEL.search(line) and not _MODULES_ONLY.search(line)]
         except OSError:
             refused = []  # no log: the JVM was not started with these options
         _remove(p.log)
