@@ -76,6 +76,20 @@ def test_an_archive_the_jvm_refuses_is_noted_and_removed(folder):
     assert not archive.exists() and not p.log.exists()
 
 
+def test_an_archive_mapped_with_sparks_module_options_is_kept(folder, tmp_path):
+    # Spark's JVM adds modules and opens packages: JDK 25 then logs, at level error, that its optimized module
+    # handling is off, and maps the archive all the same (fails there without the fix; JDK 17 logs nothing).
+    notes = []
+    archive = _written(folder, notes)
+    p = class_archive.plan(JAVA, {}, notes.append)
+    loaded = tmp_path / "loaded.log"
+    _jvm(p.options, wait=True, extra=["--add-modules=jdk.incubator.vector", "--add-opens=java.base/java.lang=ALL-UNNAMED",
+                                      f"-Xlog:class+load=info:file={loaded}"])
+    class_archive.started(p, None, notes.append)
+    assert "shared objects file (top)" in loaded.read_text()
+    assert notes == [] and archive.exists()
+
+
 def test_a_file_that_is_not_an_archive_is_removed_before_a_jvm_maps_it(folder):
     notes = []
     where = folder / class_archive.key(JAVA, {})
