@@ -160,27 +160,50 @@ def test_a_join_cut_into_many_tasks_whose_output_room_is_far_off_still_equals_br
          prefix.PARALLEL_MIN_COST) = saved
 
 
-def test_compacted_postings_keep_each_set_and_bound():
-    from allpairs.exact.prefix import COMPACT_MAX_SETS, COMPACT_MAX_SIZE, compact_postings
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_near_copies(), st.sampled_from([Fraction(1, 10**9), Fraction(1, 2), Fraction(9, 10)]))
+def test_postings_written_with_their_records_are_the_plain_index_with_the_records_gathered(sets, t):
+    """The index written with each posting's record (its set's size and signature halves) and, where compacted,
+    32-bit postings (:func:`allpairs.exact._kernel.build_index`) holds what the plain index (int64 postings and
+    sizes) holds with the records looked up by each posting's set afterwards and the postings compacted."""
+    import allpairs.exact.prefix as prefix
 
-    sets = np.array([0, 1, 77, COMPACT_MAX_SETS - 1], np.int64)
-    bounds = np.array([0, COMPACT_MAX_SIZE, 3, COMPACT_MAX_SIZE], np.int64)
-    got = compact_postings(sets << 32 | bounds)
-    assert got.dtype == np.uint32
-    assert (got >> 8).tolist() == sets.tolist() and (got & 0xFF).tolist() == bounds.tolist()
+    build_index = prefix.build_index
+    seen = []
 
+    def checked(*args):
+        """The join's call, then each variant on fill cursors of its own, against the plain index."""
+        ptr, bits, post, post_size, records = args[8:]
+        n = len(post)
+        cursors = ptr.copy()
+        plain, plain_size = np.empty(n, np.int64), np.empty(n, np.int32)
+        build_index(*args[:8], cursors, bits, plain, plain_size, prefix._NO_RECORDS)
+        build_index(*args)
+        assert np.array_equal(cursors, ptr)
+        of_set = plain >> 32
+        sig = bits[of_set]
+        gathered = np.stack([plain_size.astype(np.uint32), (sig & np.uint64(0xFFFFFFFF)).astype(np.uint32),
+                             (sig >> np.uint64(32)).astype(np.uint32)], axis=1)
+        compacted = (of_set << 8 | (plain & 0xFF)).astype(np.uint32)
+        for dtype, expected in ((np.int64, plain), (np.uint32, compacted)):
+            got, got_records = np.empty(n, dtype), np.empty((n, 3), np.uint32)
+            build_index(*args[:8], np.r_[0, cursors[:-1]], bits, got, prefix._NO_SIZES, got_records)
+            assert np.array_equal(got, expected) and np.array_equal(got_records, gathered)
+        if len(records):
+            assert np.array_equal(post, compacted if post.dtype == np.uint32 else plain)
+            assert np.array_equal(records, gathered)
+        else:
+            assert np.array_equal(post, plain) and np.array_equal(post_size, plain_size)
+        seen.append(len(records))
 
-def test_postings_compacted_in_place_as_into_new_memory():
-    from allpairs.exact import large
-
-    rng = np.random.default_rng(5)
-    n = 2 * large._CHUNK + 12345  # several chunks: the later ones read after the first are written
-    post = (rng.integers(0, large.COMPACT_MAX_SETS, n).astype(np.int64) << 32
-            | rng.integers(0, large.COMPACT_MAX_SIZE + 1, n))
-    expected = large.compact_postings(post)
-    got = large.compact_postings(post, in_place=True)
-    assert got.dtype == np.uint32 and np.shares_memory(got, post)
-    assert np.array_equal(got, expected)
+    saved = prefix.POSTED_BITS_MIN_SETS
+    prefix.POSTED_BITS_MIN_SETS, prefix.build_index = 1, checked
+    try:
+        assert fast_pairs(sets, t) == naive.all_pairs(sets, t)
+    finally:
+        prefix.POSTED_BITS_MIN_SETS, prefix.build_index = saved, build_index
+    assert seen
 
 
 @pytest.mark.kernel_paths("compiled", "python", "jit")
@@ -204,7 +227,7 @@ def test_a_join_with_compacted_postings_finds_the_oracle_pairs(sets, t):
                                         Fraction(9, 10), Fraction(1)]))
 def test_the_probe_finds_the_same_pairs_and_candidates_with_the_signatures_in_the_postings_or_not(sets, t):
     """The probe's variants (the signatures in the postings, these compacted to 32 bits or not, and none) find the
-    same pairs and candidates in the same order (:func:`allpairs.exact.prefix.compact_postings`)."""
+    same pairs and candidates in the same order (:func:`allpairs.exact._kernel.build_index`)."""
     import inspect
 
     import allpairs.exact.prefix as prefix
@@ -219,8 +242,11 @@ def test_the_probe_finds_the_same_pairs_and_candidates_with_the_signatures_in_th
         a = dict(zip(names, args))
         bits = bitmaps(a["indptr"], a["tokens"])
         found = []
-        posted = prefix.posted_bits(a["post"], a["post_size"], bits)
-        for post_bits, post in ((posted, a["post"]), (None, a["post"]), (posted, prefix.compact_postings(a["post"]))):
+        of_set = a["post"] >> 32
+        posted = np.stack([a["post_size"].astype(np.uint32), (bits[of_set] & np.uint64(0xFFFFFFFF)).astype(np.uint32),
+                           (bits[of_set] >> np.uint64(32)).astype(np.uint32)], axis=1)
+        compacted = (of_set << 8 | (a["post"] & 0xFF)).astype(np.uint32)
+        for post_bits, post in ((posted, a["post"]), (None, a["post"]), (posted, compacted)):
             state = np.zeros_like(a["state"])
             scratch = dict(state=state, touched=np.empty_like(a["touched"]), front=np.zeros_like(a["front"]),
                            alpha_of=np.empty_like(a["alpha_of"]),

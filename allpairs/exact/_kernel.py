@@ -72,7 +72,7 @@ def _prefetch_type():
 #: ``llvm.prefetch`` (x86 ``prefetcht0``); plain Python, nothing.
 prefetch = _Intrinsic(lambda a, k: None, _prefetch_type)
 
-#: The set's shift in a compacted posting (:func:`allpairs.exact.prefix.compact_postings`): the bound below it.
+#: The set's shift in a 32-bit posting (:func:`build_index`, large joins): the bound below it.
 COMPACT_SHIFT = 8
 
 
@@ -169,22 +169,11 @@ def first_match_bounds(indptr, index_len, probe_len, at, code, p, q):
 
 
 @kernel
-def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes, at, x_ptr, x_max):
-    """Inverted index of each set's first ``index_len[s]`` tokens, one list per (token, class).
-
-    List ``w * n_classes + c`` holds the sets of class ``c`` (a side of an R–S
-    join; one class in a self-join) whose indexed prefix holds token ``w``.
-    Returns CSR: ``list_ptr`` (int64, num_tokens * n_classes + 1), and per
-    posting ``post`` (int64): the set in the high 32 bits, and in the low 32
-    the largest probe size it admits a first match of (``x_max`` of
-    :func:`first_match_bounds` at its position, 0 for none: ``at[e]`` for the
-    token at ``e`` when ``at`` is not empty, its position in another order of
-    the set, :func:`probe_verify`), and ``post_size`` (int32): the set's size.
-    The probe reads the first two of every posting it meets, the size only of
-    one that passes the bound: side by side, a list's visit starts with one
-    cache miss, not two. Sets enter in order, so each list is sorted by set,
-    hence by size, and so is ``post`` (the set is its high half).
-    """
+def list_counts(indptr, tokens, num_tokens, index_len, set_class, n_classes):
+    """The index's lists (:func:`build_index`) counted: int64 (num_tokens * n_classes + 2), ``[1:]`` the
+    ``list_ptr`` the index will have and ``ptr[w + 1]`` list w's fill cursor, ending where list w + 1 starts
+    (after the fill ``[:-1]`` is ``list_ptr``): the probe's cost, and so whether postings carry signatures,
+    is known before any posting is written."""
     m = indptr.shape[0] - 1
     n_lists = num_tokens * n_classes
     # One array (n_lists + 2) does for counts, offsets and fill cursors: list w is counted at w + 2,
@@ -200,24 +189,54 @@ def build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes, at,
     for w in range(2, n_lists + 2):
         total += ptr[np.uint64(w)]
         ptr[np.uint64(w)] = total
-    post = np.empty(ptr[n_lists + 1], np.int64)
-    post_size = np.empty(ptr[n_lists + 1], np.int32)
+    return ptr
+
+
+@kernel
+def build_index(indptr, tokens, index_len, set_class, n_classes, at, x_ptr, x_max, ptr, bits, post, post_size,
+                records):
+    """Inverted index of each set's first ``index_len[s]`` tokens, one list per (token, class), written at the
+    fill cursors of :func:`list_counts` (``ptr``, spent: ``ptr[:-1]`` is then ``list_ptr``).
+
+    List ``w * n_classes + c`` holds the sets of class ``c`` (a side of an R–S
+    join; one class in a self-join) whose indexed prefix holds token ``w``.
+    Per posting, ``post`` (int64, or uint32 of :data:`COMPACT_SHIFT`: the shift
+    of :func:`posting_shift`): the set above the shift, and below it the largest
+    probe size it admits a first match of (``x_max`` of
+    :func:`first_match_bounds` at its position, 0 for none: ``at[e]`` for the
+    token at ``e`` when ``at`` is not empty, its position in another order of
+    the set, :func:`probe_verify`); and the set's size in ``post_size``
+    (int32), or where ``records`` is not empty, its size and the low and high
+    halves of its signature (``bits``) in ``records`` (uint32, postings x 3:
+    :func:`probe_verify`'s ``post_bits``), written as the posting is, its set
+    at hand (10 M Zipf sets: no gather of 71.5 M signatures afterwards). The
+    probe reads the first of every posting it meets, the rest only of one that
+    passes the bound: side by side, a list's visit starts with one cache miss,
+    not two. Sets enter in order, so each list is sorted by set, hence by size,
+    and so is ``post``. Assumes clean input.
+    """
+    shift = posting_shift(post)
     has_at = at.shape[0] > 0
-    for s in range(m):
+    with_records = records.shape[0] > 0
+    for s in range(indptr.shape[0] - 1):
         c = np.int64(set_class[s]) + 1
         start = indptr[s]
         size = indptr[s + 1] - start
         row = x_ptr[np.uint64(size)]
-        high = np.int64(s) << 32
+        high = np.int64(s) << shift
+        sig = bits[np.uint64(s)] if with_records else np.uint64(0)
         for k in range(index_len[s]):
             j = np.int64(at[np.uint64(start + k)]) if has_at else np.int64(k)
             w = np.uint64(np.int64(tokens[np.uint64(start + k)]) * n_classes + c)
             e = np.uint64(ptr[w])
             post[e] = high | max(np.int64(x_max[np.uint64(row + j)]), 0)
-            post_size[e] = size
+            if with_records:
+                records[e, 0] = size
+                records[e, 1] = sig & np.uint64(0xFFFFFFFF)
+                records[e, 2] = sig >> np.uint64(32)
+            else:
+                post_size[e] = size
             ptr[w] = e + np.uint64(1)
-    list_ptr = ptr[: n_lists + 1]
-    return list_ptr, post, post_size
 
 
 @kernel
@@ -347,8 +366,7 @@ def probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
     ``stop_of`` of :func:`first_match_bounds`, row ``stop_ptr[|x|]``);
     the second one comparison, |x| against the largest probe size the
     posting admits (the low half of ``post``, :func:`build_index`; the low
-    byte where a large join compacts its postings to uint32,
-    :func:`allpairs.exact.prefix.compact_postings`, a variant of its own), and only a
+    byte where a large join's postings are uint32, a variant of its own), and only a
     posting that passes it has its size read. In a large join (signatures in
     the postings) the lists of the next two probe tokens are prefetched while
     one is read (its place in ``list_ptr``, the head of its postings): on an

@@ -4,8 +4,8 @@ On an index larger than the caches (10 M Zipf sets: 1.4 GB) the probe of
 :func:`allpairs.exact._kernel.probe_verify` is mostly waiting on memory: each
 posting list it visits is a random read, and so is each candidate's state and
 tokens (docs/benchmarks.md, "Growth to 10 M sets"). Here the postings carry
-their sets' size and signature (:func:`posted_bits`), compacted to 32 bits
-where the sets allow (:func:`compact_postings`), and :func:`probe_blocked`
+their sets' size and signature, 32-bit where the sets allow (both written by
+:func:`allpairs.exact._kernel.build_index`), and :func:`probe_blocked`
 reorders the probe's memory accesses without changing its result: cache
 blocking (Lam, Rothberg, Wolf, "The cache performance and optimizations of
 blocked algorithms", ASPLOS 1991) of the AllPairs / PPJoin probe (Bayardo et
@@ -19,47 +19,13 @@ from .._kernels.csr import grow_filled
 from .._kernels.jit import kernel
 from ._kernel import COMPACT_SHIFT, gallop, posting_shift, prefetch
 
-_CHUNK = 1 << 20
 #: A half's shift (a signature's halves in ``post_bits``).
 _U32 = np.uint64(32)
 
-#: A join's postings are compacted (:func:`compact_postings`) below this many sets, and where no set is longer
-#: than :data:`COMPACT_MAX_SIZE`: the set then fits above the bound in 32 bits.
+#: A join's postings are 32-bit (:func:`allpairs.exact._kernel.build_index`) below this many sets, and where no
+#: set is longer than :data:`COMPACT_MAX_SIZE`: the set then fits above the bound in 32 bits.
 COMPACT_MAX_SETS = 1 << (32 - COMPACT_SHIFT)
 COMPACT_MAX_SIZE = (1 << COMPACT_SHIFT) - 1
-
-
-def posted_bits(post: np.ndarray, post_size: np.ndarray, bits: np.ndarray) -> np.ndarray:
-    """The probe's ``post_bits`` (:func:`allpairs.exact._kernel.probe_verify`): per posting of
-    :func:`allpairs.exact._kernel.build_index` (``post``, ``post_size``), its set's size and the low and high
-    halves of its signature (``bits``, uint64 per set), as uint32 (postings, 3). A posting that passes the
-    positional bound reads both from one record: one stream, one miss where a list's scan starts."""
-    out = np.empty((len(post), 3), np.uint32)
-    out[:, 0] = post_size
-    for a in range(0, len(post), _CHUNK):  # the signatures looked up a chunk at a time: no array as long as post
-        sig = bits[post[a:a + _CHUNK] >> 32]
-        out[a:a + _CHUNK, 1] = sig & np.uint64(0xFFFFFFFF)
-        sig >>= np.uint64(32)
-        out[a:a + _CHUNK, 2] = sig
-    return out
-
-
-def compact_postings(post: np.ndarray, *, in_place: bool = False) -> np.ndarray:
-    """``post`` of :func:`allpairs.exact._kernel.build_index` (int64: the set << 32 | the largest probe size
-    admitted) as uint32 (the set << 8 | that size), for joins of fewer than :data:`COMPACT_MAX_SETS` sets of at
-    most :data:`COMPACT_MAX_SIZE` tokens: the probe's size windows in half the lines (docs/benchmarks.md).
-
-    ``in_place``: written over the first half of ``post``'s own memory (``post`` is then spent), no new pages.
-    On the 10 M Zipf sets the new array's 286 MB took 143 large-page faults; on this virtual machine a page
-    the host had taken back costs 5-10 ms to fault (free page reporting), and the copy took 1.4 s against
-    0.012 s at 1 M."""
-    out = post.view(np.uint32)[:len(post)] if in_place else np.empty(len(post), np.uint32)
-    # A chunk's values are computed before written, and write bytes [4a, 4a + 4C) of post's [8a, 8a + 8C):
-    # in place, no chunk overwrites postings not yet read.
-    for a in range(0, len(post), _CHUNK):  # a chunk at a time: no int64 temporary as long as post
-        v = post[a:a + _CHUNK]
-        out[a:a + _CHUNK] = (v >> (32 - COMPACT_SHIFT)) | (v & COMPACT_MAX_SIZE)  # the size < 2**shift
-    return out
 
 
 #: Probe sets a block of :func:`probe_blocked` (a task's range, cut at equal cost, may hold fewer). Tried on the

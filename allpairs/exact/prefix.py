@@ -41,9 +41,8 @@ from .._kernels.jit import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
 from ..verify import bitmaps_prune
 from ..verify._kernel import bitmaps
-from ._kernel import build_index, first_match_bounds, probe_cost, probe_verify
-from .large import (BLOCK_SETS, BUCKET_SHIFT, COMPACT_MAX_SETS, COMPACT_MAX_SIZE, alpha_table, compact_postings,
-                    posted_bits, probe_blocked)
+from ._kernel import build_index, first_match_bounds, list_counts, probe_cost, probe_verify
+from .large import BLOCK_SETS, BUCKET_SHIFT, COMPACT_MAX_SETS, COMPACT_MAX_SIZE, alpha_table, probe_blocked
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -115,6 +114,8 @@ MARKS_MIN_MEAN_SIZE = 32
 
 #: ``post_size`` of the probe when the sizes are in its ``post_bits`` records.
 _NO_SIZES = np.empty(0, np.int32)
+#: ``records`` of :func:`build_index` when the sizes are in ``post_size`` (no signatures in the postings).
+_NO_RECORDS = np.empty((0, 3), np.uint32)
 
 
 #: Tasks per thread at most: the probe costs are skewed, so many tasks balance the threads' loads.
@@ -404,10 +405,8 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     at = _NO_POSITIONS if at is None else at
     live_len = _NO_LENGTHS if live_len is None else np.ascontiguousarray(live_len, np.int64)
     x_ptr, x_max, stop_ptr, stop_of = first_match_bounds(indptr, index_len, probe_len, at, row.code, p, q)
-    list_ptr, post, post_size = build_index(indptr, tokens, num_tokens, index_len, set_class, n_classes, at, x_ptr,
-                                            x_max)
-    del index_len, x_ptr, x_max
-    cost = probe_cost(indptr, tokens, list_ptr, probe_len, set_class, compat, n_classes)
+    ptr = list_counts(indptr, tokens, num_tokens, index_len, set_class, n_classes)  # the lists' bounds, unfilled
+    cost = probe_cost(indptr, tokens, ptr[1:], probe_len, set_class, compat, n_classes)
     total_cost = int(cost.sum())
     n_tasks = task_count(total_cost, n_sets, jobs)
     if block_pairs is not None:
@@ -421,15 +420,21 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     largest = int(sizes.max()) if n_sets else 0
     del sizes
     bits = bitmaps(indptr, tokens) if prune else np.zeros(n_sets, np.uint64)
-    # Where signatures are made for many sets, each posting carries its set's: the probe bounds a set met by a
-    # posting without a random access to the set's state (which, on 10 M sets, no cache holds). Else None: the
+    # Where signatures are made for many sets, each posting carries its set's, written with it (the index built
+    # after the cost): the probe bounds a set met by a posting without a random access to the set's state
+    # (which, on 10 M sets, no cache holds), and its postings are 32-bit where the sets allow. Else None: the
     # probe's variant compiled without that test.
-    post_bits = None
+    n_post = int(ptr[-1])
     if prune and n_sets >= POSTED_BITS_MIN_SETS:
-        post_bits = posted_bits(post, post_size, bits)
-        post_size = _NO_SIZES  # in the records
-        if n_sets < COMPACT_MAX_SETS and largest <= COMPACT_MAX_SIZE:
-            post = compact_postings(post, in_place=True)
+        compact = n_sets < COMPACT_MAX_SETS and largest <= COMPACT_MAX_SIZE
+        post, post_size = np.empty(n_post, np.uint32 if compact else np.int64), _NO_SIZES
+        post_bits = np.empty((n_post, 3), np.uint32)
+    else:
+        post, post_size, post_bits = np.empty(n_post, np.int64), np.empty(n_post, np.int32), None
+    build_index(indptr, tokens, index_len, set_class, n_classes, at, x_ptr, x_max, ptr, bits, post, post_size,
+                _NO_RECORDS if post_bits is None else post_bits)
+    list_ptr = ptr[:-1]
+    del index_len, x_ptr, x_max, ptr
     by_marks = (num_tokens <= MARKS_MAX_TOKENS and not len(at)  # (the Spark task's orders: merged)
                 and int(indptr[-1] - indptr[0]) >= MARKS_MIN_MEAN_SIZE * n_sets)
     alpha2 = None  # α per pair of sizes where the probe runs in blocks
