@@ -319,17 +319,20 @@ def test_the_probe_called_set_by_set_backwards_on_one_scratch_finds_each_sets_pa
 @pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_near_copies(), st.sampled_from([Fraction(1, 10**9), Fraction(1, 2), Fraction(7, 10), Fraction(9, 10),
-                                        Fraction(999999999, 10**9), Fraction(1)]), st.booleans())
-def test_the_probe_in_blocks_finds_the_probes_pairs_and_candidates_in_its_order(sets, t, compact):
-    """:func:`allpairs.exact.large.probe_blocked` with any block and bucket sizes, on scratch of its own,
-    against :func:`allpairs.exact._kernel.probe_verify` over the same range: the same pairs in the same order,
-    the same candidates, ``state`` left zero; the join itself against the oracle."""
-    _blocked_against_the_probe(sets, t, compact)
+                                        Fraction(999999999, 10**9), Fraction(1)]), st.booleans(),
+       st.sampled_from([(False, 1), (True, 1), (True, 2)]))
+def test_the_probe_in_blocks_finds_the_probes_pairs_and_candidates_in_its_order(sets, t, compact, tasks_jobs):
+    """:func:`allpairs.exact.large.probe_blocked` with any block and bucket sizes, reaping dead postings or
+    not, on scratch of its own, against :func:`allpairs.exact._kernel.probe_verify` over the same range: the
+    same pairs in the same order, the same candidates, ``state`` left zero; the join's own calls likewise,
+    one thread's in order on the postings their predecessors reaped; the join itself against the oracle."""
+    _blocked_against_the_probe(sets, t, compact, *tasks_jobs)
 
 
 @pytest.mark.kernel_paths("compiled", "python", "jit")
 @pytest.mark.parametrize("compact", [False, True])
-def test_the_probe_in_blocks_runs_on_near_copies_of_zipf_sets(compact):
+@pytest.mark.parametrize("tasks_jobs", [(False, 1), (True, 1), (True, 2)])
+def test_the_probe_in_blocks_runs_on_near_copies_of_zipf_sets(compact, tasks_jobs):
     """The same on 400 sets of Zipf tokens with near-copies (sizes 7-33), t = 0.5: the blocked probe is run."""
     rng = np.random.default_rng(5)
     sets = []
@@ -340,53 +343,78 @@ def test_the_probe_in_blocks_runs_on_near_copies_of_zipf_sets(compact):
             sets.append(sorted(set(base)))
         else:
             sets.append(sorted({int(v) % 3000 for v in rng.zipf(1.3, rng.integers(7, 34))}))
-    assert _blocked_against_the_probe(sets, Fraction(1, 2), compact)
+    runs, reaped = _blocked_against_the_probe(sets, Fraction(1, 2), compact, *tasks_jobs)
+    assert runs and reaped != (tasks_jobs[1] > 1) or tasks_jobs == (False, 1)  # one thread reaps, two do not
 
 
-def _blocked_against_the_probe(sets, t, compact):
-    """The join of ``sets`` at ``t`` with the probe in blocks, each call checked against the probe (its runs)."""
+def _blocked_against_the_probe(sets, t, compact, tasks=False, jobs=1):
+    """The join of ``sets`` at ``t`` with the probe in blocks, each call checked against the probe (its runs).
+
+    ``tasks``: a task per set at most (the costs allow it), run in order on one thread with ``jobs`` 1, so
+    that each call reaps postings its successors read; ``jobs`` 2: threads side by side, which must not reap.
+    Every variant (block sizes, reaping or not) runs on the postings as built, checked against the probe's
+    pairs and candidates; the join's own call, on the postings its predecessors reaped, too."""
     import allpairs.exact.prefix as prefix
 
     probe_blocked = prefix.probe_blocked
-    runs = []
+    runs, reaps, reaped, built = [], [], [], []
+
+    def found_of(got, n_out=0):
+        return (got[0][n_out:got[3]].tolist(), got[1][n_out:got[3]].tolist(), got[2][n_out:got[3]].tolist(),
+                got[4])
 
     def against_the_probe(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, win_lo, win_hi, stop_ptr,
-                          stop_of, alpha2, lo, hi, block, shift, state, touched, front, ox, oy, oa, n_out):
+                          stop_of, alpha2, lo, hi, block, shift, state, touched, front, reap, ox, oy, oa, n_out):
         m, largest = len(indptr) - 1, len(alpha2) - 1
-        if not compact and post.dtype == np.uint32:  # the same postings as int64 (set << 32 | bound)
-            post = ((post.astype(np.int64) >> 8) << 32) | (post.astype(np.int64) & 255)
+        reaps.append(reap)
+        if not built or built[0][0] is not list_ptr:  # the join's first call: its postings as built
+            built[:] = [(list_ptr, post.copy(), post_bits.copy())]
+        post0, bits0 = built[0][1], built[0][2]
+        if not compact and post0.dtype == np.uint32:  # the same postings as int64 (set << 32 | bound)
+            post0 = ((post0.astype(np.int64) >> 8) << 32) | (post0.astype(np.int64) & 255)
         found = []
-        for b, sh in ((block, shift), (1, 0), (2, 1), (7, 5)):
+        for b, sh, r in ((block, shift, 1), (block, shift, 0), (1, 0, 2), (2, 1, 0), (7, 5, 8)):
             st_ = np.zeros((m, 4), np.int32)
-            got = probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, win_lo, win_hi, stop_ptr,
-                                stop_of, alpha2, lo, hi, b, sh, st_, np.empty(m, np.int32),
-                                np.random.default_rng(b).integers(-3, 9, len(front), np.int32),
+            hints = np.zeros(len(front), np.int32) if r else np.random.default_rng(b).integers(-3, 9, len(front),
+                                                                                             np.int32)
+            got = probe_blocked(indptr, tokens, list_ptr, post0.copy(), bits0.copy(), bits, probe_len, win_lo, win_hi,
+                                stop_ptr, stop_of, alpha2, lo, hi, b, sh, st_, np.empty(m, np.int32), hints, r,
                                 *(np.empty(1, np.int32) for _ in range(3)), 0)
             assert not st_[:, 0].any()
-            found.append((got[0][:got[3]].tolist(), got[1][:got[3]].tolist(), got[2][:got[3]].tolist(), got[4]))
-        got = prefix.probe_verify(indptr, tokens, list_ptr, post, prefix._NO_SIZES, post_bits, bits,
+            found.append(found_of(got))
+        got = prefix.probe_verify(indptr, tokens, list_ptr, post0, prefix._NO_SIZES, bits0, bits,
                                   prefix._NO_POSITIONS, prefix._NO_LENGTHS, probe_len, win_lo, win_hi, stop_ptr,
                                   stop_of, np.zeros(m, np.int32), np.ones((1, 1), np.bool_), 1, *prefix_code[0], lo, hi,
                                   np.zeros((m, 4), np.int32), np.empty(m, np.int32), np.zeros(len(front), np.int32),
                                   np.zeros(0, np.uint64), np.empty(largest + 1, np.int32),
                                   np.full(largest + 1, -1, np.int64), *(np.empty(1, np.int32) for _ in range(3)), 0)
-        found.append((got[0][:got[3]].tolist(), got[1][:got[3]].tolist(), got[2][:got[3]].tolist(), got[4]))
+        found.append(found_of(got))
         assert all(f == found[-1] for f in found)
         runs.append(found[-1])
-        return probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, win_lo, win_hi, stop_ptr,
-                             stop_of, alpha2, lo, hi, block, shift, state, touched, front, ox, oy, oa, n_out)
+        before = post.copy()
+        got = probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, win_lo, win_hi, stop_ptr,
+                            stop_of, alpha2, lo, hi, block, shift, state, touched, front, reap, ox, oy, oa, n_out)
+        assert found_of(got, n_out) == found[-1]
+        reaped.append(not np.array_equal(before, post))
+        assert reap or not reaped[-1]
+        return got
 
     th = Threshold.parse(t)
     prefix_code = [(MEASURES["jaccard"].code, th.p, th.q)]
-    saved = prefix.BLOCKED_MIN_SETS, prefix.POSTED_BITS_MIN_SETS, prefix.MARKS_MAX_TOKENS
-    prefix.BLOCKED_MIN_SETS, prefix.POSTED_BITS_MIN_SETS, prefix.MARKS_MAX_TOKENS = 0, 0, -1
+    names = ("BLOCKED_MIN_SETS", "POSTED_BITS_MIN_SETS", "MARKS_MAX_TOKENS", "MIN_TASK_COST", "PARALLEL_MIN_COST",
+             "REAP_MIN_DEAD")
+    saved = [getattr(prefix, n) for n in names]
+    for n, v in zip(names, (0, 0, -1, 1 if tasks else saved[3], 0 if jobs > 1 else saved[4], 1 if tasks else 8)):
+        setattr(prefix, n, v)
     prefix.probe_blocked = against_the_probe
     try:
-        assert fast_pairs(sets, t) == naive.all_pairs(sets, t)
+        assert fast_pairs(sets, t, jobs) == naive.all_pairs(sets, t)
     finally:
         prefix.probe_blocked = probe_blocked
-        prefix.BLOCKED_MIN_SETS, prefix.POSTED_BITS_MIN_SETS, prefix.MARKS_MAX_TOKENS = saved
-    return runs
+        for n, v in zip(names, saved):
+            setattr(prefix, n, v)
+    assert all((r > 0) == (jobs == 1 or len(reaps) == 1) for r in reaps)
+    return runs, any(reaped)
 
 
 @st.composite

@@ -42,7 +42,8 @@ from ..measures import MEASURES, Measure, Threshold, get_measure
 from ..verify import bitmaps_prune
 from ..verify._kernel import bitmaps
 from ._kernel import build_index, first_match_bounds, list_counts, probe_cost, probe_verify
-from .large import BLOCK_SETS, BUCKET_SHIFT, COMPACT_MAX_SETS, COMPACT_MAX_SIZE, alpha_table, probe_blocked
+from .large import (BLOCK_SETS, BUCKET_SHIFT, COMPACT_MAX_SETS, COMPACT_MAX_SIZE, REAP_MIN_DEAD, alpha_table,
+                    probe_blocked)
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -442,6 +443,12 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
             and n_sets >= BLOCKED_MIN_SETS):
         alpha2 = alpha_table(row.code, p, q, largest)
     probes_later = not measure.symmetric
+    n_tasks = len(bounds) - 1
+    # One thread runs the tasks itself: starting a pool and handing it tasks costs more than a small join
+    # (and a join of one task has nothing to share out). It runs them in order: the blocked probe may then
+    # take out of the index the postings no later probe can use (threads side by side could not).
+    alone = jobs <= 1 or n_tasks <= 1 or total_cost < PARALLEL_MIN_COST
+    reap = REAP_MIN_DEAD if alone and alpha2 is not None else 0
     local = threading.local()  # each thread's probe scratch, made once and reused by its tasks
     density = [FIRST_ROOM / ROOM_MARGIN]  # pairs per posting entry of the last task finished (any thread's)
 
@@ -452,14 +459,15 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
             local.state = _malloc.large_empty(4 * n_sets, np.int32, _malloc.SCRATCH_FROM).reshape(n_sets, 4)
             local.state[:, 0] = 0  # column 0 zero; the others written before read
             local.touched = _malloc.large_empty(n_sets, np.int32, _malloc.SCRATCH_FROM)
-            local.front = np.empty(len(list_ptr) - 1, np.int32)  # any values (checked)
+            local.front = np.zeros(len(list_ptr) - 1, np.int32)  # the probe's hints; reaped, the lists' starts
             local.marks = np.zeros((num_tokens + 63) // 64 if by_marks else 0, np.uint64)  # all zero between sets
             local.alpha_of = np.empty(largest + 1, np.int32)
             local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sizes (this join's α only)
         if alpha2 is not None:
             ox, oy, oa, end, n_cand = probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, win_lo,
                                                     win_hi, stop_ptr, stop_of, alpha2, lo, hi, BLOCK_SETS,
-                                                    BUCKET_SHIFT, local.state, local.touched, local.front, *out, n_out)
+                                                    BUCKET_SHIFT, local.state, local.touched, local.front, reap, *out,
+                                                    n_out)
         else:
             ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
                                                    live_len, probe_len, win_lo, win_hi, stop_ptr, stop_of, set_class,
@@ -516,10 +524,7 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
         if n or not yielded:
             yield (columns(out, 0, n) if out is not None else [np.empty(0, np.int32) for _ in range(3)]), cand
 
-    n_tasks = len(bounds) - 1
-    # One thread runs the tasks itself: starting a pool and handing it tasks costs more than a small join
-    # (and a join of one task has nothing to share out).
-    if jobs <= 1 or n_tasks <= 1 or total_cost < PARALLEL_MIN_COST:
+    if alone:
         yield from one_thread()
         return
     from concurrent.futures import ThreadPoolExecutor  # here: a join on one thread does not load it
