@@ -139,17 +139,19 @@ def probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, wi
                 hi_ = grow_filled(hi_, nh, hcap)
                 hs = grow_filled(hs, nh, hcap)
             while v < nv:
+                uv = np.uint64(v)  # (v runs on from the last pass: unsigned, no wraparound test on its indexes)
                 if v + 16 < nv:  # the list two visits on: its head and cursor; sixteen on: its place in list_ptr
-                    prefetch(list_ptr, np.uint64(tokens[np.uint64(indptr[b0 + vx[v + 16]] + vi[v + 16])]))
+                    prefetch(list_ptr, np.uint64(tokens[np.uint64(indptr[b0 + vx[uv + np.uint64(16)]]
+                                                                  + vi[uv + np.uint64(16)])]))
                 if v + 2 < nv:
-                    t1 = np.int64(tokens[np.uint64(indptr[b0 + vx[v + 2]] + vi[v + 2])])
+                    t1 = np.int64(tokens[np.uint64(indptr[b0 + vx[uv + np.uint64(2)]] + vi[uv + np.uint64(2)])])
                     e1 = list_ptr[np.uint64(t1)]
                     prefetch(post, np.uint64(e1))
                     prefetch(post_bits, np.uint64(3 * e1))
                     prefetch(front, np.uint64(t1))
-                xl = vx[v]
+                xl = vx[uv]
                 x = b0 + xl
-                i = vi[v]
+                i = vi[uv]
                 xs = indptr[x]
                 size_x = indptr[x + 1] - xs
                 stop = min(win_hi[x], stop_of[np.uint64(stop_ptr[np.uint64(size_x)] + i)])
@@ -245,9 +247,10 @@ def probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, wi
                 out_y = grow_filled(out_y, n_out, cap)
                 out_a = grow_filled(out_a, n_out, cap)
             while x < b1:
-                he = hcnt[x - b0]
-                xs = indptr[x]
-                xe = indptr[x + 1]
+                xu = np.uint64(x)
+                he = hcnt[np.uint64(x - b0)]
+                xs = indptr[xu]
+                xe = indptr[xu + np.uint64(1)]
                 size_x = xe - xs
                 if not counted:
                     n_touched = 0
