@@ -347,6 +347,23 @@ def test_the_probe_in_blocks_runs_on_near_copies_of_zipf_sets(compact, tasks_job
     assert runs and reaped != (tasks_jobs[1] > 1) or tasks_jobs == (False, 1)  # one thread reaps, two do not
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@pytest.mark.parametrize("tasks_jobs", [(False, 1), (True, 1), (True, 2)])
+def test_the_probe_in_blocks_grows_its_buffers_mid_block_and_resumes(tasks_jobs):
+    """240 near-copies of 3 sets (t = 0.5): a block's hits outgrow their first buffers (1,024) while hits are
+    kept, and its pairs the output's, so the loops over visits and over probe sets stop, grow them and
+    resume at the visit (its cursor already moved, reaped or not) or probe set (its candidates counted)."""
+    rng = np.random.default_rng(7)
+    bases = [sorted({int(v) for v in rng.integers(0, 60, 12)}) for _ in range(3)]
+    sets = []
+    for k in range(240):
+        s = list(bases[k % 3])
+        s[rng.integers(len(s))] = 60 + k
+        sets.append(sorted(set(s)))
+    runs, _ = _blocked_against_the_probe(sets, Fraction(1, 2), True, *tasks_jobs)
+    assert sum(len(found[0]) for found in runs) > 4 * 1024  # (9,480 pairs: the hits more still)
+
+
 def _blocked_against_the_probe(sets, t, compact, tasks=False, jobs=1):
     """The join of ``sets`` at ``t`` with the probe in blocks, each call checked against the probe (its runs).
 
