@@ -314,6 +314,21 @@ def gallop(a, lo, hi, x):
     return lo
 
 
+@kernel
+def window_start(post, front, w, f, end, start_key):
+    """The first of list ``w``'s sorted entries ``[f, end)`` at or past ``start_key``, from ``front[w]`` entries in
+    (where its last visit found it) if all before are below, else from ``f``; ``front[w]`` set to it. Clean input."""
+    if f < end and np.int64(post[np.uint64(f)]) < start_key:
+        c = np.int64(front[w])
+        if np.uint64(c - 1) < np.uint64(end - f) and np.int64(post[np.uint64(f + c - 1)]) < start_key:
+            c = gallop(post, f + c, end, start_key)  # 0 < c <= end - f (one unsigned comparison)
+        else:
+            c = gallop(post, f + 1, end, start_key)
+        front[w] = c - f
+        return c
+    return f
+
+
 #: A half's shift (a signature's halves in ``post_bits``).
 _U32 = np.uint64(32)
 
@@ -474,22 +489,10 @@ def probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
                 if not compat[cx, cy]:
                     continue
                 w = np.uint64(np.int64(tokens[np.uint64(xs + i)]) * n_classes + cy)
-                # Size bound: skip the sets below the window. Where the list starts below it, the search starts
-                # where the list's last visit found the window to start (front[w] entries in) if every entry
-                # before that is below it too (else, or where front[w] is out of the list, from the front).
-                # The list is sorted by size: α changes only where |y| does.
+                # Size bound: the sets below the window skipped (:func:`window_start`); α changes only with |y|.
                 last_size = -1
-                f = list_ptr[w]
                 end = list_ptr[w + np.uint64(1)]
-                if f < end and np.int64(post[np.uint64(f)]) < start_key:
-                    c = np.int64(front[w])
-                    # 0 < c <= end - f (one unsigned comparison), and the entry before it below the window.
-                    if np.uint64(c - 1) < np.uint64(end - f) and np.int64(post[np.uint64(f + c - 1)]) < start_key:
-                        c = gallop(post, f + c, end, start_key)
-                    else:
-                        c = gallop(post, f + 1, end, start_key)
-                    front[w] = c - f
-                    f = c
+                f = window_start(post, front, w, list_ptr[w], end, start_key)
                 for k in range(f, end):
                     uk = np.uint64(k)
                     v = np.int64(post[uk])

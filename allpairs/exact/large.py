@@ -17,7 +17,7 @@ from ..measures._kernel import required_overlap
 from ..verify._kernel import bitmap_admits, merge
 from .._kernels.csr import grow_filled
 from .._kernels.jit import kernel
-from ._kernel import COMPACT_SHIFT, gallop, posting_shift, prefetch
+from ._kernel import COMPACT_SHIFT, gallop, posting_shift, prefetch, window_start
 
 #: A half's shift (a signature's halves in ``post_bits``).
 _U32 = np.uint64(32)
@@ -168,14 +168,8 @@ def probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, wi
                     if f < end and np.int64(post[np.uint64(f)]) < start_key:
                         f = gallop(post, f + 1, end, start_key)
                         front[w] = f - base  # below the window: dead for the probes to come too
-                elif f < end and np.int64(post[np.uint64(f)]) < start_key:
-                    c = np.int64(front[w])
-                    if np.uint64(c - 1) < np.uint64(end - f) and np.int64(post[np.uint64(f + c - 1)]) < start_key:
-                        c = gallop(post, f + c, end, start_key)
-                    else:
-                        c = gallop(post, f + 1, end, start_key)
-                    front[w] = c - base
-                    f = c
+                else:
+                    f = window_start(post, front, w, base, end, start_key)
                 if nh + (end - f) > hcap:
                     need = end - f
                     break
