@@ -36,11 +36,12 @@ def similarity(measure: str):
     return F.expr(similarity_sql(measure))
 
 
-def document_pairs(set_pairs, members, measure: str = "jaccard"):
+def document_pairs(set_pairs, members, measure: str = "jaccard", identical: bool = True):
     """DataFrame (COLUMNS + ORDER) of all document pairs that ``set_pairs`` hold (similarity of ``measure``).
 
     ``set_pairs``: (a, b, overlap, size_a, size_b) over distinct set ids;
-    ``members``: (set, ord, id, okey, size).
+    ``members``: (set, ord, id, okey, size). Not ``identical``: every set is one document, paired with its
+    copies in ``set_pairs`` already (:mod:`.copies`).
 
     The columns are SQL expressions (``selectExpr``: one call to the JVM per projection, parsed there), not
     ``Column`` objects built call by call: at 1 M Zipf sets the driver took 0.2-0.4 s (0.8 s in a new
@@ -64,6 +65,8 @@ def document_pairs(set_pairs, members, measure: str = "jaccard"):
         "overlap", pick(ab, "size_a", "size_b", "left_size"), pick(ab, "size_b", "size_a", "right_size"),
         pick(ab, "ok_a", "ok_b", "left_key"), pick(ab, "ord_a", "ord_b", "left_ord"),
         pick(ab, "ok_b", "ok_a", "right_key"), pick(ab, "ord_b", "ord_a", "right_ord"))
+    if not identical:
+        return cross
     # Identical documents: the members that are not their set's first document (``ord != set``: few) joined
     # with every member of their sets, not every member with every member (adaptive execution then
     # broadcasts the few, and the members are not sorted for it). A pair of two such members is met from
