@@ -698,6 +698,29 @@ def test_a_tree_expected_small_has_its_identical_files_grouped_by_the_one_task(s
     assert len(jobs[None]) < len(jobs[False]), jobs
 
 
+def test_few_members_are_broadcast_to_the_set_pairs_with_the_same_rows(spark, monkeypatch):
+    # The set pairs were joined with the members (twice, and the identical documents once more) by shuffles
+    # of the pairs and the members: 1 M Zipf sets, two stages of sort-merge joins and a 13.6 MiB shuffle.
+    # Up to MEMBERS_BROADCAST joined documents the members are broadcast instead, as Spark plans it before
+    # adaptive execution (which may broadcast small sides itself); the same rows either way.
+    import importlib
+
+    join_module = importlib.import_module("allpairs.engines.spark.join")
+    sets = [["a", "b", "c"], ["a", "b", "c"], ["a", "b", "d"], ["x", "y"], ["x", "y"], ["a", "b", "c", "d"], ["q"]]
+    df = token_frame(spark, [sets])
+    found = {}
+    for limit in (join_module.MEMBERS_BROADCAST, 0):
+        monkeypatch.setattr(join_module, "MEMBERS_BROADCAST", limit)
+        pairs = plan(df, 0.5, tokens_col="toks", one_task=False).pairs
+        physical = pairs._jdf.queryExecution().sparkPlan().toString()
+        found[limit] = (physical.count("BroadcastHashJoin"), physical.count("SortMergeJoin"),
+                        sorted(map(tuple, pairs.select("left", "right", "similarity", "overlap").collect())))
+    broadcast, shuffled = found.values()
+    assert broadcast[0] == 3 and broadcast[1] == 0, broadcast[:2]
+    assert shuffled[0] == 0 and shuffled[1] == 3, shuffled[:2]
+    assert broadcast[2] == shuffled[2] and len(broadcast[2]) == 7, found
+
+
 def test_one_task_gives_the_distributed_plans_rows_whatever_the_order_columns_type(spark):
     # The one task picks each pair's left document itself where Arrow orders the okeys as Spark does
     # (integers, strings); other types (a double here, null among them) go through the members join.
