@@ -752,6 +752,29 @@ def test_a_tree_expected_small_has_its_identical_files_grouped_by_the_one_task(s
     assert len(jobs[None]) < len(jobs[False]), jobs
 
 
+def test_few_members_are_broadcast_to_the_set_pairs_with_the_same_rows(spark, monkeypatch):
+    # The set pairs were joined with the members (twice, and the identical documents once more) by shuffles
+    # of the pairs and the members: 1 M Zipf sets, two stages of sort-merge joins and a 13.6 MiB shuffle.
+    # Up to MEMBERS_BROADCAST joined documents the members are broadcast instead, as Spark plans it before
+    # adaptive execution (which may broadcast small sides itself); the same rows either way.
+    import importlib
+
+    join_module = importlib.import_module("allpairs.engines.spark.join")
+    sets = [["a", "b", "c"], ["a", "b", "c"], ["a", "b", "d"], ["x", "y"], ["x", "y"], ["a", "b", "c", "d"], ["q"]]
+    df = token_frame(spark, [sets])
+    found = {}
+    for limit in (join_module.MEMBERS_BROADCAST, 0):
+        monkeypatch.setattr(join_module, "MEMBERS_BROADCAST", limit)
+        pairs = plan(df, 0.5, tokens_col="toks", one_task=False).pairs
+        physical = pairs._jdf.queryExecution().sparkPlan().toString()
+        found[limit] = (physical.count("BroadcastHashJoin"), physical.count("SortMergeJoin"),
+                        sorted(map(tuple, pairs.select("left", "right", "similarity", "overlap").collect())))
+    broadcast, shuffled = found.values()
+    assert broadcast[0] == 3 and broadcast[1] == 0, broadcast[:2]
+    assert shuffled[0] == 0 and shuffled[1] == 3, shuffled[:2]
+    assert broadcast[2] == shuffled[2] and len(broadcast[2]) == 7, found
+
+
 def test_one_task_gives_the_distributed_plans_rows_whatever_the_order_columns_type(spark):
     # The one task picks each pair's left document itself where Arrow orders the okeys as Spark does
     # (integers, strings); other types (a double here, null among them) go through the members join.
@@ -1112,6 +1135,38 @@ def test_workers_are_forked_from_a_daemon_that_imported_the_join_once(spark):
         assert r.failed is None and r.threads == 1 and r.sets and r.pandas and r.heavy == "", r
         # The installed pyspark (compiled once), not Spark's zip of the same sources (compiled at each import).
         assert r.pyspark == pyspark.__file__ and ".zip" not in r.pyspark, r
+
+
+def test_workers_reuse_the_memory_their_tasks_freed(spark):
+    # A worker's large arrays were mapped apart and unmapped when freed, so each task (and phase of one)
+    # faulted its memory in anew: on this VM ~0.3-1.8 s of system time per token group's task at 1 M sets.
+    # The daemon sets glibc's malloc to keep freed memory (forked workers inherit it): 64 MiB freed and
+    # allocated again faults no page in (without it: 16,384 small pages, or 32 large ones).
+    def probe(batches):
+        import resource
+
+        import numpy as np
+        import pyarrow as pa
+
+        daemon = sys.modules.get("allpairs.engines.spark_daemon")
+        for _ in batches:
+            a = np.ones(1 << 23)
+            del a
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            b = np.ones(1 << 23)
+            faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+            del b
+            yield pa.RecordBatch.from_pylist([{"keeps": getattr(daemon, "KEEPS_FREED", None), "faults": faults}])
+
+    rows = spark.range(2, numPartitions=1).mapInArrow(probe, "keeps boolean, faults long").collect()
+    assert rows[0].faults < 16 and rows[0].keeps is True, rows
+
+
+def test_the_daemon_leaves_malloc_as_the_environment_sets_it(monkeypatch):
+    from allpairs.engines import spark_daemon
+
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "131072")
+    assert spark_daemon.keep_freed_memory() is False
 
 
 def test_the_daemon_drops_only_the_zip_of_the_installed_pyspark(tmp_path, monkeypatch):

@@ -19,7 +19,7 @@ from ...measures import MAX_DENOMINATOR, Threshold, get_measure, parse_threshold
 from ...shingles import ShingleSpec
 from . import copies, exact, lsh, one_task as small, sets
 from .carried import frame_columns, with_carried
-from .pairs import COLUMNS, ORDER, document_pairs, returned
+from .pairs import COLUMNS, MEMBERS_BROADCAST, ORDER, document_pairs, returned
 from .session import check_workers, require_pyspark
 from .shingle import choose_shingle, given_spec
 
@@ -325,8 +325,9 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         found = exact.set_pairs(ranked, bound, plans, groups)
         if bound != t or measure != "jaccard":
             found = found.mapInArrow(lambda b: _accept_batches(b, measure, t), found.schema)
-        return SparkJoin(document_pairs(found, members, measure), members, distinct, grouped, t, method, label,
-                         ranked=ranked, order=order, plans=plans, groups=groups, summary=summary)
+        pairs = document_pairs(found, members, measure, broadcast=summary.joined <= MEMBERS_BROADCAST)
+        return SparkJoin(pairs, members, distinct, grouped, t, method, label, ranked=ranked, order=order, plans=plans,
+                         groups=groups, summary=summary)
     bucket_rows = lsh.buckets(distinct, num_perm=info.num_perm, bands=info.bands, rows=info.rows, seed=info.seed,
                               bits=info.bits, max_bucket=info.max_bucket, max_expand=info.max_expand,
                               report=LARGE_BUCKET)
@@ -356,7 +357,8 @@ def _copies_join(kept, summary: sets.Summary, t: Threshold, bound: Threshold, ac
     found = exact.set_pairs(ranked, bound, plans, groups, summary.late.accumulator)
     if accept is not None:
         found = found.mapInArrow(lambda b: _accept_batches(b, measure, t), found.schema)
-    return SparkJoin(document_pairs(found, members, measure, identical=False), None, None, None, t, method, label,
+    return SparkJoin(document_pairs(found, members, measure, broadcast=summary.joined <= MEMBERS_BROADCAST,
+                                    identical=False), None, None, None, t, method, label,
                      ranked=ranked, order=order, plans=plans, groups=groups, summary=summary, kept=kept,
                      min_shingles=min_shingles)
 
