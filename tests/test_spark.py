@@ -762,17 +762,23 @@ def test_few_members_are_broadcast_to_the_set_pairs_with_the_same_rows(spark, mo
     join_module = importlib.import_module("allpairs.engines.spark.join")
     sets = [["a", "b", "c"], ["a", "b", "c"], ["a", "b", "d"], ["x", "y"], ["x", "y"], ["a", "b", "c", "d"], ["q"]]
     df = token_frame(spark, [sets])
-    found = {}
-    for limit in (join_module.MEMBERS_BROADCAST, 0):
-        monkeypatch.setattr(join_module, "MEMBERS_BROADCAST", limit)
-        pairs = plan(df, 0.5, tokens_col="toks", one_task=False).pairs
-        physical = pairs._jdf.queryExecution().sparkPlan().toString()
-        found[limit] = (physical.count("BroadcastHashJoin"), physical.count("SortMergeJoin"),
-                        sorted(map(tuple, pairs.select("left", "right", "similarity", "overlap").collect())))
-    broadcast, shuffled = found.values()
-    assert broadcast[0] == 3 and broadcast[1] == 0, broadcast[:2]
-    assert shuffled[0] == 0 and shuffled[1] == 3, shuffled[:2]
-    assert broadcast[2] == shuffled[2] and len(broadcast[2]) == 7, found
+    # The join's own plan pairs identical documents in the token groups' tasks (.copies): two joins, the
+    # pair's two sides. Where the members are read (dedup, clusters) identical sets are grouped first and
+    # their documents paired by a third join.
+    rows, limits = {}, (join_module.MEMBERS_BROADCAST, 0)
+    for members_read, joins in ((False, 2), (True, 3)):
+        found = {}
+        for limit in limits:
+            monkeypatch.setattr(join_module, "MEMBERS_BROADCAST", limit)
+            pairs = plan(df, 0.5, tokens_col="toks", one_task=False, members_read=members_read).pairs
+            physical = pairs._jdf.queryExecution().sparkPlan().toString()
+            found[limit] = (physical.count("BroadcastHashJoin"), physical.count("SortMergeJoin"),
+                            sorted(map(tuple, pairs.select("left", "right", "similarity", "overlap").collect())))
+        broadcast, shuffled = found.values()
+        assert broadcast[:2] == (joins, 0) and shuffled[:2] == (0, joins), (members_read, found)
+        assert broadcast[2] == shuffled[2] and len(broadcast[2]) == 7, found
+        rows[members_read] = broadcast[2]
+    assert rows[False] == rows[True]
 
 
 def test_one_task_gives_the_distributed_plans_rows_whatever_the_order_columns_type(spark):
