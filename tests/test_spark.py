@@ -188,6 +188,60 @@ def test_a_long_set_with_a_long_shared_prefix_is_copied_once_per_token_group(spa
         assert copies.agg(F.max("count")).collect()[0][0] == groups  # not 601
 
 
+def copies_corpus():
+    """Sets with many identical copies (300 of one, copies of sets whose every token is shared, and of short
+    ones), near-copies of them, and sets with tokens of their own, shuffled."""
+    rng = Random(7)
+    base = [[f"w{k}" for k in range(10)], ["w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "x"],
+            ["a", "b"], ["a", "b", "c"], ["b", "c"], ["w3", "w5", "a", "z"]]
+    sets = [base[0]] * 300 + [base[1]] * 40 + [base[2]] * 25 + [base[3]] * 7 + [base[4]] * 3 + [base[5]] * 2
+    sets += [rng.sample(base[k % 4], len(base[k % 4]) - 1) + [f"u{k}"] for k in range(60)]
+    sets += [[f"v{k}", f"v{k + 1}", "w9"] for k in range(40)]
+    rng.shuffle(sets)
+    return sets
+
+
+@pytest.mark.parametrize("groups", [1, 3, None])
+def test_identical_copies_are_routed_and_paired_once_without_grouping_before_the_route(spark, groups):
+    # The distributed exact join routes documents, not distinct sets (allpairs.engines.spark.copies): the
+    # copies meet in the token groups' tasks, are joined as one set there and paired (J = 1) by one task.
+    sets = copies_corpus()
+    t = Fraction(1, 2)
+    with planned_join(spark, sets, t, token_groups=groups) as planned:
+        assert planned._grouped is None and planned.ranked is not None and not planned.plans
+        got = by_corpus(planned.pairs.collect()).get(0, [])
+        assert got == all_pairs(sets, t)
+        assert planned.summary.settle().distinct == len({frozenset(s) for s in sets})
+        assert planned.summary.shingles == sum(len(s) for s in {frozenset(s) for s in sets})
+        # The members, read by dedup and clusters, are grouped on first use.
+        assert planned.members.select("set").distinct().count() == planned.summary.distinct
+
+
+def test_copies_pairs_come_in_bounded_batches():
+    from allpairs.engines.spark.copies import _expanded, _members, _within
+
+    ids = np.arange(100, 130, dtype=np.int64)
+    start, count, size = np.array([0, 25]), np.array([25, 5]), np.array([4, 6])
+    batches = list(_within(ids, start, count, size, limit=64))
+    assert max(b.num_rows for b in batches) <= 64
+    got = sorted((a, b) for batch in batches
+                 for a, b in zip(batch.column("a").to_pylist(), batch.column("b").to_pylist()))
+    want = sorted([(int(ids[i]), int(ids[j])) for i in range(25) for j in range(i + 1, 25)] +
+                  [(int(ids[i]), int(ids[j])) for i in range(25, 30) for j in range(i + 1, 30)])
+    assert got == want
+    # Found pairs of first copies (1 with 3 others, 5 with 2) expanded to every copy on either side.
+    rep = np.array([1, 1, 1, 1, 5, 5, 5, 7])
+    members = _members(rep, np.array([1, 2, 3, 4, 5, 6, 9, 7]))
+    import pyarrow as pa
+    found = pa.RecordBatch.from_pydict({"a": [1, 7, 1], "b": [5, 5, 7], "overlap": [3, 2, 1], "size_a": [4, 4, 4],
+                                        "size_b": [5, 5, 3]})
+    out = list(_expanded(found, members, limit=5))
+    assert max(b.num_rows for b in out) <= 12  # one pair's 4 x 3 copies at most
+    got = sorted(zip(*(sum((b.column(c).to_pylist() for b in out), []) for c in ("a", "b", "overlap"))))
+    assert got == sorted([(a, b, 3) for a in (1, 2, 3, 4) for b in (5, 6, 9)] + [(7, b, 2) for b in (5, 6, 9)] +
+                         [(a, 7, 1) for a in (1, 2, 3, 4)])
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 300), st.integers(0, 10**9), st.integers(0, 10**11), st.integers(1, 40),
        st.integers(1, 9), st.integers(1, 10**9))
@@ -708,17 +762,23 @@ def test_few_members_are_broadcast_to_the_set_pairs_with_the_same_rows(spark, mo
     join_module = importlib.import_module("allpairs.engines.spark.join")
     sets = [["a", "b", "c"], ["a", "b", "c"], ["a", "b", "d"], ["x", "y"], ["x", "y"], ["a", "b", "c", "d"], ["q"]]
     df = token_frame(spark, [sets])
-    found = {}
-    for limit in (join_module.MEMBERS_BROADCAST, 0):
-        monkeypatch.setattr(join_module, "MEMBERS_BROADCAST", limit)
-        pairs = plan(df, 0.5, tokens_col="toks", one_task=False).pairs
-        physical = pairs._jdf.queryExecution().sparkPlan().toString()
-        found[limit] = (physical.count("BroadcastHashJoin"), physical.count("SortMergeJoin"),
-                        sorted(map(tuple, pairs.select("left", "right", "similarity", "overlap").collect())))
-    broadcast, shuffled = found.values()
-    assert broadcast[0] == 3 and broadcast[1] == 0, broadcast[:2]
-    assert shuffled[0] == 0 and shuffled[1] == 3, shuffled[:2]
-    assert broadcast[2] == shuffled[2] and len(broadcast[2]) == 7, found
+    # The join's own plan pairs identical documents in the token groups' tasks (.copies): two joins, the
+    # pair's two sides. Where the members are read (dedup, clusters) identical sets are grouped first and
+    # their documents paired by a third join.
+    rows, limits = {}, (join_module.MEMBERS_BROADCAST, 0)
+    for members_read, joins in ((False, 2), (True, 3)):
+        found = {}
+        for limit in limits:
+            monkeypatch.setattr(join_module, "MEMBERS_BROADCAST", limit)
+            pairs = plan(df, 0.5, tokens_col="toks", one_task=False, members_read=members_read).pairs
+            physical = pairs._jdf.queryExecution().sparkPlan().toString()
+            found[limit] = (physical.count("BroadcastHashJoin"), physical.count("SortMergeJoin"),
+                            sorted(map(tuple, pairs.select("left", "right", "similarity", "overlap").collect())))
+        broadcast, shuffled = found.values()
+        assert broadcast[:2] == (joins, 0) and shuffled[:2] == (0, joins), (members_read, found)
+        assert broadcast[2] == shuffled[2] and len(broadcast[2]) == 7, found
+        rows[members_read] = broadcast[2]
+    assert rows[False] == rows[True]
 
 
 def test_one_task_gives_the_distributed_plans_rows_whatever_the_order_columns_type(spark):
@@ -922,8 +982,9 @@ def test_the_pairs_are_joined_once_count_then_write_reuse_them(spark, tmp_path):
         assert pairs.count() == n
     with jobs_run(spark, "write") as write:
         pairs.write.parquet(str(tmp_path / "out"))
-    # The jobs the docstring names: ids checked, sets grouped, shingles counted and ranked (AQE may split each).
-    assert 3 <= len(planning) <= 10, planning
+    # The jobs the docstring names: ids checked and shingles counted in one pass, their counts merged (AQE may
+    # split each); identical sets are not grouped by a job of their own before (allpairs.engines.spark.copies).
+    assert 2 <= len(planning) <= 10, planning
     # Uncached, every action re-ran the join (7 jobs here); cached, it reads the stored pairs.
     assert len(first) >= 3 and len(second) <= 2 and len(write) <= 2, (first, second, write)
     assert spark.read.parquet(str(tmp_path / "out")).count() == n > 0

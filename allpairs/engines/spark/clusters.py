@@ -53,7 +53,7 @@ def plan_clusters(df, threshold, *, id_col: str = "id", text_col: str | None = N
         text_col = "text"
     base, order = numbered(df, order_col)
     planned = plan(base, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col, shingle=shingle,
-                   measure=measure, order_col=order, check=check, **options)
+                   measure=measure, order_col=order, check=check, members_read=True, **options)
     comps = components(planned.pairs.select(F.col("left_ord").alias("u"), F.col("right_ord").alias("v")))
     docs = comps.labels.join(planned.members.select(F.col("ord").alias("node"), "id", "okey"), "node")
     per = docs.groupBy("component").agg(F.count(F.lit(1)).alias("cluster_size"),

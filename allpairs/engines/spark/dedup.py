@@ -334,7 +334,7 @@ def plan_dedup(df, threshold, *, id_col: str = "id", text_col: str | None = None
         text_col = "text"
     base, order = numbered(df, order_col)
     planned = plan(base, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col, shingle=shingle,
-                   measure=measure, order_col=order, check=check, **options)
+                   measure=measure, order_col=order, check=check, members_read=True, **options)
     decided = decide_components(planned.pairs, measure, max_component=max_component)
     members = planned.members.select("id", "ord", "okey")
     kept_ids = members.select(F.col("ord").alias("dup_ord"), F.col("id").alias("duplicate_of"))

@@ -114,6 +114,7 @@ from ...exact.prefix import join_plan
 from ...measures import Threshold, get_measure
 from ...order import gather_csr, order_sets
 from ._kernel import first_shared, group_tokens, hot_routes
+from .copies import joined_with_copies
 from .arrow import (PACKED_SCHEMA, complete_groups, csr, group_starts, in_small_pages, key_array, numpy, one_table,
                     packed, struct, unpacked)
 
@@ -434,13 +435,15 @@ BLOCK_ROWS = 20_000
 
 
 @in_small_pages
-def _join_batches(batches, t: Threshold, hot: np.ndarray, groups: int):
+def _join_batches(batches, t: Threshold, hot: np.ndarray, groups: int, merged=None):
     """mapInArrow body: the pairs of a partition's routed rows, in any order (Spark does not sort them).
 
     A token group's partition is one task (:func:`placed`): its rows are
     joined as they came. A partition of several tasks (hot tokens' tasks, or
     groups that hash partitioning put together) is put in task order here,
-    and joined in blocks of whole tasks."""
+    and joined in blocks of whole tasks. ``merged`` (routed documents, not
+    distinct sets: :mod:`.copies`): identical ones grouped in each block, the
+    accumulator given the partition's copies merged."""
     table = one_table(batches)
     if table is None:
         return
@@ -449,7 +452,11 @@ def _join_batches(batches, t: Threshold, hot: np.ndarray, groups: int):
     if not ((dg > 0) | ((dg == 0) & ((d1 > 0) | ((d1 == 0) & (d2 >= 0))))).all():
         table = table.take(np.lexsort((c2, c1, g)))  # ~1 µs a row (1 M Zipf sets, all tasks in one: 5.3 s)
     del g, c1, c2, dg, d1, d2
-    for block in complete_groups(table.to_batches(max_chunksize=BLOCK_ROWS), TASK, rows=BLOCK_ROWS):
+    blocks = complete_groups(table.to_batches(max_chunksize=BLOCK_ROWS), TASK, rows=BLOCK_ROWS)
+    if merged is not None:
+        yield from joined_with_copies(blocks, lambda b: _join_block(b, t, hot, groups), groups, merged)
+        return
+    for block in blocks:
         yield _join_block(block, t, hot, groups)
 
 
@@ -581,9 +588,10 @@ def placed(tasks, plans: dict[int, GroupPlan], groups: int):
     return tasks.repartition(n, part)
 
 
-def set_pairs(ranked, t: Threshold, plans: dict[int, GroupPlan], groups: int):
-    """DataFrame (a, b, overlap, size_a, size_b): every pair of distinct sets with ``J >= t``, once."""
+def set_pairs(ranked, t: Threshold, plans: dict[int, GroupPlan], groups: int, merged=None):
+    """DataFrame (a, b, overlap, size_a, size_b): every pair of distinct sets with ``J >= t``, once; with
+    ``merged`` (:class:`.copies.Merged`'s accumulator), every pair of the ranked documents (:mod:`.copies`)."""
     hot = np.array(sorted(plans), np.int64)
     tasks = placed(routes(ranked, t, plans, groups), plans, groups)
-    return tasks.mapInArrow(lambda b: _join_batches(unpacked(b, ROUTED_ARROW), t, hot, groups),
+    return tasks.mapInArrow(lambda b: _join_batches(unpacked(b, ROUTED_ARROW), t, hot, groups, merged),
                             struct(SET_PAIRS_SCHEMA))

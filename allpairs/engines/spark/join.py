@@ -17,7 +17,7 @@ from ...errors import InputError, UsageError
 from ...pipeline import LSHInfo, lsh_settings
 from ...measures import MAX_DENOMINATOR, Threshold, get_measure, parse_threshold
 from ...shingles import ShingleSpec
-from . import exact, lsh, one_task as small, sets
+from . import copies, exact, lsh, one_task as small, sets
 from .carried import frame_columns, with_carried
 from .pairs import COLUMNS, MEMBERS_BROADCAST, ORDER, document_pairs, returned
 from .session import check_workers, require_pyspark
@@ -186,7 +186,7 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
          broadcast_limit: int = sets.BROADCAST_LIMIT, token_groups: int | None = None, num_perm: int = 128,
          bands: int | None = None, rows: int | None = None, recall: float = 0.99, seed: int = 1, bits: int | None = None,
          max_bucket: int | None = None, max_expand: int | None = lsh.MAX_EXPAND_SHUFFLED, measure: str = "jaccard",
-         one_task: bool | None = None, check: bool = True) -> SparkJoin:
+         one_task: bool | None = None, check: bool = True, members_read: bool = False) -> SparkJoin:
     """Plan the join of :func:`join` and keep its intermediate results (see :class:`SparkJoin`).
 
     Everything given is checked before any job. Then one job shingles the
@@ -202,7 +202,9 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     (:func:`.one_task.grouping_document_pairs`). Until that task has run,
     ``summary.distinct`` of such a plan is an upper bound (each joined
     document counted as a set of its own); computing the pairs settles it
-    (:meth:`sets.Summary.settle`).
+    (:meth:`sets.Summary.settle`). A distributed exact join does not group
+    identical sets before the route (:mod:`.copies`) unless ``members_read``
+    (dedup, clusters: they read the grouped frames).
     """
     require_pyspark()
     if method not in METHODS:
@@ -255,6 +257,29 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         # Past the one task's bounds: identical sets grouped in Spark and the shingles counted by a second pass.
         grouped = sets.group_identical(kept, min_shingles).localCheckpoint(eager=False)
         summary = sets.summarize(grouped, ids=False, shingles=True)
+    elif info is None and measure in JACCARD_ROUTED and not members_read:
+        # No identical sets grouped before the route (:mod:`.copies`): the documents kept, each shingle's
+        # documents counted, and the copies grouped where they meet, in the token groups' tasks.
+        kept = docs.localCheckpoint(eager=False)
+        summary = _checked(sets.summarize(copies.with_set(kept, min_shingles), ids=check, shingles=True),
+                           df, id_col, kept)
+        bound = jaccard_bound(measure, t)
+        accept = t if bound != t or measure != "jaccard" else None
+        fits = one_task is None and small.fits(summary.distinct, summary.shingles)
+        if fits and small.orders_alike(docs.schema["okey"].dataType):
+            pairs, summary.late = small.grouping_document_pairs(kept, min_shingles, bound, measure, accept)
+            return SparkJoin(pairs, None, None, None, t, method, label, summary=summary, one_task=True, kept=kept,
+                             min_shingles=min_shingles)
+        planned = None if fits else _copies_join(kept, summary, t, bound, accept, method, label, measure,
+                                                 min_shingles, max_group, broadcast_limit, token_groups)
+        if planned is not None:
+            return planned
+        # A hot token split (its chunks by set id would part copies), or one task for an order it cannot
+        # compare: identical sets grouped and counted as below, in the order counted (any order is exact).
+        grouped = sets.group_identical(kept, min_shingles).localCheckpoint(eager=False)
+        shared = summary.shared
+        summary = sets.summarize(grouped, ids=False, shingles=False, on_driver=True)
+        summary.shared = shared
     else:
         # Kept (memory, then disk) and cut from its lineage, so that the plans of the pairs (the sets joined
         # with their members, twice) stay small for Spark's analyser; lazily: the one planning job below
@@ -311,10 +336,37 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
                      buckets=bucket_rows, candidates=cand, lsh=info, summary=summary)
 
 
+def _copies_join(kept, summary: sets.Summary, t: Threshold, bound: Threshold, accept: Threshold | None, method: str,
+                 label: str, measure: str, min_shingles: int, max_group: int, broadcast_limit: int,
+                 token_groups: int | None) -> SparkJoin | None:
+    """The distributed exact join of the documents ``kept`` (not grouped: :mod:`.copies`), each joined document
+    ranked and routed as a set of its own (set id = ord); the summary's distinct sets settled by the join.
+    None where a hot token's group is split (:func:`.exact.plan_hot_groups`)."""
+    from pyspark.sql import functions as F
+
+    joined = kept.where(F.col("size") >= max(1, min_shingles))
+    members = joined.select(F.col("ord").alias("set"), "ord", "id", "okey", "size")
+    ranked, order = sets.rank_sets(joined.select(F.col("ord").alias("set"), "size", "keys"), hot_limit=max_group,
+                                   broadcast_limit=broadcast_limit, shared=summary.shared)
+    plans = exact.plan_hot_groups(ranked, bound, order.hot, max_group)
+    if plans:
+        return None
+    groups = token_groups or exact.token_groups(kept.sparkSession.sparkContext.defaultParallelism, summary.distinct,
+                                                summary.shared_ranks, summary.shingles, bound)
+    summary.late = copies.Merged(kept.sparkSession.sparkContext, summary.distinct, summary.shingles)
+    found = exact.set_pairs(ranked, bound, plans, groups, summary.late.accumulator)
+    if accept is not None:
+        found = found.mapInArrow(lambda b: _accept_batches(b, measure, t), found.schema)
+    return SparkJoin(document_pairs(found, members, measure, broadcast=summary.joined <= MEMBERS_BROADCAST,
+                                    identical=False), None, None, None, t, method, label,
+                     ranked=ranked, order=order, plans=plans, groups=groups, summary=summary, kept=kept,
+                     min_shingles=min_shingles)
+
+
 #: What :func:`join` passes on to :func:`plan` besides its own parameters.
 PLAN_OPTIONS = tuple(name for name in inspect.signature(plan).parameters
                      if name not in ("df", "threshold", "id_col", "text_col", "tokens_col", "shingle", "method",
-                                     "measure", "check"))
+                                     "measure", "check", "members_read"))
 
 
 def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, tokens_col: str | None = None,

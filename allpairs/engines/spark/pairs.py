@@ -39,11 +39,13 @@ def similarity(measure: str):
     return F.expr(similarity_sql(measure))
 
 
-def document_pairs(set_pairs, members, measure: str = "jaccard", broadcast: bool = False):
+def document_pairs(set_pairs, members, measure: str = "jaccard", broadcast: bool = False,
+                   identical: bool = True):
     """DataFrame (COLUMNS + ORDER) of all document pairs that ``set_pairs`` hold (similarity of ``measure``).
 
     ``set_pairs``: (a, b, overlap, size_a, size_b) over distinct set ids;
-    ``members``: (set, ord, id, okey, size).
+    ``members``: (set, ord, id, okey, size). Not ``identical``: every set is one document, paired with its
+    copies in ``set_pairs`` already (:mod:`.copies`).
 
     ``broadcast`` (for a few members: :data:`MEMBERS_BROADCAST`): the members are broadcast to the set pairs
     (one collect of the cached members, reused by every join here), so that the pairs are joined where the
@@ -73,6 +75,8 @@ def document_pairs(set_pairs, members, measure: str = "jaccard", broadcast: bool
         "overlap", pick(ab, "size_a", "size_b", "left_size"), pick(ab, "size_b", "size_a", "right_size"),
         pick(ab, "ok_a", "ok_b", "left_key"), pick(ab, "ord_a", "ord_b", "left_ord"),
         pick(ab, "ok_b", "ok_a", "right_key"), pick(ab, "ord_b", "ord_a", "right_ord"))
+    if not identical:
+        return cross
     # Identical documents: the members that are not their set's first document (``ord != set``: few) joined
     # with every member of their sets, not every member with every member (adaptive execution then
     # broadcasts the few, and the members are not sorted for it). A pair of two such members is met from

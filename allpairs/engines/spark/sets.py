@@ -4,9 +4,9 @@
   (:func:`allpairs.shingles.shingle_texts`, :func:`allpairs.shingles.hash_sets`);
   each document keeps its distinct keys sorted (as uint64, stored in Spark as
   the same 64 bits in a ``long``).
-* Identical sets are grouped once: the documents with equal key arrays get
-  the smallest ``ord`` among them as their set id (one shuffle); the members
-  table remembers which documents stand behind each set, for the output.
+* Identical sets are grouped once (the distributed exact join groups them in its tasks: :mod:`.copies`):
+  the documents with equal key arrays get the smallest ``ord`` among them as their set id (one shuffle);
+  the members table remembers which documents stand behind each set, for the output.
 * The global order counts each shingle's frequency over the distinct sets
   (partial counts per task, handed on as a row of bytes per hash bucket of
   keys and summed per bucket in numpy: one shuffle of a few rows per task).
