@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from allpairs.exact._kernel import first_match_bounds, gallop
+from allpairs.exact._kernel import first_match_bounds
+from allpairs.exact._lists import gallop
 from allpairs.measures import MEASURES, Threshold
 from allpairs.verify._kernel import count_marked, mark_tokens, merge, unmark_tokens
 

@@ -17,7 +17,7 @@ from ..measures._kernel import required_overlap
 from ..verify._kernel import bitmap_admits, merge
 from .._kernels.csr import grow_filled
 from .._kernels.jit import kernel
-from ._kernel import COMPACT_SHIFT, gallop, posting_shift, prefetch, window_start
+from ._lists import COMPACT_SHIFT, gallop, posting_shift, prefetch, window_start
 
 #: A half's shift (a signature's halves in ``post_bits``).
 _U32 = np.uint64(32)
