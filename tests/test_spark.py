@@ -1010,6 +1010,25 @@ def test_one_join_and_count_run_no_more_spark_jobs_than_counted(spark):
     assert len(jobs) <= JOBS_OF_ONE_JOIN, f"{len(jobs)} Spark jobs, more than the {JOBS_OF_ONE_JOIN} counted"
 
 
+#: Spark jobs of one join() and a count on the distributed plan (issue 32): the planning pass (ids checked,
+#: each shingle's documents counted) and its merge, the hot tokens' histograms, the route, the members'
+#: collect, the groups' joins and the count (AQE shows a shuffle's map stage as a job of its own): 8 for this
+#: frame; the 1 M Zipf sets of scripts/bench_spark.py run 10 (15 before session 55, when identical sets were
+#: grouped by a shuffle before the ranking and the members joined with the pairs by shuffles).
+JOBS_OF_A_DISTRIBUTED_JOIN = 8
+
+
+def test_a_distributed_join_and_count_run_no_more_spark_jobs_than_counted(spark):
+    df = spark.createDataFrame([(i, f"a b c d{i % 3} e{i % 5} f{i}") for i in range(60)], "id long, text string")
+    with jobs_run(spark, "one distributed join") as jobs:
+        pairs = allpairs.spark.join(df, 0.5, shingle="word:1", one_task=False)
+        n = pairs.count()
+    pairs.unpersist()
+    assert n > 0
+    assert len(jobs) <= JOBS_OF_A_DISTRIBUTED_JOIN, \
+        f"{len(jobs)} Spark jobs, more than the {JOBS_OF_A_DISTRIBUTED_JOIN} counted: {jobs}"
+
+
 #: Spark jobs of the command line's join of the tiny corpus with -s given, counted (issue 32): the files are
 #: read, decoded and their skipped ones counted by the planning pass; 9 before, with a job of their own; 8
 #: before small inputs were joined in one task (no shingle counted, ranked, broadcast or routed; the
