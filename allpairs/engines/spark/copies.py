@@ -124,7 +124,9 @@ def _batch(a, b, overlap, size_a, size_b) -> pa.RecordBatch:
 
 
 def _expanded(found: pa.RecordBatch, groups, limit: int):
-    """``found``'s pairs of first copies as the pairs of every copy on either side, in batches."""
+    """``found``'s pairs of first copies as the pairs of every copy on either side, in batches of at most
+    ``limit`` pairs: pairs of few copies together, one of more copies (two sets of 10,000 copies each: 10^8)
+    in slices of its own."""
     firsts, start, count, ids = groups
     a, b = numpy(found.column("a"), np.int64), numpy(found.column("b"), np.int64)
 
@@ -137,13 +139,22 @@ def _expanded(found: pa.RecordBatch, groups, limit: int):
     hb, sb, nb = side(b)
     n = na * nb
     cols = [numpy(found.column(c), np.int32) for c in ("overlap", "size_a", "size_b")]
-    for lo, hi in key_slices(np.concatenate([[0], np.cumsum(n)]), limit):
-        k = n[lo:hi]
-        p = np.repeat(np.arange(lo, hi, dtype=np.int64), k)
-        within = np.arange(int(k.sum()), dtype=np.int64) - np.repeat(np.cumsum(k) - k, k)
+
+    def rows(p, within):
         i, j = within // nb[p], within % nb[p]
-        yield _batch(np.where(ha[p], ids[sa[p] + i], a[p]), np.where(hb[p], ids[sb[p] + j], b[p]),
-                     *(c[p] for c in cols))
+        return _batch(np.where(ha[p], ids[sa[p] + i], a[p]), np.where(hb[p], ids[sb[p] + j], b[p]),
+                      *(c[p] for c in cols))
+
+    big = n > limit
+    for q in np.flatnonzero(big).tolist():
+        for lo in range(0, int(n[q]), limit):
+            within = np.arange(lo, min(int(n[q]), lo + limit), dtype=np.int64)
+            yield rows(np.full(len(within), q, np.int64), within)
+    small = np.flatnonzero(~big)
+    for lo, hi in key_slices(np.concatenate([[0], np.cumsum(n[small])]), limit):
+        k = n[small[lo:hi]]
+        p = np.repeat(small[lo:hi], k)
+        yield rows(p, np.arange(int(k.sum()), dtype=np.int64) - np.repeat(np.cumsum(k) - k, k))
 
 
 def _within(ids: np.ndarray, start: np.ndarray, count: np.ndarray, size: np.ndarray, limit: int):
