@@ -794,6 +794,9 @@ def test_one_task_gives_the_distributed_plans_rows_whatever_the_order_columns_ty
                                                           one_task=one, cache=False).collect()))
                 for one in (False, True)}
         assert rows[True] == rows[False] and len(rows[True]) == 7, rows
+        # The plan asked for is the one that runs, whatever the order column's type.
+        assert [plan(framed, 0.5, tokens_col="toks", order_col="n", one_task=one).one_task
+                for one in (False, True)] == [False, True]
 
 
 def test_a_tree_expected_small_whose_shingles_do_not_fit_one_task_is_counted_then_distributed(spark, monkeypatch):

@@ -265,7 +265,7 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
                            df, id_col, kept)
         bound = jaccard_bound(measure, t)
         accept = t if bound != t or measure != "jaccard" else None
-        fits = one_task is None and small.fits(summary.distinct, summary.shingles)
+        fits = small.fits(summary.distinct, summary.shingles) if one_task is None else one_task
         if fits and small.orders_alike(docs.schema["okey"].dataType):
             pairs, summary.late = small.grouping_document_pairs(kept, min_shingles, bound, measure, accept)
             return SparkJoin(pairs, None, None, None, t, method, label, summary=summary, one_task=True, kept=kept,
