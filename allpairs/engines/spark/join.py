@@ -270,8 +270,8 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
             pairs, summary.late = small.grouping_document_pairs(kept, min_shingles, bound, measure, accept)
             return SparkJoin(pairs, None, None, None, t, method, label, summary=summary, one_task=True, kept=kept,
                              min_shingles=min_shingles)
-        planned = None if fits else _copies_join(kept, summary, t, bound, accept, method, label, measure,
-                                                 min_shingles, max_group, broadcast_limit, token_groups)
+        planned = None if fits else _copies_join(kept, summary, t, method, label, measure, min_shingles,
+                                                 max_group, broadcast_limit, token_groups)
         if planned is not None:
             return planned
         # A hot token split (its chunks by set id would part copies), or one task for an order it cannot
@@ -315,19 +315,9 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     if info is None:
         if summary.shared is None:  # expected small, but its totals do not fit: the shingles counted now
             summary.shared = sets.summarize(grouped, ids=False, shingles=True).shared
-        ranked, order = sets.rank_sets(distinct, hot_limit=max_group, broadcast_limit=broadcast_limit,
-                                       shared=summary.shared)
-        bound = jaccard_bound(measure, t)
-        plans = exact.plan_hot_groups(ranked, bound, order.hot, max_group)
-        groups = token_groups or exact.token_groups(df.sparkSession.sparkContext.defaultParallelism,
-                                                    summary.distinct, summary.shared_ranks,
-                                                    summary.shingles, bound)
-        found = exact.set_pairs(ranked, bound, plans, groups)
-        if bound != t or measure != "jaccard":
-            found = found.mapInArrow(lambda b: _accept_batches(b, measure, t), found.schema)
-        pairs = document_pairs(found, members, measure, broadcast=summary.joined <= MEMBERS_BROADCAST)
-        return SparkJoin(pairs, members, distinct, grouped, t, method, label, ranked=ranked, order=order, plans=plans,
-                         groups=groups, summary=summary)
+        pairs, routed = _routed_pairs(distinct, members, summary, t, measure, max_group, broadcast_limit,
+                                      token_groups)
+        return SparkJoin(pairs, members, distinct, grouped, t, method, label, summary=summary, **routed)
     bucket_rows = lsh.buckets(distinct, num_perm=info.num_perm, bands=info.bands, rows=info.rows, seed=info.seed,
                               bits=info.bits, max_bucket=info.max_bucket, max_expand=info.max_expand,
                               report=LARGE_BUCKET)
@@ -336,9 +326,39 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
                      buckets=bucket_rows, candidates=cand, lsh=info, summary=summary)
 
 
-def _copies_join(kept, summary: sets.Summary, t: Threshold, bound: Threshold, accept: Threshold | None, method: str,
-                 label: str, measure: str, min_shingles: int, max_group: int, broadcast_limit: int,
-                 token_groups: int | None) -> SparkJoin | None:
+def _routed_pairs(distinct, members, summary: sets.Summary, t: Threshold, measure: str, max_group: int,
+                  broadcast_limit: int, token_groups: int | None, routed_documents: bool = False):
+    """The document pairs of the distributed exact join: ``distinct`` (set, size, keys) ranked on the driver,
+    the hot tokens' groups planned, the sets routed to token groups and joined there, the pairs accepted at
+    ``t`` where the join ran at a looser Jaccard bound, then paired with their ``members``; and the plan's
+    parts (:class:`SparkJoin`'s ``ranked``, ``order``, ``plans``, ``groups``).
+
+    ``routed_documents``: ``distinct`` holds documents, not grouped (:mod:`.copies`): each a set of its own, copies
+    are grouped in the join's tasks (``summary.late`` then settles the distinct sets), and None is returned
+    where a hot token's group is split (its chunks by set id would part copies)."""
+    bound = jaccard_bound(measure, t)
+    ranked, order = sets.rank_sets(distinct, hot_limit=max_group, broadcast_limit=broadcast_limit,
+                                   shared=summary.shared)
+    plans = exact.plan_hot_groups(ranked, bound, order.hot, max_group)
+    if plans and routed_documents:
+        return None
+    spark = distinct.sparkSession
+    groups = token_groups or exact.token_groups(spark.sparkContext.defaultParallelism, summary.distinct,
+                                                summary.shared_ranks, summary.shingles, bound)
+    merged = None
+    if routed_documents:
+        summary.late = copies.Merged(spark.sparkContext, summary.distinct, summary.shingles)
+        merged = summary.late.accumulator
+    found = exact.set_pairs(ranked, bound, plans, groups, merged)
+    if bound != t or measure != "jaccard":
+        found = found.mapInArrow(lambda b: _accept_batches(b, measure, t), found.schema)
+    pairs = document_pairs(found, members, measure, broadcast=summary.joined <= MEMBERS_BROADCAST,
+                           identical=not routed_documents)
+    return pairs, {"ranked": ranked, "order": order, "plans": plans, "groups": groups}
+
+
+def _copies_join(kept, summary: sets.Summary, t: Threshold, method: str, label: str, measure: str,
+                 min_shingles: int, max_group: int, broadcast_limit: int, token_groups: int | None) -> SparkJoin | None:
     """The distributed exact join of the documents ``kept`` (not grouped: :mod:`.copies`), each joined document
     ranked and routed as a set of its own (set id = ord); the summary's distinct sets settled by the join.
     None where a hot token's group is split (:func:`.exact.plan_hot_groups`)."""
@@ -346,21 +366,13 @@ def _copies_join(kept, summary: sets.Summary, t: Threshold, bound: Threshold, ac
 
     joined = kept.where(F.col("size") >= max(1, min_shingles))
     members = joined.select(F.col("ord").alias("set"), "ord", "id", "okey", "size")
-    ranked, order = sets.rank_sets(joined.select(F.col("ord").alias("set"), "size", "keys"), hot_limit=max_group,
-                                   broadcast_limit=broadcast_limit, shared=summary.shared)
-    plans = exact.plan_hot_groups(ranked, bound, order.hot, max_group)
-    if plans:
+    got = _routed_pairs(joined.select(F.col("ord").alias("set"), "size", "keys"), members, summary, t, measure,
+                        max_group, broadcast_limit, token_groups, routed_documents=True)
+    if got is None:
         return None
-    groups = token_groups or exact.token_groups(kept.sparkSession.sparkContext.defaultParallelism, summary.distinct,
-                                                summary.shared_ranks, summary.shingles, bound)
-    summary.late = copies.Merged(kept.sparkSession.sparkContext, summary.distinct, summary.shingles)
-    found = exact.set_pairs(ranked, bound, plans, groups, summary.late.accumulator)
-    if accept is not None:
-        found = found.mapInArrow(lambda b: _accept_batches(b, measure, t), found.schema)
-    return SparkJoin(document_pairs(found, members, measure, broadcast=summary.joined <= MEMBERS_BROADCAST,
-                                    identical=False), None, None, None, t, method, label,
-                     ranked=ranked, order=order, plans=plans, groups=groups, summary=summary, kept=kept,
-                     min_shingles=min_shingles)
+    pairs, routed = got
+    return SparkJoin(pairs, None, None, None, t, method, label, summary=summary, kept=kept,
+                     min_shingles=min_shingles, **routed)
 
 
 #: What :func:`join` passes on to :func:`plan` besides its own parameters.
