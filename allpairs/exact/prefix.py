@@ -41,7 +41,8 @@ from .._kernels.jit import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
 from ..verify import bitmaps_prune
 from ..verify._kernel import bitmaps
-from ._kernel import build_index, first_match_bounds, list_counts, probe_cost, probe_verify
+from ._kernel import (build_index, build_index_by_range, first_match_bounds, list_counts, list_lengths, list_starts,
+                      probe_cost, probe_verify)
 from .large import (BLOCK_SETS, BUCKET_SHIFT, COMPACT_MAX_SETS, COMPACT_MAX_SIZE, REAP_MIN_DEAD, alpha_table,
                     probe_blocked)
 
@@ -112,6 +113,11 @@ MARKS_MAX_TOKENS = 1 << 21
 #: which a short merge does not (distinct Kosarak, 10.7 tokens a set: 60 -> 68 ms CPU at t = 0.5; the 1 M Zipf
 #: sets, 20: +1.0 % instructions; the licences, 95: -39 %; the Go sets, 2,090: as fast or faster).
 MARKS_MIN_MEAN_SIZE = 32
+
+#: Postings from which a large join's index is written range by range (:func:`build_index_by_range`), and the
+#: postings of a range on average (with their records, 16 bytes each: a range's part held in a core's cache).
+BY_RANGE_MIN_POSTINGS = 1 << 24
+BY_RANGE_POSTINGS = 1 << 16
 
 #: ``post_size`` of the probe when the sizes are in its ``post_bits`` records.
 _NO_SIZES = np.empty(0, np.int32)
@@ -406,8 +412,9 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     at = _NO_POSITIONS if at is None else at
     live_len = _NO_LENGTHS if live_len is None else np.ascontiguousarray(live_len, np.int64)
     x_ptr, x_max, stop_ptr, stop_of = first_match_bounds(indptr, index_len, probe_len, at, row.code, p, q)
-    ptr = list_counts(indptr, tokens, num_tokens, index_len, set_class, n_classes)  # the lists' bounds, unfilled
-    cost = probe_cost(indptr, tokens, ptr[1:], probe_len, set_class, compat, n_classes)
+    ptr = list_counts(indptr, tokens, num_tokens, index_len, set_class, n_classes)  # the lists' lengths
+    cost = probe_cost(indptr, tokens, list_lengths(ptr), probe_len, set_class, compat, n_classes)
+    list_starts(ptr)  # the lists' bounds, unfilled
     total_cost = int(cost.sum())
     n_tasks = task_count(total_cost, n_sets, jobs)
     if block_pairs is not None:
@@ -432,8 +439,13 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
         post_bits = np.empty((n_post, 3), np.uint32)
     else:
         post, post_size, post_bits = np.empty(n_post, np.int64), np.empty(n_post, np.int32), None
-    build_index(indptr, tokens, index_len, set_class, n_classes, at, x_ptr, x_max, ptr, bits, post, post_size,
-                _NO_RECORDS if post_bits is None else post_bits)
+    if post_bits is not None and post.dtype == np.uint32 and n_post >= BY_RANGE_MIN_POSTINGS:
+        lists = len(ptr) - 2  # ranges of 2^shift lists, BY_RANGE_POSTINGS postings each on average
+        build_index_by_range(indptr, tokens, index_len, set_class, n_classes, at, x_ptr, x_max, ptr, bits, post,
+                             post_bits, min(max((lists * BY_RANGE_POSTINGS // n_post).bit_length() - 1, 0), 24))
+    else:
+        build_index(indptr, tokens, index_len, set_class, n_classes, at, x_ptr, x_max, ptr, bits, post, post_size,
+                    _NO_RECORDS if post_bits is None else post_bits)
     list_ptr = ptr[:-1]
     del index_len, x_ptr, x_max, ptr
     by_marks = (num_tokens <= MARKS_MAX_TOKENS and not len(at)  # (the Spark task's orders: merged)
