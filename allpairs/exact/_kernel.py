@@ -180,23 +180,28 @@ def build_index(indptr, tokens, index_len, set_class, n_classes, at, x_ptr, x_ma
 
 @kernel
 def build_index_by_range(indptr, tokens, index_len, set_class, n_classes, at, x_ptr, x_max, ptr, bits, post, records,
-                         range_shift):
+                         range_postings):
     """:func:`build_index`'s 32-bit postings and records, the same index, written in two passes that keep their
     write streams in cache: each posting first appended, in set order, to the part of ``post`` and ``records``
     of its range of ``2^range_shift`` lists (a partitioned scatter, as radix sorts and hash joins partition
     first: Manegold, Boncz, Kersten, "Optimizing main-memory join on modern hardware", TKDE 2002), its list
     and set's size packed in the record's first word; then each range's part, in cache, copied aside and
-    written out in list order.
+    written out in list order. A range is the largest power of two of lists that holds at most
+    ``range_postings`` postings on average, and at most 2^24 lists.
 
     One posting is written to one of ~8 M lists at random on 10 M Zipf sets (1.14 GB of postings and
     records): each write a line from memory. Here the first pass writes to one line of each range's part
     (a few hundred ranges), and the second moves the postings within a part of a few MB. Each list gets its
-    postings in set order, as from :func:`build_index`. Assumes clean input, ``post`` uint32 (sets of at most
-    255 tokens: the size fits below the list in the record's first word) and ``2^range_shift`` <= 2^24.
+    postings in set order, as from :func:`build_index`. Assumes clean input and ``post`` uint32 (sets of at most
+    255 tokens: the size fits below the list in the record's first word).
     """
     shift = posting_shift(post)
     has_at = at.shape[0] > 0
     n_lists = ptr.shape[0] - 2
+    per_range = n_lists * range_postings // max(ptr[n_lists + 1], 1)  # lists a range may hold
+    range_shift = 0
+    while range_shift < 24 and np.int64(2) << range_shift <= per_range:
+        range_shift += 1
     n_ranges = (n_lists >> range_shift) + 1
     part = np.empty(n_ranges + 1, np.int64)  # range r's part of post: part[r]:part[r + 1]; its fill cursor at r
     for r in range(n_ranges + 1):

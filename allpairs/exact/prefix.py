@@ -114,11 +114,8 @@ MARKS_MAX_TOKENS = 1 << 21
 #: sets, 20: +1.0 % instructions; the licences, 95: -39 %; the Go sets, 2,090: as fast or faster).
 MARKS_MIN_MEAN_SIZE = 32
 
-#: Postings from which a large join's index is written range by range (:func:`build_index_by_range`), and the
-#: postings of a range on average (with their records, 16 bytes each: a range's part held in a core's cache).
-BY_RANGE_MIN_POSTINGS = 1 << 24
-BY_RANGE_POSTINGS = 1 << 16
-
+#: Postings from which an index is written by range (:func:`build_index_by_range`: 64 MiB with records), and a range's.
+BY_RANGE_MIN_POSTINGS, BY_RANGE_POSTINGS = 1 << 22, 1 << 16
 #: ``post_size`` of the probe when the sizes are in its ``post_bits`` records.
 _NO_SIZES = np.empty(0, np.int32)
 #: ``records`` of :func:`build_index` when the sizes are in ``post_size`` (no signatures in the postings).
@@ -412,9 +409,8 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     at = _NO_POSITIONS if at is None else at
     live_len = _NO_LENGTHS if live_len is None else np.ascontiguousarray(live_len, np.int64)
     x_ptr, x_max, stop_ptr, stop_of = first_match_bounds(indptr, index_len, probe_len, at, row.code, p, q)
-    ptr = list_counts(indptr, tokens, num_tokens, index_len, set_class, n_classes)  # the lists' lengths
-    cost = probe_cost(indptr, tokens, list_lengths(ptr), probe_len, set_class, compat, n_classes)
-    list_starts(ptr)  # the lists' bounds, unfilled
+    ptr = list_counts(indptr, tokens, num_tokens, index_len, set_class, n_classes)  # the lists' lengths; then their bounds
+    cost, _ = probe_cost(indptr, tokens, list_lengths(ptr), probe_len, set_class, compat, n_classes), list_starts(ptr)
     total_cost = int(cost.sum())
     n_tasks = task_count(total_cost, n_sets, jobs)
     if block_pairs is not None:
@@ -436,13 +432,12 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     if prune and n_sets >= POSTED_BITS_MIN_SETS:
         compact = n_sets < COMPACT_MAX_SETS and largest <= COMPACT_MAX_SIZE
         post, post_size = np.empty(n_post, np.uint32 if compact else np.int64), _NO_SIZES
-        post_bits = np.empty((n_post, 3), np.uint32)
+        post_bits = _malloc.small_pages_empty(3 * n_post, np.uint32).reshape(n_post, 3)  # (its docstring: why)
     else:
         post, post_size, post_bits = np.empty(n_post, np.int64), np.empty(n_post, np.int32), None
     if post_bits is not None and post.dtype == np.uint32 and n_post >= BY_RANGE_MIN_POSTINGS:
-        lists = len(ptr) - 2  # ranges of 2^shift lists, BY_RANGE_POSTINGS postings each on average
         build_index_by_range(indptr, tokens, index_len, set_class, n_classes, at, x_ptr, x_max, ptr, bits, post,
-                             post_bits, min(max((lists * BY_RANGE_POSTINGS // n_post).bit_length() - 1, 0), 24))
+                             post_bits, BY_RANGE_POSTINGS)
     else:
         build_index(indptr, tokens, index_len, set_class, n_classes, at, x_ptr, x_max, ptr, bits, post, post_size,
                     _NO_RECORDS if post_bits is None else post_bits)
