@@ -191,7 +191,8 @@ def build_index_by_range(indptr, tokens, index_len, set_class, n_classes, at, x_
 
     One posting is written to one of ~8 M lists at random on 10 M Zipf sets (1.14 GB of postings and
     records): each write a line from memory. Here the first pass writes to one line of each range's part
-    (a few hundred ranges), and the second moves the postings within a part of a few MB. Each list gets its
+    (~1,200 ranges of ~60,000 postings), and the second moves the postings within a part of ~1 MB (10 M
+    sets, pages already faulted in: 1.24 -> 0.67 s; 2^11 to 2^17 lists a range tried). Each list gets its
     postings in set order, as from :func:`build_index`. Assumes clean input and ``post`` uint32 (sets of at most
     255 tokens: the size fits below the list in the record's first word).
     """
