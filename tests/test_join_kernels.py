@@ -209,6 +209,67 @@ def test_postings_written_with_their_records_are_the_plain_index_with_the_record
 
 @pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_near_copies(), st.sampled_from([Fraction(1, 10**9), Fraction(1, 2), Fraction(9, 10)]))
+def test_an_index_written_range_by_range_is_the_index_written_posting_by_posting(sets, t):
+    _written_by_range(sets, t)
+
+
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+def test_a_join_of_near_copies_writes_its_index_range_by_range_where_it_is_large():
+    sets = [sorted({(7 * i + k) % 50 for k in range(12)} | {60 + i % 3}) for i in range(40)]
+    assert _written_by_range(sets, Fraction(1, 2))
+
+
+def _written_by_range(sets, t):
+    """:func:`allpairs.exact._kernel.build_index_by_range`, with ranges of one list to all of them, writes the
+    postings, records and spent cursors of :func:`allpairs.exact._kernel.build_index`; the lists' lengths
+    (int32, :func:`allpairs.exact._kernel.list_counts`) sum in place to the lists' bounds (``list_starts``)."""
+    import allpairs.exact.prefix as prefix
+
+    by_range, list_counts = prefix.build_index_by_range, prefix.list_counts
+    seen = []
+
+    def counted(indptr, tokens, num_tokens, index_len, set_class, n_classes):
+        ptr = list_counts(indptr, tokens, num_tokens, index_len, set_class, n_classes)
+        lists = np.concatenate([tokens[indptr[s]:indptr[s] + index_len[s]] for s in range(len(index_len))] + [[]])
+        assert np.array_equal(prefix.list_lengths(ptr), np.bincount(lists.astype(np.int64), minlength=num_tokens))
+        expected = np.r_[0, 0, np.cumsum(prefix.list_lengths(ptr), dtype=np.int64)]
+        prefix.list_starts(ptr.copy())
+        got = ptr.copy()
+        prefix.list_starts(got)
+        assert np.array_equal(got, expected)
+        return ptr
+
+    def checked(*args):
+        """The join's call, then each range size on cursors of its own, against the plain build."""
+        ptr, bits, post, records = args[8:12]
+        cursors = ptr.copy()
+        by_range(*args)
+        plain, plain_records = np.empty_like(post), np.empty_like(records)
+        plain_cursors = cursors.copy()
+        prefix.build_index(*args[:8], plain_cursors, bits, plain, prefix._NO_SIZES, plain_records)
+        assert np.array_equal(post, plain) and np.array_equal(records, plain_records)
+        assert np.array_equal(ptr, plain_cursors)
+        for range_postings in (0, 1, 3, 1 << 40):
+            got, got_records, got_cursors = np.empty_like(post), np.empty_like(records), cursors.copy()
+            by_range(*args[:8], got_cursors, bits, got, got_records, range_postings)
+            assert np.array_equal(got, plain) and np.array_equal(got_records, plain_records)
+            assert np.array_equal(got_cursors, plain_cursors)
+        seen.append(len(post))
+
+    saved = prefix.POSTED_BITS_MIN_SETS, prefix.BY_RANGE_MIN_POSTINGS
+    prefix.POSTED_BITS_MIN_SETS, prefix.BY_RANGE_MIN_POSTINGS = 1, 1
+    prefix.build_index_by_range, prefix.list_counts = checked, counted
+    try:
+        assert fast_pairs(sets, t) == naive.all_pairs(sets, t)
+    finally:
+        prefix.POSTED_BITS_MIN_SETS, prefix.BY_RANGE_MIN_POSTINGS = saved
+        prefix.build_index_by_range, prefix.list_counts = by_range, list_counts
+    return seen
+
+
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_near_copies(), st.sampled_from([Fraction(1, 2), Fraction(9, 10)]))
 def test_a_join_with_compacted_postings_finds_the_oracle_pairs(sets, t):
     """The join's large variant (signatures in the postings, compacted) on small corpora: its threshold lowered."""

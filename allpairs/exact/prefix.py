@@ -41,7 +41,8 @@ from .._kernels.jit import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
 from ..verify import bitmaps_prune
 from ..verify._kernel import bitmaps
-from ._kernel import build_index, first_match_bounds, list_counts, probe_cost, probe_verify
+from ._kernel import (build_index, build_index_by_range, first_match_bounds, list_counts, list_lengths, list_starts,
+                      probe_cost, probe_verify)
 from .large import (BLOCK_SETS, BUCKET_SHIFT, COMPACT_MAX_SETS, COMPACT_MAX_SIZE, REAP_MIN_DEAD, alpha_table,
                     probe_blocked)
 
@@ -113,6 +114,8 @@ MARKS_MAX_TOKENS = 1 << 21
 #: sets, 20: +1.0 % instructions; the licences, 95: -39 %; the Go sets, 2,090: as fast or faster).
 MARKS_MIN_MEAN_SIZE = 32
 
+#: Postings from which an index is written by range (:func:`build_index_by_range`: 64 MiB with records), and a range's.
+BY_RANGE_MIN_POSTINGS, BY_RANGE_POSTINGS = 1 << 22, 1 << 16
 #: ``post_size`` of the probe when the sizes are in its ``post_bits`` records.
 _NO_SIZES = np.empty(0, np.int32)
 #: ``records`` of :func:`build_index` when the sizes are in ``post_size`` (no signatures in the postings).
@@ -406,8 +409,8 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     at = _NO_POSITIONS if at is None else at
     live_len = _NO_LENGTHS if live_len is None else np.ascontiguousarray(live_len, np.int64)
     x_ptr, x_max, stop_ptr, stop_of = first_match_bounds(indptr, index_len, probe_len, at, row.code, p, q)
-    ptr = list_counts(indptr, tokens, num_tokens, index_len, set_class, n_classes)  # the lists' bounds, unfilled
-    cost = probe_cost(indptr, tokens, ptr[1:], probe_len, set_class, compat, n_classes)
+    ptr = list_counts(indptr, tokens, num_tokens, index_len, set_class, n_classes)  # the lists' lengths; then their bounds
+    cost, _ = probe_cost(indptr, tokens, list_lengths(ptr), probe_len, set_class, compat, n_classes), list_starts(ptr)
     total_cost = int(cost.sum())
     n_tasks = task_count(total_cost, n_sets, jobs)
     if block_pairs is not None:
@@ -429,11 +432,15 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     if prune and n_sets >= POSTED_BITS_MIN_SETS:
         compact = n_sets < COMPACT_MAX_SETS and largest <= COMPACT_MAX_SIZE
         post, post_size = np.empty(n_post, np.uint32 if compact else np.int64), _NO_SIZES
-        post_bits = np.empty((n_post, 3), np.uint32)
+        post_bits = _malloc.small_pages_empty(3 * n_post, np.uint32).reshape(n_post, 3)  # (its docstring: why)
     else:
         post, post_size, post_bits = np.empty(n_post, np.int64), np.empty(n_post, np.int32), None
-    build_index(indptr, tokens, index_len, set_class, n_classes, at, x_ptr, x_max, ptr, bits, post, post_size,
-                _NO_RECORDS if post_bits is None else post_bits)
+    if post_bits is not None and post.dtype == np.uint32 and n_post >= BY_RANGE_MIN_POSTINGS:
+        build_index_by_range(indptr, tokens, index_len, set_class, n_classes, at, x_ptr, x_max, ptr, bits, post,
+                             post_bits, BY_RANGE_POSTINGS)
+    else:
+        build_index(indptr, tokens, index_len, set_class, n_classes, at, x_ptr, x_max, ptr, bits, post, post_size,
+                    _NO_RECORDS if post_bits is None else post_bits)
     list_ptr = ptr[:-1]
     del index_len, x_ptr, x_max, ptr
     by_marks = (num_tokens <= MARKS_MAX_TOKENS and not len(at)  # (the Spark task's orders: merged)
