@@ -211,6 +211,43 @@ def test_large_work_arrays_are_large_pages_of_their_own_and_typed_as_numpy_s():
     assert large_empty(LARGE_FROM, np.uint8).flags.owndata != hasattr(mmap, "MADV_HUGEPAGE")
 
 
+def test_the_host_taking_free_memory_back_is_read_from_the_virtio_balloon_s_features(tmp_path):
+    from allpairs._kernels.malloc import host_reclaims_free_memory
+
+    def devices(*found):
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        for i, (device, features) in enumerate(found):
+            (root / f"virtio{i}").mkdir(parents=True)
+            (root / f"virtio{i}" / "device").write_text(device + "\n")
+            (root / f"virtio{i}" / "features").write_text(features + "\n")
+        return root
+
+    reporting = "0110010100" + "0" * 54  # bit 5: VIRTIO_BALLOON_F_REPORTING (this project's VM's balloon)
+    check = host_reclaims_free_memory.__wrapped__
+    assert check(devices(("0x0002", "0" * 64), ("0x0005", reporting)))
+    assert not check(devices(("0x0005", "0110000100" + "0" * 54)))  # a balloon without free page reporting
+    assert not check(devices(("0x0002", reporting)))  # bit 5 of another device means something else
+    assert not check(devices(("0x0005", "01100")))  # features too short to have the bit
+    assert not check(tmp_path / "absent")  # no virtio bus: not such a VM
+
+
+def test_small_page_records_only_past_their_threshold_and_where_the_host_takes_memory_back(monkeypatch):
+    import mmap
+
+    from allpairs._kernels import malloc
+
+    monkeypatch.setattr(malloc, "SMALL_FROM", 1 << 20)
+    for reclaims in (True, False):
+        monkeypatch.setattr(malloc, "host_reclaims_free_memory", lambda: reclaims)
+        for n, dtype in [(10, np.uint32), ((1 << 18) - 1, np.uint32), (1 << 18, np.uint32), (3 << 17, np.uint64)]:
+            a = malloc.small_pages_empty(n, dtype)
+            assert a.shape == (n,) and a.dtype == dtype and a.flags.writeable
+            a[:] = 5
+            assert (a == 5).all()
+            own = reclaims and a.nbytes >= 1 << 20 and hasattr(mmap, "MADV_HUGEPAGE")
+            assert a.flags.owndata != own  # a mapping of its own (small pages), else numpy's memory
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 2**31 - 1), max_size=6), min_size=1, max_size=12), st.data(),
        st.sampled_from([np.int32, np.uint64]))

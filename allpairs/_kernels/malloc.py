@@ -13,6 +13,7 @@ import contextlib
 import ctypes
 import functools
 import mmap
+from pathlib import Path
 
 import numpy as np
 
@@ -73,19 +74,46 @@ def large_empty(n: int, dtype, smallest: int = LARGE_FROM) -> np.ndarray:
 SMALL_FROM = 1 << 29
 
 
-def small_pages_empty(n: int, dtype) -> np.ndarray:
-    """``np.empty(n, dtype)`` of small pages (4 KiB) only from :data:`SMALL_FROM` bytes, where numpy would ask for
-    large ones: for a large array written once and then read sparsely, such as the records of a large join's
-    postings.
+#: Where Linux lists the virtio devices; the balloon's device id and its free page reporting feature bit
+#: (VIRTIO_BALLOON_F_REPORTING, virtio 1.2, 5.5.3): sysfs prints a device's features as one 0/1 per bit.
+VIRTIO_DEVICES = Path("/sys/bus/virtio/devices")
+_BALLOON, _REPORTING = "0x0005", 5
 
-    A large page's first fault needs 2 MiB that the host may have taken back (free page reporting): on this
-    project's VM 3.5-6.6 ms each, against ~1.5 microseconds for a small page the guest held; 10 M Zipf sets'
-    858 MB of records: 2.0-2.3 s of system time in large pages, 0.3-0.4 s in small ones, for the probe's
-    reads +0.3-0.5 s (TLB misses). ``madvise(MADV_NOHUGEPAGE)`` on this mapping alone (no process setting).
+
+@functools.lru_cache(maxsize=None)
+def host_reclaims_free_memory(devices: Path = VIRTIO_DEVICES) -> bool:
+    """Whether this is a virtual machine whose host takes back the memory the guest leaves free (a virtio
+    balloon with free page reporting): memory then faults in anew from the host, a large page for milliseconds."""
+    try:
+        found = sorted(devices.iterdir())
+    except OSError:
+        return False
+    for device in found:
+        try:
+            if (device / "device").read_text().strip() == _BALLOON:
+                features = (device / "features").read_text().strip()
+                if features[_REPORTING:_REPORTING + 1] == "1":
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def small_pages_empty(n: int, dtype) -> np.ndarray:
+    """``np.empty(n, dtype)`` of small pages (4 KiB) only from :data:`SMALL_FROM` bytes and where the host takes
+    free memory back (:func:`host_reclaims_free_memory`), where numpy would ask for large ones: for a large
+    array written once and then read sparsely, such as the records of a large join's postings.
+
+    There a large page's first fault needs 2 MiB that the host may have taken back: on this project's VM
+    3.5-6.6 ms each, against ~1.5 microseconds for a small page the guest held. 10 M Zipf sets' 858 MB of
+    records: 2.0-2.3 s of system time in large pages, 0.3-0.4 s in small ones, for the probe's reads
+    +0.3-1.2 s (TLB misses; the stage 17.9 -> 15.3-15.5 s, 2026-12-05). Elsewhere a large page faults in
+    within ~0.1 ms and only the TLB misses would remain, so large pages stay. ``madvise(MADV_NOHUGEPAGE)`` on
+    this mapping alone (no process setting).
     """
     dtype = np.dtype(dtype)
     size = n * dtype.itemsize
-    if size < SMALL_FROM or not _LARGE_PAGES:
+    if size < SMALL_FROM or not _LARGE_PAGES or not host_reclaims_free_memory():
         return np.empty(n, dtype)
     try:
         pages = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
