@@ -11,7 +11,10 @@ counts: it holds every set), its prefix-filter join and verification
 (:func:`allpairs.exact.prefix_join`). Prefix filtering is exact in any global
 order, so the pairs, their overlaps and sizes are those of the distributed
 plan, and the document pairs made from them (:func:`.pairs.document_pairs`)
-the same rows.
+the same rows. Its bodies run in small pages (:func:`.arrow.in_small_pages`),
+as every task body: the Go tree's one task, a worker of 0.3-0.4 GiB of new
+memory, took 1.75 s (0.67-2.15) in huge pages and 1.18 s (0.89-1.61) in small
+ones (its stage, 6 interleaved profiles at load 3-8).
 """
 from __future__ import annotations
 
