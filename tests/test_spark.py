@@ -400,6 +400,49 @@ def test_a_task_body_runs_in_small_pages_and_gives_the_settings_back():
         assert switch(before[0]) is True
 
 
+def test_the_one_task_bodies_join_in_small_pages(monkeypatch):
+    # The one task (Go tree: 2,981 sets, 6.1 M shingles) orders and joins every set in a worker new to that
+    # memory, as the token groups' tasks do: its three bodies run in small pages too, seen where they join.
+    import pyarrow as pa
+
+    from allpairs._kernels import malloc
+    from allpairs.engines.spark import one_task
+    from allpairs.engines.spark.arrow import _madvise_hugepage
+    from allpairs.measures import Threshold
+
+    switch = _madvise_hugepage()
+    was = switch(True) if switch else None
+    seen, join = [], one_task.prefix_join
+
+    def watched(*args, **kwargs):
+        seen.append((switch(False) if switch else False, pa.default_memory_pool().backend_name,
+                     malloc._large_pages_wanted))
+        return join(*args, **kwargs)
+
+    monkeypatch.setattr(one_task, "prefix_join", watched)
+    keys = pa.array([[1, 2, 3], [1, 2, 3, 4], [7, 8], [1, 2, 3]], pa.list_(pa.int64()))
+    docs = {"ord": pa.array([0, 1, 2, 3], pa.int64()), "id": pa.array([10, 11, 12, 13], pa.int64()),
+            "okey": pa.array([0, 1, 2, 3], pa.int64()), "size": pa.array([3, 4, 2, 3], pa.int32())}
+    t = Threshold.parse(0.5)
+
+    class Counted:
+        def add(self, value):
+            self.value = value
+
+    sets = pa.RecordBatch.from_pydict({"set": pa.array([0, 1, 2], pa.int64()), "size": docs["size"][:3],
+                                       "keys": keys[:3]})
+    grouped = pa.RecordBatch.from_pydict({**docs, "set": pa.array([0, 1, 2, 0], pa.int64()), "keys": keys})
+    try:
+        assert len(list(one_task._joined_batches([sets], t))) == 1
+        assert sum(b.num_rows for b in one_task._document_batches([grouped], t, "jaccard", None)) == 3
+        assert sum(b.num_rows for b in one_task._grouping_document_batches(
+            [pa.RecordBatch.from_pydict({**docs, "keys": keys})], t, "jaccard", None, Counted())) == 3
+    finally:
+        if switch:
+            switch(was)
+    assert seen == [(False, "system", False)] * 3
+
+
 def test_each_token_group_has_a_partition_of_its_own_and_the_hot_tasks_those_after(spark):
     # Hashing the task keys put the 8 groups of 10 M Zipf sets into 6 partitions (one task ran three
     # groups). Placed by id, group k is alone in partition k; the hot tokens' tasks share the partitions
