@@ -220,7 +220,7 @@ def test_the_host_taking_free_memory_back_is_read_from_the_virtio_balloon_s_feat
             (root / f"virtio{i}").mkdir(parents=True)
             (root / f"virtio{i}" / "device").write_text(device + "\n")
             (root / f"virtio{i}" / "features").write_text(features + "\n")
-        return root
+        return str(root)
 
     reporting = "0110010100" + "0" * 54  # bit 5: VIRTIO_BALLOON_F_REPORTING (this project's VM's balloon)
     check = host_reclaims_free_memory.__wrapped__
@@ -228,7 +228,7 @@ def test_the_host_taking_free_memory_back_is_read_from_the_virtio_balloon_s_feat
     assert not check(devices(("0x0005", "0110000100" + "0" * 54)))  # a balloon without free page reporting
     assert not check(devices(("0x0002", reporting)))  # bit 5 of another device means something else
     assert not check(devices(("0x0005", "01100")))  # features too short to have the bit
-    assert not check(tmp_path / "absent")  # no virtio bus: not such a VM
+    assert not check(str(tmp_path / "absent"))  # no virtio bus: not such a VM
 
 
 def test_small_page_records_only_past_their_threshold_and_where_the_host_takes_memory_back(monkeypatch):

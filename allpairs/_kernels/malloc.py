@@ -13,7 +13,7 @@ import contextlib
 import ctypes
 import functools
 import mmap
-from pathlib import Path
+import os
 
 import numpy as np
 
@@ -76,23 +76,28 @@ SMALL_FROM = 1 << 29
 
 #: Where Linux lists the virtio devices; the balloon's device id and its free page reporting feature bit
 #: (VIRTIO_BALLOON_F_REPORTING, virtio 1.2, 5.5.3): sysfs prints a device's features as one 0/1 per bit.
-VIRTIO_DEVICES = Path("/sys/bus/virtio/devices")
+#: (os.path, not pathlib: a plain ``join --sets`` does not import pathlib, tests/test_cli_startup.py.)
+VIRTIO_DEVICES = "/sys/bus/virtio/devices"
 _BALLOON, _REPORTING = "0x0005", 5
 
 
+def _read(path: str) -> str:
+    with open(path, encoding="ascii", errors="replace") as f:
+        return f.read().strip()
+
+
 @functools.lru_cache(maxsize=None)
-def host_reclaims_free_memory(devices: Path = VIRTIO_DEVICES) -> bool:
+def host_reclaims_free_memory(devices: str = VIRTIO_DEVICES) -> bool:
     """Whether this is a virtual machine whose host takes back the memory the guest leaves free (a virtio
     balloon with free page reporting): memory then faults in anew from the host, a large page for milliseconds."""
     try:
-        found = sorted(devices.iterdir())
+        found = sorted(os.listdir(devices))
     except OSError:
         return False
     for device in found:
         try:
-            if (device / "device").read_text().strip() == _BALLOON:
-                features = (device / "features").read_text().strip()
-                if features[_REPORTING:_REPORTING + 1] == "1":
+            if _read(os.path.join(devices, device, "device")) == _BALLOON:
+                if _read(os.path.join(devices, device, "features"))[_REPORTING:_REPORTING + 1] == "1":
                     return True
         except OSError:
             continue
