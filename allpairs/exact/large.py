@@ -30,8 +30,10 @@ COMPACT_MAX_SIZE = (1 << COMPACT_SHIFT) - 1
 
 #: Probe sets a block of :func:`probe_blocked` (a task's range, cut at equal cost, may hold fewer). Tried on the
 #: 1 M and 10 M Zipf sets (t = 0.5): 16,384 and 32,768 alike, 262,144 slower at both (the block's visits and
-#: hits outgrow a core's level-2 cache), 1,048,576 no faster than the probe set by set at 10 M.
-BLOCK_SETS = 1 << 15
+#: hits outgrow a core's level-2 cache), 1,048,576 no faster than the probe set by set at 10 M. With the live
+#: start prefetched (session 56; the probe alone on captured arguments, interleaved, load 1.0): 32,768 / 65,536
+#: / 131,072 took 8.90 / 8.26 / 8.26 s at 10 M (medians of 3) and 0.542 / 0.530 / 0.546 s at 1 M (of 7).
+BLOCK_SETS = 1 << 16
 #: Log2 of the posting lists of a bucket of :func:`probe_blocked`'s visits (8: 3 to 9 tried, 3 to 6 alike).
 BUCKET_SHIFT = 3
 #: Visits ahead of :func:`probe_blocked`'s turn at which a list's place in ``list_ptr`` and its cursor in ``front``
