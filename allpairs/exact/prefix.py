@@ -404,13 +404,13 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
         win_lo = np.maximum(win_lo[first:last] - first, 0)
         win_hi = np.minimum(win_hi[first:last] - first, last - first)
         live_len = None if live_len is None else live_len[first:last]
-    n_sets = last - first
-    n_classes = compat.shape[0]
+    n_sets, n_classes = last - first, compat.shape[0]
     at = _NO_POSITIONS if at is None else at
     live_len = _NO_LENGTHS if live_len is None else np.ascontiguousarray(live_len, np.int64)
     x_ptr, x_max, stop_ptr, stop_of = first_match_bounds(indptr, index_len, probe_len, at, row.code, p, q)
     ptr = list_counts(indptr, tokens, num_tokens, index_len, set_class, n_classes)  # the lists' lengths; then their bounds
-    cost, _ = probe_cost(indptr, tokens, list_lengths(ptr), probe_len, set_class, compat, n_classes), list_starts(ptr)
+    cost = probe_cost(indptr, tokens, list_lengths(ptr), probe_len, set_class, compat, n_classes)
+    list_starts(ptr)  # after probe_cost: the lengths it read made the lists' bounds, in place
     total_cost = int(cost.sum())
     n_tasks = task_count(total_cost, n_sets, jobs)
     if block_pairs is not None:
