@@ -367,3 +367,23 @@ def test_join_clusters_engine_spark_writes_the_local_engines_cluster_table(spark
     table = pq.read_table(tmp_path / "clusters")
     want = [line.split("\t")[:3] for line in local.stdout.splitlines()[1:]]
     assert [[str(v) for v in row.values()] for row in table.to_pylist()] == want
+
+
+def test_columns_named_with_dots_spaces_and_backticks_are_read_and_given_back_as_they_are(spark):
+    # Spark's parser reads "doc.id" as a field of a struct "doc" and refuses a lone backtick: each column the
+    # user names is quoted (before, every call below raised AnalysisException: `doc`.`id` cannot be resolved).
+    import allpairs.spark
+
+    texts = ["a b c d", "a b c e", "x y z", "a b c d", None]
+    df = spark.createDataFrame([(f"d{i}", t, 10 - i, i * 7) for i, t in enumerate(texts)],
+                               "`doc.id` string, `the text` string, `seen.at` long, `a``b` int")
+    names = dict(id_col="doc.id", text_col="the text", shingle="word:1")
+    pairs = allpairs.spark.join(df, 0.5, keep=["a`b"], order_col="seen.at", **names)
+    assert sorted((r.left, r.right, r.overlap, r["left_a`b"]) for r in pairs.collect()) == [
+        ("d1", "d0", 3, 7), ("d3", "d0", 4, 21), ("d3", "d1", 3, 21)]  # left first by `seen.at`: d4 first
+    kept = allpairs.spark.dedup(df, 0.5, **names)
+    assert kept.schema == df.schema and [r["doc.id"] for r in kept.collect()] == ["d0", "d2", "d4"]
+    got = allpairs.spark.clusters(df, 0.5, singletons=True, **names).collect()
+    assert [tuple(r) for r in got] == [("d0", 1, 3), ("d1", 1, 3), ("d3", 1, 3), ("d2", 2, 1), ("d4", 3, 1)]
+    hits = allpairs.spark.join(df, 0.8, against=df, measure="containment", keep=["a`b"], **names)
+    assert sorted((r.left, r.right) for r in hits.collect() if r.left != r.right) == [("d0", "d3"), ("d3", "d0")]

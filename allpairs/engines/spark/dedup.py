@@ -42,6 +42,7 @@ from .arrow import numpy, one_table
 from .components import checkpoint, components
 from .join import PLAN_OPTIONS, plan
 from .pairs import similarity
+from .session import quoted
 
 #: Options of the join that only its LSH method takes (dedup is exact).
 LSH_OPTIONS = ("num_perm", "bands", "rows", "recall", "seed", "bits", "max_bucket", "max_expand")
@@ -352,12 +353,12 @@ def plan_dedup(df, threshold, *, id_col: str = "id", text_col: str | None = None
     status = checkpoint(decided_rows.unionByName(empty))
     planned.unpersist()
     decided.removed.unpersist()
-    rows = base.join(status, base[id_col] == status[P + "id"])
+    rows = base.join(status, base[quoted(id_col)] == status[P + "id"])
     if not all_rows:
         rows = rows.where(F.col(P + "duplicate_of").isNull())
     extra = [F.col(P + "duplicate_of").alias("duplicate_of"), F.col(P + "similarity").alias("similarity")] \
         if all_rows else []
-    rows = rows.orderBy(P + "okey", P + "ord").select(*(base[c] for c in df.columns), *extra)
+    rows = rows.orderBy(P + "okey", P + "ord").select(*(base[quoted(c)] for c in df.columns), *extra)
     return SparkDedup(rows, decided, planned.shingle, planned.threshold, status)
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from ...errors import UsageError
 from ...shingles import ShingleSpec
 from ...shingles.keys import LENGTH_PREFIX, LENGTH_SAMPLE, ShingleChoice, shingle_for_texts
+from .session import quoted
 
 
 def given_spec(shingle, tokens_col: str | None) -> ShingleSpec | None:
@@ -38,10 +39,10 @@ def choose_shingle(frames) -> ShingleChoice:
 
     indexed, sizes = [], []
     for df, text_col, order_col in frames:
-        texts = df.select(*([order_col] if order_col else []),
-                          F.substring(F.coalesce(F.col(text_col), F.lit("")), 1, LENGTH_PREFIX).alias("t"))
+        texts = df.select(*([F.col(quoted(order_col)).alias("o")] if order_col else []),
+                          F.substring(F.coalesce(F.col(quoted(text_col)), F.lit("")), 1, LENGTH_PREFIX).alias("t"))
         if order_col:
-            texts = texts.orderBy(order_col)
+            texts = texts.orderBy("o")
         rdd = texts.select("t").rdd.map(lambda r: r[0]).zipWithIndex()
         indexed.append(rdd)
         sizes.append(rdd.count())
