@@ -387,3 +387,15 @@ def test_columns_named_with_dots_spaces_and_backticks_are_read_and_given_back_as
     assert [tuple(r) for r in got] == [("d0", 1, 3), ("d1", 1, 3), ("d3", 1, 3), ("d2", 2, 1), ("d4", 3, 1)]
     hits = allpairs.spark.join(df, 0.8, against=df, measure="containment", keep=["a`b"], **names)
     assert sorted((r.left, r.right) for r in hits.collect() if r.left != r.right) == [("d0", "d3"), ("d3", "d0")]
+
+
+def test_all_rows_over_a_frame_with_a_similarity_column_is_refused_before_any_job(spark):
+    # all_rows adds duplicate_of and similarity: a frame of the user's with either gave a frame of two columns of
+    # one name, which Spark refuses to write (COLUMN_ALREADY_EXISTS) only after the whole dedup had run.
+    import allpairs.spark
+    from allpairs.errors import UsageError
+
+    df = spark.createDataFrame([("a", "x y z", 0.3), ("b", "x y z", 0.9)], "id string, text string, similarity double")
+    with pytest.raises(UsageError, match="input has a column 'similarity', which all_rows= adds"):
+        allpairs.spark.dedup(df, 0.8, shingle="word:1", all_rows=True)
+    assert [r.id for r in allpairs.spark.dedup(df, 0.8, shingle="word:1").collect()] == ["a"]  # without all_rows: kept as is

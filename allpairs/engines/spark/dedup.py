@@ -333,6 +333,10 @@ def plan_dedup(df, threshold, *, id_col: str = "id", text_col: str | None = None
         raise UsageError(f"max_component must be a whole number >= 1, got {max_component!r}")
     if text_col is None and tokens_col is None:
         text_col = "text"
+    taken = [c for c in ("duplicate_of", "similarity") if all_rows and c in df.columns]
+    if taken:  # two columns of one name: Spark writes neither, and only once the dedup has run
+        raise UsageError(f"the input has a column {taken[0]!r}, which {{{{all_rows}}}} adds to each row (duplicate_of, "
+                         "similarity): rename it", param="all_rows")
     base, order = numbered(df, order_col)
     planned = plan(base, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col, shingle=shingle,
                    measure=measure, order_col=order, check=check, members_read=True, **options)
