@@ -399,3 +399,31 @@ def test_all_rows_over_a_frame_with_a_similarity_column_is_refused_before_any_jo
     with pytest.raises(UsageError, match="input has a column 'similarity', which all_rows= adds"):
         allpairs.spark.dedup(df, 0.8, shingle="word:1", all_rows=True)
     assert [r.id for r in allpairs.spark.dedup(df, 0.8, shingle="word:1").collect()] == ["a"]  # without all_rows: kept as is
+
+
+def test_a_parquet_dataset_of_two_files_is_read_in_the_local_engines_order(spark, tmp_path):
+    # Spark packs a dataset's files into tasks largest first: part-1 (the larger) was read first, so dedup
+    # --engine spark kept b7 and removed a0, where the local engine (files by path) keeps a0.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from allpairs.cli import app
+
+    data = tmp_path / "crawl"
+    data.mkdir()
+    pq.write_table(pa.table({"id": ["a0", "a1"], "text": ["the same words here", "alpha beta"], "n": [100, 101]}), data / "part-0.parquet")
+    texts = [f"only{i} its{i} own{i} words{i}" for i in range(400)]
+    texts[7] = "the same words here"
+    pq.write_table(pa.table({"id": [f"b{i}" for i in range(400)], "text": texts, "n": list(range(400))}),
+                   data / "part-1.parquet")
+    run = lambda *a: CliRunner().invoke(app, [str(x) for x in a], prog_name="allpairs")  # noqa: E731
+    flags = ["-t", "0.8", "-s", "word:1", "--parquet", data, "--engine", "spark", "--master", "local[2]", "-q"]
+    removed = run("dedup", *flags, "--removed", "-o", tmp_path / "removed")
+    pairs = run("join", *flags, "--keep-all", "-o", tmp_path / "pairs")
+    assert removed.exit_code == 0 and pairs.exit_code == 0, (removed.output, pairs.output)
+    got = pq.read_table(tmp_path / "removed")
+    assert got.column_names == ["id", "text", "n", "duplicate_of", "similarity"]  # the dataset's columns, no more
+    assert got.select(["id", "duplicate_of"]).to_pylist() == [{"id": "b7", "duplicate_of": "a0"}]
+    assert pq.read_table(tmp_path / "pairs").select(["left", "right", "left_n", "right_n"]).to_pylist() == [
+        {"left": "a0", "right": "b7", "left_n": 100, "right_n": 7}]

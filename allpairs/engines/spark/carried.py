@@ -178,7 +178,7 @@ def carried_frame(spark, read, path: str, kind: str, keep: list[str], keep_all: 
     if not keep and not keep_all:
         return None
     if kind == "parquet":
-        names = [c for c in read.df.columns if c != read.id_col] if keep_all else keep
+        names = [c for c in read.df.columns if c not in (read.id_col, read.order_col)] if keep_all else keep
         missing = [k for k in names if k not in read.df.columns]
         if missing:
             raise InputError(f"{path}: no column {missing[0]!r} (it has {fields_of(read.df.columns)}); "
