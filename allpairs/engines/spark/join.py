@@ -439,7 +439,7 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         Persist the pairs (see above).
     **options
         ``order_col`` (the input order, for which document of a pair is left;
-        default the row order Spark reads), ``language_col`` (program language
+        default the row order Spark reads; a null sorts first), ``language_col`` (program language
         per row, for code:N), ``normalize``, ``min_shingles``, ``max_group``
         (prefix-token groups of more sets are split by size, default 10,000),
         ``token_groups`` (ordinary prefix tokens are dealt into this many
