@@ -40,6 +40,13 @@ def test_float_thresholds_mean_their_decimal():
     assert str(Threshold.parse("1/3")) == "1/3"
 
 
+def test_a_numpy_float_threshold_means_its_decimal():
+    # np.float64 is a float whose repr is "np.float64(0.7)" (numpy 2): it was refused as "not a number"
+    # (a threshold from np.linspace, a pandas cell).
+    assert Threshold.parse(np.float64(0.7)).fraction == Fraction(7, 10)
+    assert Threshold.parse(np.linspace(0.5, 0.9, 5)[3]).fraction == Fraction(4, 5)
+
+
 @pytest.mark.parametrize("bad", [0, -0.5, 1.5, "abc", "nan", "inf", "", None, True, "0.1234567891234"])
 def test_thresholds_outside_0_1_are_usage_errors(bad):
     with pytest.raises(UsageError):

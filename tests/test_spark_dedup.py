@@ -367,3 +367,83 @@ def test_join_clusters_engine_spark_writes_the_local_engines_cluster_table(spark
     table = pq.read_table(tmp_path / "clusters")
     want = [line.split("\t")[:3] for line in local.stdout.splitlines()[1:]]
     assert [[str(v) for v in row.values()] for row in table.to_pylist()] == want
+
+
+def test_columns_named_with_dots_spaces_and_backticks_are_read_and_given_back_as_they_are(spark):
+    # Spark's parser reads "doc.id" as a field of a struct "doc" and refuses a lone backtick: each column the
+    # user names is quoted (before, every call below raised AnalysisException: `doc`.`id` cannot be resolved).
+    import allpairs.spark
+
+    texts = ["a b c d", "a b c e", "x y z", "a b c d", None]
+    df = spark.createDataFrame([(f"d{i}", t, 10 - i, i * 7) for i, t in enumerate(texts)],
+                               "`doc.id` string, `the text` string, `seen.at` long, `a``b` int")
+    names = dict(id_col="doc.id", text_col="the text", shingle="word:1")
+    pairs = allpairs.spark.join(df, 0.5, keep=["a`b"], order_col="seen.at", **names)
+    assert sorted((r.left, r.right, r.overlap, r["left_a`b"]) for r in pairs.collect()) == [
+        ("d1", "d0", 3, 7), ("d3", "d0", 4, 21), ("d3", "d1", 3, 21)]  # left first by `seen.at`: d4 first
+    kept = allpairs.spark.dedup(df, 0.5, **names)
+    assert kept.schema == df.schema and [r["doc.id"] for r in kept.collect()] == ["d0", "d2", "d4"]
+    got = allpairs.spark.clusters(df, 0.5, singletons=True, **names).collect()
+    assert [tuple(r) for r in got] == [("d0", 1, 3), ("d1", 1, 3), ("d3", 1, 3), ("d2", 2, 1), ("d4", 3, 1)]
+    hits = allpairs.spark.join(df, 0.8, against=df, measure="containment", keep=["a`b"], **names)
+    assert sorted((r.left, r.right) for r in hits.collect() if r.left != r.right) == [("d0", "d3"), ("d3", "d0")]
+
+
+def test_all_rows_over_a_frame_with_a_similarity_column_is_refused_before_any_job(spark):
+    # all_rows adds duplicate_of and similarity: a frame of the user's with either gave a frame of two columns of
+    # one name, which Spark refuses to write (COLUMN_ALREADY_EXISTS) only after the whole dedup had run.
+    import allpairs.spark
+    from allpairs.errors import UsageError
+
+    df = spark.createDataFrame([("a", "x y z", 0.3), ("b", "x y z", 0.9)], "id string, text string, similarity double")
+    with pytest.raises(UsageError, match="input has a column 'similarity', which all_rows= adds"):
+        allpairs.spark.dedup(df, 0.8, shingle="word:1", all_rows=True)
+    assert [r.id for r in allpairs.spark.dedup(df, 0.8, shingle="word:1").collect()] == ["a"]  # without all_rows: kept as is
+
+
+def test_a_parquet_dataset_of_two_files_is_read_in_the_local_engines_order(spark, tmp_path):
+    # Spark packs a dataset's files into tasks largest first: part-1 (the larger) was read first, so dedup
+    # --engine spark kept b7 and removed a0, where the local engine (files by path) keeps a0.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from allpairs.cli import app
+
+    data = tmp_path / "crawl"
+    data.mkdir()
+    pq.write_table(pa.table({"id": ["a0", "a1"], "text": ["the same words here", "alpha beta"], "n": [100, 101]}), data / "part-0.parquet")
+    texts = [f"only{i} its{i} own{i} words{i}" for i in range(400)]
+    texts[7] = "the same words here"
+    pq.write_table(pa.table({"id": [f"b{i}" for i in range(400)], "text": texts, "n": list(range(400))}),
+                   data / "part-1.parquet")
+    run = lambda *a: CliRunner().invoke(app, [str(x) for x in a], prog_name="allpairs")  # noqa: E731
+    flags = ["-t", "0.8", "-s", "word:1", "--parquet", data, "--engine", "spark", "--master", "local[2]", "-q"]
+    removed = run("dedup", *flags, "--removed", "-o", tmp_path / "removed")
+    pairs = run("join", *flags, "--keep-all", "-o", tmp_path / "pairs")
+    assert removed.exit_code == 0 and pairs.exit_code == 0, (removed.output, pairs.output)
+    got = pq.read_table(tmp_path / "removed")
+    assert got.column_names == ["id", "text", "n", "duplicate_of", "similarity"]  # the dataset's columns, no more
+    assert got.select(["id", "duplicate_of"]).to_pylist() == [{"id": "b7", "duplicate_of": "a0"}]
+    assert pq.read_table(tmp_path / "pairs").select(["left", "right", "left_n", "right_n"]).to_pylist() == [
+        {"left": "a0", "right": "b7", "left_n": 100, "right_n": 7}]
+
+
+def test_an_order_column_with_nulls_or_timestamps_orders_every_plan_alike(spark):
+    # Spark sorts a null order key first; the one task's comparison put it neither before nor after, and
+    # dedup's Arrow sort put it last: the pairs' left documents depended on the plan, and dedup kept d5 and d2
+    # together (J = 4/5). A timestamp order column raised AssertionError (Arrow had no time zone for it).
+    import datetime
+
+    import allpairs.spark
+
+    texts = ["a b c d", "a b c e", "a b c d", "x y z", "x y z w", "a b c d e", None, "q r s"]
+    days = [3, None, 1, 3, 9, None, 5, 2]
+    df = spark.createDataFrame([(f"d{i}", t, d, d and datetime.datetime(2026, 1, d)) for i, (t, d) in
+                                enumerate(zip(texts, days))], "id string, text string, n long, at timestamp")
+    one, spread = ({(r.left, r.right) for r in allpairs.spark.join(df, 0.5, shingle="word:1", order_col="n",
+                                                                   one_task=plan).collect()} for plan in (True, False))
+    assert one == spread and ("d1", "d0") in one and ("d1", "d5") in one  # nulls first, then by row
+    # Nulls first: d1 kept, d5 (4/5 with d1) and d2 (3/5) removed; d3 at day 3 is kept before d4 at day 9.
+    assert [r.id for r in allpairs.spark.dedup(df, 0.5, shingle="word:1", order_col="at").collect()] == \
+        ["d1", "d7", "d3", "d6"]

@@ -170,7 +170,7 @@ FLAGS = {"threshold": "-t/--threshold", "id_field": "--id-col", "text_field": "-
          **{f"kind={kind}": f"--{kind}" for kind in ("lines", "sets", "jsonl", "csv", "tsv", "parquet")},
          "kind=directory": "without an input option", "text_cols": "--text-col", "header=False": "--no-input-header",
          "ignore=False": "--no-ignore", "normalize=False": "--no-normalize", "existing=replace": "--replace",
-         "existing=skip": "--skip-existing"}
+         "existing=skip": "--skip-existing", "all_rows": "--removed"}
 
 
 def message(e: AllPairsError) -> str:

@@ -131,8 +131,8 @@ class Threshold:
                 raise TypeError
             if isinstance(value, str):
                 frac = _fraction(value)
-            elif isinstance(value, float):
-                frac = _fraction(repr(value))
+            elif isinstance(value, float):  # float(): np.float64 is a float whose repr names numpy
+                frac = _fraction(repr(float(value)))
             elif isinstance(value, numbers.Rational):
                 frac = _fraction(value)
             elif isinstance(value, numbers.Real):

@@ -23,6 +23,7 @@ import pyarrow as pa
 from ...corpus.records import fields_of, jsonl_field
 from ...errors import InputError, UsageError
 from ...output.carried import json_column
+from .session import quoted
 
 #: The input kinds whose columns can be carried.
 KINDS = ("parquet", "jsonl")
@@ -177,13 +178,13 @@ def carried_frame(spark, read, path: str, kind: str, keep: list[str], keep_all: 
     if not keep and not keep_all:
         return None
     if kind == "parquet":
-        names = [c for c in read.df.columns if c != read.id_col] if keep_all else keep
+        names = [c for c in read.df.columns if c not in (read.id_col, read.order_col)] if keep_all else keep
         missing = [k for k in names if k not in read.df.columns]
         if missing:
             raise InputError(f"{path}: no column {missing[0]!r} (it has {fields_of(read.df.columns)}); "
                              "name one with {{keep}}", param="keep")
-        return read.df.select(F.col(read.id_col).alias("_id"),
-                              *[F.col(f"`{k}`").alias(f"c{i}") for i, k in enumerate(names)]), names
+        return read.df.select(F.col(quoted(read.id_col)).alias("_id"),
+                              *[F.col(quoted(k)).alias(f"c{i}") for i, k in enumerate(names)]), names
     from .run import _read_lines
 
     lines = _read_lines(spark, path)
@@ -194,7 +195,7 @@ def carried_frame(spark, read, path: str, kind: str, keep: list[str], keep_all: 
 
     arrow_schema = to_arrow_schema(schema)
     fields = lines.mapInArrow(lambda b: _typed_batches(b, names, types, arrow_schema), schema)
-    return read.df.select(F.col(read.id_col).alias("_id"), "line").join(fields, "line").drop("line"), names
+    return read.df.select(F.col(quoted(read.id_col)).alias("_id"), "line").join(fields, "line").drop("line"), names
 
 
 def with_carried(pairs, frame, names: list[str], right_frame=None):
@@ -222,7 +223,7 @@ def frame_columns(df, id_col: str, keep, side: str = ""):
             what, param = ("{{keep}} names", "keep") if k in keep else ("{{id_col}} is", "id_col")
             raise UsageError(f"{what} {k!r}, not a column of {side or 'the '}DataFrame; its columns are "
                              f"{', '.join(df.columns)}", param=param)
-    return df.select(F.col(f"`{id_col}`").alias("_id"), *[F.col(f"`{k}`").alias(f"c{i}") for i, k in enumerate(keep)])
+    return df.select(F.col(quoted(id_col)).alias("_id"), *[F.col(quoted(k)).alias(f"c{i}") for i, k in enumerate(keep)])
 
 
 @contextmanager

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from .components import checkpoint, components
 from .dedup import P, ROW, _plan_options, numbered
 from .join import plan
+from .pairs import order_key
+from .session import quoted
 
 
 @dataclass
@@ -70,8 +72,9 @@ def plan_clusters(df, threshold, *, id_col: str = "id", text_col: str | None = N
     comps.unpersist()
     if singletons:
         # Every other row of the input (with no shingle too, as locally), numbered on in input order.
-        rest = base.join(rows, base[id_col] == rows[P + "id"], "left_anti") \
-            .select(F.col(id_col).alias(P + "id"), F.col(order).alias(P + "okey"), F.col(ROW).alias(P + "ord"))
+        rest = base.join(rows, base[quoted(id_col)] == rows[P + "id"], "left_anti") \
+            .select(F.col(quoted(id_col)).alias(P + "id"),
+                    order_key(F.col(quoted(order)), base.schema[order].dataType).alias(P + "okey"), F.col(ROW).alias(P + "ord"))
         alone = _numbered(rest, [P + "okey", P + "ord"], n_clusters + 1, "cluster") \
             .withColumn("cluster_size", F.lit(1).cast("long"))
         rows = rows.unionByName(alone)

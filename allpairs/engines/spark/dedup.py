@@ -42,6 +42,7 @@ from .arrow import numpy, one_table
 from .components import checkpoint, components
 from .join import PLAN_OPTIONS, plan
 from .pairs import similarity
+from .session import quoted
 
 #: Options of the join that only its LSH method takes (dedup is exact).
 LSH_OPTIONS = ("num_perm", "bands", "rows", "recall", "seed", "bits", "max_bucket", "max_expand")
@@ -332,6 +333,10 @@ def plan_dedup(df, threshold, *, id_col: str = "id", text_col: str | None = None
         raise UsageError(f"max_component must be a whole number >= 1, got {max_component!r}")
     if text_col is None and tokens_col is None:
         text_col = "text"
+    taken = [c for c in ("duplicate_of", "similarity") if all_rows and c in df.columns]
+    if taken:  # two columns of one name: Spark writes neither, and only once the dedup has run
+        raise UsageError(f"the input has a column {taken[0]!r}, which {{{{all_rows}}}} adds to each row (duplicate_of, "
+                         "similarity): rename it", param="all_rows")
     base, order = numbered(df, order_col)
     planned = plan(base, threshold, id_col=id_col, text_col=text_col, tokens_col=tokens_col, shingle=shingle,
                    measure=measure, order_col=order, check=check, members_read=True, **options)
@@ -352,12 +357,12 @@ def plan_dedup(df, threshold, *, id_col: str = "id", text_col: str | None = None
     status = checkpoint(decided_rows.unionByName(empty))
     planned.unpersist()
     decided.removed.unpersist()
-    rows = base.join(status, base[id_col] == status[P + "id"])
+    rows = base.join(status, base[quoted(id_col)] == status[P + "id"])
     if not all_rows:
         rows = rows.where(F.col(P + "duplicate_of").isNull())
     extra = [F.col(P + "duplicate_of").alias("duplicate_of"), F.col(P + "similarity").alias("similarity")] \
         if all_rows else []
-    rows = rows.orderBy(P + "okey", P + "ord").select(*(base[c] for c in df.columns), *extra)
+    rows = rows.orderBy(P + "okey", P + "ord").select(*(base[quoted(c)] for c in df.columns), *extra)
     return SparkDedup(rows, decided, planned.shingle, planned.threshold, status)
 
 

@@ -20,7 +20,7 @@ from ...shingles import ShingleSpec
 from . import copies, exact, lsh, one_task as small, sets
 from .carried import frame_columns, with_carried
 from .pairs import COLUMNS, MEMBERS_BROADCAST, ORDER, document_pairs, returned
-from .session import check_workers, require_pyspark
+from .session import check_workers, quoted, require_pyspark
 from .shingle import choose_shingle, given_spec
 
 METHODS = ("exact", "lsh")
@@ -132,7 +132,7 @@ def check_ids(df, id_col, side: str = "") -> None:
     """Refuse null and repeated ids (one job: the ids counted by value), as the local engine refuses them."""
     from pyspark.sql import functions as F
 
-    bad = df.groupBy(F.col(id_col).alias("id")).count().where(F.col("id").isNull() | (F.col("count") > 1)) \
+    bad = df.groupBy(F.col(quoted(id_col)).alias("id")).count().where(F.col("id").isNull() | (F.col("count") > 1)) \
         .orderBy(F.col("id").isNotNull()).limit(1).collect()
     if bad:
         row = bad[0]
@@ -439,7 +439,7 @@ def join(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         Persist the pairs (see above).
     **options
         ``order_col`` (the input order, for which document of a pair is left;
-        default the row order Spark reads), ``language_col`` (program language
+        default the row order Spark reads; a null sorts first), ``language_col`` (program language
         per row, for code:N), ``normalize``, ``min_shingles``, ``max_group``
         (prefix-token groups of more sets are split by size, default 10,000),
         ``token_groups`` (ordinary prefix tokens are dealt into this many

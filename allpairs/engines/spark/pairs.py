@@ -17,6 +17,29 @@ ORDER = ["left_key", "left_ord", "right_key", "right_ord"]
 MEMBERS_BROADCAST = 1 << 20
 
 
+def order_key(column, dtype):
+    """The input order's key (``okey``) of a user's order column (``column``, of Spark type ``dtype``), as
+    every stage compares it, Spark's sorts and Arrow's in the tasks: never null (a null is the type's least
+    value, as Spark sorts nulls first; Arrow sorted them last, and a task's comparison put them neither
+    before nor after, so a pair's left document and dedup's kept rows depended on the plan), an integer as
+    a long, a timestamp as its microseconds and a date as its days (Arrow has no time zone for Spark's)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    least = F.lit(-2**63)
+    if isinstance(dtype, T.IntegralType):
+        return F.coalesce(column.cast("long"), least)
+    if isinstance(dtype, T.TimestampType):
+        return F.coalesce(F.unix_micros(column), least)
+    if isinstance(dtype, T.DateType):
+        return F.coalesce(F.unix_date(column).cast("long"), least)
+    if isinstance(dtype, T.StringType):
+        return F.coalesce(column, F.lit(""))
+    if isinstance(dtype, (T.FloatType, T.DoubleType)):
+        return F.coalesce(column.cast("double"), F.lit(float("-inf")))
+    return column
+
+
 def similarity_sql(measure: str, o: str = "overlap", a: str = "size_a", b: str = "size_b") -> str:
     """The SQL expression of a measure's similarity (double) over the columns ``o`` (the overlap), ``a``, ``b``
     (the sizes): the one place the Spark engine writes each measure's formula."""

@@ -312,6 +312,24 @@ class Documents:
             self.skips = None
 
 
+#: The input order of a Parquet dataset of several files (:func:`file_order`), a column that no output keeps.
+FILE_ORDER = "_allpairs_file_order"
+
+
+def file_order(df):
+    """The rows of ``df`` (Parquet files read by Spark) in the local engine's order, as a long: the files by
+    path (as pyarrow lists a dataset's files), each file's rows in order. Spark packs a dataset's files into
+    tasks largest first, so its own row order put a large file's rows first (and ``dedup`` kept their
+    copies). One small job lists the files as Spark names them."""
+    from urllib.parse import unquote
+
+    from pyspark.sql import functions as F
+
+    paths = sorted((r[0] for r in df.select(F.col("_metadata.file_path")).distinct().collect()), key=unquote)
+    rank = F.create_map(*[F.lit(x) for i, p in enumerate(paths) for x in (p, i)])
+    return F.shiftleft(F.element_at(rank, F.col("_metadata.file_path")).cast("long"), 40) + F.col("_metadata.row_index")
+
+
 def read_documents(spark, path: str, kind: str, res: SparkRun, *, include=(), exclude=(), min_bytes: int = 0,
                    id_field: str = "id", text_field: str = "text", id_col: str | None = None,
                    text_col: str | None = None, tokens_col: str | None = None,
@@ -330,7 +348,11 @@ def read_documents(spark, path: str, kind: str, res: SparkRun, *, include=(), ex
         id_col = id_col or "id"
         if tokens_col is None:
             text_col = text_col or "text"
-        return Documents(spark.read.parquet(path), id_col, text_col, tokens_col, check=True)
+        df = spark.read.parquet(path)
+        if len(df.inputFiles()) < 2:
+            return Documents(df, id_col, text_col, tokens_col, check=True)
+        return Documents(df.withColumn(FILE_ORDER, file_order(df)), id_col, text_col, tokens_col, order_col=FILE_ORDER,
+                         check=True)
     if kind == "directory":
         skips = None if shingle_given is None else spark.sparkContext.accumulator({}, SkipCounts())
         files, code = read_directory(spark, path, include, exclude, min_bytes, res, skips)

@@ -41,7 +41,7 @@ from .pairs import COLUMNS, ORDER
 from . import run as _run
 from .run import (SparkRun, _local_path, _read_lines, check_input_options, check_parquet, raise_worker_error,
                   read_documents, session_conf)
-from .session import get_session
+from .session import get_session, quoted
 
 #: Pairs brought to the driver and rendered at a time.
 CHUNK = 1 << 16
@@ -144,8 +144,8 @@ def _carried(spark, read, path: str, kind: str, keep) -> tuple[object, list[str]
     if not keep:
         return None
     if kind == "parquet":
-        return read.df.select(F.col(read.id_col).alias("id"),
-                              *[F.col(k).alias(f"c{i}") for i, k in enumerate(keep)]), list(keep)
+        return read.df.select(F.col(quoted(read.id_col)).alias("id"),
+                              *[F.col(quoted(k)).alias(f"c{i}") for i, k in enumerate(keep)]), list(keep)
     if kind == "jsonl":
         fields = _read_lines(spark, path).mapInArrow(
             lambda b: _jsonl_fields(b, list(keep), path),

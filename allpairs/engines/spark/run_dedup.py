@@ -111,6 +111,8 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
             n_rows = res.removed if removed else res.kept
             if kind in ("lines", "sets"):
                 rows = rows.drop("line")
+            elif kind == "parquet" and read.order_col is not None:
+                rows = rows.drop(read.order_col)  # a dataset's order (:func:`.run.file_order`), not a column of it
             elif kind == "directory":
                 rows = rows.drop(*DIRECTORY_COLUMNS)  # the files' paths, as locally; not their texts
         res.seconds["decide"] = time.perf_counter() - t0

@@ -51,6 +51,12 @@ def require_pyspark():
     return importlib.import_module("pyspark")
 
 
+def quoted(name: str) -> str:
+    """A column name as Spark's parser reads it literally (``F.col``, ``df[...]``): in backticks, each backtick
+    doubled, so that a user's column ``doc.id`` is not read as the field ``id`` of a struct ``doc``."""
+    return "`" + name.replace("`", "``") + "`"
+
+
 def find_java() -> str | None:
     """The java executable Spark would start: ``$JAVA_HOME/bin/java``, else ``java`` on PATH."""
     home = os.environ.get("JAVA_HOME")

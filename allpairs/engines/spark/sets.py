@@ -34,6 +34,8 @@ from ...shingles import ShingleSpec, hash_sets, shingle_texts, token_list_keys
 from ._kernel import lookup_ranks
 from .arrow import csr, in_small_pages, key_array, key_slices, list_array, numpy, one_table, struct
 from .files import group_texts, task_groups
+from .pairs import order_key
+from .session import quoted
 
 #: Shared shingles up to this many are ranked on the driver and broadcast
 #: (about 12 bytes each: 48 MB at the default); more are ranked and joined in Spark.
@@ -135,10 +137,10 @@ def docs_frame(df, *, id_col: str, text_col: str | None, tokens_col: str | None,
         return df.sparkSession.range(len(groups), numPartitions=len(groups)).mapInArrow(
             lambda b: _shingled_file_batches(b, groups, skips, spec, normalize, arrow_schema), out)
     source = text_col if spec is not None else tokens_col
-    extra = [F.col(language_col).alias("_language")] if language_col else []
-    base = df.select(F.monotonically_increasing_id().alias("ord"), F.col(id_col).alias("id"),
-                     F.col(source).alias("_source"), *extra,
-                     *([F.col(order_col).alias("okey")] if order_col else []))
+    extra = [F.col(quoted(language_col)).alias("_language")] if language_col else []
+    key = [order_key(F.col(quoted(order_col)), df.schema[order_col].dataType).alias("okey")] if order_col else []
+    base = df.select(F.monotonically_increasing_id().alias("ord"), F.col(quoted(id_col)).alias("id"),
+                     F.col(quoted(source)).alias("_source"), *extra, *key)
     if not order_col:
         base = base.withColumn("okey", F.col("ord"))
     okey_type = base.schema["okey"].dataType

@@ -13,6 +13,8 @@ import numpy as np
 from ...errors import UsageError
 from ...shingles import ShingleSpec
 from ...shingles.keys import LENGTH_PREFIX, LENGTH_SAMPLE, ShingleChoice, shingle_for_texts
+from .pairs import order_key
+from .session import quoted
 
 
 def given_spec(shingle, tokens_col: str | None) -> ShingleSpec | None:
@@ -38,10 +40,11 @@ def choose_shingle(frames) -> ShingleChoice:
 
     indexed, sizes = [], []
     for df, text_col, order_col in frames:
-        texts = df.select(*([order_col] if order_col else []),
-                          F.substring(F.coalesce(F.col(text_col), F.lit("")), 1, LENGTH_PREFIX).alias("t"))
+        key = [order_key(F.col(quoted(order_col)), df.schema[order_col].dataType).alias("o")] if order_col else []
+        texts = df.select(*key,
+                          F.substring(F.coalesce(F.col(quoted(text_col)), F.lit("")), 1, LENGTH_PREFIX).alias("t"))
         if order_col:
-            texts = texts.orderBy(order_col)
+            texts = texts.orderBy("o")
         rdd = texts.select("t").rdd.map(lambda r: r[0]).zipWithIndex()
         indexed.append(rdd)
         sizes.append(rdd.count())
