@@ -29,3 +29,55 @@ def test_the_largest_shingle_size_is_still_one_shingle_a_text():
     assert ShingleSpec.parse("char:2147483647").n == 2**31 - 1
     with pytest.raises(UsageError):
         ShingleSpec("word", 2**31)
+
+
+# --- 2. -o names a format by its ending: JSON, and compressed files --------------------------------------
+
+@pytest.fixture
+def two_sets(tmp_path):
+    f = tmp_path / "in.sets"
+    f.write_text("a b c\na b c\n")
+    return f
+
+
+@pytest.mark.parametrize("name", ["pairs.json", "pairs.ndjson"])
+def test_a_json_file_name_gets_json_lines_not_tsv(tmp_path, two_sets, name):
+    import json
+
+    out = tmp_path / name
+    r = run("join", "-t", "0.5", "--sets", two_sets, "-q", "-o", out)
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(out.read_text().splitlines()[0])["left"] == "1"
+    r = run("join", "-t", "0.5", "--sets", two_sets, "-q", "-o", out, "-f", "tsv")
+    assert r.exit_code == 2 and "JSONL" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("command", [["join", "-t", "0.5"], ["join", "--top", "1"], ["dedup", "-t", "0.5"],
+                                     ["sets"], ["compare", "-t", "0.5"]])
+@pytest.mark.parametrize("name", ["pairs.tsv.gz", "pairs.jsonl.zst", "pairs.BZ2"])
+def test_a_compressed_file_name_is_refused_before_any_work_since_the_file_would_be_plain_text(
+        tmp_path, two_sets, command, name):
+    out = tmp_path / name
+    flag = "--missed" if command[0] == "compare" else "-o"
+    r = run(*command, "--sets", two_sets, "-q", flag, out)
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    assert "allpairs writes none" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["in.sets"]
+
+
+def test_the_fast_path_of_a_plain_join_refuses_a_compressed_name_too(tmp_path, two_sets):
+    import subprocess
+    import sys
+
+    out = tmp_path / "p.tsv.gz"
+    r = subprocess.run([sys.executable, "-m", "allpairs", "join", "-t", "0.5", "--sets", str(two_sets), "-o",
+                        str(out)], capture_output=True, text=True)
+    assert r.returncode == 2 and "gzip" in r.stderr and not out.exists(), r.stderr
+
+
+def test_compare_missed_refuses_a_parquet_name_it_would_have_filled_with_tsv(tmp_path, two_sets):
+    out = tmp_path / "missed.parquet"
+    r = run("compare", "-t", "0.5", "--sets", two_sets, "-q", "--missed", out)
+    assert r.exit_code == 2 and "not Parquet" in r.stderr, r.stderr
+    assert not out.exists()
+
