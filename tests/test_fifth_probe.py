@@ -81,3 +81,31 @@ def test_compare_missed_refuses_a_parquet_name_it_would_have_filled_with_tsv(tmp
     assert r.exit_code == 2 and "not Parquet" in r.stderr, r.stderr
     assert not out.exists()
 
+
+# --- 3. a compressed input is named as such, not sent to --encoding latin-1 ---------------------------------
+
+@pytest.mark.parametrize("tool,kind", [("gzip", "sets"), ("bz2", "csv"), ("lzma", "jsonl")])
+def test_a_compressed_input_file_is_named_so_with_a_hint_to_decompress_it(tmp_path, tool, kind):
+    import importlib
+
+    text = {"sets": "a b c\na b c\n", "csv": "id,text\n1,a b\n2,a b\n", "jsonl": '{"text": "a b"}\n'}[kind]
+    f = tmp_path / f"in.{kind}.z"
+    f.write_bytes(importlib.import_module(tool).compress(text.encode()))
+    for extra in ([], ["--encoding", "latin-1"]):
+        r = run("join", "-t", "0.5", f"--{kind}", f, *extra)
+        assert r.exit_code == 1, r.output
+        assert "-compressed, not text records; decompress it first" in r.stderr and "latin-1" not in r.stderr, r.stderr
+
+
+def test_a_parquet_file_read_as_lines_points_to_parquet(tmp_path):
+    f = tmp_path / "t.parquet"
+    f.write_bytes(b"PAR1\x15\x04\x15\x10\x00\x00PAR1")
+    r = run("join", "-t", "0.5", "--lines", f)
+    assert r.exit_code == 1 and "is a Parquet file" in r.stderr and "--parquet" in r.stderr, r.stderr
+
+
+def test_text_that_starts_like_a_magic_number_is_still_read_as_text(tmp_path):
+    f = tmp_path / "bz.sets"
+    f.write_text("BZh9 PK a\nBZh9 PK a\n")
+    r = run("join", "-t", "1", "--sets", f, "-q", "--count")
+    assert r.exit_code == 0 and r.stdout.strip() == "1", r.output

@@ -348,14 +348,34 @@ def _line_starts(buf: bytes) -> np.ndarray:
     return np.concatenate(parts).astype(np.int64, copy=False)
 
 
+#: The first bytes of files that are no text, for a message that names what the file is (read only when the
+#: file failed as text already, so no text file is taken for one).
+_MAGIC = ((b"\x1f\x8b", "gzip-compressed", "decompress it first (zcat FILE | allpairs ... -)"),
+          (b"BZh", "bzip2-compressed", "decompress it first (bzcat FILE | allpairs ... -)"),
+          (b"\xfd7zXZ\x00", "xz-compressed", "decompress it first (xzcat FILE | allpairs ... -)"),
+          (b"\x28\xb5\x2f\xfd", "zstd-compressed", "decompress it first (zstdcat FILE | allpairs ... -)"),
+          (b"PK\x03\x04", "a zip archive", "extract its files first"),
+          (b"PAR1", "a Parquet file", "read it with {{kind=parquet}}"))
+
+
+def _not_text(name: str, head: bytes) -> None:
+    """Raise the error naming what the file is when its first bytes say it (:data:`_MAGIC`)."""
+    for magic, what, hint in _MAGIC:
+        if head.startswith(magic):
+            raise InputError(f"{name} is {what}, not text records; {hint}", param="kind" if "{{" in hint else None)
+
+
 def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes):
     carry = b""  # the line being read, without its end yet
+    head = None  # the file's first bytes, for _not_text
     n_lines = 0  # complete lines before the current piece
     raw_before = 0  # raw bytes consumed before the current chunk
     first = True
     limit = max_line_bytes + 2  # a line's bytes with "\r\n"
     for chunk in itertools.chain(chunks, [None]):
         final = chunk is None
+        if head is None and not final:
+            head = chunk[:8]
         pending = len(decoder.getstate()[0])
         if not final and ascii_safe and not pending and chunk.isascii():
             out = chunk  # no decoding needed, and no byte-order mark possible
@@ -364,6 +384,7 @@ def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes):
             try:
                 text = decoder.decode(b"" if final else chunk, final)
             except UnicodeDecodeError as e:
+                _not_text(name, head or b"")
                 byte = raw_before - pending + e.start
                 line = n_lines + e.object.count(b"\n", 0, e.start) + 1
                 raise InputError(f"{name}:{line}: not valid {encoding} (byte {byte}); "
@@ -380,6 +401,7 @@ def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes):
         buf = carry + out if carry else out
         nul = buf.find(b"\0", len(carry))
         if nul >= 0:
+            _not_text(name, head or b"")
             line = n_lines + buf.count(b"\n", 0, nul) + 1
             raise InputError(f"{name}:{line}: NUL byte; this looks like a binary file, not text records")
         starts = _line_starts(buf)
