@@ -9,7 +9,7 @@ from .._kernels.jit import MAX_JOBS
 from ..corpus import Corpus
 from ..corpus.read import one_document_hint
 from ..errors import UsageError
-from ..output.tables import format_of_name
+from ..output.files import format_of_name
 
 #: --memory's default: what the pairs may take before they are spilled.
 MEMORY = "256M"
@@ -44,7 +44,7 @@ def refuse_output_of_input(outputs, read) -> None:
 
 def format_named(output) -> str | None:
     """The format -o's extension names (``.tsv .csv .jsonl .parquet``, and kin), if any; None for stdout.
-    A compressed file's ending (``.gz``) is a usage error: see :func:`allpairs.output.tables.format_of_name`."""
+    A compressed file's ending (``.gz``) is a usage error: see :func:`allpairs.output.files.format_of_name`."""
     if output is None or str(output) == "-":
         return None
     return format_of_name(output)

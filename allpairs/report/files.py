@@ -15,8 +15,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..pairs import PairWriter
-from ..output.files import OutputPlan, check_output, open_outputs
-from ..output.tables import format_of_name
+from ..output.files import OutputPlan, check_output, format_of_name, open_outputs
 
 __all__ = ["MISSED_FORMATS", "FilePlans", "check_files", "missed_format", "write_files", "write_missed"]
 
@@ -26,7 +25,7 @@ MISSED_FORMATS = ("tsv", "csv", "jsonl")
 
 
 def missed_format(path: str | os.PathLike) -> str:
-    """``tsv``, ``csv`` or ``jsonl`` as the file's name ends (:func:`allpairs.output.tables.format_of_name`),
+    """``tsv``, ``csv`` or ``jsonl`` as the file's name ends (:func:`allpairs.output.files.format_of_name`),
     else ``tsv``.
 
     Raises
