@@ -109,3 +109,26 @@ def test_text_that_starts_like_a_magic_number_is_still_read_as_text(tmp_path):
     f.write_text("BZh9 PK a\nBZh9 PK a\n")
     r = run("join", "-t", "1", "--sets", f, "-q", "--count")
     assert r.exit_code == 0 and r.stdout.strip() == "1", r.output
+
+
+# --- 4. a CSV row that repeats the header (tables joined by cat) ---------------------------------------
+
+@pytest.mark.parametrize("command", [["join", "-t", "0.5"], ["dedup", "-t", "0.5"]])
+def test_a_row_that_repeats_the_header_is_named_on_stderr(tmp_path, command):
+    f = tmp_path / "cat.csv"
+    f.write_text("id,text\n1,a b c\n2,a b c\nid,text\n3,a b c\nid,text\n")
+    r = run(*command, "-s", "word:1", "--csv", f)
+    assert r.exit_code == 1 and "already used" in r.stderr  # ids: the second repeat is the second id 'id'
+    f.write_text("id,text\n1,a b c\n2,a b c\nid,text\n3,a b c\n")
+    r = run(*command, "-s", "word:1", "--csv", f)
+    assert r.exit_code == 0, r.stderr
+    assert f"{f}:4: the row repeats the header" in r.stderr, r.stderr
+    r = run(*command, "-s", "word:1", "--csv", f, "-q")
+    assert r.exit_code == 0 and r.stderr == ""
+
+
+def test_a_table_without_a_repeated_header_has_no_such_note(tmp_path):
+    f = tmp_path / "t.csv"
+    f.write_text("text\nid\ntext x\n")
+    r = run("join", "-t", "0.5", "-s", "word:1", "--csv", f)
+    assert r.exit_code == 0 and "repeats the header" not in r.stderr, r.stderr
