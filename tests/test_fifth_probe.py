@@ -1,6 +1,8 @@
 """What the fifth adversarial probe found (session 57), one regression test (or a few) per item."""
 from __future__ import annotations
 
+import os
+
 import pytest
 from typer.testing import CliRunner
 
@@ -132,3 +134,26 @@ def test_a_table_without_a_repeated_header_has_no_such_note(tmp_path):
     f.write_text("text\nid\ntext x\n")
     r = run("join", "-t", "0.5", "-s", "word:1", "--csv", f)
     assert r.exit_code == 0 and "repeats the header" not in r.stderr, r.stderr
+
+
+# --- 5. file names that are not UTF-8 stay distinct ids in Parquet ----------------------------------------
+
+def test_file_names_with_different_undecodable_bytes_stay_distinct_in_parquet(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    try:
+        for raw in (b"a\xff.txt", b"a\xfe.txt"):
+            with open(os.path.join(os.fsencode(corpus), raw), "w") as f:
+                f.write("the cat sat\n")
+    except OSError:
+        pytest.skip("this file system refuses names that are not UTF-8")
+    out = tmp_path / "p.parquet"
+    r = run("join", "-t", "0.5", "-s", "word:1", corpus, "-o", out, "-q")
+    assert r.exit_code == 0, r.stderr
+    assert pq.read_table(out).to_pylist()[0] == {"left": "a\\xfe.txt", "right": "a\\xff.txt", "similarity": 1.0,
+                                                      "overlap": 3, "left_size": 3, "right_size": 3}
+    out = tmp_path / "c.parquet"
+    r = run("join", "-t", "0.5", "-s", "word:1", corpus, "--clusters", "-o", out, "-q")
+    assert r.exit_code == 0, r.stderr
+    assert len(set(pq.read_table(out).column("id").to_pylist())) == 2
