@@ -157,3 +157,16 @@ def test_file_names_with_different_undecodable_bytes_stay_distinct_in_parquet(tm
     r = run("join", "-t", "0.5", "-s", "word:1", corpus, "--clusters", "-o", out, "-q")
     assert r.exit_code == 0, r.stderr
     assert len(set(pq.read_table(out).column("id").to_pylist())) == 2
+
+
+# --- 6. JSON Lines messages name JSON's types, not Python's -------------------------------------------------
+
+@pytest.mark.parametrize("record,got", [('{"id": "a", "text": null}', "got null"), ('{"id": "a", "text": 5}', "got a number"),
+                                        ('{"id": "a", "text": ["x"]}', "got an array"), ("[1, 2]", "got an array"),
+                                        ('{"id": "a", "text": true}', "got a boolean"), ('"x"', "got a string")])
+def test_a_json_lines_type_error_names_the_json_type(tmp_path, record, got):
+    f = tmp_path / "r.jsonl"
+    f.write_text(record + "\n")
+    r = run("join", "-t", "0.5", "--jsonl", f)
+    assert r.exit_code == 1 and r.stderr.rstrip().endswith(got), r.stderr
+    assert "NoneType" not in r.stderr and "list" not in r.stderr
