@@ -96,7 +96,7 @@ def test_a_compressed_input_file_is_named_so_with_a_hint_to_decompress_it(tmp_pa
     for extra in ([], ["--encoding", "latin-1"]):
         r = run("join", "-t", "0.5", f"--{kind}", f, *extra)
         assert r.exit_code == 1, r.output
-        assert "-compressed, not text records; decompress it first" in r.stderr and "latin-1" not in r.stderr, r.stderr
+        assert "-compressed, not " in r.stderr and " text; decompress it first" in r.stderr and "--encoding" not in r.stderr, r.stderr
 
 
 def test_a_parquet_file_read_as_lines_points_to_parquet(tmp_path):
@@ -170,3 +170,14 @@ def test_a_json_lines_type_error_names_the_json_type(tmp_path, record, got):
     r = run("join", "-t", "0.5", "--jsonl", f)
     assert r.exit_code == 1 and r.stderr.rstrip().endswith(got), r.stderr
     assert "NoneType" not in r.stderr and "list" not in r.stderr
+
+
+@pytest.mark.parametrize("codec,named", [("utf-16", "utf-16"), ("utf-16-le", "utf-16-le"), ("utf-16-be", "utf-16-be"),
+                                         ("utf-32", "utf-32")])
+def test_a_utf16_or_utf32_input_is_named_with_the_encoding_that_reads_it(tmp_path, codec, named):
+    f = tmp_path / "u.csv"
+    f.write_bytes("id,text\na,x y z\nb,x y z\n".encode(codec))
+    r = run("join", "-t", "0.5", "--csv", f)
+    assert r.exit_code == 1 and f"read it with --encoding {named}" in r.stderr, r.stderr
+    r = run("join", "-t", "0.5", "--csv", f, "--encoding", named, "-q", "--no-header")
+    assert r.exit_code == 0 and r.stdout == "a\tb\t1.000000\n", r.output
