@@ -181,3 +181,20 @@ def test_a_utf16_or_utf32_input_is_named_with_the_encoding_that_reads_it(tmp_pat
     assert r.exit_code == 1 and f"read it with --encoding {named}" in r.stderr, r.stderr
     r = run("join", "-t", "0.5", "--csv", f, "--encoding", named, "-q", "--no-header")
     assert r.exit_code == 0 and r.stdout == "a\tb\t1.000000\n", r.output
+
+
+# --- 7. the cluster picture of one large cluster ------------------------------------------------------------
+
+def test_the_cluster_picture_of_one_large_cluster_keeps_its_layout_and_stderr_quiet(tmp_path):
+    pytest.importorskip("matplotlib")
+    import random
+    import warnings
+
+    rng = random.Random(1)
+    sets = tmp_path / "one.sets"
+    sets.write_text("".join(" ".join(str(rng.randrange(30)) for _ in range(6)) + "\n" for _ in range(3000)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib's "constrained_layout not applied ... collapsed to zero"
+        r = run("compare", "-t", "0.5", "--sets", sets, "-b", "4", "-r", "4", "-q", "--plot", tmp_path / "s.png")
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert r.stderr == "" and (tmp_path / "s-chords.png").stat().st_size > 0
