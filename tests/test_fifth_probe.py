@@ -198,3 +198,15 @@ def test_the_cluster_picture_of_one_large_cluster_keeps_its_layout_and_stderr_qu
         r = run("compare", "-t", "0.5", "--sets", sets, "-b", "4", "-r", "4", "-q", "--plot", tmp_path / "s.png")
     assert r.exit_code == 0, (r.output, r.exception)
     assert r.stderr == "" and (tmp_path / "s-chords.png").stat().st_size > 0
+
+
+# --- 8. sets --ids through a link to the --output file ------------------------------------------------------
+
+def test_sets_refuses_ids_that_reach_the_output_file_through_a_symbolic_link(tmp_path, two_sets):
+    out = tmp_path / "s.sets"
+    out.write_text("")
+    link = tmp_path / "ids.txt"
+    link.symlink_to(out)
+    r = run("sets", "--sets", two_sets, "-q", "-o", out, "--ids", link)
+    assert r.exit_code == 2 and "is the --output file too" in r.stderr, r.output
+    assert out.read_text() == "" and link.is_symlink()

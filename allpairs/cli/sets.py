@@ -41,7 +41,8 @@ def sets_command(
     try:
         refuse_unused_input_options(ctx)
         refuse(ctx, ("keep_col", "keep_all"), "in a sets file, which holds token sets only")
-        if ids is not None and output is not None and os.path.abspath(ids) == os.path.abspath(output):
+        # By the file reached (realpath): through a symbolic link the ids replaced the sets, or the sets the ids.
+        if ids is not None and output is not None and os.path.realpath(ids) == os.path.realpath(output):
             raise UsageError(f"--ids {ids} is the --output file too; give the ids a file of their own")
         refuse_output_of_input(ctx, output, ids)
         for name in (output, ids):
