@@ -210,3 +210,12 @@ def test_sets_refuses_ids_that_reach_the_output_file_through_a_symbolic_link(tmp
     r = run("sets", "--sets", two_sets, "-q", "-o", out, "--ids", link)
     assert r.exit_code == 2 and "is the --output file too" in r.stderr, r.output
     assert out.read_text() == "" and link.is_symlink()
+
+
+# --- 9. a missing index is a missing path: exit 2, as a missing input file -----------------------------------
+
+@pytest.mark.parametrize("command", [["index", "query"], ["index", "add"]])
+def test_a_missing_index_exits_2_as_a_missing_input_does(tmp_path, two_sets, command):
+    r = run(*command, tmp_path / "none.idx", "--sets", two_sets)
+    assert r.exit_code == 2 and "does not exist" in r.stderr, r.output
+    assert run("join", "-t", "0.5", "--sets", tmp_path / "none.sets").exit_code == 2

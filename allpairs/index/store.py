@@ -142,8 +142,8 @@ def open_index(path: str | os.PathLike) -> int:
     """
     try:
         st = os.stat(path)
-    except FileNotFoundError:
-        raise InputError(f"index {os.fspath(path)} does not exist") from None
+    except FileNotFoundError:  # a missing path, as for an input file: a usage error (exit 2)
+        raise UsageError(f"index {os.fspath(path)} does not exist") from None
     except OSError as e:
         raise InputError(f"index {os.fspath(path)}: cannot read ({e.strerror})") from None
     _check_type(path, st)
