@@ -219,3 +219,22 @@ def test_a_missing_index_exits_2_as_a_missing_input_does(tmp_path, two_sets, com
     r = run(*command, tmp_path / "none.idx", "--sets", two_sets)
     assert r.exit_code == 2 and "does not exist" in r.stderr, r.output
     assert run("join", "-t", "0.5", "--sets", tmp_path / "none.sets").exit_code == 2
+
+
+# --- 10. --keep-all of a table with a column name twice --------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_keep_all_refuses_a_column_name_twice_as_keep_col_does(tmp_path, fmt):
+    if fmt == "csv":
+        f = tmp_path / "dk.csv"
+        f.write_text("id,text,k,k\n1,a b,c,d\n2,a b,x,y\n")
+    else:
+        pa = pytest.importorskip("pyarrow")
+        import pyarrow.parquet as pq
+
+        f = tmp_path / "dk.parquet"
+        pq.write_table(pa.Table.from_arrays([pa.array(["1", "2"]), pa.array(["a b", "a b"]), pa.array(["c", "x"]),
+                                             pa.array(["d", "y"])], names=["id", "text", "k", "k"]), f)
+    for how in (["--keep-all"], ["--keep-col", "k"]):
+        r = run("join", "-t", "0.5", f"--{fmt}", f, "-q", *how)
+        assert r.exit_code == 1 and "column 'k' appears 2 times in the header (columns 3, 4)" in r.stderr, (how, r.output)

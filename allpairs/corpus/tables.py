@@ -198,6 +198,8 @@ class _Columns:
             self.id = self.find("id", "id_col") if header and "id" in self.names else None
         if keep_all:  # every column but the id, in the table's order
             self.keep = [k for k in range(len(self.names)) if k != self.id]
+            for k in self.keep:  # a name twice is refused, as for --keep-col: one of them was dropped silently
+                self.find(self.names[k], "keep_all")
 
     def find(self, column: str, param: str) -> int:
         """The position of ``column``, named by the parameter ``param``."""
