@@ -238,3 +238,20 @@ def test_keep_all_refuses_a_column_name_twice_as_keep_col_does(tmp_path, fmt):
     for how in (["--keep-all"], ["--keep-col", "k"]):
         r = run("join", "-t", "0.5", f"--{fmt}", f, "-q", *how)
         assert r.exit_code == 1 and "column 'k' appears 2 times in the header (columns 3, 4)" in r.stderr, (how, r.output)
+
+
+# --- 11. dedup of a table without a header writes its rows without one ------------------------------------
+
+@pytest.mark.parametrize("fmt,sep", [("tsv", "\t"), ("csv", ",")])
+def test_dedup_of_a_headerless_table_writes_no_header_so_a_second_run_reads_no_invented_row(tmp_path, fmt, sep):
+    f = tmp_path / f"nh.{fmt}"
+    f.write_text(sep.join(["x", "a b", "k"]) + "\n" + sep.join(["y", "a b", "m"]) + "\n"
+                 + sep.join(["z", "c d", "n"]) + "\n")
+    args = ["-t", "0.5", "--no-input-header", "--text-col", "2", "-q", "-f", fmt]
+    r = run("dedup", f"--{fmt}", f, *args)
+    assert r.exit_code == 0 and r.stdout.splitlines() == [sep.join(["x", "a b", "k"]), sep.join(["z", "c d", "n"])], r.output
+    again = tmp_path / f"again.{fmt}"
+    again.write_text(r.stdout)
+    assert run("dedup", f"--{fmt}", again, *args).stdout == r.stdout
+    r = run("dedup", f"--{fmt}", f, "-t", "0.5", "-q", "-f", fmt, "--text-col", "a b")  # with a header, as ever
+    assert r.exit_code == 0 and r.stdout.splitlines()[0] == sep.join(["x", "a b", "k"]), r.output
