@@ -255,3 +255,16 @@ def test_dedup_of_a_headerless_table_writes_no_header_so_a_second_run_reads_no_i
     assert run("dedup", f"--{fmt}", again, *args).stdout == r.stdout
     r = run("dedup", f"--{fmt}", f, "-t", "0.5", "-q", "-f", fmt, "--text-col", "a b")  # with a header, as ever
     assert r.exit_code == 0 and r.stdout.splitlines()[0] == sep.join(["x", "a b", "k"]), r.output
+
+
+# --- 12. --parquet - with stdin closed -----------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [["join", "-t", "0.5"], ["dedup", "-t", "0.5"]])
+def test_parquet_from_a_closed_stdin_is_one_error_line_not_a_traceback(command):
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "allpairs", *command, "--parquet", "-"], capture_output=True, text=True,
+                       preexec_fn=lambda: os.close(0))
+    assert r.returncode == 1 and r.stderr == "allpairs: error: stdin is closed; give a file name instead of '-'\n", \
+        r.stderr[-300:]

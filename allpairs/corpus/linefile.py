@@ -235,12 +235,16 @@ class TokenSets(_LineView):
         return self.lines.line(i).split()
 
 
+def stdin_bytes():
+    """Standard input's binary stream, or the error of a closed one (``<&-``: Python sets ``sys.stdin`` to None)."""
+    if sys.stdin is None:
+        raise InputError("stdin is closed; give a file name instead of '-'")
+    return sys.stdin.buffer
+
+
 def _raw_chunks(path: str | os.PathLike) -> tuple[str, Iterator[bytes]]:
     if str(path) == "-":
-        stream = sys.stdin.buffer if sys.stdin is not None else None
-        if stream is None:
-            raise InputError("stdin is closed; give a file name instead of '-'")
-        return "<stdin>", _read_stream(stream, "<stdin>", close=False)
+        return "<stdin>", _read_stream(stdin_bytes(), "<stdin>", close=False)
     p = _as_pathlib_reads(path)
     mode = _mode(p)
     if mode is None:

@@ -24,14 +24,13 @@ import csv
 import io
 import json
 import os
-import sys
 from typing import Sequence
 
 from ..errors import InputError, UsageError, require_extra
 from .model import Corpus
 from ..output.carried import Carried
 from .records import Records, cell_text, fields_of
-from .linefile import MAX_LINE_BYTES, ArrowTokenSets, read_line_file
+from .linefile import MAX_LINE_BYTES, ArrowTokenSets, read_line_file, stdin_bytes
 
 #: The delimiter of each table kind, and the quote character it is read with by default (None: no quoting).
 DELIMITERS = {"csv": ",", "tsv": "\t"}
@@ -266,7 +265,7 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> 
         raise UsageError(f"{path}: no such file or directory")
     try:
         if str(path) == "-":
-            source = pa.BufferReader(sys.stdin.buffer.read())
+            source = pa.BufferReader(stdin_bytes().read())
             schema = pq.read_schema(source)
         else:  # a file, or a directory of them (a dataset, as Spark writes it)
             source = os.fspath(path)
