@@ -268,3 +268,9 @@ def test_parquet_from_a_closed_stdin_is_one_error_line_not_a_traceback(command):
                        preexec_fn=lambda: os.close(0))
     assert r.returncode == 1 and r.stderr == "allpairs: error: stdin is closed; give a file name instead of '-'\n", \
         r.stderr[-300:]
+
+
+@pytest.mark.parametrize("command", [["index", "query"], ["index", "add"]])
+def test_an_index_named_dash_says_it_is_read_from_a_file_not_stdin(two_sets, command):
+    r = run(*command, "-", "--sets", two_sets)
+    assert r.exit_code == 2 and "not '-' (stdin)" in r.stderr and "does not exist" not in r.stderr, r.output
