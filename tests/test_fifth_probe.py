@@ -274,31 +274,3 @@ def test_parquet_from_a_closed_stdin_is_one_error_line_not_a_traceback(command):
 def test_an_index_named_dash_says_it_is_read_from_a_file_not_stdin(two_sets, command):
     r = run(*command, "-", "--sets", two_sets)
     assert r.exit_code == 2 and "not '-' (stdin)" in r.stderr and "does not exist" not in r.stderr, r.output
-
-
-# --- 13. thresholds from numpy and decimal ---------------------------------------------------------------
-
-def test_a_numpy_float_or_a_decimal_threshold_is_read_exactly():
-    from decimal import Decimal
-    from fractions import Fraction
-
-    import numpy as np
-
-    from allpairs.measures import Threshold, parse_threshold
-
-    assert parse_threshold(np.float64(0.7)) == Threshold(7, 10)  # its repr is np.float64(0.7): it was refused
-    assert parse_threshold(Decimal("0.7")) == Threshold(7, 10)
-    assert parse_threshold(np.float64(3.0), "overlap") == Threshold(3, 1)
-    for bad in (Decimal("NaN"), Decimal("Infinity"), np.float64("nan"), Decimal("1.5")):
-        with pytest.raises(UsageError):
-            parse_threshold(bad)
-    assert Threshold.parse(Fraction(2, 3)) == Threshold(2, 3)
-
-
-def test_join_takes_a_threshold_computed_with_numpy():
-    import numpy as np
-
-    import allpairs
-
-    res = allpairs.join(["a b c", "a b c d", "x y"], threshold=np.mean([0.5, 0.75]), shingle="word:1")
-    assert [(p.left, p.right) for p in res.pairs] == [(0, 1)]

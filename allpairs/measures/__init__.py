@@ -131,9 +131,9 @@ class Threshold:
                 raise TypeError
             if isinstance(value, str):
                 frac = _fraction(value)
-            elif isinstance(value, float):  # float(): numpy's float64 is a float whose repr is np.float64(0.5)
-                frac = _fraction(repr(float(value)))
-            elif isinstance(value, numbers.Rational) or hasattr(value, "as_integer_ratio"):  # a Decimal too, exactly
+            elif isinstance(value, float):
+                frac = _fraction(repr(value))
+            elif isinstance(value, numbers.Rational):
                 frac = _fraction(value)
             elif isinstance(value, numbers.Real):
                 frac = _fraction(repr(float(value)))
