@@ -103,7 +103,7 @@ def test_text_index_round_trip_on_the_tiny_corpus(tmp_path):
     (["index", "query", "{idx}", "-", "--lines"], 2, "give sets (--sets), not texts"),
     (["index", "query", "{idx}", "--sets", "-", "-s", "word:2"], 2, "not word:2"),
     (["index", "query", "{idx}", "--sets", "-", "-t", "1.5"], 2, "outside (0, 1]"),
-    (["index", "query", "{dir}/none.idx", "--sets", "-"], 1, "does not exist"),
+    (["index", "query", "{dir}/none.idx", "--sets", "-"], 2, "does not exist"),  # a missing path, as for inputs
     (["index", "query", "{dir}/corpus.sets", "--sets", "-"], 1, "is not an allpairs index file"),
     (["index", "build", "--sets", "-t", "0.5", "{dir}/corpus.sets", "-o", "{dir}/new.idx", "--measure", "hamming"], 2,
      "'hamming' is not one of"),

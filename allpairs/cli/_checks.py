@@ -9,6 +9,7 @@ from .._kernels.jit import MAX_JOBS
 from ..corpus import Corpus
 from ..corpus.read import one_document_hint
 from ..errors import UsageError
+from ..output.files import format_of_name
 
 #: --memory's default: what the pairs may take before they are spilled.
 MEMORY = "256M"
@@ -41,15 +42,12 @@ def refuse_output_of_input(outputs, read) -> None:
                                  "read: give the output another name")
 
 
-#: The format a file name ending so is written in (any other ending: --format's, TSV by default).
-EXTENSIONS = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet"}
-
-
 def format_named(output) -> str | None:
-    """The format -o's extension names (``.tsv .csv .jsonl .parquet``), if any; None for stdout."""
+    """The format -o's extension names (``.tsv .csv .jsonl .parquet``, and kin), if any; None for stdout.
+    A compressed file's ending (``.gz``) is a usage error: see :func:`allpairs.output.files.format_of_name`."""
     if output is None or str(output) == "-":
         return None
-    return EXTENSIONS.get(os.path.splitext(os.fsdecode(output))[1].lower())
+    return format_of_name(output)
 
 
 def refuse_one_document(corpus: Corpus) -> None:

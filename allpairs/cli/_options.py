@@ -97,7 +97,7 @@ KEEP_ALL = typer.Option(False, "--keep-all", rich_help_panel=INPUT,
                              "writes whole rows without it).")
 NO_INPUT_HEADER = typer.Option(False, "--no-input-header", rich_help_panel=INPUT,
                                help="--csv/--tsv: the table read has no header row; name columns by number from 1 "
-                                    "(--no-header writes tables without one).")
+                                    "(--no-header writes tables without one; dedup writes the kept rows without one).")
 #: The old name of --no-input-header, still read, not shown.
 HEADERLESS = typer.Option(False, "--headerless", hidden=True)
 QUOTECHAR = typer.Option(None, "--quotechar", metavar="CHAR", rich_help_panel=INPUT, show_default=False,

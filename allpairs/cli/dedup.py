@@ -81,8 +81,11 @@ def dedup_command(
                                left_ids=res.ids, right_ids=res.ids, left_columns=res.columns,
                                right_columns=res.columns, header=not no_header)
                 elif res.header is not None:
+                    # Rows as they came: a table read without a header is written without one (its numbered
+                    # header, 1 2 3, was a row of data to the next run with --no-input-header).
+                    headerless = inputs["no_input_header"] or inputs["headerless"]
                     write_records(out, res.header, res.id_column, res.ids, res.kept.tolist(), res.columns, fmt.value,
-                                  header=not no_header, rows=res.rows)
+                                  header=not (no_header or headerless), rows=res.rows)
                 else:
                     write_ids(out, res.ids, res.kept.tolist(), fmt.value, columns=res.columns, header=not no_header)
         if not quiet:

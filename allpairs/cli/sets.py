@@ -12,6 +12,7 @@ from ..output.files import check_output, open_output
 from ._app import Bar, app, err, fail, warn_skipped
 from ._options import NO_NORMALIZE, OUTPUT, PATHS, QUIET, SHINGLE, PanelCommand, input_options, read_input, \
     refuse, refuse_output_of_input, refuse_unused_input_options
+from ._checks import format_named
 
 
 @app.command("sets", cls=PanelCommand)
@@ -40,9 +41,12 @@ def sets_command(
     try:
         refuse_unused_input_options(ctx)
         refuse(ctx, ("keep_col", "keep_all"), "in a sets file, which holds token sets only")
-        if ids is not None and output is not None and os.path.abspath(ids) == os.path.abspath(output):
+        # By the file reached (realpath): through a symbolic link the ids replaced the sets, or the sets the ids.
+        if ids is not None and output is not None and os.path.realpath(ids) == os.path.realpath(output):
             raise UsageError(f"--ids {ids} is the --output file too; give the ids a file of their own")
         refuse_output_of_input(ctx, output, ids)
+        for name in (output, ids):
+            format_named(name)  # a compressed file's name (.gz) is refused: the file would be plain text
         plan = check_output(output)  # refuse an output that cannot be written before the work
         ids_plan = check_output(ids) if ids is not None else None
         try:

@@ -235,12 +235,16 @@ class TokenSets(_LineView):
         return self.lines.line(i).split()
 
 
+def stdin_bytes():
+    """Standard input's binary stream, or the error of a closed one (``<&-``: Python sets ``sys.stdin`` to None)."""
+    if sys.stdin is None:
+        raise InputError("stdin is closed; give a file name instead of '-'")
+    return sys.stdin.buffer
+
+
 def _raw_chunks(path: str | os.PathLike) -> tuple[str, Iterator[bytes]]:
     if str(path) == "-":
-        stream = sys.stdin.buffer if sys.stdin is not None else None
-        if stream is None:
-            raise InputError("stdin is closed; give a file name instead of '-'")
-        return "<stdin>", _read_stream(stream, "<stdin>", close=False)
+        return "<stdin>", _read_stream(stdin_bytes(), "<stdin>", close=False)
     p = _as_pathlib_reads(path)
     mode = _mode(p)
     if mode is None:
@@ -348,14 +352,45 @@ def _line_starts(buf: bytes) -> np.ndarray:
     return np.concatenate(parts).astype(np.int64, copy=False)
 
 
+#: The first bytes of files that are no text (or text in another encoding), for a message that names what the
+#: file is: looked at only once the file failed as text, so no text file is taken for one.
+_MAGIC = ((b"\x1f\x8b", "gzip-compressed", "decompress it first (zcat FILE | allpairs ... -)"),
+          (b"BZh", "bzip2-compressed", "decompress it first (bzcat FILE | allpairs ... -)"),
+          (b"\xfd7zXZ\x00", "xz-compressed", "decompress it first (xzcat FILE | allpairs ... -)"),
+          (b"\x28\xb5\x2f\xfd", "zstd-compressed", "decompress it first (zstdcat FILE | allpairs ... -)"),
+          (b"PK\x03\x04", "a zip archive", "extract its files first"),
+          (b"PAR1", "a Parquet file", "read it with {{kind=parquet}}"),
+          (b"\xff\xfe\x00\x00", "UTF-32 text (its byte-order mark says so)", "read it with {{encoding=utf-32}}"),
+          (b"\x00\x00\xfe\xff", "UTF-32 text (its byte-order mark says so)", "read it with {{encoding=utf-32}}"),
+          (b"\xff\xfe", "UTF-16 text (its byte-order mark says so)", "read it with {{encoding=utf-16}}"),
+          (b"\xfe\xff", "UTF-16 text (its byte-order mark says so)", "read it with {{encoding=utf-16}}"))
+
+
+def _not_text(name: str, head: bytes, encoding: str) -> None:
+    """Raise the error naming what the file is when its first bytes say it (:data:`_MAGIC`); ASCII text as
+    UTF-16 without a byte-order mark (a NUL after each character) is named too."""
+    found = next(((what, hint) for magic, what, hint in _MAGIC if head.startswith(magic)), None)
+    if found is None and len(head) >= 4 and not any(head[1::2]) and all(head[0::2]):
+        found = "UTF-16 text, little-endian (a NUL byte after each letter)", "read it with {{encoding=utf-16-le}}"
+    elif found is None and len(head) >= 4 and not any(head[0::2]) and all(head[1::2]):
+        found = "UTF-16 text, big-endian (a NUL byte before each letter)", "read it with {{encoding=utf-16-be}}"
+    if found is not None:
+        what, hint = found
+        param = hint[hint.index("{{") + 2:hint.index("=")] if "{{" in hint else None
+        raise InputError(f"{name} is {what}, not {encoding} text; {hint}", param=param)
+
+
 def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes):
     carry = b""  # the line being read, without its end yet
+    head = None  # the file's first bytes, for _not_text
     n_lines = 0  # complete lines before the current piece
     raw_before = 0  # raw bytes consumed before the current chunk
     first = True
     limit = max_line_bytes + 2  # a line's bytes with "\r\n"
     for chunk in itertools.chain(chunks, [None]):
         final = chunk is None
+        if head is None and not final:
+            head = chunk[:8]
         pending = len(decoder.getstate()[0])
         if not final and ascii_safe and not pending and chunk.isascii():
             out = chunk  # no decoding needed, and no byte-order mark possible
@@ -364,6 +399,7 @@ def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes):
             try:
                 text = decoder.decode(b"" if final else chunk, final)
             except UnicodeDecodeError as e:
+                _not_text(name, head or b"", encoding)
                 byte = raw_before - pending + e.start
                 line = n_lines + e.object.count(b"\n", 0, e.start) + 1
                 raise InputError(f"{name}:{line}: not valid {encoding} (byte {byte}); "
@@ -380,6 +416,7 @@ def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes):
         buf = carry + out if carry else out
         nul = buf.find(b"\0", len(carry))
         if nul >= 0:
+            _not_text(name, head or b"", encoding)
             line = n_lines + buf.count(b"\n", 0, nul) + 1
             raise InputError(f"{name}:{line}: NUL byte; this looks like a binary file, not text records")
         starts = _line_starts(buf)

@@ -127,8 +127,18 @@ def jsonl_object(line: str, where: str) -> dict | None:
         raise InputError(f"{where}: a number of more than {sys.get_int_max_str_digits()} digits; "
                          "write such an id as a string") from None
     if not isinstance(obj, dict):
-        raise InputError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+        raise InputError(f"{where}: expected a JSON object, got {json_type(obj)}")
     return obj
+
+
+def json_type(value) -> str:
+    """What JSON calls the type of a decoded value, for messages: ``null``, ``a number``, ``an array``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    kinds = ((str, "a string"), ((int, float), "a number"), (list, "an array"), (dict, "an object"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), type(value).__name__)
 
 
 def jsonl_field(obj: dict, name: str, where: str, param: str):
@@ -146,7 +156,7 @@ def jsonl_text(obj: dict, names: Sequence[str], where: str) -> str:
     for name in names:
         value = jsonl_field(obj, name, where, "text_field")
         if not isinstance(value, str):
-            raise InputError(f"{where}: field {name!r} must be a string, got {type(value).__name__}")
+            raise InputError(f"{where}: field {name!r} must be a string, got {json_type(value)}")
         parts.append(value)
     return " ".join(parts)
 

@@ -24,14 +24,13 @@ import csv
 import io
 import json
 import os
-import sys
 from typing import Sequence
 
 from ..errors import InputError, UsageError, require_extra
 from .model import Corpus
 from ..output.carried import Carried
 from .records import Records, cell_text, fields_of
-from .linefile import MAX_LINE_BYTES, ArrowTokenSets, read_line_file
+from .linefile import MAX_LINE_BYTES, ArrowTokenSets, read_line_file, stdin_bytes
 
 #: The delimiter of each table kind, and the quote character it is read with by default (None: no quoting).
 DELIMITERS = {"csv": ",", "tsv": "\t"}
@@ -113,6 +112,7 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     records: Records | None = None
     by_row = False
     n = 0
+    repeats = []  # lines that repeat the header: tables joined by cat, each line then read as a document
     for line, row in rows:
         where = f"{name}:{line}"
         if width is None:  # no header: the first row says how wide the table is
@@ -128,6 +128,8 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
                    if quote is not None else "a field of literal TSV holds no tab; read quoted TSV with "
                    "--quotechar '\"'")
             raise InputError(f"{where}: {len(row)} fields, {what} {width}; {fix}")
+        if header and row == columns:
+            repeats.append(line)
         n += 1
         doc_id = str(n) if by_row else row[pick.id]
         records.add(where, line, doc_id, " ".join(row[c] for c in pick.texts), [row[c] for c in pick.keep])
@@ -136,10 +138,17 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
             _Columns(columns, name, header, id_col, text_cols, keep)  # a bad column name is refused all the same
         return Corpus(ids=[], texts=[], kind=kind)
     notes = [f"ids are row numbers: {name} has no 'id' column (--id-col names one)"] if by_row and header else []
+    if repeats:
+        notes.append(f"{name}:{repeats[0]}: the row repeats the header{_more(len(repeats) - 1, 'other')}, and is "
+                     "read as a document: were tables joined with their headers? drop the repeats")
     corpus = records.corpus(kind, notes)
     corpus.id_column = None if by_row else columns[pick.id]
     corpus.header = list(columns) if keep_all else None
     return corpus
+
+
+def _more(n: int, what: str) -> str:
+    return f" (as do {n:,} {what}{'s' if n > 1 else ''})" if n else ""
 
 
 def _refuse_json_lines(text: str, name: str, kind: str) -> None:
@@ -188,6 +197,8 @@ class _Columns:
             self.id = self.find("id", "id_col") if header and "id" in self.names else None
         if keep_all:  # every column but the id, in the table's order
             self.keep = [k for k in range(len(self.names)) if k != self.id]
+            for k in self.keep:  # a name twice is refused, as for --keep-col: one of them was dropped silently
+                self.find(self.names[k], "keep_all")
 
     def find(self, column: str, param: str) -> int:
         """The position of ``column``, named by the parameter ``param``."""
@@ -254,7 +265,7 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> 
         raise UsageError(f"{path}: no such file or directory")
     try:
         if str(path) == "-":
-            source = pa.BufferReader(sys.stdin.buffer.read())
+            source = pa.BufferReader(stdin_bytes().read())
             schema = pq.read_schema(source)
         else:  # a file, or a directory of them (a dataset, as Spark writes it)
             source = os.fspath(path)

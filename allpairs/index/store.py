@@ -140,10 +140,12 @@ def open_index(path: str | os.PathLike) -> int:
     A FIFO, a device or a socket is refused before it is opened (opening a
     FIFO would wait for a writer forever), and checked again once open.
     """
+    if os.fsencode(path) == b"-":
+        raise UsageError("an index is read from its file (mapped, not streamed): give its name, not '-' (stdin)")
     try:
         st = os.stat(path)
-    except FileNotFoundError:
-        raise InputError(f"index {os.fspath(path)} does not exist") from None
+    except FileNotFoundError:  # a missing path, as for an input file: a usage error (exit 2)
+        raise UsageError(f"index {os.fspath(path)} does not exist") from None
     except OSError as e:
         raise InputError(f"index {os.fspath(path)}: cannot read ({e.strerror})") from None
     _check_type(path, st)

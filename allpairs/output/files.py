@@ -30,13 +30,41 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator, Sequence
 
-from ..errors import OutputError
+from ..errors import OutputError, UsageError
 
 #: Suffix of the temporary file; its name is ``.NAME.XXXXXXXX.allpairs.part`` beside the output.
 PART_SUFFIX = b".allpairs.part"
 
 #: A temporary file nobody holds locked and nobody wrote for this long is left from a killed run.
 STALE_SECONDS = 10.0
+
+#: The format a file name ending so is written in (any other ending: --format's, TSV by default). JSON Lines
+#: is the one JSON written: ``.json`` and ``.ndjson`` name it too (TSV was written under them before).
+EXTENSIONS = {".tsv": "tsv", ".tab": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+              ".json": "jsonl", ".parquet": "parquet"}
+
+#: Endings of compressed files: nothing is written compressed, and plain text under such a name fools the
+#: tools that read a file by its name (zcat, pandas, Spark).
+COMPRESSED = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".lz4": "lz4", ".zip": "zip",
+              ".br": "brotli"}
+
+
+def format_of_name(path) -> str | None:
+    """The table format a file's name ends in (:data:`EXTENSIONS`), or None.
+
+    Raises
+    ------
+    UsageError
+        For the ending of a compressed file (``.gz``, ``.zst``, ...): the file would hold plain text.
+    """
+    name = os.fsdecode(path)
+    stem, ext = os.path.splitext(name)
+    tool = COMPRESSED.get(ext.lower())
+    if tool is not None:
+        raise UsageError(f"{name} names a {tool} file, and allpairs writes none (it would hold plain text): "
+                         f"write {stem} and compress it, or pipe standard output through {tool}")
+    return EXTENSIONS.get(ext.lower())
+
 
 # Temporary files being written, and the lock under which they are created,
 # renamed and removed: remove_partial_files() takes it for good, so that no

@@ -201,8 +201,9 @@ def _arrow(values: Sequence, kind: str, pa):
     if kind in ("carried", "arrow"):  # a carried column's own types; Arrow values as they are
         return values.arrow(pa) if kind == "carried" else values
     if kind == "text":
-        # Strings as their UTF-8 (a file name's undecodable bytes shown as U+FFFD: Parquet strings are UTF-8).
-        return pa.array([utf8(str(v)).decode("utf-8", "replace") for v in values], pa.string())
+        # Strings as their UTF-8; Parquet strings are UTF-8, so a file name's undecodable bytes are written as
+        # the text \xNN, as TSV writes a control character: as U+FFFD, a\xff.txt and a\xfe.txt were one id.
+        return pa.array([utf8(str(v)).decode("utf-8", "backslashreplace") for v in values], pa.string())
     if kind == "int":
         return pa.array(np.asarray(values, np.int64))
     return pa.array(np.asarray([float(v) for v in values] if kind == "number" else values, np.float64))

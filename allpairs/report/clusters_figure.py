@@ -27,6 +27,10 @@ _CELL = 4.6
 _CELL_INCH = 0.75
 
 
+#: The narrowest cluster picture, in inches: room for its three-line title and its legend's two entries.
+_MIN_WIDTH = 8.5
+
+
 def _cluster_order(members: list[int], left: np.ndarray, right: np.ndarray, degree: np.ndarray) -> list[int]:
     """At most MAX_CLUSTER_NODES documents of a cluster, in breadth-first order from its best-connected one,
     so that neighbours sit side by side on its circle and few edges cross."""
@@ -64,7 +68,10 @@ def clusters_figure(c, max_clusters: int = MAX_CLUSTERS):
 
     cols = min(4, max(1, panels))
     rows = max(1, math.ceil(panels / cols))
-    fig = Figure(figsize=(_CELL * _CELL_INCH * cols + 1.6, _CELL * _CELL_INCH * rows + 1.8), layout="compressed")
+    # At least _MIN_WIDTH inches: one panel's width wrapped the title to six lines and the legend past both
+    # edges, and the compressed layout collapsed the circle (matplotlib warned on stderr, under -q too).
+    fig = Figure(figsize=(max(_MIN_WIDTH, _CELL * _CELL_INCH * cols + 1.6), _CELL * _CELL_INCH * rows + 1.8),
+                 layout="compressed")
     ax = fig.add_subplot()
     ax.set_aspect("equal")
     ax.set_axis_off()

@@ -15,17 +15,29 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..pairs import PairWriter
-from ..output.files import OutputPlan, check_output, open_outputs
+from ..output.files import OutputPlan, check_output, format_of_name, open_outputs
 
 __all__ = ["MISSED_FORMATS", "FilePlans", "check_files", "missed_format", "write_files", "write_missed"]
 
-#: The format of a ``--missed`` file by its suffix; any other suffix (or none) is TSV, as ``join`` writes.
-MISSED_FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
+#: The formats of a ``--missed`` file, named by its suffix as ``join -o`` names them; any other suffix (or
+#: none) is TSV, as ``join`` writes.
+MISSED_FORMATS = ("tsv", "csv", "jsonl")
 
 
 def missed_format(path: str | os.PathLike) -> str:
-    """``csv`` or ``jsonl`` for a file name ending so, else ``tsv``."""
-    return MISSED_FORMATS.get(Path(os.fsdecode(path)).suffix.lower(), "tsv")
+    """``tsv``, ``csv`` or ``jsonl`` as the file's name ends (:func:`allpairs.output.files.format_of_name`),
+    else ``tsv``.
+
+    Raises
+    ------
+    UsageError
+        For a ``.parquet`` name, or a compressed file's (``.gz``): a text file under either would mislead.
+    """
+    fmt = format_of_name(path) or "tsv"
+    if fmt not in MISSED_FORMATS:
+        raise UsageError(f"--missed {os.fsdecode(path)}: the missed pairs are written as TSV, CSV or JSON Lines "
+                         "(.tsv, .csv, .jsonl), not Parquet")
+    return fmt
 
 
 @dataclass
@@ -50,6 +62,7 @@ def check_files(missed: str | os.PathLike | None = None, plot: str | os.PathLike
     if missed is not None:
         if os.fsencode(missed) in (b"", b"-"):
             raise UsageError("--missed needs a file name: standard output carries the comparison")
+        missed_format(missed)  # a name of another format is refused now, not after the comparison
         plans.append(check_output(missed))
     if plot is not None:
         from .plot import check_plot_path

@@ -68,13 +68,17 @@ KEY_VERSION = 2
 #: The shingle kinds that :class:`ShingleSpec` accepts.
 KINDS = ("word", "char", "code")
 
+#: The largest shingle size (a text shorter than one shingle is one shingle, so a larger size would change
+#: nothing below 2**31 tokens a text; the kernels' int64 counts overflowed at 2**63).
+MAX_SHINGLE_SIZE = 2**31 - 1
+
 
 _WHITESPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
 class ShingleSpec:
-    """What a shingle is: ``kind`` ("word", "char" or "code") and size ``n >= 1``.
+    """What a shingle is: ``kind`` ("word", "char" or "code") and size ``1 <= n <= 2**31 - 1``.
 
     ``str(spec)`` gives back the form :meth:`parse` reads, e.g. ``"word:3"``.
     """
@@ -91,6 +95,9 @@ class ShingleSpec:
             raise UsageError(f"shingle size must be an integer, got {self.n!r}; use e.g. {self.kind}:3")
         if self.n < 1:
             raise UsageError(f"shingle size must be at least 1, got {self.n}; use e.g. {self.kind}:3")
+        if self.n > MAX_SHINGLE_SIZE:
+            # The kernels count tokens in int64 (n - 1 is subtracted from each count): a larger n overflowed there.
+            raise UsageError(f"shingle size {self.n} is above 2**31 - 1; use e.g. {self.kind}:3")
         object.__setattr__(self, "n", int(self.n))
 
     @classmethod
@@ -100,7 +107,7 @@ class ShingleSpec:
         Raises
         ------
         UsageError
-            If the kind is unknown, the size is missing, not an integer or < 1.
+            If the kind is unknown, the size is missing, not an integer, < 1 or > 2**31 - 1.
         """
         kind, sep, size = str(text).strip().partition(":")
         kind = kind.strip().lower()
