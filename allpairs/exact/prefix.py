@@ -43,8 +43,8 @@ from ..verify import bitmaps_prune
 from ..verify._kernel import bitmaps
 from ._kernel import (build_index, build_index_by_range, first_match_bounds, list_counts, list_lengths, list_starts,
                       probe_cost, probe_verify)
-from .large import (BLOCK_SETS, BUCKET_SHIFT, COMPACT_MAX_SETS, COMPACT_MAX_SIZE, REAP_MIN_DEAD, alpha_table,
-                    probe_blocked)
+from .large import (BLOCK_SETS, COMPACT_MAX_SETS, COMPACT_MAX_SIZE, REAP_MIN_DEAD, alpha_table,
+                    bucket_shift, probe_blocked)
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -445,7 +445,7 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     del index_len, x_ptr, x_max, ptr
     by_marks = (num_tokens <= MARKS_MAX_TOKENS and not len(at)  # (the Spark task's orders: merged)
                 and int(indptr[-1] - indptr[0]) >= MARKS_MIN_MEAN_SIZE * n_sets)
-    alpha2 = None  # α per pair of sizes where the probe runs in blocks
+    alpha2, tshift = None, bucket_shift(len(list_ptr) - 1)  # α per pair of sizes where the probe runs in blocks
     if (post_bits is not None and largest <= COMPACT_MAX_SIZE and n_classes == 1 and not len(at) and not by_marks
             and n_sets >= BLOCKED_MIN_SETS):
         alpha2 = alpha_table(row.code, p, q, largest)
@@ -472,9 +472,8 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
             local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sizes (this join's α only)
         if alpha2 is not None:
             ox, oy, oa, end, n_cand = probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, win_lo,
-                                                    win_hi, stop_ptr, stop_of, alpha2, lo, hi, BLOCK_SETS,
-                                                    BUCKET_SHIFT, local.state, local.touched, local.front, reap, *out,
-                                                    n_out)
+                                                    win_hi, stop_ptr, stop_of, alpha2, lo, hi, BLOCK_SETS, tshift,
+                                                    local.state, local.touched, local.front, reap, *out, n_out)
         else:
             ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
                                                    live_len, probe_len, win_lo, win_hi, stop_ptr, stop_of, set_class,
