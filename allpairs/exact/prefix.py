@@ -1,24 +1,19 @@
 """Prefix-filter join of distinct sets, for every measure, self or R–S: index, probe in parallel tasks, verify.
 
-Every set's indexed prefix goes into one static inverted index; each set then
-probes the postings of a window of other sets only, so probes are independent
-and run as tasks on threads (the kernels release the GIL). Tasks are
-contiguous ranges of probe sets cut at equal estimated cost, and their results
-are joined in task order (on one thread appended to one buffer, on several
-concatenated): the output does not depend on the number of threads.
+Every set's indexed prefix goes into one static inverted index; each set then probes the postings of a window
+of other sets only, so probes are independent and run as tasks on threads (the kernels release the GIL). Tasks
+are contiguous ranges of probe sets cut at equal estimated cost, and their results are joined in task order (on
+one thread appended to one buffer, on several concatenated): the output does not depend on the number of threads.
 
 Two plans, both from the bounds of :mod:`allpairs.measures`:
 
-- symmetric measures (AllPairs, Bayardo et al. 2007): sets are taken in
-  increasing size; each indexes its *indexing* prefix and probes, with its
-  *probing* prefix, the earlier (not larger) sets from the first one the size
-  bound allows;
-- containment (asymmetric): a set may be contained in one of any size, so
-  one side must be indexed whole. The smaller set of a pair holds the larger
-  share, so each set probes, with its prefix for partners at least as large
-  (``|x| - ⌈t·|x|⌉ + 1``), the later sets, indexed whole; the pair is kept when
-  either direction reaches t (``containment_either``) and each direction that
-  does is flagged.
+- symmetric measures (AllPairs, Bayardo et al. 2007): sets are taken in increasing size; each indexes its
+  *indexing* prefix and probes, with its *probing* prefix, the earlier (not larger) sets from the first one the
+  size bound allows;
+- containment (asymmetric): a set may be contained in one of any size, so one side must be indexed whole. The
+  smaller set of a pair holds the larger share, so each set probes, with its prefix for partners at least as
+  large (``|x| - ⌈t·|x|⌉ + 1``), the later sets, indexed whole; the pair is kept when either direction reaches t
+  (``containment_either``) and each direction that does is flagged.
 
 An R–S join is the same join over both sides in one global order, with one
 posting list per (token, side): a set reads only the lists of the other side
@@ -41,8 +36,8 @@ from .._kernels.jit import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
 from ..verify import bitmaps_prune
 from ..verify._kernel import bitmaps
-from ._kernel import (build_index, build_index_by_range, first_match_bounds, list_counts, list_lengths, list_starts,
-                      probe_cost, probe_verify)
+from ._kernel import (build_index, build_index_by_range, counted_lists, first_match_bounds, list_counts, list_lengths,
+                      list_starts, probe_cost, probe_verify)
 from .large import (BLOCK_SETS, COMPACT_MAX_SETS, COMPACT_MAX_SIZE, REAP_MIN_DEAD, alpha_table,
                     bucket_shift, probe_blocked)
 
@@ -408,8 +403,11 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     at = _NO_POSITIONS if at is None else at
     live_len = _NO_LENGTHS if live_len is None else np.ascontiguousarray(live_len, np.int64)
     x_ptr, x_max, stop_ptr, stop_of = first_match_bounds(indptr, index_len, probe_len, at, row.code, p, q)
-    ptr = list_counts(indptr, tokens, num_tokens, index_len, set_class, n_classes)  # the lists' lengths; then their bounds
-    cost = probe_cost(indptr, tokens, list_lengths(ptr), probe_len, set_class, compat, n_classes)
+    if measure.symmetric and n_classes == 1 and not len(at) and n_sets >= BLOCKED_MIN_SETS:  # (why: its docstring)
+        ptr, cost = counted_lists(indptr, tokens, num_tokens, index_len, probe_len)
+    else:
+        ptr = list_counts(indptr, tokens, num_tokens, index_len, set_class, n_classes)  # the lists' lengths
+        cost = probe_cost(indptr, tokens, list_lengths(ptr), probe_len, set_class, compat, n_classes)
     list_starts(ptr)  # after probe_cost: the lengths it read made the lists' bounds, in place
     total_cost = int(cost.sum())
     n_tasks = task_count(total_cost, n_sets, jobs)
