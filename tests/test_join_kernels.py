@@ -215,6 +215,29 @@ def test_an_index_written_range_by_range_is_the_index_written_posting_by_posting
 
 
 @pytest.mark.kernel_paths("compiled", "python", "jit")
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_sets, max_size=25), st.data())
+def test_lists_counted_with_costs_of_the_earlier_sets_in_one_pass(sets, data):
+    """:func:`allpairs.exact._kernel.counted_lists`: ``list_counts``' array, and per set its probing prefix's
+    postings of earlier sets (counted by hand), never above ``probe_cost``'s bound over whole lists."""
+    from allpairs.exact._kernel import counted_lists, list_counts, list_lengths, probe_cost
+
+    probe_len = np.array([data.draw(st.integers(0, len(s))) for s in sets], np.int64)
+    index_len = np.array([data.draw(st.integers(0, p)) for p in probe_len], np.int64)
+    indptr = np.r_[0, np.cumsum([len(s) for s in sets])].astype(np.int64)
+    tokens = np.array([t for s in sets for t in s], np.int32)
+    one = np.zeros(len(sets), np.int32)
+    ptr, cost = counted_lists(indptr, tokens, 41, index_len, probe_len)
+    expected = list_counts(indptr, tokens, 41, index_len, one, 1)
+    assert np.array_equal(ptr, expected)
+    earlier = [sum(t in sets[y][:index_len[y]] for y in range(x) for t in sets[x][:probe_len[x]])
+               for x in range(len(sets))]
+    assert cost.tolist() == [int(p) + e for p, e in zip(probe_len, earlier)]
+    whole = probe_cost(indptr, tokens, list_lengths(expected), probe_len, one, np.ones((1, 1), np.bool_), 1)
+    assert (cost <= whole).all()
+
+
 def test_a_join_of_near_copies_writes_its_index_range_by_range_where_it_is_large():
     sets = [sorted({(7 * i + k) % 50 for k in range(12)} | {60 + i % 3}) for i in range(40)]
     assert _written_by_range(sets, Fraction(1, 2))

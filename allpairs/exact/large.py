@@ -34,8 +34,14 @@ COMPACT_MAX_SIZE = (1 << COMPACT_SHIFT) - 1
 #: start prefetched (session 56; the probe alone on captured arguments, interleaved, load 1.0): 32,768 / 65,536
 #: / 131,072 took 8.90 / 8.26 / 8.26 s at 10 M (medians of 3) and 0.542 / 0.530 / 0.546 s at 1 M (of 7).
 BLOCK_SETS = 1 << 16
-#: Log2 of the posting lists of a bucket of :func:`probe_blocked`'s visits (8: 3 to 9 tried, 3 to 6 alike).
-BUCKET_SHIFT = 3
+#: The most buckets :func:`probe_blocked` sorts a block's visits into (:func:`bucket_shift`). Each is a stream the
+#: sort writes and a count it zeroes and sums per block: with 8 lists a bucket, the 10 M Zipf sets' 8.4 M lists
+#: made 1.05 M of them, each visit's placement a likely cache miss and 674 blocks' counts 5.7 GB to zero. On the
+#: 1 M sets under callgrind with a 4 MiB last level (their index to that cache as 10 M sets' to a 32 MiB one):
+#: 8 / 64 / 256 / 1,024 lists a bucket (110 k / 13.7 k / 3.4 k / 860 buckets) missed the last level 30.7 /
+#: 26.1 / 25.7 / 25.8 M times, level 1 on writes 36.2 / 28.4 / 21.1 / 14.4 M and on reads 61.9 / 60.5 / 63.1 /
+#: 64.8 M (a bucket's lists' lines stay in level 2 while its visits are read); with the real 32 MiB: 18.9 / 18.7 M.
+MAX_BUCKETS = 1 << 14
 #: Visits ahead of :func:`probe_blocked`'s turn at which a list's place in ``list_ptr`` and its cursor in ``front``
 #: are prefetched (LIST_AHEAD), then (WINDOW_AHEAD) the first lines its window reads: where reaping has moved the
 #: list's live start, many lines past its base, that start's line of postings and of records (64 bytes: 5.3
@@ -51,6 +57,15 @@ WINDOW_AHEAD = 4
 #: Zipf sets' join stage (t = 0.5, callgrind, 32 MiB last level): none 7.09 G instructions, 34.4 M last-level
 #: read misses; 1: 5.88 G, 29.8 M; 2: 5.83 G, 30.1 M; 8: 5.86 G, 31.1 M.
 REAP_MIN_DEAD = 2
+#: A probe set with at most this many hits in :func:`probe_blocked` counts its candidates by matching each hit
+#: against the sets it met so far, not in the state (a random read per hit, beyond the caches at 10 M sets).
+LOCAL_HITS = 16
+
+
+def bucket_shift(n_lists: int) -> int:
+    """Log2 of the posting lists of a bucket of :func:`probe_blocked`'s visits: at most :data:`MAX_BUCKETS`
+    buckets. A probe set's visits come in token order whatever the shift, and so do its pairs."""
+    return max(0, (n_lists - 1).bit_length() - MAX_BUCKETS.bit_length() + 1)
 
 
 @kernel
@@ -109,6 +124,11 @@ def probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, wi
     sy = np.empty(hcap, np.int32)
     si = np.empty(hcap, np.int32)
     ss = np.empty(hcap, np.int32)
+    # Per set met by the probe set being counted (its hit slot, beside its place in ``touched``): its count of
+    # matches so far, the position of the last in x, its size.
+    slot_c = np.empty(64, np.int32)
+    slot_i = np.empty(64, np.int32)
+    slot_s = np.empty(64, np.int32)
     n_cand = 0
     for b0 in range(lo, hi, block):
         b1 = min(b0 + block, hi)
@@ -242,12 +262,18 @@ def probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, wi
         # The hits grouped by probe set, each set's in its probe's order.
         for h in range(nh):
             hcnt[np.uint64(hx[h] + 1)] += 1
+        most = np.int64(0)  # the most hits of a probe set in the block
         for b in range(1, b1 - b0 + 1):
+            most = max(most, hcnt[b])
             hcnt[b] += hcnt[b - 1]
         if nh > sy.shape[0]:
             sy = np.empty(hcap, np.int32)
             si = np.empty(hcap, np.int32)
             ss = np.empty(hcap, np.int32)
+        if most > slot_c.shape[0]:
+            slot_c = np.empty(2 * most, np.int32)
+            slot_i = np.empty(2 * most, np.int32)
+            slot_s = np.empty(2 * most, np.int32)
         for h in range(nh):
             b = np.uint64(hx[h])
             e = np.uint64(hcnt[b])
@@ -276,42 +302,71 @@ def probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, wi
                 size_x = xe - xs
                 if not counted:
                     n_touched = 0
-                    while h < he:
-                        if h + 24 < nh:  # the state and tokens of the sets met a few hits on: random reads
-                            ya = np.int64(sy[h + 24])
-                            prefetch(state, np.uint64(4 * ya))
-                            prefetch(indptr, np.uint64(ya))
-                        if h + 12 < nh:
-                            prefetch(tokens, np.uint64(indptr[np.uint64(sy[h + 12])]))
-                        y = sy[h]
-                        uy = np.uint64(y)
-                        c = state[uy, 0]
-                        if c == 0:
-                            touched[np.uint64(n_touched)] = y
-                            n_touched += 1
-                            state[uy, 3] = ss[h]
-                        state[uy, 0] = c + 1
-                        state[uy, 1] = si[h]
-                        h += 1
+                    if he - h <= LOCAL_HITS:
+                        # Few hits: each matched against the sets this probe set met so far, in its hit slots;
+                        # no read of the state, which on 10 M sets (160 MB) misses a cache at every hit.
+                        while h < he:
+                            if h + 24 < nh:  # the start and tokens of the sets met a few hits on: random reads
+                                prefetch(indptr, np.uint64(sy[h + 24]))
+                            if h + 12 < nh:
+                                prefetch(tokens, np.uint64(indptr[np.uint64(sy[h + 12])]))
+                            y = sy[h]
+                            t = 0
+                            while t < n_touched and touched[np.uint64(t)] != y:
+                                t += 1
+                            ut = np.uint64(t)
+                            if t == n_touched:
+                                touched[ut] = y
+                                n_touched += 1
+                                slot_c[ut] = 0
+                                slot_s[ut] = ss[h]
+                            slot_c[ut] += 1
+                            slot_i[ut] = si[h]
+                            h += 1
+                    else:
+                        while h < he:
+                            if h + 24 < nh:  # the state and tokens of the sets met a few hits on: random reads
+                                ya = np.int64(sy[h + 24])
+                                prefetch(state, np.uint64(4 * ya))
+                                prefetch(indptr, np.uint64(ya))
+                            if h + 12 < nh:
+                                prefetch(tokens, np.uint64(indptr[np.uint64(sy[h + 12])]))
+                            y = sy[h]
+                            uy = np.uint64(y)
+                            c = state[uy, 0]
+                            if c == 0:
+                                touched[np.uint64(n_touched)] = y
+                                n_touched += 1
+                                state[uy, 3] = ss[h]
+                            state[uy, 0] = c + 1
+                            state[uy, 1] = si[h]
+                            h += 1
+                        for t in range(n_touched):  # into the hit slots, the state zero again
+                            ut = np.uint64(t)
+                            uy = np.uint64(touched[ut])
+                            slot_c[ut] = state[uy, 0]
+                            slot_i[ut] = state[uy, 1]
+                            slot_s[ut] = state[uy, 3]
+                            state[uy, 0] = 0
                     if n_out + n_touched > out_x.shape[0]:
                         counted = True
                         break
                 counted = False
                 for t in range(n_touched):
-                    y = touched[np.uint64(t)]
+                    ut = np.uint64(t)
+                    y = touched[ut]
                     uy = np.uint64(y)
-                    c = state[uy, 0]
-                    state[uy, 0] = 0
-                    size_y = state[uy, 3]
+                    c = slot_c[ut]
+                    size_y = slot_s[ut]
                     alpha = np.int64(alpha2[np.uint64(size_x), np.uint64(size_y)])
                     ys = indptr[uy]
                     # y's last counted match is x's, found by its token among y's sorted tokens (in y's prefix).
                     yj = ys
-                    tx = tokens[np.uint64(xs + state[uy, 1])]
+                    tx = tokens[np.uint64(xs + slot_i[ut])]
                     while tokens[np.uint64(yj)] != tx:
                         yj += 1
                     n_cand += 1
-                    o = merge(tokens, xs + state[uy, 1] + 1, xe, tokens, yj + 1, ys + size_y, np.int64(c), alpha)
+                    o = merge(tokens, xs + slot_i[ut] + 1, xe, tokens, yj + 1, ys + size_y, np.int64(c), alpha)
                     if o >= alpha:
                         out_x[np.uint64(n_out)] = x
                         out_y[np.uint64(n_out)] = y

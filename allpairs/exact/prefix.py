@@ -1,24 +1,19 @@
 """Prefix-filter join of distinct sets, for every measure, self or R–S: index, probe in parallel tasks, verify.
 
-Every set's indexed prefix goes into one static inverted index; each set then
-probes the postings of a window of other sets only, so probes are independent
-and run as tasks on threads (the kernels release the GIL). Tasks are
-contiguous ranges of probe sets cut at equal estimated cost, and their results
-are joined in task order (on one thread appended to one buffer, on several
-concatenated): the output does not depend on the number of threads.
+Every set's indexed prefix goes into one static inverted index; each set then probes the postings of a window
+of other sets only, so probes are independent and run as tasks on threads (the kernels release the GIL). Tasks
+are contiguous ranges of probe sets cut at equal estimated cost, and their results are joined in task order (on
+one thread appended to one buffer, on several concatenated): the output does not depend on the number of threads.
 
 Two plans, both from the bounds of :mod:`allpairs.measures`:
 
-- symmetric measures (AllPairs, Bayardo et al. 2007): sets are taken in
-  increasing size; each indexes its *indexing* prefix and probes, with its
-  *probing* prefix, the earlier (not larger) sets from the first one the size
-  bound allows;
-- containment (asymmetric): a set may be contained in one of any size, so
-  one side must be indexed whole. The smaller set of a pair holds the larger
-  share, so each set probes, with its prefix for partners at least as large
-  (``|x| - ⌈t·|x|⌉ + 1``), the later sets, indexed whole; the pair is kept when
-  either direction reaches t (``containment_either``) and each direction that
-  does is flagged.
+- symmetric measures (AllPairs, Bayardo et al. 2007): sets are taken in increasing size; each indexes its
+  *indexing* prefix and probes, with its *probing* prefix, the earlier (not larger) sets from the first one the
+  size bound allows;
+- containment (asymmetric): a set may be contained in one of any size, so one side must be indexed whole. The
+  smaller set of a pair holds the larger share, so each set probes, with its prefix for partners at least as
+  large (``|x| - ⌈t·|x|⌉ + 1``), the later sets, indexed whole; the pair is kept when either direction reaches t
+  (``containment_either``) and each direction that does is flagged.
 
 An R–S join is the same join over both sides in one global order, with one
 posting list per (token, side): a set reads only the lists of the other side
@@ -41,10 +36,10 @@ from .._kernels.jit import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
 from ..verify import bitmaps_prune
 from ..verify._kernel import bitmaps
-from ._kernel import (build_index, build_index_by_range, first_match_bounds, list_counts, list_lengths, list_starts,
-                      probe_cost, probe_verify)
-from .large import (BLOCK_SETS, BUCKET_SHIFT, COMPACT_MAX_SETS, COMPACT_MAX_SIZE, REAP_MIN_DEAD, alpha_table,
-                    probe_blocked)
+from ._kernel import (build_index, build_index_by_range, counted_lists, first_match_bounds, list_counts, list_lengths,
+                      list_starts, probe_cost, probe_verify)
+from .large import (BLOCK_SETS, COMPACT_MAX_SETS, COMPACT_MAX_SIZE, REAP_MIN_DEAD, alpha_table,
+                    bucket_shift, probe_blocked)
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -408,8 +403,11 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     at = _NO_POSITIONS if at is None else at
     live_len = _NO_LENGTHS if live_len is None else np.ascontiguousarray(live_len, np.int64)
     x_ptr, x_max, stop_ptr, stop_of = first_match_bounds(indptr, index_len, probe_len, at, row.code, p, q)
-    ptr = list_counts(indptr, tokens, num_tokens, index_len, set_class, n_classes)  # the lists' lengths; then their bounds
-    cost = probe_cost(indptr, tokens, list_lengths(ptr), probe_len, set_class, compat, n_classes)
+    if measure.symmetric and n_classes == 1 and not len(at) and n_sets >= BLOCKED_MIN_SETS:  # (why: its docstring)
+        ptr, cost = counted_lists(indptr, tokens, num_tokens, index_len, probe_len)
+    else:
+        ptr = list_counts(indptr, tokens, num_tokens, index_len, set_class, n_classes)  # the lists' lengths
+        cost = probe_cost(indptr, tokens, list_lengths(ptr), probe_len, set_class, compat, n_classes)
     list_starts(ptr)  # after probe_cost: the lengths it read made the lists' bounds, in place
     total_cost = int(cost.sum())
     n_tasks = task_count(total_cost, n_sets, jobs)
@@ -445,7 +443,7 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     del index_len, x_ptr, x_max, ptr
     by_marks = (num_tokens <= MARKS_MAX_TOKENS and not len(at)  # (the Spark task's orders: merged)
                 and int(indptr[-1] - indptr[0]) >= MARKS_MIN_MEAN_SIZE * n_sets)
-    alpha2 = None  # α per pair of sizes where the probe runs in blocks
+    alpha2, tshift = None, bucket_shift(len(list_ptr) - 1)  # α per pair of sizes where the probe runs in blocks
     if (post_bits is not None and largest <= COMPACT_MAX_SIZE and n_classes == 1 and not len(at) and not by_marks
             and n_sets >= BLOCKED_MIN_SETS):
         alpha2 = alpha_table(row.code, p, q, largest)
@@ -472,9 +470,8 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
             local.alpha_at = np.full(largest + 1, -1, np.int64)  # stamps are probe sizes (this join's α only)
         if alpha2 is not None:
             ox, oy, oa, end, n_cand = probe_blocked(indptr, tokens, list_ptr, post, post_bits, bits, probe_len, win_lo,
-                                                    win_hi, stop_ptr, stop_of, alpha2, lo, hi, BLOCK_SETS,
-                                                    BUCKET_SHIFT, local.state, local.touched, local.front, reap, *out,
-                                                    n_out)
+                                                    win_hi, stop_ptr, stop_of, alpha2, lo, hi, BLOCK_SETS, tshift,
+                                                    local.state, local.touched, local.front, reap, *out, n_out)
         else:
             ox, oy, oa, end, n_cand = probe_verify(indptr, tokens, list_ptr, post, post_size, post_bits, bits, at,
                                                    live_len, probe_len, win_lo, win_hi, stop_ptr, stop_of, set_class,
