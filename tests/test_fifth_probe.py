@@ -274,3 +274,22 @@ def test_parquet_from_a_closed_stdin_is_one_error_line_not_a_traceback(command):
 def test_an_index_named_dash_says_it_is_read_from_a_file_not_stdin(two_sets, command):
     r = run(*command, "-", "--sets", two_sets)
     assert r.exit_code == 2 and "not '-' (stdin)" in r.stderr and "does not exist" not in r.stderr, r.output
+
+
+# --- CSV output: plain numbers are not formulas -----------------------------------------------------
+
+
+def test_csv_output_writes_ids_and_cells_that_are_plain_numbers_as_they_are(tmp_path):
+    # The formula guard put a ' before -2: an id or carried number came back as '-2 (a formula such as -2+3
+    # still gets it).
+    f = tmp_path / "nums.csv"
+    f.write_text("id,text,note\n-2,a b c,+1.5\n-3e-4,a b c,-2+3\n.5,x y z,=1\n")
+    r = run("join", "-t", "0.5", "--csv", str(f), "--keep-col", "note", "-f", "csv", "-q")
+    assert r.exit_code == 0, r.stderr
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(r.stdout)))
+    cells = {c for row in rows[1:] for c in row}
+    assert {"-2", "-3e-4", "+1.5", "'-2+3"} <= cells, rows
+    assert "'-2" not in cells and "'+1.5" not in cells

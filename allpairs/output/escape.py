@@ -60,9 +60,17 @@ def verbatim_cells(on: bool = True):
         _VERBATIM.reset(token)
 
 
+@functools.cache  # compiled on first use, as _control
+def _plain_number() -> re.Pattern:
+    """A cell a spreadsheet reads as a number, not a formula (``-2``, ``+1.5``, ``-3e-4``): written as it is,
+    so that an id or carried number -2 comes back -2, not '-2 (``-2+3`` is a formula and gets its ``'``)."""
+    return re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def csv_field(value: str) -> str:
-    """Quoted as Python's csv module quotes; a ``'`` before a formula start (:func:`verbatim_cells`)."""
-    if value.startswith(FORMULA_STARTS) and not _VERBATIM.get():
+    """Quoted as Python's csv module quotes; a ``'`` before a formula start (:func:`verbatim_cells`), not
+    before a plain number."""
+    if value.startswith(FORMULA_STARTS) and not _VERBATIM.get() and not _plain_number().fullmatch(value):
         value = "'" + value
     # The writer quotes fields holding its line terminator, so keep "\r\n"
     # (quoting any CR or LF) and take it off again.
