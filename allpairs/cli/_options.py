@@ -105,7 +105,7 @@ QUOTECHAR = typer.Option(None, "--quotechar", metavar="CHAR", rich_help_panel=IN
                               "literally; --quotechar '\"' reads quoted TSV).")
 VERBATIM_CELLS = typer.Option(False, "--verbatim-cells", rich_help_panel=OUTPUT,
                               help="CSV: write cells starting with = + - @ tab or CR as they are (by default "
-                                   "a ' goes before them but plain numbers, so that spreadsheets run no formula).")
+                                   "a ' goes before them, plain numbers aside, so that spreadsheets run no formula).")
 TOKENS_COL = typer.Option(None, "--tokens-col", metavar="NAME", rich_help_panel=INPUT, show_default=False,
                           help="--parquet: a column of lists of strings, joined as sets (tokens as they are).")
 NO_HEADER = typer.Option(False, "--no-header", rich_help_panel=OUTPUT,
