@@ -448,6 +448,7 @@ def build(output: str | Path, log: Callable[[str], None] = lambda s: None, *, wi
     (:mod:`allpairs._kernels.cache`); a new one is kept there.
     """
     import inspect
+    import tempfile
     import threading
     import time
     import warnings
@@ -483,37 +484,45 @@ def build(output: str | Path, log: Callable[[str], None] = lambda s: None, *, wi
 
     pycc_compiler.Flags = NogilFlags  # pycc compiles with a fresh Flags(); ours release the GIL
     name = output.name.split(".")[0]
-    cc = CC(name)
-    cc.output_dir = str(output.parent)
-    cc.output_file = output.name
-    cc.verbose = False
-    cc.target_cpu = "" if cpu == "generic" else cpu
-    exported = 0
-    for line in lines:
-        module, qualname, args, returns = parse_line(line)
-        kernel = getattr(_kernel_module(module), qualname)
-        if len(inspect.signature(kernel.py_func).parameters) != len(args):
-            log(f"skipped {module}.{qualname}: it now takes other arguments than recorded")
-            continue
-        sig = numba_type(returns)(*(numba_type(a) for a in args))
-        cc.export(symbol(digest, line), sig)(kernel.py_func)
-        exported += 1
-    start = time.perf_counter()
-    log(f"compiling {exported} kernel signatures ahead of time for CPU {cpu} into {output.name} "
-        "(once: later installs of these sources reuse them) ...")
-    os.makedirs(output.parent, exist_ok=True)
-    done = threading.Event()
+    # pycc's build folder and numba's check of the C compiler (which leaves its temp.c folders in the system's
+    # temporary folder: it removes the file object, not its path) go in a folder of ours, removed after.
+    saved_tempdir = tempfile.tempdir
+    with tempfile.TemporaryDirectory(prefix="allpairs-aot-") as scratch:
+        tempfile.tempdir = scratch
+        try:
+            cc = CC(name)
+            cc.output_dir = str(output.parent)
+            cc.output_file = output.name
+            cc.verbose = False
+            cc.target_cpu = "" if cpu == "generic" else cpu
+            exported = 0
+            for line in lines:
+                module, qualname, args, returns = parse_line(line)
+                kernel = getattr(_kernel_module(module), qualname)
+                if len(inspect.signature(kernel.py_func).parameters) != len(args):
+                    log(f"skipped {module}.{qualname}: it now takes other arguments than recorded")
+                    continue
+                sig = numba_type(returns)(*(numba_type(a) for a in args))
+                cc.export(symbol(digest, line), sig)(kernel.py_func)
+                exported += 1
+            start = time.perf_counter()
+            log(f"compiling {exported} kernel signatures ahead of time for CPU {cpu} into {output.name} "
+                "(once: later installs of these sources reuse them) ...")
+            os.makedirs(output.parent, exist_ok=True)
+            done = threading.Event()
 
-    def heartbeat():  # pycc compiles in one call: say now and then that it is still at it
-        while not done.wait(20):
-            log(f"still compiling {output.name} ({time.perf_counter() - start:.0f} s so far)")
+            def heartbeat():  # pycc compiles in one call: say now and then that it is still at it
+                while not done.wait(20):
+                    log(f"still compiling {output.name} ({time.perf_counter() - start:.0f} s so far)")
 
-    beat = threading.Thread(target=heartbeat, daemon=True)
-    beat.start()
-    try:
-        cc.compile()
-    finally:
-        done.set()
+            beat = threading.Thread(target=heartbeat, daemon=True)
+            beat.start()
+            try:
+                cc.compile()
+            finally:
+                done.set()
+        finally:
+            tempfile.tempdir = saved_tempdir
     log(f"compiled {output.name} in {time.perf_counter() - start:.0f} s")
     cache.store(cache_key, output)
     return exported
