@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from allpairs.exact import prefix, prefix_join
-from allpairs.exact.prefix import per_size
+from allpairs.exact.plan import per_size
 from allpairs.measures import Threshold
 from allpairs.order import order_sets
 from allpairs.pairs import Pairs
@@ -168,7 +168,7 @@ def group_join(sets, order, group, g, t):
     """
     from collections import Counter
 
-    from allpairs.exact.prefix import join_plan
+    from allpairs.exact.plan import join_plan
     from allpairs.measures import get_measure
 
     n = len(order)
@@ -469,7 +469,7 @@ def test_sets_only_an_identical_set_could_pair_are_skipped_without_losing_a_pair
 
 
 def test_lone_sets_probe_nothing_and_are_indexed_only_where_a_larger_size_admits_them():
-    from allpairs.exact.prefix import join_plan
+    from allpairs.exact.plan import join_plan
     from allpairs.measures import get_measure
 
     m, t = get_measure("jaccard"), Threshold.parse("0.9")
@@ -487,7 +487,7 @@ def test_lone_sets_probe_nothing_and_are_indexed_only_where_a_larger_size_admits
        st.lists(st.integers(1, 60) | st.integers(1, 2**31 - 1), min_size=1, max_size=30), st.booleans())
 def test_join_plan_per_distinct_size_equals_the_bounds_of_each_set(measure, t, sizes, ordered):
     # join_plan works each bound out once per distinct size and spreads it over the sets; sorted or not.
-    from allpairs.exact.prefix import join_plan
+    from allpairs.exact.plan import join_plan
 
     m = get_measure(measure)
     t = str(max(1, int(Fraction(t)))) if measure == "overlap" else str(min(Fraction(t), 1))
