@@ -81,6 +81,23 @@ def test_a_small_join_is_one_task_and_a_large_one_many_per_thread():
     assert prefix.task_count(10**12, 3, 2) == 3
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 50), max_size=40), st.integers(1, 9), st.one_of(st.none(), st.integers(1, 120)))
+def test_one_threads_tasks_end_where_a_block_or_the_cost_limit_does(costs, block, limit):
+    """:func:`prefix._block_cut`: ranges covering the sets in order, each of at most ``block`` sets and of cost at
+    most ``limit`` (or of one set), none of which could take the next set; the cost before each boundary."""
+    bounds, cum = prefix._block_cut(np.array(costs, np.int64), block, limit)
+    bounds, cum = bounds.tolist(), cum.tolist()
+    assert bounds[0] == 0 and bounds[-1] == len(costs) and len(bounds) >= 2
+    assert cum == [sum(costs[:b]) for b in bounds]
+    for a, e in zip(bounds, bounds[1:]):
+        assert 0 < e - a <= block or e == a == len(costs) == 0
+        if limit is not None:
+            assert sum(costs[a:e]) <= limit or e - a == 1
+        if e < len(costs):  # as long as both allow
+            assert e - a == block or (limit is not None and sum(costs[a:e + 1]) > limit)
+
+
 def test_one_thread_runs_the_tasks_without_a_thread_pool(monkeypatch):
     def no_pool(*args, **kwargs):
         raise AssertionError("a thread pool was started for --jobs 1")
