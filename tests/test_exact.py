@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from allpairs.exact import prefix, prefix_join
-from allpairs.exact.prefix import per_size
+from allpairs.exact.plan import per_size
 from allpairs.measures import Threshold
 from allpairs.order import order_sets
 from allpairs.pairs import Pairs
@@ -79,6 +79,23 @@ def test_a_small_join_is_one_task_and_a_large_one_many_per_thread():
     assert prefix.task_count(5 * prefix.MIN_TASK_COST, 10_000, 2) == 5
     assert prefix.task_count(10**12, 10_000, 2) == 2 * prefix.TASKS_PER_THREAD
     assert prefix.task_count(10**12, 3, 2) == 3
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 50), max_size=40), st.integers(1, 9), st.one_of(st.none(), st.integers(1, 120)))
+def test_one_threads_tasks_end_where_a_block_or_the_cost_limit_does(costs, block, limit):
+    """:func:`prefix._block_cut`: ranges covering the sets in order, each of at most ``block`` sets and of cost at
+    most ``limit`` (or of one set), none of which could take the next set; the cost before each boundary."""
+    bounds, cum = prefix._block_cut(np.array(costs, np.int64), block, limit)
+    bounds, cum = bounds.tolist(), cum.tolist()
+    assert bounds[0] == 0 and bounds[-1] == len(costs) and len(bounds) >= 2
+    assert cum == [sum(costs[:b]) for b in bounds]
+    for a, e in zip(bounds, bounds[1:]):
+        assert 0 < e - a <= block or e == a == len(costs) == 0
+        if limit is not None:
+            assert sum(costs[a:e]) <= limit or e - a == 1
+        if e < len(costs):  # as long as both allow
+            assert e - a == block or (limit is not None and sum(costs[a:e + 1]) > limit)
 
 
 def test_one_thread_runs_the_tasks_without_a_thread_pool(monkeypatch):
@@ -168,7 +185,7 @@ def group_join(sets, order, group, g, t):
     """
     from collections import Counter
 
-    from allpairs.exact.prefix import join_plan
+    from allpairs.exact.plan import join_plan
     from allpairs.measures import get_measure
 
     n = len(order)
@@ -469,7 +486,7 @@ def test_sets_only_an_identical_set_could_pair_are_skipped_without_losing_a_pair
 
 
 def test_lone_sets_probe_nothing_and_are_indexed_only_where_a_larger_size_admits_them():
-    from allpairs.exact.prefix import join_plan
+    from allpairs.exact.plan import join_plan
     from allpairs.measures import get_measure
 
     m, t = get_measure("jaccard"), Threshold.parse("0.9")
@@ -487,7 +504,7 @@ def test_lone_sets_probe_nothing_and_are_indexed_only_where_a_larger_size_admits
        st.lists(st.integers(1, 60) | st.integers(1, 2**31 - 1), min_size=1, max_size=30), st.booleans())
 def test_join_plan_per_distinct_size_equals_the_bounds_of_each_set(measure, t, sizes, ordered):
     # join_plan works each bound out once per distinct size and spreads it over the sets; sorted or not.
-    from allpairs.exact.prefix import join_plan
+    from allpairs.exact.plan import join_plan
 
     m = get_measure(measure)
     t = str(max(1, int(Fraction(t)))) if measure == "overlap" else str(min(Fraction(t), 1))

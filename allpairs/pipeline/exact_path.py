@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import UsageError
-from ..exact.prefix import LEFT_SIDE, RIGHT_SIDE, join_plan, per_size, prefix_join_blocks
+from ..exact.plan import join_plan, per_size
+from ..exact.prefix import LEFT_SIDE, RIGHT_SIDE, prefix_join_blocks
 from .._kernels.jit import kernel_mode
 from ..measures import Measure, Threshold
 from ..order import OrderedSets

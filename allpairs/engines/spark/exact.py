@@ -110,7 +110,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...exact import prefix_join
-from ...exact.prefix import join_plan
+from ...exact.plan import join_plan
 from ...measures import Threshold, get_measure
 from ...order import gather_csr, order_sets
 from ._kernel import first_shared, group_tokens, hot_routes
