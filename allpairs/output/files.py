@@ -279,23 +279,38 @@ def remove_stale_parts(path: bytes) -> list[bytes]:
     parent, base = os.path.split(path)
     parent = parent or b"."
     pattern = re.compile(re.escape(_part_prefix(parent, base)) + rb"[a-z0-9_]{8}" + re.escape(PART_SUFFIX) + rb"\Z")
+    return remove_stale(parent, pattern)
+
+
+def remove_stale(parent, pattern: re.Pattern, *, directory: bool = False) -> list:
+    """Remove the entries of ``parent`` whose names match ``pattern`` that killed runs left; return their paths.
+
+    One is stale as :func:`remove_stale_parts` says; ``directory``: the entries are directories (a
+    spill's, locked by its run while it lives), removed with what they hold, and only this user's (they
+    are made in a shared ``TMPDIR`` too).
+    """
     removed = []
     try:
         entries = [e.name for e in os.scandir(parent) if pattern.match(e.name)]
     except OSError:
         return removed
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_DIRECTORY if directory else 0)
     for entry in entries:
         stale = os.path.join(parent, entry)
         try:
-            fd = os.open(stale, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            fd = os.open(stale, flags)
         except OSError:
             continue
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or time.time() - st.st_mtime < STALE_SECONDS:
+            if not (stat.S_ISDIR if directory else stat.S_ISREG)(st.st_mode) \
+                    or (directory and st.st_uid != os.geteuid()) or time.time() - st.st_mtime < STALE_SECONDS:
                 continue
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held by a live writer: OSError, left alone
-            os.unlink(stale)
+            if directory:
+                remove_tree(stale)
+            else:
+                os.unlink(stale)
             removed.append(stale)
         except OSError:
             pass

@@ -1,0 +1,84 @@
+"""What the sixth adversarial probe found (session 58), one regression test (or a few) per item."""
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from allpairs.cli import app
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(app, [str(a) for a in args], input=input, prog_name="allpairs")
+
+
+# --- 1. a spill directory left by a killed run (SIGKILL, the OOM killer) -----------------------------------
+
+def _stale_spill(directory, name=".allpairs-spill.k1ll3d_x.part", age=3600):
+    """What a run killed while it spilled leaves: its directory of runs, nobody holding it."""
+    stale = directory / name
+    stale.mkdir()
+    (stale / "run000000").write_bytes(b"\0" * 120)
+    then = time.time() - age
+    os.utime(stale, (then, then))
+    return stale
+
+
+def test_a_spill_directory_left_by_a_killed_run_is_removed_by_the_next_run_that_spills_there(tmp_path):
+    from allpairs.output.spill import PairRuns
+
+    from test_spill import _chunk
+
+    stale = _stale_spill(tmp_path)
+    young = _stale_spill(tmp_path, ".allpairs-spill.y0ung___.part", age=0)  # just made: perhaps not locked yet
+    live = PairRuns(tmp_path)
+    live.add([_chunk([1, 2, 3])])  # a run still spilling holds its directory
+    then = time.time() - 3600
+    os.utime(live.directory, (then, then))
+    other = tmp_path / ".allpairs-spill.notmine.part"  # not a name mkdtemp makes: not ours
+    other.mkdir()
+    mine = PairRuns(tmp_path)
+    mine.add([_chunk([4, 5])])
+    assert not stale.exists()
+    assert young.exists() and os.path.isdir(live.directory) and other.exists()
+    assert len(list(mine.merge())) == 1 and len(list(live.merge())) == 1
+    for store in (live, mine):
+        store.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [other.name, young.name]
+
+
+def test_a_join_spilling_beside_its_output_removes_what_a_killed_join_left_there(tmp_path):
+    rng = random.Random(1)
+    lines = tmp_path / "t.txt"
+    lines.write_text("".join(" ".join(f"w{rng.randrange(30)}" for _ in range(4)) + "\n" for _ in range(400)))
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    stale = _stale_spill(out_dir)
+    r = run("join", "-t", "0.2", "-s", "word:1", "--lines", lines, "--memory", "64k", "-o", out_dir / "p.tsv")
+    assert r.exit_code == 0 and "went past the memory budget" in r.stderr, r.output  # it spilled
+    assert not stale.exists() and [p.name for p in out_dir.iterdir()] == ["p.tsv"]
+
+
+def test_a_killed_spilling_join_leaves_its_directory_for_the_next_one_to_remove(tmp_path):
+    killed = """
+import os, signal, sys
+from allpairs.output.spill import PairRuns
+sys.path.insert(0, sys.argv[2])
+from test_spill import _chunk
+runs = PairRuns(sys.argv[1])
+runs.add([_chunk([1, 2, 3])])
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+    r = subprocess.run([sys.executable, "-c", killed, str(tmp_path), os.path.dirname(__file__)], timeout=120)
+    assert r.returncode == -9
+    (left,) = tmp_path.iterdir()
+    then = time.time() - 3600
+    os.utime(left, (then, then))
+    from allpairs.output.spill import remove_stale_spills
+
+    assert remove_stale_spills(tmp_path) == [str(left)] and not left.exists()
