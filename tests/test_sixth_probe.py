@@ -82,3 +82,41 @@ os.kill(os.getpid(), signal.SIGKILL)
     from allpairs.output.spill import remove_stale_spills
 
     assert remove_stale_spills(tmp_path) == [str(left)] and not left.exists()
+
+
+# --- 2. an R–S side whose every document lacks a shingle ---------------------------------------------------
+
+@pytest.mark.parametrize("empty_side", ["left", "right"])
+@pytest.mark.parametrize("kind", ["sets", "lines"])
+def test_a_side_of_against_with_no_shingle_is_the_empty_corpus_error_not_an_empty_answer(tmp_path, empty_side,
+                                                                                      kind):
+    blank = tmp_path / "blank.txt"
+    blank.write_text("\n  \n")  # documents, but not one shingle: the answer would be empty whatever the other side
+    one = tmp_path / "one.txt"
+    one.write_text("a b c\n")
+    left, right = (blank, one) if empty_side == "left" else (one, blank)
+    shingle = [] if kind == "sets" else ["-s", "word:1"]
+    r = run("join", "-t", "0.5", f"--{kind}", left, "--against", right, *shingle)
+    assert r.exit_code == 1 and r.stdout == "", r.output
+    side = "against: " if empty_side == "right" else ""
+    assert f"allpairs: error: {side}no " in r.stderr and "(2 read)" in r.stderr, r.stderr
+
+
+def test_min_shingles_that_leaves_one_side_empty_is_named_too(tmp_path):
+    left = tmp_path / "l.txt"
+    left.write_text("the quick brown fox jumps\n")
+    right = tmp_path / "r.txt"
+    right.write_text("the fox\n")
+    r = run("join", "-t", "0.5", "-s", "word:1", "--lines", left, "--against", right, "--min-shingles", "3")
+    assert r.exit_code == 1 and "against: no document has 3 or more word:1 shingles (1 read)" in r.stderr, r.output
+    r = run("join", "-t", "0.2", "-s", "word:1", "--lines", left, "--against", right, "-q", "--no-header")
+    assert r.exit_code == 0 and r.stdout.startswith("1\t1\t"), r.output
+
+
+def test_the_library_refuses_an_against_side_without_a_shingle_as_it_refuses_an_empty_one():
+    from allpairs import join
+    from allpairs.errors import EmptyCorpusError
+
+    with pytest.raises(EmptyCorpusError, match="against: no document"):
+        join(["a b c"], 0.5, shingle="word:1", against=["", " "])
+    assert len(join(["a b c"], 0.5, shingle="word:1", against=["", "a b c"]).pairs) == 1
