@@ -120,3 +120,44 @@ def test_the_library_refuses_an_against_side_without_a_shingle_as_it_refuses_an_
     with pytest.raises(EmptyCorpusError, match="against: no document"):
         join(["a b c"], 0.5, shingle="word:1", against=["", " "])
     assert len(join(["a b c"], 0.5, shingle="word:1", against=["", "a b c"]).pairs) == 1
+
+
+# --- 3. stdin and stdout redirected from or to an input ------------------------------------------------------
+
+def _allpairs(args, stdin, stdout):
+    return subprocess.run([sys.executable, "-m", "allpairs", *map(str, args)], stdin=stdin, stdout=stdout,
+                          stderr=subprocess.PIPE, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("kind", ["sets", "lines"])  # the fast path of a plain join, and the typer command
+def test_an_output_file_that_is_the_file_on_stdin_is_refused(tmp_path, kind):
+    f = tmp_path / "x.txt"
+    f.write_text("a b c\na b c\nx y\n")
+    with open(f) as stdin:
+        r = _allpairs(["join", "-t", "0.5", f"--{kind}", "-", "-o", f], stdin, subprocess.PIPE)
+    assert r.returncode == 2 and "x.txt is also an input (standard input)" in r.stderr, r.stderr
+    assert f.read_text() == "a b c\na b c\nx y\n"
+
+
+@pytest.mark.parametrize("args", [["join", "-t", "0.5", "--sets"], ["join", "-t", "0.5", "--lines"],
+                                  ["join", "-t", "0.5", "--count", "--sets"], ["sets", "--lines"]])
+def test_standard_output_appended_to_an_input_is_refused(tmp_path, args):
+    f = tmp_path / "x.txt"
+    f.write_text("a b c\na b c\nx y\n")
+    with open(f, "a") as stdout:
+        r = _allpairs([*args, f], subprocess.DEVNULL, stdout)
+    assert r.returncode == 2 and "standard output is redirected to" in r.stderr and "an input" in r.stderr, r.stderr
+    assert f.read_text() == "a b c\na b c\nx y\n"
+    with open(f) as stdin, open(f, "a") as stdout:
+        r = _allpairs([*args, "-"], stdin, stdout)
+    assert r.returncode == 2 and "the file on standard input" in r.stderr, r.stderr
+    assert f.read_text() == "a b c\na b c\nx y\n"
+
+
+def test_stdin_and_stdout_from_and_to_other_files_are_still_fine(tmp_path):
+    f = tmp_path / "x.txt"
+    f.write_text("a b c\na b c\nx y\n")
+    out = tmp_path / "out.tsv"
+    with open(f) as stdin, open(out, "w") as stdout:
+        r = _allpairs(["join", "-t", "0.5", "--lines", "-", "-q"], stdin, stdout)
+    assert r.returncode == 0 and out.read_text().splitlines()[1:] == ["1\t2\t1.000000\ta b c\ta b c"], r.stderr
