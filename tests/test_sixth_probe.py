@@ -161,3 +161,21 @@ def test_stdin_and_stdout_from_and_to_other_files_are_still_fine(tmp_path):
     with open(f) as stdin, open(out, "w") as stdout:
         r = _allpairs(["join", "-t", "0.5", "--lines", "-", "-q"], stdin, stdout)
     assert r.returncode == 0 and out.read_text().splitlines()[1:] == ["1\t2\t1.000000\ta b c\ta b c"], r.stderr
+
+
+# --- 4. compare --plot's second picture -----------------------------------------------------------------------
+
+def test_the_chord_picture_of_compare_plot_is_refused_when_it_would_replace_an_input(tmp_path):
+    pytest.importorskip("matplotlib")
+    f = tmp_path / "s-chords.png"  # a text file, whatever its name
+    f.write_text("a b c\na b c\na b d\n")
+    r = run("compare", "-q", "-t", "0.5", "--sets", f, "--plot", tmp_path / "s.png")
+    assert r.exit_code == 2 and "s-chords.png is also an input" in r.stderr, r.output
+    assert f.read_text() == "a b c\na b c\na b d\n" and not (tmp_path / "s.png").exists()
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    for name in ("p-chords.svg", "q.txt"):
+        (corpus / name).write_text("the quick brown fox\n")
+    r = run("compare", "-q", "-t", "0.5", "-s", "word:1", corpus, "--plot", corpus / "p.svg")
+    assert r.exit_code == 2 and "is a document of the input" in r.stderr, r.output
+    assert (corpus / "p-chords.svg").read_text() == "the quick brown fox\n"
