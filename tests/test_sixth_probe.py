@@ -179,3 +179,36 @@ def test_the_chord_picture_of_compare_plot_is_refused_when_it_would_replace_an_i
     r = run("compare", "-q", "-t", "0.5", "-s", "word:1", corpus, "--plot", corpus / "p.svg")
     assert r.exit_code == 2 and "is a document of the input" in r.stderr, r.output
     assert (corpus / "p-chords.svg").read_text() == "the quick brown fox\n"
+
+
+# --- 5. a carried column named size ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("keep", [["--keep-col", "size"], ["--keep-all"]])
+def test_a_carried_column_that_would_replace_the_set_sizes_in_parquet_is_refused_as_in_the_other_formats(
+        tmp_path, keep):
+    pytest.importorskip("pyarrow")
+    f = tmp_path / "shirts.csv"
+    f.write_text("id,text,size\na,red shirt cotton,XL\nb,red shirt cotton blend,M\n")
+    for out in ("p.parquet", "p.jsonl", "p.csv"):
+        r = run("join", "-q", "-t", "0.5", "-s", "word:1", "--csv", f, *keep, "-o", tmp_path / out)
+        assert r.exit_code == 2 and "two columns named 'left_size'" in r.stderr, (out, r.output)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shirts.csv"]
+    r = run("join", "-q", "-t", "0.5", "-s", "word:1", "--csv", f, "--keep-col", "text", "-o", tmp_path / "p.parquet")
+    assert r.exit_code == 0, r.output
+
+
+def test_to_pandas_refuses_a_frame_column_that_would_replace_the_set_sizes_or_the_texts():
+    pandas = pytest.importorskip("pandas")
+    import allpairs
+    from allpairs.errors import UsageError
+
+    df = pandas.DataFrame({"title": ["red shirt cotton", "red shirt cotton blend", "blue jeans"],
+                           "size": ["XL", "M", "S"], "text": ["x", "y", "z"]}, index=["a", "b", "c"])
+    res = allpairs.join(df["title"], 0.5, shingle="word:1")
+    with pytest.raises(UsageError, match="two columns named 'left_size'"):
+        res.to_pandas(columns=df)
+    with pytest.raises(UsageError, match="two columns named 'left_text'.*texts=True"):
+        res.to_pandas(columns=df[["text"]], texts=True)
+    frame = res.to_pandas(columns=df[["title"]], texts=True)
+    assert frame[["left_size", "right_size", "left_title", "right_text"]].values.tolist() == \
+        [[3, 4, "red shirt cotton", "red shirt cotton blend"]]

@@ -113,6 +113,15 @@ def check_format(fmt: str, formats: Sequence[str] = TABLE_FORMATS) -> None:
         raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(formats)}")
 
 
+def refuse_names_twice(names: Sequence[str]) -> None:
+    """A usage error for a table with two columns of one name (a carried ``size`` beside the pair's
+    ``left_size``): every format would lose one of them, Parquet silently."""
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise UsageError(f"the output would have two columns named {twice[0]!r}; carry the column under another "
+                         "name or leave it out")
+
+
 def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: bool = True,
                 progress: Callable[[int, int], None] | None = None) -> int:
     """Write the rows of ``columns`` (all of one length) to the binary stream ``out``; return the rows written.
@@ -122,10 +131,7 @@ def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: b
     """
     check_format(fmt)
     names = [c.name for c in columns]
-    twice = sorted({name for name in names if names.count(name) > 1})
-    if twice:
-        raise UsageError(f"the output would have two columns named {twice[0]!r}; carry the column under another "
-                         "name or leave it out")
+    refuse_names_twice(names)
     n = len(columns[0].values) if columns else 0
     if fmt == "parquet":
         _write_parquet(out, columns)
@@ -219,6 +225,8 @@ def write_parquet_groups(out: BinaryIO, groups: Iterable[Sequence[Column]],
     sink = _Forward(out)
     n = 0
     for columns in groups:
+        if writer is None:
+            refuse_names_twice([c.name for c in columns])  # a dict of columns would keep the last of a name
         table = pa.table({c.name: _arrow(c.values, c.kind, pa) for c in columns})
         if writer is None:
             writer = pq.ParquetWriter(sink, table.schema)
