@@ -58,7 +58,8 @@ def compare_command(
         refuse_unused_input_options(ctx)
         refuse_unused_lsh_options(ctx, True, bands, rows)
         chords = [] if plot is None else [chords_path(plot)]  # --plot FILE writes FILE-chords too
-        refuse_output_of_input(ctx, missed, plot, *chords)
+        # None: the report, on stdout
+        refuse_output_of_input(ctx, None, *(f for f in (missed, plot) if f is not None), *chords)
         check_output(None)  # a closed stdout is refused before the work
         # A bad file name, or --plot without matplotlib, is refused before the work, not after.
         files = check_files(missed, plot)
