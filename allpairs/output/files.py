@@ -14,7 +14,8 @@ Temporary files are registered with the signal watcher (:func:`remove_partial_fi
 and each is locked (``flock``) while it is written. One that a killed run left
 behind (SIGKILL: nothing can clean up) is recognised by its name, ``.NAME.XXXXXXXX.allpairs.part``,
 no lock and no write for :data:`STALE_SECONDS`, and removed by the next run that
-writes NAME.
+writes NAME; so are the spill directories (``.allpairs-spill.XXXXXXXX.part``, see
+:mod:`allpairs.output.spill`) such a run left in the same directory.
 """
 from __future__ import annotations
 
@@ -319,12 +320,30 @@ def remove_stale(parent, pattern: re.Pattern, *, directory: bool = False) -> lis
     return removed
 
 
+#: A spill directory (:mod:`allpairs.output.spill`) is ``.allpairs-spill.XXXXXXXX.part`` (mkdtemp's eight characters).
+SPILL_PREFIX, SPILL_SUFFIX = ".allpairs-spill.", ".part"
+
+
+def remove_stale_spills(root: str | os.PathLike) -> list[str]:
+    """Remove the spill directories in ``root`` that killed runs left (SIGKILL, the OOM killer); return them.
+
+    One is stale when it is this user's, nobody holds its lock (its run is gone: the kernel drops the
+    locks of a killed process) and nothing in it changed for
+    :data:`STALE_SECONDS` (which covers the instants between making a directory
+    and locking it); a directory on a file system without locks cannot be locked here either, and stays.
+    """
+    pattern = re.compile(re.escape(SPILL_PREFIX) + r"[a-z0-9_]{8}" + re.escape(SPILL_SUFFIX) + r"\Z")
+    return remove_stale(os.fsdecode(root), pattern, directory=True)
+
+
 def _temporary(plan: OutputPlan) -> tuple[int, bytes]:
     """Create (and lock) the temporary file beside the output, with a name that fits the file system,
-    after removing any that a killed run left for the same output."""
+    after removing any that a killed run left for the same output, and the spilled pairs a killed run left
+    there (:func:`remove_stale_spills`: a rerun that no longer spills takes them away too)."""
     parent, base = os.path.split(plan.path)
     parent = parent or b"."
     remove_stale_parts(plan.path)
+    remove_stale_spills(parent)
     import tempfile
 
     try:

@@ -16,9 +16,10 @@ when the pairs are closed, on an error, at exit and on a signal. A disk that
 fills is one :class:`~allpairs.errors.OutputError` naming the directory and
 the bytes needed, and nothing is left behind. A run killed outright (SIGKILL,
 the OOM killer: nothing can clean up) leaves its directory; each is locked
-(``flock``) while its run lives, so the next run that spills in the same place
-removes the ones nobody holds (:func:`remove_stale_spills`), as
-:func:`allpairs.output.files.remove_stale_parts` does for output files.
+(``flock``) while its run lives, so the next run that spills in the same place,
+or writes a file there, removes the ones nobody holds
+(:func:`allpairs.output.files.remove_stale_spills`), as it does a killed
+run's temporary output files.
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ import numpy as np
 
 from ..errors import OutputError, UsageError
 from . import files as registry  # the signal watcher's list of directories to remove
+from .files import SPILL_PREFIX, SPILL_SUFFIX, remove_stale_spills
 
 #: One document pair on disk: ``left << 32 | right`` (its output order) and the overlap; 12 bytes, packed.
 RECORD = np.dtype([("key", "<i8"), ("overlap", "<i4")])
@@ -283,10 +285,6 @@ def _remove(path: str, held: int | None = None) -> None:
         os.close(held)
 
 
-#: A spill directory is ``.allpairs-spill.XXXXXXXX.part`` (mkdtemp's eight characters).
-SPILL_PREFIX, SPILL_SUFFIX = ".allpairs-spill.", ".part"
-
-
 def _hold(path: str) -> int | None:
     """Lock the spill directory for as long as its run lives (the fd is closed by :func:`_remove`; the
     kernel drops the lock of a killed process); None on a file system without locks."""
@@ -300,14 +298,3 @@ def _hold(path: str) -> int | None:
         pass  # no locks here: the directory is then never taken for stale (see remove_stale_spills)
     return fd
 
-
-def remove_stale_spills(root: str | os.PathLike) -> list[str]:
-    """Remove the spill directories in ``root`` that killed runs left (SIGKILL, the OOM killer); return them.
-
-    One is stale when it is this user's, nobody holds its lock (its run is gone: the kernel drops the
-    locks of a killed process) and nothing in it changed for
-    :data:`~allpairs.output.files.STALE_SECONDS` (which covers the instants between making a directory
-    and locking it); a directory on a file system without locks cannot be locked here either, and stays.
-    """
-    pattern = re.compile(re.escape(SPILL_PREFIX) + r"[a-z0-9_]{8}" + re.escape(SPILL_SUFFIX) + r"\Z")
-    return registry.remove_stale(os.fsdecode(root), pattern, directory=True)
