@@ -279,27 +279,52 @@ def remove_stale_parts(path: bytes) -> list[bytes]:
     """
     parent, base = os.path.split(path)
     parent = parent or b"."
-    pattern = re.compile(re.escape(_part_prefix(parent, base)) + rb"[a-z0-9_]{8}" + re.escape(PART_SUFFIX) + rb"\Z")
-    return remove_stale(parent, pattern)
+    return remove_stale(parent, [(_parts_of(parent, base), False)])
 
 
-def remove_stale(parent, pattern: re.Pattern, *, directory: bool = False) -> list:
-    """Remove the entries of ``parent`` whose names match ``pattern`` that killed runs left; return their paths.
+#: A spill directory (:mod:`allpairs.output.spill`) is ``.allpairs-spill.XXXXXXXX.part`` (mkdtemp's eight characters).
+SPILL_PREFIX, SPILL_SUFFIX = ".allpairs-spill.", ".part"
 
-    One is stale as :func:`remove_stale_parts` says; ``directory``: the entries are directories (a
-    spill's, locked by its run while it lives), removed with what they hold, and only this user's (they
-    are made in a shared ``TMPDIR`` too).
+
+def remove_stale_spills(root: str | os.PathLike) -> list[str]:
+    """Remove the spill directories in ``root`` that killed runs left (SIGKILL, the OOM killer); return them.
+
+    One is stale when it is this user's, nobody holds its lock (its run is gone: the kernel drops the
+    locks of a killed process) and nothing in it changed for :data:`STALE_SECONDS` (which covers the
+    instants between making a directory and locking it); a directory on a file system without locks
+    cannot be locked here either, and stays.
+    """
+    return [os.fsdecode(p) for p in remove_stale(os.fsencode(root), [(_spills(), True)])]
+
+
+def _parts_of(parent: bytes, base: bytes) -> re.Pattern:
+    return re.compile(re.escape(_part_prefix(parent, base)) + rb"[a-z0-9_]{8}" + re.escape(PART_SUFFIX) + rb"\Z")
+
+
+def _spills() -> re.Pattern:
+    return re.compile(re.escape(os.fsencode(SPILL_PREFIX)) + rb"[a-z0-9_]{8}" + re.escape(os.fsencode(SPILL_SUFFIX))
+                      + rb"\Z")
+
+
+def remove_stale(parent: bytes, patterns: Sequence[tuple[re.Pattern, bool]]) -> list[bytes]:
+    """Remove the entries of ``parent`` that killed runs left, in one pass over it; return their paths.
+
+    ``patterns``: (names, directory) pairs; a name matching ``names`` is an
+    entry, stale as :func:`remove_stale_parts` says; ``directory``: such entries
+    are directories (a spill's, locked by its run while it lives), removed with
+    what they hold, and only this user's (they are made in a shared ``TMPDIR`` too).
     """
     removed = []
     try:
-        entries = [e.name for e in os.scandir(parent) if pattern.match(e.name)]
+        entries = [(e.name, directory) for e in os.scandir(parent) if e.name[:1] == b"."  # both are hidden
+                   for names, directory in patterns if names.match(e.name)]
     except OSError:
         return removed
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_DIRECTORY if directory else 0)
-    for entry in entries:
+    for entry, directory in entries:
         stale = os.path.join(parent, entry)
         try:
-            fd = os.open(stale, flags)
+            fd = os.open(stale, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+                         | (os.O_DIRECTORY if directory else 0))
         except OSError:
             continue
         try:
@@ -320,30 +345,14 @@ def remove_stale(parent, pattern: re.Pattern, *, directory: bool = False) -> lis
     return removed
 
 
-#: A spill directory (:mod:`allpairs.output.spill`) is ``.allpairs-spill.XXXXXXXX.part`` (mkdtemp's eight characters).
-SPILL_PREFIX, SPILL_SUFFIX = ".allpairs-spill.", ".part"
-
-
-def remove_stale_spills(root: str | os.PathLike) -> list[str]:
-    """Remove the spill directories in ``root`` that killed runs left (SIGKILL, the OOM killer); return them.
-
-    One is stale when it is this user's, nobody holds its lock (its run is gone: the kernel drops the
-    locks of a killed process) and nothing in it changed for
-    :data:`STALE_SECONDS` (which covers the instants between making a directory
-    and locking it); a directory on a file system without locks cannot be locked here either, and stays.
-    """
-    pattern = re.compile(re.escape(SPILL_PREFIX) + r"[a-z0-9_]{8}" + re.escape(SPILL_SUFFIX) + r"\Z")
-    return remove_stale(os.fsdecode(root), pattern, directory=True)
-
-
 def _temporary(plan: OutputPlan) -> tuple[int, bytes]:
     """Create (and lock) the temporary file beside the output, with a name that fits the file system,
     after removing any that a killed run left for the same output, and the spilled pairs a killed run left
     there (:func:`remove_stale_spills`: a rerun that no longer spills takes them away too)."""
     parent, base = os.path.split(plan.path)
     parent = parent or b"."
-    remove_stale_parts(plan.path)
-    remove_stale_spills(parent)
+    # One pass over the directory: this output's temporary files, and the spilled pairs, that killed runs left.
+    remove_stale(parent, [(_parts_of(parent, base), False), (_spills(), True)])
     import tempfile
 
     try:
