@@ -213,3 +213,31 @@ def test_to_pandas_refuses_a_frame_column_that_would_replace_the_set_sizes_or_th
     frame = res.to_pandas(columns=df[["title"]], texts=True)
     assert frame[["left_size", "right_size", "left_title", "right_text"]].values.tolist() == \
         [[3, 4, "red shirt cotton", "red shirt cotton blend"]]
+
+
+# --- 6. dedup of a TSV writes its rows as they came --------------------------------------------------------------
+
+def test_dedup_of_a_tsv_writes_backslashes_as_they_came_so_a_second_pass_changes_nothing(tmp_path):
+    # TSV is read literally (a backslash is a backslash); the kept rows were written escaped (C:\new as C:\\new),
+    # so each dedup pass doubled every backslash of a Windows path, a regular expression or LaTeX.
+    f = tmp_path / "paths.tsv"
+    f.write_text("id\ttext\tpath\\x\n1\tred shirt\tC:\\new\\table\n2\tred shirt\tD:\\x\n3\tblue jeans\tE:\\t\u2028\n")
+    r = run("dedup", "-q", "-t", "0.5", "-s", "word:1", "--tsv", f)
+    assert r.exit_code == 0, r.output
+    lines = f.read_text().split("\n")  # not splitlines: U+2028 is a character of the cell
+    assert r.stdout == "\n".join([lines[0], lines[1], lines[3]]) + "\n"
+    again = tmp_path / "again.tsv"
+    again.write_text(r.stdout)
+    assert run("dedup", "-q", "-t", "0.5", "-s", "word:1", "--tsv", again).stdout == r.stdout
+
+
+def test_dedup_to_tsv_still_escapes_cells_that_hold_a_tab_or_a_line_break(tmp_path):
+    f = tmp_path / "q.tsv"
+    f.write_text('id\ttext\tnote\n1\tred shirt\t"a\tb\\c"\n2\tblue jeans\t"x\ny"\n')
+    r = run("dedup", "-q", "-t", "0.5", "-s", "word:1", "--tsv", f, "--quotechar", '"')
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines() == ["id\ttext\tnote", "1\tred shirt\ta\\tb\\\\c", "2\tblue jeans\tx\\ny"]
+    c = tmp_path / "c.csv"
+    c.write_text('id,text,note\n1,red shirt,"a\\b"\n')
+    r = run("dedup", "-q", "-t", "0.5", "-s", "word:1", "--csv", c, "-f", "tsv")
+    assert r.stdout.splitlines()[1] == "1\tred shirt\ta\\\\b"
