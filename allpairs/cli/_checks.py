@@ -4,6 +4,8 @@ the same input with the same words. Each raises :class:`~allpairs.errors.UsageEr
 from __future__ import annotations
 
 import os
+import stat
+import sys
 
 from .._kernels.jit import MAX_JOBS
 from ..corpus import Corpus
@@ -25,21 +27,45 @@ def refuse_jobs(jobs: int) -> None:
 def refuse_output_of_input(outputs, read) -> None:
     """Refuse, before any work, a file to be written (``outputs``; None and '-' are stdout) that is one of
     the files ``read`` (the same file by device and inode: through a symbolic or hard link too), which
-    writing would replace."""
+    writing would replace. A '-' read is the file on stdin (``< FILE``), and stdout the file it is
+    redirected to (``>> FILE``), when they are regular files: as ``cat`` refuses ``cat x >> x``."""
     for out in outputs:
-        if out is None or os.fsencode(out) == b"-":
+        stdout = out is None or os.fsencode(out) == b"-"
+        out_st = _standard_file(sys.stdout, 1) if stdout else _stat(out)
+        if out_st is None:
             continue
         for path in read:
-            if os.fsencode(path) == b"-":
+            stdin = os.fsencode(path) == b"-"
+            st = _standard_file(sys.stdin, 0) if stdin else _stat(path)
+            if st is None or (st.st_dev, st.st_ino) != (out_st.st_dev, out_st.st_ino):
                 continue
-            try:
-                same = os.path.samefile(out, path)
-            except OSError:  # one of them does not exist (yet): not the same file
-                continue
-            if same:
-                also = "" if os.fspath(out) == os.fspath(path) else f" ({os.fspath(path)})"
-                raise UsageError(f"{os.fspath(out)} is also an input{also}; writing it would replace what is "
-                                 "read: give the output another name")
+            if stdout:
+                what = "the file on standard input" if stdin else f"{os.fspath(path)}, an input"
+                raise UsageError(f"standard output is redirected to {what}; writing there would change what is "
+                                 "read: redirect it to another file")
+            also = (" (standard input)" if stdin else
+                    "" if os.fspath(out) == os.fspath(path) else f" ({os.fspath(path)})")
+            raise UsageError(f"{os.fspath(out)} is also an input{also}; writing it would replace what is "
+                             "read: give the output another name")
+
+
+def _stat(path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):  # it does not exist (yet): not the same file as any
+        return None
+
+
+def _standard_file(stream, fd: int) -> os.stat_result | None:
+    """The regular file on standard stream ``fd`` (a redirection), None for a pipe, a terminal, or a
+    stream a test runner has put in its place."""
+    try:
+        if getattr(stream, "buffer", stream).fileno() != fd:
+            return None
+        st = os.fstat(fd)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
 
 
 def format_named(output) -> str | None:

@@ -215,9 +215,10 @@ def input_kind(ctx: typer.Context) -> str:
     return kinds[0] if kinds else "directory"
 
 
-def read_input(ctx: typer.Context, paths=None, *, keep_all: bool | None = None) -> Corpus:
+def read_input(ctx: typer.Context, paths=None, *, keep_all: bool | None = None, writes=()) -> Corpus:
     """The corpus named by the command's input options (its PATHs, or ``paths``); ``keep_all``, when given,
-    in place of --keep-all (dedup carries every column of a table by default)."""
+    in place of --keep-all (dedup carries every column of a table by default); ``writes``: files the command
+    writes besides those its options name (compare's chord picture)."""
     p = ctx.params
     from ..shingles import hash_set_pieces  # here: the shingle stage loads only when a corpus is read
 
@@ -231,7 +232,7 @@ def read_input(ctx: typer.Context, paths=None, *, keep_all: bool | None = None) 
                        keep_all=p.get("keep_all", False) if keep_all is None else keep_all,
                        hash_pieces=hash_set_pieces,
                        # A file below an input directory that the command will write: refused if read as a document.
-                       protect=[p[k] for k in ("output", "missed", "plot") if p.get(k) is not None])
+                       protect=[*(p[k] for k in ("output", "missed", "plot") if p.get(k) is not None), *writes])
 
 
 def verbatim_cells(on: bool):

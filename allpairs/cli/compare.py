@@ -47,6 +47,7 @@ def compare_command(
     FILE writes the pairs LSH missed; --plot FILE draws the S-curve.
     """
     from ..report import compare as run_compare, render_table  # here, not at the top: only compare needs it
+    from ..report.draw import chords_path
     from ..report.files import check_files, write_files
 
     check_jobs(jobs)
@@ -56,12 +57,14 @@ def compare_command(
     try:
         refuse_unused_input_options(ctx)
         refuse_unused_lsh_options(ctx, True, bands, rows)
-        refuse_output_of_input(ctx, missed, plot)
+        chords = [] if plot is None else [chords_path(plot)]  # --plot FILE writes FILE-chords too
+        # None: the report, on stdout
+        refuse_output_of_input(ctx, None, *(f for f in (missed, plot) if f is not None), *chords)
         check_output(None)  # a closed stdout is refused before the work
         # A bad file name, or --plot without matplotlib, is refused before the work, not after.
         files = check_files(missed, plot)
         try:
-            corpus = read_input(ctx)
+            corpus = read_input(ctx, writes=chords)
             c = run_compare(corpus, threshold, shingle=shingle, normalize=not no_normalize,
                             min_shingles=min_shingles, jobs=jobs or None, num_perm=num_perm, bands=bands,
                             rows=rows, recall=recall, seed=seed, bits=bits, max_bucket=max_bucket, progress=bar,

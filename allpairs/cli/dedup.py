@@ -85,7 +85,9 @@ def dedup_command(
                     # header, 1 2 3, was a row of data to the next run with --no-input-header).
                     headerless = inputs["no_input_header"] or inputs["headerless"]
                     write_records(out, res.header, res.id_column, res.ids, res.kept.tolist(), res.columns, fmt.value,
-                                  header=not (no_header or headerless), rows=res.rows)
+                                  header=not (no_header or headerless), rows=res.rows,
+                                  # TSV read literally goes back so: a backslash escaped would double each pass.
+                                  literal=input_kind(ctx) == "tsv" and not inputs["quotechar"])
                 else:
                     write_ids(out, res.ids, res.kept.tolist(), fmt.value, columns=res.columns, header=not no_header)
         if not quiet:

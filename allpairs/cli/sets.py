@@ -44,7 +44,7 @@ def sets_command(
         # By the file reached (realpath): through a symbolic link the ids replaced the sets, or the sets the ids.
         if ids is not None and output is not None and os.path.realpath(ids) == os.path.realpath(output):
             raise UsageError(f"--ids {ids} is the --output file too; give the ids a file of their own")
-        refuse_output_of_input(ctx, output, ids)
+        refuse_output_of_input(ctx, output, *([] if ids is None else [ids]))  # None: stdout
         for name in (output, ids):
             format_named(name)  # a compressed file's name (.gz) is refused: the file would be plain text
         plan = check_output(output)  # refuse an output that cannot be written before the work

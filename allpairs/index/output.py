@@ -44,14 +44,16 @@ def write_ids(out: BinaryIO, ids: Sequence[str], docs: Sequence[int], fmt: str =
 
 
 def write_records(out: BinaryIO, names: Sequence[str], id_column: str | None, ids: Sequence[str], docs: Sequence[int],
-                  columns: dict, fmt: str = "tsv", *, header: bool = True, rows=None) -> int:
+                  columns: dict, fmt: str = "tsv", *, header: bool = True, rows=None, literal: bool = False) -> int:
     """A row per document ``docs`` (positions) as the input had it: every column of ``names`` in that order,
     under its own name, the id column (``id_column``) holding the ids, the others from ``columns``; with
     the input's ``rows`` (:attr:`Corpus.rows`), JSON Lines and Parquet get each row with its types
-    (:func:`~allpairs.output.tables.write_source_rows`)."""
+    (:func:`~allpairs.output.tables.write_source_rows`); ``literal``, a TSV read literally: TSV cells as
+    they came, not escaped (a backslash stays one; see :func:`~allpairs.output.tables.write_table`)."""
     if rows is not None:
         written = write_source_rows(out, fmt, rows, docs)
         if written is not None:
             return written
     return write_table(out, fmt, [column_of_ids(name, ids, docs) if name == id_column else
-                                  Column(name, [columns[name][d] for d in docs]) for name in names], header=header)
+                                  Column(name, [columns[name][d] for d in docs]) for name in names], header=header,
+                       literal=literal)

@@ -14,7 +14,8 @@ Temporary files are registered with the signal watcher (:func:`remove_partial_fi
 and each is locked (``flock``) while it is written. One that a killed run left
 behind (SIGKILL: nothing can clean up) is recognised by its name, ``.NAME.XXXXXXXX.allpairs.part``,
 no lock and no write for :data:`STALE_SECONDS`, and removed by the next run that
-writes NAME.
+writes NAME; so are the spill directories (``.allpairs-spill.XXXXXXXX.part``, see
+:mod:`allpairs.output.spill`) such a run left in the same directory.
 """
 from __future__ import annotations
 
@@ -278,24 +279,64 @@ def remove_stale_parts(path: bytes) -> list[bytes]:
     """
     parent, base = os.path.split(path)
     parent = parent or b"."
-    pattern = re.compile(re.escape(_part_prefix(parent, base)) + rb"[a-z0-9_]{8}" + re.escape(PART_SUFFIX) + rb"\Z")
+    return remove_stale(parent, [(_parts_of(parent, base), False)])
+
+
+#: A spill directory (:mod:`allpairs.output.spill`) is ``.allpairs-spill.XXXXXXXX.part`` (mkdtemp's eight characters).
+SPILL_PREFIX, SPILL_SUFFIX = ".allpairs-spill.", ".part"
+
+
+def remove_stale_spills(root: str | os.PathLike) -> list[str]:
+    """Remove the spill directories in ``root`` that killed runs left (SIGKILL, the OOM killer); return them.
+
+    One is stale when it is this user's, nobody holds its lock (its run is gone: the kernel drops the
+    locks of a killed process) and nothing in it changed for :data:`STALE_SECONDS` (which covers the
+    instants between making a directory and locking it); a directory on a file system without locks
+    cannot be locked here either, and stays.
+    """
+    return [os.fsdecode(p) for p in remove_stale(os.fsencode(root), [(_spills(), True)])]
+
+
+def _parts_of(parent: bytes, base: bytes) -> re.Pattern:
+    return re.compile(re.escape(_part_prefix(parent, base)) + rb"[a-z0-9_]{8}" + re.escape(PART_SUFFIX) + rb"\Z")
+
+
+def _spills() -> re.Pattern:
+    return re.compile(re.escape(os.fsencode(SPILL_PREFIX)) + rb"[a-z0-9_]{8}" + re.escape(os.fsencode(SPILL_SUFFIX))
+                      + rb"\Z")
+
+
+def remove_stale(parent: bytes, patterns: Sequence[tuple[re.Pattern, bool]]) -> list[bytes]:
+    """Remove the entries of ``parent`` that killed runs left, in one pass over it; return their paths.
+
+    ``patterns``: (names, directory) pairs; a name matching ``names`` is an
+    entry, stale as :func:`remove_stale_parts` says; ``directory``: such entries
+    are directories (a spill's, locked by its run while it lives), removed with
+    what they hold, and only this user's (they are made in a shared ``TMPDIR`` too).
+    """
     removed = []
     try:
-        entries = [e.name for e in os.scandir(parent) if pattern.match(e.name)]
+        entries = [(e.name, directory) for e in os.scandir(parent) if e.name[:1] == b"."  # both are hidden
+                   for names, directory in patterns if names.match(e.name)]
     except OSError:
         return removed
-    for entry in entries:
+    for entry, directory in entries:
         stale = os.path.join(parent, entry)
         try:
-            fd = os.open(stale, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            fd = os.open(stale, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+                         | (os.O_DIRECTORY if directory else 0))
         except OSError:
             continue
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or time.time() - st.st_mtime < STALE_SECONDS:
+            if not (stat.S_ISDIR if directory else stat.S_ISREG)(st.st_mode) \
+                    or (directory and st.st_uid != os.geteuid()) or time.time() - st.st_mtime < STALE_SECONDS:
                 continue
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held by a live writer: OSError, left alone
-            os.unlink(stale)
+            if directory:
+                remove_tree(stale)
+            else:
+                os.unlink(stale)
             removed.append(stale)
         except OSError:
             pass
@@ -306,10 +347,12 @@ def remove_stale_parts(path: bytes) -> list[bytes]:
 
 def _temporary(plan: OutputPlan) -> tuple[int, bytes]:
     """Create (and lock) the temporary file beside the output, with a name that fits the file system,
-    after removing any that a killed run left for the same output."""
+    after removing any that a killed run left for the same output, and the spilled pairs a killed run left
+    there (:func:`remove_stale_spills`: a rerun that no longer spills takes them away too)."""
     parent, base = os.path.split(plan.path)
     parent = parent or b"."
-    remove_stale_parts(plan.path)
+    # One pass over the directory: this output's temporary files, and the spilled pairs, that killed runs left.
+    remove_stale(parent, [(_parts_of(parent, base), False), (_spills(), True)])
     import tempfile
 
     try:

@@ -14,11 +14,17 @@ The directory is registered with the signal watcher as Spark's output
 directories are (:func:`allpairs.output.files.remove_partial_files`), removed
 when the pairs are closed, on an error, at exit and on a signal. A disk that
 fills is one :class:`~allpairs.errors.OutputError` naming the directory and
-the bytes needed, and nothing is left behind.
+the bytes needed, and nothing is left behind. A run killed outright (SIGKILL,
+the OOM killer: nothing can clean up) leaves its directory; each is locked
+(``flock``) while its run lives, so the next run that spills in the same place,
+or writes a file there, removes the ones nobody holds
+(:func:`allpairs.output.files.remove_stale_spills`), as it does a killed
+run's temporary output files.
 """
 from __future__ import annotations
 
 import errno
+import fcntl
 import functools
 import os
 import re
@@ -29,6 +35,7 @@ import numpy as np
 
 from ..errors import OutputError, UsageError
 from . import files as registry  # the signal watcher's list of directories to remove
+from .files import SPILL_PREFIX, SPILL_SUFFIX, remove_stale_spills
 
 #: One document pair on disk: ``left << 32 | right`` (its output order) and the overlap; 12 bytes, packed.
 RECORD = np.dtype([("key", "<i8"), ("overlap", "<i4")])
@@ -129,15 +136,16 @@ class PairRuns:
         import shutil  # noqa: F401  (for registry.remove_tree: loaded before the directory is registered)
         import tempfile
 
+        remove_stale_spills(self.root)
         try:
             with registry._lock:
-                path = tempfile.mkdtemp(prefix=".allpairs-spill.", suffix=".part", dir=self.root)
+                path = tempfile.mkdtemp(prefix=SPILL_PREFIX, suffix=SPILL_SUFFIX, dir=self.root)
                 registry._pending_dirs[os.fsencode(path)] = None
         except OSError as e:
             raise OutputError(f"cannot make a directory for spilled pairs in {self.root} ({e.strerror}); "
                               "allow more memory or point TMPDIR elsewhere") from None
         self.directory = path
-        self._finalizer = weakref.finalize(self, _remove, path)
+        self._finalizer = weakref.finalize(self, _remove, path, _hold(path))
         return path
 
     def add(self, chunks: Iterable) -> int:
@@ -269,7 +277,24 @@ def _create_run(path: str) -> int:
         return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
 
 
-def _remove(path: str) -> None:
+def _remove(path: str, held: int | None = None) -> None:
     with registry._lock:
         registry.remove_tree(path)
         registry._pending_dirs.pop(os.fsencode(path), None)
+    if held is not None:
+        os.close(held)
+
+
+def _hold(path: str) -> int | None:
+    """Lock the spill directory for as long as its run lives (the fd is closed by :func:`_remove`; the
+    kernel drops the lock of a killed process); None on a file system without locks."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        pass  # no locks here: the directory is then never taken for stale (see remove_stale_spills)
+    return fd
+

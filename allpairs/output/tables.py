@@ -82,8 +82,16 @@ def id_column(name: str, ids: Sequence[str], docs: Sequence[int]) -> Column:
     return Column(name, Rows(ids, docs), "carried") if isinstance(ids, Carried) else Column(name, [ids[d] for d in docs])
 
 
-def _escape(fmt: str):
-    return {"tsv": tsv_field, "csv": csv_field, "jsonl": json_field}[fmt]
+def _escape(fmt: str, literal: bool = False):
+    return literal_tsv_field if literal and fmt == "tsv" else {"tsv": tsv_field, "csv": csv_field,
+                                                              "jsonl": json_field}[fmt]
+
+
+def literal_tsv_field(value: str) -> str:
+    """A cell of IANA's TSV, as it is: what a TSV read literally gave (no tab, no line break: backslashes
+    and all stay, so the row reads back the same); a cell holding a tab or a line break (never read
+    so) escaped as :func:`tsv_field` escapes it, since it would break the row."""
+    return tsv_field(value) if "\t" in value or "\n" in value or "\r" in value else value
 
 
 def _cell(value, kind: str, esc) -> str:
@@ -100,11 +108,12 @@ def _cells(values, kind: str, fmt: str, esc) -> list[str]:
     return values.json_texts() if fmt == "jsonl" else [esc(t) for t in values.texts()]
 
 
-def header_line(fmt: str, names: Sequence[str]) -> str:
-    """The header row of a TSV or CSV table ("" for the other formats), with its line end."""
+def header_line(fmt: str, names: Sequence[str], literal: bool = False) -> str:
+    """The header row of a TSV or CSV table ("" for the other formats), with its line end (``literal``: as
+    :func:`write_table`)."""
     if fmt not in ("tsv", "csv"):
         return ""
-    esc = _escape(fmt)
+    esc = _escape(fmt, literal)
     return ("\t" if fmt == "tsv" else ",").join(esc(n) for n in names) + "\n"
 
 
@@ -113,26 +122,33 @@ def check_format(fmt: str, formats: Sequence[str] = TABLE_FORMATS) -> None:
         raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(formats)}")
 
 
-def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: bool = True,
-                progress: Callable[[int, int], None] | None = None) -> int:
-    """Write the rows of ``columns`` (all of one length) to the binary stream ``out``; return the rows written.
-
-    TSV and CSV start with a header row of the column names unless ``header`` is False. ``progress(done,
-    total)`` is told the rows written after each batch.
-    """
-    check_format(fmt)
-    names = [c.name for c in columns]
+def refuse_names_twice(names: Sequence[str]) -> None:
+    """A usage error for a table with two columns of one name (a carried ``size`` beside the pair's
+    ``left_size``): every format would lose one of them, Parquet silently."""
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise UsageError(f"the output would have two columns named {twice[0]!r}; carry the column under another "
                          "name or leave it out")
+
+
+def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: bool = True,
+                progress: Callable[[int, int], None] | None = None, literal: bool = False) -> int:
+    """Write the rows of ``columns`` (all of one length) to the binary stream ``out``; return the rows written.
+
+    TSV and CSV start with a header row of the column names unless ``header`` is False. ``progress(done,
+    total)`` is told the rows written after each batch. ``literal``: TSV cells and names are written as
+    they are (:func:`literal_tsv_field`), for the rows of a TSV read literally written back.
+    """
+    check_format(fmt)
+    names = [c.name for c in columns]
+    refuse_names_twice(names)
     n = len(columns[0].values) if columns else 0
     if fmt == "parquet":
         _write_parquet(out, columns)
         return n
     if header and fmt in ("tsv", "csv"):
-        out.write(utf8(header_line(fmt, names)))
-    esc = _escape(fmt)
+        out.write(utf8(header_line(fmt, names, literal)))
+    esc = _escape(fmt, literal)
     if fmt == "jsonl":
         keys = [json_field(c.name) + ": " for c in columns]
     sep = "\t" if fmt == "tsv" else ","
@@ -219,6 +235,8 @@ def write_parquet_groups(out: BinaryIO, groups: Iterable[Sequence[Column]],
     sink = _Forward(out)
     n = 0
     for columns in groups:
+        if writer is None:
+            refuse_names_twice([c.name for c in columns])  # a dict of columns would keep the last of a name
         table = pa.table({c.name: _arrow(c.values, c.kind, pa) for c in columns})
         if writer is None:
             writer = pq.ParquetWriter(sink, table.schema)

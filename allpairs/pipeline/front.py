@@ -201,12 +201,14 @@ def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize:
 
 def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize: bool,
                    min_shingles: int, stats: Stats, progress: Progress | None,
-                   ranked: bool = True, jobs: int | None = None) -> tuple[OrderedSets, str]:
+                   ranked: bool = True, jobs: int | None = None, n_left: int | None = None) -> tuple[OrderedSets, str]:
     """Stages 1–3: shingle every document, drop the near-empty, rank and group (shared by join and compare).
 
     ``ranked=False`` (the LSH path) groups the sets without ranking their keys
     (:func:`allpairs.lsh.keysets.keyed_sets`): MinHash and verification need no rank order.
     ``jobs``: threads for the compiled tokenizers (see :func:`allpairs.shingles.shingle_texts`).
+    ``n_left``: an R–S join's first ``n_left`` documents are one side, the rest the other; a side left
+    without a set is an empty corpus, as a self-join's corpus is (joined against nothing, it finds nothing).
     """
     stats.documents = len(corpus) + len(corpus.skipped)
     stats.skipped = list(corpus.skipped)
@@ -246,11 +248,14 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
             stats.skipped.append((corpus.ids[d], "no shingle"))
         else:
             stats.dropped += 1
-    if sets.num_sets == 0:
+    sides = [("", 0, len(corpus))] if n_left is None else [("", 0, n_left), ("against: ", n_left, len(corpus))]
+    for side, lo, hi in sides:
+        if sets.num_sets and (n_left is None or (sets.doc_set[lo:hi] >= 0).any()):
+            continue
         if corpus.sets is not None:  # sets are joined on their tokens: no shingle size to change
             lower = " or lower --min-shingles" if min_shingles > 1 else ""
-            raise EmptyCorpusError(f"no set has {max(1, min_shingles)} or more tokens ({len(corpus)} read); "
+            raise EmptyCorpusError(f"{side}no set has {max(1, min_shingles)} or more tokens ({hi - lo} read); "
                                    f"give lines of whitespace-separated tokens{lower}")
-        raise EmptyCorpusError(f"no document has {max(1, min_shingles)} or more {label} shingles "
-                               f"({len(corpus)} read); try shorter shingles, e.g. --shingle char:3")
+        raise EmptyCorpusError(f"{side}no document has {max(1, min_shingles)} or more {label} shingles "
+                               f"({hi - lo} read); try shorter shingles, e.g. --shingle char:3")
     return sets, label

@@ -180,7 +180,7 @@ class JoinResult(Summarised):
         pos = self.pairs._columns(None, self.measure)
         left = np.asarray(pos["left"], np.int64)
         right = np.asarray(pos["right"], np.int64) + (self.n_left or 0)
-        extra: dict[str, object] = {}
+        extra = _NewColumns(frame.columns)
         if isinstance(columns, pandas.DataFrame):
             missing = [i for i in self.ids[:SHOWN * 4] if i not in columns.index]
             if missing:
@@ -203,6 +203,7 @@ class JoinResult(Summarised):
         if texts:
             if self.texts is None:
                 raise UsageError("texts=True needs texts: this join was of token sets")
+            extra.texts = True
             extra["left_text"] = [self.texts[d] for d in left.tolist()]
             extra["right_text"] = [self.texts[d] for d in right.tolist()]
         return frame.assign(**extra) if extra else frame
@@ -211,3 +212,20 @@ class JoinResult(Summarised):
     def to_arrow(self):
         """The pairs as a pyarrow Table, with the columns of :meth:`to_pandas`."""
         return self.pairs.to_arrow(self.ids, self.measure)
+
+
+class _NewColumns(dict):
+    """The columns :meth:`JoinResult.to_pandas` adds, refusing a name the frame has or that came already
+    (a column ``size`` of the user's frame as ``left_size``, which would replace the set sizes)."""
+
+    def __init__(self, existing):
+        super().__init__()
+        self.existing = set(existing)
+        self.texts = False
+
+    def __setitem__(self, name: str, values) -> None:
+        if name in self.existing or name in self:
+            why = ("columns= has a column 'text' and texts=True adds the texts; rename that column or drop "
+                   "texts=True") if self.texts else "rename the column of columns= that gives it, or leave it out"
+            raise UsageError(f"the frame would have two columns named {name!r}; {why}")
+        super().__setitem__(name, values)

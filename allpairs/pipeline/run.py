@@ -188,7 +188,8 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
     # A small input runs the kernels as plain Python: no numba to import, no kernels to load.
     with kernels_for(input_bytes(corpus)):
         sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
-                                     stats=stats, progress=progress, ranked=info is None, jobs=jobs)
+                                     stats=stats, progress=progress, ranked=info is None, jobs=jobs,
+                                     n_left=n_left)
         if ranked is not None:
             # The joins may go down to the floor, or without one to the lowest threshold: judge the work there.
             from ..exact.topk import lowest_threshold  # here: a plain join needs none of the ranked joins
