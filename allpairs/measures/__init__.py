@@ -29,7 +29,7 @@ import numbers
 import numpy as np
 
 from ._kernel import cosine_truncated
-from .threshold import MAX_DENOMINATOR, Threshold, _check_threshold_text, _fraction
+from .threshold import MAX_DENOMINATOR, Threshold, _check_threshold_text, _fraction, decimal_text
 from ..errors import UsageError
 
 #: Largest set size the kernels take (int32 sizes): no size bound is above it,
@@ -456,6 +456,7 @@ def parse_threshold(value, measure: "str | Measure" = "jaccard") -> Threshold:
     k = None
     if isinstance(value, Threshold):
         value = value.fraction
+    value = decimal_text(value)  # Decimal("3"): the text "3"
     if isinstance(value, bool):
         pass
     elif isinstance(value, numbers.Integral):

@@ -2,7 +2,7 @@
 
 A threshold ``t`` is held as a fraction ``p/q`` so that every bound the measures
 derive from it (:mod:`allpairs.measures`) is an integer computed without rounding.
-``"0.7"``, ``0.7`` and ``Fraction(7, 10)`` are all 7/10; the
+``"0.7"``, ``0.7``, ``Fraction(7, 10)`` and ``Decimal("0.7")`` are all 7/10; the
 denominator is bounded (:data:`MAX_DENOMINATOR`) so that the bounds fit in int64,
 and a text's length and exponent are bounded before it is read.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import sys
 from dataclasses import dataclass
 
 from ..errors import UsageError
@@ -59,6 +60,14 @@ def _check_threshold_text(text: str) -> str:
     return text
 
 
+def decimal_text(value):
+    """A :class:`decimal.Decimal` as its text (``"0.7"``, ``"1E-999999999"``), read as a typed threshold is: exactly,
+    its exponent bounded first; any other value as it is. (A Decimal is no ``numbers.Real``, and ``float()`` would
+    round it.)"""
+    decimal = sys.modules.get("decimal")  # no Decimal exists before decimal is imported: no import here
+    return str(value) if decimal is not None and isinstance(value, decimal.Decimal) else value
+
+
 def _decimal(frac: Fraction) -> str:
     """A fraction whose denominator divides 10**9, written as a decimal without trailing zeros."""
     places = len(str(MAX_DENOMINATOR)) - 1
@@ -84,15 +93,17 @@ class Threshold:
     q: int
 
     @classmethod
-    def parse(cls, value: "Threshold | Fraction | float | int | str") -> "Threshold":
+    def parse(cls, value: "Threshold | Fraction | Decimal | float | int | str") -> "Threshold":
         """Read a threshold exactly: ``"0.7"`` and ``0.7`` both mean 7/10.
 
         A float is read through its shortest decimal repr, which is what the
-        user typed; a string through :class:`fractions.Fraction` (``"2/3"`` works),
-        after :func:`_check_threshold_text` has bounded its length and exponent.
+        user typed; a string, or a :class:`decimal.Decimal`'s text, through
+        :class:`fractions.Fraction` (``"2/3"`` works), after
+        :func:`_check_threshold_text` has bounded its length and exponent.
         """
         if isinstance(value, Threshold):
             return value
+        value = decimal_text(value)
         if isinstance(value, str):
             value = _check_threshold_text(value)
         plain = _plain_decimal(value if isinstance(value, str) else repr(value) if type(value) is float else "")
