@@ -386,8 +386,9 @@ def test_a_decimal_threshold_is_exact(text):
     assert parse_threshold(Decimal("3"), "overlap") == parse_threshold(Decimal("3.0"), "overlap") == Threshold(3, 1)
 
 
-@pytest.mark.parametrize("value, says", [("NaN", "not a number"), ("Infinity", "not a number"), ("1.5", "outside (0, 1]"),
-                                         ("0", "outside (0, 1]"), ("1E-999999999", "exponent beyond ±40"),
+@pytest.mark.parametrize("value, says", [("NaN", "not a number"), ("Infinity", "not a number"),
+                                         ("1.5", "outside (0, 1]"), ("0", "outside (0, 1]"),
+                                         ("1E-999999999", "exponent beyond ±40"),
                                          ("0.1234567891", "too many decimal places")])
 def test_a_decimal_threshold_is_checked_as_its_text_is(value, says):
     from decimal import Decimal
