@@ -16,11 +16,12 @@ import subprocess
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from ..._children import ending_by_itself
 from ...errors import AllPairsError, MissingExtraError, install_command
+from ...output.files import removed_if_killed
 from . import class_archive, launch
 
 
@@ -207,7 +208,12 @@ def _jvm_streams(quiet: bool):
             yield
         return
 
+    scratch = ExitStack()
+
     def popen(*args, **kwargs):
+        info = (kwargs.get("env") or {}).get("_PYSPARK_DRIVER_CONN_INFO_PATH")
+        if info:  # pyspark's folder of the JVM's port and secret: removed by pyspark, or by a signal's end
+            scratch.enter_context(removed_if_killed(os.path.dirname(info)))
         if quiet:
             kwargs.setdefault("stdout", subprocess.DEVNULL)
             kwargs.setdefault("stderr", subprocess.DEVNULL)
@@ -225,7 +231,6 @@ def _jvm_streams(quiet: bool):
                 os.close(w)
             threading.Thread(target=_forward, args=(r,), name="allpairs-jvm-log", daemon=True).start()
             atexit.register(_drain, r)
-        info = (kwargs.get("env") or {}).get("_PYSPARK_DRIVER_CONN_INFO_PATH")
         while info and proc.poll() is None and not os.path.isfile(info):
             time.sleep(CONN_INFO_POLL_S)
         return proc
@@ -235,6 +240,7 @@ def _jvm_streams(quiet: bool):
         yield
     finally:
         gateway.Popen = spawn
+        scratch.close()  # pyspark has removed its folder (its own finally) by now
 
 
 #: JVM options for a short run on a local master, whose one JVM is driver and executor
