@@ -361,20 +361,37 @@ def test_a_signal_while_spark_starts_leaves_no_folder_of_the_jvms_port_and_secre
         [sys.executable, "-m", "allpairs", "join", "--engine", "spark", "--master", "local[1]", "-t", "0.5",
          "-s", "word:1", "-q", str(TINY), "--count"], env=dict(env, TMPDIR=str(tmp), ALLPAIRS_HARNESS=marker),
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    def driver_jvm() -> bool:
+        """The driver's JVM has started (not Spark's launcher, which only prints its command)."""
+        for pid in _survivors(marker):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if b"org.apache.spark.deploy.SparkSubmit" in argv and b"org.apache.spark.launcher.Main" not in argv:
+                return True
+        return False
+
     deadline = time.monotonic() + 120
-    while proc.poll() is None and not any(tmp.iterdir()) and time.monotonic() < deadline:
+    while proc.poll() is None and not driver_jvm() and time.monotonic() < deadline:
         time.sleep(0.005)
-    assert proc.poll() is None and any(tmp.iterdir()), f"pyspark's folder was never seen: status {proc.poll()}"
+    # Signalled while the JVM starts: pyspark's folder is there, the JVM writes in it when it listens.
+    assert proc.poll() is None and any(tmp.iterdir()), f"the JVM's start was never seen: status {proc.poll()}"
     proc.send_signal(signum)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signum and stderr.decode().splitlines() == [LINE[signum]], stderr
     assert sorted(p.name for p in tmp.rglob("*")) == []
-    for _ in range(600):  # the JVM ends once its stdin closes
-        if not _survivors(marker):
+    survivors = _survivors(marker)
+    for _ in range(600):  # the JVM ends (stopped, or once its stdin closes)
+        if not survivors:
             break
         time.sleep(0.05)
-    for pid in _survivors(marker):
+        survivors = _survivors(marker)
+    for pid in survivors:
         os.kill(pid, signal.SIGKILL)
+    # Not a JVM left with its gateway and no driver (its folder gone, it could not say where it listens).
+    assert survivors == []
 
 
 @pytest.mark.long_running

@@ -212,12 +212,23 @@ def _jvm_streams(quiet: bool):
 
     def popen(*args, **kwargs):
         info = (kwargs.get("env") or {}).get("_PYSPARK_DRIVER_CONN_INFO_PATH")
+        started = []
         if info:  # pyspark's folder of the JVM's port and secret: removed by pyspark, or by a signal's end
-            scratch.enter_context(removed_if_killed(os.path.dirname(info)))
+            folder = os.path.dirname(info)
+
+            def stop():
+                # Still there: pyspark has not read it, the JVM is starting. Ended, it writes no secret
+                # (nor, finding the folder gone, lives on with its gateway and no driver); once pyspark has
+                # read the folder, the JVM ends by itself when this process does, removing its scratch.
+                if started and os.path.isdir(folder):
+                    started[0].terminate()
+
+            scratch.enter_context(removed_if_killed(folder, stop))
         if quiet:
             kwargs.setdefault("stdout", subprocess.DEVNULL)
             kwargs.setdefault("stderr", subprocess.DEVNULL)
             proc = launch.spawn(spawn, *args, **kwargs)
+            started.append(proc)
         else:
             r, w = os.pipe()
             kwargs.setdefault("stdout", w)
@@ -229,6 +240,7 @@ def _jvm_streams(quiet: bool):
                 raise
             finally:
                 os.close(w)
+            started.append(proc)
             threading.Thread(target=_forward, args=(r,), name="allpairs-jvm-log", daemon=True).start()
             atexit.register(_drain, r)
         while info and proc.poll() is None and not os.path.isfile(info):
