@@ -184,6 +184,8 @@ def _drain(fd: int) -> None:
 
 #: Seconds between looks for the file in which the starting JVM says where it listens (pyspark looks every 0.1 s).
 CONN_INFO_POLL_S = 0.01
+#: Seconds a signal's end waits for the JVM being spawned (Spark's launcher may run first) to stop it.
+STOP_WAIT_S = 10
 
 
 @contextmanager
@@ -212,7 +214,7 @@ def _jvm_streams(quiet: bool):
 
     def popen(*args, **kwargs):
         info = (kwargs.get("env") or {}).get("_PYSPARK_DRIVER_CONN_INFO_PATH")
-        started = []
+        started, spawned = [], threading.Event()
         if info:  # pyspark's folder of the JVM's port and secret: removed by pyspark, or by a signal's end
             folder = os.path.dirname(info)
 
@@ -220,27 +222,31 @@ def _jvm_streams(quiet: bool):
                 # Still there: pyspark has not read it, the JVM is starting. Ended, it writes no secret
                 # (nor, finding the folder gone, lives on with its gateway and no driver); once pyspark has
                 # read the folder, the JVM ends by itself when this process does, removing its scratch.
-                if started and os.path.isdir(folder):
-                    started[0].terminate()
+                if os.path.isdir(folder):
+                    spawned.wait(STOP_WAIT_S)  # its process may be running before spawn() returns it
+                    if started:
+                        started[0].terminate()
 
             scratch.enter_context(removed_if_killed(folder, stop))
         if quiet:
             kwargs.setdefault("stdout", subprocess.DEVNULL)
             kwargs.setdefault("stderr", subprocess.DEVNULL)
-            proc = launch.spawn(spawn, *args, **kwargs)
-            started.append(proc)
+            try:
+                started.append(proc := launch.spawn(spawn, *args, **kwargs))
+            finally:
+                spawned.set()
         else:
             r, w = os.pipe()
             kwargs.setdefault("stdout", w)
             kwargs.setdefault("stderr", w)
             try:
-                proc = launch.spawn(spawn, *args, **kwargs)
+                started.append(proc := launch.spawn(spawn, *args, **kwargs))
             except BaseException:
                 os.close(r)
                 raise
             finally:
                 os.close(w)
-            started.append(proc)
+                spawned.set()
             threading.Thread(target=_forward, args=(r,), name="allpairs-jvm-log", daemon=True).start()
             atexit.register(_drain, r)
         while info and proc.poll() is None and not os.path.isfile(info):
