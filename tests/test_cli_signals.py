@@ -22,6 +22,7 @@ import pytest
 
 WORDS = [f"w{i}" for i in range(400)]
 SEED = 10
+TINY = Path(__file__).resolve().parents[1] / "datasets" / "tiny" / "corpus"
 
 LINE = {signal.SIGINT: "allpairs: interrupted", signal.SIGTERM: "allpairs: terminated",
         signal.SIGHUP: "allpairs: hung up"}
@@ -339,6 +340,58 @@ def left_in(folders: list[Path], wait_s: float = 60) -> list[str]:
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)
+
+
+@pytest.mark.long_running
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_while_spark_starts_leaves_no_folder_of_the_jvms_port_and_secret(tmp_path, signum):
+    # pyspark writes where the JVM listens, and its secret, in a folder of its own (tempfile.mkdtemp) and
+    # removes it in a finally once read; the watcher ends the program at once on a signal, so a signal
+    # during the JVM's start left that folder (72 bytes: port and secret) in TMPDIR.
+    pytest.importorskip("pyspark", reason="the Spark engine needs the spark extra")
+    from allpairs.engines.spark.session import find_java
+
+    if find_java() is None:
+        pytest.skip("no Java runtime for Spark")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    marker = uuid.uuid4().hex
+    scratch, env = _spark_scratch(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "allpairs", "join", "--engine", "spark", "--master", "local[1]", "-t", "0.5",
+         "-s", "word:1", "-q", str(TINY), "--count"], env=dict(env, TMPDIR=str(tmp), ALLPAIRS_HARNESS=marker),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    def driver_jvm() -> bool:
+        """The driver's JVM has started (not Spark's launcher, which only prints its command)."""
+        for pid in _survivors(marker):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if b"org.apache.spark.deploy.SparkSubmit" in argv and b"org.apache.spark.launcher.Main" not in argv:
+                return True
+        return False
+
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and not driver_jvm() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    # Signalled while the JVM starts: pyspark's folder is there, the JVM writes in it when it listens.
+    assert proc.poll() is None and any(tmp.iterdir()), f"the JVM's start was never seen: status {proc.poll()}"
+    proc.send_signal(signum)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signum and stderr.decode().splitlines() == [LINE[signum]], stderr
+    assert sorted(p.name for p in tmp.rglob("*")) == []
+    survivors = _survivors(marker)
+    for _ in range(600):  # the JVM ends (stopped, or once its stdin closes)
+        if not survivors:
+            break
+        time.sleep(0.05)
+        survivors = _survivors(marker)
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    # Not a JVM left with its gateway and no driver (its folder gone, it could not say where it listens).
+    assert survivors == []
 
 
 @pytest.mark.long_running

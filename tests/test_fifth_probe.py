@@ -138,8 +138,9 @@ def test_a_table_without_a_repeated_header_has_no_such_note(tmp_path):
 
 # --- 5. file names that are not UTF-8 stay distinct ids in Parquet ----------------------------------------
 
-def test_file_names_with_different_undecodable_bytes_stay_distinct_in_parquet(tmp_path):
-    pq = pytest.importorskip("pyarrow.parquet")
+@pytest.fixture
+def undecodable_names(tmp_path):
+    """Two files whose names are not UTF-8 (a\\xff.txt, a\\xfe.txt), with the same text."""
     corpus = tmp_path / "c"
     corpus.mkdir()
     try:
@@ -148,6 +149,12 @@ def test_file_names_with_different_undecodable_bytes_stay_distinct_in_parquet(tm
                 f.write("the cat sat\n")
     except OSError:
         pytest.skip("this file system refuses names that are not UTF-8")
+    return corpus
+
+
+def test_file_names_with_different_undecodable_bytes_stay_distinct_in_parquet(tmp_path, undecodable_names):
+    corpus = undecodable_names
+    pq = pytest.importorskip("pyarrow.parquet")
     out = tmp_path / "p.parquet"
     r = run("join", "-t", "0.5", "-s", "word:1", corpus, "-o", out, "-q")
     assert r.exit_code == 0, r.stderr
@@ -157,6 +164,32 @@ def test_file_names_with_different_undecodable_bytes_stay_distinct_in_parquet(tm
     r = run("join", "-t", "0.5", "-s", "word:1", corpus, "--clusters", "-o", out, "-q")
     assert r.exit_code == 0, r.stderr
     assert len(set(pq.read_table(out).column("id").to_pylist())) == 2
+
+
+@pytest.mark.parametrize("args", [[], ["--clusters"]])
+def test_file_names_that_are_not_utf8_are_xnn_text_in_json_lines_and_read_back(tmp_path, undecodable_names, args):
+    import json
+
+    corpus = undecodable_names
+    out = tmp_path / "p.jsonl"
+    r = run("join", "-t", "0.5", "-s", "word:1", corpus, *args, "-o", out, "-q")
+    assert r.exit_code == 0, r.stderr
+    text = out.read_text("utf-8")  # strict UTF-8, and no \\udcXX escape of half a character
+    assert "\\udc" not in text, text
+    records = [json.loads(line) for line in text.splitlines()]
+    ids = [r["id"] for r in records] if args else [records[0]["left"], records[0]["right"]]
+    assert ids == ["a\\xfe.txt", "a\\xff.txt"], records
+    # allpairs reads its own output back: the ids are texts it takes (before, a lone surrogate was refused).
+    again = run("join", "-t", "0.5", "-s", "char:1", "--jsonl", out, "--text-col", "id" if args else "right", "-q")
+    assert again.exit_code == 0 and again.stderr == "", again.stderr
+
+
+def test_json_lines_writes_a_lone_surrogate_as_text_as_tsv_does():
+    from allpairs.output.escape import json_field, utf8
+
+    assert json_field("a\ud800b") == '"a\\\\ud800b"'
+    assert utf8("a\ud800b") == b"a\\ud800b"
+    assert json_field("caf\udce9") == '"caf\\\\xe9"' and json_field("café") == '"café"'
 
 
 # --- 6. JSON Lines messages name JSON's types, not Python's -------------------------------------------------

@@ -1,5 +1,6 @@
 """Threshold algebra: every integer bound equals its definition in exact fractions."""
 import math
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -368,3 +369,29 @@ def test_prefix_arrays_equal_the_per_size_bounds(measure, t, sizes):
     assert index.tolist() == [m.index_prefix(th, s) for s in sizes]
     assert probe.tolist() == [m.probe_prefix(th, s) for s in sizes]
     assert lo.tolist() == [m.partner_sizes(th, s)[0] for s in sizes]
+
+
+@pytest.mark.parametrize("text", ["0.7", "7E-1", "0.70", "0.700000000"])
+def test_a_decimal_threshold_is_exact(text):
+    # A decimal.Decimal is no numbers.Real: it was refused as "not a number", and float() would round it.
+    from decimal import Decimal
+
+    import allpairs
+
+    assert Threshold.parse(Decimal(text)) == Threshold(7, 10)
+    # J = 7/10 exactly: {1..8} and {2..10} share 7 of 10 tokens, a pair at t = 0.7 and not above it.
+    sets = [list(range(1, 9)), list(range(2, 11))]
+    assert len(allpairs.join(sets, threshold=Decimal(text)).pairs) == 1
+    assert len(allpairs.join(sets, threshold=Decimal("0.700000001")).pairs) == 0
+    assert parse_threshold(Decimal("3"), "overlap") == parse_threshold(Decimal("3.0"), "overlap") == Threshold(3, 1)
+
+
+@pytest.mark.parametrize("value, says", [("NaN", "not a number"), ("Infinity", "not a number"),
+                                         ("1.5", "outside (0, 1]"), ("0", "outside (0, 1]"),
+                                         ("1E-999999999", "exponent beyond ±40"),
+                                         ("0.1234567891", "too many decimal places")])
+def test_a_decimal_threshold_is_checked_as_its_text_is(value, says):
+    from decimal import Decimal
+
+    with pytest.raises(UsageError, match=re.escape(says)):
+        Threshold.parse(Decimal(value))

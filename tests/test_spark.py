@@ -1812,3 +1812,88 @@ def test_modules_imported_while_the_jvm_starts_leave_a_failing_one_to_pyspark(mo
     monkeypatch.setattr(session, "IMPORTED_WHILE_THE_JVM_STARTS", ("allpairs_no_such_module", "fractions"))
     session._import_while_the_jvm_starts().join(60)  # the failing import raises nothing; the next one is made
     assert "fractions" in sys.modules and "allpairs_no_such_module" not in sys.modules
+
+
+#: Parquet's encodings by name (parquet.thrift's enum Encoding), as pyarrow names them.
+ENCODINGS = {"PLAIN": 0, "PLAIN_DICTIONARY": 2, "RLE": 3, "BIT_PACKED": 4, "DELTA_BINARY_PACKED": 5,
+             "DELTA_LENGTH_BYTE_ARRAY": 6, "DELTA_BYTE_ARRAY": 7, "RLE_DICTIONARY": 8, "BYTE_STREAM_SPLIT": 9}
+
+
+def _hadoop_crc(data: bytes, per: int = 512) -> bytes:
+    """A Hadoop checksum file of ``data``, as its local file system writes one (``.NAME.crc``)."""
+    import struct
+    import zlib
+
+    return b"crc\0" + struct.pack(">i", per) + b"".join(struct.pack(">I", zlib.crc32(data[i:i + per]))
+                                                        for i in range(0, len(data), per))
+
+
+def test_spark_s_dataset_gets_names_without_the_job_uuid_and_sorted_encodings_with_valid_checksums(tmp_path):
+    # parquet-mr lists a column chunk's encodings in a HashSet's order, new in every JVM (apache/parquet-java
+    # issue 3215): two runs of the same job differed in those footer bytes, and in the job's UUID in the names.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from allpairs.engines.spark.dataset import encoding_lists, make_reproducible
+
+    table = pa.table({"id": [f"d{i % 7}" for i in range(300)], "n": list(range(300)),
+                      "toks": [[f"t{i % 3}", None] if i % 5 else None for i in range(300)]},
+                     metadata={"org.apache.spark.version": "4.0.0"})
+    plain = tmp_path / "plain.parquet"
+    pq.write_table(table, plain, row_group_size=100)  # three row groups, a nested column, key-value metadata
+    data = plain.read_bytes()
+    length = int.from_bytes(data[-8:-4], "little")
+    start = len(data) - 8 - length
+    lists = encoding_lists(data[start:-8])
+    meta = pq.ParquetFile(plain).metadata
+    want = [[ENCODINGS[e] for e in meta.row_group(g).column(c).encodings]
+            for g in range(meta.num_row_groups) for c in range(meta.num_columns)]
+    assert [values for _, _, values in lists] == want and len(want) == 9
+    # The lists reversed, as another JVM might order them (small values: a zigzag varint is one byte, 2v).
+    shuffled = bytearray(data)
+    for s, e, values in lists:
+        shuffled[start + s:start + e] = bytes(2 * v for v in reversed(values))
+    assert bytes(shuffled) != data or all(len(v) < 2 for v in want)
+    folder = tmp_path / "dataset"
+    folder.mkdir()
+    name = "part-00003-0f0e8c2a-1b2c-4d5e-8f90-a1b2c3d4e5f6-c000.snappy.parquet"
+    (folder / name).write_bytes(bytes(shuffled))
+    (folder / f".{name}.crc").write_bytes(_hadoop_crc(bytes(shuffled)))
+    (folder / "_SUCCESS").write_bytes(b"")
+    (folder / "._SUCCESS.crc").write_bytes(_hadoop_crc(b""))
+    make_reproducible(str(folder))
+    assert sorted(p.name for p in folder.iterdir()) == ["._SUCCESS.crc", ".part-00003-c000.snappy.parquet.crc",
+                                                        "_SUCCESS", "part-00003-c000.snappy.parquet"]
+    got = (folder / "part-00003-c000.snappy.parquet").read_bytes()
+    assert len(got) == len(data) and pq.read_table(folder / "part-00003-c000.snappy.parquet").equals(table)
+    meta = pq.ParquetFile(folder / "part-00003-c000.snappy.parquet").metadata
+    assert [[ENCODINGS[e] for e in meta.row_group(g).column(c).encodings]
+            for g in range(meta.num_row_groups) for c in range(meta.num_columns)] == [sorted(v) for v in want]
+    assert (folder / ".part-00003-c000.snappy.parquet.crc").read_bytes() == _hadoop_crc(got)
+    # Both orders give the same bytes; a file already sorted is left as it is.
+    again = tmp_path / "again"
+    again.mkdir()
+    (again / name.replace("0f0e", "9a9b")).write_bytes(data)
+    make_reproducible(str(again))
+    assert (again / "part-00003-c000.snappy.parquet").read_bytes() == got
+
+
+@pytest.mark.long_running
+def test_two_spark_runs_of_a_command_write_the_same_files_byte_for_byte(tmp_path):
+    # Each run a process and a JVM of its own, as two runs of the program are: the file names and the footers'
+    # encodings lists (a HashSet's order in each JVM) were the two differences.
+    if find_java() is None:
+        pytest.skip("no Java runtime (JAVA_HOME or java on PATH)")
+    commands = {"join": ["join", "-t", "0.5", "-s", "word:1", str(TINY)],
+                "dedup": ["dedup", "-t", "0.5", "-s", "word:1", str(TINY)],
+                "clusters": ["join", "--clusters", "-t", "0.5", "-s", "word:1", str(TINY)]}
+    for what, args in commands.items():
+        files = []
+        for run in (1, 2):
+            out = tmp_path / f"{what}-{run}"
+            r = subprocess.run([sys.executable, "-m", "allpairs", *args[:1], "--engine", "spark", "--master",
+                                "local[1]", "-q", *args[1:], "-o", str(out)], capture_output=True, text=True)
+            assert r.returncode == 0 and r.stderr == "", (what, r.stderr[-2000:])
+            files.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
+        assert "part-00000-c000.snappy.parquet" in files[0], (what, sorted(files[0]))
+        assert files[0] == files[1], (what, sorted(files[0]), sorted(files[1]))

@@ -88,12 +88,15 @@ def json_raw() -> re.Pattern:
 
 
 def json_field(value: str) -> str:
+    """A JSON string; a file name's undecodable bytes as the text \\xNN and any other lone surrogate as the
+    text \\uXXXX, as in Parquet (:func:`printable`): JSON text is UTF-8, and a ``"\\udce9"`` escape would
+    decode to a lone surrogate, which no strict reader (allpairs' own included) takes."""
     import json  # here: a run that writes no JSON does not load it
 
     try:
         value.encode("utf-8")
-    except UnicodeEncodeError:  # not valid UTF-8 (a file name's bytes, a lone surrogate): \\u escapes, stay valid
-        return json.dumps(value)
+    except UnicodeEncodeError:
+        value = printable(value)
     # DEL, C1 controls and U+2028/U+2029 are valid raw in a JSON string, but line splitters
     # cut a record at some of them and terminals act on others: escape them as JSON does C0.
     return json_raw().sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
@@ -107,6 +110,13 @@ def utf8(value: str) -> bytes:
         return value.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
         return _lone_surrogate().sub(lambda m: f"\\u{ord(m.group()):04x}", value).encode("utf-8", "surrogateescape")
+
+
+def printable(value: str) -> str:
+    """``value`` as valid Unicode, for formats whose strings must be UTF-8 (JSON Lines, Parquet): a non-UTF-8
+    file name's bytes as the text \\xNN (a\\xff.txt and a\\xfe.txt stay two ids, where U+FFFD would make them
+    one), any other lone surrogate as the text \\uXXXX (:func:`utf8`)."""
+    return utf8(value).decode("utf-8", "backslashreplace")
 
 
 def json_default(value):

@@ -425,6 +425,25 @@ def _stdout() -> Sink:
 
 
 @contextmanager
+def removed_if_killed(directory: str, stop: Callable[[], None] | None = None) -> Iterator[None]:
+    """Within the block, a signal that ends the program calls ``stop`` (which ends the process that writes
+    in ``directory``), then removes ``directory``: one that this process removes itself when the block's
+    work is done (pyspark's folder in which the JVM it starts writes its port and secret, removed once
+    read). The signal watcher ends the process at once, so that removal, in the interrupted code's
+    ``finally``, would never run."""
+    import shutil  # noqa: F401  (for remove_tree: loaded before the directory is registered)
+
+    raw = os.fsencode(directory)
+    with _lock:
+        _pending_dirs[raw] = stop
+    try:
+        yield
+    finally:
+        with _lock:
+            _pending_dirs.pop(raw, None)
+
+
+@contextmanager
 def partial_directory(target: str, *, stop_writer: Callable[[], None] | None = None) -> Iterator[str]:
     """A new directory beside ``target`` (``.NAME.XXXXXXXX.allpairs.part``) for another process to fill
     (Spark writing a Parquet dataset), renamed to ``target`` when the block ends, removed on an error.

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import UsageError, require_extra
 from .carried import Carried, finite_json, json_column
-from .escape import csv_field, json_default, json_field, tsv_field, utf8
+from .escape import csv_field, json_default, json_field, printable, tsv_field, utf8
 
 #: Formats of tables; Parquet is binary and needs pyarrow.
 TABLE_FORMATS = ("tsv", "csv", "jsonl", "parquet")
@@ -217,9 +217,8 @@ def _arrow(values: Sequence, kind: str, pa):
     if kind in ("carried", "arrow"):  # a carried column's own types; Arrow values as they are
         return values.arrow(pa) if kind == "carried" else values
     if kind == "text":
-        # Strings as their UTF-8; Parquet strings are UTF-8, so a file name's undecodable bytes are written as
-        # the text \xNN, as TSV writes a control character: as U+FFFD, a\xff.txt and a\xfe.txt were one id.
-        return pa.array([utf8(str(v)).decode("utf-8", "backslashreplace") for v in values], pa.string())
+        # Parquet strings are UTF-8: a file name's undecodable bytes as the text \xNN, as in JSON Lines.
+        return pa.array([printable(str(v)) for v in values], pa.string())
     if kind == "int":
         return pa.array(np.asarray(values, np.int64))
     return pa.array(np.asarray([float(v) for v in values] if kind == "number" else values, np.float64))

@@ -55,8 +55,8 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
         a Series is named by its index. Pairs name documents by position
         (``res.ids[pair.left]`` is the id); a list's ids are ``ids``, or the
         positions themselves. Ids keep their type.
-    threshold : float, str or Fraction in (0, 1]
-        Pairs with J >= threshold are returned; read exactly (0.7 is 7/10).
+    threshold : float, str, Fraction or Decimal in (0, 1]
+        Pairs with J >= threshold are returned; read exactly (0.7, "0.7" and Decimal("0.7") are 7/10).
         With ``top`` or ``neighbors`` optional: a floor.
     top : int >= 1, optional
         Only the ``top`` pairs of largest similarity, best first, ties by

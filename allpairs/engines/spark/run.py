@@ -25,6 +25,7 @@ from ...errors import TEMPLATE_NOTE, InputError, OutputError, UsageError
 from ...pipeline import joined_note
 from ...shingles import ShingleSpec
 from .join import plan
+from .dataset import make_reproducible
 from .carried import carried_frame, check_keep, check_parquet_keep, timestamps_as_written, with_carried
 from .lsh import MARKED
 from .pairs import COLUMNS, ORDER
@@ -475,6 +476,7 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
                     # partial dataset and no _temporary (the watcher stops the JVM, then removes it).
                     with partial_directory(local_output, stop_writer=lambda: _stop_jvm(spark)) as tmp:
                         sorted_pairs.write.mode("overwrite").parquet("file://" + tmp)
+                        make_reproducible(tmp)  # no job UUID in the names, footers' encodings sorted
             res.output = str(output)
             res.pairs = spark.read.parquet(str(output)).count()
         res.seconds["join"] = time.perf_counter() - t0

@@ -15,6 +15,7 @@ from ...errors import UsageError
 from ...index.dedup import empty_kept_note
 from ...output.files import partial_directory
 from .clusters import plan_clusters
+from .dataset import make_reproducible
 from .dedup import plan_dedup
 from .run import (KINDS, raise_worker_error, SparkRun, _stop_jvm, check_output_dir, check_parquet, read_documents,
                   session_conf)
@@ -126,6 +127,7 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
             rows = rows.coalesce(max(1, -(-n_rows // 100_000)))
             with partial_directory(local_output, stop_writer=lambda: _stop_jvm(spark)) as tmp:
                 rows.write.mode("overwrite").parquet("file://" + tmp)
+                make_reproducible(tmp)  # no job UUID in the names, footers' encodings sorted
             res.output = str(output)
         res.seconds["write" if not count else "count"] = time.perf_counter() - t0
         res.documents = read.df.count() if kind != "directory" else reading.documents

@@ -16,11 +16,12 @@ import subprocess
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from ..._children import ending_by_itself
 from ...errors import AllPairsError, MissingExtraError, install_command
+from ...output.files import removed_if_killed
 from . import class_archive, launch
 
 
@@ -183,6 +184,8 @@ def _drain(fd: int) -> None:
 
 #: Seconds between looks for the file in which the starting JVM says where it listens (pyspark looks every 0.1 s).
 CONN_INFO_POLL_S = 0.01
+#: Seconds a signal's end waits for the JVM being spawned (Spark's launcher may run first) to stop it.
+STOP_WAIT_S = 10
 
 
 @contextmanager
@@ -207,25 +210,45 @@ def _jvm_streams(quiet: bool):
             yield
         return
 
+    scratch = ExitStack()
+
     def popen(*args, **kwargs):
+        info = (kwargs.get("env") or {}).get("_PYSPARK_DRIVER_CONN_INFO_PATH")
+        started, spawned = [], threading.Event()
+        if info:  # pyspark's folder of the JVM's port and secret: removed by pyspark, or by a signal's end
+            folder = os.path.dirname(info)
+
+            def stop():
+                # Still there: pyspark has not read it, the JVM is starting. Ended, it writes no secret
+                # (nor, finding the folder gone, lives on with its gateway and no driver); once pyspark has
+                # read the folder, the JVM ends by itself when this process does, removing its scratch.
+                if os.path.isdir(folder):
+                    spawned.wait(STOP_WAIT_S)  # its process may be running before spawn() returns it
+                    if started:
+                        started[0].terminate()
+
+            scratch.enter_context(removed_if_killed(folder, stop))
         if quiet:
             kwargs.setdefault("stdout", subprocess.DEVNULL)
             kwargs.setdefault("stderr", subprocess.DEVNULL)
-            proc = launch.spawn(spawn, *args, **kwargs)
+            try:
+                started.append(proc := launch.spawn(spawn, *args, **kwargs))
+            finally:
+                spawned.set()
         else:
             r, w = os.pipe()
             kwargs.setdefault("stdout", w)
             kwargs.setdefault("stderr", w)
             try:
-                proc = launch.spawn(spawn, *args, **kwargs)
+                started.append(proc := launch.spawn(spawn, *args, **kwargs))
             except BaseException:
                 os.close(r)
                 raise
             finally:
                 os.close(w)
+                spawned.set()
             threading.Thread(target=_forward, args=(r,), name="allpairs-jvm-log", daemon=True).start()
             atexit.register(_drain, r)
-        info = (kwargs.get("env") or {}).get("_PYSPARK_DRIVER_CONN_INFO_PATH")
         while info and proc.poll() is None and not os.path.isfile(info):
             time.sleep(CONN_INFO_POLL_S)
         return proc
@@ -235,6 +258,7 @@ def _jvm_streams(quiet: bool):
         yield
     finally:
         gateway.Popen = spawn
+        scratch.close()  # pyspark has removed its folder (its own finally) by now
 
 
 #: JVM options for a short run on a local master, whose one JVM is driver and executor
