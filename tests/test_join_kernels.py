@@ -215,55 +215,27 @@ def test_an_index_written_range_by_range_is_the_index_written_posting_by_posting
 
 
 @pytest.mark.kernel_paths("compiled", "python", "jit")
+@pytest.mark.kernel_paths("compiled", "python", "jit")
 @settings(max_examples=200, deadline=None)
-@given(st.lists(_sets, max_size=25), st.sampled_from([Fraction(1, 10**9), Fraction(1, 2), Fraction(7, 10), Fraction(1)]),
-       st.data())
-def test_lists_counted_with_costs_of_the_live_postings_of_earlier_sets_in_one_pass(sets, t, data):
-    """:func:`allpairs.exact.large.counted_lists`: ``list_counts``' array, and per set its probing prefix's
-    length plus the postings of earlier sets in its lists (never above ``probe_cost``'s bound over whole
-    lists); :func:`allpairs.exact.large.live_costs`: plus those whose position admits a probe of its size
-    (never below the pairs the set's probe finds); both counted by hand."""
-    from allpairs.exact._kernel import first_match_bounds, list_counts, list_lengths, probe_cost
-    from allpairs.exact.large import counted_lists, live_costs
+@given(st.lists(_sets, max_size=25), st.data())
+def test_lists_counted_with_costs_of_the_earlier_sets_in_one_pass(sets, data):
+    """:func:`allpairs.exact._kernel.counted_lists`: ``list_counts``' array, and per set its probing prefix's
+    postings of earlier sets (counted by hand), never above ``probe_cost``'s bound over whole lists."""
+    from allpairs.exact._kernel import counted_lists, list_counts, list_lengths, probe_cost
 
-    sets = sorted(sets, key=len)
-    th = Threshold.parse(t)
-    code = MEASURES["jaccard"].code
     probe_len = np.array([data.draw(st.integers(0, len(s))) for s in sets], np.int64)
     index_len = np.array([data.draw(st.integers(0, p)) for p in probe_len], np.int64)
     indptr = np.r_[0, np.cumsum([len(s) for s in sets])].astype(np.int64)
     tokens = np.array([t for s in sets for t in s], np.int32)
     one = np.zeros(len(sets), np.int32)
-    x_ptr, x_max, _, _ = first_match_bounds(indptr, index_len, probe_len, np.zeros(0, np.int32), code, th.p, th.q)
     ptr, cost = counted_lists(indptr, tokens, 41, index_len, probe_len)
-    live_cost = live_costs(indptr, tokens, 41, index_len, probe_len, x_ptr, x_max)
     expected = list_counts(indptr, tokens, 41, index_len, one, 1)
     assert np.array_equal(ptr, expected)
-
-    def admits(y, j, size):  # y's posting at position j admits a probe of this size (the probe's own test)
-        return size <= x_max[x_ptr[len(sets[y])] + j]
-
-    live = [sum(sets[y][j] == t and admits(y, j, len(sets[x]))
-                for y in range(x) for j in range(index_len[y]) for t in sets[x][:probe_len[x]])
-            for x in range(len(sets))]
     earlier = [sum(t in sets[y][:index_len[y]] for y in range(x) for t in sets[x][:probe_len[x]])
                for x in range(len(sets))]
     assert cost.tolist() == [int(p) + e for p, e in zip(probe_len, earlier)]
-    assert live_cost.tolist() == [int(p) + e for p, e in zip(probe_len, live)]
     whole = probe_cost(indptr, tokens, list_lengths(expected), probe_len, one, np.ones((1, 1), np.bool_), 1)
     assert (cost <= whole).all()
-    # A pair's first match in both prefixes admits the prober's size (Xiao et al. 2008, Lemma 2): each set's
-    # pairs with earlier sets, where its prefixes are the plan's, are within its cost.
-    if data.draw(st.booleans()):
-        from allpairs.exact.plan import join_plan
-        sizes = np.array([len(s) for s in sets], np.int64)
-        _, index_len, probe_len, _, _ = join_plan(MEASURES["jaccard"], th, sizes)
-        x_ptr, x_max, _, _ = first_match_bounds(indptr, index_len, probe_len, np.zeros(0, np.int32), code, th.p,
-                                                th.q)
-        live_cost = live_costs(indptr, tokens, 41, index_len, probe_len, x_ptr, x_max)
-        for x in range(len(sets)):
-            found = sum(sets[y] != sets[x] and naive.meets("jaccard", set(sets[y]), set(sets[x]), t) for y in range(x))
-            assert found <= live_cost[x] - probe_len[x]
 
 
 def test_a_join_of_near_copies_writes_its_index_range_by_range_where_it_is_large():
@@ -442,26 +414,20 @@ def test_the_probe_in_blocks_finds_the_probes_pairs_and_candidates_in_its_order(
     _blocked_against_the_probe(sets, t, compact, *tasks_jobs)
 
 
-def _zipf_near_copies(n: int = 400) -> list[list[int]]:
-    """``n`` sets of Zipf tokens (vocabulary 3,000, sizes 7-33), 30 % of them near-copies of an earlier one."""
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@pytest.mark.parametrize("compact", [False, True])
+@pytest.mark.parametrize("tasks_jobs", [(False, 1), (True, 1), (True, 2)])
+def test_the_probe_in_blocks_runs_on_near_copies_of_zipf_sets(compact, tasks_jobs):
+    """The same on 400 sets of Zipf tokens with near-copies (sizes 7-33), t = 0.5: the blocked probe is run."""
     rng = np.random.default_rng(5)
     sets = []
-    while len(sets) < n:
+    while len(sets) < 400:
         if sets and rng.random() < 0.3:
             base = list(sets[rng.integers(len(sets))])
             base[rng.integers(len(base))] = int(rng.zipf(1.3)) % 3000
             sets.append(sorted(set(base)))
         else:
             sets.append(sorted({int(v) % 3000 for v in rng.zipf(1.3, rng.integers(7, 34))}))
-    return sets
-
-
-@pytest.mark.kernel_paths("compiled", "python", "jit")
-@pytest.mark.parametrize("compact", [False, True])
-@pytest.mark.parametrize("tasks_jobs", [(False, 1), (True, 1), (True, 2)])
-def test_the_probe_in_blocks_runs_on_near_copies_of_zipf_sets(compact, tasks_jobs):
-    """The same on 400 sets of Zipf tokens with near-copies (sizes 7-33), t = 0.5: the blocked probe is run."""
-    sets = _zipf_near_copies()
     runs, reaped = _blocked_against_the_probe(sets, Fraction(1, 2), compact, *tasks_jobs)
     assert runs and reaped != (tasks_jobs[1] > 1) or tasks_jobs == (False, 1)  # one thread reaps, two do not
 
@@ -481,66 +447,6 @@ def test_the_probe_in_blocks_grows_its_buffers_mid_block_and_resumes(tasks_jobs)
         sets.append(sorted(set(s)))
     runs, _ = _blocked_against_the_probe(sets, Fraction(1, 2), True, *tasks_jobs)
     assert sum(len(found[0]) for found in runs) > 4 * 1024  # (9,480 pairs: the hits more still)
-
-
-@pytest.mark.kernel_paths("compiled", "python", "jit")
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_near_copies(), st.sampled_from([Fraction(1, 10**9), Fraction(1, 2), Fraction(7, 10), Fraction(1)]),
-       st.integers(1, 9), st.integers(1, 60))
-def test_one_thread_held_to_its_live_postings_blocks_the_pairs_of_the_join(sets, t, block, block_pairs):
-    """One thread probing in blocks where memory is short: its tasks, where blocks would cost more than a
-    task may, cut on :func:`allpairs.exact.large.live_costs`; its blocks of pairs, concatenated, the
-    oracle's pairs, each block at most ``block_pairs`` and one task's (held to its live postings) more."""
-    import allpairs.exact.prefix as prefix
-    from allpairs.order import order_sets
-    from allpairs.pairs import Pairs
-
-    names = ("BLOCKED_MIN_SETS", "POSTED_BITS_MIN_SETS", "MARKS_MAX_TOKENS", "MIN_TASK_COST", "BLOCK_SETS")
-    saved = [getattr(prefix, n) for n in names]
-    for n, v in zip(names, (0, 0, -1, 1, block)):
-        setattr(prefix, n, v)
-    try:
-        indptr = np.r_[0, np.cumsum([len(x) for x in sets])].astype(np.int64)
-        o = order_sets(indptr, np.array([tok for x in sets for tok in x], np.uint64))
-        blocks = list(prefix.prefix_join_blocks(o.indptr, o.tokens, o.num_tokens, Threshold.parse(t),
-                                                block_pairs=block_pairs, jobs=1))
-    finally:
-        for n, v in zip(names, saved):
-            setattr(prefix, n, v)
-    left, right, overlap = (np.concatenate([getattr(b, c) for b in blocks]) for c in ("left", "right", "overlap"))
-    assert [tuple(p) for p in Pairs(o, left, right, overlap)] == naive.all_pairs(sets, t)
-    one_set = o.num_sets  # the pairs a set alone may find: fewer than there are sets
-    assert all(len(b.left) <= block_pairs + max(block_pairs // 4, 1) + one_set for b in blocks)
-
-
-def test_one_thread_short_of_memory_cuts_its_blocks_on_live_postings(monkeypatch):
-    """400 sets of Zipf tokens with near-copies (sizes 7-33), t = 0.5, blocks of 64 sets, 300 pairs a block:
-    blocks cost more than a task may on every posting of the earlier sets, so the tasks are cut on the live
-    ones, fewer than on all."""
-    import allpairs.exact.prefix as prefix
-    from allpairs.order import order_sets
-    from allpairs.pairs import Pairs
-
-    sets = _zipf_near_copies()
-    for n, v in (("BLOCKED_MIN_SETS", 0), ("POSTED_BITS_MIN_SETS", 0), ("MARKS_MAX_TOKENS", -1),
-                 ("MIN_TASK_COST", 1), ("BLOCK_SETS", 64)):
-        monkeypatch.setattr(prefix, n, v)
-    calls, tasks = [], []
-    live_costs, probe_blocked = prefix.live_costs, prefix.probe_blocked
-    monkeypatch.setattr(prefix, "live_costs", lambda *a: calls.append(1) or live_costs(*a))
-    monkeypatch.setattr(prefix, "probe_blocked", lambda *a: tasks.append(a[12:14]) or probe_blocked(*a))
-    indptr = np.r_[0, np.cumsum([len(x) for x in sets])].astype(np.int64)
-    o = order_sets(indptr, np.array([tok for x in sets for tok in x], np.uint64))
-    blocks = list(prefix.prefix_join_blocks(o.indptr, o.tokens, o.num_tokens, Threshold.parse("0.5"),
-                                            block_pairs=300, jobs=1))
-    found = Pairs(o, *(np.concatenate([getattr(b, c) for b in blocks]) for c in ("left", "right", "overlap")))
-    assert calls and [tuple(p) for p in found] == naive.all_pairs(sets, Fraction(1, 2))
-    with_live = len(tasks)
-    monkeypatch.setattr(prefix, "_blocks_over", lambda *a: False)  # (then cut on every posting's cost)
-    tasks.clear()
-    list(prefix.prefix_join_blocks(o.indptr, o.tokens, o.num_tokens, Threshold.parse("0.5"), block_pairs=300,
-                                   jobs=1))
-    assert with_live < len(tasks)
 
 
 def _blocked_against_the_probe(sets, t, compact, tasks=False, jobs=1):
@@ -598,11 +504,9 @@ def _blocked_against_the_probe(sets, t, compact, tasks=False, jobs=1):
     th = Threshold.parse(t)
     prefix_code = [(MEASURES["jaccard"].code, th.p, th.q)]
     names = ("BLOCKED_MIN_SETS", "POSTED_BITS_MIN_SETS", "MARKS_MAX_TOKENS", "MIN_TASK_COST", "PARALLEL_MIN_COST",
-             "REAP_MIN_DEAD", "BLOCK_SETS")
+             "REAP_MIN_DEAD")
     saved = [getattr(prefix, n) for n in names]
-    # (One thread cuts its tasks where the probe's blocks end: blocks of one set make a task per set.)
-    for n, v in zip(names, (0, 0, -1, 1 if tasks else saved[3], 0 if jobs > 1 else saved[4], 1 if tasks else 8,
-                            1 if tasks and jobs == 1 else saved[6])):
+    for n, v in zip(names, (0, 0, -1, 1 if tasks else saved[3], 0 if jobs > 1 else saved[4], 1 if tasks else 8)):
         setattr(prefix, n, v)
     prefix.probe_blocked = against_the_probe
     try:

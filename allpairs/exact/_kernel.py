@@ -113,6 +113,29 @@ def list_counts(indptr, tokens, num_tokens, index_len, set_class, n_classes):
     return ptr
 
 
+@kernel
+def counted_lists(indptr, tokens, num_tokens, index_len, probe_len):
+    """:func:`list_counts` and :func:`probe_cost` of a self-join of one class in one pass over the sets, each
+    set's cost counting only the postings of the sets before it: the ones its probe reads (AllPairs, Bayardo et
+    al. 2007, probes each set against the sets indexed before it), so a tighter bound, about half the other on
+    average, and the join cut into fewer, larger tasks. A set's lists are read for its cost where they are then
+    written (its indexing prefix starts its probing one), not in a pass of their own: on 10 M Zipf sets each
+    pass is ~100 M reads at random in 34 MB of lengths. Returns (``list_counts``' array, cost)."""
+    m = indptr.shape[0] - 1
+    ptr = np.zeros(num_tokens + 2, np.int64)
+    counts = ptr.view(np.int32)[num_tokens + 4:]
+    cost = np.empty(m, np.int64)
+    for x in range(m):
+        start = indptr[x]
+        c = probe_len[x]
+        for i in range(probe_len[x]):
+            c += counts[np.uint64(tokens[np.uint64(start + i)])]
+        cost[x] = c
+        for k in range(index_len[x]):
+            counts[np.uint64(tokens[np.uint64(start + k)])] += 1
+    return ptr, cost
+
+
 def list_lengths(ptr: np.ndarray) -> np.ndarray:
     """The lists' lengths in :func:`list_counts`'s array, before :func:`list_starts` (an int32 view)."""
     return ptr.view(np.int32)[len(ptr) + 2:]

@@ -36,10 +36,10 @@ from .._kernels.jit import resolve_jobs
 from ..measures import MEASURES, Measure, Threshold, get_measure
 from ..verify import bitmaps_prune
 from ..verify._kernel import bitmaps
-from ._kernel import (build_index, build_index_by_range, first_match_bounds, list_counts, list_lengths, list_starts,
-                      probe_cost, probe_verify)
+from ._kernel import (build_index, build_index_by_range, counted_lists, first_match_bounds, list_counts, list_lengths,
+                      list_starts, probe_cost, probe_verify)
 from .large import (BLOCK_SETS, COMPACT_MAX_SETS, COMPACT_MAX_SIZE, REAP_MIN_DEAD, alpha_table,
-                    bucket_shift, counted_lists, live_costs, probe_blocked)
+                    bucket_shift, probe_blocked)
 from .plan import join_plan
 
 if TYPE_CHECKING:
@@ -166,11 +166,6 @@ def _block_cut(cost: np.ndarray, block: int, limit: int | None) -> tuple[np.ndar
         a = e
     bounds = np.array(edges, np.int64)
     return bounds, np.where(bounds > 0, total[bounds - 1], 0)
-
-
-def _blocks_over(cost: np.ndarray, block: int, limit: int) -> bool:
-    """Whether some block of ``block`` sets costs more than ``limit``."""
-    return len(cost) > 0 and int(np.add.reduceat(cost, np.arange(0, len(cost), block)).max()) > limit
 
 
 def task_room(cost: int, density: float) -> int:
@@ -374,9 +369,6 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
     # take out of the index the postings no later probe can use (threads side by side could not).
     alone = jobs <= 1 or n_tasks <= 1 or total_cost < PARALLEL_MIN_COST
     if alone and blocked:  # cut where the probe's blocks end (cum[k]: the cost of the tasks before task k)
-        if limit is not None and _blocks_over(cost, BLOCK_SETS, limit):  # a task's pairs are at most the live
-            cost = live_costs(indptr, tokens, num_tokens, index_len, probe_len, x_ptr, x_max)  # postings it meets
-            total_cost = int(cost.sum())
         bounds, cum = _block_cut(cost, BLOCK_SETS, limit)
     else:
         bounds, cum = _cut(cost, n_tasks)
