@@ -449,6 +449,35 @@ def test_the_probe_in_blocks_grows_its_buffers_mid_block_and_resumes(tasks_jobs)
     assert sum(len(found[0]) for found in runs) > 4 * 1024  # (9,480 pairs: the hits more still)
 
 
+@pytest.mark.kernel_paths("compiled", "python", "jit")
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_near_copies(), st.sampled_from([Fraction(1, 10**9), Fraction(1, 2), Fraction(7, 10), Fraction(1)]),
+       st.integers(1, 9), st.integers(1, 60))
+def test_one_thread_short_of_memory_blocks_the_pairs_of_the_join_probed_in_blocks(sets, t, block, block_pairs):
+    """One thread probing in blocks of ``block`` sets with tasks cut where a block ends or where the memory
+    bound's cost per task does (:func:`allpairs.exact.prefix._block_cut`): its blocks of pairs, concatenated,
+    the oracle's pairs, each at most ``block_pairs``, one task's (held to its cost) and one set's more."""
+    import allpairs.exact.prefix as prefix
+    from allpairs.order import order_sets
+    from allpairs.pairs import Pairs
+
+    names = ("BLOCKED_MIN_SETS", "POSTED_BITS_MIN_SETS", "MARKS_MAX_TOKENS", "MIN_TASK_COST", "BLOCK_SETS")
+    saved = [getattr(prefix, n) for n in names]
+    for n, v in zip(names, (0, 0, -1, 1, block)):
+        setattr(prefix, n, v)
+    try:
+        indptr = np.r_[0, np.cumsum([len(x) for x in sets])].astype(np.int64)
+        o = order_sets(indptr, np.array([tok for x in sets for tok in x], np.uint64))
+        blocks = list(prefix.prefix_join_blocks(o.indptr, o.tokens, o.num_tokens, Threshold.parse(t),
+                                                block_pairs=block_pairs, jobs=1))
+    finally:
+        for n, v in zip(names, saved):
+            setattr(prefix, n, v)
+    left, right, overlap = (np.concatenate([getattr(b, c) for b in blocks]) for c in ("left", "right", "overlap"))
+    assert [tuple(p) for p in Pairs(o, left, right, overlap)] == naive.all_pairs(sets, t)
+    assert all(len(b.left) <= block_pairs + max(block_pairs // 4, 1) + o.num_sets for b in blocks)
+
+
 def _blocked_against_the_probe(sets, t, compact, tasks=False, jobs=1):
     """The join of ``sets`` at ``t`` with the probe in blocks, each call checked against the probe (its runs).
 
@@ -504,9 +533,11 @@ def _blocked_against_the_probe(sets, t, compact, tasks=False, jobs=1):
     th = Threshold.parse(t)
     prefix_code = [(MEASURES["jaccard"].code, th.p, th.q)]
     names = ("BLOCKED_MIN_SETS", "POSTED_BITS_MIN_SETS", "MARKS_MAX_TOKENS", "MIN_TASK_COST", "PARALLEL_MIN_COST",
-             "REAP_MIN_DEAD")
+             "REAP_MIN_DEAD", "BLOCK_SETS")
     saved = [getattr(prefix, n) for n in names]
-    for n, v in zip(names, (0, 0, -1, 1 if tasks else saved[3], 0 if jobs > 1 else saved[4], 1 if tasks else 8)):
+    # (One thread cuts its tasks where the probe's blocks end: blocks of one set make a task per set.)
+    for n, v in zip(names, (0, 0, -1, 1 if tasks else saved[3], 0 if jobs > 1 else saved[4], 1 if tasks else 8,
+                            1 if tasks and jobs == 1 else saved[6])):
         setattr(prefix, n, v)
     prefix.probe_blocked = against_the_probe
     try:
