@@ -360,7 +360,9 @@ def test_a_signal_while_spark_starts_leaves_no_folder_of_the_jvms_port_and_secre
     proc = subprocess.Popen(
         [sys.executable, "-m", "allpairs", "join", "--engine", "spark", "--master", "local[1]", "-t", "0.5",
          "-s", "word:1", "-q", str(TINY), "--count"], env=dict(env, TMPDIR=str(tmp), ALLPAIRS_HARNESS=marker),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        # A background job of a non-interactive shell ignores SIGINT, and so would the child.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     def driver_jvm() -> bool:
         """The driver's JVM has started (not Spark's launcher, which only prints its command)."""
         for pid in _survivors(marker):
@@ -415,7 +417,9 @@ def test_a_sigterm_while_spark_writes_its_dataset_leaves_no_partial_dataset(tmp_
     proc = subprocess.Popen(
         [sys.executable, "-m", "allpairs", "join", "--engine", "spark", "--master", "local[2]", "--jsonl", "-t", "0.5",
          "-s", "word:2", "-q", str(corpus), "-o", str(out)], env=dict(env, ALLPAIRS_HARNESS=marker),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        # A background job of a non-interactive shell ignores SIGINT, and so would the child.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     temporary = None
     deadline = time.monotonic() + 240
     while proc.poll() is None and temporary is None and time.monotonic() < deadline:
