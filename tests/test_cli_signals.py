@@ -70,6 +70,20 @@ def _survivors(marker: str) -> list[int]:
     return found
 
 
+def _outliving(marker: str) -> list[int]:
+    """The run's processes still there after up to 30 s (they take a moment to end or be reaped); each killed,
+    so that none is left to the rest of the suite."""
+    survivors = _survivors(marker)
+    for _ in range(600):
+        if not survivors:
+            break
+        time.sleep(0.05)
+        survivors = _survivors(marker)
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    return survivors
+
+
 def _run(args: list[str], out: Path | None, signum: int | None, delay: float):
     """Start the program (``-o out`` added unless ``out`` is None), send ``signum`` ``delay`` seconds
     after its signal set-up (None: let it finish); return (status, stderr, survivors)."""
@@ -91,14 +105,7 @@ def _run(args: list[str], out: Path | None, signum: int | None, delay: float):
     _, stderr = proc.communicate(timeout=300)
     # A program that never catches SIGTERM cannot clean up after it.
     assert ready, f"the program never set up its signal handling: status {proc.returncode}"
-    survivors = _survivors(marker)
-    for _ in range(600):  # killed workers take a moment to be reaped
-        if not survivors:
-            break
-        time.sleep(0.05)
-        survivors = _survivors(marker)
-    for pid in survivors:  # do not leave them to the rest of the suite
-        os.kill(pid, signal.SIGKILL)
+    survivors = _outliving(marker)
     return proc.returncode, stderr.decode(), survivors
 
 
@@ -384,14 +391,7 @@ def test_a_signal_while_spark_starts_leaves_no_folder_of_the_jvms_port_and_secre
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signum and stderr.decode().splitlines() == [LINE[signum]], stderr
     assert sorted(p.name for p in tmp.rglob("*")) == []
-    survivors = _survivors(marker)
-    for _ in range(600):  # the JVM ends (stopped, or once its stdin closes)
-        if not survivors:
-            break
-        time.sleep(0.05)
-        survivors = _survivors(marker)
-    for pid in survivors:
-        os.kill(pid, signal.SIGKILL)
+    survivors = _outliving(marker)
     # Not a JVM left with its gateway and no driver (its folder gone, it could not say where it listens).
     assert survivors == []
 
@@ -431,14 +431,7 @@ def test_a_sigterm_while_spark_writes_its_dataset_leaves_no_partial_dataset(tmp_
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 143 and stderr.decode().splitlines() == [LINE[signal.SIGTERM]], stderr
     assert list(out_dir.iterdir()) == []
-    survivors = _survivors(marker)
-    for _ in range(600):  # the JVM's Python workers notice their JVM is gone
-        if not survivors:
-            break
-        time.sleep(0.05)
-        survivors = _survivors(marker)
-    for pid in survivors:
-        os.kill(pid, signal.SIGKILL)
+    survivors = _outliving(marker)
     assert survivors == []
     # Its JVM ended by SIGTERM, not SIGKILL: its shutdown hooks removed its scratch folders (at a normal end:
     # test_spark.py's standalone-cluster test).
