@@ -49,6 +49,7 @@ from ..output.files import OutputPlan
 from .arrays import spans
 from .ids import Ids, text_keys
 from .matches import Matches
+from .output import refuse_carried_names
 from .postings import Postings, alpha_cache, scratch
 from .rule import Rule
 from .sets import SetStore, set_hashes
@@ -160,6 +161,7 @@ class SearchIndex:
                stats: Stats | None = None, progress=None) -> "SearchIndex":
         if min_shingles < 0:
             raise UsageError(f"min_shingles {min_shingles} is negative; give 0 or more")
+        refuse_carried_names("indexed", corpus.columns)  # before the work: no index that no query can write
         stats = stats if stats is not None else Stats()
         sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
                                      stats=stats, progress=progress)
