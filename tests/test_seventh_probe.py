@@ -36,3 +36,37 @@ def test_the_library_refuses_to_build_an_index_carrying_a_column_named_size():
     corpus = Corpus(ids=["a", "b"], texts=["red shirt", "red shirt blend"], columns={"size": ["XL", "M"]})
     with pytest.raises(UsageError, match="column named 'size'.*keep="):
         SearchIndex.build(corpus, 0.5, shingle="word:1")
+
+
+# --- 2. the fix --min-shingles's error suggests ------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", [["--lines", "-s", "char:3"], ["--lines", "-s", "word:1"], ["--sets"]])
+def test_the_fix_that_min_shingles_error_suggests_works(tmp_path, kind):
+    # It suggested "--shingle char:3" whatever the shingles, the very setting that had failed among them.
+    f = tmp_path / "short.txt"
+    f.write_text("the fox\nthe quick brown fox\n")
+    r = run("join", "-q", "-t", "0.5", *kind, f, "--min-shingles", "30")
+    assert r.exit_code == 1 and "(2 read); the largest has " in r.stderr and "--shingle" not in r.stderr, r.output
+    most = r.stderr.split("give --min-shingles ")[1].split()[0]
+    assert r.stderr.endswith(f"give --min-shingles {most} or less to keep it\n"), r.stderr
+    r = run("join", "-q", "-t", "0.5", *kind, f, "--min-shingles", most, "--count")
+    assert r.exit_code == 0 and r.stdout == "0\n", r.output
+    r = run("join", "-q", "-t", "0.5", *kind, f, "--min-shingles", int(most) + 1)
+    assert r.exit_code == 1, r.output
+
+
+def test_a_corpus_of_blank_documents_is_told_so_with_no_setting_to_change(tmp_path):
+    f = tmp_path / "blank.txt"
+    f.write_text("\n  \n")
+    for kind in (["--lines", "-s", "word:2"], ["--sets"]):
+        r = run("join", "-q", "-t", "0.5", *kind, f)
+        assert r.exit_code == 1 and "(2 read): every one is empty" in r.stderr, r.output
+        assert "--shingle" not in r.stderr and "--min-shingles" not in r.stderr, r.output
+
+
+def test_the_library_names_min_shingles_as_a_parameter():
+    import allpairs
+    from allpairs.errors import EmptyCorpusError
+
+    with pytest.raises(EmptyCorpusError, match="the largest has 2: give min_shingles=2 or less"):
+        allpairs.join(["a b", "c d"], 0.5, shingle="word:1", min_shingles=4)
