@@ -70,3 +70,32 @@ def test_the_library_names_min_shingles_as_a_parameter():
 
     with pytest.raises(EmptyCorpusError, match="the largest has 2: give min_shingles=2 or less"):
         allpairs.join(["a b", "c d"], 0.5, shingle="word:1", min_shingles=4)
+
+
+# --- 3. index add of another kind of input ----------------------------------------------------------------
+
+def test_sets_added_to_an_index_of_texts_are_refused_as_sets_not_for_a_text_column(tmp_path):
+    lines = tmp_path / "t.txt"
+    lines.write_text("the quick brown fox\nthe quick brown fox jumps\n")
+    idx = tmp_path / "t.idx"
+    assert run("index", "build", "-q", "-t", "0.5", "-s", "word:1", "--lines", lines, "-o", idx).exit_code == 0
+    before = idx.read_bytes()
+    sets = tmp_path / "q.sets"
+    sets.write_text("the quick brown fox\n")
+    r = run("index", "add", "-q", idx, "--sets", sets)
+    # It said the index carries 'text' and to read the sets with --keep-col text, which --sets refuses.
+    assert r.exit_code == 2 and "the index holds word:1 shingles of texts; give texts" in r.stderr, r.output
+    assert "--keep-col" not in r.stderr and idx.read_bytes() == before
+    corpus = tmp_path / "d"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("the quick fox\n")
+    r = run("index", "add", "-q", idx, corpus)  # files carry no line text: not --keep-col, which they refuse
+    assert r.exit_code == 2 and "add them as records (a table or JSON Lines) with that column" in r.stderr, r.output
+    assert idx.read_bytes() == before
+    table = tmp_path / "z.csv"
+    table.write_text("id,text\nz,the quick brown fox\n")
+    r = run("index", "add", "-q", idx, "--csv", table)
+    assert r.exit_code == 0, r.output
+    r = run("index", "query", "-q", idx, "--lines", lines, "-f", "jsonl")
+    assert '"indexed": "z", "similarity": 1.0' in r.stdout and '"indexed_text": "the quick brown fox"' in r.stdout
+
