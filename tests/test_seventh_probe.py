@@ -99,3 +99,25 @@ def test_sets_added_to_an_index_of_texts_are_refused_as_sets_not_for_a_text_colu
     r = run("index", "query", "-q", idx, "--lines", lines, "-f", "jsonl")
     assert '"indexed": "z", "similarity": 1.0' in r.stdout and '"indexed_text": "the quick brown fox"' in r.stdout
 
+
+
+# --- 4. a blank line of a table of one column ----------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["csv", "tsv"])
+def test_dedup_of_a_one_column_table_keeps_its_blank_rows(tmp_path, kind):
+    # A blank line of a one-column table is a row with an empty title; it was dropped, and dedup, which keeps
+    # every row with no shingle, wrote the table back a row short.
+    f = tmp_path / f"titles.{kind}"
+    f.write_text("title\nred shirt\n\nred shirt\nblue jeans\n")
+    r = run("dedup", "-t", "0.5", "-s", "word:1", f"--{kind}", f, "--text-col", "title")
+    assert r.exit_code == 0 and r.stdout == "title\nred shirt\n\nblue jeans\n", r.output
+    assert "4 documents, 0 skipped; word:1 shingles; 3 kept, 1 removed" in r.stderr, r.stderr
+    r = run("join", "-q", "-t", "0.5", "-s", "word:1", f"--{kind}", f, "--text-col", "title")
+    assert r.stdout.splitlines()[1:] == ["1\t3\t1.000000"], r.output
+
+
+def test_blank_lines_of_a_wider_table_are_still_no_rows(tmp_path):
+    f = tmp_path / "t.csv"
+    f.write_text("\nid,text\na,red shirt\n\nb,red shirt\n\n")
+    r = run("dedup", "-q", "-t", "0.5", "-s", "word:1", "--csv", f, "--removed")
+    assert r.exit_code == 0 and r.stdout.splitlines() == ["removed\tkept\tsimilarity", "b\ta\t1.000000"], r.output

@@ -103,8 +103,9 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     columns = None
     if header:
         for line, row in rows:
-            columns = row
-            break
+            if row:  # blank lines before the header are no rows
+                columns = row
+                break
         _refuse_json_lines(text, name, kind)
         if columns is None:
             return Corpus(ids=[], texts=[], kind=kind, notes=[f"{name} has no header row"])
@@ -114,6 +115,10 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     n = 0
     repeats = []  # lines that repeat the header: tables joined by cat, each line then read as a document
     for line, row in rows:
+        if not row:  # a blank line: a row of one empty field in a table of one column (an empty title), else none
+            if width != 1:
+                continue
+            row = [""]
         where = f"{name}:{line}"
         if width is None:  # no header: the first row says how wide the table is
             width = len(row)
@@ -165,7 +170,8 @@ def _refuse_json_lines(text: str, name: str, kind: str) -> None:
 
 
 def _rows(reader, name: str, kind: str):
-    """(line the record starts on, fields) of each non-blank record, malformed CSV as an InputError."""
+    """(line the record starts on, fields) of each record, a blank line's none; malformed CSV as an
+    InputError."""
     while True:
         start = reader.line_num + 1
         try:
@@ -175,8 +181,7 @@ def _rows(reader, name: str, kind: str):
         except csv.Error as e:
             raise InputError(f"{name}:{start}: not valid {kind.upper()} ({e}); a quoted field ends with a quote "
                              "before the delimiter, and a quote inside one is written twice") from None
-        if row:
-            yield start, row
+        yield start, row
 
 
 class _Columns:
