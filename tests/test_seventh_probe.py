@@ -121,3 +121,30 @@ def test_blank_lines_of_a_wider_table_are_still_no_rows(tmp_path):
     f.write_text("\nid,text\na,red shirt\n\nb,red shirt\n\n")
     r = run("dedup", "-q", "-t", "0.5", "-s", "word:1", "--csv", f, "--removed")
     assert r.exit_code == 0 and r.stdout.splitlines() == ["removed\tkept\tsimilarity", "b\ta\t1.000000"], r.output
+
+
+# --- 5. a file whose lines end with a carriage return alone ----------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["lines", "sets", "jsonl"])
+def test_a_file_with_classic_mac_line_ends_is_refused_not_read_as_one_line(tmp_path, kind):
+    # Read as one line, three documents were one: no pair, exit 0. A table (the csv module) ends lines there.
+    f = tmp_path / "mac.txt"
+    body = {"jsonl": '{"text": "red shirt"}\r{"text": "red shirt"}\r'}.get(kind, "red shirt\rred shirt\rblue\r")
+    f.write_bytes(body.encode())
+    shingle = [] if kind == "sets" else ["-s", "word:1"]
+    r = run("join", "-q", "-t", "0.5", *shingle, f"--{kind}", f, "--count")
+    assert r.exit_code == 1 and r.stdout == "", r.output
+    assert "mac.txt: its lines end with a carriage return alone" in r.stderr, r.stderr
+    r = run("join", "-q", "-t", "0.5", *shingle, f"--{kind}", "-", "--count", input=body.replace("\r", "\r\n"))
+    assert r.exit_code == 0 and r.stdout == "1\n", r.output
+    g = tmp_path / "one.txt"
+    g.write_bytes(body.split("\r")[0].encode() + b"\r")  # one line, a CR at its end: read as ever
+    r = run("join", "-q", "-t", "0.5", *shingle, f"--{kind}", g, "--count")
+    assert r.exit_code == 0 and r.stdout == "0\n", r.output
+
+
+def test_a_csv_with_classic_mac_line_ends_is_still_read_row_by_row(tmp_path):
+    f = tmp_path / "mac.csv"
+    f.write_bytes(b"id,text\ra,red shirt\rb,red shirt\r")
+    r = run("join", "-q", "-t", "0.5", "-s", "word:1", "--csv", f)
+    assert r.exit_code == 0 and r.stdout.splitlines()[1:] == ["a\tb\t1.000000"], r.output

@@ -87,7 +87,7 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
         raise UsageError(f"{{{{quotechar}}}} {quotechar!r} is not one character that can quote a field; "
                          "give one such as '\"'", param="quotechar")
     quote = QUOTECHARS[kind] if quotechar is None else quotechar
-    lines = read_line_file(path, encoding)
+    lines = read_line_file(path, encoding, cr_ends=True)  # the csv module ends a line at a lone "\r" too
     name = lines.name
     text = lines.data.decode("utf-8", "surrogatepass")
     del lines
