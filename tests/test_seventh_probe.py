@@ -148,3 +148,27 @@ def test_a_csv_with_classic_mac_line_ends_is_still_read_row_by_row(tmp_path):
     f.write_bytes(b"id,text\ra,red shirt\rb,red shirt\r")
     r = run("join", "-q", "-t", "0.5", "-s", "word:1", "--csv", f)
     assert r.exit_code == 0 and r.stdout.splitlines()[1:] == ["a\tb\t1.000000"], r.output
+
+
+# --- 6. -o /dev/stdout when the shell redirected standard output to a file ---------------------------------------
+
+@pytest.mark.parametrize("output", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"])
+@pytest.mark.parametrize("kind", ["sets", "lines"])  # the fast path of a plain join, and the typer command
+def test_output_to_dev_stdout_goes_where_the_shell_writes_not_over_it(tmp_path, output, kind):
+    # Reopened (O_APPEND), the file was written at its end as it was then; the shell, writing at its own offset
+    # afterwards, wrote over the pairs: "before", "after 0", then the rest of a header, a row.
+    import shlex
+    import subprocess
+    import sys
+
+    f = tmp_path / "s.sets"
+    f.write_text("a b c\nb c d e\n")
+    log = tmp_path / "log.txt"
+    command = " ".join(map(shlex.quote, [sys.executable, "-m", "allpairs", "join", "-q", "-t", "0.1", f"--{kind}",
+                                         str(f), "-o", output]))
+    r = subprocess.run(["sh", "-c", f"{{ echo before; {command}; echo after $?; }} > {shlex.quote(str(log))}"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    lines = log.read_text().splitlines()
+    assert lines[0] == "before" and lines[-1] == "after 0" and lines[1].startswith("left\tright\tsimilarity"), lines
+    assert lines[2].startswith("1\t2\t0.400000") and len(lines) == 4, lines
