@@ -172,3 +172,31 @@ def test_output_to_dev_stdout_goes_where_the_shell_writes_not_over_it(tmp_path, 
     lines = log.read_text().splitlines()
     assert lines[0] == "before" and lines[-1] == "after 0" and lines[1].startswith("left\tright\tsimilarity"), lines
     assert lines[2].startswith("1\t2\t0.400000") and len(lines) == 4, lines
+
+
+# --- 7. symbolic links below a directory ---------------------------------------------------------------------
+
+def test_links_left_out_of_a_directory_are_counted_and_named_not_dropped_without_a_word(tmp_path):
+    # A tree of links (git-annex, DVC, a Hugging Face snapshot) read as nothing: "0 files found", or a corpus
+    # short of its linked files with nothing said. Links stay unfollowed (as ripgrep); now they are counted.
+    import os
+
+    store = tmp_path / "store"
+    store.mkdir()
+    for name in ("x.txt", "y.txt"):
+        (store / name).write_text("the quick brown fox\n")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name in ("x.txt", "y.txt"):
+        (tree / name).symlink_to(store / name)
+    r = run("join", "-t", "0.5", "-s", "word:1", tree)
+    assert r.exit_code == 1, r.output
+    assert "(0 files found; left out 2 symbolic links below a directory, not followed; name the files to read " \
+           "them)" in r.stderr, r.stderr
+    (tree / "z.txt").write_text("the quick brown fox\n")
+    os.mkfifo(tree / "pipe")
+    r = run("join", "-t", "0.5", "-s", "word:1", tree)
+    assert r.exit_code == 0 and "left out 2 symbolic links below a directory" in r.stderr, r.output
+    assert "1 FIFO, socket or device" in r.stderr, r.stderr
+    r = run("join", "-q", "-t", "0.5", "-s", "word:1", tree / "x.txt", tree / "y.txt")  # named: read
+    assert r.stdout.splitlines()[1:] == [f"{tree / 'x.txt'}\t{tree / 'y.txt'}\t1.000000"], r.output
