@@ -200,3 +200,20 @@ def test_links_left_out_of_a_directory_are_counted_and_named_not_dropped_without
     assert "1 FIFO, socket or device" in r.stderr, r.stderr
     r = run("join", "-q", "-t", "0.5", "-s", "word:1", tree / "x.txt", tree / "y.txt")  # named: read
     assert r.stdout.splitlines()[1:] == [f"{tree / 'x.txt'}\t{tree / 'y.txt'}\t1.000000"], r.output
+
+
+# --- 8. documents an index leaves out by its min_shingles ------------------------------------------------------
+
+def test_index_build_and_add_say_how_many_documents_their_min_shingles_left_out(tmp_path):
+    # "3 documents, 0 skipped, 2 indexed" and "added 1 of 3 documents" left one document unaccounted for; an
+    # add does not take --min-shingles (the index holds it), so the user had no way to know why.
+    f = tmp_path / "m.sets"
+    f.write_text("a b c d\na b c e\na b\n")
+    idx = tmp_path / "m.idx"
+    r = run("index", "build", "-t", "0.5", "--sets", f, "--min-shingles", "3", "-o", idx)
+    assert r.exit_code == 0 and "3 documents, 0 skipped, 2 indexed (1 more dropped: fewer than 3 shingles, the " \
+                                "index's --min-shingles)" in r.stderr, r.output
+    g = tmp_path / "more.sets"
+    g.write_text("x y\n\nx y z\n")
+    r = run("index", "add", idx, "--sets", g)
+    assert r.exit_code == 0 and "added 1 of 3 documents (1 more dropped: fewer than 3 shingles" in r.stderr, r.output
