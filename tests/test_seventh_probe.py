@@ -217,3 +217,30 @@ def test_index_build_and_add_say_how_many_documents_their_min_shingles_left_out(
     g.write_text("x y\n\nx y z\n")
     r = run("index", "add", idx, "--sets", g)
     assert r.exit_code == 0 and "added 1 of 3 documents (1 more dropped: fewer than 3 shingles" in r.stderr, r.output
+
+
+# --- 9. the fix a full disk while spilling suggests -----------------------------------------------------------
+
+@pytest.mark.parametrize("beside_output", [True, False])
+def test_a_full_disk_while_spilling_suggests_tmpdir_only_where_tmpdir_decides(tmp_path, monkeypatch, beside_output):
+    # Beside an output (-o), the spill ignores TMPDIR: "point TMPDIR elsewhere" changed nothing.
+    import errno
+    import os
+
+    from allpairs.errors import OutputError
+    from allpairs.output import spill
+
+    from test_spill import _chunk
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(spill, "_write", full)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    store = spill.PairRuns(tmp_path if beside_output else None)
+    with pytest.raises(OutputError) as e:
+        store.add([_chunk([1, 2, 3])])
+    message = str(e.value)
+    assert ("point TMPDIR elsewhere" in message) != beside_output, message
+    assert ("write the output elsewhere" in message) == beside_output, message
