@@ -244,3 +244,30 @@ def test_a_full_disk_while_spilling_suggests_tmpdir_only_where_tmpdir_decides(tm
     message = str(e.value)
     assert ("point TMPDIR elsewhere" in message) != beside_output, message
     assert ("write the output elsewhere" in message) == beside_output, message
+
+
+# --- 10. a Parquet decimal column written as text and JSON ------------------------------------------------------
+
+def test_a_parquet_decimal_is_a_number_in_json_lines_and_its_digits_in_tsv_and_csv(tmp_path):
+    # json_default gave str(decimal), which json.dumps quoted: "1.10" (a JSON string) in JSON Lines, the five
+    # characters "1.10" with their quotes in every TSV and CSV cell.
+    pa = pytest.importorskip("pyarrow")
+    import decimal
+
+    import pyarrow.parquet as pq
+
+    f = tmp_path / "prices.parquet"
+    pq.write_table(pa.table({"id": ["a", "b", "c"], "text": ["red shirt", "red shirt", "blue jeans"],
+                             "price": pa.array([decimal.Decimal("1.10"), decimal.Decimal("-2.5E+3"), None],
+                                               pa.decimal128(10, 2)),
+                             "tiers": pa.array([[decimal.Decimal("0.50")], [], None], pa.list_(pa.decimal128(4, 2)))}),
+                   f)
+    r = run("dedup", "-q", "-t", "0.9", "-s", "word:1", "--parquet", f, "-f", "jsonl")
+    assert r.stdout.splitlines() == ['{"id": "a", "text": "red shirt", "price": 1.10, "tiers": [0.50]}',
+                                     '{"id": "c", "text": "blue jeans", "price": null, "tiers": null}'], r.output
+    r = run("dedup", "-q", "-t", "0.9", "-s", "word:1", "--parquet", f, "-f", "csv")
+    assert r.stdout.splitlines() == ["id,text,price,tiers", "a,red shirt,1.10,[0.50]", 'c,blue jeans,"",""'], r.output
+    r = run("join", "-q", "-t", "0.9", "-s", "word:1", "--parquet", f, "--keep-col", "price", "-f", "jsonl")
+    assert '"left_price": 1.10, "right_price": -2500.00' in r.stdout, r.output
+    r = run("join", "-q", "-t", "0.9", "-s", "word:1", "--parquet", f, "--keep-col", "price")
+    assert r.stdout.splitlines()[1:] == ["a\tb\t1.000000\t1.10\t-2500.00"], r.output

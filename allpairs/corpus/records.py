@@ -10,7 +10,7 @@ from typing import Sequence
 
 from ..errors import InputError
 from ..output.carried import JSON, STRING, Carried
-from ..output.escape import json_default
+from ..output.escape import json_text
 from .linefile import read_line_file
 from .model import Corpus
 
@@ -32,7 +32,7 @@ def cell_text(value) -> str:
     iso = getattr(value, "isoformat", None)
     if callable(iso):
         return iso()
-    return json.dumps(value, ensure_ascii=False, default=json_default)
+    return json_text(value)
 
 
 #: A lone surrogate: half of a UTF-16 pair, which no UTF-8 text holds (JSON's "\ud800" escape makes one).
