@@ -271,3 +271,26 @@ def test_a_parquet_decimal_is_a_number_in_json_lines_and_its_digits_in_tsv_and_c
     assert '"left_price": 1.10, "right_price": -2500.00' in r.stdout, r.output
     r = run("join", "-q", "-t", "0.9", "-s", "word:1", "--parquet", f, "--keep-col", "price")
     assert r.stdout.splitlines()[1:] == ["a\tb\t1.000000\t1.10\t-2500.00"], r.output
+
+
+# --- 11. a table split by another delimiter than its format's -------------------------------------------------
+
+@pytest.mark.parametrize("kind, body, code, fix", [
+    ("csv", "id;text\na;red shirt cotton\n\nb;red shirt cotton\nc;blue jeans\n", 1, "save it with commas (CSV)"),
+    ("csv", "id\ttext\na\tred shirt cotton\nb\tred shirt cotton\n", 2, "read it with --tsv"),
+    ("tsv", "id,text\na,red shirt cotton\nb,red shirt cotton\n", 2, "read it with --csv")])
+def test_a_table_split_by_another_delimiter_is_refused_not_read_as_one_column(tmp_path, kind, body, code, fix):
+    # Read as one column: every line one text with its id in it, ids row numbers: pair (1, 2) at 0.6, not
+    # (a, b) at 1.0, with exit 0 and, under -q, nothing said.
+    f = tmp_path / f"t.{kind}"
+    f.write_text(body)
+    r = run("join", "-q", "-t", "0.5", "-s", "word:1", f"--{kind}", f)
+    assert r.exit_code == code and r.stdout == "" and "would be read as one column" in r.stderr, r.output
+    assert fix in r.stderr, r.stderr
+
+
+def test_a_one_column_table_whose_rows_hold_commas_unevenly_is_still_read(tmp_path):
+    f = tmp_path / "titles.tsv"
+    f.write_text("title, or name\nred, shirt, cotton\nblue jeans\n")
+    r = run("join", "-q", "-t", "0.1", "-s", "word:1", "--tsv", f, "--count")
+    assert r.exit_code == 0 and r.stdout == "0\n", r.output

@@ -110,6 +110,7 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
         if columns is None:
             return Corpus(ids=[], texts=[], kind=kind, notes=[f"{name} has no header row"])
     width = len(columns) if columns is not None else None
+    sample: list[str] = []  # a one-column table's first cells: is it split by another delimiter?
     records: Records | None = None
     by_row = False
     n = 0
@@ -136,12 +137,16 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
         if header and row == columns:
             repeats.append(line)
         n += 1
+        if header and width == 1 and len(sample) < _SAMPLE:
+            sample.append(row[0])
         doc_id = str(n) if by_row else row[pick.id]
         records.add(where, line, doc_id, " ".join(row[c] for c in pick.texts), [row[c] for c in pick.keep])
     if records is None:
         if columns is not None:
             _Columns(columns, name, header, id_col, text_cols, keep)  # a bad column name is refused all the same
         return Corpus(ids=[], texts=[], kind=kind)
+    if sample:
+        _refuse_other_delimiter(name, kind, columns[0], sample)
     notes = [f"ids are row numbers: {name} has no 'id' column (--id-col names one)"] if by_row and header else []
     if repeats:
         notes.append(f"{name}:{repeats[0]}: the row repeats the header{_more(len(repeats) - 1, 'other')}, and is "
@@ -150,6 +155,27 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     corpus.id_column = None if by_row else columns[pick.id]
     corpus.header = list(columns) if keep_all else None
     return corpus
+
+
+#: Rows of a one-column table looked at for another delimiter.
+_SAMPLE = 100
+
+
+def _refuse_other_delimiter(name: str, kind: str, head: str, cells: list[str]) -> None:
+    """A table read as one column whose header and first rows each hold another delimiter as many times (a
+    TSV read as CSV, a CSV read as TSV, a spreadsheet's ';'-separated CSV): each line would be one text,
+    its id and every column in it, and the ids row numbers."""
+    cells = [cell for cell in cells if cell]  # a blank line: an empty row
+    for sep, what in (("\t", "tabs"), (",", "commas"), (";", "semicolons"), ("|", "bars")):
+        k = head.count(sep)
+        if sep == DELIMITERS[kind] or not k or not cells or any(cell.count(sep) != k for cell in cells):
+            continue
+        where = (f"{name}: its header ({head!r}) and its rows each hold {k} {what if k > 1 else what[:-1]}, so the "
+                 "table would be read as one column: each line one text, every field in it, ids row numbers")
+        if sep in DELIMITERS.values():
+            other = next(kd for kd, d in DELIMITERS.items() if d == sep)
+            raise UsageError(f"{where}: read it with {{{{kind={other}}}}}", param="kind")
+        raise InputError(f"{where}: save it with commas (CSV) or tabs (TSV) between the fields")
 
 
 def _more(n: int, what: str) -> str:
