@@ -294,3 +294,22 @@ def test_a_one_column_table_whose_rows_hold_commas_unevenly_is_still_read(tmp_pa
     f.write_text("title, or name\nred, shirt, cotton\nblue jeans\n")
     r = run("join", "-q", "-t", "0.1", "-s", "word:1", "--tsv", f, "--count")
     assert r.exit_code == 0 and r.stdout == "0\n", r.output
+
+
+# --- 12. a JSON Lines record with a field twice ----------------------------------------------------------------
+
+@pytest.mark.parametrize("record", ['{"id": "a", "text": "red shirt", "id": "b"}',
+                                    '{"id": "a", "text": "red shirt", "text": "blue jeans"}',
+                                    '{"id": "a", "text": "red shirt", "url": "u1", "url": "u2"}'])
+def test_a_json_lines_record_with_a_field_twice_is_refused_not_read_as_its_last(tmp_path, record):
+    # json.loads keeps the last of two fields of one name: an id, a text or a carried value was dropped silently.
+    f = tmp_path / "r.jsonl"
+    f.write_text(record + '\n{"id": "c", "text": "red shirt \\"id\\": \\"text\\"", "url": "u3"}\n')
+    twice = record.split('", "')[-1].split('"')[0] if "url" not in record else "url"
+    r = run("join", "-q", "-t", "0.5", "-s", "word:1", "--jsonl", f, "--keep-all")
+    assert r.exit_code == 1 and r.stdout == "", r.output
+    assert f"r.jsonl:1: field {twice!r} appears twice in the record" in r.stderr, r.stderr
+    f.write_text(record.replace(f'"{twice}": "', '"other": "', 1) + "\n"  # a field's name in a value: fine
+                 + '{"id": "c", "text": "red shirt \\"id\\": \\"text\\"", "url": "u3"}\n')
+    r = run("join", "-q", "-t", "0.1", "-s", "word:1", "--jsonl", f, "--count")
+    assert r.exit_code == 0 and r.stdout in ("0\n", "1\n"), r.output
