@@ -313,3 +313,19 @@ def test_a_json_lines_record_with_a_field_twice_is_refused_not_read_as_its_last(
                  + '{"id": "c", "text": "red shirt \\"id\\": \\"text\\"", "url": "u3"}\n')
     r = run("join", "-q", "-t", "0.1", "-s", "word:1", "--jsonl", f, "--count")
     assert r.exit_code == 0 and r.stdout in ("0\n", "1\n"), r.output
+
+
+def test_output_to_dev_stdin_does_not_write_into_the_file_on_standard_input(tmp_path):
+    # Reopened for writing through /proc, the file the shell opened for reading got the pairs appended.
+    import subprocess
+    import sys
+
+    f = tmp_path / "s.sets"
+    f.write_text("a b c\nb c d e\n")
+    victim = tmp_path / "notes.txt"
+    victim.write_text("keep me\n")
+    with open(victim) as stdin:
+        r = subprocess.run([sys.executable, "-m", "allpairs", "join", "-q", "-t", "0.1", "--sets", str(f), "-o",
+                            "/dev/stdin"], stdin=stdin, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "cannot write /dev/stdin" in r.stderr, r.stderr
+    assert victim.read_text() == "keep me\n"
