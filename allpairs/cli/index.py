@@ -22,6 +22,12 @@ app.add_typer(index_app, name="index")
 INDEX = typer.Argument(..., metavar="INDEX", show_default=False, help="The index file (from 'allpairs index build').")
 
 
+def _dropped(stats, index) -> str:
+    """The documents left out for having fewer shingles than the index's --min-shingles, in words."""
+    return (f" ({stats.dropped:,} more dropped: fewer than {index.min_shingles} shingles, the index's "
+            "--min-shingles)" if stats.dropped else "")
+
+
 def _times(stats) -> str:
     return ", ".join(f"{k} {v:.2f}s" for k, v in stats.seconds.items())
 
@@ -59,7 +65,7 @@ def build_command(
             s, ix = run.stats, run.index
             warn_skipped(s)
             err.print(f"allpairs: {count_of(s.documents, 'document')}, {len(s.skipped):,} skipped, {ix.num_docs:,} "
-                      f"indexed; {ix.label} shingles: {s.distinct_shingles:,} distinct; "
+                      f"indexed{_dropped(s, ix)}; {ix.label} shingles: {s.distinct_shingles:,} distinct; "
                       f"{count_of(ix.num_sets, 'distinct set')}")
             for note in s.notes:
                 err.print(f"allpairs: {note}")
@@ -110,7 +116,8 @@ def add_command(
             warn_skipped(s)
             for note in s.notes:
                 err.print(f"allpairs: {note}")
-            err.print(f"allpairs: added {run.added:,} of {count_of(s.documents, 'document')}; the index holds "
+            err.print(f"allpairs: added {run.added:,} of {count_of(s.documents, 'document')}{_dropped(s, run.index)}; "
+                      f"the index holds "
                       f"{run.index.num_docs:,} ({count_of(run.index.num_sets, 'set')}); wrote {run.path} "
                       f"({count_of(run.size, 'byte')})")
             err.print(f"allpairs: time {_times(s)}; peak memory {mib(s.peak_memory)}")

@@ -12,7 +12,10 @@ Rules: a line ends at ``"\\n"``; one ``"\\r"`` at its end is dropped; a last
 line without ``"\\n"`` counts; a UTF-8 byte-order mark at the start of the
 file is dropped; a NUL byte is an error (a binary file), and so is a line
 longer than :data:`MAX_LINE_BYTES` bytes of UTF-8, so that ``/dev/zero`` or a
-file without line ends fails at once instead of filling memory.
+file without line ends fails at once instead of filling memory, and so is a
+file whose lines end with a lone ``"\r"`` (classic Mac OS), which would be one
+line, unless the reader takes a lone ``"\r"`` as a line end (``cr_ends``: the
+csv module does).
 """
 from __future__ import annotations
 
@@ -320,8 +323,8 @@ def _decoder(encoding: str):
     return decoder, info.name in _ASCII_SAFE
 
 
-def read_pieces(path: str | os.PathLike, encoding: str = "utf-8", *,
-                max_line_bytes: int = MAX_LINE_BYTES) -> tuple[str, Iterator[tuple[bytes, np.ndarray]]]:
+def read_pieces(path: str | os.PathLike, encoding: str = "utf-8", *, max_line_bytes: int = MAX_LINE_BYTES,
+                cr_ends: bool = False) -> tuple[str, Iterator[tuple[bytes, np.ndarray]]]:
     """The file's name and its text as pieces of whole lines, read :data:`CHUNK_BYTES` at a time.
 
     Each piece is ``(buf, starts)``: UTF-8 bytes and int64 line offsets into
@@ -332,7 +335,7 @@ def read_pieces(path: str | os.PathLike, encoding: str = "utf-8", *,
     """
     decoder, ascii_safe = _decoder(encoding)
     name, chunks = _raw_chunks(path)
-    return name, _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes)
+    return name, _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes, cr_ends)
 
 
 #: Bytes looked at per step for line ends: the comparison's temporary (a bool a byte) stays small enough
@@ -380,7 +383,7 @@ def _not_text(name: str, head: bytes, encoding: str) -> None:
         raise InputError(f"{name} is {what}, not {encoding} text; {hint}", param=param)
 
 
-def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes):
+def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes, cr_ends=False):
     carry = b""  # the line being read, without its end yet
     head = None  # the file's first bytes, for _not_text
     n_lines = 0  # complete lines before the current piece
@@ -422,6 +425,10 @@ def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes):
         starts = _line_starts(buf)
         ends = starts[1:]
         complete = int(ends[-1]) if len(ends) else 0
+        if final and not n_lines and not cr_ends and b"\r" in buf.rstrip(b"\r\n"):
+            raise InputError(f"{name}: its lines end with a carriage return alone (classic Mac OS line ends), "
+                             "which would make the whole file one line; convert them to line feeds first "
+                             "(tr '\\r' '\\n' < FILE)")
         if final and complete < len(buf):
             starts = np.append(starts, np.int64(len(buf)))
             ends = starts[1:]
@@ -437,8 +444,8 @@ def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes):
             n_lines += len(ends)
 
 
-def read_line_file(path: str | os.PathLike, encoding: str = "utf-8", *,
-                   max_line_bytes: int = MAX_LINE_BYTES) -> LineFile:
+def read_line_file(path: str | os.PathLike, encoding: str = "utf-8", *, max_line_bytes: int = MAX_LINE_BYTES,
+                   cr_ends: bool = False) -> LineFile:
     """Read ``path`` ('-' for stdin) in chunks into a :class:`LineFile`.
 
     Raises
@@ -450,7 +457,7 @@ def read_line_file(path: str | os.PathLike, encoding: str = "utf-8", *,
         than ``max_line_bytes`` bytes of UTF-8, or a read error; the message
         names the file and line.
     """
-    name, pieces = read_pieces(path, encoding, max_line_bytes=max_line_bytes)
+    name, pieces = read_pieces(path, encoding, max_line_bytes=max_line_bytes, cr_ends=cr_ends)
     data = bytearray()
     offsets = [np.zeros(1, np.int64)]
     for buf, starts in pieces:

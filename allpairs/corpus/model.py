@@ -58,6 +58,8 @@ def ids_of(holder) -> Sequence:
 
 #: Reasons a file or folder is left out before it is read (keys of :attr:`Corpus.left_out`).
 HIDDEN, IGNORED, EXCLUDED, NOT_INCLUDED, NAMED_TWICE = "hidden", "ignored", "--exclude", "--include", "named twice"
+#: A symbolic link below a directory (not followed), and a FIFO, socket or device there (never read).
+LINK, SPECIAL = "symbolic link", "special file"
 
 
 class _Factory:
@@ -213,6 +215,11 @@ class Corpus:
                 what = " and ".join(count(n, noun) for n, noun in ((folders, "folder"), (files, "file")) if n)
                 by = "hidden" if why == HIDDEN else "ignored (.gitignore, .ignore, .git)"
                 parts.append(f"{what} {by}; {flag} reads them")
+        if self.left_out.get(LINK):  # a corpus of links (git-annex, DVC, a Hugging Face snapshot) read as nothing
+            parts.append(f"{count(self.left_out[LINK], 'symbolic link')} below a directory, not followed; name "
+                         "the files to read them")
+        if self.left_out.get(SPECIAL):
+            parts.append(f"{count(self.left_out[SPECIAL], 'FIFO, socket or device', 'FIFOs, sockets or devices')}")
         return "left out " + "; ".join(parts) if parts else None
 
     def empty_message(self) -> str:

@@ -2,6 +2,7 @@
 (ids checked unique, fields named in messages, cells as text, columns carried)."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -10,7 +11,7 @@ from typing import Sequence
 
 from ..errors import InputError
 from ..output.carried import JSON, STRING, Carried
-from ..output.escape import json_default
+from ..output.escape import json_text
 from .linefile import read_line_file
 from .model import Corpus
 
@@ -32,7 +33,7 @@ def cell_text(value) -> str:
     iso = getattr(value, "isoformat", None)
     if callable(iso):
         return iso()
-    return json.dumps(value, ensure_ascii=False, default=json_default)
+    return json_text(value)
 
 
 #: A lone surrogate: half of a UTF-16 pair, which no UTF-8 text holds (JSON's "\ud800" escape makes one).
@@ -128,7 +129,21 @@ def jsonl_object(line: str, where: str) -> dict | None:
                          "write such an id as a string") from None
     if not isinstance(obj, dict):
         raise InputError(f"{where}: expected a JSON object, got {json_type(obj)}")
+    for key in obj:
+        if line.count(_quoted(key)) > 1:  # cheap: a field written twice, or its name inside a value
+            names = [name for name, _ in json.loads(line, object_pairs_hook=list)]
+            twice = next((name for name in names if names.count(name) > 1), None)
+            if twice is not None:
+                raise InputError(f"{where}: field {twice!r} appears twice in the record; a JSON reader keeps one "
+                                 "of them (Python the last) and drops the other: keep one")
+            break
     return obj
+
+
+@functools.lru_cache(maxsize=4096)
+def _quoted(key: str) -> str:
+    """A field name as JSON writes it (quoted, escaped)."""
+    return json.dumps(key, ensure_ascii=False)
 
 
 def json_type(value) -> str:

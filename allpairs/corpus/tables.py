@@ -87,7 +87,7 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
         raise UsageError(f"{{{{quotechar}}}} {quotechar!r} is not one character that can quote a field; "
                          "give one such as '\"'", param="quotechar")
     quote = QUOTECHARS[kind] if quotechar is None else quotechar
-    lines = read_line_file(path, encoding)
+    lines = read_line_file(path, encoding, cr_ends=True)  # the csv module ends a line at a lone "\r" too
     name = lines.name
     text = lines.data.decode("utf-8", "surrogatepass")
     del lines
@@ -103,17 +103,23 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     columns = None
     if header:
         for line, row in rows:
-            columns = row
-            break
+            if row:  # blank lines before the header are no rows
+                columns = row
+                break
         _refuse_json_lines(text, name, kind)
         if columns is None:
             return Corpus(ids=[], texts=[], kind=kind, notes=[f"{name} has no header row"])
     width = len(columns) if columns is not None else None
+    sample: list[str] = []  # a one-column table's first cells: is it split by another delimiter?
     records: Records | None = None
     by_row = False
     n = 0
     repeats = []  # lines that repeat the header: tables joined by cat, each line then read as a document
     for line, row in rows:
+        if not row:  # a blank line: a row of one empty field in a table of one column (an empty title), else none
+            if width != 1:
+                continue
+            row = [""]
         where = f"{name}:{line}"
         if width is None:  # no header: the first row says how wide the table is
             width = len(row)
@@ -131,12 +137,16 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
         if header and row == columns:
             repeats.append(line)
         n += 1
+        if header and width == 1 and len(sample) < _SAMPLE:
+            sample.append(row[0])
         doc_id = str(n) if by_row else row[pick.id]
         records.add(where, line, doc_id, " ".join(row[c] for c in pick.texts), [row[c] for c in pick.keep])
     if records is None:
         if columns is not None:
             _Columns(columns, name, header, id_col, text_cols, keep)  # a bad column name is refused all the same
         return Corpus(ids=[], texts=[], kind=kind)
+    if sample:
+        _refuse_other_delimiter(name, kind, columns[0], sample)
     notes = [f"ids are row numbers: {name} has no 'id' column (--id-col names one)"] if by_row and header else []
     if repeats:
         notes.append(f"{name}:{repeats[0]}: the row repeats the header{_more(len(repeats) - 1, 'other')}, and is "
@@ -145,6 +155,27 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     corpus.id_column = None if by_row else columns[pick.id]
     corpus.header = list(columns) if keep_all else None
     return corpus
+
+
+#: Rows of a one-column table looked at for another delimiter.
+_SAMPLE = 100
+
+
+def _refuse_other_delimiter(name: str, kind: str, head: str, cells: list[str]) -> None:
+    """A table read as one column whose header and first rows each hold another delimiter as many times (a
+    TSV read as CSV, a CSV read as TSV, a spreadsheet's ';'-separated CSV): each line would be one text,
+    its id and every column in it, and the ids row numbers."""
+    cells = [cell for cell in cells if cell]  # a blank line: an empty row
+    for sep, what in (("\t", "tabs"), (",", "commas"), (";", "semicolons"), ("|", "bars")):
+        k = head.count(sep)
+        if sep == DELIMITERS[kind] or not k or not cells or any(cell.count(sep) != k for cell in cells):
+            continue
+        where = (f"{name}: its header ({head!r}) and its rows each hold {k} {what if k > 1 else what[:-1]}, so the "
+                 "table would be read as one column: each line one text, every field in it, ids row numbers")
+        if sep in DELIMITERS.values():
+            other = next(kd for kd, d in DELIMITERS.items() if d == sep)
+            raise UsageError(f"{where}: read it with {{{{kind={other}}}}}", param="kind")
+        raise InputError(f"{where}: save it with commas (CSV) or tabs (TSV) between the fields")
 
 
 def _more(n: int, what: str) -> str:
@@ -165,7 +196,8 @@ def _refuse_json_lines(text: str, name: str, kind: str) -> None:
 
 
 def _rows(reader, name: str, kind: str):
-    """(line the record starts on, fields) of each non-blank record, malformed CSV as an InputError."""
+    """(line the record starts on, fields) of each record, a blank line's none; malformed CSV as an
+    InputError."""
     while True:
         start = reader.line_num + 1
         try:
@@ -175,8 +207,7 @@ def _rows(reader, name: str, kind: str):
         except csv.Error as e:
             raise InputError(f"{name}:{start}: not valid {kind.upper()} ({e}); a quoted field ends with a quote "
                              "before the delimiter, and a quote inside one is written twice") from None
-        if row:
-            yield start, row
+        yield start, row
 
 
 class _Columns:

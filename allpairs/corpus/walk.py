@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .model import HIDDEN, IGNORED
+from .model import HIDDEN, IGNORED, LINK, SPECIAL
 
 
 #: Files whose gitignore-style patterns leave files out, read in this order (a later one wins).
@@ -78,7 +78,8 @@ def walk_paths(root: Path, *, hidden: bool, ignore: bool, left_out: Counter, on_
     ``.ignore`` files (in the tree and above it up to the repository's top)
     say, with git's rules (pathspec's GitIgnoreSpec). Each is counted in
     ``left_out`` under "hidden file", "hidden folder", "ignored file" or
-    "ignored folder".
+    "ignored folder"; so are symbolic links ("symbolic link") and FIFOs,
+    sockets and devices ("special file"), never read.
     """
     base = _parent_ignores(root) if ignore else []
     stack = [(root, "", base)]
@@ -96,8 +97,8 @@ def walk_paths(root: Path, *, hidden: bool, ignore: bool, left_out: Counter, on_
             r = f"{rel}/{e.name}" if rel else e.name
             try:
                 is_dir = e.is_dir(follow_symlinks=False)
-                if not is_dir and not e.is_file(follow_symlinks=False):
-                    continue
+                regular = is_dir or e.is_file(follow_symlinks=False)
+                link = not regular and e.is_symlink()
             except OSError as err:
                 on_error(r, f"unreadable ({err.strerror})")
                 continue
@@ -107,6 +108,9 @@ def walk_paths(root: Path, *, hidden: bool, ignore: bool, left_out: Counter, on_
                 continue
             if ignore and ((is_dir and e.name == ".git") or _ignored(rules, r, is_dir)):
                 left_out[f"{IGNORED} {kind}"] += 1
+                continue
+            if not regular:  # counted, so that a tree of links is not read as an empty one without a word
+                left_out[LINK if link else SPECIAL] += 1
                 continue
             if is_dir:
                 stack.append((Path(e.path), r, rules))

@@ -108,6 +108,8 @@ def add_file(path: str | os.PathLike, corpus: Corpus, *, on_wait: Callable[[], N
         plan = check_output(path, role="index", update=True)
         with timed(stats, "load"):
             index = SearchIndex.load(path, fd=fd)
+        if len(corpus):
+            index.check_kind(corpus)  # before the columns: sets into an index of texts lack its line texts too
         check_added_columns(corpus, index)
         note = line_ids_note(corpus, index)
         if note:

@@ -132,9 +132,11 @@ def check_added_columns(corpus: Corpus, index: "SearchIndex") -> None:
     added to an index of a table's rows): they would be added with that column empty, silently."""
     missing = [name for name in index.columns if name not in corpus.columns]
     if index.num_docs and missing:
+        those = 'that column' if len(missing) == 1 else 'those columns'
+        how = (f"read them with {those} ({{{{keep={missing[0]}}}}})" if corpus.kind in ("jsonl", "csv", "tsv", "parquet")
+               else f"add them as records (a table or JSON Lines) with {those}")
         raise UsageError(f"the index carries {', '.join(map(repr, missing))} beside each id and these documents "
-                         f"do not; read them with {'that column' if len(missing) == 1 else 'those columns'} "
-                         f"({{{{keep={missing[0]}}}}})", param="keep")
+                         f"do not; {how}", param="keep")
 
 
 def line_ids_note(corpus: Corpus, index: "SearchIndex") -> str | None:

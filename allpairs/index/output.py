@@ -9,10 +9,26 @@ from __future__ import annotations
 
 from typing import BinaryIO, Sequence
 
+from ..errors import UsageError
 from ..measures import Measure
 from ..pairs.result import similarity_text
 from ..output.tables import Column, carried, write_source_rows, write_table
 from ..output.tables import id_column as column_of_ids  # write_records has a parameter named id_column
+
+
+#: The columns of a match row beside the carried ones (CSV, JSON Lines and Parquet write them all).
+MATCH_COLUMNS = ("query", "indexed", "similarity", "overlap", "query_size", "indexed_size")
+
+
+def refuse_carried_names(side: str, names) -> None:
+    """A usage error for a carried column that a match row would write under the name of one of its own
+    (``size`` as ``indexed_size``, beside the set sizes): refused when the index is built, since every
+    query in CSV, JSON Lines or Parquet would fail."""
+    for name in names:
+        if f"{side}_{name}" in MATCH_COLUMNS:
+            raise UsageError(f"the index would carry a column named {name!r}, which queries would write as "
+                             f"'{side}_{name}' beside the column of the set sizes; rename it in the input, or "
+                             "carry only other columns ({{keep}})", param="keep")
 
 
 def write_rows(out: BinaryIO, fmt: str, names: tuple[str, str], left: Sequence[int], right: Sequence[int],

@@ -49,6 +49,7 @@ from ..output.files import OutputPlan
 from .arrays import spans
 from .ids import Ids, text_keys
 from .matches import Matches
+from .output import refuse_carried_names
 from .postings import Postings, alpha_cache, scratch
 from .rule import Rule
 from .sets import SetStore, set_hashes
@@ -160,6 +161,7 @@ class SearchIndex:
                stats: Stats | None = None, progress=None) -> "SearchIndex":
         if min_shingles < 0:
             raise UsageError(f"min_shingles {min_shingles} is negative; give 0 or more")
+        refuse_carried_names("indexed", corpus.columns)  # before the work: no index that no query can write
         stats = stats if stats is not None else Stats()
         sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
                                      stats=stats, progress=progress)
@@ -210,14 +212,18 @@ class SearchIndex:
                              param="normalize")
         if len(corpus) == 0:
             return np.zeros(1, np.int64), np.zeros(0, np.uint64)
+        self.check_kind(corpus)
         if self.label == TOKENS:
-            if corpus.sets is None:
-                raise UsageError("the index holds pre-tokenised sets; give sets ({{kind=sets}}), not texts", param="data")
             return hash_sets(corpus.sets)
-        if corpus.sets is not None:
+        return shingle_texts(corpus.texts, self.label, normalize=self.normalize, languages=corpus.languages)
+
+    def check_kind(self, corpus: Corpus) -> None:
+        """Refuse texts for an index of pre-tokenised sets, and sets for an index of texts' shingles."""
+        if self.label == TOKENS and corpus.sets is None:
+            raise UsageError("the index holds pre-tokenised sets; give sets ({{kind=sets}}), not texts", param="data")
+        if self.label != TOKENS and corpus.sets is not None:
             raise UsageError(f"the index holds {self.label} shingles of texts; give texts, not pre-tokenised sets",
                              param="data")
-        return shingle_texts(corpus.texts, self.label, normalize=self.normalize, languages=corpus.languages)
 
     # ---- queries -----------------------------------------------------------
 

@@ -119,8 +119,35 @@ def printable(value: str) -> str:
     return utf8(value).decode("utf-8", "backslashreplace")
 
 
+#: Around a decimal's digits while :func:`json_text` encodes it (a NUL, which JSON escapes, on each side), so
+#: that the quotes json.dumps puts around what ``default`` returns can be taken off.
+_DECIMAL = "\x00allpairs-decimal\x00"
+
+
 def json_default(value):
-    """JSON text of what JSON has no type for (``json.dumps(..., default=json_default)``): dates and times
-    as ISO 8601, anything else by ``str`` (a decimal as its digits)."""
+    """JSON of what JSON has no type for (``json.dumps(..., default=json_default)``): dates and times as
+    ISO 8601, a finite decimal as its digits between marks :func:`json_text` unquotes (a number), a NaN or
+    infinite one as null, anything else by ``str``."""
     iso = getattr(value, "isoformat", None)
-    return iso() if callable(iso) else str(value)
+    if callable(iso):
+        return iso()
+    if type(value).__name__ == "Decimal" and hasattr(value, "is_finite"):
+        return _DECIMAL + str(value) + _DECIMAL if value.is_finite() else None
+    return str(value)
+
+
+@functools.cache
+def _marked_decimal() -> re.Pattern:
+    import json
+
+    mark = re.escape(json.dumps(_DECIMAL)[1:-1])
+    return re.compile(f'"{mark}([^"\\\\]*){mark}"')
+
+
+def json_text(value) -> str:
+    """``value`` as JSON text (non-ASCII as it is), with :func:`json_default` for what JSON has no type for:
+    a decimal (a Parquet decimal column's value) is a number, as its digits, not a string of them."""
+    import json  # here: a run that writes no JSON does not load it
+
+    text = json.dumps(value, ensure_ascii=False, default=json_default)
+    return _marked_decimal().sub(r"\1", text) if "allpairs-decimal" in text else text

@@ -173,14 +173,16 @@ class OutputPlan:
     special: bool           # not a regular file: written straight through
     existing: os.stat_result | None
     role: str = "output"    # what the file is, for messages
+    fd: int | None = None   # a descriptor of this process the path names (/dev/stdout: 1), written through it
 
     def __init__(self, name: str, path: bytes, special: bool, existing: os.stat_result | None,
-                 role: str = "output") -> None:
+                 role: str = "output", fd: int | None = None) -> None:
         self.name = name
         self.path = path
         self.special = special
         self.existing = existing
         self.role = role
+        self.fd = fd
 
 
 def check_output(path: str | os.PathLike | None, *, role: str = "output", update: bool = False) -> OutputPlan | None:
@@ -212,11 +214,12 @@ def check_output(path: str | os.PathLike | None, *, role: str = "output", update
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise OutputError(f"{role} {name} is a directory; give a file name")
     real = os.path.realpath(raw) if os.path.islink(raw) else raw  # replace a link's target, not the link
-    if st is not None and (not stat.S_ISREG(st.st_mode) or _via_proc(raw)):
+    own = _own_fd(raw)
+    if st is not None and (not stat.S_ISREG(st.st_mode) or own is not None or _via_proc(raw)):
         # A device, FIFO or terminal, or a stream of this process (/dev/stdout, /dev/fd/N): write through.
         if not os.access(raw, os.W_OK):
             raise OutputError(f"{role} {name}: permission denied")
-        return OutputPlan(name, raw, True, st, role)
+        return OutputPlan(name, raw, True, st, role, own)
     parent = os.path.dirname(real) or b"."
     if not os.path.isdir(parent):
         raise OutputError(f"{role} {name}: directory {_display(parent)} does not exist")
@@ -244,6 +247,23 @@ def _via_proc(path: bytes) -> bool:
             return False
         path = os.path.join(os.path.dirname(path), os.readlink(path))
     return False
+
+
+def _own_fd(path: bytes) -> int | None:
+    """The descriptor N of this process that ``path`` names (``/dev/stdout``, ``/dev/fd/N``,
+    ``/proc/self/fd/N``), else None: written through a copy of it, which shares its offset, as a
+    redirection's other writers do (a file opened anew would write over what they write)."""
+    import re
+
+    for _ in range(40):
+        where = re.fullmatch(rb"/proc/(\d+)(?:/task/\d+)?/fd", os.path.realpath(os.path.dirname(os.path.abspath(path))))
+        if where is not None:
+            number = os.path.basename(path)
+            return int(number) if int(where.group(1)) == os.getpid() and number.isdigit() else None
+        if not os.path.islink(path):
+            return None
+        path = os.path.join(os.path.dirname(path), os.readlink(path))
+    return None
 
 
 def _writable(path: bytes, st: os.stat_result) -> bool:
@@ -516,8 +536,10 @@ def open_outputs(paths: Sequence[str | os.PathLike | None], plans: Sequence[Outp
             plan = plan or check_output(path, role=role)
             if plan.special:
                 try:
+                    # A descriptor of this process shares its offset with the shell's other writers; else
                     # O_APPEND: /dev/stdout on a file opened with >> keeps what is there.
-                    fd = os.open(plan.path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | os.O_CLOEXEC)
+                    fd = os.dup(plan.fd) if plan.fd is not None else \
+                        os.open(plan.path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | os.O_CLOEXEC)
                 except OSError as e:
                     raise OutputError(f"{plan.role} {plan.name}: {e.strerror}") from None
                 direct.append(fd)

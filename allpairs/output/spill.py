@@ -116,6 +116,8 @@ class PairRuns:
         import tempfile  # here: a run that never spills (a count, a small answer) does not load it
 
         self.root = tempfile.gettempdir() if where is None else os.fsdecode(where)
+        #: What moves the spill elsewhere, for the messages: TMPDIR, or (beside the output) the output's place.
+        self.elsewhere = "point TMPDIR elsewhere" if where is None else "write the output elsewhere"
         self.memory = memory
         self._made = 0  # run files made, for their names
         self.directory: str | None = None
@@ -143,7 +145,7 @@ class PairRuns:
                 registry._pending_dirs[os.fsencode(path)] = None
         except OSError as e:
             raise OutputError(f"cannot make a directory for spilled pairs in {self.root} ({e.strerror}); "
-                              "allow more memory or point TMPDIR elsewhere") from None
+                              f"allow more memory or {self.elsewhere}") from None
         self.directory = path
         self._finalizer = weakref.finalize(self, _remove, path, _hold(path))
         return path
@@ -181,7 +183,7 @@ class PairRuns:
                     need = self.needed(self.bytes + len(view)) if self.needed else self.bytes + len(view)
                     raise OutputError(f"no space left in {os.path.dirname(directory)} for the spilled pairs: "
                                       f"about {size_text(need)} needed ({size_text(self.bytes)} written); free "
-                                      "space there, point TMPDIR elsewhere, or allow more memory") from None
+                                      f"space there, {self.elsewhere}, or allow more memory") from None
                 raise OutputError(f"cannot write spilled pairs in {directory}: {e.strerror}") from None
             self.bytes += n
             view = view[n:]

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import UsageError, require_extra
 from .carried import Carried, finite_json, json_column
-from .escape import csv_field, json_default, json_field, printable, tsv_field, utf8
+from .escape import csv_field, json_field, json_text, printable, tsv_field, utf8
 
 #: Formats of tables; Parquet is binary and needs pyarrow.
 TABLE_FORMATS = ("tsv", "csv", "jsonl", "parquet")
@@ -193,7 +193,7 @@ def write_source_rows(out: BinaryIO, fmt: str, rows, docs: Sequence[int]) -> int
         _write_arrow(out, picked)
         return len(docs)
     for batch in picked.to_batches(_BATCH):
-        lines = (json.dumps(r, ensure_ascii=False, default=json_default) for r in batch.to_pylist())
+        lines = (json_text(r) for r in batch.to_pylist())
         # NaN and infinities, which Python writes and no JSON reader takes, as null (as carried columns do).
         out.write(utf8("".join((finite_json(line) if "NaN" in line or "Infinity" in line else line) + "\n"
                                for line in lines)))
