@@ -359,3 +359,31 @@ def test_an_id_given_twice_in_a_batch_is_found_both_times_and_the_first_named_is
     stats = Stats()
     assert index.add(twice, existing="skip", stats=stats).tolist() == [2, -1, -1, -1]
     assert list(index.ids) == ["a", "b", "c"] and len(stats.skipped) == 3
+
+
+@pytest.mark.kernel_paths("compiled", "python")
+@settings(max_examples=60, deadline=None)
+@given(corpus_and_threshold(), st.integers(0, 30), st.sampled_from([None, 1, 2, 5]), st.sampled_from([1, 2, 4096]),
+       st.integers(0, 4), MEASURES)
+def test_a_count_of_matches_is_the_number_a_query_returns_and_holds_no_document(case, cut, top, block, copies,
+                                                                                 measure):
+    """The count is answered a block of queries at a time and counts each set's documents without listing them:
+    the same number as ``len(query(...))``, with ``top``, with documents added to sets indexed before them."""
+    sets, t = case
+    t = for_measure(measure, t)
+    indexed, queries = split(sets, cut)
+    indexed = [[1]] + indexed
+    index = SearchIndex.build(indexed, t, measure=measure)
+    if copies:  # documents identical to indexed sets, waiting to be merged into their sets
+        index.add(Corpus(ids=[f"c{k}" for k in range(copies)], sets=[[str(x) for x in indexed[k % len(indexed)]]
+                                                                    for k in range(copies)], kind="sets"))
+    if top is not None and measure not in ("jaccard", "cosine", "dice"):
+        top = None
+    expected = len(index.query(queries, t, top=top))
+    saved = search.QUERY_BLOCK, index_sets.SetStore.documents
+    search.QUERY_BLOCK = block
+    index_sets.SetStore.documents = lambda *a: pytest.fail("a count listed documents")
+    try:
+        assert index.count(queries, t, top=top) == expected
+    finally:
+        search.QUERY_BLOCK, index_sets.SetStore.documents = saved

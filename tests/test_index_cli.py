@@ -73,6 +73,21 @@ def test_query_formats_and_count(built):
     assert n.stdout == "3\n" and n.stderr == ""
 
 
+def test_a_count_of_many_matches_of_one_set_is_the_number_of_lines_the_query_prints(tmp_path):
+    """300 identical documents queried by themselves: 90,000 matches of one distinct set, counted as its documents
+    (the count holds no match: 3,000 of them took 464 MiB before, 44 MiB now), with and without --top."""
+    same = tmp_path / "same.sets"
+    same.write_text("a b c\n" * 300)
+    idx = tmp_path / "same.idx"
+    assert run("index", "build", "-t", "0.5", "--sets", same, "-o", idx, "-q").exit_code == 0
+    for top in ((), ("--top", "7")):
+        printed = run("index", "query", idx, "--sets", same, "-q", *top)
+        counted = run("index", "query", idx, "--sets", same, "--count", *top)
+        assert counted.stdout == f"{len(printed.stdout.splitlines()) - 1}\n"
+        assert counted.stdout == ("90000\n" if not top else "2100\n")
+        assert f"300 queries against 300 documents at jaccard >= 0.5: {int(counted.stdout):,} matches" in counted.stderr
+
+
 def test_added_documents_are_found_and_the_file_is_replaced(built, tmp_path):
     idx, _ = built
     more = tmp_path / "more.sets"

@@ -167,7 +167,7 @@ def query_command(
         try:
             matches, stats = query_file(index, corpus, threshold, shingle=shingle,
                                         normalize=False if no_normalize else None, jobs=jobs or None, top=top,
-                                        progress=bar)
+                                        progress=bar, count=count)
         finally:
             bar.close()
         if count:

@@ -122,10 +122,23 @@ def add_file(path: str | os.PathLike, corpus: Corpus, *, on_wait: Callable[[], N
     return IndexRun(index, str(path), size, stats.joined, stats)
 
 
+class MatchCount:
+    """The number of matches of a query run (:func:`query_file` with ``count``), with the index and rule it was
+    answered from; ``len()`` is the number."""
+
+    def __init__(self, count: int, index: SearchIndex, rule: Rule):
+        self.count, self.index, self.rule = count, index, rule
+
+    def __len__(self) -> int:
+        return self.count
+
+
 def query_file(path: str | os.PathLike, corpus: Corpus, threshold=None, *, shingle=None, normalize=None,
-               jobs: int | None = None, top: int | None = None, progress=None) -> tuple[Matches, Stats]:
+               jobs: int | None = None, top: int | None = None, progress=None,
+               count: bool = False) -> tuple[Matches | MatchCount, Stats]:
     """Every document of the index in ``path`` reaching ``threshold`` (default: the index's) with each query
-    (only each query's ``top`` best when given)."""
+    (only each query's ``top`` best when given); with ``count``, only their number
+    (:meth:`SearchIndex.count`: the matches are never all held)."""
     stats = Stats()
     stats.documents = len(corpus) + len(corpus.skipped)
     stats.skipped = list(corpus.skipped)
@@ -133,8 +146,11 @@ def query_file(path: str | os.PathLike, corpus: Corpus, threshold=None, *, shing
     index = SearchIndex.load(path)
     stats.seconds["load"] = time.perf_counter() - t0
     with timed(stats, "query"):
-        matches = index.query(corpus, threshold, shingle=shingle, normalize=normalize, jobs=jobs, top=top,
-                              progress=progress)
+        answer = index.count if count else index.query
+        matches = answer(corpus, threshold, shingle=shingle, normalize=normalize, jobs=jobs, top=top,
+                         progress=progress)
+    if count:
+        matches = MatchCount(matches, index, index._rule_at(threshold))
     stats.pairs = len(matches)
     stats.peak_memory = peak_memory()
     return matches, stats

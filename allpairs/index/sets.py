@@ -93,6 +93,13 @@ class SetStore:
         indptr = self.indptr.array
         return indptr[s + 1] - indptr[s]
 
+    def documents_per_set(self) -> np.ndarray:
+        """How many documents each set stands for (int64), those waiting to be merged in included."""
+        per_set = np.diff(self.set_doc_ptr.array)
+        if len(self.joined_set):
+            per_set = per_set + np.bincount(self.joined_set.array, minlength=len(per_set))
+        return per_set.astype(np.int64, copy=False)
+
     def documents(self, q: np.ndarray, s: np.ndarray, o: np.ndarray) -> tuple[np.ndarray, ...]:
         """(query, set, overlap) matches expanded to their sets' documents: (q, s, o, doc), sorted by (q, doc)."""
         ptr = self.set_doc_ptr.array
