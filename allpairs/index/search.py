@@ -266,12 +266,7 @@ class SearchIndex:
         progress : callable(stage, done, total), optional
             Told the queries answered ("query"), a block at a time.
         """
-        rule = self._rule_at(threshold)
-        if top is not None:
-            check_k("top", top, rule.row)
-        corpus = as_corpus(data)
-        indptr, keys = self._keys(corpus, shingle, normalize)
-        ranked = self.vocab.rank(indptr, keys)
+        rule, corpus, ranked = self._ranked_queries(data, threshold, shingle, normalize, top)
         q, s, o = self._query_ranked(ranked, rule, jobs=resolve_jobs(jobs), progress=progress)
         matches = self._matches(ranked, q, s, o, list(corpus.ids), rule)
         # As text, as the index holds its own documents' columns (its file stores texts): the two sides of a
@@ -291,12 +286,7 @@ class SearchIndex:
         counted as the documents of those sets and dropped: the memory is a block's matches of sets, not
         the answer (3,000 identical queries against the same 3,000 documents: 9 M matches, one set).
         """
-        rule = self._rule_at(threshold)
-        if top is not None:
-            check_k("top", top, rule.row)
-        corpus = as_corpus(data)
-        indptr, keys = self._keys(corpus, shingle, normalize)
-        ranked = self.vocab.rank(indptr, keys)
+        rule, corpus, ranked = self._ranked_queries(data, threshold, shingle, normalize, top)
         per_set = self.sets.documents_per_set()
 
         def counted(a: int, b: int, q: np.ndarray, s: np.ndarray, o: np.ndarray) -> int:
@@ -306,6 +296,15 @@ class SearchIndex:
             return int(np.minimum(per_query, top).sum())
 
         return sum(self._query_ranked(ranked, rule, jobs=resolve_jobs(jobs), progress=progress, reduce=counted))
+
+    def _ranked_queries(self, data, threshold, shingle, normalize, top) -> tuple[Rule, Corpus, Ranked]:
+        """The rule at ``threshold``, the queries as a corpus, and their sets ranked by the index's vocabulary."""
+        rule = self._rule_at(threshold)
+        if top is not None:
+            check_k("top", top, rule.row)
+        corpus = as_corpus(data)
+        indptr, keys = self._keys(corpus, shingle, normalize)
+        return rule, corpus, self.vocab.rank(indptr, keys)
 
     def _matches(self, ranked: Ranked, q, s, o, query_ids, rule) -> Matches:
         """Expand matching sets to their documents, sorted by (query, indexed document)."""
