@@ -84,6 +84,21 @@ class InputError(AllPairsError):
 class EmptyCorpusError(InputError):
     """No document with at least one shingle was left to join."""
 
+    @classmethod
+    def no_sets(cls, read: int, min_shingles: int, label: str | None, side: str = "") -> "EmptyCorpusError":
+        """The error of a corpus (``side`` of an R–S join: "" or "against: ") of ``read`` documents none of
+        which holds ``min_shingles`` or more shingles (``label``, e.g. "word:1"; None: sets of tokens), in
+        the words of every engine."""
+        least = max(1, min_shingles)
+        if read == 0:
+            return cls(f"{side}the corpus is empty: no document was read")
+        if label is None:  # sets are joined on their tokens: no shingle size to change
+            lower = " or lower --min-shingles" if min_shingles > 1 else ""
+            return cls(f"{side}no set has {least} or more tokens ({read} read); give lines of "
+                       f"whitespace-separated tokens{lower}")
+        return cls(f"{side}no document has {least} or more {label} shingles ({read} read); try shorter "
+                   "shingles, e.g. --shingle char:3")
+
 
 class OutputError(AllPairsError):
     """The results cannot be written: a full disk, a closed stdout, a directory or read-only file as output (exit status 1)."""

@@ -252,10 +252,5 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     for side, lo, hi in sides:
         if sets.num_sets and (n_left is None or (sets.doc_set[lo:hi] >= 0).any()):
             continue
-        if corpus.sets is not None:  # sets are joined on their tokens: no shingle size to change
-            lower = " or lower --min-shingles" if min_shingles > 1 else ""
-            raise EmptyCorpusError(f"{side}no set has {max(1, min_shingles)} or more tokens ({hi - lo} read); "
-                                   f"give lines of whitespace-separated tokens{lower}")
-        raise EmptyCorpusError(f"{side}no document has {max(1, min_shingles)} or more {label} shingles "
-                               f"({hi - lo} read); try shorter shingles, e.g. --shingle char:3")
+        raise EmptyCorpusError.no_sets(hi - lo, min_shingles, None if corpus.sets is not None else label, side)
     return sets, label
