@@ -1561,7 +1561,7 @@ def test_a_small_local_input_starts_the_jvm_with_the_quick_compiler_only(tmp_pat
 
     monkeypatch.setattr(run, "_spark_active", lambda: False)
     for name in JVM_OPTION_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name)
     quick = {"spark.driver.extraJavaOptions": LOCAL_JVM_OPTIONS}
     assert run.session_conf(None, [TINY], None) == quick
     assert run.session_conf("local[2]", [TINY, TINY], {"spark.driver.memory": "6g"}) == {**quick,
@@ -1590,7 +1590,7 @@ def test_a_jvm_started_for_a_local_master_gets_the_parallel_collector_unless_jvm
     monkeypatch.setattr(session, "_jvm_running", lambda: False)
     monkeypatch.setattr(class_archive, "conf_dir", lambda: tmp_path)
     for name in session.JVM_OPTION_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name)
     gc = session.LOCAL_GC_OPTION
     assert session._gc_option("local[2]", {}) == gc
     assert session._gc_option("local[*]", {"spark.driver.memory": "6g"}) == gc
@@ -1897,3 +1897,45 @@ def test_two_spark_runs_of_a_command_write_the_same_files_byte_for_byte(tmp_path
             files.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
         assert "part-00000-c000.snappy.parquet" in files[0], (what, sorted(files[0]))
         assert files[0] == files[1], (what, sorted(files[0]), sorted(files[1]))
+
+
+def test_the_rows_of_each_part_file_are_the_same_on_every_run_and_master(spark, tmp_path, monkeypatch):
+    # A sort's partitions follow range bounds that Spark samples (seeded by the session's count of shuffles),
+    # as many as the master's cores make: three writes of one join in one session split their rows three
+    # ways, and a master of more cores wrote more files. Now part file k holds the k-th run of PAIRS_PER_FILE
+    # pairs (ROWS_PER_FILE rows for dedup and clusters), whatever the shuffles' partitions.
+    # (The join distributed, not in one task: one partition to sort, Spark wrote one file.)
+    import pyarrow.parquet as pq
+
+    from allpairs.engines.spark import run as spark_run
+    from allpairs.engines.spark import run_dedup
+    from allpairs.engines.spark.files import _session_conf
+    from allpairs.index import dedup as local_dedup
+
+    rng = Random(59)
+    sets = [[f"t{x}" for x in rng.sample(range(12), 5)] for _ in range(200)]
+    path = tmp_path / "sets.txt"
+    path.write_text("".join(" ".join(s) + "\n" for s in sets))
+    monkeypatch.setattr(spark_run, "PAIRS_PER_FILE", 300)
+    monkeypatch.setattr(run_dedup, "ROWS_PER_FILE", 15)
+    written = []
+    for partitions in ("2", "5"):  # as on masters of one core and of more: the sort's partitions, uncoalesced
+        with _session_conf(spark, {"spark.sql.shuffle.partitions": partitions,
+                                   "spark.sql.adaptive.coalescePartitions.enabled": "false"}):
+            out = tmp_path / f"pairs-{partitions}"
+            n = spark_run.run(str(path), "0.5", kind="sets", output=str(out), one_task=False).pairs
+            written.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
+            assert sum(name.endswith(".parquet") for name in written[-1]) == -(-n // 300) > 2, sorted(written[-1])
+    assert written[0] == written[1], [sorted(files) for files in written]
+    table = pq.read_table(tmp_path / "pairs-5")
+    assert list(zip(table.column("left").to_pylist(), table.column("right").to_pylist())) == \
+        [(str(p.left + 1), str(p.right + 1)) for p in allpairs.join(sets, 0.5).pairs]
+    # Dedup's kept rows (and clusters', written alike): a file per ROWS_PER_FILE of them, in input order.
+    with _session_conf(spark, {"spark.sql.shuffle.partitions": "5",
+                               "spark.sql.adaptive.coalescePartitions.enabled": "false"}):
+        kept = run_dedup.run_dedup(str(path), "0.5", kind="sets", output=str(tmp_path / "kept")).rows
+    parts = sorted((tmp_path / "kept").glob("part-*.parquet"))
+    assert [p.name for p in parts] == [f"part-{k:05d}-c000.snappy.parquet" for k in range(-(-kept // 15))]
+    assert len(parts) > 2 and [len(pq.read_table(p)) for p in parts[:-1]] == [15] * (len(parts) - 1)
+    assert [int(i) - 1 for i in pq.read_table(tmp_path / "kept").column("id").to_pylist()] == \
+        local_dedup(sets, 0.5).kept.tolist()

@@ -15,12 +15,14 @@ from ...errors import UsageError
 from ...index.dedup import empty_kept_note
 from ...output.files import partial_directory
 from .clusters import plan_clusters
-from .dataset import make_reproducible
+from .dataset import in_files, make_reproducible
 from .dedup import plan_dedup
 from .run import (KINDS, raise_worker_error, SparkRun, _stop_jvm, check_output_dir, check_parquet, read_documents,
                   session_conf)
 from .session import get_session
 
+#: Rows a written part file holds (the last, the rest).
+ROWS_PER_FILE = 100_000
 #: Columns of a directory's frame that the rows written leave out: they are the files' paths (ids).
 DIRECTORY_COLUMNS = ("text", "language")
 
@@ -97,7 +99,7 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
                               **({"language_col": "language"} if read.language_col else {}))
             res.shingle, res.threshold, res.rounds, res.largest = c.shingle, str(c.threshold), c.rounds, c.largest
             res.clusters = c.clusters
-            rows, n_rows = c.rows, None
+            rows = c.rows
         else:
             d = plan_dedup(df, threshold, id_col=read.id_col, text_col=read.text_col, tokens_col=read.tokens_col,
                            order_col=read.order_col, shingle=shingle, measure=measure, normalize=normalize,
@@ -109,7 +111,6 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
             if empty:
                 res.notes.append(empty_kept_note(empty, d.shingle))
             rows = d.rows.where(F.col("duplicate_of").isNotNull()) if removed else d.rows
-            n_rows = res.removed if removed else res.kept
             if kind in ("lines", "sets"):
                 rows = rows.drop("line")
             elif kind == "parquet" and read.order_col is not None:
@@ -119,14 +120,10 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
         res.seconds["decide"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         if not count:
-            if n_rows is None:
-                rows = rows.persist()
-                n_rows = rows.count()
-            res.rows = n_rows
-            # A partition per ~100,000 rows, not one per shuffle partition.
-            rows = rows.coalesce(max(1, -(-n_rows // 100_000)))
-            with partial_directory(local_output, stop_writer=lambda: _stop_jvm(spark)) as tmp:
-                rows.write.mode("overwrite").parquet("file://" + tmp)
+            # A file per ROWS_PER_FILE rows in order, not one per shuffle partition (nor a sort's sampled split).
+            with in_files(rows, ROWS_PER_FILE) as (placed, res.rows), \
+                    partial_directory(local_output, stop_writer=lambda: _stop_jvm(spark)) as tmp:
+                placed.write.mode("overwrite").parquet("file://" + tmp)
                 make_reproducible(tmp)  # no job UUID in the names, footers' encodings sorted
             res.output = str(output)
         res.seconds["write" if not count else "count"] = time.perf_counter() - t0
