@@ -470,6 +470,13 @@ def test_bad_input_on_either_side_is_one_line_naming_the_column_and_the_fix(spar
     r = cli("join", "--engine", "spark", "--jsonl", tmp_path / "b.jsonl", "--against", tmp_path / "a.jsonl",
             "-t", "0.5", "--count")
     assert r.exit_code == 1 and r.stderr.count("\n") == 1 and "id 'x' is given 2 times" in r.stderr, r.stderr
+    # A --keep-col field that a side's first record lacks: the local engine's line (Spark carried nulls).
+    (tmp_path / "c.jsonl").write_text('{"id": "y", "text": "a b", "url": "u"}\n')
+    for a, b in (("b.jsonl", "c.jsonl"), ("c.jsonl", "b.jsonl")):
+        args = ["join", "--jsonl", tmp_path / a, "--against", tmp_path / b, "-t", "0.5", "--keep-col", "url", "-q"]
+        local, r = cli(*args), cli(*args, "--engine", "spark")
+        assert local.exit_code == 1 and "b.jsonl:1: no 'url' field (the record has id, text)" in local.stderr
+        assert (r.exit_code, r.stdout, r.stderr) == (1, "", local.stderr), r.output
     # The Python API: another id type on the against side is one line naming both columns.
     from allpairs.errors import UsageError
 
