@@ -82,6 +82,8 @@ def test_exact_join_equals_the_oracle_on_random_corpora(spark, many, data):
     # Prefix tokens dealt into one group (every set in one task), a few, or the default number.
     token_groups = data.draw(st.sampled_from([1, 3, None]), label="token_groups")
     df = token_frame(spark, many)
+    if refused_without_a_set(many, lambda: allpairs.spark.join(df, t, tokens_col="toks", order_col="n")):
+        return
     # Both plans: the distributed one (token groups, hot splits) and every set in one task.
     rows = allpairs.spark.join(df, t, tokens_col="toks", order_col="n", max_group=max_group,
                                broadcast_limit=broadcast_limit, token_groups=token_groups, one_task=False).collect()
@@ -89,6 +91,18 @@ def test_exact_join_equals_the_oracle_on_random_corpora(spark, many, data):
     for c, sets in enumerate(many):
         assert got.get(c, []) == all_pairs(sets, t), (c, sets, t)
     assert by_corpus(allpairs.spark.join(df, t, tokens_col="toks", order_col="n", one_task=True).collect()) == got
+
+
+def refused_without_a_set(many, join) -> bool:
+    """Whether no corpus of ``many`` has a set; then ``join()`` must refuse them, as allpairs.join refuses an
+    empty corpus."""
+    if any(any(sets) for sets in many):
+        return False
+    from allpairs.errors import EmptyCorpusError
+
+    with pytest.raises(EmptyCorpusError, match="^the corpus is empty: no document was read$|^no set"):
+        join()
+    return True
 
 
 def hot_corpus():
@@ -1317,6 +1331,9 @@ def test_options_are_those_of_allpairs_join_and_an_unknown_one_is_a_type_error(s
                         Fraction(999999999, 10**9)]))
 def test_cosine_and_dice_equal_the_oracle(spark, many, measure, t):
     # A Jaccard join at a bound low enough (t/(2-t) for Dice, t² for cosine), then the measure's own test.
+    if refused_without_a_set(many, lambda: allpairs.spark.join(token_frame(spark, many), t, tokens_col="toks",
+                                                                 order_col="n", measure=measure)):
+        return
     for one_task in (False, True):
         pairs = allpairs.spark.join(token_frame(spark, many), t, tokens_col="toks", order_col="n", measure=measure,
                                     cache=False, one_task=one_task)
@@ -1561,7 +1578,7 @@ def test_a_small_local_input_starts_the_jvm_with_the_quick_compiler_only(tmp_pat
 
     monkeypatch.setattr(run, "_spark_active", lambda: False)
     for name in JVM_OPTION_VARIABLES:
-        monkeypatch.delenv(name)
+        monkeypatch.delenv(name, raising=False)
     quick = {"spark.driver.extraJavaOptions": LOCAL_JVM_OPTIONS}
     assert run.session_conf(None, [TINY], None) == quick
     assert run.session_conf("local[2]", [TINY, TINY], {"spark.driver.memory": "6g"}) == {**quick,
@@ -1590,7 +1607,7 @@ def test_a_jvm_started_for_a_local_master_gets_the_parallel_collector_unless_jvm
     monkeypatch.setattr(session, "_jvm_running", lambda: False)
     monkeypatch.setattr(class_archive, "conf_dir", lambda: tmp_path)
     for name in session.JVM_OPTION_VARIABLES:
-        monkeypatch.delenv(name)
+        monkeypatch.delenv(name, raising=False)
     gc = session.LOCAL_GC_OPTION
     assert session._gc_option("local[2]", {}) == gc
     assert session._gc_option("local[*]", {"spark.driver.memory": "6g"}) == gc
@@ -1603,7 +1620,7 @@ def test_a_jvm_started_for_a_local_master_gets_the_parallel_collector_unless_jvm
                         ("PYSPARK_SUBMIT_ARGS", "--conf spark.driver.extraJavaOptions=-Xss4m pyspark-shell")):
         monkeypatch.setenv(name, value)
         assert session._gc_option("local[2]", {}) is None, (name, value)
-        monkeypatch.delenv(name)
+        monkeypatch.delenv(name, raising=False)
     (tmp_path / "spark-defaults.conf").write_text("spark.driver.extraJavaOptions -XX:+UseG1GC\n")
     assert session._gc_option("local[2]", {}) is None
     (tmp_path / "spark-defaults.conf").write_text("spark.driver.memory 2g\n")
