@@ -1678,6 +1678,32 @@ def test_a_small_input_with_no_master_is_joined_by_the_local_engine_as_spark_wri
     assert r.exit_code == 1 and "Spark was started" in r.stderr, r.stderr
 
 
+def test_lines_carry_their_text_beside_each_pair_as_locally(spark, tmp_path, monkeypatch):
+    # The local engine carries each line of --lines beside the pair (left_text, right_text); Spark's self-join
+    # wrote the pair columns alone. Spark and the small input's local run write the same dataset.
+    import pyarrow.parquet as pq
+
+    from allpairs.engines.spark import run
+
+    lines = tmp_path / "lines.txt"
+    lines.write_text("the quick brown fox\nthe quick brown fox jumps\n\nlorem ipsum\nLorem ipsum!\n")
+    args = ["join", "-q", "-t", "0.5", "-s", "word:1", "--lines", lines]
+    assert cli(*args, "-o", tmp_path / "local.parquet").exit_code == 0
+    r = cli(*args, "--engine", "spark", "--master", "local[2]", "-o", tmp_path / "spark")
+    assert r.exit_code == 0, r.output
+    got = pq.read_table(tmp_path / "spark")
+    want = pq.read_table(tmp_path / "local.parquet")
+    assert got.column_names == want.column_names == ["left", "right", "similarity", "overlap", "left_size",
+                                                     "right_size", "left_text", "right_text"]
+    assert [[str(v) for v in row.values()] for row in got.to_pylist()] == \
+        [[str(v) for v in row.values()] for row in want.to_pylist()] == \
+        [["1", "2", "0.8", "4", "4", "5", "the quick brown fox", "the quick brown fox jumps"],
+         ["4", "5", "1.0", "2", "2", "2", "lorem ipsum", "Lorem ipsum!"]]
+    monkeypatch.setattr(run, "_spark_active", lambda: False)
+    r = cli(*args, "--engine", "spark", "-o", tmp_path / "small")
+    assert r.exit_code == 0 and pq.read_table(tmp_path / "small").equals(got), r.output
+
+
 def test_a_worker_s_error_names_flags_on_the_command_line_and_parameters_in_python():
     # A worker's error reaches the driver as traceback text: its template rides along as a note, so that
     # a missing JSON Lines field reads --id-col on the command line, as the local engine's does.

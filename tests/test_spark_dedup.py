@@ -387,7 +387,8 @@ def test_join_clusters_engine_spark_writes_the_local_engines_cluster_table(spark
     assert got.exit_code == 0, got.output
     assert "large-star/small-star round" in got.stderr
     table = pq.read_table(tmp_path / "clusters")
-    want = [line.split("\t")[:3] for line in local.stdout.splitlines()[1:]]
+    want = [line.split("\t") for line in local.stdout.splitlines()[1:]]
+    assert table.column_names == local.stdout.split("\n")[0].split("\t") == ["id", "cluster", "cluster_size", "text"]
     assert [[str(v) for v in row.values()] for row in table.to_pylist()] == want
 
 

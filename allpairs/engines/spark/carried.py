@@ -171,10 +171,13 @@ def check_parquet_keep(path: str, keep) -> None:
 
 def carried_frame(spark, read, path: str, kind: str, keep: list[str], keep_all: bool, id_field: str = "id"):
     """(frame of ``_id`` and the carried columns ``c0``, ``c1``, ..., their names) of one input; None when
-    nothing is carried. ``read`` is the input's :class:`~allpairs.engines.spark.run.Documents`."""
+    nothing is carried (``--lines``: the line, as ``text``). ``read`` is the input's
+    :class:`~allpairs.engines.spark.run.Documents`."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
+    if kind == "lines":  # the line itself, as the local engine carries it (left_text, right_text)
+        return read.df.select(F.col(quoted(read.id_col)).alias("_id"), F.col("value").alias("c0")), ["text"]
     if not keep and not keep_all:
         return None
     if kind == "parquet":

@@ -267,7 +267,8 @@ def _join_locally(path: str, threshold, size: int, *, kind: str, output: str | N
         import pyarrow.parquet as pq
 
         buf = io.BytesIO()
-        write_pairs_table(res.pairs, res.ids, buf, res.measure, columns=res.columns if keep or keep_all else None)
+        write_pairs_table(res.pairs, res.ids, buf, res.measure,
+                          columns=res.columns if keep or keep_all or kind == "lines" else None)
         buf.seek(0)
         # Spark's types: ids as strings (line numbers too), overlaps and sizes int32; carried columns as written.
         table = pq.read_table(buf)

@@ -100,6 +100,9 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
             res.shingle, res.threshold, res.rounds, res.largest = c.shingle, str(c.threshold), c.rounds, c.largest
             res.clusters = c.clusters
             rows = c.rows
+            if kind == "lines":  # each line beside its number, as locally (text)
+                rows = rows.join(df.select("id", "text", "line"), "id").orderBy("cluster", "line") \
+                    .select("id", "cluster", "cluster_size", "text")
         else:
             d = plan_dedup(df, threshold, id_col=read.id_col, text_col=read.text_col, tokens_col=read.tokens_col,
                            order_col=read.order_col, shingle=shingle, measure=measure, normalize=normalize,
