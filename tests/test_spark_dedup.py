@@ -353,6 +353,32 @@ def test_dedup_engine_spark_writes_the_local_engines_kept_and_removed_lines(spar
     assert not list(tmp_path.glob(".*part*"))  # nothing left beside the datasets
 
 
+def test_dedup_engine_spark_writes_the_kept_json_lines_records_whole_as_locally(spark, tmp_path):
+    # The local dedup writes every field of a kept record (typed as in its Parquet output), the id under its
+    # own name; Spark wrote its frame's id, text and line number instead.
+    import json
+
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from allpairs.cli import app
+
+    records = [{"key": "a", "body": "the quick brown fox", "n": 1, "tags": ["x"], "ok": True},
+               {"key": "b", "body": "the quick brown fox!", "n": 2, "tags": [], "ok": None, "late": 2.5},
+               {"key": "c", "body": "lorem ipsum", "n": None, "tags": ["y", "z"], "ok": False},
+               {"key": "d", "body": "", "n": 4, "tags": None, "ok": True}]
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    run = lambda *a: CliRunner().invoke(app, [str(x) for x in a], prog_name="allpairs")  # noqa: E731
+    args = ["dedup", "-q", "-t", "0.6", "-s", "word:1", "--jsonl", path, "--id-col", "key", "--text-col", "body"]
+    assert run(*args, "-o", tmp_path / "local.parquet").exit_code == 0
+    got = run(*args, "--engine", "spark", "-o", tmp_path / "kept")
+    assert got.exit_code == 0, got.output
+    want, table = pq.read_table(tmp_path / "local.parquet"), pq.read_table(tmp_path / "kept")
+    assert table.schema.remove_metadata() == want.schema.remove_metadata()
+    assert table.to_pylist() == want.to_pylist() and table.column("key").to_pylist() == ["a", "c", "d"]
+
+
 def test_the_public_names_give_rs_containment_pairs_and_a_join_writes_one_file(spark, tmp_path):
     import allpairs.spark
     from allpairs.errors import UsageError

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from ...errors import UsageError
 from ...index.dedup import empty_kept_note
 from ...output.files import partial_directory
+from .carried import carried_frame
 from .clusters import plan_clusters
 from .dataset import in_files, make_reproducible
 from .dedup import plan_dedup
@@ -46,6 +47,22 @@ class SparkDedupRun:
     output: str | None = None
     seconds: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)  # lines for stderr, as the local dedup's Stats.notes
+
+
+def _records(spark, read, path: str, id_field: str, rows):
+    """The JSON Lines records of dedup's ``rows`` (id, text, line, then dedup's columns) whole, as the local
+    dedup writes them to Parquet: the id field, then every other field of these records (typed over them as
+    the local engine's Parquet output types them, :func:`.carried.carried_frame`), then dedup's columns; in
+    input order."""
+    from pyspark.sql import functions as F
+
+    from .run import _read_lines
+
+    written = _read_lines(spark, path).join(rows.select("line"), "line", "left_semi")
+    fields, names = carried_frame(spark, read, path, "jsonl", [], True, id_field, lines=written)
+    extra = [c for c in rows.columns if c not in ("id", "text", "line")]  # --removed: duplicate_of, similarity
+    return rows.join(fields, rows["id"] == fields["_id"]).orderBy("line").select(
+        F.col("id").alias(id_field), *[F.col(f"c{i}").alias(n) for i, n in enumerate(names)], *extra)
 
 
 def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | None = None, removed: bool = False,
@@ -120,6 +137,8 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
                 rows = rows.drop(read.order_col)  # a dataset's order (:func:`.run.file_order`), not a column of it
             elif kind == "directory":
                 rows = rows.drop(*DIRECTORY_COLUMNS)  # the files' paths, as locally; not their texts
+            elif kind == "jsonl" and not count:
+                rows = _records(spark, read, str(path), id_field, rows)
         res.seconds["decide"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         if not count:
