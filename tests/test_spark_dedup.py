@@ -379,6 +379,26 @@ def test_dedup_engine_spark_writes_the_kept_json_lines_records_whole_as_locally(
     assert table.to_pylist() == want.to_pylist() and table.column("key").to_pylist() == ["a", "c", "d"]
 
 
+def test_dedup_engine_spark_writes_the_kept_ids_of_sets_as_locally(spark, tmp_path):
+    # The local dedup of --sets writes the kept line numbers alone (a set's tokens are not carried, as in
+    # its joins); Spark wrote each set's line beside.
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from allpairs.cli import app
+
+    path = tmp_path / "sets.txt"
+    path.write_text("a b c\na b c\nb c d e\n\nx y\nx y z\n")
+    run = lambda *a: CliRunner().invoke(app, [str(x) for x in a], prog_name="allpairs")  # noqa: E731
+    args = ["dedup", "-q", "-t", "0.5", "--sets", path]
+    assert run(*args, "-o", tmp_path / "local.parquet").exit_code == 0
+    got = run(*args, "--engine", "spark", "-o", tmp_path / "kept")
+    assert got.exit_code == 0, got.output
+    want, table = pq.read_table(tmp_path / "local.parquet"), pq.read_table(tmp_path / "kept")
+    assert table.column_names == want.column_names == ["id"]
+    assert table.column("id").to_pylist() == want.column("id").to_pylist() == ["1", "3", "4", "5"]
+
+
 def test_the_public_names_give_rs_containment_pairs_and_a_join_writes_one_file(spark, tmp_path):
     import allpairs.spark
     from allpairs.errors import UsageError

@@ -132,7 +132,8 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
                 res.notes.append(empty_kept_note(empty, d.shingle))
             rows = d.rows.where(F.col("duplicate_of").isNotNull()) if removed else d.rows
             if kind in ("lines", "sets"):
-                rows = rows.drop("line")
+                # As locally: a line's number (its id), and the text of --lines; --sets carries no tokens.
+                rows = rows.drop("line", *(["tokens"] if kind == "sets" else []))
             elif kind == "parquet" and read.order_col is not None:
                 rows = rows.drop(read.order_col)  # a dataset's order (:func:`.run.file_order`), not a column of it
             elif kind == "directory":
