@@ -84,6 +84,27 @@ class InputError(AllPairsError):
 class EmptyCorpusError(InputError):
     """No document with at least one shingle was left to join."""
 
+    @classmethod
+    def no_sets(cls, read: int, min_shingles: int, label: str | None, side: str = "",
+                most: int | None = None) -> "EmptyCorpusError":
+        """The error of a corpus (``side`` of an R–S join: "" or "against: ") of ``read`` documents none of
+        which holds ``min_shingles`` or more shingles (``label``, e.g. "word:1"; None: sets of tokens), in
+        the words of every engine. ``most``, where known, is the most shingles a document has: the fix named
+        is the one that keeps that document, never a setting that would leave the corpus empty again."""
+        least = max(1, min_shingles)
+        if read == 0:
+            return cls(f"{side}the corpus is empty: no document was read")
+        what = "set has" if label is None else "document has"
+        unit = "tokens" if label is None else f"{label} shingles"
+        if least == 1 or most == 0:  # every document is blank: no setting helps
+            return cls(f"{side}no {what} a {unit[:-1]} ({read:,} read): every one is empty"
+                       + ("; give lines of whitespace-separated tokens" if label is None else ""))
+        if most is None:  # an engine that does not count the largest
+            return cls(f"{side}no {what} {least} or more {unit} ({read:,} read); give a lower "
+                       "{{min_shingles}}", param="min_shingles")
+        return cls(f"{side}no {what} {least} or more {unit} ({read:,} read); the largest has {most}: give "
+                   f"{{{{min_shingles={most}}}}} or less to keep it", param="min_shingles")
+
 
 class OutputError(AllPairsError):
     """The results cannot be written: a full disk, a closed stdout, a directory or read-only file as output (exit status 1)."""

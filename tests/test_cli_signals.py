@@ -349,20 +349,31 @@ def left_in(folders: list[Path], wait_s: float = 60) -> list[str]:
         time.sleep(0.05)
 
 
+def _needs_spark() -> None:
+    """Skip, saying why, where the Spark engine cannot start: no pyspark, or no Java runtime."""
+    pytest.importorskip("pyspark", reason="the Spark engine needs the spark extra")
+    from allpairs.engines.spark.session import find_java
+
+    if find_java() is None:
+        pytest.skip("no Java runtime for Spark")
+
+
+def _spark_tmp(tmp_path: Path) -> tuple[Path, str]:
+    """For a Spark run's signal test (skipped where Spark cannot start): a TMPDIR of its own, and a marker
+    for the environment of its processes."""
+    _needs_spark()
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    return tmp, uuid.uuid4().hex
+
+
 @pytest.mark.long_running
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_while_spark_starts_leaves_no_folder_of_the_jvms_port_and_secret(tmp_path, signum):
     # pyspark writes where the JVM listens, and its secret, in a folder of its own (tempfile.mkdtemp) and
     # removes it in a finally once read; the watcher ends the program at once on a signal, so a signal
     # during the JVM's start left that folder (72 bytes: port and secret) in TMPDIR.
-    pytest.importorskip("pyspark", reason="the Spark engine needs the spark extra")
-    from allpairs.engines.spark.session import find_java
-
-    if find_java() is None:
-        pytest.skip("no Java runtime for Spark")
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    marker = uuid.uuid4().hex
+    tmp, marker = _spark_tmp(tmp_path)
     scratch, env = _spark_scratch(tmp_path)
     proc = subprocess.Popen(
         [sys.executable, "-m", "allpairs", "join", "--engine", "spark", "--master", "local[1]", "-t", "0.5",
@@ -396,16 +407,46 @@ def test_a_signal_while_spark_starts_leaves_no_folder_of_the_jvms_port_and_secre
     assert survivors == []
 
 
+# The child signals itself in pyspark's launch_gateway, between its mkdtemp (the folder of the JVM's port and
+# secret) and the JVM's spawn: its mkstemp in that folder is the next call.
+BEFORE_SPAWN = """
+import os, signal, sys, tempfile, time
+made, signum = tempfile.mkstemp, int(sys.argv[1])
+
+def mkstemp(*args, **kwargs):
+    if kwargs.get("dir"):  # pyspark's call, in the folder it has just made
+        os.kill(os.getpid(), signum)
+        time.sleep(30)  # the watcher ends the process meanwhile
+    return made(*args, **kwargs)
+
+tempfile.mkstemp = mkstemp
+sys.argv = ["allpairs", *sys.argv[2:]]
+from allpairs.__main__ import program
+program()
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_between_pysparks_folder_and_the_jvms_spawn_leaves_no_folder(tmp_path, signum):
+    # pyspark registers nothing: a signal after its mkdtemp and before the JVM's spawn (where the folder
+    # was registered with the watcher) left the empty folder in TMPDIR. It is now registered as it is made.
+    tmp, marker = _spark_tmp(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-c", BEFORE_SPAWN, str(int(signum)), "join", "--engine", "spark", "--master", "local[1]",
+         "-t", "0.5", "-s", "word:1", "-q", str(TINY), "--count"],
+        env=dict(os.environ, TMPDIR=str(tmp), ALLPAIRS_HARNESS=marker), capture_output=True, timeout=120,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert proc.returncode == 128 + signum and proc.stderr.decode().splitlines() == [LINE[signum]], proc.stderr
+    assert sorted(p.name for p in tmp.rglob("*")) == [] and proc.stdout == b""
+    assert _outliving(marker) == []  # no JVM was spawned
+
+
 @pytest.mark.long_running
 def test_a_sigterm_while_spark_writes_its_dataset_leaves_no_partial_dataset(tmp_path):
     # Spark writes into OUT/_temporary and renames its task files at the end: a SIGTERM there once left
     # OUT/_temporary behind. The dataset is now written in a folder beside OUT, moved into place at the
     # end; the watcher kills the JVM (its tasks would go on writing), then removes that folder.
-    pytest.importorskip("pyspark", reason="the Spark engine needs the spark extra")
-    from allpairs.engines.spark.session import find_java
-
-    if find_java() is None:
-        pytest.skip("no Java runtime for Spark")
+    _needs_spark()
     corpus = tmp_path / "in" / "docs.jsonl"
     corpus.parent.mkdir()
     _corpus(corpus, docs=600, words=40, rng=random.Random(f"{SEED}-spark"))

@@ -82,6 +82,8 @@ def test_exact_join_equals_the_oracle_on_random_corpora(spark, many, data):
     # Prefix tokens dealt into one group (every set in one task), a few, or the default number.
     token_groups = data.draw(st.sampled_from([1, 3, None]), label="token_groups")
     df = token_frame(spark, many)
+    if refused_without_a_set(many, lambda: allpairs.spark.join(df, t, tokens_col="toks", order_col="n")):
+        return
     # Both plans: the distributed one (token groups, hot splits) and every set in one task.
     rows = allpairs.spark.join(df, t, tokens_col="toks", order_col="n", max_group=max_group,
                                broadcast_limit=broadcast_limit, token_groups=token_groups, one_task=False).collect()
@@ -89,6 +91,18 @@ def test_exact_join_equals_the_oracle_on_random_corpora(spark, many, data):
     for c, sets in enumerate(many):
         assert got.get(c, []) == all_pairs(sets, t), (c, sets, t)
     assert by_corpus(allpairs.spark.join(df, t, tokens_col="toks", order_col="n", one_task=True).collect()) == got
+
+
+def refused_without_a_set(many, join) -> bool:
+    """Whether no corpus of ``many`` has a set; then ``join()`` must refuse them, as allpairs.join refuses an
+    empty corpus."""
+    if any(any(sets) for sets in many):
+        return False
+    from allpairs.errors import EmptyCorpusError
+
+    with pytest.raises(EmptyCorpusError, match="^the corpus is empty: no document was read$|^no set"):
+        join()
+    return True
 
 
 def hot_corpus():
@@ -1317,6 +1331,9 @@ def test_options_are_those_of_allpairs_join_and_an_unknown_one_is_a_type_error(s
                         Fraction(999999999, 10**9)]))
 def test_cosine_and_dice_equal_the_oracle(spark, many, measure, t):
     # A Jaccard join at a bound low enough (t/(2-t) for Dice, t² for cosine), then the measure's own test.
+    if refused_without_a_set(many, lambda: allpairs.spark.join(token_frame(spark, many), t, tokens_col="toks",
+                                                                 order_col="n", measure=measure)):
+        return
     for one_task in (False, True):
         pairs = allpairs.spark.join(token_frame(spark, many), t, tokens_col="toks", order_col="n", measure=measure,
                                     cache=False, one_task=one_task)
@@ -1603,7 +1620,7 @@ def test_a_jvm_started_for_a_local_master_gets_the_parallel_collector_unless_jvm
                         ("PYSPARK_SUBMIT_ARGS", "--conf spark.driver.extraJavaOptions=-Xss4m pyspark-shell")):
         monkeypatch.setenv(name, value)
         assert session._gc_option("local[2]", {}) is None, (name, value)
-        monkeypatch.delenv(name)
+        monkeypatch.delenv(name, raising=False)
     (tmp_path / "spark-defaults.conf").write_text("spark.driver.extraJavaOptions -XX:+UseG1GC\n")
     assert session._gc_option("local[2]", {}) is None
     (tmp_path / "spark-defaults.conf").write_text("spark.driver.memory 2g\n")
@@ -1659,6 +1676,32 @@ def test_a_small_input_with_no_master_is_joined_by_the_local_engine_as_spark_wri
     pq.write_table(pa.table({"id": ["a", "b"], "text": ["x y", "x z"]}), tmp_path / "t.parquet")
     r = cli("join", "--engine", "spark", "-t", "0.5", "--parquet", tmp_path / "t.parquet", "--count")
     assert r.exit_code == 1 and "Spark was started" in r.stderr, r.stderr
+
+
+def test_lines_carry_their_text_beside_each_pair_as_locally(spark, tmp_path, monkeypatch):
+    # The local engine carries each line of --lines beside the pair (left_text, right_text); Spark's self-join
+    # wrote the pair columns alone. Spark and the small input's local run write the same dataset.
+    import pyarrow.parquet as pq
+
+    from allpairs.engines.spark import run
+
+    lines = tmp_path / "lines.txt"
+    lines.write_text("the quick brown fox\nthe quick brown fox jumps\n\nlorem ipsum\nLorem ipsum!\n")
+    args = ["join", "-q", "-t", "0.5", "-s", "word:1", "--lines", lines]
+    assert cli(*args, "-o", tmp_path / "local.parquet").exit_code == 0
+    r = cli(*args, "--engine", "spark", "--master", "local[2]", "-o", tmp_path / "spark")
+    assert r.exit_code == 0, r.output
+    got = pq.read_table(tmp_path / "spark")
+    want = pq.read_table(tmp_path / "local.parquet")
+    assert got.column_names == want.column_names == ["left", "right", "similarity", "overlap", "left_size",
+                                                     "right_size", "left_text", "right_text"]
+    assert [[str(v) for v in row.values()] for row in got.to_pylist()] == \
+        [[str(v) for v in row.values()] for row in want.to_pylist()] == \
+        [["1", "2", "0.8", "4", "4", "5", "the quick brown fox", "the quick brown fox jumps"],
+         ["4", "5", "1.0", "2", "2", "2", "lorem ipsum", "Lorem ipsum!"]]
+    monkeypatch.setattr(run, "_spark_active", lambda: False)
+    r = cli(*args, "--engine", "spark", "-o", tmp_path / "small")
+    assert r.exit_code == 0 and pq.read_table(tmp_path / "small").equals(got), r.output
 
 
 def test_a_worker_s_error_names_flags_on_the_command_line_and_parameters_in_python():
@@ -1897,3 +1940,45 @@ def test_two_spark_runs_of_a_command_write_the_same_files_byte_for_byte(tmp_path
             files.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
         assert "part-00000-c000.snappy.parquet" in files[0], (what, sorted(files[0]))
         assert files[0] == files[1], (what, sorted(files[0]), sorted(files[1]))
+
+
+def test_the_rows_of_each_part_file_are_the_same_on_every_run_and_master(spark, tmp_path, monkeypatch):
+    # A sort's partitions follow range bounds that Spark samples (seeded by the session's count of shuffles),
+    # as many as the master's cores make: three writes of one join in one session split their rows three
+    # ways, and a master of more cores wrote more files. Now part file k holds the k-th run of PAIRS_PER_FILE
+    # pairs (ROWS_PER_FILE rows for dedup and clusters), whatever the shuffles' partitions.
+    # (The join distributed, not in one task: one partition to sort, Spark wrote one file.)
+    import pyarrow.parquet as pq
+
+    from allpairs.engines.spark import run as spark_run
+    from allpairs.engines.spark import run_dedup
+    from allpairs.engines.spark.files import _session_conf
+    from allpairs.index import dedup as local_dedup
+
+    rng = Random(59)
+    sets = [[f"t{x}" for x in rng.sample(range(12), 5)] for _ in range(200)]
+    path = tmp_path / "sets.txt"
+    path.write_text("".join(" ".join(s) + "\n" for s in sets))
+    monkeypatch.setattr(spark_run, "PAIRS_PER_FILE", 300)
+    monkeypatch.setattr(run_dedup, "ROWS_PER_FILE", 15)
+    written = []
+    for partitions in ("2", "5"):  # as on masters of one core and of more: the sort's partitions, uncoalesced
+        with _session_conf(spark, {"spark.sql.shuffle.partitions": partitions,
+                                   "spark.sql.adaptive.coalescePartitions.enabled": "false"}):
+            out = tmp_path / f"pairs-{partitions}"
+            n = spark_run.run(str(path), "0.5", kind="sets", output=str(out), one_task=False).pairs
+            written.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
+            assert sum(name.endswith(".parquet") for name in written[-1]) == -(-n // 300) > 2, sorted(written[-1])
+    assert written[0] == written[1], [sorted(files) for files in written]
+    table = pq.read_table(tmp_path / "pairs-5")
+    assert list(zip(table.column("left").to_pylist(), table.column("right").to_pylist())) == \
+        [(str(p.left + 1), str(p.right + 1)) for p in allpairs.join(sets, 0.5).pairs]
+    # Dedup's kept rows (and clusters', written alike): a file per ROWS_PER_FILE of them, in input order.
+    with _session_conf(spark, {"spark.sql.shuffle.partitions": "5",
+                               "spark.sql.adaptive.coalescePartitions.enabled": "false"}):
+        kept = run_dedup.run_dedup(str(path), "0.5", kind="sets", output=str(tmp_path / "kept")).rows
+    parts = sorted((tmp_path / "kept").glob("part-*.parquet"))
+    assert [p.name for p in parts] == [f"part-{k:05d}-c000.snappy.parquet" for k in range(-(-kept // 15))]
+    assert len(parts) > 2 and [len(pq.read_table(p)) for p in parts[:-1]] == [15] * (len(parts) - 1)
+    assert [int(i) - 1 for i in pq.read_table(tmp_path / "kept").column("id").to_pylist()] == \
+        local_dedup(sets, 0.5).kept.tolist()

@@ -207,6 +207,12 @@ def token_frame(spark, many):
                         ("overlap", 1), ("overlap", 2), ("overlap", 4)]))
 def test_containment_and_overlap_self_joins_give_the_oracles_and_local_engines_pairs(spark, many, measure_t):
     measure, t = measure_t
+    if not any(any(sets) for sets in many):  # no set at all: refused, as allpairs.join refuses it
+        from allpairs.errors import EmptyCorpusError
+
+        with pytest.raises(EmptyCorpusError, match=r"^(no set has 1 or more tokens|the corpus is empty)"):
+            allpairs.spark.join(token_frame(spark, many), t, tokens_col="toks", order_col="n", measure=measure)
+        return
     pairs = allpairs.spark.join(token_frame(spark, many), t, tokens_col="toks", order_col="n", measure=measure)
     got: dict[int, list] = {}
     for r in pairs.collect():
@@ -240,12 +246,12 @@ def test_cli_containment_and_overlap_self_joins_write_the_local_engines_pairs(sp
         assert rows == want and len(want) >= 4, (rows, want)
         count = cli("join", *args, "--engine", "spark", "--master", "local[2]", "-q", "--count")
         assert count.stdout == f"{len(want)}\n"
-        # Clusters of containment (either direction) and overlap pairs: the local engine's table.
+        # Clusters of containment (either direction) and overlap pairs: the local engine's table, lines too.
         local = cli("join", *args, "--clusters", "--singletons", "-q")
         got = cli("join", *args, "--clusters", "--singletons", "--engine", "spark", "--master", "local[2]", "-q",
                   "-o", tmp_path / f"{measure}-clusters")
         assert got.exit_code == 0 and got.stderr == "", got.output
-        want = [line.split("\t")[:3] for line in local.stdout.splitlines()[1:]]
+        want = [line.split("\t") for line in local.stdout.splitlines()[1:]]
         table = pq.read_table(tmp_path / f"{measure}-clusters")
         assert [[str(v) for v in row.values()] for row in table.to_pylist()] == want and len(want) == 6
 
@@ -291,6 +297,60 @@ def test_the_broadcast_items_and_the_shuffled_plan_give_the_oracles_pairs(spark,
         got = sorted((r.left, r.right, r.overlap, r.left_size, r.right_size) for r in pairs.collect())
         kept.unpersist()
         assert got == want, (limit, left, right, measure, t)
+
+
+def test_a_corpus_or_side_without_a_set_is_refused_as_the_local_engine_refuses_it(spark, tmp_path):
+    # An empty file, or lines without a shingle, on either side of --against or as the whole corpus of a
+    # self-join, dedup or clusters: the local engine's one line and exit 1, nothing on stdout and no -o left
+    # (Spark wrote a header alone, or an empty dataset, and exited 0).
+    from allpairs.engines.spark import against
+    from allpairs.errors import EmptyCorpusError
+    from allpairs.measures import get_measure, parse_threshold
+
+    items = tmp_path / "items.txt"
+    items.write_text("the quick brown fox\nlorem ipsum dolor sit\n")
+    docs = tmp_path / "docs.txt"
+    docs.write_text("the quick brown fox jumps\nlorem ipsum\n")
+    empty, blank = tmp_path / "empty.txt", tmp_path / "blank.txt"
+    empty.write_text("")
+    blank.write_text("\n \n\n")
+    word = ["-t", "0.5", "-s", "word:1"]
+    cases = [(["join", "--lines", items, "--against", empty, *word], []),
+             (["join", "--lines", blank, "--against", docs, "--measure", "containment", *word], []),
+             (["join", "--sets", items, "--against", blank, "-t", "0.5", "--count"], []),
+             (["join", "--lines", blank, *word, "--count"], []),
+             (["join", "--lines", empty, *word], ["-o", tmp_path / "pairs"]),
+             (["dedup", "--lines", blank, *word], ["-o", tmp_path / "kept"]),
+             (["join", "--clusters", "--lines", blank, *word], ["-o", tmp_path / "clusters"])]
+    for args, output in cases:
+        local = cli(*args, "-q")
+        assert local.exit_code == 1 and local.stderr.startswith("allpairs: error: "), local.output
+        got = cli(*args, "--engine", "spark", "-q", *output)
+        assert (got.exit_code, got.stdout, got.stderr) == (1, "", local.stderr), (args, got.output)
+    assert sorted(os.listdir(tmp_path)) == ["blank.txt", "docs.txt", "empty.txt", "items.txt"]
+    # From Python, as allpairs.join refuses it; and either side of the shuffled plan, as of the broadcast one.
+    frame = spark.createDataFrame([(1, "the quick brown fox")], "id long, text string")
+    blanks = spark.createDataFrame([(1, " "), (2, None)], "id long, text string")
+    with pytest.raises(EmptyCorpusError) as local:
+        allpairs.join(["the quick brown fox"], 0.5, against=[" ", ""], shingle="word:1")
+    with pytest.raises(EmptyCorpusError) as got:
+        allpairs.spark.join(frame, 0.5, against=blanks, shingle="word:1", measure="containment")
+    assert str(got.value) == str(local.value) == "against: no document has a word:1 shingle (2 read): every one is empty"
+    row = get_measure("containment")
+    sets = [against._sets(spark.createDataFrame(rows, "id long, toks array<string>"), id_col="id", text_col=None,
+                          tokens_col="toks", order_col=None, language_col=None, spec=None, normalize=True,
+                          min_shingles=1) for rows in ([(1, ["a", "b"])], [(1, [])])]
+    refused = []
+
+    def refuse(side):
+        refused.append(side)
+        raise EmptyCorpusError(side)
+
+    for limit in (None, 0):
+        for sides, side in ((sets, "against: "), (sets[::-1], "")):
+            with pytest.raises(EmptyCorpusError):
+                against.rs_pairs(*sides, parse_threshold("0.5", row), row, broadcast_limit=limit, refuse=refuse)
+            assert refused.pop() == side and not refused, (limit, side)
 
 
 def test_a_documents_items_are_those_of_the_oracle_in_every_kernel_path():
@@ -409,6 +469,13 @@ def test_bad_input_on_either_side_is_one_line_naming_the_column_and_the_fix(spar
     r = cli("join", "--engine", "spark", "--jsonl", tmp_path / "b.jsonl", "--against", tmp_path / "a.jsonl",
             "-t", "0.5", "--count")
     assert r.exit_code == 1 and r.stderr.count("\n") == 1 and "id 'x' is given 2 times" in r.stderr, r.stderr
+    # A --keep-col field that a side's first record lacks: the local engine's line (Spark carried nulls).
+    (tmp_path / "c.jsonl").write_text('{"id": "y", "text": "a b", "url": "u"}\n')
+    for a, b in (("b.jsonl", "c.jsonl"), ("c.jsonl", "b.jsonl")):
+        args = ["join", "--jsonl", tmp_path / a, "--against", tmp_path / b, "-t", "0.5", "--keep-col", "url", "-q"]
+        local, r = cli(*args), cli(*args, "--engine", "spark")
+        assert local.exit_code == 1 and "b.jsonl:1: no 'url' field (the record has id, text)" in local.stderr
+        assert (r.exit_code, r.stdout, r.stderr) == (1, "", local.stderr), r.output
     # The Python API: another id type on the against side is one line naming both columns.
     from allpairs.errors import UsageError
 

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import allpairs
+from allpairs.errors import EmptyCorpusError
 from allpairs.index import dedup as local_dedup
 
 import naive
@@ -47,6 +48,19 @@ def token_frame(spark, many):
     return spark.createDataFrame(rows, "id string, n long, toks array<string>, note string")
 
 
+def no_set(spark, many) -> bool:
+    """Whether no corpus of ``many`` has a set (an empty corpus, as allpairs.join and allpairs.dedup refuse
+    it): then every plan refuses the frame of them all."""
+    if any(any(sets) for sets in many):
+        return False
+    frame = token_frame(spark, many)
+    for refused in (lambda: plan_dedup(frame, 0.5, tokens_col="toks", order_col="n"),
+                    lambda: plan_clusters(frame, 0.5, tokens_col="toks", order_col="n", singletons=True)):
+        with pytest.raises(EmptyCorpusError, match="^the corpus is empty: no document was read$|^no set has 1 or"):
+            refused()
+    return True
+
+
 def split(id_):
     c, i = id_.split(":")
     return int(c), int(i)
@@ -57,6 +71,8 @@ def split(id_):
        st.sampled_from(["jaccard", "cosine", "dice"]), st.sampled_from([3, 2_000_000]))
 def test_dedup_keeps_and_removes_the_rows_the_local_rule_does(spark, many, t, measure, max_component):
     # max_component 3: every component of more than three pairs is decided in rounds, then in one task.
+    if no_set(spark, many):
+        return
     res = plan_dedup(token_frame(spark, many), t, tokens_col="toks", order_col="n", measure=measure,
                      all_rows=True, max_component=max_component)
     rows = res.rows.collect()
@@ -85,6 +101,8 @@ def test_dedup_and_clusters_by_containment_and_overlap_are_the_local_engines(spa
     # Containment is directed: a row goes when an earlier kept row contains it (not when it contains one);
     # clusters link a pair in either direction. max_component 3: the rounds over Spark see the same edges.
     measure, t = measure_t
+    if no_set(spark, many):
+        return
     frame = token_frame(spark, many)
     res = plan_dedup(frame, t, tokens_col="toks", order_col="n", measure=measure, all_rows=True,
                      max_component=max_component)
@@ -176,13 +194,12 @@ def test_a_document_removed_in_a_round_is_charged_to_a_partner_kept_after_that_r
 def test_clusters_are_numbered_as_the_local_engine_numbers_them(spark, many, t, singletons):
     flat = [[f"{c}:{tok}" for tok in s] for c, sets in enumerate(many) for s in sets]
     ids = [f"{c}:{i}" for c, sets in enumerate(many) for i in range(len(sets))]
+    if no_set(spark, many):
+        return
     res = plan_clusters(token_frame(spark, many), t, tokens_col="toks", order_col="n", singletons=singletons)
     got = [tuple(r) for r in res.rows.collect()]
-    if any(flat):  # the local engine refuses a corpus with no token at all
-        local = allpairs.join(flat, t, clusters=True, ids=ids).clusters.to_pandas(singletons=singletons)
-        assert got == [tuple(r) for r in local.itertuples(index=False)]
-    else:
-        assert got == ([(i, k + 1, 1) for k, i in enumerate(ids)] if singletons else [])
+    local = allpairs.join(flat, t, clusters=True, ids=ids).clusters.to_pandas(singletons=singletons)
+    assert got == [tuple(r) for r in local.itertuples(index=False)]
     components = naive.clusters(len(flat), naive.all_pairs(flat, t))
     assert res.clusters == len(components) and res.largest == max(map(len, components), default=0)
 
@@ -195,6 +212,11 @@ def test_an_rs_join_gives_the_oracles_pairs_for_every_measure(spark, left, right
     measure, t = measure_t
     frame = lambda sets: spark.createDataFrame([(i, [str(x) for x in s]) for i, s in enumerate(sets)],  # noqa: E731
                                                "id long, toks array<string>")
+    if not any(left) or not any(right):  # a side without a set: refused as allpairs.join refuses it
+        with pytest.raises(EmptyCorpusError, match="^the corpus is empty|^no set" if not any(left) else "^against: "):
+            plan_against(frame(left), frame(right), t, measure=measure, id_col="id", text_col=None,
+                         tokens_col="toks", spec=None)
+        return
     pairs, _, _ = plan_against(frame(left), frame(right), t, measure=measure, id_col="id", text_col=None,
                                tokens_col="toks", spec=None)
     got = sorted((r.left, r.right, r.overlap, r.left_size, r.right_size) for r in pairs.collect())
@@ -331,6 +353,52 @@ def test_dedup_engine_spark_writes_the_local_engines_kept_and_removed_lines(spar
     assert not list(tmp_path.glob(".*part*"))  # nothing left beside the datasets
 
 
+def test_dedup_engine_spark_writes_the_kept_json_lines_records_whole_as_locally(spark, tmp_path):
+    # The local dedup writes every field of a kept record (typed as in its Parquet output), the id under its
+    # own name; Spark wrote its frame's id, text and line number instead.
+    import json
+
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from allpairs.cli import app
+
+    records = [{"key": "a", "body": "the quick brown fox", "n": 1, "tags": ["x"], "ok": True},
+               {"key": "b", "body": "the quick brown fox!", "n": 2, "tags": [], "ok": None, "late": 2.5},
+               {"key": "c", "body": "lorem ipsum", "n": None, "tags": ["y", "z"], "ok": False},
+               {"key": "d", "body": "", "n": 4, "tags": None, "ok": True}]
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    run = lambda *a: CliRunner().invoke(app, [str(x) for x in a], prog_name="allpairs")  # noqa: E731
+    args = ["dedup", "-q", "-t", "0.6", "-s", "word:1", "--jsonl", path, "--id-col", "key", "--text-col", "body"]
+    assert run(*args, "-o", tmp_path / "local.parquet").exit_code == 0
+    got = run(*args, "--engine", "spark", "-o", tmp_path / "kept")
+    assert got.exit_code == 0, got.output
+    want, table = pq.read_table(tmp_path / "local.parquet"), pq.read_table(tmp_path / "kept")
+    assert table.schema.remove_metadata() == want.schema.remove_metadata()
+    assert table.to_pylist() == want.to_pylist() and table.column("key").to_pylist() == ["a", "c", "d"]
+
+
+def test_dedup_engine_spark_writes_the_kept_ids_of_sets_as_locally(spark, tmp_path):
+    # The local dedup of --sets writes the kept line numbers alone (a set's tokens are not carried, as in
+    # its joins); Spark wrote each set's line beside.
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from allpairs.cli import app
+
+    path = tmp_path / "sets.txt"
+    path.write_text("a b c\na b c\nb c d e\n\nx y\nx y z\n")
+    run = lambda *a: CliRunner().invoke(app, [str(x) for x in a], prog_name="allpairs")  # noqa: E731
+    args = ["dedup", "-q", "-t", "0.5", "--sets", path]
+    assert run(*args, "-o", tmp_path / "local.parquet").exit_code == 0
+    got = run(*args, "--engine", "spark", "-o", tmp_path / "kept")
+    assert got.exit_code == 0, got.output
+    want, table = pq.read_table(tmp_path / "local.parquet"), pq.read_table(tmp_path / "kept")
+    assert table.column_names == want.column_names == ["id"]
+    assert table.column("id").to_pylist() == want.column("id").to_pylist() == ["1", "3", "4", "5"]
+
+
 def test_the_public_names_give_rs_containment_pairs_and_a_join_writes_one_file(spark, tmp_path):
     import allpairs.spark
     from allpairs.errors import UsageError
@@ -365,7 +433,8 @@ def test_join_clusters_engine_spark_writes_the_local_engines_cluster_table(spark
     assert got.exit_code == 0, got.output
     assert "large-star/small-star round" in got.stderr
     table = pq.read_table(tmp_path / "clusters")
-    want = [line.split("\t")[:3] for line in local.stdout.splitlines()[1:]]
+    want = [line.split("\t") for line in local.stdout.splitlines()[1:]]
+    assert table.column_names == local.stdout.split("\n")[0].split("\t") == ["id", "cluster", "cluster_size", "text"]
     assert [[str(v) for v in row.values()] for row in table.to_pylist()] == want
 
 

@@ -445,19 +445,22 @@ def _stdout() -> Sink:
 
 
 @contextmanager
-def removed_if_killed(directory: str, stop: Callable[[], None] | None = None) -> Iterator[None]:
+def removed_if_killed(directory: str | Callable[[], str], stop: Callable[[], None] | None = None) -> Iterator[str]:
     """Within the block, a signal that ends the program calls ``stop`` (which ends the process that writes
     in ``directory``), then removes ``directory``: one that this process removes itself when the block's
     work is done (pyspark's folder in which the JVM it starts writes its port and secret, removed once
     read). The signal watcher ends the process at once, so that removal, in the interrupted code's
-    ``finally``, would never run."""
+    ``finally``, would never run. ``directory`` may be a function that makes it (``tempfile.mkdtemp``),
+    called under the watcher's lock, so that no signal finds it made and not registered. Yields the
+    directory."""
     import shutil  # noqa: F401  (for remove_tree: loaded before the directory is registered)
 
-    raw = os.fsencode(directory)
     with _lock:
+        made = directory() if callable(directory) else directory
+        raw = os.fsencode(made)
         _pending_dirs[raw] = stop
     try:
-        yield
+        yield made
     finally:
         with _lock:
             _pending_dirs.pop(raw, None)

@@ -252,18 +252,7 @@ def shingle_corpus(corpus: Corpus, shingle: ShingleSpec | str | None, *, normali
     for side, lo, hi in sides:
         if sets.num_sets and (n_left is None or (sets.doc_set[lo:hi] >= 0).any()):
             continue
-        raise EmptyCorpusError(_too_small(side, corpus.sets is not None, label, max(1, min_shingles), hi - lo,
-                                          int(sets.doc_size[lo:hi].max(initial=0))), param="min_shingles")
+        raise EmptyCorpusError.no_sets(hi - lo, min_shingles, None if corpus.sets is not None else label, side,
+                                       most=int(sets.doc_size[lo:hi].max(initial=0)))
     return sets, label
 
-
-def _too_small(side: str, tokens: bool, label: str, least: int, read: int, most: int) -> str:
-    """Why a side has no document left to join: none has ``least`` shingles (or tokens), the ``most`` any has;
-    the fix that keeps one (the largest), never a setting that would leave it empty again."""
-    what = "set has" if tokens else "document has"
-    unit = "tokens" if tokens else f"{label} shingles"
-    if most == 0:  # every document is blank: no setting helps
-        return (f"{side}no {what} a {unit[:-1]} ({read:,} read): every one is empty"
-                + ("; give lines of whitespace-separated tokens" if tokens else ""))
-    return (f"{side}no {what} {least} or more {unit} ({read:,} read); the largest has {most}: give "
-            f"{{{{min_shingles={most}}}}} or less to keep it")

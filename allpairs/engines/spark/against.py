@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from ...errors import UsageError
+from ...errors import EmptyCorpusError, UsageError
 from ...measures import JOIN_MEASURES, get_measure, parse_threshold
 from . import sets
 from .arrow import csr, numpy
@@ -86,16 +86,25 @@ def plan_against(df, other, threshold, *, measure: str, id_col: str, text_col, t
                   normalize=normalize, min_shingles=min_shingles)
     left = _sets(df, id_col=id_col, order_col=order_col, **common)
     right = _sets(other, id_col=other_id_col, order_col=other_order_col, **common)
-    pairs, right_tokens = rs_pairs(left, right, t, row)
+
+    def refuse(side: str):
+        # Either side without a set is an empty corpus, as locally: joined against nothing, it finds nothing.
+        frame = df if side == "" else other
+        raise EmptyCorpusError.no_sets(frame.count(), min_shingles, None if spec is None else str(spec), side)
+
+    pairs, right_tokens = rs_pairs(left, right, t, row, refuse=refuse)
     return pairs, right_tokens, t
 
 
 def _count_batches(batches, keys):
     """mapInArrow body: how many of the task's documents hold each of the broadcast sorted keys (uint64), as
-    (k, n) rows, k the key's position; one row per key met, after the task's last batch."""
+    (k, n) rows, k the key's position; one row per key met, after the task's last batch, and one of k = -1
+    whose n is how many documents the task read."""
     ukeys = keys.value
     counts = np.zeros(len(ukeys), np.int64)
+    documents = 0
     for batch in batches:
+        documents += batch.num_rows
         _, values = csr(batch.column("keys"))
         values = values.view(np.uint64) if values.dtype == np.int64 else values.astype(np.uint64)
         pos = np.searchsorted(ukeys, values)
@@ -103,7 +112,8 @@ def _count_batches(batches, keys):
         hit[hit] = ukeys[pos[hit]] == values[hit]
         counts += np.bincount(pos[hit], minlength=len(ukeys))
     met = np.flatnonzero(counts)
-    yield pa.RecordBatch.from_arrays([pa.array(met.astype(np.int32)), pa.array(counts[met])], names=["k", "n"])
+    yield pa.RecordBatch.from_arrays([pa.array(np.append(met, -1).astype(np.int32)),
+                                      pa.array(np.append(counts[met], documents))], names=["k", "n"])
 
 
 def _probe_batches(batches, index, code, p, q, schema):
@@ -142,11 +152,11 @@ def item_index(i_ptr, i_keys, df, prefix_len):
     return p_keys, p_ptr, owners.astype(np.int64)
 
 
-def broadcast_pairs(left, right, t, row):
+def broadcast_pairs(left, right, t, row, refuse=None):
     """(pairs, right): the R–S pairs of :func:`rs_pairs` with the left side broadcast (see the module's
     docstring): one job collects the left side, two pass over the documents, and nothing of them is
     shuffled; ``right`` comes back kept as a local checkpoint (the two passes read it once), for the
-    caller to unpersist."""
+    caller to unpersist. ``refuse("against: ")`` is called (to raise) where the right side holds no set."""
     from pyspark.sql import functions as F
 
     spark = left.sparkSession
@@ -163,8 +173,12 @@ def broadcast_pairs(left, right, t, row):
     counted = right.select("keys").mapInArrow(lambda b: _count_batches(b, held), "k int, n long") \
         .groupBy("k").agg(F.sum("n").alias("n")).toArrow()
     held.unpersist()
+    k, n = numpy(counted.column("k"), np.int64), numpy(counted.column("n"), np.int64)
+    if refuse is not None and not n[k == -1].sum():
+        right.unpersist()
+        refuse("against: ")
     df_u = np.zeros(len(ukeys), np.int64)
-    df_u[numpy(counted.column("k"), np.int64)] = numpy(counted.column("n"), np.int64)
+    df_u[k[k >= 0]] = n[k >= 0]
     df = df_u[np.searchsorted(ukeys, i_keys)]
     plen = {int(s): row.probe_prefix(t, int(s), "left") for s in np.unique(sizes)}
     prefix_len = np.array([plen[int(s)] for s in sizes], np.int64)
@@ -189,20 +203,27 @@ def broadcast_pairs(left, right, t, row):
                        "left_size", "right_size", "left_key", "left_ord", "right_key", "right_ord"), right
 
 
-def rs_pairs(left, right, t, row, broadcast_limit: int | None = None):
+def rs_pairs(left, right, t, row, broadcast_limit: int | None = None, refuse=None):
     """(pairs, right_tokens): the pairs (a, b), a from the sets ``left`` and b from ``right`` (each a frame
     of ord, id, okey, size, keys, sizes at least 1), that reach ``t`` under the measure ``row``: COLUMNS
     and the order columns, unordered; and a frame kept as a local checkpoint, for the caller to
     unpersist. A left side of at most ``broadcast_limit`` shingles (default :data:`ITEMS_BROADCAST`) is
-    broadcast (:func:`broadcast_pairs`), a larger one joined by shuffles."""
+    broadcast (:func:`broadcast_pairs`), a larger one joined by shuffles. ``refuse(side)`` (to raise) is
+    called with "" where ``left`` holds no set, else with "against: " where ``right`` holds none, each
+    known on the way (no job of its own but a look at the checkpointed right side's first row)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     spark = left.sparkSession
     total = left.where(F.col("size") >= 1).agg(F.sum("size").alias("n")).collect()[0]["n"] or 0
+    if refuse is not None and not total:
+        refuse("")
     if total <= (ITEMS_BROADCAST if broadcast_limit is None else broadcast_limit):
-        return broadcast_pairs(left, right, t, row)
+        return broadcast_pairs(left, right, t, row, refuse)
     right_tokens = sets.explode_keys(right, "ord").withColumnRenamed("ord", "rid").localCheckpoint(eager=True)
+    if refuse is not None and right_tokens.isEmpty():
+        right_tokens.unpersist()
+        refuse("against: ")
     left_tokens = sets.explode_keys(left, "ord", "size").withColumnRenamed("ord", "lid")
     # How many documents hold each of the left side's tokens: the order of its prefixes (rare first).
     freq = right_tokens.join(left_tokens.select("key").distinct(), "key", "left_semi").groupBy("key") \

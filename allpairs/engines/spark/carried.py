@@ -169,12 +169,17 @@ def check_parquet_keep(path: str, keep) -> None:
                              param="keep")
 
 
-def carried_frame(spark, read, path: str, kind: str, keep: list[str], keep_all: bool, id_field: str = "id"):
+def carried_frame(spark, read, path: str, kind: str, keep: list[str], keep_all: bool, id_field: str = "id",
+                  lines=None):
     """(frame of ``_id`` and the carried columns ``c0``, ``c1``, ..., their names) of one input; None when
-    nothing is carried. ``read`` is the input's :class:`~allpairs.engines.spark.run.Documents`."""
+    nothing is carried (``--lines``: the line, as ``text``). ``read`` is the input's
+    :class:`~allpairs.engines.spark.run.Documents`; ``lines``: the JSON Lines lines (line, value) to carry
+    and type the fields over, where not every line of ``path``."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
+    if kind == "lines":  # the line itself, as the local engine carries it (left_text, right_text)
+        return read.df.select(F.col(quoted(read.id_col)).alias("_id"), F.col("value").alias("c0")), ["text"]
     if not keep and not keep_all:
         return None
     if kind == "parquet":
@@ -187,7 +192,7 @@ def carried_frame(spark, read, path: str, kind: str, keep: list[str], keep_all: 
                               *[F.col(quoted(k)).alias(f"c{i}") for i, k in enumerate(names)]), names
     from .run import _read_lines
 
-    lines = _read_lines(spark, path)
+    lines = _read_lines(spark, path) if lines is None else lines
     names, types = jsonl_types(lines, path, id_field, keep, keep_all)
     schema = T.StructType([T.StructField("line", T.LongType())] + [
         T.StructField(f"c{i}", _spark_type(t, n, path)) for i, (n, t) in enumerate(zip(names, types))])

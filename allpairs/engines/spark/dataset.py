@@ -1,5 +1,11 @@
 """A Parquet dataset written by Spark, made the same bytes on every run of the same job.
 
+Which rows go to which part file is fixed before the write (:func:`in_files`): a sort's partitions follow
+range bounds that Spark samples, seeded by how many shuffles the session has run, and they are as many
+as the master's cores make; the same rows, sorted alike, were split three ways by three writes of one join
+in one session, and into another number of files on another master. The rows are numbered in their order,
+and file ``k`` holds the ``k``-th run of ``per_file`` of them.
+
 Two things in what Spark writes differ between runs that give the same rows:
 
 - the file names: ``part-00000-<job UUID>-c000.snappy.parquet``, a random UUID per write job (and the
@@ -24,6 +30,7 @@ import os
 import re
 import struct
 import zlib
+from contextlib import contextmanager
 
 #: Spark's name of a written file: the task's number, the write job's UUID, the file counter and extension.
 _PART = re.compile(r"^part-([0-9]+)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(-c[0-9]+.*)$")
@@ -208,6 +215,49 @@ def _checksums(path: str, crc_path: str, changed_from: int) -> None:
                 c.write(struct.pack(">I", zlib.crc32(chunk)))
 
 
+#: The column of a row's position in :func:`positions`' order, while :func:`in_files` places it.
+POSITION = "_allpairs_position"
+
+
+def positions(df, column: str):
+    """(``df`` with ``column``: each row's 1-based position, its partitions taken in turn, each in its row
+    order; the number of rows). One small job counts each partition's rows; ``df`` must give the same rows
+    in the same partitions each time it is read (a file read, a persisted frame)."""
+    from pyspark.sql import functions as F
+
+    df = df.withColumn("_pid", F.spark_partition_id()).withColumn("_mid", F.monotonically_increasing_id())
+    counts = {r["_pid"]: r["count"] for r in df.groupBy("_pid").count().collect()}
+    starts, total = [], 0
+    for pid in range(max(counts, default=-1) + 1):
+        starts.append(total)
+        total += counts.get(pid, 0)
+    offset = F.element_at(F.array(*[F.lit(s) for s in starts or [0]]), F.col("_pid") + 1)
+    # monotonically_increasing_id is (partition id << 33) + row within the partition.
+    at = offset + (F.col("_mid") - F.shiftleft(F.col("_pid").cast("long"), 33)) + 1
+    return df.withColumn(column, at.cast("long")).drop("_pid", "_mid"), total
+
+
+@contextmanager
+def in_files(ordered, per_file: int):
+    """(the rows of ``ordered``, a frame in its output order, placed for a write: ``⌈n / per_file⌉`` partitions,
+    partition ``k`` the ``k``-th run of ``per_file`` rows, in order; n). The same split of the same rows on
+    every run, session, master and machine; ``ordered`` is persisted (memory, then disk) while the block
+    runs, so that its rows are numbered once (:func:`positions`)."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    kept = ordered.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        numbered, n = positions(kept, POSITION)
+        files = max(1, -(-n // per_file))
+        part = F.expr(f"CAST(({POSITION} - 1) DIV {int(per_file)} AS INT)")
+        placed = numbered.repartitionById(files, part) if hasattr(numbered, "repartitionById") \
+            else numbered.repartition(files, part)  # Spark before 4.1: hashed, as alike on every run
+        yield placed.sortWithinPartitions(POSITION).drop(POSITION), n
+    finally:
+        kept.unpersist()
+
+
 def make_reproducible(directory: str) -> None:
     """Rename the part files Spark wrote in ``directory`` (a local dataset) without the job's UUID, and sort
     their footers' encodings lists (with their Hadoop checksums): the same job gives the same bytes."""
@@ -227,4 +277,4 @@ def make_reproducible(directory: str) -> None:
             os.rename(crc, os.path.join(directory, f".{new}.crc"))
 
 
-__all__ = ["encoding_lists", "make_reproducible", "sort_footer_encodings", "sorted_footer"]
+__all__ = ["encoding_lists", "in_files", "make_reproducible", "positions", "sort_footer_encodings", "sorted_footer"]

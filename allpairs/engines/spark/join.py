@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from ...errors import InputError, UsageError
+from ...errors import EmptyCorpusError, InputError, UsageError
 from ...pipeline import LSHInfo, lsh_settings
 from ...measures import MAX_DENOMINATOR, Threshold, get_measure, parse_threshold
 from ...shingles import ShingleSpec
@@ -143,15 +143,18 @@ def check_ids(df, id_col, side: str = "") -> None:
                          "different (deduplicate the rows or give another id_col)")
 
 
-def _checked(summary: sets.Summary, df, id_col, kept) -> sets.Summary:
-    """``summary``, once a suspect id (:attr:`.sets.Summary.suspect_ids`) is found to be none: a null or repeated
-    id is refused (``kept`` freed first)."""
-    if summary.suspect_ids:
-        try:
+def _checked(summary: sets.Summary, df, id_col, kept, label: str, min_shingles: int) -> sets.Summary:
+    """``summary``, once a suspect id (:attr:`.sets.Summary.suspect_ids`) is found to be none and some document
+    holds a set: a null or repeated id is refused, and so is a corpus without a set of ``min_shingles`` or
+    more ``label`` shingles, in the local engine's words (``kept`` freed first)."""
+    try:
+        if summary.suspect_ids:
             check_ids(df, id_col)  # names the null or repeated id; passes a mere collision of hashes
-        except InputError:
-            kept.unpersist()
-            raise
+        if not summary.joined:  # joined against nothing, the corpus finds nothing: an error, as locally
+            raise EmptyCorpusError.no_sets(summary.documents, min_shingles, None if label == "tokens" else label)
+    except InputError:
+        kept.unpersist()
+        raise
     return summary
 
 
@@ -246,7 +249,8 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         # job reads the documents' sizes (and ids' hashes) on the driver, each joined document counted as a
         # set of its own (the distinct sets and their shingles, at most).
         kept = docs.localCheckpoint(eager=False)
-        summary = _checked(sets.document_summary(kept, ids=check, min_size=min_shingles), df, id_col, kept)
+        summary = _checked(sets.document_summary(kept, ids=check, min_size=min_shingles), df, id_col, kept, label,
+                           min_shingles)
         if one_task or small.fits(summary.distinct, summary.shingles):
             bound = jaccard_bound(measure, t)
             pairs, summary.late = small.grouping_document_pairs(kept, min_shingles, bound, measure,
@@ -262,7 +266,7 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         # documents counted, and the copies grouped where they meet, in the token groups' tasks.
         kept = docs.localCheckpoint(eager=False)
         summary = _checked(sets.summarize(copies.with_set(kept, min_shingles), ids=check, shingles=True),
-                           df, id_col, kept)
+                           df, id_col, kept, label, min_shingles)
         bound = jaccard_bound(measure, t)
         accept = t if bound != t or measure != "jaccard" else None
         fits = small.fits(summary.distinct, summary.shingles) if one_task is None else one_task
@@ -287,7 +291,7 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
         grouped = sets.group_identical(docs, min_shingles).localCheckpoint(eager=False)
         counted = info is None and not small_before
         summary = _checked(sets.summarize(grouped, ids=check, shingles=counted, on_driver=small_before and not counted),
-                           df, id_col, grouped)
+                           df, id_col, grouped, label, min_shingles)
     members, distinct = sets.members_and_distinct(grouped)
     if measure in SELF_RS:
         # Containment is asymmetric, and overlap has no Jaccard bound: the frame joined with itself as an

@@ -25,7 +25,7 @@ from ...errors import TEMPLATE_NOTE, InputError, OutputError, UsageError
 from ...pipeline import joined_note
 from ...shingles import ShingleSpec
 from .join import plan
-from .dataset import make_reproducible
+from .dataset import in_files, make_reproducible, positions
 from .carried import carried_frame, check_keep, check_parquet_keep, timestamps_as_written, with_carried
 from .lsh import MARKED
 from .pairs import COLUMNS, ORDER
@@ -34,6 +34,8 @@ from .files import SkipCounts, check_directory, decoded, read_directory, root_pa
 from .session import LOCAL_JVM_OPTIONS, get_session, is_local, jvm_options_given
 
 KINDS = ("directory", "lines", "sets", "jsonl", "parquet")
+#: Pairs a written part file holds (the last, the rest): about 13 MB of Parquet without carried columns.
+PAIRS_PER_FILE = 1 << 20
 
 
 @dataclass
@@ -57,18 +59,7 @@ class SparkRun:
 
 def _line_numbers(df):
     """``df`` (one row per line, file order) with ``line``: 1-based line numbers (one small action)."""
-    from pyspark.sql import functions as F
-
-    df = df.withColumn("_pid", F.spark_partition_id()).withColumn("_mid", F.monotonically_increasing_id())
-    counts = {r["_pid"]: r["count"] for r in df.groupBy("_pid").count().collect()}
-    starts, total = [], 0
-    for pid in range(max(counts, default=-1) + 1):
-        starts.append(total)
-        total += counts.get(pid, 0)
-    offset = F.element_at(F.array(*[F.lit(s) for s in starts or [0]]), F.col("_pid") + 1)
-    # monotonically_increasing_id is (partition id << 33) + row within the partition.
-    line = offset + (F.col("_mid") - F.shiftleft(F.col("_pid").cast("long"), 33)) + 1
-    return df.withColumn("line", line.cast("long")).drop("_pid", "_mid")
+    return positions(df, "line")[0]
 
 
 def _read_lines(spark, path):
@@ -276,7 +267,8 @@ def _join_locally(path: str, threshold, size: int, *, kind: str, output: str | N
         import pyarrow.parquet as pq
 
         buf = io.BytesIO()
-        write_pairs_table(res.pairs, res.ids, buf, res.measure, columns=res.columns if keep or keep_all else None)
+        write_pairs_table(res.pairs, res.ids, buf, res.measure,
+                          columns=res.columns if keep or keep_all or kind == "lines" else None)
         buf.seek(0)
         # Spark's types: ids as strings (line numbers too), overlaps and sizes int32; carried columns as written.
         table = pq.read_table(buf)
@@ -468,17 +460,18 @@ def run(path: str, threshold, *, kind: str = "directory", output: str | None = N
             if got is not None:
                 pairs, carried = with_carried(pairs, *got)
             sorted_pairs = pairs.orderBy(*ORDER).select(*COLUMNS, *carried)
-            with timestamps_as_written(sorted_pairs):
+            # The pairs' split between part files is a function of their number (not of a sort's sampled bounds).
+            with timestamps_as_written(sorted_pairs), in_files(sorted_pairs, PAIRS_PER_FILE) as (placed, n):
                 if local_output is None:
-                    sorted_pairs.write.parquet(str(output))
+                    placed.write.parquet(str(output))
                 else:
                     # Beside the target, moved into place at the end: a signal or an error leaves no
                     # partial dataset and no _temporary (the watcher stops the JVM, then removes it).
                     with partial_directory(local_output, stop_writer=lambda: _stop_jvm(spark)) as tmp:
-                        sorted_pairs.write.mode("overwrite").parquet("file://" + tmp)
+                        placed.write.mode("overwrite").parquet("file://" + tmp)
                         make_reproducible(tmp)  # no job UUID in the names, footers' encodings sorted
             res.output = str(output)
-            res.pairs = spark.read.parquet(str(output)).count()
+            res.pairs = n
         res.seconds["join"] = time.perf_counter() - t0
         # Counted by the planning job (no job here), or the distinct sets by the one task.
         planned.summary.settle()

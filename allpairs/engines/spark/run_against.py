@@ -36,7 +36,7 @@ from ...errors import InputError, UsageError
 from ...corpus.records import cell_text
 from ...output.carried import STRING, Carried
 from .against import plan_against
-from .carried import check_parquet_keep, json_objects
+from .carried import check_parquet_keep, json_objects, jsonl_types
 from .pairs import COLUMNS, ORDER
 from . import run as _run
 from .run import (SparkRun, _local_path, _read_lines, check_input_options, check_parquet, raise_worker_error,
@@ -373,6 +373,9 @@ def run_against(path: str, other: str, threshold, *, kind: str = "directory", ou
                 kept.append(read.kept)
             reads.append((read, run))
         (left, lrun), (right, rrun) = reads
+        if kind == "jsonl" and keep:  # each side's first record must have every --keep-col field, as locally
+            for p in (path, other):
+                jsonl_types(_read_lines(spark, str(p)), str(p), id_field, list(keep), False)
         a, b = left.df.schema[left.id_col].dataType, right.df.schema[right.id_col].dataType
         _refuse_id_types(path, other, left.id_col, a.simpleString(), b.simpleString())
         _check_ids([(r.df, r.id_col, p) for (r, _), p in zip(reads, (path, other)) if r.check])

@@ -14,13 +14,16 @@ from dataclasses import dataclass, field
 from ...errors import UsageError
 from ...index.dedup import empty_kept_note
 from ...output.files import partial_directory
+from .carried import carried_frame
 from .clusters import plan_clusters
-from .dataset import make_reproducible
+from .dataset import in_files, make_reproducible
 from .dedup import plan_dedup
 from .run import (KINDS, raise_worker_error, SparkRun, _stop_jvm, check_output_dir, check_parquet, read_documents,
                   session_conf)
 from .session import get_session
 
+#: Rows a written part file holds (the last, the rest).
+ROWS_PER_FILE = 100_000
 #: Columns of a directory's frame that the rows written leave out: they are the files' paths (ids).
 DIRECTORY_COLUMNS = ("text", "language")
 
@@ -44,6 +47,22 @@ class SparkDedupRun:
     output: str | None = None
     seconds: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)  # lines for stderr, as the local dedup's Stats.notes
+
+
+def _records(spark, read, path: str, id_field: str, rows):
+    """The JSON Lines records of dedup's ``rows`` (id, text, line, then dedup's columns) whole, as the local
+    dedup writes them to Parquet: the id field, then every other field of these records (typed over them as
+    the local engine's Parquet output types them, :func:`.carried.carried_frame`), then dedup's columns; in
+    input order."""
+    from pyspark.sql import functions as F
+
+    from .run import _read_lines
+
+    written = _read_lines(spark, path).join(rows.select("line"), "line", "left_semi")
+    fields, names = carried_frame(spark, read, path, "jsonl", [], True, id_field, lines=written)
+    extra = [c for c in rows.columns if c not in ("id", "text", "line")]  # --removed: duplicate_of, similarity
+    return rows.join(fields, rows["id"] == fields["_id"]).orderBy("line").select(
+        F.col("id").alias(id_field), *[F.col(f"c{i}").alias(n) for i, n in enumerate(names)], *extra)
 
 
 def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | None = None, removed: bool = False,
@@ -97,7 +116,10 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
                               **({"language_col": "language"} if read.language_col else {}))
             res.shingle, res.threshold, res.rounds, res.largest = c.shingle, str(c.threshold), c.rounds, c.largest
             res.clusters = c.clusters
-            rows, n_rows = c.rows, None
+            rows = c.rows
+            if kind == "lines":  # each line beside its number, as locally (text)
+                rows = rows.join(df.select("id", "text", "line"), "id").orderBy("cluster", "line") \
+                    .select("id", "cluster", "cluster_size", "text")
         else:
             d = plan_dedup(df, threshold, id_col=read.id_col, text_col=read.text_col, tokens_col=read.tokens_col,
                            order_col=read.order_col, shingle=shingle, measure=measure, normalize=normalize,
@@ -109,24 +131,22 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
             if empty:
                 res.notes.append(empty_kept_note(empty, d.shingle))
             rows = d.rows.where(F.col("duplicate_of").isNotNull()) if removed else d.rows
-            n_rows = res.removed if removed else res.kept
             if kind in ("lines", "sets"):
-                rows = rows.drop("line")
+                # As locally: a line's number (its id), and the text of --lines; --sets carries no tokens.
+                rows = rows.drop("line", *(["tokens"] if kind == "sets" else []))
             elif kind == "parquet" and read.order_col is not None:
                 rows = rows.drop(read.order_col)  # a dataset's order (:func:`.run.file_order`), not a column of it
             elif kind == "directory":
                 rows = rows.drop(*DIRECTORY_COLUMNS)  # the files' paths, as locally; not their texts
+            elif kind == "jsonl" and not count:
+                rows = _records(spark, read, str(path), id_field, rows)
         res.seconds["decide"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         if not count:
-            if n_rows is None:
-                rows = rows.persist()
-                n_rows = rows.count()
-            res.rows = n_rows
-            # A partition per ~100,000 rows, not one per shuffle partition.
-            rows = rows.coalesce(max(1, -(-n_rows // 100_000)))
-            with partial_directory(local_output, stop_writer=lambda: _stop_jvm(spark)) as tmp:
-                rows.write.mode("overwrite").parquet("file://" + tmp)
+            # A file per ROWS_PER_FILE rows in order, not one per shuffle partition (nor a sort's sampled split).
+            with in_files(rows, ROWS_PER_FILE) as (placed, res.rows), \
+                    partial_directory(local_output, stop_writer=lambda: _stop_jvm(spark)) as tmp:
+                placed.write.mode("overwrite").parquet("file://" + tmp)
                 make_reproducible(tmp)  # no job UUID in the names, footers' encodings sorted
             res.output = str(output)
         res.seconds["write" if not count else "count"] = time.perf_counter() - t0

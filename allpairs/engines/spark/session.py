@@ -188,6 +188,66 @@ CONN_INFO_POLL_S = 0.01
 STOP_WAIT_S = 10
 
 
+class _Start:
+    """The start of one JVM by pyspark, as a signal's end sees it: pyspark's folder of the JVM's port and
+    secret, and the JVM spawned to write there."""
+
+    def __init__(self):
+        self.folder: str | None = None
+        self.proc = None
+        self.spawned = threading.Event()
+        self._gate = threading.Lock()
+        self._spawning = self._stopping = False
+
+    def stop(self) -> None:
+        """For the signal watcher: stop the JVM being started. Folder still there: pyspark has not read it, the
+        JVM is starting. Ended, it writes no secret (nor, finding the folder gone, lives on with its gateway
+        and no driver); once pyspark has read the folder, the JVM ends by itself when this process does,
+        removing its scratch. Not spawned yet: it never will be (:meth:`may_spawn`)."""
+        with self._gate:
+            self._stopping = True
+            spawning = self._spawning
+        if spawning and self.folder is not None and os.path.isdir(self.folder):
+            self.spawned.wait(STOP_WAIT_S)  # its process may be running before the spawn returns it
+            if self.proc is not None:
+                self.proc.terminate()
+
+    def may_spawn(self) -> None:
+        """Before the spawn: once a signal's end has begun, wait for it (the process is ending) instead."""
+        with self._gate:
+            self._spawning = not self._stopping
+        if not self._spawning:
+            threading.Event().wait()
+
+
+class _GatewayTempfile:
+    """``tempfile`` as pyspark.java_gateway sees it while a JVM starts: its ``mkdtemp`` (the folder of the JVM's
+    port and secret) makes the folder and registers it with the signal watcher in one step, under the
+    watcher's lock. pyspark registers nothing: a signal between the folder's making and the JVM's spawn
+    left it behind, empty."""
+
+    def __init__(self, scratch: ExitStack, starts: dict):
+        self._scratch, self._starts = scratch, starts
+
+    def mkdtemp(self, *args, **kwargs):
+        import tempfile
+
+        start = _Start()
+
+        def make():
+            start.folder = tempfile.mkdtemp(*args, **kwargs)
+            return start.folder
+
+        folder = self._scratch.enter_context(removed_if_killed(make, start.stop))
+        self._starts[folder] = start
+        return folder
+
+    def __getattr__(self, name):
+        import tempfile
+
+        return getattr(tempfile, name)
+
+
 @contextmanager
 def _jvm_streams(quiet: bool):
     """The JVM that pyspark spawns (pyspark.java_gateway's Popen) gets stdout and stderr of its own: /dev/null
@@ -210,43 +270,38 @@ def _jvm_streams(quiet: bool):
             yield
         return
 
-    scratch = ExitStack()
+    scratch, starts = ExitStack(), {}
 
     def popen(*args, **kwargs):
         info = (kwargs.get("env") or {}).get("_PYSPARK_DRIVER_CONN_INFO_PATH")
-        started, spawned = [], threading.Event()
-        if info:  # pyspark's folder of the JVM's port and secret: removed by pyspark, or by a signal's end
-            folder = os.path.dirname(info)
-
-            def stop():
-                # Still there: pyspark has not read it, the JVM is starting. Ended, it writes no secret
-                # (nor, finding the folder gone, lives on with its gateway and no driver); once pyspark has
-                # read the folder, the JVM ends by itself when this process does, removing its scratch.
-                if os.path.isdir(folder):
-                    spawned.wait(STOP_WAIT_S)  # its process may be running before spawn() returns it
-                    if started:
-                        started[0].terminate()
-
-            scratch.enter_context(removed_if_killed(folder, stop))
+        # pyspark's folder of the JVM's port and secret: removed by pyspark, or by a signal's end; registered
+        # as it was made (_GatewayTempfile), else here.
+        start = starts.get(os.path.dirname(info)) if info else None
+        if info and start is None:
+            start = _Start()
+            start.folder = os.path.dirname(info)
+            scratch.enter_context(removed_if_killed(start.folder, start.stop))
+        start = start or _Start()
+        start.may_spawn()
         if quiet:
             kwargs.setdefault("stdout", subprocess.DEVNULL)
             kwargs.setdefault("stderr", subprocess.DEVNULL)
             try:
-                started.append(proc := launch.spawn(spawn, *args, **kwargs))
+                start.proc = proc = launch.spawn(spawn, *args, **kwargs)
             finally:
-                spawned.set()
+                start.spawned.set()
         else:
             r, w = os.pipe()
             kwargs.setdefault("stdout", w)
             kwargs.setdefault("stderr", w)
             try:
-                started.append(proc := launch.spawn(spawn, *args, **kwargs))
+                start.proc = proc = launch.spawn(spawn, *args, **kwargs)
             except BaseException:
                 os.close(r)
                 raise
             finally:
                 os.close(w)
-                spawned.set()
+                start.spawned.set()
             threading.Thread(target=_forward, args=(r,), name="allpairs-jvm-log", daemon=True).start()
             atexit.register(_drain, r)
         while info and proc.poll() is None and not os.path.isfile(info):
@@ -254,10 +309,15 @@ def _jvm_streams(quiet: bool):
         return proc
 
     gateway.Popen = popen
+    made = getattr(gateway, "tempfile", None)
+    if made is not None:
+        gateway.tempfile = _GatewayTempfile(scratch, starts)
     try:
         yield
     finally:
         gateway.Popen = spawn
+        if made is not None:
+            gateway.tempfile = made
         scratch.close()  # pyspark has removed its folder (its own finally) by now
 
 
