@@ -161,10 +161,11 @@ def test_a_lone_csv_path_read_as_one_document_suggests_csv(products):
 
 
 texts = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12)
+ids = texts.filter(bool)  # an empty id is refused: a table's empty cell is its null
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(texts, texts), max_size=6, unique_by=lambda row: row[0]), st.sampled_from(["csv", "tsv"]))
+@given(st.lists(st.tuples(ids, texts), max_size=6, unique_by=lambda row: row[0]), st.sampled_from(["csv", "tsv"]))
 def test_a_table_written_by_the_csv_module_reads_back_every_id_and_text(tmp_path_factory, rows, kind):
     from allpairs.corpus import read_table
 
@@ -177,7 +178,7 @@ def test_a_table_written_by_the_csv_module_reads_back_every_id_and_text(tmp_path
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(texts, texts), max_size=6, unique_by=lambda row: row[0]))
+@given(st.lists(st.tuples(ids, texts), max_size=6, unique_by=lambda row: row[0]))
 def test_a_literal_tsv_reads_back_every_field_as_it_is_quotes_included(tmp_path_factory, rows):
     from allpairs.corpus import read_table
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from allpairs.corpus import tree as corpus
 from allpairs.corpus import matches, read_corpus, read_directory, read_jsonl, read_lines, read_sets
+from allpairs.corpus.tables import read_table
 from allpairs.errors import InputError, UsageError
 
 
@@ -144,6 +145,7 @@ def test_nul_in_line_input_is_an_error(tmp_path):
     ('{"id": 2}', r"x.jsonl:2: no 'text' field"),
     ('{"id": 2, "text": 5}', r"x.jsonl:2: field 'text' must be a string"),
     ('{"id": "a", "text": "b"}', r"x.jsonl:2: id 'a' already used on line 1"),
+    ('{"id": "", "text": "b"}', r"x.jsonl:2: the id is empty; every record needs one"),
 ])
 def test_malformed_json_lines_say_where(tmp_path, line, message):
     f = tmp_path / "x.jsonl"
@@ -360,3 +362,24 @@ def test_a_file_name_is_read_as_pathlib_reads_it_without_pathlib(tmp_path, monke
     assert os.fspath(_as_pathlib_reads(name)) == str(p)
     assert (_mode(_as_pathlib_reads(name)) is not None, _mode(_as_pathlib_reads(name)) is not None and
             os.path.isdir(_as_pathlib_reads(name))) == (p.exists(), p.is_dir())
+
+
+@pytest.mark.parametrize("kind, body, where", [
+    ("csv", "id,text\na,red shirt\n,red shirt\n", "t.csv:3"),
+    ("tsv", "id\ttext\na\tred shirt\n\tred shirt\n", "t.tsv:3"),
+])
+def test_an_empty_id_in_a_table_is_refused_not_written_as_a_blank_name(tmp_path, kind, body, where):
+    """A table's empty cell is its null: the pair it made would name no row (it printed 'a', '' and 1.0)."""
+    f = tmp_path / f"t.{kind}"
+    f.write_text(body)
+    with pytest.raises(InputError, match=f"{where}: the id is empty; every record needs one"):
+        read_table(f, kind)
+
+
+def test_an_empty_id_in_a_parquet_table_is_refused_as_a_null_one_is(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"id": ["a", ""], "text": ["red shirt", "red shirt"]}), tmp_path / "e.parquet")
+    with pytest.raises(InputError, match=r"e.parquet: row 2: the id is empty"):
+        read_table(tmp_path / "e.parquet", "parquet")

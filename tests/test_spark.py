@@ -1290,11 +1290,14 @@ def test_null_and_repeated_ids_are_refused_in_one_line(spark):
     from allpairs.errors import InputError
 
     null = spark.createDataFrame([(None, "a b c"), ("x", "a b c"), (None, "a b d")], "id string, text string")
+    empty = spark.createDataFrame([("", "a b c"), ("x", "a b c"), ("y", "a b d")], "id string, text string")
     twice = spark.createDataFrame([(3, "a b c"), (5, "a b c"), (3, "a b d")], "key int, text string")
     # Either plan's planning pass (one task: the ids' hashes read on the driver).
     for one_task in (None, True):
         with pytest.raises(InputError, match=r"^id_col 'id' holds 2 null ids; every row needs an id"):
             allpairs.spark.join(null, 0.5, shingle="word:1", one_task=one_task)
+        with pytest.raises(InputError, match=r"^id_col 'id' holds 1 empty ids; every row needs an id"):
+            allpairs.spark.join(empty, 0.5, shingle="word:1", one_task=one_task)
         with pytest.raises(InputError, match=r"^id_col 'key': id 3 is given 2 times; ids must be different"):
             allpairs.spark.join(twice, 0.5, id_col="key", shingle="word:1", one_task=one_task)
 
@@ -1383,8 +1386,11 @@ def test_cli_refuses_null_and_repeated_ids_as_the_local_engine_does(spark, tmp_p
 
     pq.write_table(pa.table({"id": ["a", None, "c"], "text": ["x y z", "x y w", "x y z"]}), tmp_path / "n.parquet")
     (tmp_path / "d.jsonl").write_text("".join(json.dumps({"id": i, "text": "x y z"}) + "\n" for i in ("a", "b", "a")))
+    (tmp_path / "e.jsonl").write_text("".join(json.dumps({"id": i, "text": "x y z"}) + "\n" for i in ("a", "", "c")))
     for args, message in ((["--parquet", tmp_path / "n.parquet"], "holds 1 null ids"),
-                          (["--jsonl", tmp_path / "d.jsonl"], "id 'a' is given 2 times")):
+                          (["--jsonl", tmp_path / "d.jsonl"], "id 'a' is given 2 times"),
+                          (["--jsonl", tmp_path / "e.jsonl"], "holds 1 empty ids"),
+                          (["--jsonl", tmp_path / "e.jsonl", "--against", tmp_path / "d.jsonl"], "holds 1 empty ids")):
         local = cli("join", "-t", "0.5", *args, "--count")
         assert local.exit_code == 1, local.stderr
         r = cli("join", "--engine", "spark", "-t", "0.5", *args, "--count")

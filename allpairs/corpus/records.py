@@ -73,6 +73,8 @@ class Records:
         """One document: its id (already a string; ``id_value`` the input's value, an integer or a string),
         text and carried values, found at ``where`` (file:line), the ``place``-th line (or row) of its file.
         A lone surrogate in any of them is refused."""
+        if doc_id == "":  # a table's empty cell is its null: it names no document in the output
+            raise InputError(f"{where}: the id is empty; every record needs one (fill it in, or drop the record)")
         if doc_id in self.seen:
             raise InputError(f"{where}: id {doc_id!r} already used on {self.unit} {self.seen[doc_id]:,}")
         if self.escapes:

@@ -132,12 +132,15 @@ def check_ids(df, id_col, side: str = "") -> None:
     """Refuse null and repeated ids (one job: the ids counted by value), as the local engine refuses them."""
     from pyspark.sql import functions as F
 
-    bad = df.groupBy(F.col(quoted(id_col)).alias("id")).count().where(F.col("id").isNull() | (F.col("count") > 1)) \
-        .orderBy(F.col("id").isNotNull()).limit(1).collect()
+    empty = F.col("id").cast("string") == ""
+    bad = df.groupBy(F.col(quoted(id_col)).alias("id")).count() \
+        .where(F.col("id").isNull() | empty | (F.col("count") > 1)) \
+        .orderBy(F.col("id").isNotNull(), ~empty).limit(1).collect()
     if bad:
         row = bad[0]
-        if row["id"] is None:
-            raise InputError(f"{side}id_col {id_col!r} holds {row['count']:,} null ids; every row needs an id "
+        if row["id"] is None or str(row["id"]) == "":
+            what = "null" if row["id"] is None else "empty"
+            raise InputError(f"{side}id_col {id_col!r} holds {row['count']:,} {what} ids; every row needs an id "
                              "(drop those rows or fill them)")
         raise InputError(f"{side}id_col {id_col!r}: id {row['id']!r} is given {row['count']:,} times; ids must be "
                          "different (deduplicate the rows or give another id_col)")

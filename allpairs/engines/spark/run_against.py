@@ -105,7 +105,7 @@ def _check_ids(sides) -> None:
     from pyspark.sql import functions as F
 
     counted = [df.select(F.lit(k).alias("side"), F.col(col).cast("string").alias("id"))
-               .groupBy("side", "id").count().where(F.col("id").isNull() | (F.col("count") > 1))
+               .groupBy("side", "id").count().where(F.col("id").isNull() | (F.col("id") == "") | (F.col("count") > 1))
                for k, (df, col, _) in enumerate(sides)]
     if not counted:
         return
@@ -114,8 +114,9 @@ def _check_ids(sides) -> None:
     if bad:
         row = bad[0]
         _, col, path = sides[row["side"]]
-        if row["id"] is None:
-            raise InputError(f"{path}: --id-col {col!r} holds {row['count']:,} null ids; every row needs an id "
+        if row["id"] is None or row["id"] == "":
+            what = "null" if row["id"] is None else "empty"
+            raise InputError(f"{path}: --id-col {col!r} holds {row['count']:,} {what} ids; every row needs an id "
                              "(drop those rows or fill them)")
         raise InputError(f"{path}: --id-col {col!r}: id {row['id']!r} is given {row['count']:,} times; ids must "
                          "be different (deduplicate the rows or name another column with --id-col)")
