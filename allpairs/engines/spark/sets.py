@@ -242,7 +242,7 @@ def document_summary(docs, *, ids: bool, min_size: int) -> "Summary":
     can be (:attr:`Summary.late` may tell them later)."""
     from pyspark.sql import functions as F
 
-    columns = [F.col("size")] + ([id_hash().alias("idh")] if ids else [])
+    columns = [F.col("size")] + ([F.when(F.col("id").cast("string") != "", F.xxhash64("id")).alias("idh")] if ids else [])
     table = docs.select(*columns).toArrow()
     size = numpy(table.column("size"), np.int64)
     joined = size >= max(1, min_size)
@@ -270,15 +270,6 @@ def _count_batches(batches):
         uniq, n = np.unique(keys.astype(np.int64, copy=False), return_counts=True)
         yield pa.RecordBatch.from_arrays([pa.array(uniq, pa.int64()), pa.array(n.astype(np.int64), pa.int64())],
                                          names=["key", "n"])
-
-
-def id_hash():
-    """The column of each document's id hashed (xxhash64), null for a null or empty id: either makes the ids
-    suspect, and the exact check (:func:`allpairs.engines.spark.join.check_ids`) refuses it as the local
-    engine does."""
-    from pyspark.sql import functions as F
-
-    return F.when(F.col("id").isNotNull() & (F.col("id").cast("string") != ""), F.xxhash64(F.col("id")))
 
 
 #: Rows of :func:`summarize`'s aggregation: (kind, key, n). SHINGLE: a shingle's key and the distinct
@@ -411,7 +402,7 @@ class Summary:
     joined: int  # with at least min_shingles shingles
     distinct: int  # distinct sets among them
     shared: pa.Table | None  # (key, df) of the shingles in two or more distinct sets; None: not counted
-    suspect_ids: bool  # a null id, or two rows whose ids hash alike (the same id, or a rare collision)
+    suspect_ids: bool  # a null or empty id, or two rows whose ids hash alike (the same id, or a rare collision)
     shingles: int = 0  # of the distinct sets, summed
     # Where the one task groups the identical sets itself (:func:`.one_task.grouping_document_pairs`),
     # ``distinct`` and ``shingles`` are first the joined documents' (the most there can be); this accumulator
@@ -447,7 +438,7 @@ def summarize(grouped, *, ids: bool, shingles: bool, on_driver: bool = False) ->
     from pyspark.sql import functions as F
     from pyspark.sql.types import LongType
 
-    idh = id_hash() if ids else F.lit(None).cast(LongType())
+    idh = F.when(F.col("id").cast("string") != "", F.xxhash64("id")) if ids else F.lit(None).cast(LongType())
     partitions = str(grouped.sparkSession.conf.get("spark.sql.shuffle.partitions", "200"))
     bits = bucket_bits(int(partitions) if partitions.isdigit() else 200)
     partial = grouped.select("ord", "set", "keys", idh.alias("idh")) \
