@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from allpairs.exact._kernel import first_match_bounds
@@ -406,6 +406,8 @@ def test_the_probe_called_set_by_set_backwards_on_one_scratch_finds_each_sets_pa
 @given(_near_copies(), st.sampled_from([Fraction(1, 10**9), Fraction(1, 2), Fraction(7, 10), Fraction(9, 10),
                                         Fraction(999999999, 10**9), Fraction(1)]), st.booleans(),
        st.sampled_from([(False, 1), (True, 1), (True, 2)]))
+# Two threads asked for, the costs cut into one task: it runs on the caller's thread and reaps (it ran unreaped).
+@example(sets=[[0], [0, 1]], t=Fraction(1, 10**9), compact=False, tasks_jobs=(True, 2))
 def test_the_probe_in_blocks_finds_the_probes_pairs_and_candidates_in_its_order(sets, t, compact, tasks_jobs):
     """:func:`allpairs.exact.large.probe_blocked` with any block and bucket sizes, reaping dead postings or
     not, on scratch of its own, against :func:`allpairs.exact._kernel.probe_verify` over the same range: the

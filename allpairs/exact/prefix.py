@@ -398,6 +398,7 @@ def _probe_blocks(indptr, tokens, num_tokens, threshold, measure, sides, jobs, p
         alpha2 = alpha_table(row.code, p, q, largest)
     probes_later = not measure.symmetric
     n_tasks = len(bounds) - 1
+    alone = alone or n_tasks <= 1  # the costs cut into one task: it runs on this thread, and may reap
     reap = REAP_MIN_DEAD if alone and alpha2 is not None else 0
     local = threading.local()  # each thread's probe scratch, made once and reused by its tasks
     density = [FIRST_ROOM / ROOM_MARGIN]  # pairs per posting entry of the last task finished (any thread's)
