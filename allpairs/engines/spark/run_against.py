@@ -33,10 +33,10 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import InputError, UsageError
-from ...corpus.records import cell_text
+from ...corpus.records import cell_text, jsonl_field, jsonl_object
 from ...output.carried import STRING, Carried
 from .against import plan_against
-from .carried import check_parquet_keep, json_objects, jsonl_types
+from .carried import check_parquet_keep, json_objects
 from .pairs import COLUMNS, ORDER
 from . import run as _run
 from .run import (SparkRun, _local_path, _read_lines, check_input_options, check_parquet, raise_worker_error,
@@ -96,6 +96,19 @@ def _refuse_id_types(path: str, other: str, id_col: str, a, b) -> None:
     if not _same_id_kind(a, b):
         raise UsageError(f"--id-col {id_col!r} holds {a} in {path} but {b} in {other}; the pairs' ids need one "
                          "type: cast one of them, or name another column with --id-col")
+
+
+def _check_first_record(spark, path: str, keep) -> None:
+    """A JSON Lines side's first record has every ``keep`` field, as locally: its first non-blank line, taken in
+    the JVM (no record parsed in Python but that one)."""
+    from pyspark.sql import functions as F
+
+    first = _read_lines(spark, path).where(F.trim("value") != "").orderBy("line").first()
+    if first is not None:
+        where = f"{path}:{first['line']}"
+        obj = jsonl_object(first["value"], where)
+        for name in keep:
+            jsonl_field(obj, name, where, "keep")
 
 
 def _check_ids(sides) -> None:
@@ -374,9 +387,9 @@ def run_against(path: str, other: str, threshold, *, kind: str = "directory", ou
                 kept.append(read.kept)
             reads.append((read, run))
         (left, lrun), (right, rrun) = reads
-        if kind == "jsonl" and keep:  # each side's first record must have every --keep-col field, as locally
+        if kind == "jsonl" and keep:
             for p in (path, other):
-                jsonl_types(_read_lines(spark, str(p)), str(p), id_field, list(keep), False)
+                _check_first_record(spark, str(p), keep)
         a, b = left.df.schema[left.id_col].dataType, right.df.schema[right.id_col].dataType
         _refuse_id_types(path, other, left.id_col, a.simpleString(), b.simpleString())
         _check_ids([(r.df, r.id_col, p) for (r, _), p in zip(reads, (path, other)) if r.check])
