@@ -131,15 +131,16 @@ def test_a_closed_pipe_and_a_closed_stdout_end_the_fast_path_as_the_typer_comman
 
 #: The console script's program (allpairs.__main__.program), recording how the process ends: by os._exit,
 #: without the interpreter's teardown, or by SystemExit; the first argument asks for an exit handler, or a
-#: thread that is not a daemon (the interpreter waits for it), or neither.
+#: thread that is not a daemon (the interpreter waits for it: it lives until the main thread's end, so that a
+#: slow run on a loaded machine still finds it running), or neither.
 ENDING = ("import os, sys\n"
           "record, hook = sys.argv.pop(1), sys.argv.pop(1)\n"
           "if hook == 'atexit':\n"
           "    import atexit\n"
           "    atexit.register(lambda: open(record, 'a').write('atexit '))\n"
           "if hook == 'thread':\n"
-          "    import threading, time\n"
-          "    threading.Thread(target=time.sleep, args=(0.5,)).start()\n"
+          "    import threading\n"
+          "    threading.Thread(target=threading.main_thread().join).start()\n"
           "_exit = os._exit\n"
           "os._exit = lambda code: (open(record, 'a').write(f'_exit {code}'), _exit(code))\n"
           "from allpairs.__main__ import program\n"
