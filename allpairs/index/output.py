@@ -36,12 +36,18 @@ def write_rows(out: BinaryIO, fmt: str, names: tuple[str, str], left: Sequence[i
                left_ids: Sequence[str], right_ids: Sequence[str], left_columns: dict | None = None,
                right_columns: dict | None = None, header: bool = True) -> int:
     """One row per (left, right) pair of documents (positions into ``left_ids`` and ``right_ids``): both ids
-    and the similarity; CSV, JSON Lines and Parquet add the overlap and both sizes; then each side's carried
-    columns, as ``NAME_COLUMN`` with the side's name (``query_text``, ``indexed_text``)."""
+    and the similarity (text truncated to 6 decimals; in Parquet the float nearest it, as ``join`` writes it);
+    CSV, JSON Lines and Parquet add the overlap and both sizes; then each side's carried columns, as
+    ``NAME_COLUMN`` with the side's name (``query_text``, ``indexed_text``)."""
     a, b = names
-    sims = [similarity_text(row, o, x, y) for o, x, y in zip(overlap, left_size, right_size)]
-    table = [column_of_ids(a, left_ids, left), column_of_ids(b, right_ids, right),
-             Column("similarity", sims, "int" if row.integer_threshold else "number")]
+    sizes = zip(overlap, left_size, right_size)
+    if row.integer_threshold:
+        sims = Column("similarity", [similarity_text(row, o, x, y) for o, x, y in sizes], "int")
+    elif fmt == "parquet":
+        sims = Column("similarity", [float(row.similarity(o, x, y)) for o, x, y in sizes], "float")
+    else:
+        sims = Column("similarity", [similarity_text(row, o, x, y) for o, x, y in sizes], "number")
+    table = [column_of_ids(a, left_ids, left), column_of_ids(b, right_ids, right), sims]
     if fmt != "tsv":
         table += [Column("overlap", overlap, "int"), Column(f"{a}_size", left_size, "int"),
                   Column(f"{b}_size", right_size, "int")]
