@@ -349,7 +349,10 @@ def test_dedup_engine_spark_writes_the_local_engines_kept_and_removed_lines(spar
     assert table.column_names == ["id", "text"] and table.column("text").to_pylist() == [path.read_text().splitlines()[int(i) - 1] for i in want]
     want_removed = [line.split("\t")[:2] for line in local_removed.stdout.splitlines()[1:]]
     got = pq.read_table(tmp_path / "removed")
-    assert [list(r) for r in zip(got.column("id").to_pylist(), got.column("duplicate_of").to_pylist())] == want_removed
+    assert [list(r) for r in zip(got.column("removed").to_pylist(), got.column("kept").to_pylist())] == want_removed
+    # The local engine's table, as its Parquet output has it: pair columns, then each line (removed_text, kept_text).
+    assert run("dedup", "-t", "0.6", "--lines", path, "--removed", "-q", "-o", tmp_path / "local.parquet").exit_code == 0
+    assert got.to_pylist() == pq.read_table(tmp_path / "local.parquet").to_pylist() and len(want_removed) > 5
     assert not list(tmp_path.glob(".*part*"))  # nothing left beside the datasets
 
 
@@ -377,6 +380,13 @@ def test_dedup_engine_spark_writes_the_kept_json_lines_records_whole_as_locally(
     want, table = pq.read_table(tmp_path / "local.parquet"), pq.read_table(tmp_path / "kept")
     assert table.schema.remove_metadata() == want.schema.remove_metadata()
     assert table.to_pylist() == want.to_pylist() and table.column("key").to_pylist() == ["a", "c", "d"]
+    # --removed: the local engine's table of the removed record and its kept twin, every field typed as locally.
+    assert run(*args, "--removed", "--keep-all", "-o", tmp_path / "local-removed.parquet").exit_code == 0
+    got = run(*args, "--removed", "--engine", "spark", "-o", tmp_path / "removed")
+    assert got.exit_code == 0, got.output
+    want, table = pq.read_table(tmp_path / "local-removed.parquet"), pq.read_table(tmp_path / "removed")
+    assert table.to_pylist() == want.to_pylist() and [r["removed_late"] for r in table.to_pylist()] == [2.5]
+    assert [(f.name, f.type) for f in table.schema][6:] == [(f.name, f.type) for f in want.schema][6:]
 
 
 def test_dedup_engine_spark_writes_the_kept_ids_of_sets_as_locally(spark, tmp_path):
@@ -492,8 +502,13 @@ def test_a_parquet_dataset_of_two_files_is_read_in_the_local_engines_order(spark
     pairs = run("join", *flags, "--keep-all", "-o", tmp_path / "pairs")
     assert removed.exit_code == 0 and pairs.exit_code == 0, (removed.output, pairs.output)
     got = pq.read_table(tmp_path / "removed")
-    assert got.column_names == ["id", "text", "n", "duplicate_of", "similarity"]  # the dataset's columns, no more
-    assert got.select(["id", "duplicate_of"]).to_pylist() == [{"id": "b7", "duplicate_of": "a0"}]
+    # The local engine's --removed table, every column carried as --keep-all carries it (Spark: overlaps int32).
+    assert got.to_pylist() == [{"removed": "b7", "kept": "a0", "similarity": 1.0, "overlap": 4, "removed_size": 4,
+                                "kept_size": 4, "removed_text": "the same words here",
+                                "kept_text": "the same words here", "removed_n": 7, "kept_n": 100}]
+    local = run("dedup", *flags[:-5], "-q", "--removed", "--keep-all", "-o", tmp_path / "local.parquet")
+    assert local.exit_code == 0, local.output
+    assert pq.read_table(tmp_path / "local.parquet").to_pylist() == got.to_pylist()
     assert pq.read_table(tmp_path / "pairs").select(["left", "right", "left_n", "right_n"]).to_pylist() == [
         {"left": "a0", "right": "b7", "left_n": 100, "right_n": 7}]
 

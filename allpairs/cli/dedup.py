@@ -29,7 +29,7 @@ def dedup_command(
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT, show_default=False, help="Write to FILE (atomically) instead of stdout."),
     count: bool = typer.Option(False, "--count", rich_help_panel=OUTPUT, help="Print only the number of documents kept."),
     no_header: bool = NO_HEADER, verbatim: bool = VERBATIM_CELLS, quiet: bool = QUIET,
-    engine: str = typer.Option("local", "--engine", metavar="local|spark", rich_help_panel=SPARK, help="spark: Apache Spark, the same rows kept; writes them (all their columns) as a Parquet dataset (-o DIR) or counts."),
+    engine: str = typer.Option("local", "--engine", metavar="local|spark", rich_help_panel=SPARK, help="spark: Apache Spark, the same rows kept; writes them (all their columns; --removed: the table --keep-all gives locally) as a Parquet dataset (-o DIR) or counts."),
     master: Optional[str] = typer.Option(None, "--master", metavar="URL", rich_help_panel=SPARK, help="Spark: the master URL, e.g. local[*] (default), spark://host:7077."),
     **inputs,
 ) -> None:

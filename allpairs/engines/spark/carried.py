@@ -203,18 +203,19 @@ def carried_frame(spark, read, path: str, kind: str, keep: list[str], keep_all: 
     return read.df.select(F.col(quoted(read.id_col)).alias("_id"), "line").join(fields, "line").drop("line"), names
 
 
-def with_carried(pairs, frame, names: list[str], right_frame=None):
+def with_carried(pairs, frame, names: list[str], right_frame=None, sides=("left", "right")):
     """``pairs`` (with ``left`` and ``right`` ids) and, for each of ``names``, ``left_NAME`` and ``right_NAME``:
     the values of ``frame`` (``_id``, ``c0``, ...) of the left and of the right document, joined by id
     (the right document's from ``right_frame``, an R–S join's other side, where given). The carried columns,
-    in the local engine's order (each name's left, then right), are the second value."""
+    in the local engine's order (each name's left, then right), are the second value. ``sides``: the two
+    id columns' names, and so the carried ones' prefixes (dedup's removed and kept)."""
     from pyspark.sql import functions as F
 
-    for side, rows in (("left", frame), ("right", frame if right_frame is None else right_frame)):
+    for side, rows in zip(sides, (frame, frame if right_frame is None else right_frame)):
         pairs = pairs.join(rows.select(F.col("_id").alias(side),
                                        *[F.col(f"c{i}").alias(f"_{side}_c{i}") for i in range(len(names))]),
                            side, "left")
-    cols = [F.col(f"_{side}_c{i}").alias(f"{side}_{n}") for i, n in enumerate(names) for side in ("left", "right")]
+    cols = [F.col(f"_{side}_c{i}").alias(f"{side}_{n}") for i, n in enumerate(names) for side in sides]
     return pairs, cols
 
 

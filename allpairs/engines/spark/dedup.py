@@ -320,6 +320,17 @@ class SparkDedup:
                               F.count(F.when(F.col(P + "empty"), 1)).alias("empty")).collect()[0]
         return row["n"] - row["removed"], row["removed"], row["empty"]
 
+    def removed_pairs(self):
+        """The local ``dedup --removed`` table's pair columns, a row per removed document in input order:
+        removed, kept (ids), similarity (double), overlap, removed_size, kept_size (int); then the order's
+        keys, ``P + "okey"`` and ``P + "ord"``, to sort by once other columns are joined on."""
+        from pyspark.sql import functions as F
+
+        return self.status.where(F.col(P + "duplicate_of").isNotNull()).select(
+            F.col(P + "id").alias("removed"), F.col(P + "duplicate_of").alias("kept"), P + "similarity",
+            *(F.col(P + c).cast("int").alias(c) for c in ("overlap", "removed_size", "kept_size")),
+            P + "okey", P + "ord").withColumnRenamed(P + "similarity", "similarity")
+
 
 def plan_dedup(df, threshold, *, id_col: str = "id", text_col: str | None = None, tokens_col: str | None = None,
                shingle=None, measure: str = "jaccard", all_rows: bool = False,
@@ -348,12 +359,15 @@ def plan_dedup(df, threshold, *, id_col: str = "id", text_col: str | None = None
     decided_rows = members.join(charged, "ord", "left").select(
         F.col("id").alias(P + "id"), F.col("ord").alias(P + "ord"), F.col("okey").alias(P + "okey"),
         F.col("duplicate_of").alias(P + "duplicate_of"), similarity(measure).alias(P + "similarity"),
-        F.lit(False).alias(P + "empty"))
+        F.lit(False).alias(P + "empty"), F.col("overlap").alias(P + "overlap"),
+        F.col("size_a").alias(P + "removed_size"), F.col("size_b").alias(P + "kept_size"))
     # A document with no shingle reaches no one: kept, as locally (one below min_shingles is dropped, as asked).
     empty = planned.grouped.where(F.col("size") == 0).select(
         F.col("id").alias(P + "id"), F.col("ord").alias(P + "ord"), F.col("okey").alias(P + "okey"),
         F.lit(None).cast(decided_rows.schema[P + "duplicate_of"].dataType).alias(P + "duplicate_of"),
-        F.lit(None).cast("double").alias(P + "similarity"), F.lit(True).alias(P + "empty"))
+        F.lit(None).cast("double").alias(P + "similarity"), F.lit(True).alias(P + "empty"),
+        *(F.lit(None).cast(decided_rows.schema[P + c].dataType).alias(P + c)
+          for c in ("overlap", "removed_size", "kept_size")))
     status = checkpoint(decided_rows.unionByName(empty))
     planned.unpersist()
     decided.removed.unpersist()

@@ -2,9 +2,10 @@
 
 :func:`run_dedup` reads the input as ``join --engine spark`` reads it
 (:func:`.run.read_documents`), decides with :func:`.dedup.plan_dedup`, and
-writes the kept rows (``removed``: the removed ones, with ``duplicate_of``
-and ``similarity``) in input order as a Parquet dataset, beside ``output``
-and moved into place at the end, or counts the kept ones.
+writes the kept rows in input order (``removed``: the local ``dedup --removed
+--keep-all`` table, a row per removed document with its kept twin) as a
+Parquet dataset, beside ``output`` and moved into place at the end, or counts
+the kept ones.
 """
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from dataclasses import dataclass, field
 from ...errors import UsageError
 from ...index.dedup import empty_kept_note
 from ...output.files import partial_directory
-from .carried import carried_frame
+from .carried import carried_frame, with_carried
 from .clusters import plan_clusters
 from .dataset import in_files, make_reproducible
-from .dedup import plan_dedup
+from .dedup import P, plan_dedup
 from .run import (KINDS, raise_worker_error, SparkRun, _stop_jvm, check_output_dir, check_parquet, read_documents,
                   session_conf)
 from .session import get_session
@@ -60,9 +61,24 @@ def _records(spark, read, path: str, id_field: str, rows):
 
     written = _read_lines(spark, path).join(rows.select("line"), "line", "left_semi")
     fields, names = carried_frame(spark, read, path, "jsonl", [], True, id_field, lines=written)
-    extra = [c for c in rows.columns if c not in ("id", "text", "line")]  # --removed: duplicate_of, similarity
+    extra = [c for c in rows.columns if c not in ("id", "text", "line")]  # all_rows: duplicate_of, similarity
     return rows.join(fields, rows["id"] == fields["_id"]).orderBy("line").select(
         F.col("id").alias(id_field), *[F.col(f"c{i}").alias(n) for i, n in enumerate(names)], *extra)
+
+
+def _removed_table(spark, read, path: str, kind: str, id_field: str, d):
+    """The local ``dedup --removed --keep-all -f parquet`` table: per removed document in input order, removed,
+    kept, similarity, overlap, removed_size, kept_size, then ``removed_NAME`` and ``kept_NAME`` of each column
+    the kept rows carry (a table's every column but the id; ``--lines``: the line, as ``text``)."""
+    from pyspark.sql import functions as F
+
+    pairs = d.removed_pairs()
+    names = ["removed", "kept", "similarity", "overlap", "removed_size", "kept_size"]
+    got = None if kind in ("directory", "sets") else carried_frame(spark, read, path, kind, [], True, id_field)
+    carried = []
+    if got is not None:
+        pairs, carried = with_carried(pairs, *got, sides=("removed", "kept"))
+    return pairs.orderBy(P + "okey", P + "ord").select(*names, *carried)
 
 
 def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | None = None, removed: bool = False,
@@ -123,15 +139,17 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
         else:
             d = plan_dedup(df, threshold, id_col=read.id_col, text_col=read.text_col, tokens_col=read.tokens_col,
                            order_col=read.order_col, shingle=shingle, measure=measure, normalize=normalize,
-                           min_shingles=min_shingles, all_rows=removed, check=read.check,
+                           min_shingles=min_shingles, check=read.check,
                            **({"language_col": "language"} if read.language_col else {}))
             res.shingle, res.threshold = d.shingle, str(d.threshold)
             res.components, res.rounds, res.largest = d.decided.components, d.decided.rounds, d.decided.largest
             res.kept, res.removed, empty = d.counts()
             if empty:
                 res.notes.append(empty_kept_note(empty, d.shingle))
-            rows = d.rows.where(F.col("duplicate_of").isNotNull()) if removed else d.rows
-            if kind in ("lines", "sets"):
+            rows = d.rows
+            if removed:  # the local engine's table of pairs (removed, kept), not rows
+                rows = None if count else _removed_table(spark, read, str(path), kind, id_field, d)
+            elif kind in ("lines", "sets"):
                 # As locally: a line's number (its id), and the text of --lines; --sets carries no tokens.
                 rows = rows.drop("line", *(["tokens"] if kind == "sets" else []))
             elif kind == "parquet" and read.order_col is not None:
