@@ -382,7 +382,7 @@ def test_dedup_engine_spark_writes_the_kept_json_lines_records_whole_as_locally(
     assert table.to_pylist() == want.to_pylist() and table.column("key").to_pylist() == ["a", "c", "d"]
     # --removed: the local engine's table of the removed record and its kept twin, every field typed as locally.
     assert run(*args, "--removed", "--keep-all", "-o", tmp_path / "local-removed.parquet").exit_code == 0
-    got = run(*args, "--removed", "--engine", "spark", "-o", tmp_path / "removed")
+    got = run(*args, "--removed", "--keep-all", "--engine", "spark", "-o", tmp_path / "removed")
     assert got.exit_code == 0, got.output
     want, table = pq.read_table(tmp_path / "local-removed.parquet"), pq.read_table(tmp_path / "removed")
     assert table.to_pylist() == want.to_pylist() and [r["removed_late"] for r in table.to_pylist()] == [2.5]
@@ -498,7 +498,7 @@ def test_a_parquet_dataset_of_two_files_is_read_in_the_local_engines_order(spark
                    data / "part-1.parquet")
     run = lambda *a: CliRunner().invoke(app, [str(x) for x in a], prog_name="allpairs")  # noqa: E731
     flags = ["-t", "0.8", "-s", "word:1", "--parquet", data, "--engine", "spark", "--master", "local[2]", "-q"]
-    removed = run("dedup", *flags, "--removed", "-o", tmp_path / "removed")
+    removed = run("dedup", *flags, "--removed", "--keep-all", "-o", tmp_path / "removed")
     pairs = run("join", *flags, "--keep-all", "-o", tmp_path / "pairs")
     assert removed.exit_code == 0 and pairs.exit_code == 0, (removed.output, pairs.output)
     got = pq.read_table(tmp_path / "removed")
@@ -531,3 +531,19 @@ def test_an_order_column_with_nulls_or_timestamps_orders_every_plan_alike(spark)
     # Nulls first: d1 kept, d5 (4/5 with d1) and d2 (3/5) removed; d3 at day 3 is kept before d4 at day 9.
     assert [r.id for r in allpairs.spark.dedup(df, 0.5, shingle="word:1", order_col="at").collect()] == \
         ["d1", "d7", "d3", "d6"]
+
+
+@pytest.mark.parametrize("flags", [["--keep-all"], ["--id-col", "key"], ["--text-col", "body"]])
+def test_dedup_engine_spark_refuses_the_input_options_the_local_engine_refuses(tmp_path, flags):
+    # --keep-all of --lines did nothing on Spark, silently, where the local engine refuses it (exit 2).
+    from typer.testing import CliRunner
+
+    from allpairs.cli import app
+
+    path = tmp_path / "lines.txt"
+    path.write_text("a b\na b c\n")
+    runs = [CliRunner().invoke(app, [str(x) for x in ["dedup", "-t", "0.5", "--lines", path, *flags, *engine,
+                                                        "-o", tmp_path / "out"]], prog_name="allpairs")
+            for engine in ([], ["--engine", "spark"])]
+    assert [r.exit_code for r in runs] == [2, 2] and runs[0].stderr == runs[1].stderr, [r.stderr for r in runs]
+    assert "without --jsonl, --csv, --tsv or --parquet" in runs[1].stderr and not (tmp_path / "out").exists()

@@ -29,7 +29,7 @@ def dedup_command(
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT, show_default=False, help="Write to FILE (atomically) instead of stdout."),
     count: bool = typer.Option(False, "--count", rich_help_panel=OUTPUT, help="Print only the number of documents kept."),
     no_header: bool = NO_HEADER, verbatim: bool = VERBATIM_CELLS, quiet: bool = QUIET,
-    engine: str = typer.Option("local", "--engine", metavar="local|spark", rich_help_panel=SPARK, help="spark: Apache Spark, the same rows kept; writes them (all their columns; --removed: the table --keep-all gives locally) as a Parquet dataset (-o DIR) or counts."),
+    engine: str = typer.Option("local", "--engine", metavar="local|spark", rich_help_panel=SPARK, help="spark: Apache Spark, the same rows kept; writes them (all their columns; --removed: the local table) as a Parquet dataset (-o DIR) or counts."),
     master: Optional[str] = typer.Option(None, "--master", metavar="URL", rich_help_panel=SPARK, help="Spark: the master URL, e.g. local[*] (default), spark://host:7077."),
     **inputs,
 ) -> None:
@@ -46,6 +46,10 @@ def dedup_command(
     if engine not in ("local", "spark"):
         raise typer.BadParameter(f"--engine is local or spark, got {engine!r}")
     if engine == "spark":
+        try:
+            refuse_unused_input_options(ctx)  # as the local engine does: --keep-all of --lines is refused by both
+        except AllPairsError as e:
+            fail(e)
         return _spark_dedup(ctx, paths, threshold, measure.value, shingle, no_normalize, min_shingles, removed, fmt,
                             output, count, no_header, quiet, master, inputs)
     if master:
@@ -127,7 +131,8 @@ def _spark_dedup(ctx, paths, threshold, measure, shingle, no_normalize, min_shin
                         min_bytes=inputs["min_bytes"], id_field=id_col or "id", text_field=text_col or "text",
                         id_col=id_col if pq else None, text_col=text_col if pq else None,
                         tokens_col=inputs["tokens_col"], shingle=shingle, measure=measure,
-                        normalize=not no_normalize, min_shingles=min_shingles, quiet=quiet)
+                        normalize=not no_normalize, min_shingles=min_shingles, quiet=quiet,
+                        keep_all=inputs["keep_all"])
     except AllPairsError as e:
         fail(e)
     if count:

@@ -2,8 +2,8 @@
 
 :func:`run_dedup` reads the input as ``join --engine spark`` reads it
 (:func:`.run.read_documents`), decides with :func:`.dedup.plan_dedup`, and
-writes the kept rows in input order (``removed``: the local ``dedup --removed
---keep-all`` table, a row per removed document with its kept twin) as a
+writes the kept rows in input order (``removed``: the local ``dedup --removed``
+table, a row per removed document with its kept twin) as a
 Parquet dataset, beside ``output`` and moved into place at the end, or counts
 the kept ones.
 """
@@ -66,15 +66,15 @@ def _records(spark, read, path: str, id_field: str, rows):
         F.col("id").alias(id_field), *[F.col(f"c{i}").alias(n) for i, n in enumerate(names)], *extra)
 
 
-def _removed_table(spark, read, path: str, kind: str, id_field: str, d):
-    """The local ``dedup --removed --keep-all -f parquet`` table: per removed document in input order, removed,
-    kept, similarity, overlap, removed_size, kept_size, then ``removed_NAME`` and ``kept_NAME`` of each column
-    the kept rows carry (a table's every column but the id; ``--lines``: the line, as ``text``)."""
+def _removed_table(spark, read, path: str, kind: str, id_field: str, d, keep_all: bool):
+    """The local ``dedup --removed -f parquet`` table: per removed document in input order, removed, kept,
+    similarity, overlap, removed_size, kept_size, then ``removed_NAME`` and ``kept_NAME`` of each column carried
+    (``keep_all``: a table's every column but the id; ``--lines``: the line, as ``text``)."""
     from pyspark.sql import functions as F
 
     pairs = d.removed_pairs()
     names = ["removed", "kept", "similarity", "overlap", "removed_size", "kept_size"]
-    got = None if kind in ("directory", "sets") else carried_frame(spark, read, path, kind, [], True, id_field)
+    got = None if kind in ("directory", "sets") else carried_frame(spark, read, path, kind, [], keep_all, id_field)
     carried = []
     if got is not None:
         pairs, carried = with_carried(pairs, *got, sides=("removed", "kept"))
@@ -86,10 +86,11 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
               min_bytes: int = 0, id_field: str = "id", text_field: str = "text", id_col: str | None = None,
               text_col: str | None = None, tokens_col: str | None = None, shingle=None, measure: str = "jaccard",
               normalize: bool = True, min_shingles: int = 1, quiet: bool = False, clusters: bool = False,
-              singletons: bool = False) -> SparkDedupRun:
+              singletons: bool = False, keep_all: bool = False) -> SparkDedupRun:
     """Dedup the documents at ``path`` on Spark; write the kept (or ``removed``) rows to ``output``, or count.
 
-    With ``clusters`` (``join --clusters --engine spark``): the cluster table
+    ``removed``: the local engine's table of each removed document beside its kept twin, ``keep_all`` with
+    every column of both. With ``clusters`` (``join --clusters --engine spark``): the cluster table
     instead (id, cluster, cluster_size; ``singletons`` every other document
     too), or the number of clusters.
     """
@@ -148,7 +149,7 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
                 res.notes.append(empty_kept_note(empty, d.shingle))
             rows = d.rows
             if removed:  # the local engine's table of pairs (removed, kept), not rows
-                rows = None if count else _removed_table(spark, read, str(path), kind, id_field, d)
+                rows = None if count else _removed_table(spark, read, str(path), kind, id_field, d, keep_all)
             elif kind in ("lines", "sets"):
                 # As locally: a line's number (its id), and the text of --lines; --sets carries no tokens.
                 rows = rows.drop("line", *(["tokens"] if kind == "sets" else []))
