@@ -547,3 +547,32 @@ def test_dedup_engine_spark_refuses_the_input_options_the_local_engine_refuses(t
             for engine in ([], ["--engine", "spark"])]
     assert [r.exit_code for r in runs] == [2, 2] and runs[0].stderr == runs[1].stderr, [r.stderr for r in runs]
     assert "without --jsonl, --csv, --tsv or --parquet" in runs[1].stderr and not (tmp_path / "out").exists()
+
+
+def test_dedup_engine_spark_writes_a_utc_timestamp_column_as_the_input_had_it(spark, tmp_path):
+    # The kept rows (and the removed ones beside their twins) went out as Spark's INT96, read back as
+    # timestamp[ns] without the time zone, where the local engine and Spark's join keep timestamp[us, tz=UTC].
+    import datetime
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from allpairs.cli import app
+
+    utc = datetime.timezone.utc
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"id": ["a", "b", "c"], "text": ["x y z", "x y z", "p q"],
+                             "at": pa.array([datetime.datetime(2026, 1, d, 12, tzinfo=utc) for d in (1, 2, 3)],
+                                            pa.timestamp("us", tz="UTC"))}), path)
+    run = lambda *a: CliRunner().invoke(app, [str(x) for x in a], prog_name="allpairs")  # noqa: E731
+    for flags in ([], ["--removed", "--keep-all"]):
+        args = ["dedup", "-q", "-t", "0.5", "-s", "word:1", "--parquet", path, *flags]
+        name = "removed" if flags else "kept"
+        assert run(*args, "-o", tmp_path / f"{name}.parquet").exit_code == 0
+        got = run(*args, "--engine", "spark", "--master", "local[2]", "-o", tmp_path / name)
+        assert got.exit_code == 0, got.output
+        want, table = pq.read_table(tmp_path / f"{name}.parquet"), pq.read_table(tmp_path / name)
+        assert table.to_pylist() == want.to_pylist()
+        stamps = [f for f in table.schema if "at" in f.name.split("_")]
+        assert stamps and all(f.type == pa.timestamp("us", tz="UTC") for f in stamps), table.schema

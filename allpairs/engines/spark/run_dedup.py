@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ...errors import UsageError
 from ...index.dedup import empty_kept_note
 from ...output.files import partial_directory
-from .carried import carried_frame, with_carried
+from .carried import carried_frame, timestamps_as_written, with_carried
 from .clusters import plan_clusters
 from .dataset import in_files, make_reproducible
 from .dedup import P, plan_dedup
@@ -163,7 +163,8 @@ def run_dedup(path: str, threshold, *, kind: str = "directory", output: str | No
         t0 = time.perf_counter()
         if not count:
             # A file per ROWS_PER_FILE rows in order, not one per shuffle partition (nor a sort's sampled split).
-            with in_files(rows, ROWS_PER_FILE) as (placed, res.rows), \
+            # A UTC timestamp column written as the input had it (microseconds, UTC), not as Spark's INT96.
+            with timestamps_as_written(rows), in_files(rows, ROWS_PER_FILE) as (placed, res.rows), \
                     partial_directory(local_output, stop_writer=lambda: _stop_jvm(spark)) as tmp:
                 placed.write.mode("overwrite").parquet("file://" + tmp)
                 make_reproducible(tmp)  # no job UUID in the names, footers' encodings sorted
