@@ -1988,3 +1988,15 @@ def test_the_rows_of_each_part_file_are_the_same_on_every_run_and_master(spark, 
     assert len(parts) > 2 and [len(pq.read_table(p)) for p in parts[:-1]] == [15] * (len(parts) - 1)
     assert [int(i) - 1 for i in pq.read_table(tmp_path / "kept").column("id").to_pylist()] == \
         local_dedup(sets, 0.5).kept.tolist()
+
+
+@pytest.mark.parametrize("flags", [["--clusters", "--singletons", "--count"], ["--seed", "3", "-o", "x"],
+                                   ["--count", "-o", "x"], ["--singletons", "-o", "x"], ["--wide", "-o", "x"]])
+def test_join_engine_spark_refuses_the_options_the_local_engine_refuses(tmp_path, flags):
+    # The local engine refused these (they would do nothing); Spark took --singletons with --count, the
+    # exact join's --seed, --count's -o, silently.
+    flags = [tmp_path / "x" if f == "x" else f for f in flags]
+    runs = [cli("join", "-q", "-t", "0.5", "-s", "word:1", TINY, *flags, *engine)
+            for engine in ([], ["--engine", "spark", "--master", "local[2]"])]
+    assert [r.exit_code for r in runs] == [2, 2] and runs[0].stderr == runs[1].stderr, [r.stderr for r in runs]
+    assert "does nothing" in runs[1].stderr and not (tmp_path / "x").exists()

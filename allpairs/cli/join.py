@@ -105,7 +105,15 @@ def join_command(
     ctx.with_resource(verbatim_cells(verbatim))
     budget = check_memory(memory)
     try:
+        # Options this run would not read, refused alike on either engine.
         refuse_unused_input_options(ctx)
+        refuse_unused_lsh_options(ctx, method is Method.lsh, bands, rows)
+        if count:
+            refuse(ctx, ("output", "fmt", "no_header", "singletons", "wide", "verbatim"), "with --count, which prints only a number")
+        if not clusters:
+            refuse(ctx, ("singletons", "wide"), "without --clusters")
+        elif wide:
+            refuse(ctx, ("singletons", "no_header"), "with --wide, whose lines of varying width are no table")
     except AllPairsError as e:
         fail(e)
     if engine is Engine.spark and against is not None:
@@ -151,13 +159,6 @@ def join_command(
         if count and (top is not None or neighbors is not None):
             raise UsageError(f"--count goes with a threshold join; --{'top' if top is not None else 'neighbors'} "
                              "prints the pairs themselves")
-        refuse_unused_lsh_options(ctx, method is Method.lsh, bands, rows)
-        if count:
-            refuse(ctx, ("output", "fmt", "no_header", "singletons", "wide", "verbatim"), "with --count, which prints only a number")
-        if not clusters:
-            refuse(ctx, ("singletons", "wide"), "without --clusters")
-        elif wide:
-            refuse(ctx, ("singletons", "no_header"), "with --wide, whose lines of varying width are no table")
         if not count:
             fmt = output_format(ctx, fmt, output)
         check_table_output(ctx, fmt, output, wide=wide)
@@ -206,8 +207,6 @@ def _spark(path, threshold, lines, sets, jsonl, parquet, shingle, no_normalize, 
         return _spark_clusters(path, threshold, kinds[0] if kinds else "directory", shingle, no_normalize, include,
                                exclude, min_bytes, min_shingles, id_field, text_field, id_col, text_col, tokens_col,
                                output, count, quiet, master, measure, singletons)
-    if singletons:
-        raise typer.BadParameter("--singletons goes with --clusters")
     try:
         from ..engines.spark.run import run as spark_run
 
