@@ -533,9 +533,11 @@ def test_an_order_column_with_nulls_or_timestamps_orders_every_plan_alike(spark)
         ["d1", "d7", "d3", "d6"]
 
 
-@pytest.mark.parametrize("flags", [["--keep-all"], ["--id-col", "key"], ["--text-col", "body"]])
+@pytest.mark.parametrize("flags", [["--keep-all"], ["--id-col", "key"], ["--text-col", "body"], ["--count"],
+                                   ["--count", "--removed"]])
 def test_dedup_engine_spark_refuses_the_input_options_the_local_engine_refuses(tmp_path, flags):
-    # --keep-all of --lines did nothing on Spark, silently, where the local engine refuses it (exit 2).
+    # --keep-all of --lines did nothing on Spark, silently, where the local engine refuses it (exit 2); so did
+    # --count's -o and --removed.
     from typer.testing import CliRunner
 
     from allpairs.cli import app
@@ -546,7 +548,8 @@ def test_dedup_engine_spark_refuses_the_input_options_the_local_engine_refuses(t
                                                         "-o", tmp_path / "out"]], prog_name="allpairs")
             for engine in ([], ["--engine", "spark"])]
     assert [r.exit_code for r in runs] == [2, 2] and runs[0].stderr == runs[1].stderr, [r.stderr for r in runs]
-    assert "without --jsonl, --csv, --tsv or --parquet" in runs[1].stderr and not (tmp_path / "out").exists()
+    why = "with --count" if "--count" in flags else "without --jsonl, --csv, --tsv or --parquet"
+    assert why in runs[1].stderr and not (tmp_path / "out").exists()
 
 
 def test_dedup_engine_spark_writes_a_utc_timestamp_column_as_the_input_had_it(spark, tmp_path):

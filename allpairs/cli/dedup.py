@@ -46,8 +46,10 @@ def dedup_command(
     if engine not in ("local", "spark"):
         raise typer.BadParameter(f"--engine is local or spark, got {engine!r}")
     if engine == "spark":
-        try:
-            refuse_unused_input_options(ctx)  # as the local engine does: --keep-all of --lines is refused by both
+        try:  # what the local engine refuses, refused alike: --keep-all of --lines, --count's -o
+            refuse_unused_input_options(ctx)
+            if count:
+                refuse(ctx, ("output", "fmt", "removed", "no_header", "verbatim"), "with --count")
         except AllPairsError as e:
             fail(e)
         return _spark_dedup(ctx, paths, threshold, measure.value, shingle, no_normalize, min_shingles, removed, fmt,
