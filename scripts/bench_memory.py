@@ -16,7 +16,10 @@ The cases (issue 30 and issue 35 item 11):
 - ``lsh12k``, ``lshclusters12k``: the same 12,000 joined by ``--method lsh``
   (every pair in LSH buckets joined exactly) with ``-o``, and with ``--clusters -o``;
 - ``top`` and ``neighbors``: ``--top 10`` and ``--neighbors 5`` on N two-token
-  lines ``c uI`` at three sizes (``--sizes``, default 5,000, 10,000, 20,000).
+  lines ``c uI`` at three sizes (``--sizes``, default 5,000, 10,000, 20,000);
+- ``query3k``, ``query10k``: N identical lines ``a b c`` indexed (``index build
+  -t 0.5 --sets``, by each tree, not measured) and queried by themselves with
+  ``index query -o``: N² matches of one distinct set (9 M and 100 M).
 
 ``--in-memory`` runs each case on this tree a second time with a budget that
 never spills (``--memory 1T``): the answer held in memory, whose output the
@@ -55,8 +58,16 @@ def two_tokens(n: int) -> str:
     return "".join(f"c u{i}\n" for i in range(n))
 
 
+def same_lines(n: int) -> str:
+    return "a b c\n" * n
+
+
+#: What a case whose arguments name {INDEX} runs first, with the same tree, unmeasured: the index it queries.
+INDEX_BUILD = ["index", "build", "-q", "-t", "0.5", "--sets", "{IN}", "-o", "{INDEX}"]
+
+
 def cases(sizes: list[int]) -> dict[str, tuple[str, str, list[str], bool]]:
-    """name -> (input name, its text, arguments with {IN} and {OUT}, whether the output is compared)."""
+    """name -> (input name, its text, arguments with {IN}, {OUT} and {INDEX}, whether the output is compared)."""
     out = {
         "count50k": ("titles50k.txt", titles(50_000),
                      ["join", "-q", "-t", "0.5", "-s", "word:1", "--lines", "{IN}", "--count"], True),
@@ -74,6 +85,9 @@ def cases(sizes: list[int]) -> dict[str, tuple[str, str, list[str], bool]]:
                            ["join", "-q", "-t", "0.5", "-s", "word:1", "--method", "lsh", "--lines", "{IN}",
                             "--clusters", "-o", "{OUT}"], True),
     }
+    for n in (3_000, 10_000):
+        out[f"query{n // 1000}k"] = (f"same{n}.txt", same_lines(n),
+                                     ["index", "query", "-q", "{INDEX}", "--sets", "{IN}", "-o", "{OUT}"], True)
     for n in sizes:
         out[f"top{n // 1000}k"] = (f"two{n}.txt", two_tokens(n),
                                    ["join", "-q", "--top", "10", "-s", "word:1", "--lines", "{IN}", "-o", "{OUT}"], True)
@@ -148,14 +162,20 @@ def main() -> None:
                 got[label] = (None, 0.0, None, "arithmetic", str(50_000 * 49_999 // 2))
                 continue
             out = work / f"{name}.{label.replace(' ', '-')}.out"
-            argv = [x.replace("{IN}", str(src)).replace("{OUT}", str(out)) for x in args]
+            index = work / f"{name}.{label.replace(' ', '-')}.idx"
+            if "{INDEX}" in args:  # the index this tree writes, built before the run that is measured
+                subprocess.run([PYTHON, "-m", "allpairs", *(x.replace("{IN}", str(src)).replace("{INDEX}", str(index))
+                                                            for x in INDEX_BUILD)], cwd=tree, check=True)
+            argv = [x.replace("{IN}", str(src)).replace("{OUT}", str(out)).replace("{INDEX}", str(index))
+                    for x in args]
             argv += ["--memory", "1T"] if label == "in memory" else []
             print(f"{name} {label} ...", file=sys.stderr, flush=True)
             wall, cpu, peak, said = run(tree, argv, limit)
             result = said if "--count" in args else (digest(out) if out.exists() and wall is not None else None)
             got[label] = (wall, cpu, peak, said, result)
-            if out.exists():
-                out.unlink()
+            for made in (out, index):
+                if made.exists():
+                    made.unlink()
 
         def cell(label):
             if label not in got:

@@ -245,6 +245,32 @@ def test_index_add_signalled_at_random_moments_leaves_the_old_index_or_the_new(t
         assert out.read_bytes() == expected if status == 0 else out.read_bytes() in (old, expected)
 
 
+def test_index_query_written_a_block_at_a_time_and_signalled_leaves_the_old_output_or_the_new(tmp_path):
+    # 400 identical lines queried by themselves: 160,000 matches written 512 at a time (--memory 64K), so
+    # that most moments fall while blocks are being written into the temporary file.
+    rng = random.Random(f"{SEED}-index-query")
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    same = inputs / "same.sets"
+    same.write_text("a b c\n" * 400)
+    idx = inputs / "same.idx"
+    subprocess.run([sys.executable, "-m", "allpairs", "index", "build", "--sets", "-t", "0.5", str(same), "-o",
+                    str(idx), "-q"], check=True, timeout=120)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / "matches.tsv"
+    args = ["index", "query", str(idx), "--sets", str(same), "--memory", "64K"]
+    t0 = time.monotonic()
+    assert _check(out_dir, out, args, None, 0.0, None) == 0
+    whole = time.monotonic() - t0
+    expected = out.read_bytes()
+    assert expected.count(b"\n") == 160_001
+    for signum, delay in _moments(rng, whole):
+        out.write_bytes(b"old")
+        status = _check(out_dir, out, args, signum, delay, expected)
+        assert out.read_bytes() == expected if status == 0 else out.read_bytes() in (b"old", expected)
+
+
 def test_compare_plot_signalled_at_random_moments_leaves_all_its_files_old_or_all_new(tmp_path, signal_corpus):
     # --plot writes two pictures and --missed the pairs LSH missed: one rename of all three.
     rng = random.Random(f"{SEED}-plot")

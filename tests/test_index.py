@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import naive
 from allpairs import Corpus, EmptyCorpusError, InputError, UsageError
-from allpairs.index import IndexFileError, SearchIndex, ids as index_ids, search, sets as index_sets
+from allpairs.index import IndexFileError, SearchIndex, blocks, ids as index_ids, search, sets as index_sets
 from allpairs.index.ids import continue_lines
 from allpairs.pipeline import Stats
 from allpairs.index.store import FORMAT, MAGIC
@@ -380,10 +380,10 @@ def test_a_count_of_matches_is_the_number_a_query_returns_and_holds_no_document(
     if top is not None and measure not in ("jaccard", "cosine", "dice"):
         top = None
     expected = len(index.query(queries, t, top=top))
-    saved = search.QUERY_BLOCK, index_sets.SetStore.documents
-    search.QUERY_BLOCK = block
+    saved = blocks.QUERY_BLOCK, index_sets.SetStore.documents
+    blocks.QUERY_BLOCK = block
     index_sets.SetStore.documents = lambda *a: pytest.fail("a count listed documents")
     try:
         assert index.count(queries, t, top=top) == expected
     finally:
-        search.QUERY_BLOCK, index_sets.SetStore.documents = saved
+        blocks.QUERY_BLOCK, index_sets.SetStore.documents = saved

@@ -1,5 +1,6 @@
 """``allpairs index build|add|query``: a saved index, grown without rebuilding, queried at any higher threshold."""
 
+from contextlib import nullcontext
 from pathlib import Path
 from typing import List, Optional
 
@@ -10,14 +11,19 @@ from ..errors import AllPairsError, UsageError
 from ..output.files import check_output, open_output
 from ._app import Bar, app, err, fail, warn_skipped
 from ._render import _mib as mib
-from ._options import (JOBS, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET, SHINGLE,
-                       SHINGLES, VERBATIM_CELLS, Format, Measure, PanelCommand, check_jobs, check_table_output,
-                       input_kind, input_options, output_format, read_input, refuse, refuse_output_of_input,
-                       refuse_unused_input_options, verbatim_cells)
+from ._checks import MEMORY
+from ._options import (JOBS, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, PERFORMANCE, QUIET,
+                       SHINGLE, SHINGLES, VERBATIM_CELLS, Format, Measure, PanelCommand, check_jobs, check_memory,
+                       check_table_output, input_kind, input_options, output_format, read_input, refuse,
+                       refuse_output_of_input, refuse_unused_input_options, verbatim_cells)
 
 index_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                         help="A saved similarity index: build it once, add documents, query it.")
 app.add_typer(index_app, name="index")
+
+QUERY_MEMORY = typer.Option(MEMORY, "--memory", metavar="SIZE", rich_help_panel=PERFORMANCE,
+                            help="Memory the matches may take at once (K, M, G: powers of 1024): they are written a "
+                                 "block of queries at a time, in the same order: the same output.")
 
 INDEX = typer.Argument(..., metavar="INDEX", show_default=False, help="The index file (from 'allpairs index build').")
 
@@ -138,7 +144,8 @@ def query_command(
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT, show_default=False, help="Write the matches to FILE (atomically) instead of stdout."),
     count: bool = typer.Option(False, "--count", rich_help_panel=OUTPUT, help="Print only the number of matches; no --output or --format."),
     top: Optional[int] = typer.Option(None, "--top", metavar="K", show_default=False, help="Only each query's K best matches, best first, ties by indexed document (Jaccard, cosine and dice indexes)."),
-    no_header: bool = NO_HEADER, verbatim: bool = VERBATIM_CELLS, jobs: int = JOBS, quiet: bool = QUIET,
+    no_header: bool = NO_HEADER, verbatim: bool = VERBATIM_CELLS, jobs: int = JOBS, memory: str = QUERY_MEMORY,
+    quiet: bool = QUIET,
     **inputs,
 ) -> None:
     """Print every indexed document reaching the threshold with each query document: query id,
@@ -151,6 +158,7 @@ def query_command(
     from ..index.files import check_index_file, query_file
 
     check_jobs(jobs)
+    budget = check_memory(memory)
     ctx.with_resource(verbatim_cells(verbatim))
     try:
         refuse_unused_input_options(ctx)
@@ -165,16 +173,15 @@ def query_command(
         corpus = read_input(ctx)
         bar = Bar(not quiet)
         try:
-            matches, stats = query_file(index, corpus, threshold, shingle=shingle,
-                                        normalize=False if no_normalize else None, jobs=jobs or None, top=top,
-                                        progress=bar, count=count)
+            with nullcontext() if count else open_output(output, plan) as out:
+                matches, stats = query_file(index, corpus, threshold, shingle=shingle,
+                                            normalize=False if no_normalize else None, jobs=jobs or None, top=top,
+                                            progress=bar, count=count, out=out, fmt=fmt.value,
+                                            header=not no_header, memory=budget)
         finally:
             bar.close()
         if count:
             typer.echo(len(matches))
-        else:
-            with open_output(output, plan) as out:
-                matches.write(out, fmt.value, header=not no_header)
         if not quiet:
             warn_skipped(stats)
             ix = matches.index

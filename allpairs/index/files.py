@@ -13,7 +13,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from typing import Callable
+from typing import BinaryIO, Callable
 
 from ..corpus import Corpus
 from ..errors import UsageError
@@ -22,7 +22,7 @@ from ..pipeline.stats import with_detail
 from ..output.files import OutputPlan, check_output
 from ..output.spill import size_text
 from .ids import check_added_columns, continue_lines, line_ids_note
-from .matches import Matches
+from .matches import Matches, write_matches
 from .rule import Rule
 from .search import SearchIndex
 from .store import locked, open_index
@@ -134,11 +134,14 @@ class MatchCount:
 
 
 def query_file(path: str | os.PathLike, corpus: Corpus, threshold=None, *, shingle=None, normalize=None,
-               jobs: int | None = None, top: int | None = None, progress=None,
-               count: bool = False) -> tuple[Matches | MatchCount, Stats]:
+               jobs: int | None = None, top: int | None = None, progress=None, count: bool = False,
+               out: BinaryIO | None = None, fmt: str = "tsv", header: bool = True,
+               memory: int | str | None = None) -> tuple[Matches | MatchCount, Stats]:
     """Every document of the index in ``path`` reaching ``threshold`` (default: the index's) with each query
     (only each query's ``top`` best when given); with ``count``, only their number
-    (:meth:`SearchIndex.count`: the matches are never all held)."""
+    (:meth:`SearchIndex.count`: the matches are never all held); with ``out`` (a binary stream), the matches
+    written to it in ``fmt`` (``header``: TSV's and CSV's header row) a block of queries at a time, about
+    ``memory`` bytes of them held at once (:meth:`SearchIndex.query_blocks`), and their number returned."""
     stats = Stats()
     stats.documents = len(corpus) + len(corpus.skipped)
     stats.skipped = list(corpus.skipped)
@@ -146,11 +149,17 @@ def query_file(path: str | os.PathLike, corpus: Corpus, threshold=None, *, shing
     index = SearchIndex.load(path)
     stats.seconds["load"] = time.perf_counter() - t0
     with timed(stats, "query"):
-        answer = index.count if count else index.query
-        matches = answer(corpus, threshold, shingle=shingle, normalize=normalize, jobs=jobs, top=top,
-                         progress=progress)
-    if count:
-        matches = MatchCount(matches, index, index._rule_at(threshold))
+        if out is not None:
+            blocks = index.query_blocks(corpus, threshold, shingle=shingle, normalize=normalize, jobs=jobs, top=top,
+                                        progress=progress, memory=memory)
+            matches = MatchCount(write_matches(out, blocks, fmt, header=header), index, index._rule_at(threshold))
+        elif count:
+            matches = MatchCount(index.count(corpus, threshold, shingle=shingle, normalize=normalize, jobs=jobs,
+                                             top=top, progress=progress, memory=memory), index,
+                                 index._rule_at(threshold))
+        else:
+            matches = index.query(corpus, threshold, shingle=shingle, normalize=normalize, jobs=jobs, top=top,
+                                  progress=progress)
     stats.pairs = len(matches)
     stats.peak_memory = peak_memory()
     return matches, stats

@@ -4,7 +4,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -13,7 +13,8 @@ from ..exact.topk import best_per_group, exact_ranks
 from ..errors import require_extra
 from ..pairs.result import similarity_text
 from ..pairs.summary import SHOWN, Summarised
-from .output import write_rows
+from ..output.tables import Column, check_format, write_parquet_slices, write_table
+from .output import pair_rows, write_rows
 from .rule import Rule
 
 if TYPE_CHECKING:
@@ -108,3 +109,28 @@ class Matches(Summarised):
                           left_ids=self.query_ids, right_ids=self.index.ids, left_columns=self.query_columns,
                           right_columns=self.index.columns, header=header)
 
+    def rows(self, fmt: str, lo: int, hi: int) -> list[Column]:
+        """The columns :meth:`write` writes, of the matches ``lo .. hi - 1``."""
+        cols = (getattr(self, f)[lo:hi].tolist() for f in ("query", "indexed", "overlap", "query_size", "indexed_size"))
+        q, d, o, qs, ds = cols
+        return pair_rows(fmt, ("query", "indexed"), q, d, self.rule.row, o, qs, ds, left_ids=self.query_ids,
+                         right_ids=self.index.ids, left_columns=self.query_columns, right_columns=self.index.columns)
+
+
+#: Matches rendered as Python values at a time when written a block at a time (a few MiB, whatever the block).
+WRITE_ROWS = 1 << 16
+
+
+def write_matches(out, blocks: Iterable[Matches], fmt: str = "tsv", *, header: bool = True) -> int:
+    """Write the matches of ``blocks`` (consecutive :class:`Matches` of one answer, at least one, such as
+    :meth:`SearchIndex.query_blocks` gives) as one table: the bytes :meth:`Matches.write` writes for them all
+    at once. :data:`WRITE_ROWS` matches are Python values at a time; Parquet holds a row group as Arrow
+    arrays (:func:`~allpairs.output.tables.write_parquet_slices`). Returns the rows written."""
+    check_format(fmt)
+    slices = (m.rows(fmt, lo, lo + WRITE_ROWS) for m in blocks for lo in range(0, max(len(m), 1), WRITE_ROWS))
+    if fmt == "parquet":
+        return write_parquet_slices(out, slices)
+    n = 0
+    for k, columns in enumerate(slices):
+        n += write_table(out, fmt, columns, header=header and k == 0)
+    return n

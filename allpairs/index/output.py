@@ -35,9 +35,20 @@ def write_rows(out: BinaryIO, fmt: str, names: tuple[str, str], left: Sequence[i
                row: Measure, overlap: Sequence[int], left_size: Sequence[int], right_size: Sequence[int], *,
                left_ids: Sequence[str], right_ids: Sequence[str], left_columns: dict | None = None,
                right_columns: dict | None = None, header: bool = True) -> int:
-    """One row per (left, right) pair of documents (positions into ``left_ids`` and ``right_ids``): both ids
-    and the similarity (text truncated to 6 decimals; in Parquet the float nearest it, as ``join`` writes it);
-    CSV, JSON Lines and Parquet add the overlap and both sizes; then each side's carried columns, as
+    """One row per (left, right) pair of documents (positions into ``left_ids`` and ``right_ids``), the
+    columns of :func:`pair_rows`."""
+    return write_table(out, fmt, pair_rows(fmt, names, left, right, row, overlap, left_size, right_size,
+                                           left_ids=left_ids, right_ids=right_ids, left_columns=left_columns,
+                                           right_columns=right_columns), header=header)
+
+
+def pair_rows(fmt: str, names: tuple[str, str], left: Sequence[int], right: Sequence[int], row: Measure,
+              overlap: Sequence[int], left_size: Sequence[int], right_size: Sequence[int], *,
+              left_ids: Sequence[str], right_ids: Sequence[str], left_columns: dict | None = None,
+              right_columns: dict | None = None) -> list[Column]:
+    """The columns of a table of (left, right) pairs of documents: both ids and the similarity (text
+    truncated to 6 decimals; in Parquet the float nearest it, as ``join`` writes it); CSV, JSON Lines and
+    Parquet add the overlap and both sizes; then each side's carried columns, as
     ``NAME_COLUMN`` with the side's name (``query_text``, ``indexed_text``)."""
     a, b = names
     sizes = zip(overlap, left_size, right_size)
@@ -55,7 +66,7 @@ def write_rows(out: BinaryIO, fmt: str, names: tuple[str, str], left: Sequence[i
         for side, docs, cols in ((a, left, left_columns), (b, right, right_columns)):
             if name in (cols or {}):
                 table += carried(f"{side}_", {name: cols[name]}, docs)
-    return write_table(out, fmt, table, header=header)
+    return table
 
 
 def write_ids(out: BinaryIO, ids: Sequence[str], docs: Sequence[int], fmt: str = "tsv", *,

@@ -25,9 +25,7 @@ amortised linear time, and every probe still crops by size.
 from __future__ import annotations
 
 import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -46,7 +44,9 @@ from .. import shingles
 from ..shingles import ShingleSpec, hash_sets, shingle_texts
 from . import _kernel as _k
 from ..output.files import OutputPlan
+from . import blocks
 from .arrays import spans
+from .blocks import block_rows, match_blocks, query_blocks, threads_for
 from .ids import Ids, text_keys
 from .matches import Matches
 from .output import refuse_carried_names
@@ -62,12 +62,6 @@ KEY_VERSION = getattr(shingles, "KEY_VERSION", 1)
 
 #: The label of an index over pre-tokenised sets (tokens taken as given).
 TOKENS = "tokens"
-
-#: Batches of at least this many queries are split over threads.
-PARALLEL_QUERIES = 2048
-
-#: With a progress callback, queries are answered this many at a time (per thread), each block reported.
-QUERY_BLOCK = 4096
 
 #: What :meth:`SearchIndex.add` does with a document whose id the index holds: refuse, replace, skip.
 EXISTING = ("error", "replace", "skip")
@@ -279,23 +273,59 @@ class SearchIndex:
     def count(self, data: Corpus | Sequence[str] | Sequence[Iterable], threshold=None, *,
               shingle: ShingleSpec | str | None = None, normalize: bool | None = None,
               jobs: int | None = 1, top: int | None = None,
-              progress: Callable[[str, int, int], None] | None = None) -> int:
+              progress: Callable[[str, int, int], None] | None = None, memory: int | str | None = None) -> int:
         """The number of matches :meth:`query` returns for the same arguments, without holding them.
 
-        The queries are answered :data:`QUERY_BLOCK` at a time and each block's matches of distinct sets are
-        counted as the documents of those sets and dropped: the memory is a block's matches of sets, not
-        the answer (3,000 identical queries against the same 3,000 documents: 9 M matches, one set).
+        The queries are answered :data:`~.blocks.QUERY_BLOCK` at a time (fewer where their matches of sets
+        would pass ``memory``, as in :meth:`query_blocks`) and each block's matches of distinct sets are
+        counted as the documents of those sets and dropped: the memory is a block's matches of sets, not the
+        answer (3,000 identical queries against the same 3,000 documents: 9 M matches, one set).
         """
+        rows = block_rows(memory)
         rule, corpus, ranked = self._ranked_queries(data, threshold, shingle, normalize, top)
         per_set = self.sets.documents_per_set()
-
-        def counted(a: int, b: int, q: np.ndarray, s: np.ndarray, o: np.ndarray) -> int:
+        found = 0
+        for a, b, q, s, o in query_blocks(self, ranked, rule, jobs=resolve_jobs(jobs), progress=progress,
+                                          rows=rows):
             if top is None:
-                return int(per_set[s].sum())
-            per_query = np.bincount(q - a, weights=per_set[s], minlength=b - a).astype(np.int64)
-            return int(np.minimum(per_query, top).sum())
+                found += int(per_set[s].sum())
+            else:
+                per_query = np.bincount(q - a, weights=per_set[s], minlength=b - a).astype(np.int64)
+                found += int(np.minimum(per_query, top).sum())
+        return found
 
-        return sum(self._query_ranked(ranked, rule, jobs=resolve_jobs(jobs), progress=progress, reduce=counted))
+    def query_blocks(self, data: Corpus | Sequence[str] | Sequence[Iterable], threshold=None, *,
+                     shingle: ShingleSpec | str | None = None, normalize: bool | None = None,
+                     jobs: int | None = 1, top: int | None = None,
+                     progress: Callable[[str, int, int], None] | None = None,
+                     memory: int | str | None = None) -> Iterator[Matches]:
+        """The matches :meth:`query` returns for the same arguments, in its order, a block at a time.
+
+        Each block is a :class:`Matches` of consecutive queries (positions in
+        ``data``, as :meth:`query` gives them), all of their matches; together
+        they are :meth:`query`'s answer, and there is at least one (empty when
+        nothing matches). Written one after the other by
+        :func:`~allpairs.index.matches.write_matches`, they give the bytes the
+        whole answer does: the queries are answered in order, so no block's
+        rows go after a later one's. A block holds about ``memory`` bytes at
+        most (:data:`~.blocks.MATCH_BYTES` a match), queries fewer than
+        :data:`~.blocks.QUERY_BLOCK` where their matches so far say it must, or more
+        when one query alone matches more: a query's matches are listed whole
+        (at most one per indexed document).
+
+        Parameters
+        ----------
+        memory : int (bytes) or str ("512M", "2G"), optional
+            What a block of matches may take, as for :func:`allpairs.join`;
+            default half the memory available when the query starts.
+
+        The other parameters are :meth:`query`'s; they are checked, and the
+        queries shingled, before this returns.
+        """
+        rows = block_rows(memory)
+        rule, corpus, ranked = self._ranked_queries(data, threshold, shingle, normalize, top)
+        return match_blocks(self, ranked, rule, corpus, top=top, jobs=resolve_jobs(jobs), progress=progress,
+                            rows=rows)
 
     def _ranked_queries(self, data, threshold, shingle, normalize, top) -> tuple[Rule, Corpus, Ranked]:
         """The rule at ``threshold``, the queries as a corpus, and their sets ranked by the index's vocabulary."""
@@ -330,42 +360,16 @@ class SearchIndex:
         return rows, cache
 
     def _query_ranked(self, ranked: Ranked, rule: Rule, *, jobs: int = 1, limit: np.ndarray | None = None,
-                      progress: Callable[[str, int, int], None] | None = None, reduce=None):
+                      progress: Callable[[str, int, int], None] | None = None):
         """(query, set, overlap) of every match of ranked queries; ``limit[k]``: answer only sets below it.
-        With ``progress``, the queries are answered QUERY_BLOCK at a time (per thread), each block told.
-        With ``reduce(a, b, q, s, o)``, so are they, each block's matches (of queries ``a .. b - 1``) handed to
-        it as they come and dropped; the list of what it returned is returned."""
+        With ``progress``, the queries are answered QUERY_BLOCK at a time (per thread), each block told."""
         n = len(ranked.unseen)
-        if limit is None:
-            limit = np.full(n, self.num_sets, np.int32)
-        tasks = 1 if n < PARALLEL_QUERIES or jobs <= 1 else min(jobs, n // (PARALLEL_QUERIES // 2))
-        # The sets' signatures and each thread's scratch, made here, before any thread reads them.
-        bits = self.sets.probe_figures()[0]
-        scratches = [self._scratch_for(w) for w in range(tasks)]
-        if reduce is None and (n == 0 or (tasks == 1 and progress is None)):
-            return self._query_part(ranked, rule, limit, 0, n, bits, scratches[0])
-        step = max(QUERY_BLOCK if progress is not None or reduce is not None else -(-n // tasks), 1)
-        cuts = list(range(0, n, step)) + [n]
-        done, lock = [0], threading.Lock()
-
-        def part(k: int, worker: int):
-            out = self._query_part(ranked, rule, limit, cuts[k], cuts[k + 1], bits, scratches[worker])
-            if reduce is not None:
-                out = reduce(cuts[k], cuts[k + 1], *out)
-            if progress is not None:
-                with lock:
-                    done[0] += cuts[k + 1] - cuts[k]
-                    progress("query", done[0], n)
-            return out
-
-        if tasks == 1:
-            parts = [part(k, 0) for k in range(len(cuts) - 1)]
-        else:  # each thread its own scratch rows: worker w takes blocks w, w + tasks, ...
-            with ThreadPoolExecutor(max_workers=tasks) as pool:
-                chunks = list(pool.map(lambda w: [part(k, w) for k in range(w, len(cuts) - 1, tasks)], range(tasks)))
-            parts = [chunks[k % tasks][k // tasks] for k in range(len(cuts) - 1)]
-        if reduce is not None:
-            return parts
+        if n == 0 or (progress is None and threads_for(n, jobs) == 1):
+            limit = np.full(n, self.num_sets, np.int32) if limit is None else limit
+            return self._query_part(ranked, rule, limit, 0, n, self.sets.probe_figures()[0], self._scratch_for(0))
+        step = blocks.QUERY_BLOCK if progress is not None else -(-n // threads_for(n, jobs))
+        parts = [part[2:] for part in query_blocks(self, ranked, rule, jobs=jobs, limit=limit, progress=progress,
+                                                   step=step)]
         return tuple(np.concatenate([pt[i] for pt in parts]) for i in range(3))
 
     def _query_part(self, ranked: Ranked, rule: Rule, limit: np.ndarray, a: int, b: int, bits: np.ndarray,
@@ -584,3 +588,4 @@ class SearchIndex:
                    postings=Postings(a["list_ptr"], a["post"]),
                    columns={name: Ids(a[f"column{k}_ptr"], a[f"column{k}_bytes"])
                             for k, name in enumerate(meta.get("columns", []))})
+

@@ -252,6 +252,39 @@ def write_parquet_groups(out: BinaryIO, groups: Iterable[Sequence[Column]],
 ROW_GROUP = 1 << 20
 
 
+def write_parquet_slices(out: BinaryIO, slices: Iterable[Sequence[Column]]) -> int:
+    """A Parquet file of the rows of ``slices`` (consecutive pieces of one table, of any number of rows, at least
+    one piece): the bytes :func:`write_table` gives for the whole table. Each piece becomes Arrow arrays as it
+    comes and they are regrouped into row groups of :data:`ROW_GROUP` rows (:func:`write_parquet_groups`), so
+    that a row group is held as Arrow arrays, never as Python values; returns the rows."""
+    pa, _ = pyarrow_modules()
+
+    def groups():
+        names, first, pieces, held, made = None, [], [], 0, 0
+        for columns in slices:
+            arrays = [_arrow(c.values, c.kind, pa) for c in columns]
+            if names is None:
+                names, first = [c.name for c in columns], arrays  # an empty table's file has their schema
+            rows = len(arrays[0]) if arrays else 0
+            lo = 0
+            while lo < rows:
+                take = min(ROW_GROUP - held, rows - lo)
+                pieces.append([a.slice(lo, take) for a in arrays])
+                held, lo = held + take, lo + take
+                if held == ROW_GROUP:
+                    yield _group(names, pieces, pa)
+                    pieces, held, made = [], 0, made + 1
+        if pieces or not made:
+            yield _group(names, pieces or [first], pa)
+
+    return write_parquet_groups(out, groups())
+
+
+def _group(names: list[str], pieces: list[list], pa) -> list[Column]:
+    """One row group's columns from its pieces (one list of Arrow arrays each), chunked, not copied."""
+    return [Column(name, pa.chunked_array([p[k] for p in pieces]), "arrow") for k, name in enumerate(names)]
+
+
 class _Forward:
     """A file for pyarrow's writer that hands each write on to ``out`` (a stream that only writes)."""
 
