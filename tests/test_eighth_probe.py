@@ -17,3 +17,28 @@ def test_a_saved_index_of_large_int_ids_loads_them_back_not_as_a_damaged_file(tm
     loaded = SearchIndex.load(tmp_path / "x.idx")
     assert list(loaded.ids) == ids
     assert [loaded.ids[m.indexed] for m in loaded.query([["a", "b"]])] == ids
+
+
+# --- 2. ids that differ as values but not as the text an index stores ------------------------------------
+
+@pytest.mark.parametrize("ids", [[1, "1", 2], [None, "None", 3], [2.0, "2.0", 1]])
+def test_an_index_refuses_ids_that_differ_only_as_python_values_not_as_the_text_it_stores(ids):
+    # The index held two documents of id '1'; adding one '1' with existing="replace" then removed both.
+    with pytest.raises(allpairs.UsageError, match=f"both {str(ids[1])!r} as text"):
+        SearchIndex.build([["a", "b"], ["a", "b"], ["c"]], 0.5, ids=ids)
+    index = SearchIndex.build({"x": ["a", "b"]}, 0.5)
+    with pytest.raises(allpairs.UsageError, match=f"both {str(ids[1])!r} as text"):
+        index.add({ids[0]: ["q"], ids[1]: ["q", "r"]}, existing="replace")
+    assert list(index.ids) == ["x"]
+
+
+def test_a_corpus_given_whole_with_an_id_twice_is_refused_by_the_index():
+    corpus = allpairs.Corpus(ids=["a", "b", "a"], sets=[["x"], ["y"], ["x", "y"]], kind="tokens")
+    with pytest.raises(allpairs.UsageError, match="id 'a' is given twice"):
+        SearchIndex.build(corpus, 0.5)
+
+
+def test_replacing_an_id_replaces_one_document_and_keeps_the_others():
+    index = SearchIndex.build({1: ["a", "b"], 2: ["a", "b"], "x": ["c"]}, 0.5)
+    index.add({"1": ["z"]}, existing="replace")
+    assert list(index.ids) == ["2", "x", "1"]

@@ -121,6 +121,23 @@ class Ids(abc.Sequence):
         return out
 
 
+def refuse_text_twins(corpus: Corpus) -> None:
+    """Refuse a corpus from Python whose ids differ as values but not as the text an index stores and
+    compares (``1`` and ``'1'``, ``None`` and ``'None'``): the index would hold two documents of one id,
+    and an addition would replace or skip both for one. The readers' ids are checked as text already."""
+    if corpus.kind not in ("texts", "tokens"):
+        return
+    seen: dict[str, int] = {}
+    for d, i in enumerate(corpus.ids):
+        first = seen.setdefault(str(i), d)
+        if first != d:
+            twin = corpus.ids[first]
+            if twin is i or twin == i:
+                raise UsageError(f"id {i!r} is given twice; ids must be different", param="ids")
+            raise UsageError(f"ids {twin!r} and {i!r} are both {str(i)!r} as text, which is how an index stores "
+                             "and compares ids; give ids that differ as text (str of each)", param="ids")
+
+
 def line_numbered(corpus: Corpus) -> bool:
     """Whether a corpus's ids are its line or row numbers (``--lines``, ``--sets``, records without ids)."""
     return corpus.kind in ("lines", "sets") or any(
