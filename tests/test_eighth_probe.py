@@ -42,3 +42,23 @@ def test_replacing_an_id_replaces_one_document_and_keeps_the_others():
     index = SearchIndex.build({1: ["a", "b"], 2: ["a", "b"], "x": ["c"]}, 0.5)
     index.add({"1": ["z"]}, existing="replace")
     assert list(index.ids) == ["2", "x", "1"]
+
+
+# --- 3. to_pandas(columns=frame) with a frame that lacks rows, or holds one twice --------------------------
+
+def test_to_pandas_refuses_a_frame_that_lacks_a_row_of_a_later_document_rather_than_fill_nan():
+    pandas = pytest.importorskip("pandas")
+    df = pandas.DataFrame({"title": ["a b c"] * 100, "n": range(100)})
+    res = allpairs.join(df["title"], 0.5)
+    # Only the first ids were looked up: rows 60 to 99 came out as NaN in 3,180 of the 4,950 pairs.
+    with pytest.raises(allpairs.UsageError, match="no row 60 \\(nor 39 other ids\\)"):
+        res.to_pandas(columns=df.iloc[:60])
+    assert res.to_pandas(columns=df)["right_n"].notna().all()
+
+
+def test_to_pandas_refuses_a_frame_whose_index_holds_an_id_twice_in_one_line():
+    pandas = pytest.importorskip("pandas")
+    df = pandas.DataFrame({"title": ["a b c"] * 3, "n": range(3)})
+    res = allpairs.join(df["title"], 0.5)
+    with pytest.raises(allpairs.UsageError, match="holds 2 twice"):
+        res.to_pandas(columns=pandas.concat([df, df.iloc[[2]]]))

@@ -182,11 +182,17 @@ class JoinResult(Summarised):
         right = np.asarray(pos["right"], np.int64) + (self.n_left or 0)
         extra = _NewColumns(frame.columns)
         if isinstance(columns, pandas.DataFrame):
-            missing = [i for i in self.ids[:SHOWN * 4] if i not in columns.index]
-            if missing:
-                raise UsageError(f"the columns' index has no row {missing[0]!r}; give a DataFrame indexed by "
-                                 "the documents' ids (the frame whose column was joined)")
-            aligned = columns.reindex(pandas.Index(self.ids))
+            ids = pandas.Index(self.ids)
+            missing = np.flatnonzero(~ids.isin(columns.index))  # every id: a row missing would be NaN, silently
+            if len(missing):
+                raise UsageError(f"the columns' index has no row {self.ids[int(missing[0])]!r}"
+                                 f"{f' (nor {len(missing) - 1:,} other ids)' if len(missing) > 1 else ''}; give a "
+                                 "DataFrame indexed by the documents' ids (the frame whose column was joined)")
+            if not columns.index.is_unique:
+                twice = columns.index[columns.index.duplicated()].tolist()[0]
+                raise UsageError(f"the columns' index holds {twice!r} twice; give a DataFrame with one row per "
+                                 "document id")
+            aligned = columns.reindex(ids)
             for name in aligned.columns:
                 values = aligned[name].to_numpy()
                 extra[f"left_{name}"], extra[f"right_{name}"] = values[left], values[right]
