@@ -62,3 +62,22 @@ def test_to_pandas_refuses_a_frame_whose_index_holds_an_id_twice_in_one_line():
     res = allpairs.join(df["title"], 0.5)
     with pytest.raises(allpairs.UsageError, match="holds 2 twice"):
         res.to_pandas(columns=pandas.concat([df, df.iloc[[2]]]))
+
+
+# --- 4. dedup of a DataFrame whose column holds token lists ----------------------------------------------
+
+def test_dedup_of_a_frame_column_of_token_lists_takes_them_as_sets_not_as_the_text_of_each_list():
+    pandas = pytest.importorskip("pandas")
+    # str(['b', 'a']) was shingled as text: the same set in another order was no copy, and kept.
+    df = pandas.DataFrame({"tokens": [["a", "b"], ["b", "a"], None, ("b", "a", "a"), ["c"]], "n": range(5)})
+    kept = allpairs.dedup(df, 0.5, text="tokens")
+    assert kept.index.tolist() == [0, 2, 4]
+    assert kept.index.tolist() == allpairs.dedup(df["tokens"].map(lambda v: v or []), 0.5).kept.tolist()
+
+
+@pytest.mark.parametrize("column, text", [([["a"], "a b"], "tokens"), ([["a"], ["b"]], ["title", "tokens"])])
+def test_dedup_refuses_token_lists_mixed_with_texts(column, text):
+    pandas = pytest.importorskip("pandas")
+    df = pandas.DataFrame({"tokens": column, "title": ["x", "y"]})
+    with pytest.raises(allpairs.UsageError, match="token collections"):
+        allpairs.dedup(df, 0.5, text=text)
