@@ -81,3 +81,18 @@ def test_dedup_refuses_token_lists_mixed_with_texts(column, text):
     df = pandas.DataFrame({"tokens": column, "title": ["x", "y"]})
     with pytest.raises(allpairs.UsageError, match="token collections"):
         allpairs.dedup(df, 0.5, text=text)
+
+
+# --- 5. token sets from Python with a missing value -------------------------------------------------------
+
+@pytest.mark.parametrize("missing", [None, float("nan")])
+def test_a_missing_token_set_is_an_empty_set_as_a_missing_text_is_an_empty_text(missing):
+    # A None among token lists (a Series' NaN) stopped the join with "TypeError: 'NoneType' object is not iterable".
+    res = allpairs.join([["a", "b"], missing, ["a", "b"]], 0.5)
+    assert [tuple(p) for p in res.pairs] == [(0, 2, 2, 2, 2)]
+    assert allpairs.dedup([["a"], missing, ["a"]], 0.5).kept.tolist() == [0, 1]
+
+
+def test_a_document_that_is_neither_text_nor_tokens_is_a_usage_error_naming_it():
+    with pytest.raises(allpairs.UsageError, match="document 1 is 5, neither a text nor a collection of tokens"):
+        allpairs.join([["a"], 5, ["a"]], 0.5)

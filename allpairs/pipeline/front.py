@@ -72,8 +72,20 @@ def as_corpus(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], ids: 
         return Corpus(ids=ids, texts=[d if isinstance(d, str) else "" for d in data], kind="texts")
     if any(isinstance(d, str) for d in data):
         raise UsageError("mixed input: give either texts (str) or token sets, not both")
-    # Tokens stay as given (hash_sets keys a token by str(token)): no copy of each token.
-    return Corpus(ids=ids, sets=[d if isinstance(d, (list, tuple)) else list(d) for d in data], kind="tokens")
+    # Tokens stay as given (hash_sets keys a token by str(token)): no copy of each token. A missing value
+    # (a Series' NaN, a None) is an empty set, as a missing text is an empty text.
+    return Corpus(ids=ids, sets=[d if isinstance(d, (list, tuple)) else _token_list(d, k) for k, d in enumerate(data)],
+                  kind="tokens")
+
+
+def _token_list(document, position: int) -> list:
+    if _missing(document):
+        return []
+    try:
+        return list(document)
+    except TypeError:
+        raise UsageError(f"document {position:,} is {document!r}, neither a text nor a collection of tokens; "
+                         "give texts (str) or token sets (lists)", param="data") from None
 
 
 def _missing(value) -> bool:
