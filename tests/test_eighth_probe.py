@@ -96,3 +96,26 @@ def test_a_missing_token_set_is_an_empty_set_as_a_missing_text_is_an_empty_text(
 def test_a_document_that_is_neither_text_nor_tokens_is_a_usage_error_naming_it():
     with pytest.raises(allpairs.UsageError, match="document 1 is 5, neither a text nor a collection of tokens"):
         allpairs.join([["a"], 5, ["a"]], 0.5)
+
+
+# --- 6. a lone surrogate in an id or a carried value given to an index --------------------------------------
+
+def test_an_index_refuses_a_lone_surrogate_in_an_id_with_one_error_not_a_unicode_traceback():
+    with pytest.raises(allpairs.InputError, match="lone surrogate '\\\\ud800'"):
+        SearchIndex.build([["a"], ["b"]], 0.5, ids=["\ud800x", "y"])
+    index = SearchIndex.build({"x": ["a"]}, 0.5)
+    with pytest.raises(allpairs.InputError, match="lone surrogate"):
+        index.add({"\udbff": ["z"]})
+    assert list(index.ids) == ["x"] and len(index.query([["z"]])) == 0
+
+
+def test_index_add_refuses_a_carried_value_it_cannot_store_before_adding_anything():
+    # The ids were extended, then the column's value failed: an index of more ids than documents' sets.
+    index = SearchIndex.build(allpairs.Corpus(ids=["a"], texts=["x y"], columns={"url": ["u"]}), 0.5)
+    with pytest.raises(allpairs.InputError, match="lone surrogate"):
+        index.add(allpairs.Corpus(ids=["b", "c"], texts=["x y", "p q"], columns={"url": ["v", "w\ud800"]}))
+    assert list(index.ids) == ["a"] and list(index.columns["url"]) == ["u"]
+    assert [index.ids[m.indexed] for m in index.query(["x y"])] == ["a"]
+    # The untouched index can still take a batch and answer.
+    index.add(allpairs.Corpus(ids=["b"], texts=["x y"], columns={"url": ["v"]}))
+    assert [index.ids[m.indexed] for m in index.query(["x y"])] == ["a", "b"]

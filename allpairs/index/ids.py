@@ -10,7 +10,7 @@ import numpy as np
 
 from .._kernels.mix import GOLDEN, mix64
 from ..corpus import Corpus
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from ..pairs.result import sequence_item
 from ..pairs.summary import SHOWN
 from .arrays import Column, spans
@@ -88,7 +88,11 @@ class Ids(abc.Sequence):
         ids = list(ids)
         if self.ints and not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
             self.ints = False
-        encoded = [str(i).encode("utf-8", "surrogateescape") for i in ids]
+        try:
+            encoded = [str(i).encode("utf-8", "surrogateescape") for i in ids]
+        except UnicodeEncodeError:
+            refuse_unstorable(ids)
+            raise
         lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
         self.ptr.extend(self.ptr.array[-1] + np.cumsum(lengths))
         self.blob.extend(np.frombuffer(b"".join(encoded), np.uint8))
@@ -121,10 +125,12 @@ class Ids(abc.Sequence):
         return out
 
 
-def refuse_text_twins(corpus: Corpus) -> None:
-    """Refuse a corpus from Python whose ids differ as values but not as the text an index stores and
-    compares (``1`` and ``'1'``, ``None`` and ``'None'``): the index would hold two documents of one id,
-    and an addition would replace or skip both for one. The readers' ids are checked as text already."""
+def check_python_ids(corpus: Corpus) -> None:
+    """Refuse a corpus from Python (or a :class:`Corpus` made by hand) that an index would store wrongly:
+    ids that differ as values but not as the text an index stores and compares (``1`` and ``'1'``,
+    ``None`` and ``'None'``: two documents of one id, both replaced or skipped for one), and ids or
+    carried values holding a lone surrogate (UTF-8 has none), before anything is added. The readers'
+    ids are checked as text already."""
     if corpus.kind not in ("texts", "tokens"):
         return
     seen: dict[str, int] = {}
@@ -136,6 +142,27 @@ def refuse_text_twins(corpus: Corpus) -> None:
                 raise UsageError(f"id {i!r} is given twice; ids must be different", param="ids")
             raise UsageError(f"ids {twin!r} and {i!r} are both {str(i)!r} as text, which is how an index stores "
                              "and compares ids; give ids that differ as text (str of each)", param="ids")
+    refuse_unstorable(seen)
+    for values in corpus.columns.values():
+        refuse_unstorable(values)
+
+
+def refuse_unstorable(values) -> None:
+    """An :class:`InputError` for the first of ``values`` whose text holds a lone surrogate other than an
+    undecodable byte's (``\\udc80``-``\\udcff``, kept by surrogateescape): UTF-8 cannot store it."""
+    texts = [str(v) for v in values]
+    try:
+        "".join(texts).encode("utf-8", "surrogateescape")  # one pass when every text encodes
+        return
+    except UnicodeEncodeError:
+        pass
+    for v in texts:
+        try:
+            v.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError as e:
+            raise InputError(f"{v!r} holds the lone surrogate {e.object[e.start]!r}, which an index cannot "
+                             "store as UTF-8; remove it, or decode the text it came from with errors='replace'") \
+                from None
 
 
 def line_numbered(corpus: Corpus) -> bool:

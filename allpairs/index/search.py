@@ -47,7 +47,7 @@ from ..shingles import ShingleSpec, hash_sets, shingle_texts
 from . import _kernel as _k
 from ..output.files import OutputPlan
 from .arrays import spans
-from .ids import Ids, refuse_text_twins, text_keys
+from .ids import Ids, check_python_ids, text_keys
 from .matches import Matches
 from .output import refuse_carried_names
 from .postings import Postings, alpha_cache, scratch
@@ -162,7 +162,7 @@ class SearchIndex:
         if min_shingles < 0:
             raise UsageError(f"min_shingles {min_shingles} is negative; give 0 or more")
         refuse_carried_names("indexed", corpus.columns)  # before the work: no index that no query can write
-        refuse_text_twins(corpus)
+        check_python_ids(corpus)
         stats = stats if stats is not None else Stats()
         sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
                                      stats=stats, progress=progress)
@@ -415,7 +415,7 @@ class SearchIndex:
             raise UsageError(f"existing={existing!r}; choose one of {', '.join(map(repr, EXISTING))}")
         numbered = ids is None and not isinstance(data, (Corpus, Mapping)) and not is_series(data)
         corpus = as_corpus(data, ids)
-        refuse_text_twins(corpus)
+        check_python_ids(corpus)
         indptr, keys = self._keys(corpus, None, None)
         known = None if numbered else self._known(corpus.ids)
         take = np.arange(len(corpus))
