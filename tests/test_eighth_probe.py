@@ -119,3 +119,23 @@ def test_index_add_refuses_a_carried_value_it_cannot_store_before_adding_anythin
     # The untouched index can still take a batch and answer.
     index.add(allpairs.Corpus(ids=["b"], texts=["x y"], columns={"url": ["v"]}))
     assert [index.ids[m.indexed] for m in index.query(["x y"])] == ["a", "b"]
+
+
+# --- 7. a Corpus made by hand whose parts disagree ------------------------------------------------------------
+
+@pytest.mark.parametrize("kw, message", [
+    ({"ids": ["a", "b", "c"], "texts": ["x y", "x y"]}, "3 ids but 2 texts"),  # 'c' was left out, silently
+    ({"ids": ["a", "b"], "texts": ["x y", "x y", "x y"]}, "2 ids but 3 texts"),  # an IndexError
+    ({"ids": ["a", "b"], "texts": ["x y", "x y"], "columns": {"url": ["u"]}}, "2 ids but 1 values of column 'url'"),
+    ({"ids": ["a", "b"], "texts": ["x y", "x y"], "sets": [["q"], ["r"]]}, "holds both"),  # the texts were ignored
+    ({"ids": ["a", "b"]}, "holds neither"),  # a TypeError
+])
+@pytest.mark.parametrize("call", [
+    lambda c: allpairs.join(c, 0.5, shingle="word:1"),
+    lambda c: allpairs.dedup(c, 0.5, shingle="word:1"),
+    lambda c: SearchIndex.build(c, 0.5, shingle="word:1"),
+    lambda c: allpairs.join(["x y"], 0.5, against=c, shingle="word:1"),
+])
+def test_a_corpus_whose_ids_texts_or_columns_disagree_in_number_is_refused(kw, message, call):
+    with pytest.raises(allpairs.UsageError, match=message):
+        call(allpairs.Corpus(**kw))

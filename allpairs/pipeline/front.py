@@ -39,6 +39,7 @@ def as_corpus(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], ids: 
     if isinstance(data, Corpus):
         if ids is not None:
             raise UsageError("a Corpus names its documents already; ids= goes with a list of documents")
+        check_shape(data)
         return data
     if isinstance(data, (str, bytes)):
         raise UsageError("give a list of documents, not one string; read a path with allpairs.read_directory")
@@ -86,6 +87,23 @@ def _token_list(document, position: int) -> list:
     except TypeError:
         raise UsageError(f"document {position:,} is {document!r}, neither a text nor a collection of tokens; "
                          "give texts (str) or token sets (lists)", param="data") from None
+
+
+def check_shape(corpus: Corpus) -> None:
+    """Refuse a Corpus (one made by hand) whose parts disagree: texts and sets both or neither, or a number
+    of texts, sets, languages or a column's values other than its ids' (a document silently left out, or
+    an IndexError deep in a stage)."""
+    n = len(corpus)
+    if (corpus.texts is None) == (corpus.sets is None):
+        raise UsageError(f"a Corpus holds texts or sets; this one holds "
+                         f"{'both' if corpus.sets is not None else 'neither'}: give one of them", param="data")
+    parts = {"texts" if corpus.texts is not None else "sets": corpus.texts if corpus.texts is not None
+             else corpus.sets, "languages": corpus.languages, **{f"values of column {k!r}": v
+                                                                   for k, v in corpus.columns.items()}}
+    for what, values in parts.items():
+        if values is not None and len(values) != n:
+            raise UsageError(f"the Corpus has {n:,} ids but {len(values):,} {what}; give one for each "
+                             "document", param="data")
 
 
 def _missing(value) -> bool:
