@@ -139,3 +139,18 @@ def test_index_add_refuses_a_carried_value_it_cannot_store_before_adding_anythin
 def test_a_corpus_whose_ids_texts_or_columns_disagree_in_number_is_refused(kw, message, call):
     with pytest.raises(allpairs.UsageError, match=message):
         call(allpairs.Corpus(**kw))
+
+
+# --- 8. to_arrow of ids no one Arrow type holds ---------------------------------------------------------------
+
+@pytest.mark.parametrize("ids, left, right", [
+    ([1, "a", 2], ["1", "1", "a"], ["a", "2", "2"]),  # ArrowInvalid: Could not convert 'a' ... to int64
+    ([2**70, 1, 2], [str(2**70), str(2**70), "1"], ["1", "2", "2"]),  # OverflowError
+    (["a", "b", "\ud800"], ["a", "a", "b"], ["b", "\\ud800", "\\ud800"]),  # UnicodeEncodeError
+    ([1, 2, 3], [1, 1, 2], [2, 3, 3]),
+])
+def test_to_arrow_writes_ids_that_no_one_arrow_type_holds_as_text_on_both_sides_alike(ids, left, right):
+    pytest.importorskip("pyarrow")
+    table = allpairs.join([["x", "y"]] * 3, 0.5, ids=ids).to_arrow()
+    assert table.column("left").to_pylist() == left and table.column("right").to_pylist() == right
+    assert table.schema.field("left").type == table.schema.field("right").type

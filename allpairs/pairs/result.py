@@ -19,7 +19,7 @@ from .._plural import count
 from ..errors import UsageError, require_extra
 from ..measures import MEASURES, Measure, get_measure
 from ..output.carried import Carried
-from ..output.escape import csv_field, json_field, tsv_field, utf8
+from ..output.escape import csv_field, json_field, printable, tsv_field, utf8
 from ..order import OrderedSets
 from .summary import SHOWN
 
@@ -369,8 +369,23 @@ class Pairs:
         return require_extra("pandas", "to_pandas").DataFrame(self._columns(ids, measure))
 
     def to_arrow(self, ids: Sequence | None = None, measure: Measure | str | None = None):
-        """The pairs as a pyarrow Table, with the columns of :meth:`to_pandas`. Needs pyarrow."""
-        return require_extra("pyarrow", "to_arrow").table(self._columns(ids, measure))
+        """The pairs as a pyarrow Table, with the columns of :meth:`to_pandas`. Needs pyarrow.
+
+        Ids are typed as pyarrow types them (int64, string, ...); ids of kinds no one Arrow type holds
+        (ints and strings, an int past int64, a lone surrogate) are their text, as the Parquet writer's."""
+        pa = require_extra("pyarrow", "to_arrow")
+        cols = self._columns(ids, measure)
+        if ids is not None:  # both sides typed as one column, so that they agree
+            both = _arrow_ids(pa, cols["left"] + cols["right"])
+            cols["left"], cols["right"] = both[:len(cols["left"])], both[len(cols["left"]):]
+        return pa.table(cols)
+
+
+def _arrow_ids(pa, values: list):
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, UnicodeEncodeError):
+        return pa.array([None if v is None else printable(str(v)) for v in values], pa.string())
 
 
 def _pairs_of(c: PairChunk, a: int, b: int, offset: int = 0) -> Iterator[Pair]:
