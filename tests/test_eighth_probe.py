@@ -154,3 +154,22 @@ def test_to_arrow_writes_ids_that_no_one_arrow_type_holds_as_text_on_both_sides_
     table = allpairs.join([["x", "y"]] * 3, 0.5, ids=ids).to_arrow()
     assert table.column("left").to_pylist() == left and table.column("right").to_pylist() == right
     assert table.schema.field("left").type == table.schema.field("right").type
+
+
+# --- 9. one name or pattern given as a str to the readers -----------------------------------------------------
+
+def test_read_directory_takes_one_include_or_exclude_pattern_as_a_str_not_as_its_letters(tmp_path):
+    for name in ("a.csv", "b.txt", "c.md"):
+        (tmp_path / name).write_text("some text\n")
+    # include="*.csv" was read as the patterns "*", ".", "c", "s", "v": every file.
+    assert allpairs.read_directory(tmp_path, include="*.csv").ids == ["a.csv"]
+    assert allpairs.read_directory(tmp_path, exclude="*.csv").ids == ["b.txt", "c.md"]
+    assert allpairs.read_corpus(tmp_path, include="*.md").ids == ["c.md"]
+
+
+def test_the_record_readers_take_one_kept_column_as_a_str(tmp_path):
+    (tmp_path / "t.csv").write_text("id,text,note\na,x y,n1\n")
+    (tmp_path / "t.jsonl").write_text('{"id": "a", "text": "x y", "note": "n1"}\n')
+    # keep="note" asked for the columns "n", "o", "t", "e".
+    assert list(allpairs.read_table(tmp_path / "t.csv", keep="note").columns) == ["note"]
+    assert list(allpairs.read_jsonl(tmp_path / "t.jsonl", keep="note").columns) == ["note"]
