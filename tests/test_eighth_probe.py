@@ -173,3 +173,13 @@ def test_the_record_readers_take_one_kept_column_as_a_str(tmp_path):
     # keep="note" asked for the columns "n", "o", "t", "e".
     assert list(allpairs.read_table(tmp_path / "t.csv", keep="note").columns) == ["note"]
     assert list(allpairs.read_jsonl(tmp_path / "t.jsonl", keep="note").columns) == ["note"]
+
+
+# --- 10. pairs[i] of counted pairs ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key", [0, -1, slice(0, 1)])
+def test_reading_a_counted_pair_by_index_is_refused_as_iterating_them_is(key):
+    # AttributeError: 'CountedPairs' object has no attribute '_index'
+    res = allpairs.join([["a", "b"], ["a", "b"]], 0.5, count=True)
+    with pytest.raises(allpairs.UsageError, match="counted, not kept"):
+        res.pairs[key]
