@@ -183,3 +183,20 @@ def test_reading_a_counted_pair_by_index_is_refused_as_iterating_them_is(key):
     res = allpairs.join([["a", "b"], ["a", "b"]], 0.5, count=True)
     with pytest.raises(allpairs.UsageError, match="counted, not kept"):
         res.pairs[key]
+
+
+# --- 11. the similarity of a pair kept on its MinHash estimate -------------------------------------------------
+
+def test_a_pair_kept_on_its_estimate_gives_no_similarity_rather_than_a_negative_one():
+    sets = [["a", "b", "c", "d"], ["a", "b", "c", "e"], ["a", "b", "c", "d"], ["x", "y"]]
+    res = allpairs.join(sets, 0.5, method="lsh", verify="estimate", num_perm=16, bands=16, rows=1)
+    estimated = [p for p in res.pairs if p.overlap < 0]
+    assert estimated, res.pairs.to_list()
+    p = estimated[0]
+    # p.similarity was Fraction(-1, 9), res.similarity(p) too, p.to_dict() a similarity of -0.11.
+    for read in (lambda: p.similarity, lambda: res.similarity(p), lambda: p.to_dict(), lambda: p.to_dict(
+            measure="jaccard")):
+        with pytest.raises(allpairs.UsageError, match="kept on its MinHash estimate"):
+            read()
+    identical = next(p for p in res.pairs if (p.left, p.right) == (0, 2))
+    assert identical.similarity == 1 and res.similarity(identical) == 1

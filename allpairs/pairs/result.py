@@ -77,12 +77,22 @@ class Pair(NamedTuple):
         other measures: ``res.similarity(p)`` or ``MEASURES[name].similarity(overlap, left_size, right_size)``)."""
         from fractions import Fraction  # here: with decimal ~9 M instructions that a run's imports need not take
 
+        self.check_verified()
         return Fraction(self.overlap, self.left_size + self.right_size - self.overlap)
+
+    def check_verified(self) -> None:
+        """Refuse to give a similarity for a pair kept on its MinHash estimate (overlap -1: unknown), which
+        would read as a negative one."""
+        if self.overlap < 0:
+            raise UsageError("this pair was kept on its MinHash estimate ({{verify=estimate}}); its overlap is "
+                             "unknown: read the estimates from res.pairs.chunks() or res.to_pandas(), or join "
+                             "with {{verify=exact}}", param="verify")
 
     def to_dict(self, ids: Sequence | None = None, measure: Measure | str | None = None) -> dict:
         """Plain data that :func:`json.dumps` takes: the similarity (under ``measure``, default
         Jaccard) as a float, the documents as ids when ``ids`` (e.g. ``res.ids``) is given, else
         as positions."""
+        self.check_verified()
         left, right = (self.left, self.right) if ids is None else (ids[self.left], ids[self.right])
         sim = self.similarity if measure is None else get_measure(measure).similarity(
             self.overlap, self.left_size, self.right_size)

@@ -13,7 +13,7 @@ from .._plural import count
 from ..measures import Measure, Threshold, get_measure
 from ..pairs import Pairs
 from ..output.carried import Carried
-from ..pairs.result import similarity_text
+from ..pairs.result import Pair, similarity_text
 from ..errors import UsageError, require_extra
 from ..pairs.summary import SHOWN, Summarised
 from .stats import Stats
@@ -135,6 +135,7 @@ class JoinResult(Summarised):
 
     def similarity(self, pair):
         """The pair's exact similarity under the join's measure (a Fraction; int for overlap; float for cosine)."""
+        Pair(*pair).check_verified()
         return self.measure.similarity(pair.overlap, pair.left_size, pair.right_size)
 
     def _summary(self) -> tuple[str, tuple[str, ...], list[tuple], int]:
