@@ -200,3 +200,14 @@ def test_a_pair_kept_on_its_estimate_gives_no_similarity_rather_than_a_negative_
             read()
     identical = next(p for p in res.pairs if (p.left, p.right) == (0, 2))
     assert identical.similarity == 1 and res.similarity(identical) == 1
+
+
+# --- 12. Pair.to_dict of an R–S join --------------------------------------------------------------------------
+
+def test_to_dict_names_the_right_document_of_an_rs_join_from_its_own_side():
+    res = allpairs.join({"L0": ["a", "b"], "L1": ["x"]}, 0.5, against={"R0": ["x"], "R1": ["a", "b"]})
+    # to_dict(res.ids), as its docstring said, named the right document from the left side: L0 with L1.
+    assert [(d["left"], d["right"]) for d in (p.to_dict(res.left_ids, right_ids=res.right_ids) for p in res.pairs)] \
+        == [("L0", "R1"), ("L1", "R0")] == list(zip(res.to_pandas()["left"], res.to_pandas()["right"]))
+    with pytest.raises(allpairs.UsageError, match="right_ids= names the right side"):
+        res.pairs[0].to_dict(right_ids=res.right_ids)

@@ -88,12 +88,17 @@ class Pair(NamedTuple):
                              "unknown: read the estimates from res.pairs.chunks() or res.to_pandas(), or join "
                              "with {{verify=exact}}", param="verify")
 
-    def to_dict(self, ids: Sequence | None = None, measure: Measure | str | None = None) -> dict:
+    def to_dict(self, ids: Sequence | None = None, measure: Measure | str | None = None, *,
+                right_ids: Sequence | None = None) -> dict:
         """Plain data that :func:`json.dumps` takes: the similarity (under ``measure``, default
         Jaccard) as a float, the documents as ids when ``ids`` (e.g. ``res.ids``) is given, else
-        as positions."""
+        as positions. An R–S join numbers each side on its own: give ``res.left_ids`` and
+        ``right_ids=res.right_ids`` (``res.ids`` holds both sides, the left first)."""
         self.check_verified()
-        left, right = (self.left, self.right) if ids is None else (ids[self.left], ids[self.right])
+        if right_ids is not None and ids is None:
+            raise UsageError("right_ids= names the right side of an R–S join; give ids= (res.left_ids) too")
+        right_ids = ids if right_ids is None else right_ids
+        left, right = (self.left, self.right) if ids is None else (ids[self.left], right_ids[self.right])
         sim = self.similarity if measure is None else get_measure(measure).similarity(
             self.overlap, self.left_size, self.right_size)
         return {"left": left, "right": right, "similarity": float(sim), "overlap": self.overlap,
