@@ -211,3 +211,27 @@ def test_to_dict_names_the_right_document_of_an_rs_join_from_its_own_side():
         == [("L0", "R1"), ("L1", "R0")] == list(zip(res.to_pandas()["left"], res.to_pandas()["right"]))
     with pytest.raises(allpairs.UsageError, match="right_ids= names the right side"):
         res.pairs[0].to_dict(right_ids=res.right_ids)
+
+
+# --- 13. PairWriter given pairs it would misprint ---------------------------------------------------------------
+
+def test_pair_writer_refuses_estimated_pairs_it_would_print_as_garbage_similarities():
+    import io
+    res = allpairs.join([["a", "b", "c"], ["a", "b", "d"]], 0.3, method="lsh", verify="estimate")
+    # The similarity of overlap -1 came out as "0\t1\t/.857142".
+    with pytest.raises(allpairs.UsageError, match="estimated=True"):
+        allpairs.PairWriter(res.ids).write(res.pairs, io.BytesIO())
+    out = io.BytesIO()
+    allpairs.PairWriter(res.ids, estimated=True).write(res.pairs, out)
+    assert out.getvalue().decode().splitlines()[1].startswith("0\t1\t~0.")
+
+
+def test_pair_writer_refuses_pairs_of_another_measure_than_its_own():
+    import io
+    res = allpairs.join([["a", "b", "c"], ["a", "b", "d"]], 0.3, measure="cosine")
+    # Written under the default measure, jaccard: 0.500000 labelled the similarity of a cosine join (2/3).
+    with pytest.raises(allpairs.UsageError, match="joined at cosine, not jaccard; write them with measure='cosine'"):
+        allpairs.PairWriter(res.ids).write(res.pairs, io.BytesIO())
+    out = io.BytesIO()
+    allpairs.PairWriter(res.ids, measure="cosine").write(res.pairs, out)
+    assert out.getvalue() == b"left\tright\tsimilarity\n0\t1\t0.666666\n"

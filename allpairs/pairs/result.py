@@ -183,6 +183,9 @@ class Pairs:
 
     #: Pairs per chunk behind ``pairs[i]``.
     CHUNK = 1 << 16
+    #: The measure the pairs were joined at, where known (a join's result sets it): what a
+    #: :class:`PairWriter` must print them under.
+    measure: Measure | None = None
 
     def __init__(self, sets: OrderedSets, left: np.ndarray, right: np.ndarray, overlap: np.ndarray,
                  estimate: np.ndarray | None = None, *, directions: np.ndarray | None = None,
@@ -505,7 +508,16 @@ class PairWriter:
 
     def write(self, pairs: Pairs, out: BinaryIO, progress: Callable[..., None] | None = None) -> int:
         """Write every pair to the binary stream ``out``; return the number written. ``progress(stage,
-        done, total, detail)`` is told the pairs written after each chunk."""
+        done, total, detail)`` is told the pairs written after each chunk. Pairs of another measure than the
+        writer's, or kept on their MinHash estimate by a writer of similarities (or the reverse), are refused:
+        their numbers would be another measure's, or garbage."""
+        if pairs.estimated != self.estimated:
+            raise UsageError("these pairs were kept on their MinHash estimate; write them with {{estimated=True}}"
+                             if pairs.estimated else "these pairs were verified; write them without "
+                             "{{estimated=True}}", param="estimated")
+        if pairs.measure is not None and pairs.measure.name != self.measure.name:
+            raise UsageError(f"these pairs were joined at {pairs.measure.name}, not {self.measure.name}; write "
+                             f"them with {{{{measure={pairs.measure.name}}}}}", param="measure")
         if self.header:
             out.write(utf8(self.header))
         n = 0

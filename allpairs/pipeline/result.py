@@ -114,6 +114,7 @@ class JoinResult(Summarised):
     def __post_init__(self) -> None:
         if self.clusters is None:
             self.clusters = ClustersNotAsked()
+        self.pairs.measure = self.measure  # so that a writer of another measure is refused
 
     def __len__(self) -> int:
         return len(self.pairs)
