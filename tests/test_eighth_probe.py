@@ -235,3 +235,23 @@ def test_pair_writer_refuses_pairs_of_another_measure_than_its_own():
     out = io.BytesIO()
     allpairs.PairWriter(res.ids, measure="cosine").write(res.pairs, out)
     assert out.getvalue() == b"left\tright\tsimilarity\n0\t1\t0.666666\n"
+
+
+@pytest.mark.parametrize("ids, columns", [(["only"], None), ([], None), (list("abcdefg"), None),
+                                          (list("abcde"), {"c": [1]})])
+def test_pair_writer_refuses_ids_or_columns_that_are_not_one_a_document(ids, columns):
+    import io
+    res = allpairs.join([["a", "b"]] * 5, 0.5)
+    # Too few ids: the kernel read past them, writing bytes of memory into the output, or crashed.
+    with pytest.raises(allpairs.UsageError, match="5 documents|for 5 ids"):
+        allpairs.PairWriter(ids, columns=columns).write(res.pairs, io.BytesIO())
+
+
+def test_pair_writer_of_an_rs_join_takes_the_ids_of_both_sides():
+    import io
+    res = allpairs.join({"L0": ["a", "b"], "L1": ["x"]}, 0.5, against={"R0": ["x"], "R1": ["a", "b"]})
+    with pytest.raises(allpairs.UsageError, match="2 ids for pairs of 4 documents"):
+        allpairs.PairWriter(res.left_ids).write(res.pairs, io.BytesIO())
+    out = io.BytesIO()
+    allpairs.PairWriter(res.ids).write(res.pairs, out)
+    assert out.getvalue() == b"left\tright\tsimilarity\nL0\tR1\t1.000000\nL1\tR0\t1.000000\n"

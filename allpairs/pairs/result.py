@@ -449,6 +449,10 @@ class PairWriter:
         columns = dict(columns or {})
         if texts is not None:
             columns["text"] = texts
+        for name, values in columns.items():  # a field of each document, read by position in one buffer
+            if len(values) != self.n_docs:
+                raise UsageError(f"the column {name!r} has {len(values):,} values for {self.n_docs:,} ids; give "
+                                 "one a document", param="columns")
         escape = {"tsv": tsv_field, "csv": csv_field, "jsonl": json_field}[fmt]
         self.field_ptr, self.field_bytes = _encode_fields([ids, *columns.values()], escape)
         L, R, S = _k.OP_LEFT, _k.OP_RIGHT, _k.OP_SIMILARITY
@@ -518,6 +522,11 @@ class PairWriter:
         if pairs.measure is not None and pairs.measure.name != self.measure.name:
             raise UsageError(f"these pairs were joined at {pairs.measure.name}, not {self.measure.name}; write "
                              f"them with {{{{measure={pairs.measure.name}}}}}", param="measure")
+        n_docs = len(pairs.sets.doc_size)
+        if self.n_docs != n_docs:  # the kernel reads a document's id and columns unchecked
+            raise UsageError(f"the writer has {self.n_docs:,} ids for pairs of {n_docs:,} documents; give one id "
+                             "a document (res.ids, which holds both sides of an R–S join, the left first)",
+                             param="ids")
         if self.header:
             out.write(utf8(self.header))
         n = 0
