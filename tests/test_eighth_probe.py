@@ -255,3 +255,30 @@ def test_pair_writer_of_an_rs_join_takes_the_ids_of_both_sides():
     out = io.BytesIO()
     allpairs.PairWriter(res.ids).write(res.pairs, out)
     assert out.getvalue() == b"left\tright\tsimilarity\nL0\tR1\t1.000000\nL1\tR0\t1.000000\n"
+
+
+# --- 14. one index queried from several threads at once -------------------------------------------------------
+
+def test_threads_querying_one_index_at_once_get_the_answers_each_would_get_alone():
+    import random
+    import threading
+
+    rng = random.Random(9)
+    index = SearchIndex.build([[rng.randrange(300) for _ in range(rng.randint(1, 12))] for _ in range(10000)], 0.3)
+    batches = [[[rng.randrange(300) for _ in range(rng.randint(1, 12))] for _ in range(2000)] for _ in range(4)]
+    alone = [[tuple(m) for m in index.query(b)] for b in batches]
+    counts = [len(a) for a in alone]
+    # The threads shared one scratch: about half of each batch's matches were lost, silently.
+    wrong = []
+
+    def ask(k: int) -> None:
+        for _ in range(2):
+            if [tuple(m) for m in index.query(batches[k])] != alone[k] or index.count(batches[k]) != counts[k]:
+                wrong.append(k)
+
+    threads = [threading.Thread(target=ask, args=(k,)) for k in range(len(batches))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []

@@ -50,7 +50,7 @@ from .arrays import spans
 from .ids import Ids, check_python_ids, text_keys
 from .matches import Matches
 from .output import refuse_carried_names
-from .postings import Postings, alpha_cache, scratch
+from .postings import Postings, ScratchPool
 from .rule import Rule
 from .sets import SetStore, set_hashes
 from .store import read_index, write_index
@@ -96,7 +96,7 @@ class SearchIndex:
         self.ids = ids
         #: Columns carried beside each indexed document's id into query answers, by name.
         self.columns: dict[str, Ids] = dict(columns or {})
-        self._scratch: list[tuple[np.ndarray, np.ndarray]] = []
+        self._scratch = ScratchPool()
         if postings is None:
             self._compact()
         else:
@@ -315,21 +315,6 @@ class SearchIndex:
                        indexed_size=self.sets.sizes(s).astype(np.int32), query_ids=query_ids, index=self,
                        rule=rule)
 
-    def _scratch_for(self, worker: int) -> tuple[np.ndarray, np.ndarray]:
-        """The worker's probe scratch rows and α cache (:func:`~.postings.scratch`, :func:`~.postings.alpha_cache`),
-        grown to the sets indexed."""
-        m = max(self.num_sets, 1)
-        largest = self.sets.probe_figures()[1]
-        while len(self._scratch) <= worker:
-            self._scratch.append((scratch(m), alpha_cache(largest)))
-        rows, cache = self._scratch[worker]
-        if rows.shape[1] < m:
-            rows = scratch(max(m, 2 * rows.shape[1]))
-        if cache.shape[1] < largest + 2:
-            cache = alpha_cache(max(largest, 2 * cache.shape[1]))
-        self._scratch[worker] = rows, cache
-        return rows, cache
-
     def _query_ranked(self, ranked: Ranked, rule: Rule, *, jobs: int = 1, limit: np.ndarray | None = None,
                       progress: Callable[[str, int, int], None] | None = None, reduce=None):
         """(query, set, overlap) of every match of ranked queries; ``limit[k]``: answer only sets below it.
@@ -340,9 +325,16 @@ class SearchIndex:
         if limit is None:
             limit = np.full(n, self.num_sets, np.int32)
         tasks = 1 if n < PARALLEL_QUERIES or jobs <= 1 else min(jobs, n // (PARALLEL_QUERIES // 2))
-        # The sets' signatures and each thread's scratch, made here, before any thread reads them.
-        bits = self.sets.probe_figures()[0]
-        scratches = [self._scratch_for(w) for w in range(tasks)]
+        # The sets' signatures and each thread's scratch, made here, before any thread reads them; the
+        # scratch goes back only after a call that ended well (one cut short may leave it dirty).
+        bits, scratches = self._scratch.take(tasks, self.sets)
+        found = self._query_with(ranked, rule, limit, n, tasks, bits, scratches, progress, reduce)
+        self._scratch.give(scratches)
+        return found
+
+    def _query_with(self, ranked: Ranked, rule: Rule, limit: np.ndarray, n: int, tasks: int, bits: np.ndarray,
+                    scratches: list, progress, reduce):
+        """:meth:`_query_ranked` on ``tasks`` threads with their ``scratches``."""
         if reduce is None and (n == 0 or (tasks == 1 and progress is None)):
             return self._query_part(ranked, rule, limit, 0, n, bits, scratches[0])
         step = max(QUERY_BLOCK if progress is not None or reduce is not None else -(-n // tasks), 1)
