@@ -282,3 +282,18 @@ def test_threads_querying_one_index_at_once_get_the_answers_each_would_get_alone
     for t in threads:
         t.join()
     assert wrong == []
+
+
+# --- 15. numpy int ids of an index ------------------------------------------------------------------------------
+
+def test_an_index_of_numpy_int_ids_reads_them_back_as_ints_as_it_does_python_ints(tmp_path):
+    pandas = pytest.importorskip("pandas")
+    df = pandas.DataFrame({"id": [10, 20, 30], "text": ["a b c", "a b c d", "x y"]})
+    # ids=df["id"].to_numpy() came back as the strings '10', '20', '30' (in memory and saved): a merge of the
+    # matches with the frame on the id found nothing, or refused object against int64.
+    index = SearchIndex.build(df["text"].tolist(), 0.5, ids=df["id"].to_numpy(), shingle="word:1")
+    index.save(tmp_path / "x.idx")
+    for idx in (index, SearchIndex.load(tmp_path / "x.idx")):
+        assert list(idx.ids) == [10, 20, 30]
+        matches = idx.query(["a b c"]).to_pandas()
+        assert matches.merge(df, left_on="indexed", right_on="id")["text"].tolist() == ["a b c", "a b c d"]

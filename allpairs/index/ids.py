@@ -84,9 +84,9 @@ class Ids(abc.Sequence):
         return f"<{n:,} ids: {shown}>"
 
     def extend(self, ids: Sequence) -> None:
-        """Append ``ids``; once one is not an int (bool is not), every id reads back as str."""
+        """Append ``ids``; once one is not an int (bool is not; numpy's ints are), every id reads back as str."""
         ids = list(ids)
-        if self.ints and not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        if self.ints and not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in ids):
             self.ints = False
         try:
             encoded = [str(i).encode("utf-8", "surrogateescape") for i in ids]
