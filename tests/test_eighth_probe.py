@@ -297,3 +297,24 @@ def test_an_index_of_numpy_int_ids_reads_them_back_as_ints_as_it_does_python_int
         assert list(idx.ids) == [10, 20, 30]
         matches = idx.query(["a b c"]).to_pandas()
         assert matches.merge(df, left_on="indexed", right_on="id")["text"].tolist() == ["a b c", "a b c d"]
+
+
+# --- 16. to_pandas(columns=frame) of an R–S join whose sides share ids ------------------------------------------
+
+def test_to_pandas_of_an_rs_join_takes_a_frame_per_side_and_refuses_one_frame_for_both_when_ids_clash():
+    pandas = pytest.importorskip("pandas")
+    left = pandas.DataFrame({"text": ["a b c", "x y z"], "src": ["L0", "L1"]})
+    right = pandas.DataFrame({"text": ["x y z", "a b c"], "src": ["R0", "R1"]})
+    res = allpairs.join(left["text"], 0.5, against=right["text"])
+    # Both sides are numbered 0, 1: one frame gave both sides its own rows, right_src "L1" for R1.
+    for one in (left, right):
+        with pytest.raises(allpairs.UsageError, match="share ids"):
+            res.to_pandas(columns=one)
+    out = res.to_pandas(columns=(left, right))
+    assert out[["left_src", "right_src"]].values.tolist() == [["L0", "R1"], ["L1", "R0"]]
+    with pytest.raises(allpairs.UsageError, match="is for an R–S join"):
+        allpairs.join(left["text"], 0.5).to_pandas(columns=(left, right))
+    # Sides of ids of their own: one frame holding both still serves.
+    res = allpairs.join(left.set_index("src")["text"], 0.5, against=right.set_index("src")["text"])
+    both = pandas.concat([left.set_index("src"), right.set_index("src")])
+    assert res.to_pandas(columns=both)[["left_text", "right_text"]].values.tolist() == [["a b c"] * 2, ["x y z"] * 2]
