@@ -318,3 +318,32 @@ def test_to_pandas_of_an_rs_join_takes_a_frame_per_side_and_refuses_one_frame_fo
     res = allpairs.join(left.set_index("src")["text"], 0.5, against=right.set_index("src")["text"])
     both = pandas.concat([left.set_index("src"), right.set_index("src")])
     assert res.to_pandas(columns=both)[["left_text", "right_text"]].values.tolist() == [["a b c"] * 2, ["x y z"] * 2]
+
+
+# --- 17. a SearchIndex pickled by SetSimilaritySearch itself, loaded after compat.install() ----------------------
+
+def test_an_index_pickled_by_set_similarity_search_loads_and_answers_after_install(tmp_path):
+    import pickle
+    import subprocess
+    import sys
+
+    original = pytest.importorskip("SetSimilaritySearch")
+    sets = [[1, 2, 3], [1, 2, 4], [7], [], [2, 3, 5, 8], [1, 2, 3]]
+    queries = [[1, 2, 3], [2, 3], [7, 9], [], [8, 5, 3]]
+    answers = {}
+    for func in ("jaccard", "cosine", "containment", "containment_min"):
+        index = original.SearchIndex(sets, similarity_func_name=func, similarity_threshold=0.4)
+        (tmp_path / f"{func}.pkl").write_bytes(pickle.dumps(index))
+        answers[func] = [repr(index.query(q)) for q in queries]
+    # It stopped with "AttributeError: 'SearchIndex' object has no attribute '_indptr'".
+    script = f"""
+import pickle, allpairs.compat
+allpairs.compat.install()
+for func in {list(answers)!r}:
+    index = pickle.loads(open({str(tmp_path)!r} + "/" + func + ".pkl", "rb").read())
+    assert type(index) is allpairs.compat.SearchIndex
+    print([repr(index.query(q)) for q in {queries!r}])
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [repr(a) for a in answers.values()]
