@@ -347,3 +347,12 @@ for func in {list(answers)!r}:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [repr(a) for a in answers.values()]
+
+
+# --- 18. the against side's ids named as against_ids= -------------------------------------------------------------
+
+@pytest.mark.parametrize("against", [{"x": ["a"]}, allpairs.Corpus(ids=["x"], sets=[["a"]], kind="tokens")])
+def test_ids_given_to_an_against_side_that_names_its_own_are_refused_naming_against_ids(against):
+    # The message said "ids= goes with a list of documents", a parameter the caller had not given.
+    with pytest.raises(allpairs.UsageError, match="; against_ids= goes with a list of documents"):
+        allpairs.join([["a"]], 0.5, against=against, against_ids=["y"])

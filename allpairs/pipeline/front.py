@@ -27,18 +27,20 @@ def is_series(data) -> bool:
     return pandas is not None and isinstance(data, pandas.Series)
 
 
-def as_corpus(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], ids: Sequence | None = None) -> Corpus:
+def as_corpus(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], ids: Sequence | None = None, *,
+              ids_name: str = "ids") -> Corpus:
     """A Corpus from a Corpus, a dict, a pandas Series, a list of texts, or a list of token collections.
 
     A dict's keys are the ids and its values the documents (texts, or token
     collections); a Series is named by its index. A list's ids are ``ids``
     when given (as many as documents, all different), else the positions 0,
     1, 2, ... as ints, so that an id and the index :class:`~allpairs.pairs.Pair`
-    gives for it are the same number. Ids keep their type.
+    gives for it are the same number. Ids keep their type. ``ids_name``: the parameter ``ids`` came as
+    (``against_ids``), named in the messages.
     """
     if isinstance(data, Corpus):
         if ids is not None:
-            raise UsageError("a Corpus names its documents already; ids= goes with a list of documents")
+            raise UsageError(f"a Corpus names its documents already; {ids_name}= goes with a list of documents")
         check_shape(data)
         return data
     if isinstance(data, (str, bytes)):
@@ -47,7 +49,7 @@ def as_corpus(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], ids: 
         if ids is not None:
             what = "a dict names its documents by its keys" if isinstance(data, Mapping) else \
                 "a pandas Series names its documents by its index"
-            raise UsageError(f"{what}; ids= goes with a list of documents")
+            raise UsageError(f"{what}; {ids_name}= goes with a list of documents")
         if isinstance(data, Mapping):
             ids, data = list(data.keys()), list(data.values())
         else:
