@@ -133,16 +133,22 @@ def check_python_ids(corpus: Corpus) -> None:
     ids are checked as text already."""
     if corpus.kind not in ("texts", "tokens"):
         return
-    seen: dict[str, int] = {}
-    for d, i in enumerate(corpus.ids):
-        first = seen.setdefault(str(i), d)
-        if first != d:
-            twin = corpus.ids[first]
-            if twin is i or twin == i:
-                raise UsageError(f"id {i!r} is given twice; ids must be different", param="ids")
-            raise UsageError(f"ids {twin!r} and {i!r} are both {str(i)!r} as text, which is how an index stores "
-                             "and compares ids; give ids that differ as text (str of each)", param="ids")
-    refuse_unstorable(seen)
+    ids = corpus.ids
+    kinds = set(map(type, ids))
+    if len(kinds) == 1 and kinds <= {int, str} and len(set(ids)) == len(ids):
+        texts = ids if kinds == {str} else ()  # ints (a list's positions): distinct values, distinct texts
+    else:  # other kinds, or mixed: compare the texts
+        seen: dict[str, int] = {}
+        for d, i in enumerate(ids):
+            first = seen.setdefault(str(i), d)
+            if first != d:
+                twin = ids[first]
+                if twin is i or twin == i:
+                    raise UsageError(f"id {i!r} is given twice; ids must be different", param="ids")
+                raise UsageError(f"ids {twin!r} and {i!r} are both {str(i)!r} as text, which is how an index "
+                                 "stores and compares ids; give ids that differ as text (str of each)", param="ids")
+        texts = seen
+    refuse_unstorable(texts)
     for values in corpus.columns.values():
         refuse_unstorable(values)
 
