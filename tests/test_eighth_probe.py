@@ -356,3 +356,15 @@ def test_ids_given_to_an_against_side_that_names_its_own_are_refused_naming_agai
     # The message said "ids= goes with a list of documents", a parameter the caller had not given.
     with pytest.raises(allpairs.UsageError, match="; against_ids= goes with a list of documents"):
         allpairs.join([["a"]], 0.5, against=against, against_ids=["y"])
+
+
+# --- 19. Clusters.members with a negative or too large number ------------------------------------------------------
+
+def test_clusters_members_counts_a_negative_number_from_the_end_as_clusters_c_does():
+    res = allpairs.join({"a": ["x", "y"], "b": ["x", "y"], "c": ["q"], "d": ["q"], "e": ["q"]}, 0.5, clusters=True)
+    clusters = res.clusters
+    # members(-1) was docs[indptr[-1]:indptr[0]]: an empty array, where clusters[-1] named two documents.
+    assert clusters.members(-1).tolist() == [0, 1] and clusters[-1] == ["a", "b"]
+    assert clusters.members(0).tolist() == [2, 3, 4]
+    with pytest.raises(IndexError, match="cluster index 2 out of range for 2 clusters"):
+        clusters.members(2)
