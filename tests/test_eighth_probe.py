@@ -368,3 +368,21 @@ def test_clusters_members_counts_a_negative_number_from_the_end_as_clusters_c_do
     assert clusters.members(0).tolist() == [2, 3, 4]
     with pytest.raises(IndexError, match="cluster index 2 out of range for 2 clusters"):
         clusters.members(2)
+
+
+# --- 20. a DataFrame where a column was meant ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda df: allpairs.join(df, 0.5),
+    lambda df: allpairs.join(df["text"], 0.5, against=df),
+    lambda df: SearchIndex.build(df, 0.5),
+    lambda df: SearchIndex.build(df["text"], 0.5).query(df),
+    lambda df: allpairs.compare(df, 0.5),
+])
+def test_a_dataframe_given_where_documents_go_is_refused_not_joined_as_its_column_names(call):
+    pandas = pytest.importorskip("pandas")
+    df = pandas.DataFrame({"text": ["a b c", "a b c", "x"], "title": ["t", "u", "v"]})
+    # Iterating the frame gave "text" and "title": two documents, no pair, silently.
+    with pytest.raises(allpairs.UsageError, match="give one column of the table, df\\['text'\\]"):
+        call(df)
+    assert allpairs.dedup(df, 0.5).index.tolist() == [0, 2]

@@ -45,6 +45,10 @@ def as_corpus(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], ids: 
         return data
     if isinstance(data, (str, bytes)):
         raise UsageError("give a list of documents, not one string; read a path with allpairs.read_directory")
+    if _is_frame(data):  # iterating a table gives its column names: two documents named "text" and "title"
+        raise UsageError(f"give one column of the table, df[{str(next(iter(data.columns), 'text'))!r}] (its "
+                         "documents named by the frame's index), not the table, whose iteration gives its column "
+                         "names; allpairs.dedup takes the frame itself (text=)", param="data")
     if isinstance(data, Mapping) or is_series(data):
         if ids is not None:
             what = "a dict names its documents by its keys" if isinstance(data, Mapping) else \
@@ -106,6 +110,12 @@ def check_shape(corpus: Corpus) -> None:
         if values is not None and len(values) != n:
             raise UsageError(f"the Corpus has {n:,} ids but {len(values):,} {what}; give one for each "
                              "document", param="data")
+
+
+def _is_frame(data) -> bool:
+    """Whether ``data`` is a table of columns (a pandas or polars DataFrame), not a list of documents."""
+    shape = getattr(data, "shape", None)
+    return hasattr(data, "columns") and isinstance(shape, tuple) and len(shape) == 2
 
 
 def _missing(value) -> bool:
