@@ -188,7 +188,7 @@ def test_scratch_arrays_are_left_clean_for_the_next_query():
     index = SearchIndex.build(sets, 0.2)
     first = answers(index, sets)
     assert answers(index, sets) == first
-    assert not np.any(index._scratch[0][0][0])  # (scratch rows, α cache) of worker 0: its count row
+    assert not np.any(index._scratch.free[0][0][0])  # (scratch rows, α cache) given back: its count row
 
 
 def test_index_of_other_shingle_keys_is_refused(saved, monkeypatch):

@@ -62,13 +62,17 @@ class SearchIndex(object):
         self.order = ranked.order
         _debug("Finish frequency transform, {} tokens in total.", len(self.order))
         _debug("Start indexing sets.")
+        self._compile(ranked, similarity_func_name)
+        self._setup_scratch()
+        _debug("Finished indexing sets.")
+
+    def _compile(self, ranked, similarity_func_name: str) -> None:
+        """The arrays the kernel queries: the sets as CSR of ranks, their index prefixes and postings."""
         self._measure = similarity_func_name
         self._indptr, self._tokens = ranked.indptr, ranked.tokens
         self._index_prefix = prefix_lengths(np.diff(ranked.indptr), self.overlap_index_threshold_func,
-                                            similarity_threshold)
+                                            self.similarity_threshold)
         self._post_ptr, self._post_set, self._post_pos = postings_for_index(ranked, self._index_prefix)
-        self._setup_scratch()
-        _debug("Finished indexing sets.")
 
     def _setup_scratch(self) -> None:
         n = len(self._indptr) - 1
@@ -106,7 +110,25 @@ class SearchIndex(object):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        if "_indptr" not in state:  # pickled by SetSimilaritySearch itself, read after install()
+            self._compile_original()
         self._setup_scratch()
+
+    def _compile_original(self) -> None:
+        """Compile the state SetSimilaritySearch 1.0.1 pickles (its ``sets`` of ranks and ``order``; its
+        ``index``, kept as it is) into the arrays the kernel queries, as :meth:`__init__` makes them."""
+        from allpairs.compat.utils import _Ranked
+
+        name = next((n for n, f in _similarity_funcs.items()
+                     if f is self.similarity_func or getattr(self.similarity_func, "__name__", None) == f.__name__),
+                    None)
+        if name is None:
+            raise ValueError("Similarity function {} is not supported.".format(self.similarity_func))
+        sets = self.__dict__["sets"]
+        indptr = np.zeros(len(sets) + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, sets), np.int64, len(sets)), out=indptr[1:])
+        tokens = np.concatenate([np.asarray(x, np.int64) for x in sets] + [np.zeros(0, np.int64)]).astype(np.int32)
+        self._compile(_Ranked(indptr, tokens, self.order), name)
 
     def _sets(self) -> list:
         from allpairs.compat.utils import _Ranked

@@ -125,9 +125,9 @@ def one_document_hint(corpus: Corpus) -> str | None:
 
 
 def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str = "directory", *,
-                include: Sequence[str] = (), exclude: Sequence[str] = (), min_bytes: int = 0,
+                include: str | Sequence[str] = (), exclude: str | Sequence[str] = (), min_bytes: int = 0,
                 encoding: str = "utf-8", id_field: str | None = None, text_field: str | Sequence[str] | None = None,
-                keep: Sequence[str] = (), header: bool = True, tokens_field: str | None = None,
+                keep: str | Sequence[str] = (), header: bool = True, tokens_field: str | None = None,
                 hidden: bool = False, ignore: bool = True, quotechar: str | None = None,
                 hash_pieces: Callable | None = None, keep_all: bool = False, protect: Sequence = ()) -> Corpus:
     """Read a corpus of the given kind (one of :data:`INPUT_KINDS`); '-' is stdin for the kinds that read one file.

@@ -195,7 +195,7 @@ def jsonl_record(line: str, where: str, id_field: str = "id", text_field: str = 
 
 
 def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_field: str | Sequence[str] = "text",
-               keep: Sequence[str] = (), encoding: str = "utf-8", keep_all: bool = False) -> Corpus:
+               keep: str | Sequence[str] = (), encoding: str = "utf-8", keep_all: bool = False) -> Corpus:
     """JSON Lines: one object per line with a text field (or several, joined by a space); blank lines are ignored.
 
     Ids are the ``id_field`` of each record; by default the ``id`` field, or,
@@ -218,6 +218,7 @@ def read_jsonl(path: str | os.PathLike, *, id_field: str | None = None, text_fie
     name = lines.name
     raw: list[str] = []  # keep_all: each record's line as it came, to be written back as it came
     text_fields = [text_field] if isinstance(text_field, str) else list(text_field)
+    keep = [keep] if isinstance(keep, str) else list(keep)  # one name, not its letters
     records = Records(keep, id_name=id_field or "id", escapes=True, text_names=text_fields, typed=True)
     by_line = None  # whether ids are line numbers, decided at the first record
     first = 0  # the line of the first record

@@ -38,7 +38,7 @@ QUOTECHARS = {"csv": '"', "tsv": None}
 
 
 def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None = None,
-               text_cols: str | Sequence[str] | None = None, keep: Sequence[str] = (), header: bool = True,
+               text_cols: str | Sequence[str] | None = None, keep: str | Sequence[str] = (), header: bool = True,
                tokens_col: str | None = None, encoding: str = "utf-8", quotechar: str | None = None,
                keep_all: bool = False) -> Corpus:
     """A CSV, TSV or Parquet file ('-': stdin), each row a document; see the module docstring.
@@ -51,7 +51,7 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     text_cols : str or list of str, optional
         The text column(s), joined by a space; default ``text``, or the only
         column of a table of one column.
-    keep : list of str
+    keep : str or list of str
         Columns carried into the output.
     header : bool
         CSV/TSV: the first row names the columns (else they are 1, 2, ...).
@@ -76,6 +76,7 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
         (the message names the extra).
     """
     text_cols = [text_cols] if isinstance(text_cols, str) else list(text_cols or [])
+    keep = [keep] if isinstance(keep, str) else list(keep)  # one name, not its letters
     if kind == "parquet":
         if quotechar is not None:
             raise UsageError("{{quotechar}} goes with {{kind=csv}} and {{kind=tsv}}; Parquet has no quoting",

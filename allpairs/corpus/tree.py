@@ -123,8 +123,8 @@ class _TextBuffer:
         return Utf8Texts(self.buffer[: self.ends[-1]], np.array(self.ends, np.int64))
 
 
-def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, include: Sequence[str] = (),
-                   exclude: Sequence[str] = (), min_bytes: int = 0, hidden: bool = False,
+def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, include: str | Sequence[str] = (),
+                   exclude: str | Sequence[str] = (), min_bytes: int = 0, hidden: bool = False,
                    ignore: bool = True, protect: Sequence[str | os.PathLike] = ()) -> Corpus:
     """Every regular file under one or several paths as a document.
 
@@ -149,6 +149,8 @@ def read_directory(path: str | os.PathLike | Sequence[str | os.PathLike], *, inc
     :attr:`Corpus.left_out`.
     """
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    # One pattern, not its letters: include="*.csv" as "*", ".", "c", ... read every file.
+    include, exclude = ([p] if isinstance(p, str) else list(p) for p in (include, exclude))
     if not paths:
         raise UsageError("no path given; give a directory or files")
     for pattern in (*include, *exclude):

@@ -64,12 +64,13 @@ def query_blocks(index: SearchIndex, ranked: Ranked, rule: Rule, *, jobs: int = 
     if limit is None:
         limit = np.full(n, index.num_sets, np.int32)
     tasks = threads_for(n, jobs)
-    # The sets' signatures and each thread's scratch, made here, before any thread reads them.
-    bits = index.sets.probe_figures()[0]
-    scratches = [index._scratch_for(w) for w in range(tasks)]
+    # The sets' signatures and each thread's scratch (its own: threads of the caller may query the index at
+    # once), made here, before any thread reads them.
+    bits, scratches = index._scratch.take(tasks, index.sets)
     size = max(step or QUERY_BLOCK, 1) if rows is None else min(FIRST_BLOCK, step or QUERY_BLOCK)
     pool = ThreadPoolExecutor(max_workers=tasks) if tasks > 1 else None
     a = found = 0
+    clean = False  # the scratch goes back after the last block, or when the caller stops between blocks
     try:
         while a < n:
             cuts = [a]  # a block for each thread, worker w on scratches[w]
@@ -87,9 +88,15 @@ def query_blocks(index: SearchIndex, ranked: Ranked, rule: Rule, *, jobs: int = 
             a = cuts[-1]
             if rows is not None:  # as many queries as the matches of sets so far say fit, per thread
                 size = max(1, min(step or QUERY_BLOCK, 8 * size, rows // tasks * a // max(found, 1)))
+        clean = True
+    except GeneratorExit:  # closed at a yield: every block's probe had ended
+        clean = True
+        raise
     finally:
         if pool is not None:
             pool.shutdown()
+        if clean:
+            index._scratch.give(scratches)
 
 
 def match_blocks(index: SearchIndex, ranked: Ranked, rule: Rule, corpus: Corpus, *, top: int | None, jobs: int,

@@ -122,7 +122,8 @@ def _is_dataframe(data) -> bool:
 
 def _texts_of(frame, text) -> object:
     """The text column(s) ``text`` of a DataFrame as one Series of texts (several joined by a space),
-    indexed as the frame; by default its ``text`` column, or its only column."""
+    indexed as the frame; by default its ``text`` column, or its only column. A column of token
+    collections (lists) is given as it is: the token sets, as ``dedup(df[column])`` takes them."""
     names = [text] if isinstance(text, str) else list(text) if text is not None else \
         ["text"] if "text" in frame.columns or len(frame.columns) != 1 else [frame.columns[0]]
     missing = [n for n in names if n not in frame.columns]
@@ -133,10 +134,34 @@ def _texts_of(frame, text) -> object:
     if len(frame.index) and not frame.index.is_unique:
         raise UsageError("the DataFrame's index holds an id twice; ids must be different (reset_index() numbers "
                          "the rows)")
+    tokens = [n for n in names if _holds_tokens(frame[n])]
+    if tokens:  # str() of a list would be shingled as text: ['b', 'a'] no copy of ['a', 'b']
+        if len(names) > 1:
+            raise UsageError(f"the column {tokens[0]!r} holds token collections, which are not joined with other "
+                             "columns; give it alone (text=) to take them as token sets")
+        return frame[names[0]].map(lambda v: v if _is_collection(v) else [])  # a missing value: no token
     texts = _text_of(frame[names[0]])
     for n in names[1:]:
         texts = texts + " " + _text_of(frame[n])
     return texts
+
+
+def _is_collection(value) -> bool:
+    return isinstance(value, (list, tuple, set, frozenset, np.ndarray))
+
+
+def _holds_tokens(column) -> bool:
+    """Whether a column's values are token collections (lists, tuples, sets, arrays), missing ones aside;
+    a column mixing them with other values (texts) is refused."""
+    collection = column.astype(object).map(_is_collection)
+    if not collection.any():
+        return False
+    other = ~collection & column.notna()
+    if other.any():
+        row = other.idxmax()
+        raise UsageError(f"the column {column.name!r} mixes token collections with other values (row {row!r}: "
+                         f"{column[row]!r}); give one kind")
+    return True
 
 
 def _text_of(column):
@@ -161,7 +186,8 @@ def dedup(data: Corpus | Sequence[str] | Sequence[Iterable], threshold, *, text:
         DataFrame's rows are its documents, named by its index.
     text : str or list of str, optional
         A DataFrame's text column (several are joined by a space); default its
-        ``text`` column, or its only column.
+        ``text`` column, or its only column. A column of token collections
+        (lists) gives token sets, not the text of each list.
     threshold : float, str or Fraction in (0, 1]
         A document is removed when a kept one has similarity >= threshold with it.
     measure, shingle, normalize, min_shingles

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._kernels.mix import GOLDEN, mix64
 from ..corpus import Corpus
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from ..pairs.result import sequence_item
 from ..pairs.summary import SHOWN
 from .arrays import Column, spans
@@ -84,11 +84,15 @@ class Ids(abc.Sequence):
         return f"<{n:,} ids: {shown}>"
 
     def extend(self, ids: Sequence) -> None:
-        """Append ``ids``; once one is not an int (bool is not), every id reads back as str."""
+        """Append ``ids``; once one is not an int (bool is not; numpy's ints are), every id reads back as str."""
         ids = list(ids)
-        if self.ints and not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        if self.ints and not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in ids):
             self.ints = False
-        encoded = [str(i).encode("utf-8", "surrogateescape") for i in ids]
+        try:
+            encoded = [str(i).encode("utf-8", "surrogateescape") for i in ids]
+        except UnicodeEncodeError:
+            refuse_unstorable(ids)
+            raise
         lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
         self.ptr.extend(self.ptr.array[-1] + np.cumsum(lengths))
         self.blob.extend(np.frombuffer(b"".join(encoded), np.uint8))
@@ -119,6 +123,52 @@ class Ids(abc.Sequence):
         out = Ids(new_ptr, self.blob.array[spans(ptr[rows], lengths)], ints=self.ints)
         out._keys = self._keys[mask[: len(self._keys)]]
         return out
+
+
+def check_python_ids(corpus: Corpus) -> None:
+    """Refuse a corpus from Python (or a :class:`Corpus` made by hand) that an index would store wrongly:
+    ids that differ as values but not as the text an index stores and compares (``1`` and ``'1'``,
+    ``None`` and ``'None'``: two documents of one id, both replaced or skipped for one), and ids or
+    carried values holding a lone surrogate (UTF-8 has none), before anything is added. The readers'
+    ids are checked as text already."""
+    if corpus.kind not in ("texts", "tokens"):
+        return
+    ids = corpus.ids
+    kinds = set(map(type, ids))
+    if len(kinds) == 1 and kinds <= {int, str} and len(set(ids)) == len(ids):
+        texts = ids if kinds == {str} else ()  # ints (a list's positions): distinct values, distinct texts
+    else:  # other kinds, or mixed: compare the texts
+        seen: dict[str, int] = {}
+        for d, i in enumerate(ids):
+            first = seen.setdefault(str(i), d)
+            if first != d:
+                twin = ids[first]
+                if twin is i or twin == i:
+                    raise UsageError(f"id {i!r} is given twice; ids must be different", param="ids")
+                raise UsageError(f"ids {twin!r} and {i!r} are both {str(i)!r} as text, which is how an index "
+                                 "stores and compares ids; give ids that differ as text (str of each)", param="ids")
+        texts = seen
+    refuse_unstorable(texts)
+    for values in corpus.columns.values():
+        refuse_unstorable(values)
+
+
+def refuse_unstorable(values) -> None:
+    """An :class:`InputError` for the first of ``values`` whose text holds a lone surrogate other than an
+    undecodable byte's (``\\udc80``-``\\udcff``, kept by surrogateescape): UTF-8 cannot store it."""
+    texts = [str(v) for v in values]
+    try:
+        "".join(texts).encode("utf-8", "surrogateescape")  # one pass when every text encodes
+        return
+    except UnicodeEncodeError:
+        pass
+    for v in texts:
+        try:
+            v.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError as e:
+            raise InputError(f"{v!r} holds the lone surrogate {e.object[e.start]!r}, which an index cannot "
+                             "store as UTF-8; remove it, or decode the text it came from with errors='replace'") \
+                from None
 
 
 def line_numbered(corpus: Corpus) -> bool:

@@ -2,6 +2,8 @@
 (Bayardo et al. 2007), and a sorted delta of the postings of sets added since, probed beside them."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from sortedcontainers import SortedList
 
@@ -30,6 +32,40 @@ def alpha_cache(largest: int) -> np.ndarray:
     """The probe's α per partner size, for sets of at most ``largest`` tokens
     (:func:`allpairs.index._kernel.cached_overlap`: stamps, values, and the call number last)."""
     return np.zeros((2, largest + 2), np.int64)
+
+
+#: Guards every pool of free scratch, held for a pop or an extend: a module's lock, not an index's, so that an
+#: index still pickles and copies.
+_POOL_LOCK = threading.Lock()
+
+
+class ScratchPool:
+    """An index's probe scratch rows and α caches not in use: a call takes one a thread and gives them back
+    when it ends well, so that threads of a program querying one index at once never share one (sharing
+    lost matches, silently); one cut short keeps them (they may be dirty)."""
+
+    def __init__(self) -> None:
+        self.free: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def take(self, k: int, sets) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+        """The probe signatures of ``sets`` (a :class:`~.sets.SetStore`) and ``k`` scratch rows and α caches
+        grown to them."""
+        with _POOL_LOCK:
+            bits, largest = sets.probe_figures()
+            taken = [self.free.pop() for _ in range(min(k, len(self.free)))]
+        m = max(len(sets), 1)
+        out = []
+        for rows, cache in taken + [(scratch(m), alpha_cache(largest)) for _ in range(k - len(taken))]:
+            if rows.shape[1] < m:
+                rows = scratch(max(m, 2 * rows.shape[1]))
+            if cache.shape[1] < largest + 2:
+                cache = alpha_cache(max(largest, 2 * cache.shape[1]))
+            out.append((rows, cache))
+        return bits, out
+
+    def give(self, taken: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        with _POOL_LOCK:
+            self.free.extend(taken)
 
 
 class Postings:

@@ -47,10 +47,10 @@ from ..output.files import OutputPlan
 from . import blocks
 from .arrays import spans
 from .blocks import block_rows, match_blocks, query_blocks, threads_for
-from .ids import Ids, text_keys
+from .ids import Ids, check_python_ids, text_keys
 from .matches import Matches
 from .output import refuse_carried_names
-from .postings import Postings, alpha_cache, scratch
+from .postings import Postings, ScratchPool
 from .rule import Rule
 from .sets import SetStore, set_hashes
 from .store import read_index, write_index
@@ -90,7 +90,7 @@ class SearchIndex:
         self.ids = ids
         #: Columns carried beside each indexed document's id into query answers, by name.
         self.columns: dict[str, Ids] = dict(columns or {})
-        self._scratch: list[tuple[np.ndarray, np.ndarray]] = []
+        self._scratch = ScratchPool()
         if postings is None:
             self._compact()
         else:
@@ -156,6 +156,7 @@ class SearchIndex:
         if min_shingles < 0:
             raise UsageError(f"min_shingles {min_shingles} is negative; give 0 or more")
         refuse_carried_names("indexed", corpus.columns)  # before the work: no index that no query can write
+        check_python_ids(corpus)
         stats = stats if stats is not None else Stats()
         sets, label = shingle_corpus(corpus, shingle, normalize=normalize, min_shingles=min_shingles,
                                      stats=stats, progress=progress)
@@ -344,21 +345,6 @@ class SearchIndex:
                        indexed_size=self.sets.sizes(s).astype(np.int32), query_ids=query_ids, index=self,
                        rule=rule)
 
-    def _scratch_for(self, worker: int) -> tuple[np.ndarray, np.ndarray]:
-        """The worker's probe scratch rows and α cache (:func:`~.postings.scratch`, :func:`~.postings.alpha_cache`),
-        grown to the sets indexed."""
-        m = max(self.num_sets, 1)
-        largest = self.sets.probe_figures()[1]
-        while len(self._scratch) <= worker:
-            self._scratch.append((scratch(m), alpha_cache(largest)))
-        rows, cache = self._scratch[worker]
-        if rows.shape[1] < m:
-            rows = scratch(max(m, 2 * rows.shape[1]))
-        if cache.shape[1] < largest + 2:
-            cache = alpha_cache(max(largest, 2 * cache.shape[1]))
-        self._scratch[worker] = rows, cache
-        return rows, cache
-
     def _query_ranked(self, ranked: Ranked, rule: Rule, *, jobs: int = 1, limit: np.ndarray | None = None,
                       progress: Callable[[str, int, int], None] | None = None):
         """(query, set, overlap) of every match of ranked queries; ``limit[k]``: answer only sets below it.
@@ -366,7 +352,12 @@ class SearchIndex:
         n = len(ranked.unseen)
         if n == 0 or (progress is None and threads_for(n, jobs) == 1):
             limit = np.full(n, self.num_sets, np.int32) if limit is None else limit
-            return self._query_part(ranked, rule, limit, 0, n, self.sets.probe_figures()[0], self._scratch_for(0))
+            # A scratch of its own (threads of the caller may query this index at once), given back only
+            # after a call that ended well (one cut short may leave it dirty).
+            bits, scratches = self._scratch.take(1, self.sets)
+            found = self._query_part(ranked, rule, limit, 0, n, bits, scratches[0])
+            self._scratch.give(scratches)
+            return found
         step = blocks.QUERY_BLOCK if progress is not None else -(-n // threads_for(n, jobs))
         parts = [part[2:] for part in query_blocks(self, ranked, rule, jobs=jobs, limit=limit, progress=progress,
                                                    step=step)]
@@ -418,6 +409,7 @@ class SearchIndex:
             raise UsageError(f"existing={existing!r}; choose one of {', '.join(map(repr, EXISTING))}")
         numbered = ids is None and not isinstance(data, (Corpus, Mapping)) and not is_series(data)
         corpus = as_corpus(data, ids)
+        check_python_ids(corpus)
         indptr, keys = self._keys(corpus, None, None)
         known = None if numbered else self._known(corpus.ids)
         take = np.arange(len(corpus))

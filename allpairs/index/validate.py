@@ -216,13 +216,21 @@ def check_arrays(arrays: dict[str, np.ndarray], meta: dict, path,
         raise _damaged(path, what())
 
 
+#: The most digits of an int id: what Python's ``str(int)`` writes and ``int(str)`` reads by default
+#: (``sys.int_info.default_max_str_digits``), so that every int id :meth:`SearchIndex.save` writes loads.
+MAX_INT_ID_DIGITS = 4300
+
+
 def _int_ids(path, ptr: np.ndarray, blob: np.ndarray) -> None:
-    """Ids said to be ints: each a whole number of at most 18 digits, a minus sign only in front."""
+    """Ids said to be ints: each a whole number of at most :data:`MAX_INT_ID_DIGITS` digits, a minus sign
+    only in front (int64's 19 digits and Python's larger ints too: a saved index loads the ids it saved)."""
     lengths = np.diff(ptr)
     digit = (blob >= ord("0")) & (blob <= ord("9"))
     minus = blob == ord("-")
     leading = np.zeros(len(blob), bool)
     leading[ptr[:-1][lengths > 0]] = True
-    if not (digit | (minus & leading)).all() or (lengths == 0).any() or (lengths > 18).any() \
-            or (minus[ptr[:-1][lengths == 1]]).any():
+    signed = np.zeros(len(lengths), bool)
+    signed[lengths > 0] = minus[ptr[:-1][lengths > 0]]
+    if not (digit | (minus & leading)).all() or (lengths == 0).any() or (lengths - signed > MAX_INT_ID_DIGITS).any() \
+            or (signed & (lengths == 1)).any():
         raise _damaged(path, "id_type 'int' with an id that is not a whole number")

@@ -43,11 +43,15 @@ class Clusters(Summarised):
         return len(self.indptr) - 1
 
     def members(self, c: int) -> np.ndarray:
-        """The positions of cluster ``c``'s documents, ascending (int32)."""
+        """The positions of cluster ``c``'s documents, ascending (int32); negative ``c`` counts from the end,
+        as ``clusters[c]`` does."""
+        return sequence_item(c, len(self), self._members, "cluster", "clusters")
+
+    def _members(self, c: int) -> np.ndarray:
         return self.docs[self.indptr[c]:self.indptr[c + 1]]
 
     def _named(self, c: int) -> list:
-        docs = self.members(c).tolist()
+        docs = self._members(c).tolist()
         return docs if self.ids is None else [self.ids[d] for d in docs]
 
     def __getitem__(self, c):
@@ -230,7 +234,7 @@ def write_clusters(clusters: Clusters, ids: Sequence[str], out: BinaryIO, fmt: s
     for c in range(len(clusters)):
         if progress is not None and c % CLUSTERS_TOLD == 0:
             progress("write", c, len(clusters), f"{c:,} clusters")
-        names = [str(ids[d]) for d in clusters.members(c).tolist()]
+        names = [str(ids[d]) for d in clusters._members(c).tolist()]
         if fmt == "jsonl":
             line = '{"size": %d, "ids": [%s]}' % (len(names), ", ".join(json_field(n) for n in names))
         else:

@@ -19,7 +19,7 @@ from .._plural import count
 from ..errors import UsageError, require_extra
 from ..measures import MEASURES, Measure, get_measure
 from ..output.carried import Carried
-from ..output.escape import csv_field, json_field, tsv_field, utf8
+from ..output.escape import csv_field, json_field, printable, tsv_field, utf8
 from ..order import OrderedSets
 from .summary import SHOWN
 
@@ -77,13 +77,28 @@ class Pair(NamedTuple):
         other measures: ``res.similarity(p)`` or ``MEASURES[name].similarity(overlap, left_size, right_size)``)."""
         from fractions import Fraction  # here: with decimal ~9 M instructions that a run's imports need not take
 
+        self.check_verified()
         return Fraction(self.overlap, self.left_size + self.right_size - self.overlap)
 
-    def to_dict(self, ids: Sequence | None = None, measure: Measure | str | None = None) -> dict:
+    def check_verified(self) -> None:
+        """Refuse to give a similarity for a pair kept on its MinHash estimate (overlap -1: unknown), which
+        would read as a negative one."""
+        if self.overlap < 0:
+            raise UsageError("this pair was kept on its MinHash estimate ({{verify=estimate}}); its overlap is "
+                             "unknown: read the estimates from res.pairs.chunks() or res.to_pandas(), or join "
+                             "with {{verify=exact}}", param="verify")
+
+    def to_dict(self, ids: Sequence | None = None, measure: Measure | str | None = None, *,
+                right_ids: Sequence | None = None) -> dict:
         """Plain data that :func:`json.dumps` takes: the similarity (under ``measure``, default
         Jaccard) as a float, the documents as ids when ``ids`` (e.g. ``res.ids``) is given, else
-        as positions."""
-        left, right = (self.left, self.right) if ids is None else (ids[self.left], ids[self.right])
+        as positions. An R–S join numbers each side on its own: give ``res.left_ids`` and
+        ``right_ids=res.right_ids`` (``res.ids`` holds both sides, the left first)."""
+        self.check_verified()
+        if right_ids is not None and ids is None:
+            raise UsageError("right_ids= names the right side of an R–S join; give ids= (res.left_ids) too")
+        right_ids = ids if right_ids is None else right_ids
+        left, right = (self.left, self.right) if ids is None else (ids[self.left], right_ids[self.right])
         sim = self.similarity if measure is None else get_measure(measure).similarity(
             self.overlap, self.left_size, self.right_size)
         return {"left": left, "right": right, "similarity": float(sim), "overlap": self.overlap,
@@ -168,6 +183,9 @@ class Pairs:
 
     #: Pairs per chunk behind ``pairs[i]``.
     CHUNK = 1 << 16
+    #: The measure the pairs were joined at, where known (a join's result sets it): what a
+    #: :class:`PairWriter` must print them under.
+    measure: Measure | None = None
 
     def __init__(self, sets: OrderedSets, left: np.ndarray, right: np.ndarray, overlap: np.ndarray,
                  estimate: np.ndarray | None = None, *, directions: np.ndarray | None = None,
@@ -369,8 +387,23 @@ class Pairs:
         return require_extra("pandas", "to_pandas").DataFrame(self._columns(ids, measure))
 
     def to_arrow(self, ids: Sequence | None = None, measure: Measure | str | None = None):
-        """The pairs as a pyarrow Table, with the columns of :meth:`to_pandas`. Needs pyarrow."""
-        return require_extra("pyarrow", "to_arrow").table(self._columns(ids, measure))
+        """The pairs as a pyarrow Table, with the columns of :meth:`to_pandas`. Needs pyarrow.
+
+        Ids are typed as pyarrow types them (int64, string, ...); ids of kinds no one Arrow type holds
+        (ints and strings, an int past int64, a lone surrogate) are their text, as the Parquet writer's."""
+        pa = require_extra("pyarrow", "to_arrow")
+        cols = self._columns(ids, measure)
+        if ids is not None:  # both sides typed as one column, so that they agree
+            both = _arrow_ids(pa, cols["left"] + cols["right"])
+            cols["left"], cols["right"] = both[:len(cols["left"])], both[len(cols["left"]):]
+        return pa.table(cols)
+
+
+def _arrow_ids(pa, values: list):
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, UnicodeEncodeError):
+        return pa.array([None if v is None else printable(str(v)) for v in values], pa.string())
 
 
 def _pairs_of(c: PairChunk, a: int, b: int, offset: int = 0) -> Iterator[Pair]:
@@ -416,6 +449,10 @@ class PairWriter:
         columns = dict(columns or {})
         if texts is not None:
             columns["text"] = texts
+        for name, values in columns.items():  # a field of each document, read by position in one buffer
+            if len(values) != self.n_docs:
+                raise UsageError(f"the column {name!r} has {len(values):,} values for {self.n_docs:,} ids; give "
+                                 "one a document", param="columns")
         escape = {"tsv": tsv_field, "csv": csv_field, "jsonl": json_field}[fmt]
         self.field_ptr, self.field_bytes = _encode_fields([ids, *columns.values()], escape)
         L, R, S = _k.OP_LEFT, _k.OP_RIGHT, _k.OP_SIMILARITY
@@ -475,7 +512,21 @@ class PairWriter:
 
     def write(self, pairs: Pairs, out: BinaryIO, progress: Callable[..., None] | None = None) -> int:
         """Write every pair to the binary stream ``out``; return the number written. ``progress(stage,
-        done, total, detail)`` is told the pairs written after each chunk."""
+        done, total, detail)`` is told the pairs written after each chunk. Pairs of another measure than the
+        writer's, or kept on their MinHash estimate by a writer of similarities (or the reverse), are refused:
+        their numbers would be another measure's, or garbage."""
+        if pairs.estimated != self.estimated:
+            raise UsageError("these pairs were kept on their MinHash estimate; write them with {{estimated=True}}"
+                             if pairs.estimated else "these pairs were verified; write them without "
+                             "{{estimated=True}}", param="estimated")
+        if pairs.measure is not None and pairs.measure.name != self.measure.name:
+            raise UsageError(f"these pairs were joined at {pairs.measure.name}, not {self.measure.name}; write "
+                             f"them with {{{{measure={pairs.measure.name}}}}}", param="measure")
+        n_docs = len(pairs.sets.doc_size)
+        if self.n_docs != n_docs:  # the kernel reads a document's id and columns unchecked
+            raise UsageError(f"the writer has {self.n_docs:,} ids for pairs of {n_docs:,} documents; give one id "
+                             "a document (res.ids, which holds both sides of an R–S join, the left first)",
+                             param="ids")
         if self.header:
             out.write(utf8(self.header))
         n = 0

@@ -35,7 +35,14 @@ class CountedPairs(Pairs):
         return self._set_pairs
 
     def chunks(self, max_pairs: int = 1 << 20) -> Iterator[PairChunk]:
-        raise UsageError("the pairs were counted, not kept (count=True); join without count=True to read them")
+        raise self._not_kept()
+
+    def _pair(self, i: int) -> Pair:
+        raise self._not_kept()
+
+    @staticmethod
+    def _not_kept() -> UsageError:
+        return UsageError("the pairs were counted, not kept (count=True); join without count=True to read them")
 
     def head(self, k: int = 0) -> list[Pair]:
         return []

@@ -27,26 +27,33 @@ def is_series(data) -> bool:
     return pandas is not None and isinstance(data, pandas.Series)
 
 
-def as_corpus(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], ids: Sequence | None = None) -> Corpus:
+def as_corpus(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], ids: Sequence | None = None, *,
+              ids_name: str = "ids") -> Corpus:
     """A Corpus from a Corpus, a dict, a pandas Series, a list of texts, or a list of token collections.
 
     A dict's keys are the ids and its values the documents (texts, or token
     collections); a Series is named by its index. A list's ids are ``ids``
     when given (as many as documents, all different), else the positions 0,
     1, 2, ... as ints, so that an id and the index :class:`~allpairs.pairs.Pair`
-    gives for it are the same number. Ids keep their type.
+    gives for it are the same number. Ids keep their type. ``ids_name``: the parameter ``ids`` came as
+    (``against_ids``), named in the messages.
     """
     if isinstance(data, Corpus):
         if ids is not None:
-            raise UsageError("a Corpus names its documents already; ids= goes with a list of documents")
+            raise UsageError(f"a Corpus names its documents already; {ids_name}= goes with a list of documents")
+        check_shape(data)
         return data
     if isinstance(data, (str, bytes)):
         raise UsageError("give a list of documents, not one string; read a path with allpairs.read_directory")
+    if _is_frame(data):  # iterating a table gives its column names: two documents named "text" and "title"
+        raise UsageError(f"give one column of the table, df[{str(next(iter(data.columns), 'text'))!r}] (its "
+                         "documents named by the frame's index), not the table, whose iteration gives its column "
+                         "names; allpairs.dedup takes the frame itself (text=)", param="data")
     if isinstance(data, Mapping) or is_series(data):
         if ids is not None:
             what = "a dict names its documents by its keys" if isinstance(data, Mapping) else \
                 "a pandas Series names its documents by its index"
-            raise UsageError(f"{what}; ids= goes with a list of documents")
+            raise UsageError(f"{what}; {ids_name}= goes with a list of documents")
         if isinstance(data, Mapping):
             ids, data = list(data.keys()), list(data.values())
         else:
@@ -72,8 +79,43 @@ def as_corpus(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], ids: 
         return Corpus(ids=ids, texts=[d if isinstance(d, str) else "" for d in data], kind="texts")
     if any(isinstance(d, str) for d in data):
         raise UsageError("mixed input: give either texts (str) or token sets, not both")
-    # Tokens stay as given (hash_sets keys a token by str(token)): no copy of each token.
-    return Corpus(ids=ids, sets=[d if isinstance(d, (list, tuple)) else list(d) for d in data], kind="tokens")
+    # Tokens stay as given (hash_sets keys a token by str(token)): no copy of each token. A missing value
+    # (a Series' NaN, a None) is an empty set, as a missing text is an empty text.
+    return Corpus(ids=ids, sets=[d if isinstance(d, (list, tuple)) else _token_list(d, k) for k, d in enumerate(data)],
+                  kind="tokens")
+
+
+def _token_list(document, position: int) -> list:
+    if _missing(document):
+        return []
+    try:
+        return list(document)
+    except TypeError:
+        raise UsageError(f"document {position:,} is {document!r}, neither a text nor a collection of tokens; "
+                         "give texts (str) or token sets (lists)", param="data") from None
+
+
+def check_shape(corpus: Corpus) -> None:
+    """Refuse a Corpus (one made by hand) whose parts disagree: texts and sets both or neither, or a number
+    of texts, sets, languages or a column's values other than its ids' (a document silently left out, or
+    an IndexError deep in a stage)."""
+    n = len(corpus)
+    if (corpus.texts is None) == (corpus.sets is None):
+        raise UsageError(f"a Corpus holds texts or sets; this one holds "
+                         f"{'both' if corpus.sets is not None else 'neither'}: give one of them", param="data")
+    parts = {"texts" if corpus.texts is not None else "sets": corpus.texts if corpus.texts is not None
+             else corpus.sets, "languages": corpus.languages, **{f"values of column {k!r}": v
+                                                                   for k, v in corpus.columns.items()}}
+    for what, values in parts.items():
+        if values is not None and len(values) != n:
+            raise UsageError(f"the Corpus has {n:,} ids but {len(values):,} {what}; give one for each "
+                             "document", param="data")
+
+
+def _is_frame(data) -> bool:
+    """Whether ``data`` is a table of columns (a pandas or polars DataFrame), not a list of documents."""
+    shape = getattr(data, "shape", None)
+    return hasattr(data, "columns") and isinstance(shape, tuple) and len(shape) == 2
 
 
 def _missing(value) -> bool:

@@ -13,7 +13,7 @@ from .._plural import count
 from ..measures import Measure, Threshold, get_measure
 from ..pairs import Pairs
 from ..output.carried import Carried
-from ..pairs.result import similarity_text
+from ..pairs.result import Pair, similarity_text
 from ..errors import UsageError, require_extra
 from ..pairs.summary import SHOWN, Summarised
 from .stats import Stats
@@ -114,6 +114,7 @@ class JoinResult(Summarised):
     def __post_init__(self) -> None:
         if self.clusters is None:
             self.clusters = ClustersNotAsked()
+        self.pairs.measure = self.measure  # so that a writer of another measure is refused
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -135,6 +136,7 @@ class JoinResult(Summarised):
 
     def similarity(self, pair):
         """The pair's exact similarity under the join's measure (a Fraction; int for overlap; float for cosine)."""
+        Pair(*pair).check_verified()
         return self.measure.similarity(pair.overlap, pair.left_size, pair.right_size)
 
     def _summary(self) -> tuple[str, tuple[str, ...], list[tuple], int]:
@@ -167,7 +169,8 @@ class JoinResult(Summarised):
         columns : DataFrame, list of str, or True, optional
             A DataFrame whose index holds the documents' ids (the input's own
             frame, when its column or Series was joined): each of its columns
-            as ``left_NAME``, ``right_NAME``. A list names carried columns
+            as ``left_NAME``, ``right_NAME``; for an R–S join whose sides
+            share ids, a pair ``(left_frame, right_frame)``. A list names carried columns
             (:attr:`columns`, such as ``--keep-col`` ones), their values typed
             as a JSON Lines or Parquet input had them; True takes them all.
         texts : bool
@@ -181,12 +184,22 @@ class JoinResult(Summarised):
         left = np.asarray(pos["left"], np.int64)
         right = np.asarray(pos["right"], np.int64) + (self.n_left or 0)
         extra = _NewColumns(frame.columns)
-        if isinstance(columns, pandas.DataFrame):
-            missing = [i for i in self.ids[:SHOWN * 4] if i not in columns.index]
-            if missing:
-                raise UsageError(f"the columns' index has no row {missing[0]!r}; give a DataFrame indexed by "
-                                 "the documents' ids (the frame whose column was joined)")
-            aligned = columns.reindex(pandas.Index(self.ids))
+        if isinstance(columns, tuple) and any(isinstance(c, pandas.DataFrame) for c in columns):
+            if self.n_left is None or len(columns) != 2:
+                raise UsageError("a pair of frames, columns=(left_frame, right_frame), is for an R–S join; "
+                                 "give one frame" if self.n_left is None else "give two frames, "
+                                 "columns=(left_frame, right_frame)")
+            for side, frame_of, ids, docs in (("left", columns[0], self.left_ids, left),
+                                              ("right", columns[1], self.right_ids, right - self.n_left)):
+                aligned = _aligned(pandas, frame_of, ids)
+                for name in aligned.columns:
+                    extra[f"{side}_{name}"] = aligned[name].to_numpy()[docs]
+        elif isinstance(columns, pandas.DataFrame):
+            if self.n_left is not None and len(set(self.left_ids) & set(self.right_ids)):
+                raise UsageError("the two sides of this R–S join share ids (both number their documents from 0, "
+                                 "say): one frame cannot tell their rows apart; give both frames, "
+                                 "columns=(left_frame, right_frame)")
+            aligned = _aligned(pandas, columns, self.ids)
             for name in aligned.columns:
                 values = aligned[name].to_numpy()
                 extra[f"left_{name}"], extra[f"right_{name}"] = values[left], values[right]
@@ -212,6 +225,24 @@ class JoinResult(Summarised):
     def to_arrow(self):
         """The pairs as a pyarrow Table, with the columns of :meth:`to_pandas`."""
         return self.pairs.to_arrow(self.ids, self.measure)
+
+
+def _aligned(pandas, frame, ids: Sequence):
+    """``frame``'s rows in the order of ``ids`` (its index holds them), refusing a frame that lacks one (its
+    row would be NaN, silently) or holds one twice."""
+    if not isinstance(frame, pandas.DataFrame):
+        raise UsageError(f"columns= takes DataFrames, not {type(frame).__name__}")
+    index = pandas.Index(ids)
+    missing = np.flatnonzero(~index.isin(frame.index))  # every id, not the first few
+    if len(missing):
+        raise UsageError(f"the columns' index has no row {ids[int(missing[0])]!r}"
+                         f"{f' (nor {len(missing) - 1:,} other ids)' if len(missing) > 1 else ''}; give a "
+                         "DataFrame indexed by the documents' ids (the frame whose column was joined)")
+    if not frame.index.is_unique:
+        twice = frame.index[frame.index.duplicated()].tolist()[0]
+        raise UsageError(f"the columns' index holds {twice!r} twice; give a DataFrame with one row per "
+                         "document id")
+    return frame.reindex(index)
 
 
 class _NewColumns(dict):

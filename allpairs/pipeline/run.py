@@ -176,7 +176,7 @@ def join(data: Corpus | Mapping | Sequence[str] | Sequence[Iterable], threshold:
     corpus = as_corpus(data, ids)
     n_left = None
     if against is not None:
-        other = as_corpus(against, against_ids)
+        other = as_corpus(against, against_ids, ids_name="against_ids")
         # Either side empty is an empty corpus, as for a self-join: joining against nothing finds nothing.
         for side, c in (("", corpus), ("against: ", other)):
             if len(c) == 0:
