@@ -275,3 +275,13 @@ def test_lsh_on_the_kosarak_sample_allocates_at_most_five_times_what_the_exact_j
             tracemalloc.stop()
     assert counts["lsh"] > 0.99 * counts["exact"]
     assert peaks["lsh"] <= 5 * peaks["exact"], f"lsh {peaks['lsh'] / 2**20:.0f} MiB, exact {peaks['exact'] / 2**20:.0f} MiB"
+
+
+@pytest.mark.parametrize("bands, rows, words", [(1, 4, "1 band × 4 rows"), (8, 1, "8 bands × 1 row"),
+                                                (2, 3, "2 bands × 3 rows")])
+def test_the_banding_is_said_in_the_number_each_count_calls_for(bands, rows, words):
+    # "LSH 1 bands × 1 rows" was the summary of one band of one row.
+    import allpairs
+
+    res = allpairs.join(["a b c d", "a b c e", "x y"], 0.5, method="lsh", bands=bands, rows=rows, shingle="word:1")
+    assert any(note.startswith(f"LSH {words} (given)") for note in res.stats.notes), res.stats.notes

@@ -15,7 +15,7 @@ from ..lsh import candidates as lsh_candidates
 from ..lsh import (MAX_EXPAND, agreement_counts, agreement_needed, check_banding, check_num_perm, choose_params,
                    estimate_pairs, estimate_table, probability, share_joined_bucket, signature_sets, signatures)
 from ..lsh.keysets import KeyedSets
-from .._plural import count as count_of
+from .._plural import banding, count as count_of
 from ..output import spill as spill_module
 from ..pairs.clusters import SetUnion
 from ..measures import Threshold
@@ -59,7 +59,7 @@ class LSHInfo:
         how = f"chosen for P(t) >= {self.recall}" if self.auto else "given"
         bits = f", {self.bits}-bit values" if self.bits else ""
         curve = ", ".join(f"P({s:g}) = {float(self.predicted(s)):.3f}" for s in SHOWN_SIMILARITIES)
-        return (f"LSH {self.bands} bands × {self.rows} rows ({how}) of num_perm {self.num_perm}, seed {self.seed}"
+        return (f"LSH {banding(self.bands, self.rows)} ({how}) of num_perm {self.num_perm}, seed {self.seed}"
                 f"{bits}; {curve}")
 
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .._plural import count
+from .._plural import banding, count
 from .draw import (MISSED_COLOUR, figure_class, labels, set_pairs, set_title, shortened, similarity_bar,
                    similarity_colours)
 
@@ -166,7 +166,7 @@ def chords_figure(c, max_chords: int):
     drawn = ("no candidate to draw" if not total else f"all {total:,} drawn" if not left_out
              else f"the {len(order):,} most similar drawn, {left_out:,} less similar left out")
     set_title(fig, ax,
-           f"LSH candidates as chords: {info.bands} bands × {info.rows} rows, K = {info.num_perm}, "
+           f"LSH candidates as chords: {banding(info.bands, info.rows)}, K = {info.num_perm}, "
            f"{c.shingle}, t = {t:g}\n"
            f"{count(len(ids), 'document')} joined (of {c.documents:,} read), clockwise from the top in input order\n"
            f"{count(total, 'candidate pair')} of distinct sets, {n_verified:,} with J ≥ {t:g} (thick): {drawn}\n"

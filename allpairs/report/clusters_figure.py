@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .._plural import count
+from .._plural import banding, count
 from ..pairs.clusters import linked_groups
 from .draw import (MISSED_COLOUR, figure_class, labels, set_pairs, set_title, similarity_bar,
                    similarity_colours)
@@ -124,8 +124,8 @@ def clusters_figure(c, max_clusters: int = MAX_CLUSTERS):
     info = c.lsh
     in_clusters = int(sum(copies[g].sum() for g in groups))  # a set's copies are in its cluster too
     set_title(fig, ax,
-           f"The largest clusters of pairs with J ≥ {t:g} ({c.shingle}); LSH {info.bands} bands × {info.rows} "
-           f"rows, K = {info.num_perm}\n{len(shown) + min(len(twos), MAX_PAIR_ROWS):,} of {count(len(groups), 'cluster')} drawn ({in_clusters:,} "
+           f"The largest clusters of pairs with J ≥ {t:g} ({c.shingle}); LSH {banding(info.bands, info.rows)}, "
+           f"K = {info.num_perm}\n{len(shown) + min(len(twos), MAX_PAIR_ROWS):,} of {count(len(groups), 'cluster')} drawn ({in_clusters:,} "
            f"of the {c.joined:,} documents joined are in one); LSH missed {c.missed:,} of the "
            f"{set_pairs(len(left))}\n(a circle of {c.joined:,} documents without directories to group them "
            "would be unreadable)")

@@ -36,7 +36,7 @@ from ..pipeline import (LSHInfo, Progress, Stats, timed, as_corpus, lsh_pairs, l
 from ..pipeline.sink import PairSink
 from ..pipeline.stats import available_memory
 from .._kernels.jit import resolve_jobs
-from .._plural import count
+from .._plural import banding, count
 from ..lsh import MAX_EXPAND
 from ..measures import Threshold
 from ..order import OrderedSets
@@ -471,7 +471,7 @@ def banding_notes(c: Comparison) -> list[str]:
     if filled and min(b.predicted for b in filled) >= FLAT:
         b, r = curve_banding(t, info.num_perm)
         knee = (1 / b) ** (1 / r)
-        notes.append(f"{info.bands} bands × {info.rows} rows predict recall ≥ {min(x.predicted for x in filled):.3f} "
+        notes.append(f"{banding(info.bands, info.rows)} predict recall ≥ {min(x.predicted for x in filled):.3f} "
                      f"in every bin (P(t) = {info.predicted(t):.3f}), so each bin reads about 1 whatever the data; "
                      f"-b {b} -r {r} (knee {knee:.2f}, near t) would show the S-curve rise through the bins")
     for bin_ in filled:
@@ -508,7 +508,7 @@ def _pct(part: int, whole: int) -> str:
 def render_table(c: Comparison) -> str:
     """The comparison as an aligned plain-text table (what ``allpairs compare`` prints)."""
     lsh = c.lsh
-    label = f"LSH {lsh.bands} bands × {lsh.rows} rows (K = {lsh.num_perm}{f', {lsh.bits} bits' if lsh.bits else ''})"
+    label = f"LSH {banding(lsh.bands, lsh.rows)} (K = {lsh.num_perm}{f', {lsh.bits} bits' if lsh.bits else ''})"
     rows = [
         ("", "exact", label),
         ("candidates (pairs of distinct sets)", f"{c.exact_candidates:,} ({_pct(c.exact_candidates, c.all_set_pairs)})",

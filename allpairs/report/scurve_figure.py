@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._plural import count
+from .._plural import banding, count
 from .comparison import FLAT, banding_notes, curve_banding
 from .draw import figure_class, percent, picture_format, set_title, share, write_figures
 
@@ -33,7 +33,7 @@ def scurve_figure(c):
     if filled and min(x.predicted for x in filled) >= FLAT:  # every bin at 1: draw a banding that would show more
         b2, r2 = curve_banding(t, info.num_perm)
         ax.plot(s, 1 - (1 - s ** r2) ** b2, color="0.45", ls="--", lw=1.2, zorder=2,
-                label=f"{b2} bands × {r2} rows (-b {b2} -r {r2}): knee near t")
+                label=f"{banding(b2, r2)} (-b {b2} -r {r2}): knee near t")
     knee = (1.0 / b) ** (1.0 / r)
     ax.plot([knee], [info.predicted(knee)], marker="D", ms=7, color="C1", ls="none", zorder=4,
             label=f"knee $(1/b)^{{1/r}}$ = {knee:.3f}")
