@@ -395,3 +395,16 @@ def test_a_decimal_threshold_is_checked_as_its_text_is(value, says):
 
     with pytest.raises(UsageError, match=re.escape(says)):
         Threshold.parse(Decimal(value))
+
+
+def test_a_numpy_float32_threshold_is_read_as_its_own_shortest_decimal():
+    # np.float32(0.7) (a pandas float32 column's value) was read as 0.699999988079071 and refused with
+    # "too many decimal places; e.g. 0.699999988": a float32 is read as its own shortest decimal, as a float.
+    import numpy as np
+
+    from allpairs.measures.threshold import Threshold
+
+    assert Threshold.parse(np.float32(0.7)) == Threshold(7, 10)
+    assert Threshold.parse(np.float32(1e-9)) == Threshold(1, 10**9)
+    assert Threshold.parse(np.float16(0.5)) == Threshold(1, 2)
+    assert Threshold.parse(np.float64(0.7)) == Threshold.parse(0.7) == Threshold(7, 10)

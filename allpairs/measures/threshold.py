@@ -97,7 +97,7 @@ class Threshold:
         """Read a threshold exactly: ``"0.7"`` and ``0.7`` both mean 7/10.
 
         A float is read through its shortest decimal repr, which is what the
-        user typed; a string, or a :class:`decimal.Decimal`'s text, through
+        user typed (a numpy float32 through its own: 0.7, not 0.699999988); a string, or a :class:`decimal.Decimal`'s text, through
         :class:`fractions.Fraction` (``"2/3"`` works), after
         :func:`_check_threshold_text` has bounded its length and exponent.
         """
@@ -119,7 +119,10 @@ class Threshold:
             elif isinstance(value, numbers.Rational):
                 frac = _fraction(value)
             elif isinstance(value, numbers.Real):
-                frac = _fraction(repr(float(value)))
+                # A numpy float of another width (float32: a pandas column's) through its own shortest
+                # decimal, as a float through its repr: np.float32(0.7) is 7/10, not 0.699999988079071.
+                own = str(value) if getattr(getattr(value, "dtype", None), "kind", "") == "f" else ""
+                frac = _fraction(own if re.fullmatch(r"[0-9.eE+-]+", own) else repr(float(value)))
             else:
                 raise TypeError
         except (ValueError, TypeError, ZeroDivisionError, OverflowError):
