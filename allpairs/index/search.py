@@ -144,7 +144,10 @@ class SearchIndex:
             the query found in an indexed set) or ``overlap``.
         shingle, normalize, min_shingles
             How texts become sets, as for :func:`allpairs.join`; saved with
-            the index and applied to every query and every added document.
+            the index. ``shingle`` and ``normalize`` make every query's and
+            added document's set too; ``min_shingles`` leaves out indexed and
+            added documents of fewer distinct shingles (a query is answered
+            whatever its size).
         """
         rule = Rule.parse(measure, threshold)
         return cls._build(as_corpus(data, ids), rule, shingle=shingle, normalize=normalize, min_shingles=min_shingles,
