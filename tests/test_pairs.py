@@ -64,3 +64,15 @@ def test_chunks_do_not_change_the_result():
     whole = [tuple(map(int, t)) for c in res.pairs.chunks() for t in zip(c.left, c.right, c.overlap)]
     small = [tuple(map(int, t)) for c in res.pairs.chunks(max_pairs=7) for t in zip(c.left, c.right, c.overlap)]
     assert whole == small and len(whole) == len(res.pairs) > 1000
+
+
+@pytest.mark.parametrize("bad", [None, 0, -1, 2.5, True, "10"])
+def test_chunks_refuses_a_size_that_is_not_a_whole_number_of_pairs(bad):
+    # chunks(None) was a TypeError from deep inside.
+    import allpairs
+    from allpairs.errors import UsageError
+
+    res = allpairs.join(["a b c", "a b c d", "x y"], 0.5, shingle="word:1")
+    with pytest.raises(UsageError, match="max_pairs must be a whole number >= 1"):
+        next(res.pairs.chunks(bad))
+    assert [len(c) for c in res.pairs.chunks(1)] == [1]

@@ -304,7 +304,9 @@ class Pairs:
         """The pairs in order as arrays, about ``max_pairs`` at a time (one document's partners are
         never split): the way through a result too large for a list of :class:`Pair`. Documents are
         numbered across both sides of an R–S join here (``right - n_left`` numbers the right side)."""
-        for lo, hi, cap in self._ranges(max_pairs):
+        if isinstance(max_pairs, bool) or not isinstance(max_pairs, (int, np.integer)) or max_pairs < 1:
+            raise UsageError(f"max_pairs must be a whole number >= 1, got {max_pairs!r}")
+        for lo, hi, cap in self._ranges(int(max_pairs)):
             chunk = self._expand(lo, hi, cap)
             if chunk is not None:
                 yield chunk
