@@ -103,6 +103,9 @@ HEADERLESS = typer.Option(False, "--headerless", hidden=True)
 QUOTECHAR = typer.Option(None, "--quotechar", metavar="CHAR", rich_help_panel=INPUT, show_default=False,
                          help="--csv/--tsv: the character quoting fields (CSV: '\"'; TSV: none, fields read "
                               "literally; --quotechar '\"' reads quoted TSV).")
+DELIMITER = typer.Option(None, "--delimiter", "-d", metavar="CHAR", rich_help_panel=INPUT, show_default=False,
+                         help="--csv: the character between fields, e.g. ';' (a spreadsheet's CSV where the comma "
+                              "is the decimal mark) or '|'; CSV output is written with it too.")
 VERBATIM_CELLS = typer.Option(False, "--verbatim-cells", rich_help_panel=OUTPUT,
                               help="CSV: write cells starting with = + - @ tab or CR as they are (by default "
                                    "a ' goes before them, plain numbers aside, so that spreadsheets run no formula).")
@@ -179,7 +182,7 @@ INPUT_OPTIONS = (
     ("parquet", bool, PARQUET), ("text_col", List[str], TEXT_COL), ("id_col", Optional[str], ID_COL),
     ("keep_col", List[str], KEEP_COL), ("keep_all", bool, KEEP_ALL),
     ("no_input_header", bool, NO_INPUT_HEADER), ("headerless", bool, HEADERLESS),
-    ("quotechar", Optional[str], QUOTECHAR), ("tokens_col", Optional[str], TOKENS_COL),
+    ("quotechar", Optional[str], QUOTECHAR), ("delimiter", Optional[str], DELIMITER), ("tokens_col", Optional[str], TOKENS_COL),
     ("include", List[str], INCLUDE), ("exclude", List[str], EXCLUDE), ("hidden", bool, HIDDEN),
     ("no_ignore", bool, NO_IGNORE), ("min_bytes", int, MIN_BYTES), ("encoding", str, ENCODING),
 )
@@ -228,7 +231,7 @@ def read_input(ctx: typer.Context, paths=None, *, keep_all: bool | None = None, 
                        text_field=p.get("text_col") or None, keep=p.get("keep_col", ()),
                        header=not (p.get("no_input_header") or p.get("headerless")), tokens_field=p.get("tokens_col"),
                        hidden=p.get("hidden", False), ignore=not p.get("no_ignore", False),
-                       quotechar=p.get("quotechar"),
+                       quotechar=p.get("quotechar"), delimiter=p.get("delimiter"),
                        keep_all=p.get("keep_all", False) if keep_all is None else keep_all,
                        hash_pieces=hash_set_pieces,
                        # A file below an input directory that the command will write: refused if read as a document.
@@ -241,6 +244,17 @@ def verbatim_cells(on: bool):
     from ..output.escape import verbatim_cells as within
 
     return within(on)
+
+
+def csv_dialect(ctx: typer.Context):
+    """The context (entered for the command's run) in which CSV output takes the delimiter and quote
+    character a --csv input was read with: a ';' table comes back split by ';'."""
+    from ..output.escape import csv_dialect as within
+
+    p = ctx.params
+    if not p.get("csv"):
+        return within()
+    return within(p.get("delimiter") or ",", p.get("quotechar") or '"')
 
 
 def refuse_output_of_input(ctx: typer.Context, *outputs, inputs=()) -> None:
@@ -291,6 +305,10 @@ def refuse_unused_input_options(ctx: typer.Context) -> None:
         raise UsageError("--keep-all carries every column already; drop --keep-col")
     if kind not in ("csv", "tsv"):
         refuse(ctx, ("no_input_header", "headerless", "quotechar"), "without --csv or --tsv")
+    if kind == "tsv":
+        refuse(ctx, ("delimiter",), "with --tsv, split at tabs; read the file with --csv --delimiter CHAR")
+    elif kind != "csv":
+        refuse(ctx, ("delimiter",), "without --csv")
     if kind != "parquet":
         refuse(ctx, ("tokens_col",), "without --parquet")
     if kind in ("directory", "parquet"):

@@ -12,7 +12,8 @@ from ._render import _mib as mib
 from ._options import (MEASURE, MIN_SHINGLES, MISSING_THRESHOLD, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET,
                        RECORD_KINDS, SHINGLE, SPARK, VERBATIM_CELLS, Format, Measure, PanelCommand, check_table_output,
                        input_kind, input_options, output_format, read_input, refuse, refuse_one_document,
-                       refuse_output_of_input, refuse_unused_input_options, spark_input_kind, verbatim_cells)
+                       refuse_output_of_input, refuse_unused_input_options, spark_input_kind, verbatim_cells,
+                       csv_dialect)
 
 
 @app.command("dedup", cls=PanelCommand,
@@ -57,6 +58,7 @@ def dedup_command(
     if master:
         raise typer.BadParameter("--master goes with --engine spark")
     ctx.with_resource(verbatim_cells(verbatim))
+    ctx.with_resource(csv_dialect(ctx))
     bar = Bar(not quiet)
     try:
         if threshold is None:
@@ -114,7 +116,8 @@ def _spark_dedup(ctx, paths, threshold, measure, shingle, no_normalize, min_shin
                  no_header, quiet, master, inputs) -> None:
     """``dedup --engine spark``: the same rows kept, on Spark, written as a Parquet dataset (imports Spark only here)."""
     local_only = [flag for flag, used in (("--no-header", no_header), ("--csv", inputs["csv"]),
-                                          ("--tsv", inputs["tsv"]), ("--keep-col", bool(inputs["keep_col"])),
+                                          ("--tsv", inputs["tsv"]), ("--delimiter", inputs["delimiter"] is not None),
+                                          ("--keep-col", bool(inputs["keep_col"])),
                                           ("--hidden", inputs["hidden"]), ("--no-ignore", inputs["no_ignore"]),
                                           ("--format " + fmt.value, fmt not in (Format.tsv, Format.parquet)),
                                           ("several --text-col", len(inputs["text_col"]) > 1))

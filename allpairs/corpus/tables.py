@@ -6,7 +6,9 @@ when there is one, else the row number (1 for the first row after the
 header); ``--keep-col`` columns are carried into every output beside the id.
 
 CSV is read as Python's :mod:`csv` module reads it (the ``excel`` dialect):
-quoted fields may hold the delimiter, line breaks and quotes written twice.
+quoted fields may hold the delimiter, line breaks and quotes written twice;
+``delimiter`` (``;``, ``|``: the name csvkit and sqlite-utils give the option)
+reads a CSV split by another character than the comma.
 TSV is read literally, as the IANA text/tab-separated-values format defines
 it: a line a record, fields split at tabs, a quote an ordinary character (an
 inch mark, a quoted title); ``quotechar='"'`` reads quoted TSV as CSV is read
@@ -40,7 +42,7 @@ QUOTECHARS = {"csv": '"', "tsv": None}
 def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None = None,
                text_cols: str | Sequence[str] | None = None, keep: str | Sequence[str] = (), header: bool = True,
                tokens_col: str | None = None, encoding: str = "utf-8", quotechar: str | None = None,
-               keep_all: bool = False) -> Corpus:
+               keep_all: bool = False, delimiter: str | None = None) -> Corpus:
     """A CSV, TSV or Parquet file ('-': stdin), each row a document; see the module docstring.
 
     Parameters
@@ -60,6 +62,9 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     quotechar : str, optional
         CSV/TSV: the character that quotes a field; default ``"`` for CSV and
         none for TSV (fields read literally).
+    delimiter : str, optional
+        CSV: the character between fields; default ``,`` (``;`` for a
+        spreadsheet saved where the comma is the decimal mark).
     keep_all : bool
         Carry every column but the id (``keep`` empty then); the corpus's
         ``header`` names them all in the table's order, so that a row can be
@@ -77,6 +82,9 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     """
     text_cols = [text_cols] if isinstance(text_cols, str) else list(text_cols or [])
     keep = [keep] if isinstance(keep, str) else list(keep)  # one name, not its letters
+    if delimiter is not None and kind != "csv":
+        raise UsageError(f"{{{{delimiter}}}} goes with {{{{kind=csv}}}}; {'a TSV is split at tabs' if kind == 'tsv' else 'Parquet has no delimiter'}",
+                         param="delimiter")
     if kind == "parquet":
         if quotechar is not None:
             raise UsageError("{{quotechar}} goes with {{kind=csv}} and {{kind=tsv}}; Parquet has no quoting",
@@ -84,7 +92,11 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
         return _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all)
     if kind not in DELIMITERS:
         raise UsageError(f"unknown table kind {kind!r}; choose csv, tsv or parquet")
-    if quotechar is not None and (len(quotechar) != 1 or quotechar in "\t\r\n,"):
+    sep = DELIMITERS[kind] if delimiter is None else delimiter
+    if len(sep) != 1 or sep.isalnum() or sep in "\r\n.\"":
+        raise UsageError(f"{{{{delimiter}}}} {sep!r} is not one character that can split a row; give one such as "
+                         "';' or '|' (not a letter, a digit, '.', a quote or a line break)", param="delimiter")
+    if quotechar is not None and (len(quotechar) != 1 or quotechar in "\t\r\n" + sep):
         raise UsageError(f"{{{{quotechar}}}} {quotechar!r} is not one character that can quote a field; "
                          "give one such as '\"'", param="quotechar")
     quote = QUOTECHARS[kind] if quotechar is None else quotechar
@@ -95,11 +107,10 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     if csv.field_size_limit() < MAX_LINE_BYTES:
         csv.field_size_limit(MAX_LINE_BYTES)  # a field as long as a line may be
     if quote is None:  # literal: a line a record, no character special but the tab
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter=DELIMITERS[kind], quoting=csv.QUOTE_NONE,
-                            strict=True)
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, quoting=csv.QUOTE_NONE, strict=True)
     else:
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter=DELIMITERS[kind], quotechar=quote,
-                            doublequote=True, strict=True)
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, quotechar=quote, doublequote=True,
+                            strict=True)
     rows = _rows(reader, name, kind)
     columns = None
     if header:
@@ -131,9 +142,12 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
             records = Records([columns[c] for c in pick.keep])
         if len(row) != width:
             what = "the header has" if header else "the first row has"
-            fix = (f"quote a field that holds {'a comma' if kind == 'csv' else 'a tab'} or a line break"
+            held = {",": "a comma", "\t": "a tab", ";": "a semicolon", "|": "a bar"}.get(sep, repr(sep))
+            fix = (f"quote a field that holds {held} or a line break"
                    if quote is not None else "a field of literal TSV holds no tab; read quoted TSV with "
                    "--quotechar '\"'")
+            if width == 1 and header:  # a header of one column: split by another delimiter (a ';' export)?
+                _refuse_other_delimiter(f"{where}: {len(row)} fields, {what} 1", kind, sep, columns[0], [])
             raise InputError(f"{where}: {len(row)} fields, {what} {width}; {fix}")
         if header and row == columns:
             repeats.append(line)
@@ -147,7 +161,7 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
             _Columns(columns, name, header, id_col, text_cols, keep)  # a bad column name is refused all the same
         return Corpus(ids=[], texts=[], kind=kind)
     if sample:
-        _refuse_other_delimiter(name, kind, columns[0], sample)
+        _refuse_other_delimiter(name, kind, sep, columns[0], sample)
     notes = [f"ids are row numbers: {name} has no 'id' column (--id-col names one)"] if by_row and header else []
     if repeats:
         notes.append(f"{name}:{repeats[0]}: the row repeats the header{_more(len(repeats) - 1, 'other')}, and is "
@@ -162,21 +176,27 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
 _SAMPLE = 100
 
 
-def _refuse_other_delimiter(name: str, kind: str, head: str, cells: list[str]) -> None:
+def _refuse_other_delimiter(name: str, kind: str, sep_read: str, head: str, cells: list[str]) -> None:
     """A table read as one column whose header and first rows each hold another delimiter as many times (a
     TSV read as CSV, a CSV read as TSV, a spreadsheet's ';'-separated CSV): each line would be one text,
     its id and every column in it, and the ids row numbers."""
+    uneven = not cells  # no rows given: a row of another width than the header's was met, ``name`` says where
     cells = [cell for cell in cells if cell]  # a blank line: an empty row
     for sep, what in (("\t", "tabs"), (",", "commas"), (";", "semicolons"), ("|", "bars")):
         k = head.count(sep)
-        if sep == DELIMITERS[kind] or not k or not cells or any(cell.count(sep) != k for cell in cells):
+        if sep == sep_read or not k or not (cells or uneven) or any(cell.count(sep) != k for cell in cells):
             continue
-        where = (f"{name}: its header ({head!r}) and its rows each hold {k} {what if k > 1 else what[:-1]}, so the "
-                 "table would be read as one column: each line one text, every field in it, ids row numbers")
-        if sep in DELIMITERS.values():
-            other = next(kd for kd, d in DELIMITERS.items() if d == sep)
-            raise UsageError(f"{where}: read it with {{{{kind={other}}}}}", param="kind")
-        raise InputError(f"{where}: save it with commas (CSV) or tabs (TSV) between the fields")
+        held = f"{k} {what if k > 1 else what[:-1]}"
+        where = (f"{name} ({head!r}, {held})" if uneven else
+                 f"{name}: its header ({head!r}) and its rows each hold {held}, so the table would be read as one "
+                 "column: each line one text, every field in it, ids row numbers")
+        if sep == "\t":
+            raise UsageError(f"{where}: read it with {{{{kind=tsv}}}}", param="kind")
+        if kind == "tsv":
+            fix = f"{{{{kind=csv}}}}" + ("" if sep == "," else f" and {{{{delimiter={sep}}}}}")
+            raise UsageError(f"{where}: read it with {fix}", param="kind")
+        fix = "without {{delimiter}} (a CSV is split at commas)" if sep == "," else f"with {{{{delimiter={sep}}}}}"
+        raise UsageError(f"{where}: read it {fix}", param="delimiter")
 
 
 def _more(n: int, what: str) -> str:

@@ -67,9 +67,31 @@ def _plain_number() -> re.Pattern:
     return re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
+#: The delimiter and quote character of CSV output (:func:`csv_dialect`); by default the comma and ``"``.
+_DIALECT = contextvars.ContextVar("allpairs_csv_dialect", default=(",", '"'))
+
+
+@contextlib.contextmanager
+def csv_dialect(delimiter: str = ",", quotechar: str = '"'):
+    """Within the block, CSV output separates cells with ``delimiter`` and quotes them with ``quotechar``:
+    a table read with a semicolon (a European spreadsheet's CSV) is written back with one."""
+    token = _DIALECT.set((delimiter, quotechar))
+    try:
+        yield
+    finally:
+        _DIALECT.reset(token)
+
+
+def csv_delimiter() -> str:
+    """The delimiter between CSV cells (:func:`csv_dialect`)."""
+    return _DIALECT.get()[0]
+
+
 def csv_field(value: str) -> str:
-    """Quoted as Python's csv module quotes; a ``'`` before a formula start (:func:`verbatim_cells`), not
-    before a plain number."""
+    """Quoted as Python's csv module quotes, with the delimiter and quote character of :func:`csv_dialect`;
+    a ``'`` before a formula start (:func:`verbatim_cells`), not before a plain number."""
+    if not value:  # nothing, as a spreadsheet writes an empty cell (the writer would quote it: "")
+        return value
     if value.startswith(FORMULA_STARTS) and not _VERBATIM.get() and not _plain_number().fullmatch(value):
         value = "'" + value
     # The writer quotes fields holding its line terminator, so keep "\r\n"
@@ -77,7 +99,8 @@ def csv_field(value: str) -> str:
     import csv  # here: a run that writes no CSV (a count, TSV) does not load it
 
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="\r\n").writerow([value])
+    delimiter, quotechar = _DIALECT.get()
+    csv.writer(buf, delimiter=delimiter, quotechar=quotechar, lineterminator="\r\n").writerow([value])
     return buf.getvalue()[:-2]
 
 

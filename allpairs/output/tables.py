@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import UsageError, require_extra
 from .carried import Carried, finite_json, json_column
-from .escape import csv_field, json_field, json_text, printable, tsv_field, utf8
+from .escape import csv_delimiter, csv_field, json_field, json_text, printable, tsv_field, utf8
 
 #: Formats of tables; Parquet is binary and needs pyarrow.
 TABLE_FORMATS = ("tsv", "csv", "jsonl", "parquet")
@@ -114,7 +114,12 @@ def header_line(fmt: str, names: Sequence[str], literal: bool = False) -> str:
     if fmt not in ("tsv", "csv"):
         return ""
     esc = _escape(fmt, literal)
-    return ("\t" if fmt == "tsv" else ",").join(esc(n) for n in names) + "\n"
+    return _row(("\t" if fmt == "tsv" else csv_delimiter()).join(esc(n) for n in names), fmt, len(names)) + "\n"
+
+
+def _row(line: str, fmt: str, width: int) -> str:
+    """A line of a table; in CSV a row of one empty cell quoted (``""``), which a blank line is not."""
+    return '""' if not line and fmt == "csv" and width == 1 else line
 
 
 def check_format(fmt: str, formats: Sequence[str] = TABLE_FORMATS) -> None:
@@ -151,14 +156,14 @@ def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: b
     esc = _escape(fmt, literal)
     if fmt == "jsonl":
         keys = [json_field(c.name) + ": " for c in columns]
-    sep = "\t" if fmt == "tsv" else ","
+    sep = "\t" if fmt == "tsv" else csv_delimiter()
     for lo in range(0, n, _BATCH):
         hi = min(lo + _BATCH, n)
         cells = [_cells(c.values[lo:hi], c.kind, fmt, esc) for c in columns]
         if fmt == "jsonl":
             lines = ["{" + ", ".join(k + v for k, v in zip(keys, row)) + "}" for row in zip(*cells)]
         else:
-            lines = [sep.join(row) for row in zip(*cells)]
+            lines = [_row(sep.join(row), fmt, len(columns)) for row in zip(*cells)]
         out.write(utf8("\n".join(lines) + "\n"))
         if progress is not None:
             progress(hi, n)

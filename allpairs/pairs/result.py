@@ -19,7 +19,7 @@ from .._plural import count
 from ..errors import UsageError, require_extra
 from ..measures import MEASURES, Measure, get_measure
 from ..output.carried import Carried
-from ..output.escape import csv_field, json_field, printable, tsv_field, utf8
+from ..output.escape import csv_delimiter, csv_field, json_field, printable, tsv_field, utf8
 from ..order import OrderedSets
 from .summary import SHOWN
 
@@ -479,7 +479,7 @@ class PairWriter:
             steps.append("}")
             self.header = ""
         else:
-            sep = "\t" if fmt == "tsv" else ","
+            sep = "\t" if fmt == "tsv" else csv_delimiter()
             for k, (name, value) in enumerate(cols):
                 steps += ([sep] if k else []) + value
             self.header = sep.join(escape(name) for name in names) + "\n" if header else ""

@@ -1,0 +1,115 @@
+"""A user's table back in the form they gave it: a CSV split by ';' or '|' (--delimiter) read and written
+back with its delimiter and quoting, a spreadsheet's header of empty names, Parquet bytes, and the flags
+that said nothing where they did nothing."""
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from typer.testing import CliRunner
+
+from allpairs.cli import app
+from allpairs.corpus import read_corpus
+from allpairs.errors import UsageError
+
+#: A European spreadsheet's export: ';' between fields, the comma the decimal mark, a quote, a line break
+#: and a ';' inside fields; rows a2 and a4 repeat a1 and a3's titles.
+ROWS = [["id", "title", "price", "note"],
+        ["a1", "Der schnelle braune Fuchs", "3,50", 'sagt "hallo"'],
+        ["a2", "Der schnelle braune Fuchs", "3,50", "zwei\nZeilen; mit Semikolon"],
+        ["a3", "Eine Katze saß", "1,00", ""],
+        ["a4", "eine katze saß", "2,00", "|"]]
+KEPT = [ROWS[0], ROWS[1], ROWS[3]]
+TABLE = ("-s", "word:1", "-t", "0.8", "--text-col", "title")
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(app, [str(a) for a in args], input=input, prog_name="allpairs")
+
+
+def written(rows, delimiter=";", lineterminator="\r\n", bom=True, **kw) -> bytes:
+    buf = io.StringIO()
+    csv.writer(buf, delimiter=delimiter, lineterminator=lineterminator, **kw).writerows(rows)
+    return ("\ufeff" if bom else "").encode() + buf.getvalue().encode()
+
+
+@pytest.fixture
+def export(tmp_path):
+    f = tmp_path / "export.csv"
+    f.write_bytes(written(ROWS))
+    return f
+
+
+def test_a_semicolon_export_is_read_with_delimiter_and_its_kept_rows_come_back_split_by_semicolons(tmp_path, export):
+    out = tmp_path / "kept.csv"
+    r = run("dedup", "-q", *TABLE, "--csv", "--delimiter", ";", export, "-o", out)
+    assert r.exit_code == 0, r.output
+    assert list(csv.reader(io.StringIO(out.read_text(), newline=""), delimiter=";")) == KEPT
+    # Written as the csv module writes a ';' table (lines end with "\n"): the same bytes, an empty cell empty.
+    assert out.read_bytes() == written(KEPT, lineterminator="\n", bom=False)
+
+
+def test_pairs_of_a_semicolon_table_are_written_as_csv_split_by_semicolons(export):
+    r = run("join", "-q", *TABLE, "--csv", "-d", ";", export, "-f", "csv", "--keep-col", "price")
+    assert r.exit_code == 0, r.output
+    assert list(csv.reader(io.StringIO(r.stdout, newline=""), delimiter=";")) == [
+        ["left", "right", "similarity", "overlap", "left_size", "right_size", "left_price", "right_price"],
+        ["a1", "a2", "1.000000", "4", "4", "4", "3,50", "3,50"], ["a3", "a4", "1.000000", "3", "3", "3", "1,00", "2,00"]]
+
+
+def test_a_bar_table_and_its_quote_character_come_back_as_they_were_read(tmp_path):
+    rows = [["id", "title", "note"], ["b1", "red shirt", "it's |"], ["b2", "red shirt", "x"], ["b3", "blue", ""]]
+    f = tmp_path / "bars.csv"
+    f.write_bytes(written(rows, "|", "\n", bom=False, quotechar="'"))
+    r = run("dedup", "-q", "-s", "word:1", "-t", "0.8", "--text-col", "title", "--csv", "-d", "|", "--quotechar", "'",
+            f, "-f", "csv")
+    assert r.exit_code == 0, r.output
+    assert r.stdout_bytes == written([rows[0], rows[1], rows[3]], "|", "\n", bom=False, quotechar="'")
+
+
+@pytest.mark.parametrize("body", ["id;title;price\na1;red shirt;3,50\n", "id;title\na1;red shirt\na2;red shirt\n"])
+def test_a_semicolon_table_read_without_delimiter_is_refused_naming_the_option(tmp_path, body):
+    # A comma inside a field ("3,50") made it a row of two fields under a header of one; without one, a table
+    # of one column: both now name --delimiter ';', quoted as a shell needs it.
+    f = tmp_path / "t.csv"
+    f.write_text(body)
+    r = run("join", "-q", "-s", "word:1", "-t", "0.5", "--csv", f)
+    assert r.exit_code == 2 and r.stdout == "", r.output
+    assert "read it with --delimiter ';'" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--tsv", "-d", ";"], "--delimiter does nothing with --tsv, split at tabs"),
+    (["--jsonl", "-d", ";"], "--delimiter does nothing without --csv"),
+    (["--csv", "-d", ";;"], "--delimiter ';;' is not one character that can split a row"),
+    (["--csv", "-d", "a"], "--delimiter 'a' is not one character that can split a row"),
+    (["--csv", "-d", ";", "--quotechar", ";"], "--quotechar ';' is not one character that can quote a field"),
+    (["--csv", "-d", ";", "--engine", "spark", "-o", "x"], "--csv, --delimiter not available with --engine spark")])
+def test_a_delimiter_that_cannot_apply_is_a_usage_error(export, args, message):
+    r = run("join", "-q", *TABLE, *args, export)
+    assert r.exit_code == 2 and r.stdout == "" and message in r.stderr, r.output
+
+
+def test_dedup_and_against_on_spark_refuse_delimiter_before_starting(export):
+    r = run("dedup", "-q", *TABLE, "--csv", "-d", ";", "--engine", "spark", export, "-o", "x")
+    assert r.exit_code == 2 and "--delimiter not available with --engine spark" in r.stderr, r.output
+    r = run("join", "-q", *TABLE, "--csv", "-d", ";", "--engine", "spark", "--master", "local[1]", export,
+            "--against", export)
+    assert r.exit_code == 2 and "--delimiter" in r.stderr and "not available with --against --engine spark" in r.stderr
+
+
+def test_the_library_reads_a_delimiter_and_names_the_parameter_where_it_does_not_apply(export):
+    corpus = read_corpus(export, "csv", delimiter=";", text_field="title", keep_all=True)
+    assert corpus.ids == ["a1", "a2", "a3", "a4"] and corpus.columns["note"][1] == ROWS[2][3]
+    with pytest.raises(UsageError, match=r"delimiter= goes with kind='csv'; a TSV is split at tabs"):
+        read_corpus(export, "tsv", delimiter=";")
+    with pytest.raises(UsageError, match=r"read it with delimiter=';'"):
+        read_corpus(export, "csv")
+
+
+def test_an_empty_cell_is_written_empty_but_the_empty_row_of_a_one_column_table_stays_quoted(tmp_path):
+    f = tmp_path / "titles.csv"
+    f.write_text('title\nred shirt\n""\nred shirt\n')
+    r = run("dedup", "-q", "-s", "word:1", "-t", "0.8", "--csv", f, "-f", "csv")
+    assert r.exit_code == 0 and r.stdout == 'title\nred shirt\n""\n', r.output  # a blank line would be no row
