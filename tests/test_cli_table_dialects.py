@@ -113,3 +113,49 @@ def test_an_empty_cell_is_written_empty_but_the_empty_row_of_a_one_column_table_
     f.write_text('title\nred shirt\n""\nred shirt\n')
     r = run("dedup", "-q", "-s", "word:1", "-t", "0.8", "--csv", f, "-f", "csv")
     assert r.exit_code == 0 and r.stdout == 'title\nred shirt\n""\n', r.output  # a blank line would be no row
+
+
+# --- a spreadsheet's header of empty names ------------------------------------------------------------------
+
+#: Excel's export of a sheet with two unnamed columns beside the named ones: "id,text,," heads it.
+UNNAMED = 'id,text,,\nr1,red shirt cotton,x,\nr2,red shirt cotton,,y\nr3,blue jeans,"a, b",2\n'
+
+
+def test_a_header_with_unnamed_columns_comes_back_byte_for_byte_from_dedup(tmp_path):
+    f = tmp_path / "sheet.csv"
+    f.write_text(UNNAMED)
+    r = run("dedup", "-q", "-s", "word:1", "-t", "0.8", "--csv", f, "-f", "csv")
+    assert r.exit_code == 0, r.output
+    assert r.stdout == "".join(UNNAMED.splitlines(keepends=True)[i] for i in (0, 1, 3))
+    r = run("dedup", "-q", "-s", "word:1", "-t", "0.8", "--csv", f)
+    assert r.stdout == "id\ttext\t\t\nr1\tred shirt cotton\tx\t\nr3\tblue jeans\ta, b\t2\n", r.output
+
+
+def test_unnamed_columns_are_named_by_number_where_a_name_must_be_unique(tmp_path):
+    # JSON Lines keys, Parquet columns, and left_/right_ columns of pairs: by column number, as without a header.
+    f = tmp_path / "sheet.csv"
+    f.write_text(UNNAMED)
+    r = run("dedup", "-q", "-s", "word:1", "-t", "0.8", "--csv", f, "-f", "jsonl")
+    assert r.stdout.splitlines()[0] == '{"id": "r1", "text": "red shirt cotton", "3": "x", "4": ""}', r.output
+    r = run("join", "-q", "-s", "word:1", "-t", "0.8", "--csv", f, "--keep-all", "-f", "csv")
+    assert r.stdout.splitlines() == [
+        "left,right,similarity,overlap,left_size,right_size,left_text,right_text,left_3,right_3,left_4,right_4",
+        "r1,r2,1.000000,3,3,3,red shirt cotton,red shirt cotton,x,,,y"], r.output
+
+
+def test_an_unnamed_column_whose_number_another_column_is_named_is_refused(tmp_path):
+    f = tmp_path / "sheet.csv"
+    f.write_text("id,text,,,3\nr1,red shirt,,,\n")
+    r = run("dedup", "-q", "-s", "word:1", "-t", "0.8", "--csv", f)
+    assert r.exit_code == 1 and "column 3 has no name, and is carried as '3', as column 5 is named" in r.stderr
+
+
+def test_parquet_columns_without_names_are_refused_when_carried(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    f = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array(["a", "b"]), pa.array(["x y", "x y"]), pa.array([1, 2]),
+                                         pa.array([3, 4])], names=["id", "text", "", ""]), f)
+    r = run("dedup", "-q", "-s", "word:1", "-t", "0.8", "--parquet", f)
+    assert r.exit_code == 1 and "columns 3, 4 have no name" in r.stderr, r.output

@@ -31,6 +31,7 @@ from typing import Sequence
 from ..errors import InputError, UsageError, require_extra
 from .model import Corpus
 from ..output.carried import Carried
+from ..output.tables import column_labels
 from .records import Records, cell_text, fields_of
 from .linefile import MAX_LINE_BYTES, ArrowTokenSets, read_line_file, stdin_bytes
 
@@ -139,7 +140,7 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
         if records is None:
             pick = _Columns(columns, name, header, id_col, text_cols, keep, keep_all)
             by_row = pick.id is None
-            records = Records([columns[c] for c in pick.keep])
+            records = Records([pick.labels[c] for c in pick.keep])
         if len(row) != width:
             what = "the header has" if header else "the first row has"
             held = {",": "a comma", "\t": "a tab", ";": "a semicolon", "|": "a bar"}.get(sep, repr(sep))
@@ -237,6 +238,7 @@ class _Columns:
     def __init__(self, columns: Sequence[str], name: str, header: bool, id_col, text_cols, keep,
                  keep_all: bool = False) -> None:
         self.names = list(columns)
+        self.labels = column_labels(self.names)  # unnamed columns (``id,text,,``) by number: carried apart
         self.where = name
         self.header = header
         if not text_cols:
@@ -250,7 +252,11 @@ class _Columns:
         if keep_all:  # every column but the id, in the table's order
             self.keep = [k for k in range(len(self.names)) if k != self.id]
             for k in self.keep:  # a name twice is refused, as for --keep-col: one of them was dropped silently
-                self.find(self.names[k], "keep_all")
+                if self.labels[k] == self.names[k]:  # unless empty: a spreadsheet's unnamed columns, by number
+                    self.find(self.names[k], "keep_all")
+                elif self.labels[k] in self.names:
+                    raise InputError(f"{self.where}: column {k + 1} has no name, and is carried as {self.labels[k]!r}, "
+                                     f"as column {self.names.index(self.labels[k]) + 1} is named; rename one")
 
     def find(self, column: str, param: str) -> int:
         """The position of ``column``, named by the parameter ``param``."""
@@ -328,6 +334,9 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> 
     if tokens_col is not None and text_cols:
         raise UsageError("give {{text_cols}} or {{tokens_col}}, not both", param="tokens_col")
     pick = _Columns(names, name, True, id_col, [tokens_col] if tokens_col else text_cols, keep, keep_all)
+    unnamed = [k + 1 for k in pick.keep if pick.labels[k] != names[k]]
+    if unnamed:  # Arrow columns go by name: one of two unnamed ones would be lost
+        raise InputError(f"{name}: columns {', '.join(map(str, unnamed))} have no name; name them, or leave them out")
     wanted = sorted({*pick.texts, *pick.keep, *([pick.id] if pick.id is not None else [])})
     try:
         table = pq.read_table(source, columns=[names[k] for k in wanted])

@@ -122,6 +122,14 @@ def _row(line: str, fmt: str, width: int) -> str:
     return '""' if not line and fmt == "csv" and width == 1 else line
 
 
+def column_labels(names: Sequence[str]) -> list[str]:
+    """A name for each column of a header, unique where the header's are: a name the header gives two
+    columns or more only if it is empty (a spreadsheet's unnamed columns, ``id,text,,``), each such column
+    then named by its number from 1 (as a table without a header names every column)."""
+    unnamed = names.count("") > 1
+    return [str(k + 1) if unnamed and not name else name for k, name in enumerate(names)]
+
+
 def check_format(fmt: str, formats: Sequence[str] = TABLE_FORMATS) -> None:
     if fmt not in formats:
         raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(formats)}")
@@ -137,12 +145,15 @@ def refuse_names_twice(names: Sequence[str]) -> None:
 
 
 def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: bool = True,
-                progress: Callable[[int, int], None] | None = None, literal: bool = False) -> int:
+                progress: Callable[[int, int], None] | None = None, literal: bool = False,
+                header_names: Sequence[str] | None = None) -> int:
     """Write the rows of ``columns`` (all of one length) to the binary stream ``out``; return the rows written.
 
     TSV and CSV start with a header row of the column names unless ``header`` is False. ``progress(done,
     total)`` is told the rows written after each batch. ``literal``: TSV cells and names are written as
     they are (:func:`literal_tsv_field`), for the rows of a TSV read literally written back.
+    ``header_names``: the TSV or CSV header row where it is not the columns' names (a table's own header,
+    whose unnamed columns are named by :func:`column_labels` in the other formats).
     """
     check_format(fmt)
     names = [c.name for c in columns]
@@ -152,7 +163,7 @@ def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: b
         _write_parquet(out, columns)
         return n
     if header and fmt in ("tsv", "csv"):
-        out.write(utf8(header_line(fmt, names, literal)))
+        out.write(utf8(header_line(fmt, names if header_names is None else header_names, literal)))
     esc = _escape(fmt, literal)
     if fmt == "jsonl":
         keys = [json_field(c.name) + ": " for c in columns]
