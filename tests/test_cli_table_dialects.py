@@ -159,3 +159,48 @@ def test_parquet_columns_without_names_are_refused_when_carried(tmp_path):
                                          pa.array([3, 4])], names=["id", "text", "", ""]), f)
     r = run("dedup", "-q", "-s", "word:1", "-t", "0.8", "--parquet", f)
     assert r.exit_code == 1 and "columns 3, 4 have no name" in r.stderr, r.output
+
+
+# --- Parquet bytes --------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def blobs(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    f = tmp_path / "blobs.parquet"
+    pq.write_table(pa.table({"id": ["a", "b", "c"], "text": ["red shirt", "red shirt", "blue jeans"],
+                             "blob": pa.array([b"\x00\xff", b"ab", None], pa.binary()),
+                             "sha": pa.array([b"\xfb\xef", b"12", b"34"], pa.binary(2))}), f)
+    return f
+
+
+def test_dedup_of_parquet_keeps_its_bytes_in_parquet_and_writes_them_as_base64_in_text(tmp_path, blobs):
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "kept.parquet"
+    r = run("dedup", "-q", "-s", "word:1", "-t", "0.8", "--parquet", blobs, "-o", out)
+    assert r.exit_code == 0, r.output
+    kept = pq.read_table(out)
+    assert kept.schema == pq.read_schema(blobs)
+    assert kept.column("blob").to_pylist() == [b"\x00\xff", None] and kept.column("sha").to_pylist() == [b"\xfb\xef",
+                                                                                                        b"34"]
+    r = run("dedup", "-q", "-s", "word:1", "-t", "0.8", "--parquet", blobs, "-f", "jsonl")
+    assert r.stdout.splitlines() == ['{"id": "a", "text": "red shirt", "blob": "AP8=", "sha": "++8="}',
+                                     '{"id": "c", "text": "blue jeans", "blob": null, "sha": "MzQ="}'], r.output
+    r = run("dedup", "-q", "-s", "word:1", "-t", "0.8", "--parquet", blobs, "--keep-col", "blob", "--keep-col", "sha",
+            "-f", "csv")  # a cell starting with + gets its ' in CSV, as every cell does (--verbatim-cells)
+    assert r.stdout.splitlines() == ["id,blob,sha", "a,AP8=,'++8=", "c,,MzQ="], r.output
+
+
+def test_pairs_carry_parquet_bytes_typed_in_parquet_and_as_base64_in_json_lines(tmp_path, blobs):
+    import pyarrow.parquet as pq
+
+    r = run("join", "-q", "-s", "word:1", "-t", "0.8", "--parquet", blobs, "--keep-col", "blob", "-f", "jsonl")
+    assert '"left_blob": "AP8=", "right_blob": "YWI="' in r.stdout, r.output
+    out = tmp_path / "pairs.parquet"
+    r = run("join", "-q", "-s", "word:1", "-t", "0.8", "--parquet", blobs, "--keep-all", "-o", out)
+    assert r.exit_code == 0, r.output
+    pairs = pq.read_table(out)
+    assert str(pairs.schema.field("left_blob").type) == "binary" and pairs.column("right_sha").to_pylist() == [b"12"]
+

@@ -352,13 +352,6 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> 
         raise InputError(f"{name}: column {names[pick.id]!r} holds {column[pick.id].type}; ids are strings or "
                          f"integers: cast it (CAST({names[pick.id]} AS VARCHAR), or in pandas "
                          f".astype(str)) or name another column with {{{{id_col}}}}", param="id_col")
-    for k in pick.keep:
-        typ = column[k].type
-        if pa.types.is_dictionary(typ):
-            typ = typ.value_type
-        if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_fixed_size_binary(typ):
-            raise InputError(f"{name}: column {names[k]!r} holds {column[k].type}, bytes with no text to carry: "
-                             f"cast it to strings (CAST({names[k]} AS VARCHAR)) or leave it out")
     arrow_only = set(pick.texts) - {*pick.keep, pick.id} if tokens_col else set()  # token lists: below
     values = {k: column[k].to_pylist() for k in wanted if k not in arrow_only}
     n = table.num_rows

@@ -147,10 +147,20 @@ def printable(value: str) -> str:
 _DECIMAL = "\x00allpairs-decimal\x00"
 
 
+def bytes_text(value: bytes) -> str:
+    """Bytes (a Parquet binary value) as text: base64 (RFC 4648, padded), as Spark and BigQuery write bytes
+    in JSON; a string of them in JSON Lines, the text in TSV and CSV."""
+    import base64  # here: only a run that writes bytes as text loads it
+
+    return base64.b64encode(value).decode("ascii")
+
+
 def json_default(value):
     """JSON of what JSON has no type for (``json.dumps(..., default=json_default)``): dates and times as
-    ISO 8601, a finite decimal as its digits between marks :func:`json_text` unquotes (a number), a NaN or
-    infinite one as null, anything else by ``str``."""
+    ISO 8601, bytes as base64 (:func:`bytes_text`), a finite decimal as its digits between marks
+    :func:`json_text` unquotes (a number), a NaN or infinite one as null, anything else by ``str``."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes_text(value)
     iso = getattr(value, "isoformat", None)
     if callable(iso):
         return iso()
