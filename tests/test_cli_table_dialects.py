@@ -204,3 +204,40 @@ def test_pairs_carry_parquet_bytes_typed_in_parquet_and_as_base64_in_json_lines(
     pairs = pq.read_table(out)
     assert str(pairs.schema.field("left_blob").type) == "binary" and pairs.column("right_sha").to_pylist() == [b"12"]
 
+# --- flags that did nothing where they were given -------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [[], ["-f", "jsonl"], ["-o", "{tmp}/pairs.tsv"]])
+def test_verbatim_cells_without_csv_output_is_refused_naming_the_format(tmp_path, args):
+    f = tmp_path / "s.sets"
+    f.write_text("=a b\n=a b\n")
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    for command in (["join", "-t", "0.5"], ["dedup", "-t", "0.5"]):
+        r = run(*command, "-q", "--sets", f, "--verbatim-cells", *args)
+        assert r.exit_code == 2 and r.stdout == "", r.output
+        assert "--verbatim-cells does nothing with --format " in r.stderr, r.stderr
+    r = run("compare", "-q", "-t", "0.5", "--sets", f, "--verbatim-cells")
+    assert r.exit_code == 2 and "--verbatim-cells does nothing without --missed FILE.csv" in r.stderr, r.output
+    r = run("join", "-q", "-t", "0.5", "--sets", f, "--verbatim-cells", "--engine", "spark", "-o", tmp_path / "x")
+    assert r.exit_code == 2 and "--verbatim-cells not available with --engine spark" in r.stderr, r.output
+
+
+def test_verbatim_cells_with_csv_output_writes_formula_starts_as_they_are(tmp_path):
+    f = tmp_path / "t.csv"
+    f.write_text("id,text\n=a,red shirt\n=b,red shirt\n")
+    r = run("join", "-q", "-t", "0.5", "-s", "word:1", "--csv", f, "-f", "csv", "--verbatim-cells")
+    assert r.exit_code == 0 and r.stdout.splitlines()[1].startswith("=a,=b,"), r.output
+
+
+def test_no_normalize_with_pre_tokenised_sets_is_refused_naming_both_flags(tmp_path):
+    import allpairs
+
+    f = tmp_path / "s.sets"
+    f.write_text("A b\na b\n")
+    for command in ("join", "dedup"):
+        r = run(command, "-q", "-t", "0.5", "--sets", f, "--no-normalize")
+        assert r.exit_code == 2 and r.stdout == "", r.output
+        assert "pre-tokenised sets (--sets, --tokens-col) are joined on their tokens as they are: --no-normalize " \
+               "changes nothing; drop it" in r.stderr, r.stderr
+    with pytest.raises(UsageError, match="normalize=False changes nothing"):
+        allpairs.join([["A", "b"], ["a", "b"]], 0.5, normalize=False)
+

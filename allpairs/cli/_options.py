@@ -338,6 +338,8 @@ def check_table_output(ctx: typer.Context, fmt: Format, output, *, wide: bool = 
             raise UsageError("--wide lines are of varying width, no table: choose tsv, csv or jsonl")
     if fmt in (Format.jsonl, Format.parquet):
         refuse(ctx, ("no_header",), f"with --format {fmt.value}, which has no header row")
+    if fmt is not Format.csv:
+        refuse(ctx, ("verbatim",), f"with --format {fmt.value}: only CSV cells get a ' before a formula")
 
 
 def refuse_unused_lsh_options(ctx: typer.Context, method_lsh: bool, bands, rows) -> None:

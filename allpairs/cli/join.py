@@ -127,6 +127,7 @@ def join_command(
         local_only = [flag for flag, used in (("--measure " + measure.value, measure.value not in SPARK_MEASURES),
                                               ("--top", top is not None), ("--neighbors", neighbors is not None),
                                               ("--wide", clusters and wide), ("--no-header", no_header),
+                                              ("--verbatim-cells", verbatim),
                                               ("--hidden", inputs["hidden"]),
                                               ("--no-ignore", inputs["no_ignore"]), ("--csv", inputs["csv"]),
                                               ("--tsv", inputs["tsv"]), ("--delimiter", inputs["delimiter"] is not None),
