@@ -204,6 +204,7 @@ def test_pairs_carry_parquet_bytes_typed_in_parquet_and_as_base64_in_json_lines(
     pairs = pq.read_table(out)
     assert str(pairs.schema.field("left_blob").type) == "binary" and pairs.column("right_sha").to_pylist() == [b"12"]
 
+
 # --- flags that did nothing where they were given -------------------------------------------------------------
 
 @pytest.mark.parametrize("args", [[], ["-f", "jsonl"], ["-o", "{tmp}/pairs.tsv"]])
@@ -241,3 +242,24 @@ def test_no_normalize_with_pre_tokenised_sets_is_refused_naming_both_flags(tmp_p
     with pytest.raises(UsageError, match="normalize=False changes nothing"):
         allpairs.join([["A", "b"], ["a", "b"]], 0.5, normalize=False)
 
+
+# --- a lone CR in literal TSV ----------------------------------------------------------------------------------
+
+def test_a_lone_cr_in_a_literal_tsv_field_is_part_of_it_and_comes_back_as_it_was(tmp_path):
+    # The csv module ended the row at the CR: one title became two documents, "red" and "shirt".
+    f = tmp_path / "titles.tsv"
+    f.write_bytes(b"title\nred\rshirt\nblue jeans\r\n")
+    r = run("join", "-s", "word:1", "-t", "0.1", "--tsv", f, "--count")
+    assert r.exit_code == 0 and r.stdout == "0\n" and "2 documents" in r.stderr, r.output
+    f.write_bytes(b"id\ttitle\na\tred\rshirt\nb\tred\rshirt\r\nc\tblue\n")
+    r = run("dedup", "-q", "-s", "word:1", "-t", "0.9", "--tsv", f, "--text-col", "title")
+    assert r.exit_code == 0 and r.stdout_bytes == b"id\ttitle\na\tred\rshirt\nc\tblue\n", r.output
+
+
+def test_a_literal_tsv_whose_lines_end_with_a_lone_cr_is_refused_as_a_line_file_is(tmp_path):
+    f = tmp_path / "mac.tsv"
+    f.write_bytes(b"id\ttitle\ra\tred shirt\rb\tred shirt\r")
+    r = run("join", "-q", "-s", "word:1", "-t", "0.5", "--tsv", f, "--text-col", "title")
+    assert r.exit_code == 1 and "end with a carriage return alone" in r.stderr, r.output
+    r = run("join", "-q", "-s", "word:1", "-t", "0.5", "--tsv", f, "--text-col", "title", "--quotechar", '"')
+    assert r.exit_code == 0 and r.stdout.splitlines()[1] == "a\tb\t1.000000", r.output  # quoted TSV: as CSV

@@ -101,18 +101,19 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
         raise UsageError(f"{{{{quotechar}}}} {quotechar!r} is not one character that can quote a field; "
                          "give one such as '\"'", param="quotechar")
     quote = QUOTECHARS[kind] if quotechar is None else quotechar
-    lines = read_line_file(path, encoding, cr_ends=True)  # the csv module ends a line at a lone "\r" too
+    # The csv module ends a line at a lone "\r" too; literal TSV at "\n" only (a file of "\r" ends refused).
+    lines = read_line_file(path, encoding, cr_ends=quote is not None)
     name = lines.name
     text = lines.data.decode("utf-8", "surrogatepass")
     del lines
     if csv.field_size_limit() < MAX_LINE_BYTES:
         csv.field_size_limit(MAX_LINE_BYTES)  # a field as long as a line may be
     if quote is None:  # literal: a line a record, no character special but the tab
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, quoting=csv.QUOTE_NONE, strict=True)
+        rows = _literal_rows(text, sep)
     else:
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, quotechar=quote, doublequote=True,
                             strict=True)
-    rows = _rows(reader, name, kind)
+        rows = _rows(reader, name, kind)
     columns = None
     if header:
         for line, row in rows:
@@ -230,6 +231,20 @@ def _rows(reader, name: str, kind: str):
             raise InputError(f"{name}:{start}: not valid {kind.upper()} ({e}); a quoted field ends with a quote "
                              "before the delimiter, and a quote inside one is written twice") from None
         yield start, row
+
+
+def _literal_rows(text: str, sep: str):
+    """(line, fields) of each line of a literal TSV, a blank line's none: a line ends at "\n" (a "\r" before
+    it is the CRLF's), as for ``--lines``; a lone "\r" is a character of its field, which the csv module
+    would take for the end of the row, splitting it in two (two titles of a one-column table)."""
+    start, line, end = 0, 0, len(text)
+    while start < end:
+        stop = text.find("\n", start)
+        stop = end if stop < 0 else stop
+        row = text[start:stop - 1 if stop > start and text[stop - 1] == "\r" else stop]
+        line += 1
+        yield line, row.split(sep) if row else []
+        start = stop + 1
 
 
 class _Columns:

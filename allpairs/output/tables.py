@@ -88,10 +88,11 @@ def _escape(fmt: str, literal: bool = False):
 
 
 def literal_tsv_field(value: str) -> str:
-    """A cell of IANA's TSV, as it is: what a TSV read literally gave (no tab, no line break: backslashes
-    and all stay, so the row reads back the same); a cell holding a tab or a line break (never read
-    so) escaped as :func:`tsv_field` escapes it, since it would break the row."""
-    return tsv_field(value) if "\t" in value or "\n" in value or "\r" in value else value
+    """A cell of IANA's TSV, as it is: what a TSV read literally gave (no tab, no "\n": backslashes and a
+    lone "\r" all stay, so the row reads back the same); a cell holding a tab or a "\n" (never read so), or
+    ending with "\r" (a CRLF to the reader), escaped as :func:`tsv_field` escapes it, since it would change
+    the row."""
+    return tsv_field(value) if "\t" in value or "\n" in value or value.endswith("\r") else value
 
 
 def _cell(value, kind: str, esc) -> str:
