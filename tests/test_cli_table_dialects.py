@@ -7,6 +7,8 @@ import csv
 import io
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from allpairs.cli import app
@@ -263,3 +265,28 @@ def test_a_literal_tsv_whose_lines_end_with_a_lone_cr_is_refused_as_a_line_file_
     assert r.exit_code == 1 and "end with a carriage return alone" in r.stderr, r.output
     r = run("join", "-q", "-s", "word:1", "-t", "0.5", "--tsv", f, "--text-col", "title", "--quotechar", '"')
     assert r.exit_code == 0 and r.stdout.splitlines()[1] == "a\tb\t1.000000", r.output  # quoted TSV: as CSV
+
+
+# --- any table, any delimiter, back as it was ----------------------------------------------------------------
+
+cells = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=10)
+
+
+@settings(max_examples=80, deadline=None)
+@given(rows=st.lists(st.tuples(cells.filter(bool), cells, cells), min_size=1, max_size=6, unique_by=lambda row: row[0]),
+       delimiter=st.sampled_from([";", "|", "\t", ":"]), quotechar=st.sampled_from(['"', "'"]))
+def test_a_table_in_any_dialect_reads_back_every_cell_and_is_written_back_with_the_same_cells(
+        tmp_path_factory, rows, delimiter, quotechar):
+    from allpairs.index.output import write_records
+    from allpairs.output.escape import csv_dialect, verbatim_cells
+
+    table = [["id", "text", "note"], *map(list, rows)]
+    f = tmp_path_factory.mktemp("t") / "t.csv"
+    f.write_bytes(written(table, delimiter, bom=False, quotechar=quotechar))
+    corpus = read_corpus(f, "csv", delimiter=delimiter, quotechar=quotechar, keep_all=True)
+    assert corpus.ids == [r[0] for r in rows] and corpus.texts == [r[1] for r in rows]
+    out = io.BytesIO()
+    with csv_dialect(delimiter, quotechar), verbatim_cells():
+        write_records(out, corpus.header, corpus.id_column, corpus.ids, list(range(len(rows))), corpus.columns, "csv")
+    back = csv.reader(io.StringIO(out.getvalue().decode(), newline=""), delimiter=delimiter, quotechar=quotechar)
+    assert list(back) == table
