@@ -81,6 +81,13 @@ def test_a_semicolon_table_read_without_delimiter_is_refused_naming_the_option(t
     assert "read it with --delimiter ';'" in r.stderr, r.stderr
 
 
+def test_a_comma_table_read_with_another_delimiter_is_refused_saying_to_drop_it(tmp_path):
+    f = tmp_path / "t.csv"
+    f.write_text("id,title\na1,red shirt\na2,red shirt\n")
+    r = run("join", "-q", "-s", "word:1", "-t", "0.5", "--csv", "-d", "|", f)
+    assert r.exit_code == 2 and "read it without --delimiter (a CSV is split at commas)" in r.stderr, r.output
+
+
 @pytest.mark.parametrize("args, message", [
     (["--tsv", "-d", ";"], "--delimiter does nothing with --tsv, split at tabs"),
     (["--jsonl", "-d", ";"], "--delimiter does nothing without --csv"),
