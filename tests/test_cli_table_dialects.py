@@ -47,15 +47,27 @@ def test_a_semicolon_export_is_read_with_delimiter_and_its_kept_rows_come_back_s
     out = tmp_path / "kept.csv"
     r = run("dedup", "-q", *TABLE, "--csv", "--delimiter", ";", export, "-o", out)
     assert r.exit_code == 0, r.output
-    assert list(csv.reader(io.StringIO(out.read_text(), newline=""), delimiter=";")) == KEPT
-    # Written as the csv module writes a ';' table (lines end with "\n"): the same bytes, an empty cell empty.
-    assert out.read_bytes() == written(KEPT, lineterminator="\n", bom=False)
+    assert list(csv.reader(io.StringIO(out.read_text(encoding="utf-8-sig"), newline=""), delimiter=";")) == KEPT
+    # The kept rows as the spreadsheet wrote them: byte-order mark, CRLF, quotes, an empty cell empty.
+    assert out.read_bytes() == written(KEPT)
+
+
+def test_a_table_with_line_feeds_and_no_mark_comes_back_so_and_the_mark_goes_only_before_a_header(tmp_path, export):
+    plain = tmp_path / "plain.csv"
+    plain.write_bytes(written(ROWS, lineterminator="\n", bom=False))
+    r = run("dedup", "-q", *TABLE, "--csv", "-d", ";", plain, "-f", "csv")
+    assert r.exit_code == 0 and r.stdout_bytes == written(KEPT, lineterminator="\n", bom=False), r.output
+    # Without its header a table can be appended to another: no mark then, lines as the input's.
+    r = run("dedup", "-q", *TABLE, "--csv", "-d", ";", export, "-f", "csv", "--no-header")
+    assert r.exit_code == 0 and r.stdout_bytes == written(KEPT[1:], bom=False), r.output
+    r = run("join", "-q", *TABLE, "--csv", "-d", ";", export, "-f", "csv")
+    assert r.stdout_bytes.startswith(b"\xef\xbb\xbfleft;right;") and r.stdout_bytes.count(b"\r\n") == 3, r.output
 
 
 def test_pairs_of_a_semicolon_table_are_written_as_csv_split_by_semicolons(export):
     r = run("join", "-q", *TABLE, "--csv", "-d", ";", export, "-f", "csv", "--keep-col", "price")
     assert r.exit_code == 0, r.output
-    assert list(csv.reader(io.StringIO(r.stdout, newline=""), delimiter=";")) == [
+    assert list(csv.reader(io.StringIO(r.stdout.lstrip("\ufeff"), newline=""), delimiter=";")) == [
         ["left", "right", "similarity", "overlap", "left_size", "right_size", "left_price", "right_price"],
         ["a1", "a2", "1.000000", "4", "4", "4", "3,50", "3,50"], ["a3", "a4", "1.000000", "3", "3", "3", "1,00", "2,00"]]
 

@@ -225,7 +225,7 @@ def read_input(ctx: typer.Context, paths=None, *, keep_all: bool | None = None, 
     p = ctx.params
     from ..shingles import hash_set_pieces  # here: the shingle stage loads only when a corpus is read
 
-    return read_corpus(p["paths"] if paths is None else paths, input_kind(ctx), include=p.get("include", ()),
+    corpus = read_corpus(p["paths"] if paths is None else paths, input_kind(ctx), include=p.get("include", ()),
                        exclude=p.get("exclude", ()), min_bytes=p.get("min_bytes", 0),
                        encoding=p.get("encoding", "utf-8"), id_field=p.get("id_col"),
                        text_field=p.get("text_col") or None, keep=p.get("keep_col", ()),
@@ -236,6 +236,13 @@ def read_input(ctx: typer.Context, paths=None, *, keep_all: bool | None = None, 
                        hash_pieces=hash_set_pieces,
                        # A file below an input directory that the command will write: refused if read as a document.
                        protect=[*(p[k] for k in ("output", "missed", "plot") if p.get(k) is not None), *writes])
+    if corpus.dialect is not None and not ctx.meta.get("allpairs.csv_dialect"):
+        # Every CSV the run writes as the (first) CSV read was: its delimiter, quotes, line ends, byte-order mark.
+        from ..output.escape import csv_dialect
+
+        ctx.meta["allpairs.csv_dialect"] = corpus.dialect
+        ctx.with_resource(csv_dialect(*corpus.dialect))
+    return corpus
 
 
 def verbatim_cells(on: bool):
@@ -245,16 +252,6 @@ def verbatim_cells(on: bool):
 
     return within(on)
 
-
-def csv_dialect(ctx: typer.Context):
-    """The context (entered for the command's run) in which CSV output takes the delimiter and quote
-    character a --csv input was read with: a ';' table comes back split by ';'."""
-    from ..output.escape import csv_dialect as within
-
-    p = ctx.params
-    if not p.get("csv"):
-        return within()
-    return within(p.get("delimiter") or ",", p.get("quotechar") or '"')
 
 
 def refuse_output_of_input(ctx: typer.Context, *outputs, inputs=()) -> None:

@@ -9,7 +9,7 @@ import typer
 from ..errors import AllPairsError
 from ..output.files import check_output
 from ._app import Bar, app, err, fail, warn_skipped
-from ._options import (VERBATIM_CELLS, verbatim_cells, csv_dialect, BANDS, BITS, JOBS, MAX_BUCKET, MEMORY, MIN_SHINGLES, NO_NORMALIZE,
+from ._options import (VERBATIM_CELLS, verbatim_cells, BANDS, BITS, JOBS, MAX_BUCKET, MEMORY, MIN_SHINGLES, NO_NORMALIZE,
                        NUM_PERM, OUTPUT, PATHS, QUIET, RECALL, ROWS, SEED, SHINGLE, THRESHOLD, PanelCommand,
                        check_jobs, check_memory, input_options, read_input, refuse, refuse_output_of_input,
                        refuse_unused_input_options, refuse_unused_lsh_options, spill_directory)
@@ -52,7 +52,6 @@ def compare_command(
 
     check_jobs(jobs)
     ctx.with_resource(verbatim_cells(verbatim))
-    ctx.with_resource(csv_dialect(ctx))
     budget = check_memory(memory)
     bar = Bar(not quiet)
     try:

@@ -12,8 +12,7 @@ from ._render import _mib as mib
 from ._options import (MEASURE, MIN_SHINGLES, MISSING_THRESHOLD, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, QUIET,
                        RECORD_KINDS, SHINGLE, SPARK, VERBATIM_CELLS, Format, Measure, PanelCommand, check_table_output,
                        input_kind, input_options, output_format, read_input, refuse, refuse_one_document,
-                       refuse_output_of_input, refuse_unused_input_options, spark_input_kind, verbatim_cells,
-                       csv_dialect)
+                       refuse_output_of_input, refuse_unused_input_options, spark_input_kind, verbatim_cells)
 
 
 @app.command("dedup", cls=PanelCommand,
@@ -58,7 +57,6 @@ def dedup_command(
     if master:
         raise typer.BadParameter("--master goes with --engine spark")
     ctx.with_resource(verbatim_cells(verbatim))
-    ctx.with_resource(csv_dialect(ctx))
     bar = Bar(not quiet)
     try:
         if threshold is None:

@@ -15,7 +15,7 @@ from ._checks import MEMORY
 from ._options import (JOBS, MEASURE, MIN_SHINGLES, NO_HEADER, NO_NORMALIZE, OUTPUT, PATHS, PERFORMANCE, QUIET,
                        SHINGLE, SHINGLES, VERBATIM_CELLS, Format, Measure, PanelCommand, check_jobs, check_memory,
                        check_table_output, input_kind, input_options, output_format, read_input, refuse,
-                       refuse_output_of_input, refuse_unused_input_options, verbatim_cells, csv_dialect)
+                       refuse_output_of_input, refuse_unused_input_options, verbatim_cells)
 
 index_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                         help="A saved similarity index: build it once, add documents, query it.")
@@ -160,7 +160,6 @@ def query_command(
     check_jobs(jobs)
     budget = check_memory(memory)
     ctx.with_resource(verbatim_cells(verbatim))
-    ctx.with_resource(csv_dialect(ctx))
     try:
         refuse_unused_input_options(ctx)
         if count:

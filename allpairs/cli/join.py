@@ -15,7 +15,7 @@ from ._options import (BANDS, BITS, INPUT, JOBS, LSH, MAX_BUCKET, MEASURE, MEMOR
                        NO_HEADER, NO_NORMALIZE, NUM_PERM, OUTPUT, PATHS, QUIET, RECALL, ROWS, SEED, SHINGLE, SPARK,
                        VERBATIM_CELLS, Format, Measure, PanelCommand, check_jobs, check_memory, check_table_output,
                        input_options, output_format, read_input, refuse, refuse_one_document, refuse_output_of_input,
-                        refuse_unused_input_options, spark_input_kind, spill_directory, verbatim_cells, csv_dialect,
+                        refuse_unused_input_options, spark_input_kind, spill_directory, verbatim_cells,
                        refuse_unused_lsh_options)
 
 
@@ -103,7 +103,6 @@ def join_command(
     """
     check_jobs(jobs)
     ctx.with_resource(verbatim_cells(verbatim))
-    ctx.with_resource(csv_dialect(ctx))
     budget = check_memory(memory)
     try:
         # Options this run would not read, refused alike on either engine.
@@ -297,7 +296,6 @@ def _spark_against(ctx, paths, against, threshold, method, measure, shingle, no_
                           "run Spark")
             return False
     ctx.with_resource(verbatim_cells(verbatim))
-    ctx.with_resource(csv_dialect(ctx))
     try:
         if threshold is None:
             raise UsageError(MISSING_THRESHOLD)

@@ -103,7 +103,7 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     quote = QUOTECHARS[kind] if quotechar is None else quotechar
     # The csv module ends a line at a lone "\r" too; literal TSV at "\n" only (a file of "\r" ends refused).
     lines = read_line_file(path, encoding, cr_ends=quote is not None)
-    name = lines.name
+    name, bom = lines.name, lines.bom
     text = lines.data.decode("utf-8", "surrogatepass")
     del lines
     if csv.field_size_limit() < MAX_LINE_BYTES:
@@ -171,6 +171,9 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     corpus = records.corpus(kind, notes)
     corpus.id_column = None if by_row else columns[pick.id]
     corpus.header = list(columns) if keep_all else None
+    if kind == "csv":  # written back as it was read: its delimiter, quotes, line ends and byte-order mark
+        end = text.find("\n")
+        corpus.dialect = (sep, quote, "\r\n" if end > 0 and text[end - 1] == "\r" else "\n", bom)
     return corpus
 
 

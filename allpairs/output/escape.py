@@ -67,15 +67,16 @@ def _plain_number() -> re.Pattern:
     return re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
-#: The delimiter and quote character of CSV output (:func:`csv_dialect`); by default the comma and ``"``.
-_DIALECT = contextvars.ContextVar("allpairs_csv_dialect", default=(",", '"'))
+#: The delimiter, quote character, line end and byte-order mark of CSV output (:func:`csv_dialect`).
+_DIALECT = contextvars.ContextVar("allpairs_csv_dialect", default=(",", '"', "\n", False))
 
 
 @contextlib.contextmanager
-def csv_dialect(delimiter: str = ",", quotechar: str = '"'):
-    """Within the block, CSV output separates cells with ``delimiter`` and quotes them with ``quotechar``:
-    a table read with a semicolon (a European spreadsheet's CSV) is written back with one."""
-    token = _DIALECT.set((delimiter, quotechar))
+def csv_dialect(delimiter: str = ",", quotechar: str = '"', line_end: str = "\n", bom: bool = False):
+    """Within the block, CSV output separates cells with ``delimiter``, quotes them with ``quotechar``, ends
+    its lines with ``line_end`` and, with ``bom``, starts its header row with a byte-order mark: a table
+    read from a spreadsheet (';' between cells, CRLF, a UTF-8 mark) is written back so."""
+    token = _DIALECT.set((delimiter, quotechar, line_end, bom))
     try:
         yield
     finally:
@@ -85,6 +86,17 @@ def csv_dialect(delimiter: str = ",", quotechar: str = '"'):
 def csv_delimiter() -> str:
     """The delimiter between CSV cells (:func:`csv_dialect`)."""
     return _DIALECT.get()[0]
+
+
+def csv_line_end() -> str:
+    """The end of a CSV line (:func:`csv_dialect`)."""
+    return _DIALECT.get()[2]
+
+
+def csv_header_start() -> str:
+    """What a CSV header row starts with: the byte-order mark, where the input had one (:func:`csv_dialect`;
+    never before a row of data, so that a table written without its header can be appended to another)."""
+    return "\ufeff" if _DIALECT.get()[3] else ""
 
 
 def csv_field(value: str) -> str:
@@ -99,7 +111,7 @@ def csv_field(value: str) -> str:
     import csv  # here: a run that writes no CSV (a count, TSV) does not load it
 
     buf = io.StringIO()
-    delimiter, quotechar = _DIALECT.get()
+    delimiter, quotechar = _DIALECT.get()[:2]
     csv.writer(buf, delimiter=delimiter, quotechar=quotechar, lineterminator="\r\n").writerow([value])
     return buf.getvalue()[:-2]
 

@@ -21,7 +21,8 @@ import numpy as np
 
 from ..errors import UsageError, require_extra
 from .carried import Carried, finite_json, json_column
-from .escape import csv_delimiter, csv_field, json_field, json_text, printable, tsv_field, utf8
+from .escape import (csv_delimiter, csv_field, csv_header_start, csv_line_end, json_field, json_text, printable,
+                     tsv_field, utf8)
 
 #: Formats of tables; Parquet is binary and needs pyarrow.
 TABLE_FORMATS = ("tsv", "csv", "jsonl", "parquet")
@@ -115,7 +116,9 @@ def header_line(fmt: str, names: Sequence[str], literal: bool = False) -> str:
     if fmt not in ("tsv", "csv"):
         return ""
     esc = _escape(fmt, literal)
-    return _row(("\t" if fmt == "tsv" else csv_delimiter()).join(esc(n) for n in names), fmt, len(names)) + "\n"
+    if fmt == "tsv":
+        return "\t".join(esc(n) for n in names) + "\n"
+    return csv_header_start() + _row(csv_delimiter().join(esc(n) for n in names), fmt, len(names)) + csv_line_end()
 
 
 def _row(line: str, fmt: str, width: int) -> str:
@@ -169,6 +172,7 @@ def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: b
     if fmt == "jsonl":
         keys = [json_field(c.name) + ": " for c in columns]
     sep = "\t" if fmt == "tsv" else csv_delimiter()
+    end = csv_line_end() if fmt == "csv" else "\n"
     for lo in range(0, n, _BATCH):
         hi = min(lo + _BATCH, n)
         cells = [_cells(c.values[lo:hi], c.kind, fmt, esc) for c in columns]
@@ -176,7 +180,7 @@ def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: b
             lines = ["{" + ", ".join(k + v for k, v in zip(keys, row)) + "}" for row in zip(*cells)]
         else:
             lines = [_row(sep.join(row), fmt, len(columns)) for row in zip(*cells)]
-        out.write(utf8("\n".join(lines) + "\n"))
+        out.write(utf8(end.join(lines) + end))
         if progress is not None:
             progress(hi, n)
     return n
