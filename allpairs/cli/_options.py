@@ -182,7 +182,8 @@ INPUT_OPTIONS = (
     ("parquet", bool, PARQUET), ("text_col", List[str], TEXT_COL), ("id_col", Optional[str], ID_COL),
     ("keep_col", List[str], KEEP_COL), ("keep_all", bool, KEEP_ALL),
     ("no_input_header", bool, NO_INPUT_HEADER), ("headerless", bool, HEADERLESS),
-    ("quotechar", Optional[str], QUOTECHAR), ("delimiter", Optional[str], DELIMITER), ("tokens_col", Optional[str], TOKENS_COL),
+    ("quotechar", Optional[str], QUOTECHAR), ("delimiter", Optional[str], DELIMITER),
+    ("tokens_col", Optional[str], TOKENS_COL),
     ("include", List[str], INCLUDE), ("exclude", List[str], EXCLUDE), ("hidden", bool, HIDDEN),
     ("no_ignore", bool, NO_IGNORE), ("min_bytes", int, MIN_BYTES), ("encoding", str, ENCODING),
 )

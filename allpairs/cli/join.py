@@ -129,7 +129,8 @@ def join_command(
                                               ("--verbatim-cells", verbatim),
                                               ("--hidden", inputs["hidden"]),
                                               ("--no-ignore", inputs["no_ignore"]), ("--csv", inputs["csv"]),
-                                              ("--tsv", inputs["tsv"]), ("--delimiter", inputs["delimiter"] is not None),
+                                              ("--tsv", inputs["tsv"]),
+                                              ("--delimiter", inputs["delimiter"] is not None),
                                               ("--keep-col with --clusters", clusters and bool(inputs["keep_col"])),
                                               ("--keep-all with --clusters", clusters and inputs["keep_all"]),
                                               ("several --text-col", len(inputs["text_col"]) > 1))

@@ -84,8 +84,8 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     text_cols = [text_cols] if isinstance(text_cols, str) else list(text_cols or [])
     keep = [keep] if isinstance(keep, str) else list(keep)  # one name, not its letters
     if delimiter is not None and kind != "csv":
-        raise UsageError(f"{{{{delimiter}}}} goes with {{{{kind=csv}}}}; {'a TSV is split at tabs' if kind == 'tsv' else 'Parquet has no delimiter'}",
-                         param="delimiter")
+        why = "a TSV is split at tabs" if kind == "tsv" else "Parquet has no delimiter"
+        raise UsageError(f"{{{{delimiter}}}} goes with {{{{kind=csv}}}}; {why}", param="delimiter")
     if kind == "parquet":
         if quotechar is not None:
             raise UsageError("{{quotechar}} goes with {{kind=csv}} and {{kind=tsv}}; Parquet has no quoting",

@@ -479,7 +479,8 @@ class PairWriter:
             steps.append("}")
             self.header = ""
         else:
-            sep, start, end = ("\t", "", "\n") if fmt == "tsv" else (csv_delimiter(), csv_header_start(), csv_line_end())
+            sep, start, end = (("\t", "", "\n") if fmt == "tsv"
+                               else (csv_delimiter(), csv_header_start(), csv_line_end()))
             for k, (name, value) in enumerate(cols):
                 steps += ([sep] if k else []) + value
             self.header = start + sep.join(escape(name) for name in names) + end if header else ""
