@@ -19,7 +19,8 @@ from .._plural import count
 from ..errors import UsageError, require_extra
 from ..measures import MEASURES, Measure, get_measure
 from ..output.carried import Carried
-from ..output.escape import csv_delimiter, csv_field, csv_header_start, csv_line_end, json_field, printable, tsv_field, utf8
+from ..output.escape import (csv_delimiter, csv_field, csv_header_start, csv_line_end, json_field, printable,
+                              tsv_field, utf8)
 from ..order import OrderedSets
 from .summary import SHOWN
 
