@@ -31,7 +31,9 @@ def _flag(name: str, value: str | None, flags: dict[str, str]) -> str:
     flag = flags.get(name, "--" + name.replace("_", "-"))
     if value in (None, "True"):
         return flag
-    return f"{flag} {value}"
+    import shlex  # here: only a message with a value loads it
+
+    return f"{flag} {shlex.quote(value)}"  # as a shell reads it: --delimiter ';', not --delimiter ;
 
 
 class AllPairsError(Exception):

@@ -2000,3 +2000,14 @@ def test_join_engine_spark_refuses_the_options_the_local_engine_refuses(tmp_path
             for engine in ([], ["--engine", "spark", "--master", "local[2]"])]
     assert [r.exit_code for r in runs] == [2, 2] and runs[0].stderr == runs[1].stderr, [r.stderr for r in runs]
     assert "does nothing" in runs[1].stderr and not (tmp_path / "x").exists()
+
+
+def test_normalize_false_with_sets_of_tokens_is_refused_as_locally_before_any_job(spark):
+    from allpairs.errors import UsageError
+
+    df = token_frame(spark, [[["A", "b"], ["a", "b"]]])
+    for call in (lambda: allpairs.spark.join(df, 0.5, tokens_col="toks", normalize=False),
+                 lambda: allpairs.spark.join(df, 0.5, tokens_col="toks", against=df, normalize=False),
+                 lambda: allpairs.spark.dedup(df, 0.5, tokens_col="toks", normalize=False)):
+        with pytest.raises(UsageError, match="normalize=False changes nothing"):
+            call()

@@ -57,7 +57,7 @@ def crawl_records():
 
 def crawl_table():
     """The crawl as a Parquet table of typed columns: int64 ids, strings with nulls, float with NaN, int64,
-    int32, timestamps (one without a time zone, one in UTC), booleans, lists of int64, dates."""
+    int32, timestamps (one without a time zone, one in UTC), booleans, lists of int64, dates, bytes."""
     n = len(TEXTS)
     return pa.table({
         "id": pa.array([100 + i for i in range(n)], pa.int64()), "text": TEXTS,
@@ -69,7 +69,8 @@ def crawl_table():
         "links": pa.array([[i, i + 1][: i % 3] for i in range(n)], pa.list_(pa.int64())),
         "day": pa.array([datetime.date(2024, 5, i + 1) for i in range(n)], pa.date32()),
         "seen": pa.array([datetime.datetime(2024, 6, 1, i, tzinfo=datetime.timezone.utc) for i in range(n)],
-                         pa.timestamp("us", tz="UTC"))})
+                         pa.timestamp("us", tz="UTC")),
+        "blob": pa.array([None if i % 4 == 3 else bytes([i, 255 - i]) for i in range(n)], pa.binary())})
 
 
 def local_and_spark(tmp_path, name, *args):
@@ -142,7 +143,7 @@ def test_parquet_columns_are_carried_with_their_arrow_types(spark, tmp_path):
     table = crawl_table()
     pq.write_table(table, tmp_path / "crawl.parquet")
     by_id = {r["id"]: r for r in table.to_pylist()}
-    keep = ["url", "score", "n", "rank", "crawled", "ok", "links", "day", "seen", "text"]
+    keep = ["url", "score", "n", "rank", "crawled", "ok", "links", "day", "seen", "text", "blob"]
     want, got = local_and_spark(tmp_path, "keep", "--parquet", tmp_path / "crawl.parquet",
                                 *[a for k in keep for a in ("--keep-col", k)])
     same_tables(want, got)
@@ -198,7 +199,7 @@ def test_keep_col_is_refused_where_it_cannot_work_in_one_line_and_leaves_no_outp
             (["--jsonl", src, "--keep-col", "url", "--clusters"], 2, "--keep-col with --clusters not available"),
             (["--parquet", tmp_path / "t.parquet", "--keep-col", "nope"], 1,
              f"{tmp_path / 't.parquet'}: no column 'nope' (it has id, text, url, score, n, rank, crawled, ok, links, "
-             "day, seen); name one with --keep-col")]:
+             "day, seen, blob); name one with --keep-col")]:
         with monkeypatch.context() as m:  # all refused before Spark starts
             m.setattr(run, "get_session", lambda *a, **k: pytest.fail("Spark was started"))
             r = cli(*spark_args, *args, "-o", out)

@@ -103,6 +103,9 @@ HEADERLESS = typer.Option(False, "--headerless", hidden=True)
 QUOTECHAR = typer.Option(None, "--quotechar", metavar="CHAR", rich_help_panel=INPUT, show_default=False,
                          help="--csv/--tsv: the character quoting fields (CSV: '\"'; TSV: none, fields read "
                               "literally; --quotechar '\"' reads quoted TSV).")
+DELIMITER = typer.Option(None, "--delimiter", "-d", metavar="CHAR", rich_help_panel=INPUT, show_default=False,
+                         help="--csv: the character between fields, e.g. ';' (a spreadsheet's CSV where the comma "
+                              "is the decimal mark) or '|'; CSV output is written with it too.")
 VERBATIM_CELLS = typer.Option(False, "--verbatim-cells", rich_help_panel=OUTPUT,
                               help="CSV: write cells starting with = + - @ tab or CR as they are (by default "
                                    "a ' goes before them, plain numbers aside, so that spreadsheets run no formula).")
@@ -179,7 +182,8 @@ INPUT_OPTIONS = (
     ("parquet", bool, PARQUET), ("text_col", List[str], TEXT_COL), ("id_col", Optional[str], ID_COL),
     ("keep_col", List[str], KEEP_COL), ("keep_all", bool, KEEP_ALL),
     ("no_input_header", bool, NO_INPUT_HEADER), ("headerless", bool, HEADERLESS),
-    ("quotechar", Optional[str], QUOTECHAR), ("tokens_col", Optional[str], TOKENS_COL),
+    ("quotechar", Optional[str], QUOTECHAR), ("delimiter", Optional[str], DELIMITER),
+    ("tokens_col", Optional[str], TOKENS_COL),
     ("include", List[str], INCLUDE), ("exclude", List[str], EXCLUDE), ("hidden", bool, HIDDEN),
     ("no_ignore", bool, NO_IGNORE), ("min_bytes", int, MIN_BYTES), ("encoding", str, ENCODING),
 )
@@ -222,17 +226,24 @@ def read_input(ctx: typer.Context, paths=None, *, keep_all: bool | None = None, 
     p = ctx.params
     from ..shingles import hash_set_pieces  # here: the shingle stage loads only when a corpus is read
 
-    return read_corpus(p["paths"] if paths is None else paths, input_kind(ctx), include=p.get("include", ()),
+    corpus = read_corpus(p["paths"] if paths is None else paths, input_kind(ctx), include=p.get("include", ()),
                        exclude=p.get("exclude", ()), min_bytes=p.get("min_bytes", 0),
                        encoding=p.get("encoding", "utf-8"), id_field=p.get("id_col"),
                        text_field=p.get("text_col") or None, keep=p.get("keep_col", ()),
                        header=not (p.get("no_input_header") or p.get("headerless")), tokens_field=p.get("tokens_col"),
                        hidden=p.get("hidden", False), ignore=not p.get("no_ignore", False),
-                       quotechar=p.get("quotechar"),
+                       quotechar=p.get("quotechar"), delimiter=p.get("delimiter"),
                        keep_all=p.get("keep_all", False) if keep_all is None else keep_all,
                        hash_pieces=hash_set_pieces,
                        # A file below an input directory that the command will write: refused if read as a document.
                        protect=[*(p[k] for k in ("output", "missed", "plot") if p.get(k) is not None), *writes])
+    if corpus.dialect is not None and not ctx.meta.get("allpairs.csv_dialect"):
+        # Every CSV the run writes as the (first) CSV read was: its delimiter, quotes, line ends, byte-order mark.
+        from ..output.escape import csv_dialect
+
+        ctx.meta["allpairs.csv_dialect"] = corpus.dialect
+        ctx.with_resource(csv_dialect(*corpus.dialect))
+    return corpus
 
 
 def verbatim_cells(on: bool):
@@ -241,6 +252,7 @@ def verbatim_cells(on: bool):
     from ..output.escape import verbatim_cells as within
 
     return within(on)
+
 
 
 def refuse_output_of_input(ctx: typer.Context, *outputs, inputs=()) -> None:
@@ -291,6 +303,10 @@ def refuse_unused_input_options(ctx: typer.Context) -> None:
         raise UsageError("--keep-all carries every column already; drop --keep-col")
     if kind not in ("csv", "tsv"):
         refuse(ctx, ("no_input_header", "headerless", "quotechar"), "without --csv or --tsv")
+    if kind == "tsv":
+        refuse(ctx, ("delimiter",), "with --tsv, split at tabs; read the file with --csv --delimiter CHAR")
+    elif kind != "csv":
+        refuse(ctx, ("delimiter",), "without --csv")
     if kind != "parquet":
         refuse(ctx, ("tokens_col",), "without --parquet")
     if kind in ("directory", "parquet"):
@@ -320,6 +336,8 @@ def check_table_output(ctx: typer.Context, fmt: Format, output, *, wide: bool = 
             raise UsageError("--wide lines are of varying width, no table: choose tsv, csv or jsonl")
     if fmt in (Format.jsonl, Format.parquet):
         refuse(ctx, ("no_header",), f"with --format {fmt.value}, which has no header row")
+    if fmt is not Format.csv:
+        refuse(ctx, ("verbatim",), f"with --format {fmt.value}: only CSV cells get a ' before a formula")
 
 
 def refuse_unused_lsh_options(ctx: typer.Context, method_lsh: bool, bands, rows) -> None:

@@ -11,7 +11,7 @@ from ..output.files import check_output
 from ._app import Bar, app, err, fail, warn_skipped
 from ._options import (VERBATIM_CELLS, verbatim_cells, BANDS, BITS, JOBS, MAX_BUCKET, MEMORY, MIN_SHINGLES, NO_NORMALIZE,
                        NUM_PERM, OUTPUT, PATHS, QUIET, RECALL, ROWS, SEED, SHINGLE, THRESHOLD, PanelCommand,
-                       check_jobs, check_memory, input_options, read_input, refuse_output_of_input,
+                       check_jobs, check_memory, input_options, read_input, refuse, refuse_output_of_input,
                        refuse_unused_input_options, refuse_unused_lsh_options, spill_directory)
 
 
@@ -48,7 +48,7 @@ def compare_command(
     """
     from ..report import compare as run_compare, render_table  # here, not at the top: only compare needs it
     from ..report.draw import chords_path
-    from ..report.files import check_files, write_files
+    from ..report.files import check_files, missed_format, write_files
 
     check_jobs(jobs)
     ctx.with_resource(verbatim_cells(verbatim))
@@ -63,6 +63,8 @@ def compare_command(
         check_output(None)  # a closed stdout is refused before the work
         # A bad file name, or --plot without matplotlib, is refused before the work, not after.
         files = check_files(missed, plot)
+        if missed is None or missed_format(missed) != "csv":
+            refuse(ctx, ("verbatim",), "without --missed FILE.csv: only CSV cells get a ' before a formula")
         try:
             corpus = read_input(ctx, writes=chords)
             c = run_compare(corpus, threshold, shingle=shingle, normalize=not no_normalize,

@@ -113,8 +113,10 @@ def dedup_command(
 def _spark_dedup(ctx, paths, threshold, measure, shingle, no_normalize, min_shingles, removed, fmt, output, count,
                  no_header, quiet, master, inputs) -> None:
     """``dedup --engine spark``: the same rows kept, on Spark, written as a Parquet dataset (imports Spark only here)."""
-    local_only = [flag for flag, used in (("--no-header", no_header), ("--csv", inputs["csv"]),
-                                          ("--tsv", inputs["tsv"]), ("--keep-col", bool(inputs["keep_col"])),
+    local_only = [flag for flag, used in (("--no-header", no_header), ("--verbatim-cells", ctx.params["verbatim"]),
+                                          ("--csv", inputs["csv"]),
+                                          ("--tsv", inputs["tsv"]), ("--delimiter", inputs["delimiter"] is not None),
+                                          ("--keep-col", bool(inputs["keep_col"])),
                                           ("--hidden", inputs["hidden"]), ("--no-ignore", inputs["no_ignore"]),
                                           ("--format " + fmt.value, fmt not in (Format.tsv, Format.parquet)),
                                           ("several --text-col", len(inputs["text_col"]) > 1))

@@ -126,9 +126,11 @@ def join_command(
         local_only = [flag for flag, used in (("--measure " + measure.value, measure.value not in SPARK_MEASURES),
                                               ("--top", top is not None), ("--neighbors", neighbors is not None),
                                               ("--wide", clusters and wide), ("--no-header", no_header),
+                                              ("--verbatim-cells", verbatim),
                                               ("--hidden", inputs["hidden"]),
                                               ("--no-ignore", inputs["no_ignore"]), ("--csv", inputs["csv"]),
                                               ("--tsv", inputs["tsv"]),
+                                              ("--delimiter", inputs["delimiter"] is not None),
                                               ("--keep-col with --clusters", clusters and bool(inputs["keep_col"])),
                                               ("--keep-all with --clusters", clusters and inputs["keep_all"]),
                                               ("several --text-col", len(inputs["text_col"]) > 1))
@@ -274,6 +276,7 @@ def _spark_against(ctx, paths, against, threshold, method, measure, shingle, no_
                                           ("--verify estimate", verify is Verify.estimate), ("--jobs", jobs != 0),
                                           ("--hidden", inputs["hidden"]), ("--no-ignore", inputs["no_ignore"]),
                                           ("--csv", inputs["csv"]), ("--tsv", inputs["tsv"]),
+                                          ("--delimiter", inputs["delimiter"] is not None),
                                           ("--keep-all", inputs["keep_all"]),
                                           ("several --text-col", len(inputs["text_col"]) > 1),
                                           ("--encoding", inputs["encoding"].lower() not in ("utf-8", "utf8")))

@@ -48,12 +48,15 @@ class LineFile:
         The file's text in UTF-8 (lone surrogates passed through), line ends included.
     starts : ndarray of int64, shape (n_lines + 1,)
         Line ``i`` is ``data[starts[i]:starts[i + 1]]``, its ``"\\n"`` included.
+    bom : bool
+        Whether the file began with a byte-order mark (not in ``data``): a spreadsheet's UTF-8 CSV.
     """
 
-    def __init__(self, name: str, data: bytearray, starts: np.ndarray) -> None:
+    def __init__(self, name: str, data: bytearray, starts: np.ndarray, bom: bool = False) -> None:
         self.name = name
         self.data = data
         self.starts = starts
+        self.bom = bom
 
     def __len__(self) -> int:
         return len(self.starts) - 1
@@ -324,18 +327,19 @@ def _decoder(encoding: str):
 
 
 def read_pieces(path: str | os.PathLike, encoding: str = "utf-8", *, max_line_bytes: int = MAX_LINE_BYTES,
-                cr_ends: bool = False) -> tuple[str, Iterator[tuple[bytes, np.ndarray]]]:
+                cr_ends: bool = False, seen: dict | None = None) -> tuple[str, Iterator[tuple[bytes, np.ndarray]]]:
     """The file's name and its text as pieces of whole lines, read :data:`CHUNK_BYTES` at a time.
 
     Each piece is ``(buf, starts)``: UTF-8 bytes and int64 line offsets into
     them, line ``i`` of the piece at ``buf[starts[i]:starts[i + 1]]`` with
     its ``"\\n"`` (only the file's last line may lack one); ``buf`` may
     extend past ``starts[-1]``, which is not part of the piece.  The rules
-    and errors are those of :func:`read_line_file`, raised while iterating.
+    and errors are those of :func:`read_line_file`, raised while iterating. ``seen["bom"]`` is set when
+    a byte-order mark is dropped from the file's start.
     """
     decoder, ascii_safe = _decoder(encoding)
     name, chunks = _raw_chunks(path)
-    return name, _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes, cr_ends)
+    return name, _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes, cr_ends, seen)
 
 
 #: Bytes looked at per step for line ends: the comparison's temporary (a bool a byte) stays small enough
@@ -383,7 +387,7 @@ def _not_text(name: str, head: bytes, encoding: str) -> None:
         raise InputError(f"{name} is {what}, not {encoding} text; {hint}", param=param)
 
 
-def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes, cr_ends=False):
+def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes, cr_ends=False, seen=None):
     carry = b""  # the line being read, without its end yet
     head = None  # the file's first bytes, for _not_text
     n_lines = 0  # complete lines before the current piece
@@ -413,6 +417,8 @@ def _pieces(name, chunks, decoder, ascii_safe, encoding, max_line_bytes, cr_ends
                 first = False
                 if text.startswith("\ufeff"):
                     text = text[1:]
+                    if seen is not None:
+                        seen["bom"] = True
             out = text.encode("utf-8", "surrogatepass")
         if not final:
             raw_before += len(chunk)
@@ -457,14 +463,15 @@ def read_line_file(path: str | os.PathLike, encoding: str = "utf-8", *, max_line
         than ``max_line_bytes`` bytes of UTF-8, or a read error; the message
         names the file and line.
     """
-    name, pieces = read_pieces(path, encoding, max_line_bytes=max_line_bytes, cr_ends=cr_ends)
+    seen: dict = {}
+    name, pieces = read_pieces(path, encoding, max_line_bytes=max_line_bytes, cr_ends=cr_ends, seen=seen)
     data = bytearray()
     offsets = [np.zeros(1, np.int64)]
     for buf, starts in pieces:
         base = len(data)
         data += memoryview(buf)[: starts[-1]]
         offsets.append(starts[1:] + base)
-    return LineFile(name, data, np.concatenate(offsets))
+    return LineFile(name, data, np.concatenate(offsets), seen.get("bom", False))
 
 
 def _line_too_long(name: str, line: int, limit: int) -> None:

@@ -135,6 +135,10 @@ class Corpus:
         writing them back with their types: a JSON Lines file's record lines
         (one per document), or a Parquet file's table (row ``d`` is document
         ``d``); None for the other inputs.
+    dialect : tuple or None
+        CSV input: (delimiter, quote character, line end, whether it began
+        with a byte-order mark), for CSV output to write the table back so;
+        None for the other inputs.
     """
 
     ids: list[str]
@@ -154,13 +158,14 @@ class Corpus:
     header: list[str] | None = None
     id_column: str | None = None
     rows: object = None
+    dialect: tuple | None = None
 
     def __init__(self, ids: list[str], texts: list[str] | None = None, sets: list[list[str]] | None = None,
                  columns: dict[str, Sequence[str]] = FACTORY, languages: list[str | None] | None = None,
                  skipped: list[tuple[str, str]] = FACTORY, kind: str = "texts", seconds: float = 0.0,
                  dropped: int = 0, found: int = 0, left_out: dict[str, int] = FACTORY, paths: list[str] = FACTORY,
                  notes: list[str] = FACTORY, sources: list[str] | None = None, header: list[str] | None = None,
-                 id_column: str | None = None, rows: object = None) -> None:
+                 id_column: str | None = None, rows: object = None, dialect: tuple | None = None) -> None:
         self.ids = ids
         self.texts = texts
         self.sets = sets
@@ -178,12 +183,13 @@ class Corpus:
         self.header = header
         self.id_column = id_column
         self.rows = rows
+        self.dialect = dialect
 
     def _compared(self) -> tuple:
         """The fields in order, as ``__eq__`` compares them."""
         return (self.ids, self.texts, self.sets, self.columns, self.languages, self.skipped, self.kind, self.seconds,
                 self.dropped, self.found, self.left_out, self.paths, self.notes, self.sources, self.header,
-                self.id_column, self.rows)
+                self.id_column, self.rows, self.dialect)
 
     def __repr__(self) -> str:
         return (f"{type(self).__qualname__}(ids={self.ids!r}, texts={self.texts!r}, sets={self.sets!r}, "
@@ -191,7 +197,7 @@ class Corpus:
                 f"kind={self.kind!r}, seconds={self.seconds!r}, dropped={self.dropped!r}, found={self.found!r}, "
                 f"left_out={self.left_out!r}, paths={self.paths!r}, notes={self.notes!r}, "
                 f"sources={self.sources!r}, header={self.header!r}, id_column={self.id_column!r}, "
-                f"rows={self.rows!r})")
+                f"rows={self.rows!r}, dialect={self.dialect!r})")
 
     def __eq__(self, other):
         if other.__class__ is self.__class__:

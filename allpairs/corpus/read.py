@@ -129,7 +129,8 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
                 encoding: str = "utf-8", id_field: str | None = None, text_field: str | Sequence[str] | None = None,
                 keep: str | Sequence[str] = (), header: bool = True, tokens_field: str | None = None,
                 hidden: bool = False, ignore: bool = True, quotechar: str | None = None,
-                hash_pieces: Callable | None = None, keep_all: bool = False, protect: Sequence = ()) -> Corpus:
+                hash_pieces: Callable | None = None, keep_all: bool = False, protect: Sequence = (),
+                delimiter: str | None = None) -> Corpus:
     """Read a corpus of the given kind (one of :data:`INPUT_KINDS`); '-' is stdin for the kinds that read one file.
 
     A directory corpus takes any number of directories and files (see
@@ -141,7 +142,8 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
     field or column (several text columns are joined by a space), ``keep``
     the columns carried into the output, ``header`` whether a CSV/TSV has a
     header row (without one, columns are named by number from 1),
-    ``quotechar`` the character quoting a CSV/TSV field (TSV: none by default), and
+    ``quotechar`` the character quoting a CSV/TSV field (TSV: none by default),
+    ``delimiter`` the character between a CSV's fields (default ``,``), and
     ``tokens_field`` a Parquet column of token lists to join as sets; see
     :func:`read_jsonl` and :func:`allpairs.corpus.tables.read_table`.
     ``hash_pieces``: for ``sets``, hash the file's tokens as it is read (see :func:`read_sets`).
@@ -168,6 +170,9 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
                          "header by default)", param="header")
     if kind not in ("csv", "tsv") and quotechar is not None:
         raise UsageError("{{quotechar}} goes with {{kind=csv}} and {{kind=tsv}}", param="quotechar")
+    if kind != "csv" and delimiter is not None:
+        raise UsageError("{{delimiter}} goes with {{kind=csv}}" + ("; a TSV is split at tabs" if kind == "tsv" else ""),
+                         param="delimiter")
     if kind != "parquet" and tokens_field is not None:
         raise UsageError("{{tokens_field}} names a column of token lists in {{kind=parquet}} input",
                          param="tokens_field")
@@ -203,6 +208,7 @@ def read_corpus(path: str | os.PathLike | Sequence[str | os.PathLike], kind: str
         from .tables import read_table
 
         corpus = read_table(path, kind, id_col=id_field, text_cols=text_field, keep=keep, header=header,
-                            tokens_col=tokens_field, encoding=encoding, quotechar=quotechar, keep_all=keep_all)
+                            tokens_col=tokens_field, encoding=encoding, quotechar=quotechar, keep_all=keep_all,
+                            delimiter=delimiter)
     corpus.seconds = time.perf_counter() - t0
     return corpus

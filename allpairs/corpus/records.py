@@ -11,7 +11,7 @@ from typing import Sequence
 
 from ..errors import InputError
 from ..output.carried import JSON, STRING, Carried
-from ..output.escape import json_text
+from ..output.escape import bytes_text, json_text
 from .linefile import read_line_file
 from .model import Corpus
 
@@ -25,9 +25,12 @@ def fields_of(record: Sequence[str], most: int = 12) -> str:
 
 def cell_text(value) -> str:
     """A carried value as text, one rule for every input: a string as it is, nothing (None) as "", a date
-    or time as ISO 8601 (``2024-05-01T12:30:00``), anything else as its JSON (``true``, ``2.5``, ``[1, 2]``)."""
+    or time as ISO 8601 (``2024-05-01T12:30:00``), bytes as base64 (``AP8=``), anything else as its JSON
+    (``true``, ``2.5``, ``[1, 2]``)."""
     if isinstance(value, str):
         return value
+    if isinstance(value, (bytes, bytearray)):
+        return bytes_text(value)
     if value is None:
         return ""
     iso = getattr(value, "isoformat", None)

@@ -6,7 +6,9 @@ when there is one, else the row number (1 for the first row after the
 header); ``--keep-col`` columns are carried into every output beside the id.
 
 CSV is read as Python's :mod:`csv` module reads it (the ``excel`` dialect):
-quoted fields may hold the delimiter, line breaks and quotes written twice.
+quoted fields may hold the delimiter, line breaks and quotes written twice;
+``delimiter`` (``;``, ``|``: the name csvkit and sqlite-utils give the option)
+reads a CSV split by another character than the comma.
 TSV is read literally, as the IANA text/tab-separated-values format defines
 it: a line a record, fields split at tabs, a quote an ordinary character (an
 inch mark, a quoted title); ``quotechar='"'`` reads quoted TSV as CSV is read
@@ -29,6 +31,7 @@ from typing import Sequence
 from ..errors import InputError, UsageError, require_extra
 from .model import Corpus
 from ..output.carried import Carried
+from ..output.tables import column_labels
 from .records import Records, cell_text, fields_of
 from .linefile import MAX_LINE_BYTES, ArrowTokenSets, read_line_file, stdin_bytes
 
@@ -40,7 +43,7 @@ QUOTECHARS = {"csv": '"', "tsv": None}
 def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None = None,
                text_cols: str | Sequence[str] | None = None, keep: str | Sequence[str] = (), header: bool = True,
                tokens_col: str | None = None, encoding: str = "utf-8", quotechar: str | None = None,
-               keep_all: bool = False) -> Corpus:
+               keep_all: bool = False, delimiter: str | None = None) -> Corpus:
     """A CSV, TSV or Parquet file ('-': stdin), each row a document; see the module docstring.
 
     Parameters
@@ -60,6 +63,9 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     quotechar : str, optional
         CSV/TSV: the character that quotes a field; default ``"`` for CSV and
         none for TSV (fields read literally).
+    delimiter : str, optional
+        CSV: the character between fields; default ``,`` (``;`` for a
+        spreadsheet saved where the comma is the decimal mark).
     keep_all : bool
         Carry every column but the id (``keep`` empty then); the corpus's
         ``header`` names them all in the table's order, so that a row can be
@@ -77,6 +83,9 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     """
     text_cols = [text_cols] if isinstance(text_cols, str) else list(text_cols or [])
     keep = [keep] if isinstance(keep, str) else list(keep)  # one name, not its letters
+    if delimiter is not None and kind != "csv":
+        why = "a TSV is split at tabs" if kind == "tsv" else "Parquet has no delimiter"
+        raise UsageError(f"{{{{delimiter}}}} goes with {{{{kind=csv}}}}; {why}", param="delimiter")
     if kind == "parquet":
         if quotechar is not None:
             raise UsageError("{{quotechar}} goes with {{kind=csv}} and {{kind=tsv}}; Parquet has no quoting",
@@ -84,23 +93,27 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
         return _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all)
     if kind not in DELIMITERS:
         raise UsageError(f"unknown table kind {kind!r}; choose csv, tsv or parquet")
-    if quotechar is not None and (len(quotechar) != 1 or quotechar in "\t\r\n,"):
+    sep = DELIMITERS[kind] if delimiter is None else delimiter
+    if len(sep) != 1 or sep.isalnum() or sep in "\r\n.\"":
+        raise UsageError(f"{{{{delimiter}}}} {sep!r} is not one character that can split a row; give one such as "
+                         "';' or '|' (not a letter, a digit, '.', a quote or a line break)", param="delimiter")
+    if quotechar is not None and (len(quotechar) != 1 or quotechar in "\t\r\n" + sep):
         raise UsageError(f"{{{{quotechar}}}} {quotechar!r} is not one character that can quote a field; "
                          "give one such as '\"'", param="quotechar")
     quote = QUOTECHARS[kind] if quotechar is None else quotechar
-    lines = read_line_file(path, encoding, cr_ends=True)  # the csv module ends a line at a lone "\r" too
-    name = lines.name
+    # The csv module ends a line at a lone "\r" too; literal TSV at "\n" only (a file of "\r" ends refused).
+    lines = read_line_file(path, encoding, cr_ends=quote is not None)
+    name, bom = lines.name, lines.bom
     text = lines.data.decode("utf-8", "surrogatepass")
     del lines
     if csv.field_size_limit() < MAX_LINE_BYTES:
         csv.field_size_limit(MAX_LINE_BYTES)  # a field as long as a line may be
     if quote is None:  # literal: a line a record, no character special but the tab
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter=DELIMITERS[kind], quoting=csv.QUOTE_NONE,
-                            strict=True)
+        rows = _literal_rows(text, sep)
     else:
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter=DELIMITERS[kind], quotechar=quote,
-                            doublequote=True, strict=True)
-    rows = _rows(reader, name, kind)
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, quotechar=quote, doublequote=True,
+                            strict=True)
+        rows = _rows(reader, name, kind)
     columns = None
     if header:
         for line, row in rows:
@@ -128,12 +141,15 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
         if records is None:
             pick = _Columns(columns, name, header, id_col, text_cols, keep, keep_all)
             by_row = pick.id is None
-            records = Records([columns[c] for c in pick.keep])
+            records = Records([pick.labels[c] for c in pick.keep])
         if len(row) != width:
             what = "the header has" if header else "the first row has"
-            fix = (f"quote a field that holds {'a comma' if kind == 'csv' else 'a tab'} or a line break"
+            held = {",": "a comma", "\t": "a tab", ";": "a semicolon", "|": "a bar"}.get(sep, repr(sep))
+            fix = (f"quote a field that holds {held} or a line break"
                    if quote is not None else "a field of literal TSV holds no tab; read quoted TSV with "
                    "--quotechar '\"'")
+            if width == 1 and header:  # a header of one column: split by another delimiter (a ';' export)?
+                _refuse_other_delimiter(f"{where}: {len(row)} fields, {what} 1", kind, sep, columns[0], [])
             raise InputError(f"{where}: {len(row)} fields, {what} {width}; {fix}")
         if header and row == columns:
             repeats.append(line)
@@ -147,7 +163,7 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
             _Columns(columns, name, header, id_col, text_cols, keep)  # a bad column name is refused all the same
         return Corpus(ids=[], texts=[], kind=kind)
     if sample:
-        _refuse_other_delimiter(name, kind, columns[0], sample)
+        _refuse_other_delimiter(name, kind, sep, columns[0], sample)
     notes = [f"ids are row numbers: {name} has no 'id' column (--id-col names one)"] if by_row and header else []
     if repeats:
         notes.append(f"{name}:{repeats[0]}: the row repeats the header{_more(len(repeats) - 1, 'other')}, and is "
@@ -155,6 +171,9 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
     corpus = records.corpus(kind, notes)
     corpus.id_column = None if by_row else columns[pick.id]
     corpus.header = list(columns) if keep_all else None
+    if kind == "csv":  # written back as it was read: its delimiter, quotes, line ends and byte-order mark
+        end = text.find("\n")
+        corpus.dialect = (sep, quote, "\r\n" if end > 0 and text[end - 1] == "\r" else "\n", bom)
     return corpus
 
 
@@ -162,21 +181,27 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
 _SAMPLE = 100
 
 
-def _refuse_other_delimiter(name: str, kind: str, head: str, cells: list[str]) -> None:
+def _refuse_other_delimiter(name: str, kind: str, sep_read: str, head: str, cells: list[str]) -> None:
     """A table read as one column whose header and first rows each hold another delimiter as many times (a
     TSV read as CSV, a CSV read as TSV, a spreadsheet's ';'-separated CSV): each line would be one text,
     its id and every column in it, and the ids row numbers."""
+    uneven = not cells  # no rows given: a row of another width than the header's was met, ``name`` says where
     cells = [cell for cell in cells if cell]  # a blank line: an empty row
     for sep, what in (("\t", "tabs"), (",", "commas"), (";", "semicolons"), ("|", "bars")):
         k = head.count(sep)
-        if sep == DELIMITERS[kind] or not k or not cells or any(cell.count(sep) != k for cell in cells):
+        if sep == sep_read or not k or not (cells or uneven) or any(cell.count(sep) != k for cell in cells):
             continue
-        where = (f"{name}: its header ({head!r}) and its rows each hold {k} {what if k > 1 else what[:-1]}, so the "
-                 "table would be read as one column: each line one text, every field in it, ids row numbers")
-        if sep in DELIMITERS.values():
-            other = next(kd for kd, d in DELIMITERS.items() if d == sep)
-            raise UsageError(f"{where}: read it with {{{{kind={other}}}}}", param="kind")
-        raise InputError(f"{where}: save it with commas (CSV) or tabs (TSV) between the fields")
+        held = f"{k} {what if k > 1 else what[:-1]}"
+        where = (f"{name} ({head!r}, {held})" if uneven else
+                 f"{name}: its header ({head!r}) and its rows each hold {held}, so the table would be read as one "
+                 "column: each line one text, every field in it, ids row numbers")
+        if sep == "\t":
+            raise UsageError(f"{where}: read it with {{{{kind=tsv}}}}", param="kind")
+        if kind == "tsv":
+            fix = f"{{{{kind=csv}}}}" + ("" if sep == "," else f" and {{{{delimiter={sep}}}}}")
+            raise UsageError(f"{where}: read it with {fix}", param="kind")
+        fix = "without {{delimiter}} (a CSV is split at commas)" if sep == "," else f"with {{{{delimiter={sep}}}}}"
+        raise UsageError(f"{where}: read it {fix}", param="delimiter")
 
 
 def _more(n: int, what: str) -> str:
@@ -211,12 +236,27 @@ def _rows(reader, name: str, kind: str):
         yield start, row
 
 
+def _literal_rows(text: str, sep: str):
+    """(line, fields) of each line of a literal TSV, a blank line's none: a line ends at "\n" (a "\r" before
+    it is the CRLF's), as for ``--lines``; a lone "\r" is a character of its field, which the csv module
+    would take for the end of the row, splitting it in two (two titles of a one-column table)."""
+    start, line, end = 0, 0, len(text)
+    while start < end:
+        stop = text.find("\n", start)
+        stop = end if stop < 0 else stop
+        row = text[start:stop - 1 if stop > start and text[stop - 1] == "\r" else stop]
+        line += 1
+        yield line, row.split(sep) if row else []
+        start = stop + 1
+
+
 class _Columns:
     """Positions of the id, text and kept columns in a header (or in numbered columns)."""
 
     def __init__(self, columns: Sequence[str], name: str, header: bool, id_col, text_cols, keep,
                  keep_all: bool = False) -> None:
         self.names = list(columns)
+        self.labels = column_labels(self.names)  # unnamed columns (``id,text,,``) by number: carried apart
         self.where = name
         self.header = header
         if not text_cols:
@@ -230,7 +270,11 @@ class _Columns:
         if keep_all:  # every column but the id, in the table's order
             self.keep = [k for k in range(len(self.names)) if k != self.id]
             for k in self.keep:  # a name twice is refused, as for --keep-col: one of them was dropped silently
-                self.find(self.names[k], "keep_all")
+                if self.labels[k] == self.names[k]:  # unless empty: a spreadsheet's unnamed columns, by number
+                    self.find(self.names[k], "keep_all")
+                elif self.labels[k] in self.names:
+                    raise InputError(f"{self.where}: column {k + 1} has no name, and is carried as {self.labels[k]!r}, "
+                                     f"as column {self.names.index(self.labels[k]) + 1} is named; rename one")
 
     def find(self, column: str, param: str) -> int:
         """The position of ``column``, named by the parameter ``param``."""
@@ -308,6 +352,9 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> 
     if tokens_col is not None and text_cols:
         raise UsageError("give {{text_cols}} or {{tokens_col}}, not both", param="tokens_col")
     pick = _Columns(names, name, True, id_col, [tokens_col] if tokens_col else text_cols, keep, keep_all)
+    unnamed = [k + 1 for k in pick.keep if pick.labels[k] != names[k]]
+    if unnamed:  # Arrow columns go by name: one of two unnamed ones would be lost
+        raise InputError(f"{name}: columns {', '.join(map(str, unnamed))} have no name; name them, or leave them out")
     wanted = sorted({*pick.texts, *pick.keep, *([pick.id] if pick.id is not None else [])})
     try:
         table = pq.read_table(source, columns=[names[k] for k in wanted])
@@ -323,13 +370,6 @@ def _read_parquet(path, id_col, text_cols, keep, tokens_col, keep_all=False) -> 
         raise InputError(f"{name}: column {names[pick.id]!r} holds {column[pick.id].type}; ids are strings or "
                          f"integers: cast it (CAST({names[pick.id]} AS VARCHAR), or in pandas "
                          f".astype(str)) or name another column with {{{{id_col}}}}", param="id_col")
-    for k in pick.keep:
-        typ = column[k].type
-        if pa.types.is_dictionary(typ):
-            typ = typ.value_type
-        if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_fixed_size_binary(typ):
-            raise InputError(f"{name}: column {names[k]!r} holds {column[k].type}, bytes with no text to carry: "
-                             f"cast it to strings (CAST({names[k]} AS VARCHAR)) or leave it out")
     arrow_only = set(pick.texts) - {*pick.keep, pick.id} if tokens_col else set()  # token lists: below
     values = {k: column[k].to_pylist() for k in wanted if k not in arrow_only}
     n = table.num_rows

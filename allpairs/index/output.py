@@ -12,7 +12,7 @@ from typing import BinaryIO, Sequence
 from ..errors import UsageError
 from ..measures import Measure
 from ..pairs.result import similarity_text
-from ..output.tables import Column, carried, write_source_rows, write_table
+from ..output.tables import Column, carried, column_labels, write_source_rows, write_table
 from ..output.tables import id_column as column_of_ids  # write_records has a parameter named id_column
 
 
@@ -87,6 +87,8 @@ def write_records(out: BinaryIO, names: Sequence[str], id_column: str | None, id
         written = write_source_rows(out, fmt, rows, docs)
         if written is not None:
             return written
+    labels = column_labels(names)  # a spreadsheet's unnamed columns: by number, but in TSV and CSV's header
     return write_table(out, fmt, [column_of_ids(name, ids, docs) if name == id_column else
-                                  Column(name, [columns[name][d] for d in docs]) for name in names], header=header,
-                       literal=literal)
+                                  Column(label, [columns[label][d] for d in docs])
+                                  for name, label in zip(names, labels)], header=header, literal=literal,
+                       header_names=names)

@@ -26,8 +26,8 @@ STRING, JSON, NULL = 0, 1, 2
 def _json_kind(value) -> int:
     if value is None or (isinstance(value, float) and (value != value or value in (float("inf"), float("-inf")))):
         return NULL  # NaN and infinities have no JSON: null, as pandas writes them
-    if isinstance(value, str) or callable(getattr(value, "isoformat", None)):
-        return STRING  # a date or time is carried as its ISO 8601 text, a string in JSON
+    if isinstance(value, (str, bytes, bytearray)) or callable(getattr(value, "isoformat", None)):
+        return STRING  # a date or time is carried as its ISO 8601 text, bytes as base64: a string in JSON
     return JSON
 
 

@@ -67,9 +67,43 @@ def _plain_number() -> re.Pattern:
     return re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
+#: The delimiter, quote character, line end and byte-order mark of CSV output (:func:`csv_dialect`).
+_DIALECT = contextvars.ContextVar("allpairs_csv_dialect", default=(",", '"', "\n", False))
+
+
+@contextlib.contextmanager
+def csv_dialect(delimiter: str = ",", quotechar: str = '"', line_end: str = "\n", bom: bool = False):
+    """Within the block, CSV output separates cells with ``delimiter``, quotes them with ``quotechar``, ends
+    its lines with ``line_end`` and, with ``bom``, starts its header row with a byte-order mark: a table
+    read from a spreadsheet (';' between cells, CRLF, a UTF-8 mark) is written back so."""
+    token = _DIALECT.set((delimiter, quotechar, line_end, bom))
+    try:
+        yield
+    finally:
+        _DIALECT.reset(token)
+
+
+def csv_delimiter() -> str:
+    """The delimiter between CSV cells (:func:`csv_dialect`)."""
+    return _DIALECT.get()[0]
+
+
+def csv_line_end() -> str:
+    """The end of a CSV line (:func:`csv_dialect`)."""
+    return _DIALECT.get()[2]
+
+
+def csv_header_start() -> str:
+    """What a CSV header row starts with: the byte-order mark, where the input had one (:func:`csv_dialect`;
+    never before a row of data, so that a table written without its header can be appended to another)."""
+    return "\ufeff" if _DIALECT.get()[3] else ""
+
+
 def csv_field(value: str) -> str:
-    """Quoted as Python's csv module quotes; a ``'`` before a formula start (:func:`verbatim_cells`), not
-    before a plain number."""
+    """Quoted as Python's csv module quotes, with the delimiter and quote character of :func:`csv_dialect`;
+    a ``'`` before a formula start (:func:`verbatim_cells`), not before a plain number."""
+    if not value:  # nothing, as a spreadsheet writes an empty cell (the writer would quote it: "")
+        return value
     if value.startswith(FORMULA_STARTS) and not _VERBATIM.get() and not _plain_number().fullmatch(value):
         value = "'" + value
     # The writer quotes fields holding its line terminator, so keep "\r\n"
@@ -77,7 +111,8 @@ def csv_field(value: str) -> str:
     import csv  # here: a run that writes no CSV (a count, TSV) does not load it
 
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="\r\n").writerow([value])
+    delimiter, quotechar = _DIALECT.get()[:2]
+    csv.writer(buf, delimiter=delimiter, quotechar=quotechar, lineterminator="\r\n").writerow([value])
     return buf.getvalue()[:-2]
 
 
@@ -124,10 +159,20 @@ def printable(value: str) -> str:
 _DECIMAL = "\x00allpairs-decimal\x00"
 
 
+def bytes_text(value: bytes) -> str:
+    """Bytes (a Parquet binary value) as text: base64 (RFC 4648, padded), as Spark and BigQuery write bytes
+    in JSON; a string of them in JSON Lines, the text in TSV and CSV."""
+    import base64  # here: only a run that writes bytes as text loads it
+
+    return base64.b64encode(value).decode("ascii")
+
+
 def json_default(value):
     """JSON of what JSON has no type for (``json.dumps(..., default=json_default)``): dates and times as
-    ISO 8601, a finite decimal as its digits between marks :func:`json_text` unquotes (a number), a NaN or
-    infinite one as null, anything else by ``str``."""
+    ISO 8601, bytes as base64 (:func:`bytes_text`), a finite decimal as its digits between marks
+    :func:`json_text` unquotes (a number), a NaN or infinite one as null, anything else by ``str``."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes_text(value)
     iso = getattr(value, "isoformat", None)
     if callable(iso):
         return iso()

@@ -21,7 +21,8 @@ import numpy as np
 
 from ..errors import UsageError, require_extra
 from .carried import Carried, finite_json, json_column
-from .escape import csv_field, json_field, json_text, printable, tsv_field, utf8
+from .escape import (csv_delimiter, csv_field, csv_header_start, csv_line_end, json_field, json_text, printable,
+                     tsv_field, utf8)
 
 #: Formats of tables; Parquet is binary and needs pyarrow.
 TABLE_FORMATS = ("tsv", "csv", "jsonl", "parquet")
@@ -88,10 +89,11 @@ def _escape(fmt: str, literal: bool = False):
 
 
 def literal_tsv_field(value: str) -> str:
-    """A cell of IANA's TSV, as it is: what a TSV read literally gave (no tab, no line break: backslashes
-    and all stay, so the row reads back the same); a cell holding a tab or a line break (never read
-    so) escaped as :func:`tsv_field` escapes it, since it would break the row."""
-    return tsv_field(value) if "\t" in value or "\n" in value or "\r" in value else value
+    """A cell of IANA's TSV, as it is: what a TSV read literally gave (no tab, no "\n": backslashes and a
+    lone "\r" all stay, so the row reads back the same); a cell holding a tab or a "\n" (never read so), or
+    ending with "\r" (a CRLF to the reader), escaped as :func:`tsv_field` escapes it, since it would change
+    the row."""
+    return tsv_field(value) if "\t" in value or "\n" in value or value.endswith("\r") else value
 
 
 def _cell(value, kind: str, esc) -> str:
@@ -114,7 +116,22 @@ def header_line(fmt: str, names: Sequence[str], literal: bool = False) -> str:
     if fmt not in ("tsv", "csv"):
         return ""
     esc = _escape(fmt, literal)
-    return ("\t" if fmt == "tsv" else ",").join(esc(n) for n in names) + "\n"
+    if fmt == "tsv":
+        return "\t".join(esc(n) for n in names) + "\n"
+    return csv_header_start() + _row(csv_delimiter().join(esc(n) for n in names), fmt, len(names)) + csv_line_end()
+
+
+def _row(line: str, fmt: str, width: int) -> str:
+    """A line of a table; in CSV a row of one empty cell quoted (``""``), which a blank line is not."""
+    return '""' if not line and fmt == "csv" and width == 1 else line
+
+
+def column_labels(names: Sequence[str]) -> list[str]:
+    """A name for each column of a header, unique where the header's are: a name the header gives two
+    columns or more only if it is empty (a spreadsheet's unnamed columns, ``id,text,,``), each such column
+    then named by its number from 1 (as a table without a header names every column)."""
+    unnamed = names.count("") > 1
+    return [str(k + 1) if unnamed and not name else name for k, name in enumerate(names)]
 
 
 def check_format(fmt: str, formats: Sequence[str] = TABLE_FORMATS) -> None:
@@ -132,12 +149,15 @@ def refuse_names_twice(names: Sequence[str]) -> None:
 
 
 def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: bool = True,
-                progress: Callable[[int, int], None] | None = None, literal: bool = False) -> int:
+                progress: Callable[[int, int], None] | None = None, literal: bool = False,
+                header_names: Sequence[str] | None = None) -> int:
     """Write the rows of ``columns`` (all of one length) to the binary stream ``out``; return the rows written.
 
     TSV and CSV start with a header row of the column names unless ``header`` is False. ``progress(done,
     total)`` is told the rows written after each batch. ``literal``: TSV cells and names are written as
     they are (:func:`literal_tsv_field`), for the rows of a TSV read literally written back.
+    ``header_names``: the TSV or CSV header row where it is not the columns' names (a table's own header,
+    whose unnamed columns are named by :func:`column_labels` in the other formats).
     """
     check_format(fmt)
     names = [c.name for c in columns]
@@ -147,19 +167,20 @@ def write_table(out: BinaryIO, fmt: str, columns: Sequence[Column], *, header: b
         _write_parquet(out, columns)
         return n
     if header and fmt in ("tsv", "csv"):
-        out.write(utf8(header_line(fmt, names, literal)))
+        out.write(utf8(header_line(fmt, names if header_names is None else header_names, literal)))
     esc = _escape(fmt, literal)
     if fmt == "jsonl":
         keys = [json_field(c.name) + ": " for c in columns]
-    sep = "\t" if fmt == "tsv" else ","
+    sep = "\t" if fmt == "tsv" else csv_delimiter()
+    end = csv_line_end() if fmt == "csv" else "\n"
     for lo in range(0, n, _BATCH):
         hi = min(lo + _BATCH, n)
         cells = [_cells(c.values[lo:hi], c.kind, fmt, esc) for c in columns]
         if fmt == "jsonl":
             lines = ["{" + ", ".join(k + v for k, v in zip(keys, row)) + "}" for row in zip(*cells)]
         else:
-            lines = [sep.join(row) for row in zip(*cells)]
-        out.write(utf8("\n".join(lines) + "\n"))
+            lines = [_row(sep.join(row), fmt, len(columns)) for row in zip(*cells)]
+        out.write(utf8(end.join(lines) + end))
         if progress is not None:
             progress(hi, n)
     return n

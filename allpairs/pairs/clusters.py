@@ -17,7 +17,7 @@ from ._clusters_kernel import components, flatten, union_sets
 from .._plural import count
 from ..errors import UsageError, require_extra
 from ..order import OrderedSets
-from ..output.escape import csv_field, json_field, tsv_field
+from ..output.escape import csv_delimiter, csv_field, csv_line_end, json_field, tsv_field
 from .result import FORMATS, Pairs, sequence_item
 from .summary import SHOWN, Summarised
 
@@ -238,9 +238,9 @@ def write_clusters(clusters: Clusters, ids: Sequence[str], out: BinaryIO, fmt: s
         if fmt == "jsonl":
             line = '{"size": %d, "ids": [%s]}' % (len(names), ", ".join(json_field(n) for n in names))
         else:
-            sep, esc = ("\t", tsv_field) if fmt == "tsv" else (",", csv_field)
+            sep, esc = ("\t", tsv_field) if fmt == "tsv" else (csv_delimiter(), csv_field)
             line = sep.join([str(len(names))] + [esc(n) for n in names])
-        out.write((line + "\n").encode("utf-8", "surrogateescape"))
+        out.write((line + (csv_line_end() if fmt == "csv" else "\n")).encode("utf-8", "surrogateescape"))
     if progress is not None:
         progress("write", len(clusters), len(clusters), f"{len(clusters):,} clusters")
     return len(clusters)

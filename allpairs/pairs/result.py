@@ -19,7 +19,8 @@ from .._plural import count
 from ..errors import UsageError, require_extra
 from ..measures import MEASURES, Measure, get_measure
 from ..output.carried import Carried
-from ..output.escape import csv_field, json_field, printable, tsv_field, utf8
+from ..output.escape import (csv_delimiter, csv_field, csv_header_start, csv_line_end, json_field, printable,
+                              tsv_field, utf8)
 from ..order import OrderedSets
 from .summary import SHOWN
 
@@ -481,11 +482,12 @@ class PairWriter:
             steps.append("}")
             self.header = ""
         else:
-            sep = "\t" if fmt == "tsv" else ","
+            sep, start, end = (("\t", "", "\n") if fmt == "tsv"
+                               else (csv_delimiter(), csv_header_start(), csv_line_end()))
             for k, (name, value) in enumerate(cols):
                 steps += ([sep] if k else []) + value
-            self.header = sep.join(escape(name) for name in names) + "\n" if header else ""
-        steps.append("\n")
+            self.header = start + sep.join(escape(name) for name in names) + end if header else ""
+        steps.append(end if fmt == "csv" else "\n")
         literals: list[bytes] = []
         template: list[int] = []
         for st in steps:

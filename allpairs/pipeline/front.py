@@ -221,6 +221,10 @@ def corpus_keys(corpus: Corpus, shingle: ShingleSpec | str | None, *, normalize:
     if corpus.sets is not None:
         if shingle is not None:
             raise UsageError("pre-tokenised sets are joined on their tokens; drop {{shingle}}", param="shingle")
+        if not normalize:
+            from ..shingles.keys import SETS_NOT_NORMALIZED
+
+            raise UsageError(SETS_NOT_NORMALIZED, param="normalize")
         indptr, keys = hash_sets(corpus.sets, jobs=jobs, sorted_rows=sorted_rows)
         return indptr, keys, "tokens"
     if shingle is None:

@@ -65,6 +65,10 @@ __all__ = ["KEY_VERSION", "KINDS", "LENGTH_PREFIX", "LENGTH_SAMPLE", "ShingleCho
 KEY_VERSION = 2
 
 
+#: Pre-tokenised sets with ``normalize=False``: their tokens are never normalised, so it would change nothing.
+SETS_NOT_NORMALIZED = ("pre-tokenised sets ({{kind=sets}}, {{tokens_col}}) are joined on their tokens as they are: "
+                       "{{normalize=False}} changes nothing; drop it")
+
 #: The shingle kinds that :class:`ShingleSpec` accepts.
 KINDS = ("word", "char", "code")
 

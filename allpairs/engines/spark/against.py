@@ -284,7 +284,7 @@ def join_against(df, other, threshold, *, measure: str = "jaccard", id_col: str 
     if extra:
         raise UsageError(f"{extra[0]} does not apply to an R–S join (against=); it takes "
                          f"{', '.join(AGAINST_OPTIONS)}")
-    spec = given_spec(shingle, tokens_col)  # None: chosen from the texts below
+    spec = given_spec(shingle, tokens_col, options.get("normalize", True))  # None: chosen from the texts below
     order_col = options.get("order_col")
     get_measure(measure)  # an unknown measure: one line before any job
     check_schema(df, id_col, text_col, tokens_col, order_col, options.get("language_col"))

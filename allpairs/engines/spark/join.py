@@ -236,7 +236,7 @@ def plan(df, threshold, *, id_col: str = "id", text_col: str | None = None, toke
     if method == "lsh":
         info = lsh_settings(t, num_perm=num_perm, bands=bands, rows=rows, recall=recall, seed=seed, bits=bits,
                             max_bucket=max_bucket, max_expand=max_expand)
-    spec = given_spec(shingle, tokens_col)  # None: chosen from the texts below
+    spec = given_spec(shingle, tokens_col, normalize)  # None: chosen from the texts below
     # The workers must import pyarrow and allpairs: checked here, before the first job.
     check_workers(df.sparkSession)
     if spec is None and text_col is not None:

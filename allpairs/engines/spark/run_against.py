@@ -395,7 +395,7 @@ def run_against(path: str, other: str, threshold, *, kind: str = "directory", ou
         _check_ids([(r.df, r.id_col, p) for (r, _), p in zip(reads, (path, other)) if r.check])
         from .shingle import choose_shingle, given_spec
 
-        spec = given_spec(shingle, left.tokens_col)
+        spec = given_spec(shingle, left.tokens_col, normalize)
         if spec is None and left.text_col is not None:
             if left.code and right.code:
                 spec = given_spec("code:5", None)  # trees of source files only, as locally

@@ -12,17 +12,19 @@ import numpy as np
 
 from ...errors import UsageError
 from ...shingles import ShingleSpec
-from ...shingles.keys import LENGTH_PREFIX, LENGTH_SAMPLE, ShingleChoice, shingle_for_texts
+from ...shingles.keys import LENGTH_PREFIX, LENGTH_SAMPLE, SETS_NOT_NORMALIZED, ShingleChoice, shingle_for_texts
 from .pairs import order_key
 from .session import quoted
 
 
-def given_spec(shingle, tokens_col: str | None) -> ShingleSpec | None:
+def given_spec(shingle, tokens_col: str | None, normalize: bool = True) -> ShingleSpec | None:
     """The shingle given (parsed), or None: none given for texts (choose it with :func:`choose_shingle`)
-    or sets of tokens (joined as they are; a shingle with them is a usage error)."""
+    or sets of tokens (joined as they are; a shingle or ``normalize=False`` with them is a usage error)."""
     if tokens_col is not None:
         if shingle is not None:
             raise UsageError("pre-tokenised sets are joined on their tokens; drop shingle")
+        if not normalize:
+            raise UsageError(SETS_NOT_NORMALIZED, param="normalize")
         return None
     return ShingleSpec.parse(shingle) if isinstance(shingle, str) else shingle
 
