@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from allpairs.errors import UsageError
@@ -408,3 +408,23 @@ def test_a_numpy_float32_threshold_is_read_as_its_own_shortest_decimal():
     assert Threshold.parse(np.float32(1e-9)) == Threshold(1, 10**9)
     assert Threshold.parse(np.float16(0.5)) == Threshold(1, 2)
     assert Threshold.parse(np.float64(0.7)) == Threshold.parse(0.7) == Threshold(7, 10)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["jaccard", "cosine", "dice", "containment", "overlap"]),
+       st.lists(st.tuples(st.integers(1, 2**31 - 1), st.integers(0, 2**31 - 1), st.integers(0, 2**31 - 1)),
+                max_size=20))
+@example("cosine", [(3, 7, 11), (2**31 - 1, 2**31 - 1, 2**31 - 1)])
+@example("dice", [(2**31 - 1, 2**31 - 1, 2**31 - 1)])
+def test_similarity_texts_of_many_pairs_are_the_texts_of_each(name, triples):
+    # The writers print many pairs' similarities at once from the measure's integer ratio: the same text as
+    # the exact per-pair truncation (Fraction), at every size an int32 overlap allows.
+    from allpairs.measures import get_measure
+    from allpairs.pairs.result import similarity_floats, similarity_text, similarity_texts
+
+    row = get_measure(name)
+    pairs = [(o, max(o, x), max(o, y)) for o, x, y in triples]  # an overlap is at most either size
+    o, x, y = ([p[k] for p in pairs] for k in range(3))
+    assert similarity_texts(row, o, x, y) == [similarity_text(row, *p) for p in pairs]
+    if not row.integer_threshold:  # and the floats Parquet gets, each the float of the exact value
+        assert similarity_floats(row, o, x, y).tolist() == [float(row.similarity(*p)) for p in pairs]

@@ -11,7 +11,7 @@ from typing import BinaryIO, Sequence
 
 from ..errors import UsageError
 from ..measures import Measure
-from ..pairs.result import similarity_text
+from ..pairs.result import similarity_floats, similarity_texts
 from ..output.tables import Column, carried, column_labels, write_source_rows, write_table
 from ..output.tables import id_column as column_of_ids  # write_records has a parameter named id_column
 
@@ -51,13 +51,12 @@ def pair_rows(fmt: str, names: tuple[str, str], left: Sequence[int], right: Sequ
     Parquet add the overlap and both sizes; then each side's carried columns, as
     ``NAME_COLUMN`` with the side's name (``query_text``, ``indexed_text``)."""
     a, b = names
-    sizes = zip(overlap, left_size, right_size)
     if row.integer_threshold:
-        sims = Column("similarity", [similarity_text(row, o, x, y) for o, x, y in sizes], "int")
+        sims = Column("similarity", similarity_texts(row, overlap, left_size, right_size), "int")
     elif fmt == "parquet":
-        sims = Column("similarity", [float(row.similarity(o, x, y)) for o, x, y in sizes], "float")
+        sims = Column("similarity", similarity_floats(row, overlap, left_size, right_size).tolist(), "float")
     else:
-        sims = Column("similarity", [similarity_text(row, o, x, y) for o, x, y in sizes], "number")
+        sims = Column("similarity", similarity_texts(row, overlap, left_size, right_size), "number")
     table = [column_of_ids(a, left_ids, left), column_of_ids(b, right_ids, right), sims]
     if fmt != "tsv":
         table += [Column("overlap", overlap, "int"), Column(f"{a}_size", left_size, "int"),

@@ -106,12 +106,14 @@ def csv_field(value: str) -> str:
         return value
     if value.startswith(FORMULA_STARTS) and not _VERBATIM.get() and not _plain_number().fullmatch(value):
         value = "'" + value
+    delimiter, quotechar = _DIALECT.get()[:2]
+    if delimiter not in value and quotechar not in value and "\r" not in value and "\n" not in value:
+        return value  # nothing the writer quotes (QUOTE_MINIMAL): as it would write it, without one a cell
     # The writer quotes fields holding its line terminator, so keep "\r\n"
     # (quoting any CR or LF) and take it off again.
     import csv  # here: a run that writes no CSV (a count, TSV) does not load it
 
     buf = io.StringIO()
-    delimiter, quotechar = _DIALECT.get()[:2]
     csv.writer(buf, delimiter=delimiter, quotechar=quotechar, lineterminator="\r\n").writerow([value])
     return buf.getvalue()[:-2]
 
@@ -126,7 +128,9 @@ def json_field(value: str) -> str:
     """A JSON string; a file name's undecodable bytes as the text \\xNN and any other lone surrogate as the
     text \\uXXXX, as in Parquet (:func:`printable`): JSON text is UTF-8, and a ``"\\udce9"`` escape would
     decode to a lone surrogate, which no strict reader (allpairs' own included) takes."""
-    import json  # here: a run that writes no JSON does not load it
+    # What json.dumps(value, ensure_ascii=False) returns for a str, without an encoder made per call
+    # (imported here: a run that writes no JSON does not load json).
+    from json.encoder import encode_basestring
 
     try:
         value.encode("utf-8")
@@ -134,7 +138,7 @@ def json_field(value: str) -> str:
         value = printable(value)
     # DEL, C1 controls and U+2028/U+2029 are valid raw in a JSON string, but line splitters
     # cut a record at some of them and terminals act on others: escape them as JSON does C0.
-    return json_raw().sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
+    return json_raw().sub(lambda m: f"\\u{ord(m.group()):04x}", encode_basestring(value))
 
 
 def utf8(value: str) -> bytes:

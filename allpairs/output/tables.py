@@ -80,7 +80,14 @@ def carried(prefix: str, columns: dict[str, Sequence[str]], docs: Sequence[int])
 def id_column(name: str, ids: Sequence[str], docs: Sequence[int]) -> Column:
     """The ids of the documents ``docs`` (positions) as the column ``name``: text, or, where the input's ids
     were integers (``ids`` a :class:`~allpairs.output.carried.Carried`), integers in JSON Lines and Parquet."""
-    return Column(name, Rows(ids, docs), "carried") if isinstance(ids, Carried) else Column(name, [ids[d] for d in docs])
+    if isinstance(ids, Carried):
+        return Column(name, Rows(ids, docs), "carried")
+    if isinstance(ids, (list, tuple)) or len(docs) < 1024:
+        return Column(name, [ids[d] for d in docs])
+    # Ids read one by one (an index's, decoded from its bytes): each distinct document's once.
+    distinct, where = np.unique(np.asarray(docs, np.int64), return_inverse=True)
+    names = [ids[d] for d in distinct.tolist()]
+    return Column(name, [names[k] for k in where.tolist()])
 
 
 def _escape(fmt: str, literal: bool = False):
@@ -104,7 +111,27 @@ def _cell(value, kind: str, esc) -> str:
     return str(value)
 
 
+def _escaped(values, esc) -> list[str]:
+    """``esc(str(v))`` of each value, each distinct text escaped once (ids repeat down a table of pairs or
+    matches); only texts are looked up, so that 1, 1.0 and True, equal as keys, stay "1", "1.0", "True"."""
+    done: dict[str, str] = {}
+    out = []
+    for v in values:
+        if type(v) is str:
+            e = done.get(v)
+            if e is None:
+                e = done[v] = esc(v)
+            out.append(e)
+        else:
+            out.append(esc(str(v)))
+    return out
+
+
 def _cells(values, kind: str, fmt: str, esc) -> list[str]:
+    if kind == "text":
+        return _escaped(values, esc)
+    if kind in ("int", "number"):
+        return list(map(str, values))
     if kind != "carried":
         return [_cell(v, kind, esc) for v in values]
     return values.json_texts() if fmt == "jsonl" else [esc(t) for t in values.texts()]

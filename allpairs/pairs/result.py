@@ -45,6 +45,29 @@ def similarity_text(row: Measure, overlap: int, size_x: int, size_y: int) -> str
     return f"{v // 10**DECIMALS}.{v % 10**DECIMALS:0{DECIMALS}d}"
 
 
+def similarity_texts(row: Measure, overlap, size_x, size_y) -> list[str]:
+    """:func:`similarity_text` of many pairs (sequences of ints), from the measure's integer ratio at once, not
+    a :class:`~fractions.Fraction` a pair: ``⌊num · 10**6 / den⌋`` (``num`` at most twice an int32 overlap)."""
+    o, x, y = (np.asarray(v, np.int64) for v in (overlap, size_x, size_y))
+    if row.integer_threshold:
+        return [str(v) for v in o.tolist()]
+    num, den = row.ratio(o, x, y, DECIMALS)
+    v = np.asarray(num, np.int64) * 10**DECIMALS // np.asarray(den, np.int64)
+    return [f"{a}.{b:0{DECIMALS}d}" for a, b in zip((v // 10**DECIMALS).tolist(), (v % 10**DECIMALS).tolist())]
+
+
+def similarity_floats(row: Measure, overlap, size_x, size_y) -> np.ndarray:
+    """``float(row.similarity(o, x, y))`` of many pairs at once (float64): a rational measure's ratio divided,
+    the float nearest it as both are exact in float64; cosine ``o / √(x·y)``, as :meth:`similarity` computes it."""
+    o, x, y = (np.asarray(v, np.int64) for v in (overlap, size_x, size_y))
+    if row.name == "cosine":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = o / np.sqrt((x * y).astype(np.float64))
+        return np.where((x > 0) & (y > 0), out, 0.0)
+    num, den = row.ratio(o, x, y, DECIMALS)
+    return np.asarray(num, np.int64) / np.asarray(den, np.int64)
+
+
 def sequence_item(key, n: int, get: Callable[[int], object], what: str, noun: str):
     """``seq[key]`` of a sequence of ``n`` items read by ``get(i)``: a negative ``key`` counts from the
     end, a slice gives a list; messages as Python's (``what`` names an item, ``noun`` the items)."""
