@@ -114,7 +114,8 @@ class JoinResult(Summarised):
     def __post_init__(self) -> None:
         if self.clusters is None:
             self.clusters = ClustersNotAsked()
-        self.pairs.measure = self.measure  # so that a writer of another measure is refused
+        if isinstance(self.pairs, Pairs):  # so that a writer of another measure is refused
+            self.pairs.measure = self.measure
 
     def __len__(self) -> int:
         return len(self.pairs)
