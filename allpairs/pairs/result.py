@@ -64,8 +64,8 @@ def similarity_floats(row: Measure, overlap, size_x, size_y) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             out = o / np.sqrt((x * y).astype(np.float64))
         return np.where((x > 0) & (y > 0), out, 0.0)
-    num, den = row.ratio(o, x, y, DECIMALS)
-    return np.asarray(num, np.int64) / np.asarray(den, np.int64)
+    num, den = (np.asarray(v, np.int64) for v in row.ratio(o, x, y, DECIMALS))
+    return np.divide(num, den, out=np.zeros(len(o), np.float64), where=den != 0)  # 0 of empty sets, as similarity
 
 
 def sequence_item(key, n: int, get: Callable[[int], object], what: str, noun: str):
@@ -397,11 +397,7 @@ class Pairs:
         if self.estimated:
             cols["estimate"] = cat("estimate", np.float64)
         else:
-            if m.name == "jaccard":
-                cols["similarity"] = overlap / np.maximum(ls.astype(np.int64) + rs - overlap, 1)
-            else:
-                cols["similarity"] = np.array([float(m.similarity(o, a, b)) for o, a, b in
-                                               zip(overlap.tolist(), ls.tolist(), rs.tolist())], np.float64)
+            cols["similarity"] = similarity_floats(m, overlap, ls, rs)
             cols["overlap"] = overlap
         cols["left_size"], cols["right_size"] = ls, rs
         return cols
