@@ -357,3 +357,14 @@ def test_a_text_column_escapes_each_distinct_text_once_and_keeps_equal_numbers_a
     out = io.BytesIO()
     write_table(out, "csv", [Column("v", [1, True, 1.0, "1", "a,b", "a,b", None])])
     assert out.getvalue().decode().splitlines() == ["v", "1", "True", "1.0", "1", '"a,b"', '"a,b"', "None"]
+
+
+@pytest.mark.parametrize("header, fix", [("id;title;price", "--delimiter ';'"), ("id|title", "--delimiter '|'"),
+                                         ("id\ttitle", "--tsv")])
+def test_a_column_named_in_a_header_split_by_another_delimiter_says_which_reads_it(tmp_path, header, fix):
+    # --text-col title of a ';' export read as CSV said "no column 'title' (its header has id;title;price);
+    # name one with --text-col": the column was there, the delimiter was not given.
+    path = tmp_path / "export.csv"
+    path.write_text(header + "\n" + header.replace("id", "1").replace("title", "red apples") + "\n")
+    r = CliRunner().invoke(app, ["join", "-t", "0.5", "--text-col", "title", "--csv", str(path)], prog_name="allpairs")
+    assert r.exit_code == 2 and "the column named is not in its header" in r.stderr and f"read it with {fix}" in r.stderr, r.stderr

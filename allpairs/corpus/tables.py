@@ -139,7 +139,7 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
             width = len(row)
             columns = [str(k + 1) for k in range(width)]
         if records is None:
-            pick = _Columns(columns, name, header, id_col, text_cols, keep, keep_all)
+            pick = _pick(columns, name, header, id_col, text_cols, keep, keep_all, kind, sep)
             by_row = pick.id is None
             records = Records([pick.labels[c] for c in pick.keep])
         if len(row) != width:
@@ -159,8 +159,8 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
         doc_id = str(n) if by_row else row[pick.id]
         records.add(where, line, doc_id, " ".join(row[c] for c in pick.texts), [row[c] for c in pick.keep])
     if records is None:
-        if columns is not None:
-            _Columns(columns, name, header, id_col, text_cols, keep)  # a bad column name is refused all the same
+        if columns is not None:  # a bad column name is refused all the same
+            _pick(columns, name, header, id_col, text_cols, keep, False, kind, sep)
         return Corpus(ids=[], texts=[], kind=kind)
     if sample:
         _refuse_other_delimiter(name, kind, sep, columns[0], sample)
@@ -179,6 +179,18 @@ def read_table(path: str | os.PathLike, kind: str = "csv", *, id_col: str | None
 
 #: Rows of a one-column table looked at for another delimiter.
 _SAMPLE = 100
+
+
+def _pick(columns, name: str, header: bool, id_col, text_cols, keep, keep_all: bool, kind: str,
+          sep: str) -> "_Columns":
+    """:class:`_Columns` of the header; a column named but missing from a header of one column that another
+    delimiter splits into the named ones (a ';' export read as CSV) says to read it with that delimiter."""
+    try:
+        return _Columns(columns, name, header, id_col, text_cols, keep, keep_all)
+    except UsageError:
+        if header and len(columns) == 1:
+            _refuse_other_delimiter(f"{name}: the column named is not in its header", kind, sep, columns[0], [])
+        raise
 
 
 def _refuse_other_delimiter(name: str, kind: str, sep_read: str, head: str, cells: list[str]) -> None:
