@@ -148,8 +148,10 @@ def test_a_header_with_unnamed_columns_comes_back_byte_for_byte_from_dedup(tmp_p
     r = run("dedup", "-q", "-s", "word:1", "-t", "0.8", "--csv", f, "-f", "csv")
     assert r.exit_code == 0, r.output
     assert r.stdout == "".join(UNNAMED.splitlines(keepends=True)[i] for i in (0, 1, 3))
-    r = run("dedup", "-q", "-s", "word:1", "-t", "0.8", "--csv", f)
+    r = run("dedup", "-q", "-s", "word:1", "-t", "0.8", "--csv", f, "-f", "tsv")
     assert r.stdout == "id\ttext\t\t\nr1\tred shirt cotton\tx\t\nr3\tblue jeans\ta, b\t2\n", r.output
+    assert run("dedup", "-q", "-s", "word:1", "-t", "0.8", "--csv", f).stdout == \
+        "".join(UNNAMED.splitlines(keepends=True)[i] for i in (0, 1, 3))  # the table's own format by default
 
 
 def test_unnamed_columns_are_named_by_number_where_a_name_must_be_unique(tmp_path):
@@ -368,3 +370,26 @@ def test_a_column_named_in_a_header_split_by_another_delimiter_says_which_reads_
     path.write_text(header + "\n" + header.replace("id", "1").replace("title", "red apples") + "\n")
     r = CliRunner().invoke(app, ["join", "-t", "0.5", "--text-col", "title", "--csv", str(path)], prog_name="allpairs")
     assert r.exit_code == 2 and "the column named is not in its header" in r.stderr and f"read it with {fix}" in r.stderr, r.stderr
+
+
+def test_dedup_prints_a_tables_kept_rows_in_the_tables_own_format_unless_told(tmp_path):
+    # `allpairs dedup --csv in.csv > out.csv` wrote TSV into out.csv: the kept rows of a table now come back in
+    # its own format on stdout too (a CSV with its delimiter, JSON Lines records as they were); --format, -o's
+    # extension, --removed (pairs) and --keep-col (the compact form) are as before.
+    semi = tmp_path / "export.csv"
+    semi.write_text("id;title\n1;red apples, fresh\n2;red apples, fresh\n3;pears\n")
+    jsonl = tmp_path / "docs.jsonl"
+    jsonl.write_text('{"id": "a", "text": "red apples"}\n{"id": "b",  "text": "red apples"}\n{"id": "c", "text": "x"}\n')
+    flags = ["dedup", "-q", "-s", "word:1", "-t", "0.8"]
+
+    def out(*args):
+        r = run(*flags, *args)
+        assert r.exit_code == 0, r.stderr
+        return r.stdout
+
+    assert out("--text-col", "title", "--csv", "-d", ";", semi) == 'id;title\n1;red apples, fresh\n3;pears\n'
+    assert out("--jsonl", jsonl) == '{"id": "a", "text": "red apples"}\n{"id": "c", "text": "x"}\n'
+    assert out("--text-col", "title", "--csv", "-d", ";", semi, "-f", "tsv") == "id\ttitle\n1\tred apples, fresh\n3\tpears\n"
+    assert out("--jsonl", jsonl, "--removed").splitlines()[0] == "removed\tkept\tsimilarity"
+    assert out("--jsonl", jsonl, "--keep-col", "text").splitlines()[0] == "id\ttext"
+    assert out("--text-col", "title", "--csv", "-d", ";", semi, "--no-header") == '1;red apples, fresh\n3;pears\n'

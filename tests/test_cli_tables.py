@@ -330,7 +330,7 @@ def test_tables_have_a_header_row_by_default_and_no_header_drops_it(tmp_path):
     # CSV is quoted by the csv module's rules: the ids read back as they were.
     c = run("join", "--jsonl", "-t", "0.5", "-q", "-f", "csv", f)
     assert list(csv.reader(io.StringIO(c.stdout, newline="")))[1][:2] == ['a,"b"', "c\nd"]
-    for args in (["dedup", "-t", "0.5"], ["join", "-t", "0.5", "--clusters"]):
+    for args in (["dedup", "-t", "0.5", "-f", "tsv"], ["join", "-t", "0.5", "--clusters"]):
         first = run(*args, "--jsonl", "-q", f).stdout.splitlines()[0].split("\t")[0]
         assert first == "id"
         assert run(*args, "--jsonl", "-q", "--no-header", f).stdout.splitlines()[0].split("\t")[0] == 'a,"b"'

@@ -112,9 +112,13 @@ def test_dedup_of_a_csv_writes_the_kept_rows_with_all_their_columns_under_their_
     assert rows == [list(PRODUCTS[0])] + [list(p) for p in PRODUCTS[1:] if p[0] in KEPT]
 
 
-def test_dedup_of_a_table_to_stdout_is_the_kept_rows_as_tsv(products):
+def test_dedup_of_a_table_to_stdout_is_the_kept_rows_in_the_tables_format(products):
+    # A CSV's kept rows come back as CSV (`dedup --csv in.csv > out.csv`), TSV when asked.
     r = run("dedup", "-t", "0.5", *TABLE, products, "-q")
     assert r.exit_code == 0, r.stderr
+    assert list(csv.reader(io.StringIO(r.stdout, newline=""))) == [list(PRODUCTS[0])] + [
+        list(p) for p in PRODUCTS[1:] if p[0] in KEPT]
+    r = run("dedup", "-t", "0.5", *TABLE, products, "-q", "-f", "tsv")
     assert r.stdout.splitlines() == ["\t".join(PRODUCTS[0])] + ["\t".join(p) for p in PRODUCTS[1:] if p[0] in KEPT]
 
 

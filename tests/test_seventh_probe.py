@@ -110,7 +110,8 @@ def test_dedup_of_a_one_column_table_keeps_its_blank_rows(tmp_path, kind):
     f = tmp_path / f"titles.{kind}"
     f.write_text("title\nred shirt\n\nred shirt\nblue jeans\n")
     r = run("dedup", "-t", "0.5", "-s", "word:1", f"--{kind}", f, "--text-col", "title")
-    assert r.exit_code == 0 and r.stdout == "title\nred shirt\n\nblue jeans\n", r.output
+    blank = '""' if kind == "csv" else ""  # CSV: the empty row quoted, as a blank line would be no row
+    assert r.exit_code == 0 and r.stdout == f"title\nred shirt\n{blank}\nblue jeans\n", r.output
     assert "4 documents, 0 skipped; word:1 shingles; 3 kept, 1 removed" in r.stderr, r.stderr
     r = run("join", "-q", "-t", "0.5", "-s", "word:1", f"--{kind}", f, "--text-col", "title")
     assert r.stdout.splitlines()[1:] == ["1\t3\t1.000000"], r.output

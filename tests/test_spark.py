@@ -7,6 +7,7 @@ one Spark job checks a whole list of them against the oracle.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -1936,16 +1937,22 @@ def test_two_spark_runs_of_a_command_write_the_same_files_byte_for_byte(tmp_path
     commands = {"join": ["join", "-t", "0.5", "-s", "word:1", str(TINY)],
                 "dedup": ["dedup", "-t", "0.5", "-s", "word:1", str(TINY)],
                 "clusters": ["join", "--clusters", "-t", "0.5", "-s", "word:1", str(TINY)]}
-    for what, args in commands.items():
-        files = []
-        for run in (1, 2):
-            out = tmp_path / f"{what}-{run}"
-            r = subprocess.run([sys.executable, "-m", "allpairs", *args[:1], "--engine", "spark", "--master",
-                                "local[1]", "-q", *args[1:], "-o", str(out)], capture_output=True, text=True)
-            assert r.returncode == 0 and r.stderr == "", (what, r.stderr[-2000:])
-            files.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
-        assert "part-00000-c000.snappy.parquet" in files[0], (what, sorted(files[0]))
-        assert files[0] == files[1], (what, sorted(files[0]), sorted(files[1]))
+    # A run: one process, its JVM, the three commands in it (a JVM each cost 13 s of the suite).
+    program = ("import json, sys\nfrom allpairs.cli import app\n"
+               "for args in json.loads(sys.argv[1]):\n"
+               "    try:\n        app(args, prog_name='allpairs')\n"
+               "    except SystemExit as e:\n        assert not e.code, (args, e.code)\n")
+    runs = []
+    for run in (1, 2):
+        argv = [[*args[:1], "--engine", "spark", "--master", "local[1]", "-q", *args[1:],
+                 "-o", str(tmp_path / f"{what}-{run}")] for what, args in commands.items()]
+        r = subprocess.run([sys.executable, "-c", program, json.dumps(argv)], capture_output=True, text=True)
+        assert r.returncode == 0 and r.stderr == "", r.stderr[-2000:]
+        runs.append({what: {p.name: p.read_bytes() for p in sorted((tmp_path / f"{what}-{run}").iterdir())}
+                     for what in commands})
+    for what in commands:
+        assert "part-00000-c000.snappy.parquet" in runs[0][what], (what, sorted(runs[0][what]))
+        assert runs[0][what] == runs[1][what], (what, sorted(runs[0][what]), sorted(runs[1][what]))
 
 
 def test_the_rows_of_each_part_file_are_the_same_on_every_run_and_master(spark, tmp_path, monkeypatch):

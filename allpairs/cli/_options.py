@@ -314,12 +314,13 @@ def refuse_unused_input_options(ctx: typer.Context) -> None:
                                    "it goes with --lines, --sets, --jsonl, --csv, --tsv")
 
 
-def output_format(ctx: typer.Context, fmt: Format, output) -> Format:
+def output_format(ctx: typer.Context, fmt: Format, output, *, own: str | None = None) -> Format:
     """The format to write: the one -o's extension names (``.tsv .csv .jsonl .parquet``), else --format's
-    (TSV by default, and for stdout); an extension that contradicts a --format given is a usage error."""
+    (TSV by default, and for stdout; ``own``, the kind of a table written back whole: CSV for a CSV, JSON
+    Lines for JSON Lines); an extension that contradicts a --format given is a usage error."""
     named = checks.format_named(output)
     if named is None:
-        return fmt
+        return Format(own) if own in ("csv", "jsonl") and not given(ctx, "fmt") else fmt
     named = Format(named)
     if given(ctx, "fmt") and fmt is not named:
         raise UsageError(f"-o {output} names {named.value.upper()} by its extension, --format {fmt.value} "

@@ -25,7 +25,7 @@ def dedup_command(
     measure: Measure = MEASURE, shingle: Optional[str] = SHINGLE, no_normalize: bool = NO_NORMALIZE,
     min_shingles: int = MIN_SHINGLES,
     removed: bool = typer.Option(False, "--removed", rich_help_panel=OUTPUT, help="Write each removed document instead: its id, the id of the kept document it duplicates (the most similar, the earliest among equals), the similarity."),
-    fmt: Format = typer.Option(Format.tsv, "--format", "-f", rich_help_panel=OUTPUT, help="tsv, csv, jsonl or parquet; with --removed, csv, jsonl and parquet add the overlap and both sizes. Carried columns (--lines, --keep-col) follow."),
+    fmt: Format = typer.Option(Format.tsv, "--format", "-f", rich_help_panel=OUTPUT, show_default=False, help="tsv, csv, jsonl or parquet (default: a table's kept rows in its own format, else tsv); with --removed, all but tsv add the overlap and both sizes. Carried columns follow."),
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", rich_help_panel=OUTPUT, show_default=False, help="Write to FILE (atomically) instead of stdout."),
     count: bool = typer.Option(False, "--count", rich_help_panel=OUTPUT, help="Print only the number of documents kept."),
     no_header: bool = NO_HEADER, verbatim: bool = VERBATIM_CELLS, quiet: bool = QUIET,
@@ -64,12 +64,13 @@ def dedup_command(
         refuse_unused_input_options(ctx)
         if count:
             refuse(ctx, ("output", "fmt", "removed", "no_header", "verbatim"), "with --count")
-        fmt = output_format(ctx, fmt, output)
+        # A table's kept rows go out whole, unless --keep-col asks for the compact form, or --removed for pairs;
+        # in the table's own format (a CSV as CSV, JSON Lines as JSON Lines) unless --format or -o names one.
+        whole = input_kind(ctx) in RECORD_KINDS and not inputs["keep_col"] and not removed
+        fmt = output_format(ctx, fmt, output, own=input_kind(ctx) if whole else None)
         check_table_output(ctx, fmt, output)
         refuse_output_of_input(ctx, None if count else output)
         plan = check_output(None if count else output)  # refuse an output that cannot be written before the work
-        # A table's kept rows go out whole, unless --keep-col asks for the compact form, or --removed for pairs.
-        whole = input_kind(ctx) in RECORD_KINDS and not inputs["keep_col"] and not removed
         try:
             corpus = read_input(ctx, keep_all=whole or inputs["keep_all"])
             refuse_one_document(corpus)
