@@ -56,7 +56,7 @@ def query_blocks(index: SearchIndex, ranked: Ranked, rule: Rule, *, jobs: int = 
                  progress: Callable[[str, int, int], None] | None = None, step: int | None = None,
                  rows: int | None = None) -> Iterator[tuple[int, int, np.ndarray, np.ndarray, np.ndarray]]:
     """(a, b, query, set, overlap): the matches of sets of the queries ``a .. b - 1``, block after block in
-    query order, each block told to ``progress``; with threads, a block each at once, every thread on its
+    query order (one empty block when there is no query), each block told to ``progress``; with threads, a block each at once, every thread on its
     own scratch rows. Blocks of ``step`` queries (default :data:`QUERY_BLOCK`); with ``rows``, fewer where
     the matches of sets so far say a block's would pass ``rows`` (the first :data:`FIRST_BLOCK`, each next
     at most eight times the last). ``limit[k]``: query ``k`` answers only sets below it."""
@@ -72,11 +72,11 @@ def query_blocks(index: SearchIndex, ranked: Ranked, rule: Rule, *, jobs: int = 
     a = found = 0
     clean = False  # the scratch goes back after the last block, or when the caller stops between blocks
     try:
-        while a < n:
+        while True:
             cuts = [a]  # a block for each thread, worker w on scratches[w]
             while len(cuts) <= tasks and cuts[-1] < n:
                 cuts.append(min(cuts[-1] + size, n))
-            spans = list(zip(cuts, cuts[1:]))
+            spans = list(zip(cuts, cuts[1:])) or [(a, a)]  # no query: one empty block, of the kernel's types
             parts = list((pool.map if pool is not None else map)(
                 lambda w: index._query_part(ranked, rule, limit, *spans[w], bits, scratches[w]), range(len(spans))))
             for (lo, hi), (q, s, o) in zip(spans, parts):
@@ -86,6 +86,8 @@ def query_blocks(index: SearchIndex, ranked: Ranked, rule: Rule, *, jobs: int = 
                 yield lo, hi, q, s, o
             del parts
             a = cuts[-1]
+            if a >= n:
+                break
             if rows is not None:  # as many queries as the matches of sets so far say fit, per thread
                 size = max(1, min(step or QUERY_BLOCK, 8 * size, rows // tasks * a // max(found, 1)))
         clean = True

@@ -353,18 +353,11 @@ class SearchIndex:
         """(query, set, overlap) of every match of ranked queries; ``limit[k]``: answer only sets below it.
         With ``progress``, the queries are answered QUERY_BLOCK at a time (per thread), each block told."""
         n = len(ranked.unseen)
-        if n == 0 or (progress is None and threads_for(n, jobs) == 1):
-            limit = np.full(n, self.num_sets, np.int32) if limit is None else limit
-            # A scratch of its own (threads of the caller may query this index at once), given back only
-            # after a call that ended well (one cut short may leave it dirty).
-            bits, scratches = self._scratch.take(1, self.sets)
-            found = self._query_part(ranked, rule, limit, 0, n, bits, scratches[0])
-            self._scratch.give(scratches)
-            return found
-        step = blocks.QUERY_BLOCK if progress is not None else -(-n // threads_for(n, jobs))
+        # Without progress, one block a thread (one block in all on one thread).
+        step = blocks.QUERY_BLOCK if progress is not None else max(-(-n // threads_for(n, jobs)), 1)
         parts = [part[2:] for part in query_blocks(self, ranked, rule, jobs=jobs, limit=limit, progress=progress,
                                                    step=step)]
-        return tuple(np.concatenate([pt[i] for pt in parts]) for i in range(3))
+        return parts[0] if len(parts) == 1 else tuple(np.concatenate([pt[i] for pt in parts]) for i in range(3))
 
     def _query_part(self, ranked: Ranked, rule: Rule, limit: np.ndarray, a: int, b: int, bits: np.ndarray,
                     scratch_rows: tuple[np.ndarray, np.ndarray]):
