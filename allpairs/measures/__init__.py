@@ -110,6 +110,13 @@ class Measure:
         """
         raise NotImplementedError
 
+    def floats(self, o: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """``float(similarity(o, x, y))`` of each pair (int64 arrays) at once, for Parquet and DataFrames: the
+        exact ratio divided, the float nearest it (both terms are exact in float64); 0 where it is 0/0."""
+        num, den = self.ratio(o, x, y, 0)
+        num, den = np.asarray(num, np.int64), np.asarray(den, np.int64)
+        return np.divide(num, den, out=np.zeros(len(num), np.float64), where=den != 0)
+
     def accept(self, t: Threshold, overlap: int, size_x: int, size_y: int) -> bool:
         raise NotImplementedError
 
@@ -231,6 +238,12 @@ class Cosine(Measure):
     def ratio(self, o, x, y, decimals):
         scale = 10**decimals
         return cosine_truncated(o, x, y, scale), np.full(len(o), scale, np.int64)
+
+    def floats(self, o, x, y):
+        # As similarity computes it: o / √(x·y), 0 where a set is empty (irrational: no ratio to divide).
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = o / np.sqrt((x * y).astype(np.float64))
+        return np.where((x > 0) & (y > 0), out, 0.0)
 
     def accept(self, t, overlap, size_x, size_y):
         return size_x > 0 and size_y > 0 and (t.q * overlap) ** 2 >= t.p * t.p * size_x * size_y

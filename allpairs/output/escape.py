@@ -108,7 +108,7 @@ def csv_field(value: str) -> str:
         value = "'" + value
     delimiter, quotechar = _DIALECT.get()[:2]
     if delimiter not in value and quotechar not in value and "\r" not in value and "\n" not in value:
-        return value  # nothing the writer quotes (QUOTE_MINIMAL): as it would write it, without one a cell
+        return value  # nothing the writer would quote (QUOTE_MINIMAL): as it writes it, without a writer a cell
     # The writer quotes fields holding its line terminator, so keep "\r\n"
     # (quoting any CR or LF) and take it off again.
     import csv  # here: a run that writes no CSV (a count, TSV) does not load it

@@ -57,15 +57,8 @@ def similarity_texts(row: Measure, overlap, size_x, size_y) -> list[str]:
 
 
 def similarity_floats(row: Measure, overlap, size_x, size_y) -> np.ndarray:
-    """``float(row.similarity(o, x, y))`` of many pairs at once (float64): a rational measure's ratio divided,
-    the float nearest it as both are exact in float64; cosine ``o / √(x·y)``, as :meth:`similarity` computes it."""
-    o, x, y = (np.asarray(v, np.int64) for v in (overlap, size_x, size_y))
-    if row.name == "cosine":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = o / np.sqrt((x * y).astype(np.float64))
-        return np.where((x > 0) & (y > 0), out, 0.0)
-    num, den = (np.asarray(v, np.int64) for v in row.ratio(o, x, y, DECIMALS))
-    return np.divide(num, den, out=np.zeros(len(o), np.float64), where=den != 0)  # 0 of empty sets, as similarity
+    """``float(row.similarity(o, x, y))`` of many pairs (sequences of ints) at once: :meth:`Measure.floats`."""
+    return row.floats(*(np.asarray(v, np.int64) for v in (overlap, size_x, size_y)))
 
 
 def sequence_item(key, n: int, get: Callable[[int], object], what: str, noun: str):
