@@ -254,7 +254,6 @@ def verbatim_cells(on: bool):
     return within(on)
 
 
-
 def refuse_output_of_input(ctx: typer.Context, *outputs, inputs=()) -> None:
     """A usage error, before any work, if a file to be written is one of the files read
     (:func:`._checks.refuse_output_of_input`).

@@ -45,13 +45,13 @@ def dedup_command(
 
     if engine not in ("local", "spark"):
         raise typer.BadParameter(f"--engine is local or spark, got {engine!r}")
+    try:  # options this run would not read, refused alike on either engine (--keep-all of --lines, --count's -o)
+        refuse_unused_input_options(ctx)
+        if count:
+            refuse(ctx, ("output", "fmt", "removed", "no_header", "verbatim"), "with --count")
+    except AllPairsError as e:
+        fail(e)
     if engine == "spark":
-        try:  # what the local engine refuses, refused alike: --keep-all of --lines, --count's -o
-            refuse_unused_input_options(ctx)
-            if count:
-                refuse(ctx, ("output", "fmt", "removed", "no_header", "verbatim"), "with --count")
-        except AllPairsError as e:
-            fail(e)
         return _spark_dedup(ctx, paths, threshold, measure.value, shingle, no_normalize, min_shingles, removed, fmt,
                             output, count, no_header, quiet, master, inputs)
     if master:
@@ -61,9 +61,6 @@ def dedup_command(
     try:
         if threshold is None:
             raise UsageError(MISSING_THRESHOLD)
-        refuse_unused_input_options(ctx)
-        if count:
-            refuse(ctx, ("output", "fmt", "removed", "no_header", "verbatim"), "with --count")
         # A table's kept rows go out whole, unless --keep-col asks for the compact form, or --removed for pairs;
         # in the table's own format (a CSV as CSV, JSON Lines as JSON Lines) unless --format or -o names one.
         whole = input_kind(ctx) in RECORD_KINDS and not inputs["keep_col"] and not removed
