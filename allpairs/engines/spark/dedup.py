@@ -327,9 +327,10 @@ class SparkDedup:
         from pyspark.sql import functions as F
 
         return self.status.where(F.col(P + "duplicate_of").isNotNull()).select(
-            F.col(P + "id").alias("removed"), F.col(P + "duplicate_of").alias("kept"), P + "similarity",
+            F.col(P + "id").alias("removed"), F.col(P + "duplicate_of").alias("kept"),
+            F.col(P + "similarity").alias("similarity"),
             *(F.col(P + c).cast("int").alias(c) for c in ("overlap", "removed_size", "kept_size")),
-            P + "okey", P + "ord").withColumnRenamed(P + "similarity", "similarity")
+            P + "okey", P + "ord")
 
 
 def plan_dedup(df, threshold, *, id_col: str = "id", text_col: str | None = None, tokens_col: str | None = None,

@@ -51,19 +51,17 @@ class SparkDedupRun:
 
 
 def _records(spark, read, path: str, id_field: str, rows):
-    """The JSON Lines records of dedup's ``rows`` (id, text, line, then dedup's columns) whole, as the local
-    dedup writes them to Parquet: the id field, then every other field of these records (typed over them as
-    the local engine's Parquet output types them, :func:`.carried.carried_frame`), then dedup's columns; in
-    input order."""
+    """The JSON Lines records of dedup's kept ``rows`` (id, text, line) whole, as the local dedup writes them
+    to Parquet: the id field, then every other field of these records (typed over them as the local engine's
+    Parquet output types them, :func:`.carried.carried_frame`); in input order."""
     from pyspark.sql import functions as F
 
     from .run import _read_lines
 
     written = _read_lines(spark, path).join(rows.select("line"), "line", "left_semi")
     fields, names = carried_frame(spark, read, path, "jsonl", [], True, id_field, lines=written)
-    extra = [c for c in rows.columns if c not in ("id", "text", "line")]  # all_rows: duplicate_of, similarity
     return rows.join(fields, rows["id"] == fields["_id"]).orderBy("line").select(
-        F.col("id").alias(id_field), *[F.col(f"c{i}").alias(n) for i, n in enumerate(names)], *extra)
+        F.col("id").alias(id_field), *[F.col(f"c{i}").alias(n) for i, n in enumerate(names)])
 
 
 def _removed_table(spark, read, path: str, kind: str, id_field: str, d, keep_all: bool):
